@@ -1,0 +1,28 @@
+# orc: see README.md. `make demo` runs the main job, `make test` the tests.
+GO      ?= go
+BIN     := bin
+DEMO    := .demo
+
+.PHONY: all build setup demo test fuzz-replay clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/orcc ./cmd/orcc
+	$(GO) build -o $(BIN)/orcrun ./cmd/orcrun
+
+setup:
+	bash scripts/setup.sh
+
+# The main job on an embedded default: synthesise a tiny Qwen2-architecture
+# model, compile it, generate tokens (GPU when one is present, else the CPU
+# reference device).
+demo: setup build
+	bash scripts/demo.sh
+
+test: setup
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+clean:
+	rm -rf $(BIN) $(DEMO)

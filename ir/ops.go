@@ -1,0 +1,103 @@
+package ir
+
+// Op names an operation. The table below is the whole op set; the verifier
+// checks every node against it.
+type Op string
+
+// Graph inputs and constants.
+const (
+	// input{name}: i32[T]. name is "tokens" or "positions" (absolute
+	// positions of this step's tokens, pos0 .. pos0+T-1).
+	OpInput Op = "input"
+	// weight{name}: a tensor of the plan's weight blob, by its GGUF name, in
+	// its storage dtype. [out, in] for matrices, [n_expert, out, in] for
+	// expert stacks, [n] for vectors. A layout pass may add layout="...".
+	OpWeight Op = "weight"
+)
+
+// Unfused model ops, as lowering emits them.
+const (
+	// embed(table, ids): f32[T, cols] = rows ids of table [rows, cols].
+	OpEmbed Op = "embed"
+	// add(a, b): elementwise, same shapes.
+	OpAdd Op = "add"
+	// rmsnorm(x, w){eps}: x / sqrt(mean(x²)+eps) · w, per row.
+	OpRMSNorm Op = "rmsnorm"
+	// layernorm(x, w, b){eps}: (x-mean)/sqrt(var+eps) · w + b, per row.
+	OpLayerNorm Op = "layernorm"
+	// linear(x, w [, b]): y[T, out] = x[T, in] · wᵀ (+ b[out]).
+	OpLinear Op = "linear"
+	// rope(x, positions){heads, head_dim, rot_dim, base, mode}: rotates the
+	// first rot_dim dims of each head. mode "normal" pairs (2i, 2i+1); "neox"
+	// pairs (i, i+rot_dim/2). Optional YaRN attrs: yarn_factor,
+	// yarn_orig_ctx, yarn_beta_fast, yarn_beta_slow (gpt-oss).
+	OpRoPE Op = "rope"
+	// attention(q, k, v [, sinks]){layer, heads, kv_heads, head_dim, scale,
+	// window}: stores k, v (already roped) in layer's KV cache at this step's
+	// positions, then causal attention of q over the cache up to each
+	// query's position; window > 0 limits it to the last window positions;
+	// sinks [heads] add a per-head logit to the softmax denominator.
+	// Result f32[T, heads*head_dim].
+	OpAttention Op = "attention"
+	// swiglu(g, u): silu(g)·u. swiglu(gu) with one [T, 2F] input: g is the
+	// first F columns, u the last F (phi3's fused ffn_up).
+	OpSwiGLU Op = "swiglu"
+	// gelu(x): tanh approximation.
+	OpGELU Op = "gelu"
+	// last(x): the last row, [1, cols]; the LM head runs on it alone.
+	OpLast Op = "last"
+	// moe(x, router_w, router_b, gate_w, gate_b, up_w, up_b, down_w,
+	// down_b){experts, top_k, limit, alpha}: gpt-oss mixture of experts.
+	// Router logits → top_k → softmax over those; per expert
+	// g = clamp(x·gateᵀ+b, max=limit), u = clamp(x·upᵀ+b, ±limit),
+	// h = (u+1)·g·σ(alpha·g), y = h·downᵀ + b; sum weighted by the softmax.
+	OpMoE Op = "moe"
+	// view(x){part}: part of a packed multi-result node (zero-copy).
+	OpView Op = "view"
+)
+
+// Fused ops, made by passes.
+const (
+	// qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]){parts=[q,k,v]}:
+	// three projections of one input in one kernel; packed result.
+	// With foldRoPE's attrs (rope_mode, heads, kv_heads, head_dim, rot_dim,
+	// base, yarn_*) and the positions input, parts 0 and 1 come out roped.
+	OpQKV Op = "qkv"
+	// swiglu_linear(x, wg, wu) or swiglu_linear(x, wgu): silu(x·wgᵀ)·(x·wuᵀ)
+	// in one kernel; the one-weight form takes phi3's packed [2F, in].
+	OpSwiGLULinear Op = "swiglu_linear"
+	// add_rmsnorm(a, b, w){eps}: packed parts [cols, cols]: a+b, then
+	// rmsnorm(a+b)·w.
+	OpAddRMSNorm Op = "add_rmsnorm"
+	// add_layernorm(a, b, w, bias){eps}: the same with LayerNorm.
+	OpAddLayerNorm Op = "add_layernorm"
+)
+
+// OpInfo is one row of the op table: inputs and required attributes.
+type OpInfo struct {
+	MinInputs, MaxInputs int
+	Attrs                []string // required attribute keys
+	Packed               bool     // result is packed; attr "parts" lists part widths
+}
+
+// Ops is the op table.
+var Ops = map[Op]OpInfo{
+	OpInput:        {0, 0, []string{"name"}, false},
+	OpWeight:       {0, 0, []string{"name"}, false},
+	OpEmbed:        {2, 2, nil, false},
+	OpAdd:          {2, 2, nil, false},
+	OpRMSNorm:      {2, 2, []string{"eps"}, false},
+	OpLayerNorm:    {3, 3, []string{"eps"}, false},
+	OpLinear:       {2, 3, nil, false},
+	OpRoPE:         {2, 2, []string{"heads", "head_dim", "rot_dim", "base", "mode"}, false},
+	OpAttention:    {3, 4, []string{"layer", "heads", "kv_heads", "head_dim", "scale", "window"}, false},
+	OpSwiGLU:       {1, 2, nil, false},
+	OpGELU:         {1, 1, nil, false},
+	OpLast:         {1, 1, nil, false},
+	OpMoE:          {9, 9, []string{"experts", "top_k", "limit", "alpha"}, false},
+	OpView:         {1, 1, []string{"part"}, false},
+	OpQKV:          {4, 8, []string{"parts"}, true},
+	OpSwiGLULinear: {2, 3, nil, false},
+	OpAddRMSNorm:   {3, 3, []string{"eps", "parts"}, true},
+	OpAddLayerNorm: {4, 4, []string{"eps", "parts"}, true},
+}

@@ -1,0 +1,109 @@
+// Package plans is the only meeting point of compile time and run time: a
+// plan directory holds a manifest (msgpack behind a magic and a version), the
+// weight blob in upload order, and for GPU targets the compiled kernels. It
+// knows no CUDA: kernel launches are plain records.
+package plans
+
+// Magic starts manifest.bin.
+const Magic = "ORCPLAN\x00"
+
+// FormatVersion changes whenever the manifest or blob layout changes; a plan
+// of another version is refused with "recompile with orcc".
+const FormatVersion = 1
+
+// File names inside a plan directory.
+const (
+	ManifestFile = "manifest.bin"
+	WeightsFile  = "weights.bin"
+	KernelsFile  = "kernels.fatbin"
+	SourceFile   = "kernels.cu" // kept for reading and debugging; not loaded
+)
+
+// Alignment of every tensor in weights.bin and every arena offset.
+const Alignment = 256
+
+// Manifest describes a plan completely.
+type Manifest struct {
+	FormatVersion   int    `msgpack:"format_version"`
+	CompilerVersion string `msgpack:"compiler_version"`
+	Target          string `msgpack:"target"` // "cpu" or a CUDA arch like "sm_90"
+	CreatedAt       string `msgpack:"created_at"`
+
+	Model     Model          `msgpack:"model"`
+	Tokenizer []byte         `msgpack:"tokenizer"` // tokenizer.Spec, msgpack-encoded
+	Graph     string         `msgpack:"graph"`     // IR text after the pipeline
+	Tensors   []Tensor       `msgpack:"tensors"`   // weights.bin table, upload order
+	Memory    Memory         `msgpack:"memory"`    // the VRAM plan
+	Kernels   *Kernels       `msgpack:"kernels,omitempty"`
+	Files     map[string]string `msgpack:"files"` // file name → hex sha256
+}
+
+// Model holds the facts a server reports and a runtime sizes buffers by.
+type Model struct {
+	Name          string  `msgpack:"name"`
+	Arch          string  `msgpack:"arch"`
+	FileType      string  `msgpack:"file_type"` // e.g. "Q4_K_M"
+	Params        int64   `msgpack:"params"`
+	NLayer        int     `msgpack:"n_layer"`
+	NEmbd         int     `msgpack:"n_embd"`
+	NHead         int     `msgpack:"n_head"`
+	NHeadKV       int     `msgpack:"n_head_kv"`
+	HeadDim       int     `msgpack:"head_dim"`
+	Vocab         int     `msgpack:"vocab"`
+	ContextLength int     `msgpack:"context_length"`
+	// Sliding window per layer (0 = full attention); nil when none.
+	Windows []int `msgpack:"windows"`
+}
+
+// Tensor is one weight in weights.bin.
+type Tensor struct {
+	Name   string  `msgpack:"name"`
+	DType  string  `msgpack:"dtype"`  // ir dtype name
+	Shape  []int64 `msgpack:"shape"`  // ir order (row-major)
+	Layout string  `msgpack:"layout"` // "" = GGUF block order; else a layout pass's name
+	Offset int64   `msgpack:"offset"` // in weights.bin, Alignment-aligned
+	Bytes  int64   `msgpack:"bytes"`
+}
+
+// Memory is the activation arena and KV-cache plan.
+type Memory struct {
+	MaxTokens   int   `msgpack:"max_tokens"`   // largest T a step may have (prefill chunk)
+	ArenaBytes  int64 `msgpack:"arena_bytes"`  // activation arena at MaxTokens
+	KVBytesPerToken int64 `msgpack:"kv_bytes_per_token"` // all layers, K and V, FP16
+	WeightBytes int64 `msgpack:"weight_bytes"`
+}
+
+// Kernels is the GPU part: the module and the launch schedules.
+type Kernels struct {
+	Arch    string   `msgpack:"arch"`
+	Prefill []Launch `msgpack:"prefill"`
+	Decode  []Launch `msgpack:"decode"`
+}
+
+// Launch is one kernel launch. Grid dimensions are GridA·T+GridB (ceil-divided
+// by GridDiv when it is non-zero), so one record serves every T.
+type Launch struct {
+	Kernel  string   `msgpack:"kernel"`
+	GridA   [3]int64 `msgpack:"grid_a"`
+	GridB   [3]int64 `msgpack:"grid_b"`
+	GridDiv [3]int64 `msgpack:"grid_div"`
+	Block   [3]int   `msgpack:"block"`
+	Smem    int      `msgpack:"smem"`
+	Args    []Arg    `msgpack:"args"`
+}
+
+// Arg kinds of a launch.
+const (
+	ArgWeight = "weight" // Offset into the weight region
+	ArgArena  = "arena"  // Offset into the activation arena
+	ArgKV     = "kv"     // Offset into the KV cache region (layer base)
+	ArgState  = "state"  // Offset into the step-state block (T, pos0, sampling params)
+	ArgInt    = "int"    // immediate int64 Value
+)
+
+// Arg is one kernel argument: a pointer into a region, or an immediate.
+type Arg struct {
+	Kind   string `msgpack:"kind"`
+	Offset int64  `msgpack:"offset"`
+	Value  int64  `msgpack:"value"`
+}
