@@ -8,9 +8,12 @@
 //   - The dimension T (the number of tokens of this step: n for prefill, 1 for
 //     decode) is symbolic and written "T"; it is resolved at run time.
 //   - Activations are f32. Weights keep their storage dtype (q4_k, f16, ...).
+//   - Every graph has the attribute max_tokens (int64): the largest T a step
+//     may have. Buffers are planned for it.
 //   - Ops with several results pack them into one node and consumers select
 //     one with view{part}. Part i of a packed node with parts [c0, c1, ...] is
-//     a contiguous [T, c_i] block that starts after the blocks before it.
+//     a contiguous [T, c_i] block starting at element max_tokens·(c0+…+c_{i-1})
+//     of the node's buffer, so part offsets do not depend on T.
 package ir
 
 import "fmt"
