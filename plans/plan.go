@@ -29,28 +29,28 @@ type Manifest struct {
 	Target          string `msgpack:"target"` // "cpu" or a CUDA arch like "sm_90"
 	CreatedAt       string `msgpack:"created_at"`
 
-	Model     Model          `msgpack:"model"`
-	Tokenizer []byte         `msgpack:"tokenizer"` // tokenizer.Spec, msgpack-encoded
-	Graph     string         `msgpack:"graph"`     // IR text after the pipeline
-	Tensors   []Tensor       `msgpack:"tensors"`   // weights.bin table, upload order
-	Memory    Memory         `msgpack:"memory"`    // the VRAM plan
-	Kernels   *Kernels       `msgpack:"kernels,omitempty"`
+	Model     Model             `msgpack:"model"`
+	Tokenizer []byte            `msgpack:"tokenizer"` // tokenizer.Spec, msgpack-encoded
+	Graph     string            `msgpack:"graph"`     // IR text after the pipeline
+	Tensors   []Tensor          `msgpack:"tensors"`   // weights.bin table, upload order
+	Memory    Memory            `msgpack:"memory"`    // the VRAM plan
+	Kernels   *Kernels          `msgpack:"kernels,omitempty"`
 	Files     map[string]string `msgpack:"files"` // file name → hex sha256
 }
 
 // Model holds the facts a server reports and a runtime sizes buffers by.
 type Model struct {
-	Name          string  `msgpack:"name"`
-	Arch          string  `msgpack:"arch"`
-	FileType      string  `msgpack:"file_type"` // e.g. "Q4_K_M"
-	Params        int64   `msgpack:"params"`
-	NLayer        int     `msgpack:"n_layer"`
-	NEmbd         int     `msgpack:"n_embd"`
-	NHead         int     `msgpack:"n_head"`
-	NHeadKV       int     `msgpack:"n_head_kv"`
-	HeadDim       int     `msgpack:"head_dim"`
-	Vocab         int     `msgpack:"vocab"`
-	ContextLength int     `msgpack:"context_length"`
+	Name          string `msgpack:"name"`
+	Arch          string `msgpack:"arch"`
+	FileType      string `msgpack:"file_type"` // e.g. "Q4_K_M"
+	Params        int64  `msgpack:"params"`
+	NLayer        int    `msgpack:"n_layer"`
+	NEmbd         int    `msgpack:"n_embd"`
+	NHead         int    `msgpack:"n_head"`
+	NHeadKV       int    `msgpack:"n_head_kv"`
+	HeadDim       int    `msgpack:"head_dim"`
+	Vocab         int    `msgpack:"vocab"`
+	ContextLength int    `msgpack:"context_length"`
 	// Sliding window per layer (0 = full attention); nil when none.
 	Windows []int `msgpack:"windows"`
 }
@@ -67,10 +67,10 @@ type Tensor struct {
 
 // Memory is the activation arena and KV-cache plan.
 type Memory struct {
-	MaxTokens   int   `msgpack:"max_tokens"`   // largest T a step may have (prefill chunk)
-	ArenaBytes  int64 `msgpack:"arena_bytes"`  // activation arena at MaxTokens
+	MaxTokens       int   `msgpack:"max_tokens"`         // largest T a step may have (prefill chunk)
+	ArenaBytes      int64 `msgpack:"arena_bytes"`        // activation arena at MaxTokens
 	KVBytesPerToken int64 `msgpack:"kv_bytes_per_token"` // all layers, K and V, FP16
-	WeightBytes int64 `msgpack:"weight_bytes"`
+	WeightBytes     int64 `msgpack:"weight_bytes"`
 }
 
 // Kernels is the GPU part: the module and the launch schedules.

@@ -1,0 +1,286 @@
+package plans
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// ErrStale is wrapped when a plan was written by another format version or
+// for another target: the fix is always to recompile.
+var ErrStale = errors.New("recompile with orcc")
+
+// ErrCorrupt is wrapped when a plan's files do not match their checksums.
+var ErrCorrupt = errors.New("plan is corrupt")
+
+// manifest.bin is Magic | u32 FormatVersion | sha256(body) | body (msgpack).
+const headerLen = len(Magic) + 4 + sha256.Size
+
+// Write creates the plan directory dir: weights.bin (tensors in table order,
+// each at an Alignment-aligned offset, bytes produced by weights), the extra
+// files (e.g. kernels), and the manifest with every file's sha256. Offsets and
+// Files are filled in m. An existing plan at dir is replaced only once the new
+// one is complete.
+func Write(dir string, m *Manifest, weights func(i int, t *Tensor, w io.Writer) error, extra map[string][]byte) error {
+	tmp := dir + ".partial"
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	fail := func(err error) error { os.RemoveAll(tmp); return err }
+
+	m.FormatVersion = FormatVersion
+	if m.CreatedAt == "" {
+		m.CreatedAt = time.Now().UTC().Format(time.RFC3339)
+	}
+	m.Files = map[string]string{}
+	sum, total, err := writeWeights(filepath.Join(tmp, WeightsFile), m.Tensors, weights)
+	if err != nil {
+		return fail(err)
+	}
+	m.Files[WeightsFile] = sum
+	m.Memory.WeightBytes = total
+	names := make([]string, 0, len(extra))
+	for n := range extra {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if n == ManifestFile || n == WeightsFile || filepath.Base(n) != n {
+			return fail(fmt.Errorf("plans: invalid extra file name %q", n))
+		}
+		if err := os.WriteFile(filepath.Join(tmp, n), extra[n], 0o644); err != nil {
+			return fail(err)
+		}
+		h := sha256.Sum256(extra[n])
+		m.Files[n] = hex.EncodeToString(h[:])
+	}
+	body, err := msgpack.Marshal(m)
+	if err != nil {
+		return fail(fmt.Errorf("plans: encoding manifest: %w", err))
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ManifestFile), encodeManifest(body), 0o644); err != nil {
+		return fail(err)
+	}
+	old := dir + ".old"
+	os.RemoveAll(old)
+	if _, err := os.Stat(dir); err == nil {
+		if err := os.Rename(dir, old); err != nil {
+			return fail(err)
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fail(err)
+	}
+	return os.RemoveAll(old)
+}
+
+func encodeManifest(body []byte) []byte {
+	out := make([]byte, 0, headerLen+len(body))
+	out = append(out, Magic...)
+	out = binary.LittleEndian.AppendUint32(out, FormatVersion)
+	h := sha256.Sum256(body)
+	out = append(out, h[:]...)
+	return append(out, body...)
+}
+
+func writeWeights(path string, tensors []Tensor, weights func(int, *Tensor, io.Writer) error) (string, int64, error) {
+	fd, err := os.Create(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer fd.Close()
+	h := sha256.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(fd, h), 4<<20)
+	var off int64
+	pad := make([]byte, Alignment)
+	for i := range tensors {
+		t := &tensors[i]
+		aligned := (off + Alignment - 1) / Alignment * Alignment
+		if _, err := bw.Write(pad[:aligned-off]); err != nil {
+			return "", 0, err
+		}
+		t.Offset = aligned
+		cw := &countWriter{w: bw}
+		if err := weights(i, t, cw); err != nil {
+			return "", 0, fmt.Errorf("plans: tensor %s: %w", t.Name, err)
+		}
+		if cw.n != t.Bytes {
+			return "", 0, fmt.Errorf("plans: tensor %s: wrote %d bytes, table says %d", t.Name, cw.n, t.Bytes)
+		}
+		off = aligned + t.Bytes
+	}
+	if err := bw.Flush(); err != nil {
+		return "", 0, err
+	}
+	if err := fd.Sync(); err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), off, fd.Close()
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// Plan is an opened, verified plan directory.
+type Plan struct {
+	Dir      string
+	Manifest Manifest
+	Weights  []byte // weights.bin, memory-mapped read-only
+	byName   map[string]int
+}
+
+// OpenOptions tune Open.
+type OpenOptions struct {
+	// SkipWeightHash skips hashing weights.bin (its size is still checked).
+	SkipWeightHash bool
+}
+
+// Open reads and verifies the plan in dir: magic, format version, manifest
+// checksum, and the sha256 of every file it lists.
+func Open(dir string, o OpenOptions) (*Plan, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return nil, fmt.Errorf("plans: %s is not a plan directory: %w", dir, err)
+	}
+	m, err := decodeManifest(raw)
+	if err != nil {
+		return nil, fmt.Errorf("plans: %s: %w", dir, err)
+	}
+	p := &Plan{Dir: dir, Manifest: *m, byName: map[string]int{}}
+	for i, t := range m.Tensors {
+		p.byName[t.Name] = i
+	}
+	if err := p.mapWeights(!o.SkipWeightHash); err != nil {
+		return nil, err
+	}
+	for name := range m.Files {
+		if name == WeightsFile {
+			continue
+		}
+		if _, err := p.ReadFile(name); err != nil {
+			p.Close()
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func decodeManifest(raw []byte) (*Manifest, error) {
+	if len(raw) < headerLen || string(raw[:len(Magic)]) != Magic {
+		return nil, fmt.Errorf("%w: %s has no orc plan magic", ErrCorrupt, ManifestFile)
+	}
+	if v := binary.LittleEndian.Uint32(raw[len(Magic):]); v != FormatVersion {
+		return nil, fmt.Errorf("%w: plan format version %d, this runtime reads version %d", ErrStale, v, FormatVersion)
+	}
+	body := raw[headerLen:]
+	if h := sha256.Sum256(body); !bytes.Equal(h[:], raw[len(Magic)+4:headerLen]) {
+		return nil, fmt.Errorf("%w: %s checksum mismatch (altered or truncated)", ErrCorrupt, ManifestFile)
+	}
+	var m Manifest
+	if err := msgpack.Unmarshal(body, &m); err != nil {
+		return nil, fmt.Errorf("%w: decoding %s: %v", ErrCorrupt, ManifestFile, err)
+	}
+	if m.FormatVersion != FormatVersion {
+		return nil, fmt.Errorf("%w: manifest says format version %d, header %d", ErrCorrupt, m.FormatVersion, FormatVersion)
+	}
+	return &m, nil
+}
+
+func (p *Plan) mapWeights(hash bool) error {
+	path := filepath.Join(p.Dir, WeightsFile)
+	fd, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	defer fd.Close()
+	st, err := fd.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() != p.Manifest.Memory.WeightBytes {
+		return fmt.Errorf("%w: %s is %d bytes, manifest says %d", ErrCorrupt, path, st.Size(), p.Manifest.Memory.WeightBytes)
+	}
+	if st.Size() > 0 {
+		p.Weights, err = syscall.Mmap(int(fd.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+		if err != nil {
+			return fmt.Errorf("plans: mmap %s: %w", path, err)
+		}
+	}
+	for _, t := range p.Manifest.Tensors {
+		if t.Offset < 0 || t.Bytes < 0 || t.Offset+t.Bytes > st.Size() {
+			p.Close()
+			return fmt.Errorf("%w: tensor %s [%d, +%d) is outside %s", ErrCorrupt, t.Name, t.Offset, t.Bytes, WeightsFile)
+		}
+	}
+	if hash {
+		if sum := sha256Hex(p.Weights); sum != p.Manifest.Files[WeightsFile] {
+			p.Close()
+			return fmt.Errorf("%w: %s sha256 mismatch (altered or truncated)", ErrCorrupt, path)
+		}
+	}
+	return nil
+}
+
+// ReadFile reads a file the manifest lists and checks its sha256.
+func (p *Plan) ReadFile(name string) ([]byte, error) {
+	want, ok := p.Manifest.Files[name]
+	if !ok {
+		return nil, fmt.Errorf("plans: %s lists no file %q", p.Dir, name)
+	}
+	b, err := os.ReadFile(filepath.Join(p.Dir, name))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if sha256Hex(b) != want {
+		return nil, fmt.Errorf("%w: %s sha256 mismatch (altered or truncated)", ErrCorrupt, filepath.Join(p.Dir, name))
+	}
+	return b, nil
+}
+
+// TensorData returns a weight's bytes from the mapping and its table entry.
+func (p *Plan) TensorData(name string) ([]byte, *Tensor, bool) {
+	i, ok := p.byName[name]
+	if !ok {
+		return nil, nil, false
+	}
+	t := &p.Manifest.Tensors[i]
+	return p.Weights[t.Offset : t.Offset+t.Bytes], t, true
+}
+
+// Close unmaps the weights.
+func (p *Plan) Close() error {
+	if p.Weights == nil {
+		return nil
+	}
+	err := syscall.Munmap(p.Weights)
+	p.Weights = nil
+	return err
+}
+
+func sha256Hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
