@@ -54,6 +54,10 @@ const (
 	OpMoE Op = "moe"
 	// view(x){part}: part of a packed multi-result node (zero-copy).
 	OpView Op = "view"
+	// split(x){parts=[c0, c1, ...]}: cuts the columns of x [T, c0+c1+...]
+	// into a packed result, part i being columns c0+…+c_{i-1} onward; the
+	// fused attn_qkv of phi3 and gpt2 is one linear then a split into q, k, v.
+	OpSplit Op = "split"
 )
 
 // Fused ops, made by passes.
@@ -96,6 +100,7 @@ var Ops = map[Op]OpInfo{
 	OpLast:         {1, 1, nil, false},
 	OpMoE:          {9, 9, []string{"experts", "top_k", "limit", "alpha"}, false},
 	OpView:         {1, 1, []string{"part"}, false},
+	OpSplit:        {1, 1, []string{"parts"}, true},
 	OpQKV:          {4, 8, []string{"parts"}, true},
 	OpSwiGLULinear: {2, 3, nil, false},
 	OpAddRMSNorm:   {3, 3, []string{"eps", "parts"}, true},
