@@ -78,6 +78,24 @@ type Kernels struct {
 	Arch    string   `msgpack:"arch"`
 	Prefill []Launch `msgpack:"prefill"`
 	Decode  []Launch `msgpack:"decode"`
+	// State is the step-state block's layout; the runtime fills it before
+	// every step (a tiny host-to-device copy), so a captured decode graph
+	// never changes.
+	State State `msgpack:"state"`
+	// Logits is the arena offset of the step's result, f32 [vocab]: the
+	// logits of the step's last token.
+	Logits int64 `msgpack:"logits"`
+}
+
+// State gives byte offsets inside the step-state block, which codegen lays
+// out and the runtime writes (all fields int32, little-endian).
+type State struct {
+	Bytes     int64 `msgpack:"bytes"`     // size of the block
+	T         int64 `msgpack:"t"`         // int32: tokens in this step
+	Pos0      int64 `msgpack:"pos0"`      // int32: absolute position of the first
+	Ctx       int64 `msgpack:"ctx"`       // int32: the sequence's KV capacity in tokens
+	Tokens    int64 `msgpack:"tokens"`    // int32 [MaxTokens]: token ids
+	Positions int64 `msgpack:"positions"` // int32 [MaxTokens]: pos0+i
 }
 
 // Launch is one kernel launch. Grid dimensions are GridA·T+GridB (ceil-divided
@@ -96,9 +114,13 @@ type Launch struct {
 const (
 	ArgWeight = "weight" // Offset into the weight region
 	ArgArena  = "arena"  // Offset into the activation arena
-	ArgKV     = "kv"     // Offset into the KV cache region (layer base)
-	ArgState  = "state"  // Offset into the step-state block (T, pos0, sampling params)
-	ArgInt    = "int"    // immediate int64 Value
+	// ArgKV: the KV cache of a sequence of capacity ctx is laid out
+	// [n_layer][2 (K, V)][ctx][n_head_kv*head_dim] fp16; Offset is a base
+	// at ctx = 1 ((layer*2+part)*n_head_kv*head_dim*2) that the runtime
+	// multiplies by ctx, so one plan serves every --ctx.
+	ArgKV    = "kv"
+	ArgState = "state" // Offset into the step-state block (T, pos0, sampling params)
+	ArgInt   = "int"   // immediate int64 Value
 )
 
 // Arg is one kernel argument: a pointer into a region, or an immediate.
