@@ -17,6 +17,7 @@ type Info struct {
 	CUDAVersion   string // driver's CUDA version; "" on the CPU
 	Vocab         int
 	ContextLength int   // the context a Sequence may reach (from --ctx, at most the model's)
+	MaxTokens     int   // the most tokens one Forward takes (the plan's max_tokens)
 	VRAMBytesUsed int64 // weights + arena + caches; 0 on the CPU
 	Resident      bool  // weights verified resident on the device
 }

@@ -1,0 +1,117 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/llama-orch/orc/runtime/sample"
+)
+
+// GenerateParams are one generation request's settings.
+type GenerateParams struct {
+	Sampling   sample.Params
+	MaxTokens  int     // tokens to generate at most; > 0
+	StopTokens []int32 // end-of-sequence ids: generation ends when one is sampled
+	// PrefillChunk is the most prompt tokens one Forward gets: the device's
+	// Info().MaxTokens. 0 sends the whole prompt in one Forward.
+	PrefillChunk int
+}
+
+// Stop reasons of GenerateResult.
+const (
+	StopMaxTokens = "max_tokens" // MaxTokens generated, or the context is full
+	StopEOS       = "eos"        // a stop token was sampled
+	StopStopped   = "stopped"    // onToken returned false
+	StopCancelled = "cancelled"  // ctx was cancelled
+)
+
+// GenerateResult is what one generation produced.
+type GenerateResult struct {
+	Tokens          []int32 // generated ids, without the stop token
+	StopReason      string
+	PrefillDuration time.Duration // prompt processing up to the first logits
+	DecodeDuration  time.Duration // every later step
+}
+
+// Generate feeds prompt to seq, then samples up to p.MaxTokens tokens,
+// calling onToken (when not nil) with each before the next step; onToken
+// returning false ends generation with "stopped". A sampled stop token ends
+// it with "eos" and is neither reported nor kept. ctx is checked between
+// steps. The last generated token is not fed back, so seq.Pos() ends at
+// len(prompt) + len(Tokens) − 1 (or len(prompt) with no token).
+func Generate(ctx context.Context, seq Sequence, prompt []int32, p GenerateParams, onToken func(id int32) bool) (res GenerateResult, err error) {
+	if len(prompt) == 0 {
+		return res, errors.New("generate: empty prompt")
+	}
+	if p.MaxTokens <= 0 {
+		return res, fmt.Errorf("generate: max tokens %d must be positive", p.MaxTokens)
+	}
+	if err := p.Sampling.Validate(); err != nil {
+		return res, fmt.Errorf("generate: %w", err)
+	}
+	chunk := p.PrefillChunk
+	if chunk <= 0 {
+		chunk = len(prompt)
+	}
+
+	start := time.Now()
+	var logits []float32
+	for i := 0; i < len(prompt); i += chunk {
+		if ctx.Err() != nil {
+			res.StopReason = StopCancelled
+			return res, nil
+		}
+		if logits, err = seq.Forward(ctx, prompt[i:min(i+chunk, len(prompt))]); err != nil {
+			if ctx.Err() != nil {
+				res.StopReason = StopCancelled
+				return res, nil
+			}
+			return res, fmt.Errorf("generate: prefill: %w", err)
+		}
+	}
+	res.PrefillDuration = time.Since(start)
+
+	start = time.Now()
+	defer func() { res.DecodeDuration = time.Since(start) }()
+	sampler := sample.New(p.Sampling)
+	// history holds the prompt and the generated tokens, for the penalty.
+	history := slices.Clone(prompt)
+	for {
+		id := sampler.Sample(logits, history[max(0, len(history)-sample.PenaltyWindow):])
+		if id < 0 {
+			return res, errors.New("generate: the device returned empty logits")
+		}
+		if slices.Contains(p.StopTokens, id) {
+			res.StopReason = StopEOS
+			return res, nil
+		}
+		res.Tokens = append(res.Tokens, id)
+		history = append(history, id)
+		if onToken != nil && !onToken(id) {
+			res.StopReason = StopStopped
+			return res, nil
+		}
+		if len(res.Tokens) >= p.MaxTokens {
+			res.StopReason = StopMaxTokens
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			res.StopReason = StopCancelled
+			return res, nil
+		}
+		if logits, err = seq.Forward(ctx, []int32{id}); err != nil {
+			switch {
+			case ctx.Err() != nil:
+				res.StopReason = StopCancelled
+				return res, nil
+			case errors.Is(err, ErrContextFull):
+				res.StopReason = StopMaxTokens
+				return res, nil
+			}
+			return res, fmt.Errorf("generate: decode step %d: %w", len(res.Tokens), err)
+		}
+	}
+}
