@@ -63,6 +63,7 @@ var shapeRules = map[Op]func(n *Node) error{
 	OpLast:         ruleLast,
 	OpMoE:          ruleMoE,
 	OpView:         ruleView,
+	OpSplit:        ruleSplit,
 	OpQKV:          ruleQKV,
 	OpSwiGLULinear: ruleSwiGLULinear,
 	OpAddRMSNorm:   ruleAddNorm,
@@ -373,6 +374,16 @@ func ruleView(n *Node) error {
 		return fmt.Errorf("part %d out of range of %d parts", part, len(parts))
 	}
 	return result(n, F32, Shape{x.Shape[0], parts[part]})
+}
+
+// ruleSplit: the parts (checked to sum to the result's columns) cut x's
+// columns, so x has exactly that many.
+func ruleSplit(n *Node) error {
+	rows, cols, err := activation(n, 0, "x")
+	if err != nil {
+		return err
+	}
+	return result(n, F32, Shape{rows, cols})
 }
 
 // ruleQKV accepts qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]); the
