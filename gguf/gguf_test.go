@@ -2,8 +2,8 @@ package gguf
 
 import (
 	"bytes"
-	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -60,36 +60,47 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRealFiles parses every GGUF in the shared test data: a v1 model, a v3
+// model with F16 tensors and three vocab-only v3 files.
 func TestRealFiles(t *testing.T) {
-	for _, name := range []string{"models/stories260k-f32.gguf", "models/llama-2-tiny-random.gguf", "vocab/ggml-vocab-gpt-2.gguf"} {
-		f, err := Open(filepath.Join("..", "..", "shared", "testdata", name))
+	cases := []struct {
+		path         string
+		version      uint32
+		arch         string
+		tensors, kvs int
+		firstTensor  string
+		firstType    Type
+		firstDims    []uint64
+	}{
+		{"models/stories260k-f32.gguf", 1, "llama", 48, 18, "token_embd.weight", F32, []uint64{64, 512}},
+		{"models/llama-2-tiny-random.gguf", 3, "llama", 12, 18, "token_embd.weight", F16, []uint64{8, 32000}},
+		{"vocab/ggml-vocab-gpt-2.gguf", 3, "gpt2", 0, 16, "", 0, nil},
+		{"vocab/ggml-vocab-llama-spm.gguf", 3, "llama", 0, 22, "", 0, nil},
+		{"vocab/ggml-vocab-phi-3.gguf", 3, "phi3", 0, 26, "", 0, nil},
+	}
+	for _, c := range cases {
+		f, err := Open(filepath.Join("..", "..", "shared", "testdata", c.path))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.Architecture(); err != nil {
-			t.Fatal(err)
+		arch, err := f.Architecture()
+		if err != nil || arch != c.arch || f.Version != c.version || len(f.Tensors) != c.tensors || len(f.KVs) != c.kvs {
+			t.Errorf("%s: v%d arch %q (%v), %d tensors, %d kvs; want v%d %q %d %d", c.path, f.Version, arch, err, len(f.Tensors), len(f.KVs), c.version, c.arch, c.tensors, c.kvs)
+		}
+		if toks, ok := f.Strings("tokenizer.ggml.tokens"); !ok || len(toks) < 256 {
+			t.Errorf("%s: tokenizer.ggml.tokens has %d entries", c.path, len(toks))
+		}
+		if c.tensors > 0 {
+			ti := f.Tensors[0]
+			if ti.Name != c.firstTensor || ti.Type != c.firstType || !slices.Equal(ti.Dims, c.firstDims) {
+				t.Errorf("%s: first tensor %s %s %v", c.path, ti.Name, ti.Type, ti.Dims)
+			}
+			for i := range f.Tensors {
+				if d := f.Data(&f.Tensors[i]); uint64(len(d)) != f.Tensors[i].Bytes() {
+					t.Errorf("%s: %s: %d data bytes", c.path, f.Tensors[i].Name, len(d))
+				}
+			}
 		}
 		f.Close()
-	}
-}
-
-func TestTruncations(t *testing.T) {
-	w := NewWriter()
-	w.Set("general.architecture", "llama")
-	w.AddTensorBytes("t", F32, []uint64{4}, make([]byte, 16))
-	var buf bytes.Buffer
-	w.WriteTo(&buf)
-	full := buf.Bytes()
-	f, err := Parse(full)
-	if err != nil {
-		t.Fatal(err)
-	}
-	end := int(f.DataOffset) + 16 // trailing alignment padding is optional
-	for n := 0; n < end; n++ {
-		if _, err := Parse(full[:n]); err == nil {
-			t.Fatalf("truncation to %d bytes parsed", n)
-		} else if !errors.Is(err, ErrMalformed) {
-			t.Fatalf("truncation to %d: error %v is not ErrMalformed", n, err)
-		}
 	}
 }

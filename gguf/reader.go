@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"sort"
 	"syscall"
 )
 
@@ -90,7 +91,7 @@ func Open(path string) (*File, error) {
 	}
 	size := st.Size()
 	if size < 8 {
-		return nil, fmt.Errorf("gguf: %s: file is %d bytes, too short for a GGUF header", path, size)
+		return nil, fmt.Errorf("%w: %s: file is %d bytes, too short for a GGUF header", ErrMalformed, path, size)
 	}
 	if int64(int(size)) != size {
 		return nil, fmt.Errorf("gguf: %s: file too large to map", path)
@@ -213,6 +214,11 @@ func Parse(data []byte) (*File, error) {
 		return nil, err
 	}
 	if v < 1 || v > 3 {
+		// A big-endian writer stores version 3 as 0x03000000; say so, since
+		// the fix is a re-conversion, not a newer reader.
+		if sw := v>>24 | v>>8&0xff00 | v<<8&0xff0000 | v<<24; sw >= 1 && sw <= 3 {
+			return nil, fmt.Errorf("%w: GGUF version %d looks byte-swapped (a big-endian file); only little-endian files are supported", ErrMalformed, v)
+		}
 		return nil, fmt.Errorf("%w: unsupported GGUF version %d (supported: 1, 2, 3)", ErrMalformed, v)
 	}
 	p.version = v
@@ -300,6 +306,11 @@ func Parse(data []byte) (*File, error) {
 		if dims[0]%uint64(typ.BlockSize()) != 0 {
 			return nil, p.fail("tensor %q: row length %d is not a multiple of the %s block size %d", name, dims[0], typ, typ.BlockSize())
 		}
+		// The encoded size must be representable before it is compared with
+		// the file size below; no file holds more blocks than bytes.
+		if elems/uint64(typ.BlockSize()) > uint64(len(data))/uint64(typ.BlockBytes()) {
+			return nil, p.fail("tensor %q: %d elements of %s need more bytes than the file has (%d)", name, elems, typ, len(data))
+		}
 		off, err := p.u64("offset of " + name)
 		if err != nil {
 			return nil, err
@@ -321,6 +332,9 @@ func Parse(data []byte) (*File, error) {
 		if t.Offset > size || f.DataOffset > size-t.Offset || n > size-f.DataOffset-t.Offset {
 			return nil, fmt.Errorf("%w: tensor %q (%d bytes at data offset %d) extends past the end of the file (%d bytes)", ErrMalformed, t.Name, n, t.Offset, size)
 		}
+	}
+	if err := checkOverlap(f.Tensors); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
@@ -394,7 +408,7 @@ func (p *parser) array(et ValueType, n uint64, key string, depth int) (Value, er
 	out := Value{Type: TypeArray, Elem: et}
 	if sz, ok := fixedSize[et]; ok {
 		if n > uint64(len(p.b)) {
-			return Value{}, p.fail("%s: length %d exceeds the file size", what, n)
+			return Value{}, p.fail("%s: length %d exceeds the file size %d", what, n, len(p.b))
 		}
 		if err := p.need(n*sz, what); err != nil {
 			return Value{}, err
@@ -413,7 +427,10 @@ func (p *parser) array(et ValueType, n uint64, key string, depth int) (Value, er
 		case TypeBool:
 			s := make([]bool, n)
 			for i := range s {
-				s[i] = b[i] != 0
+				if b[i] > 1 {
+					return Value{}, p.fail("%s: element %d: bool byte %d", what, i, b[i])
+				}
+				s[i] = b[i] == 1
 			}
 			out.V = s
 		case TypeUint16, TypeInt16:
@@ -469,9 +486,18 @@ func (p *parser) array(et ValueType, n uint64, key string, depth int) (Value, er
 		}
 		return out, nil
 	}
-	// Every string or nested array takes at least 4 bytes, which bounds n.
-	if n > uint64(len(p.b))/4 {
-		return Value{}, p.fail("%s: length %d exceeds what the file can hold", what, n)
+	// Every string takes at least its length field and every nested array its
+	// type and length fields, which bounds n by the bytes left and keeps a
+	// hostile count from allocating more than a few times the file size.
+	minElem := uint64(8)
+	if p.version == 1 {
+		minElem = 4
+	}
+	if et == TypeArray {
+		minElem += 4
+	}
+	if n > (uint64(len(p.b))-p.off)/minElem {
+		return Value{}, p.fail("%s: length %d exceeds what the rest of the file can hold", what, n)
 	}
 	switch et {
 	case TypeString:
@@ -496,4 +522,22 @@ func (p *parser) array(et ValueType, n uint64, key string, depth int) (Value, er
 		return Value{}, p.fail("%s: unknown element type %d", what, uint32(et))
 	}
 	return out, nil
+}
+
+// checkOverlap rejects tensors whose bytes share any part of the data
+// section: a writer never produces them, and a consumer that uploads or
+// modifies tensors by offset would silently alias them.
+func checkOverlap(ts []TensorInfo) error {
+	order := make([]int, len(ts))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return ts[order[a]].Offset < ts[order[b]].Offset })
+	for k := 1; k < len(order); k++ {
+		prev, cur := &ts[order[k-1]], &ts[order[k]]
+		if prev.Offset+prev.Bytes() > cur.Offset {
+			return fmt.Errorf("%w: tensors %q (data offset %d, %d bytes) and %q (data offset %d) overlap", ErrMalformed, prev.Name, prev.Offset, prev.Bytes(), cur.Name, cur.Offset)
+		}
+	}
+	return nil
 }

@@ -135,7 +135,7 @@ var fileTypeNames = map[uint32]string{
 	FileTypeAllF32: "F32", FileTypeF16: "F16", FileTypeQ4_0: "Q4_0", FileTypeQ8_0: "Q8_0",
 	FileTypeQ5_0: "Q5_0", FileTypeQ4_K_M: "Q4_K_M", FileTypeQ6_K: "Q6_K", FileTypeBF16: "BF16",
 	FileTypeMXFP4MoE: "MXFP4_MOE",
-	3: "Q4_1", 9: "Q5_1", 10: "Q2_K", 11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S",
+	3:                "Q4_1", 9: "Q5_1", 10: "Q2_K", 11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S",
 	16: "Q5_K_S", 17: "Q5_K_M",
 }
 
