@@ -63,9 +63,17 @@ const (
 // Fused ops, made by passes.
 const (
 	// qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]){parts=[q,k,v]}:
-	// three projections of one input in one kernel; packed result.
-	// With foldRoPE's attrs (rope_mode, heads, kv_heads, head_dim, rot_dim,
-	// base, yarn_*) and the positions input, parts 0 and 1 come out roped.
+	// three projections of one input in one kernel; packed result
+	// f32[T, q+k+v]. Biases come all three or none.
+	// foldRoPE adds the positions input (always last) and the attributes
+	// of the two ropes it removes, and then parts 0 and 1 come out roped:
+	//   rope_mode string  "normal" | "neox" (the rope's mode)
+	//   heads, kv_heads   int64   q has heads·head_dim columns, k kv_heads·head_dim
+	//   head_dim, rot_dim int64   rot_dim even, ≤ head_dim (partial rotary)
+	//   base              float64 θ
+	//   yarn_factor, yarn_beta_fast, yarn_beta_slow float64, yarn_orig_ctx
+	//                     int64   copied when the rope has them (gpt-oss)
+	// The positions input is present exactly when rope_mode is.
 	OpQKV Op = "qkv"
 	// swiglu_linear(x, wg, wu) or swiglu_linear(x, wgu): silu(x·wgᵀ)·(x·wuᵀ)
 	// in one kernel; the one-weight form takes phi3's packed [2F, in].
@@ -76,6 +84,16 @@ const (
 	// add_layernorm(a, b, w, bias){eps}: the same with LayerNorm.
 	OpAddLayerNorm Op = "add_layernorm"
 )
+
+// Attributes that passes add to any node:
+//   - layout string on a weight: its byte order for a GPU kernel family,
+//     "gpu_<dtype>" (set by the layout passes, defined by codegen/cuda).
+//   - offset int64: byte offset of the node's buffer in the activation
+//     arena (planMemory). A view has its base's offset plus its part's.
+// And to the graph: arena_bytes, peak_bytes int64 (planMemory).
+//
+// Packed nodes have shape [T, Σparts]; see the package comment for where
+// each part lies.
 
 // OpInfo is one row of the op table: inputs and required attributes.
 type OpInfo struct {
