@@ -1,0 +1,128 @@
+package tokenizer
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/llama-orch/orc/gguf"
+)
+
+// shared is the team's read-only test data.
+var shared = filepath.Join("..", "..", "shared", "testdata")
+
+func loadGGUFSpec(t testing.TB, name string) *Spec {
+	t.Helper()
+	f, err := gguf.Open(filepath.Join(shared, "vocab", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := SpecFromGGUF(f)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return s
+}
+
+func loadHFSpec(t testing.TB, family string) *Spec {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(shared, "tokenizers", family, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := SpecFromHFJSON(data)
+	if err != nil {
+		t.Fatalf("%s: %v", family, err)
+	}
+	return s
+}
+
+func TestSpecFromGGUF(t *testing.T) {
+	phi := loadGGUFSpec(t, "ggml-vocab-phi-3.gguf")
+	if phi.Model != ModelLlama || phi.BOS != 1 || phi.EOS != 32000 || !phi.AddBOS || phi.Chat != ChatPhi3 || phi.ContextLength != 4096 {
+		t.Errorf("phi-3 spec: model %q bos %d eos %d add_bos %v chat %q ctx %d", phi.Model, phi.BOS, phi.EOS, phi.AddBOS, phi.Chat, phi.ContextLength)
+	}
+	if got := phi.StopIDs(); !reflect.DeepEqual(got, []int32{32000, 32007}) {
+		t.Errorf("phi-3 stop ids %v, want [32000 32007] (<|endoftext|>, <|end|>)", got)
+	}
+	g := loadGGUFSpec(t, "ggml-vocab-gpt-2.gguf")
+	if g.Model != ModelGPT2 || g.Pre != "gpt-2" || len(g.Merges) != 50000 || g.EOS != 50256 || g.AddBOS || g.Chat != ChatNone {
+		t.Errorf("gpt-2 spec: model %q pre %q merges %d eos %d add_bos %v chat %q", g.Model, g.Pre, len(g.Merges), g.EOS, g.AddBOS, g.Chat)
+	}
+}
+
+func TestSpecFromHFJSON(t *testing.T) {
+	q := loadHFSpec(t, "qwen2.5")
+	if len(q.Tokens) != 151665 || len(q.Merges) != 151387 || q.Pre != "qwen2" || q.Normalizer != "nfc" || q.EOS != 151645 || q.PAD != 151643 || q.Chat != ChatChatML {
+		t.Errorf("qwen2.5: tokens %d merges %d pre %q norm %q eos %d pad %d chat %q", len(q.Tokens), len(q.Merges), q.Pre, q.Normalizer, q.EOS, q.PAD, q.Chat)
+	}
+	// <tool_call> is a non-special added token: user-defined, as llama.cpp converts it.
+	if q.Tokens[151657] != "<tool_call>" || q.TokenTypes[151657] != TypeUserDefined || q.TokenTypes[151659] != TypeControl {
+		t.Errorf("qwen2.5 added token types: %q %d, %q %d", q.Tokens[151657], q.TokenTypes[151657], q.Tokens[151659], q.TokenTypes[151659])
+	}
+	o := loadHFSpec(t, "gpt-oss")
+	if len(o.Tokens) != 200019 || o.Pre != "gpt-4o" || !o.IgnoreMerges || o.EOS != 200002 || o.Chat != ChatHarmony {
+		t.Errorf("gpt-oss: tokens %d pre %q ignore_merges %v eos %d chat %q", len(o.Tokens), o.Pre, o.IgnoreMerges, o.EOS, o.Chat)
+	}
+	if got := o.StopIDs(); !reflect.DeepEqual(got, []int32{200002, 199999, 200012}) {
+		t.Errorf("gpt-oss stop ids %v", got)
+	}
+}
+
+// TestSpecRoundTrips checks msgpack and GGUF round trips keep every field.
+func TestSpecRoundTrips(t *testing.T) {
+	for _, s := range []*Spec{loadHFSpec(t, "qwen2.5"), loadGGUFSpec(t, "ggml-vocab-phi-3.gguf")} {
+		b, err := s.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := UnmarshalSpec(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(s, back) {
+			t.Errorf("%s/%s: msgpack round trip changed the spec", s.Kind, s.Model)
+		}
+
+		w := gguf.NewWriter()
+		w.Set("general.architecture", "qwen2")
+		s.WriteGGUF(w)
+		path := filepath.Join(t.TempDir(), "tok.gguf")
+		if err := w.WriteFile(path); err != nil {
+			t.Fatal(err)
+		}
+		f, err := gguf.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := SpecFromGGUF(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, eq := range map[string]bool{
+			"tokens": reflect.DeepEqual(g.Tokens, s.Tokens), "types": reflect.DeepEqual(g.TokenTypes, s.TokenTypes),
+			"merges": reflect.DeepEqual(g.Merges, s.Merges), "scores": reflect.DeepEqual(g.Scores, s.Scores),
+			"pre": g.Pre == s.Pre || s.Model == ModelLlama, "normalizer": g.Normalizer == s.Normalizer,
+			"specials": g.BOS == s.BOS && g.EOS == s.EOS && g.PAD == s.PAD && g.UNK == s.UNK && g.AddBOS == s.AddBOS,
+			"stops":    reflect.DeepEqual(g.StopIDs(), s.StopIDs()), "chat": g.Chat == s.Chat,
+		} {
+			if !eq {
+				t.Errorf("%s/%s: GGUF round trip changed %s", s.Kind, s.Model, name)
+			}
+		}
+	}
+}
+
+func TestUnmarshalSpecRejectsBadInput(t *testing.T) {
+	if _, err := UnmarshalSpec([]byte{0xc1, 0x00}); err == nil {
+		t.Error("garbage accepted")
+	}
+	s := &Spec{Kind: KindGGUF, Model: ModelGPT2, Pre: "qwen2", Tokens: []string{"a"}, TokenTypes: []int32{1}, EOS: 7}
+	b, _ := s.Marshal()
+	if _, err := UnmarshalSpec(b); err == nil {
+		t.Error("eos outside the vocabulary accepted")
+	}
+}
