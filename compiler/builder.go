@@ -12,13 +12,12 @@ import (
 // the plan uploads weights in that order.
 type builder struct {
 	g       *ir.Graph
-	file    *gguf.File
-	weights map[string]*ir.Node
-	err     error // first error; every later call is a no-op returning nil
+	weights map[string]*ir.Node // by GGUF name
+	err     error               // first error; every later call is a no-op returning nil
 }
 
-func newBuilder(f *gguf.File) *builder {
-	return &builder{g: ir.New(), file: f, weights: map[string]*ir.Node{}}
+func newBuilder() *builder {
+	return &builder{g: ir.New(), weights: map[string]*ir.Node{}}
 }
 
 func (b *builder) fail(format string, args ...any) *ir.Node {
@@ -41,44 +40,22 @@ func (b *builder) add(op ir.Op, shape ir.Shape, attrs map[string]any, inputs ...
 	return b.g.Add(op, ir.F32, shape, attrs, inputs...)
 }
 
-// has reports whether the file holds a tensor of that name.
-func (b *builder) has(name string) bool { _, ok := b.file.Tensor(name); return ok }
-
-// weight returns the node of the named GGUF tensor, checking that it has the
-// row-major shape want (nil skips the check).
-func (b *builder) weight(name string, want ir.Shape) *ir.Node {
-	if b.err != nil {
+// weight returns the node of a GGUF tensor; a nil t is an absent tensor and
+// gives nil, which callers pass on as "no bias" or fail on as missing.
+func (b *builder) weight(t *gguf.TensorInfo) *ir.Node {
+	if b.err != nil || t == nil {
 		return nil
 	}
-	if n, ok := b.weights[name]; ok {
-		if want != nil && !n.Shape.Equal(want) {
-			return b.fail("tensor %s has shape %v, the model needs %v", name, n.Shape, want)
-		}
+	if n, ok := b.weights[t.Name]; ok {
 		return n
-	}
-	t, ok := b.file.Tensor(name)
-	if !ok {
-		return b.fail("tensor %s is missing", name)
 	}
 	dt, err := irDType(t.Type)
 	if err != nil {
-		return b.fail("tensor %s: %v", name, err)
+		return b.fail("tensor %s: %v", t.Name, err)
 	}
-	shape := rowMajor(t.Dims)
-	if want != nil && !shape.Equal(want) {
-		return b.fail("tensor %s has shape %v, the model needs %v", name, shape, want)
-	}
-	n := b.g.Add(ir.OpWeight, dt, shape, map[string]any{"name": name})
-	b.weights[name] = n
+	n := b.g.Add(ir.OpWeight, dt, rowMajor(t.Dims), map[string]any{"name": t.Name})
+	b.weights[t.Name] = n
 	return n
-}
-
-// optWeight is weight for tensors a file may omit (biases).
-func (b *builder) optWeight(name string, want ir.Shape) *ir.Node {
-	if !b.has(name) {
-		return nil
-	}
-	return b.weight(name, want)
 }
 
 // linear is y[T, out] = x·wᵀ (+ bias when bias is non-nil).

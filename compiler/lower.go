@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/llama-orch/orc/compiler/arch"
+	"github.com/llama-orch/orc/gguf"
 	"github.com/llama-orch/orc/ir"
 )
 
@@ -19,7 +20,7 @@ const (
 type lowering struct {
 	*builder
 	h         *arch.Hparams
-	nLayer    int64
+	w         *tensors
 	nEmbd     int64
 	nHead     int64
 	nHeadKV   int64
@@ -34,16 +35,25 @@ type lowering struct {
 // symbolic, at most maxTokens), inputs tokens and positions, output the
 // logits of the last token [1, vocab].
 func Lower(m *arch.Model, maxTokens int) (*ir.Graph, error) {
-	if m == nil || m.File == nil {
+	if m == nil {
 		return nil, fmt.Errorf("compiler: no model to lower")
 	}
 	if maxTokens < 1 {
 		return nil, fmt.Errorf("compiler: max tokens must be at least 1, got %d", maxTokens)
 	}
+	w, err := rolesOf(m)
+	if err != nil {
+		return nil, err
+	}
+	if w.ropeFactors != nil {
+		// The rope op has no frequency-factor input yet; lowering without it
+		// would silently compute another model.
+		return nil, fmt.Errorf("compiler: %s file has %s (per-frequency RoPE scaling), which orc does not support yet", m.H.Arch, w.ropeFactors.Name)
+	}
 	h := &m.H
 	l := &lowering{
-		builder: newBuilder(m.File), h: h,
-		nLayer: int64(h.NLayer), nEmbd: int64(h.NEmbd), nHead: int64(h.NHead), nHeadKV: int64(h.NHeadKV),
+		builder: newBuilder(), h: h, w: w,
+		nEmbd: int64(h.NEmbd), nHead: int64(h.NHead), nHeadKV: int64(h.NHeadKV),
 		headDim: int64(h.HeadDim), vocab: int64(h.NVocab), nFF: int64(h.NFF),
 	}
 	if h.NExpert > 0 {
@@ -51,7 +61,7 @@ func Lower(m *arch.Model, maxTokens int) (*ir.Graph, error) {
 	}
 	g := l.g
 	g.Attrs["arch"] = h.Arch
-	g.Attrs["n_layer"] = l.nLayer
+	g.Attrs["n_layer"] = int64(h.NLayer)
 	g.Attrs["n_embd"] = l.nEmbd
 	g.Attrs["n_head"] = l.nHead
 	g.Attrs["n_head_kv"] = l.nHeadKV
@@ -64,15 +74,8 @@ func Lower(m *arch.Model, maxTokens int) (*ir.Graph, error) {
 	l.positions = g.Add(ir.OpInput, ir.I32, ir.Shape{ir.T}, map[string]any{"name": "positions"})
 
 	x := l.embed() // [T, n_embd]
-	for i := int64(0); i < l.nLayer; i++ {
-		switch {
-		case h.NExpert > 0:
-			x = l.moeLayer(i, x)
-		case h.Norm == arch.LayerNorm:
-			x = l.gpt2Layer(i, x)
-		default:
-			x = l.swiGLULayer(i, x)
-		}
+	for i := range w.blocks {
+		x = l.layer(int64(i), &w.blocks[i], x)
 	}
 	logits := l.head(x) // [1, vocab]
 	if l.err != nil {
@@ -82,65 +85,65 @@ func Lower(m *arch.Model, maxTokens int) (*ir.Graph, error) {
 	return g, nil
 }
 
-// embed looks up token rows; gpt2 adds learned position rows.
+// embed looks up token rows; learned positions (gpt2) add position rows.
 func (l *lowering) embed() *ir.Node {
-	tok := l.weight("token_embd.weight", ir.Shape{l.vocab, l.nEmbd}) // [vocab][n_embd]
-	x := l.add(ir.OpEmbed, ir.Shape{ir.T, l.nEmbd}, nil, tok, l.tokens)
-	if l.h.RopeMode != arch.RopeNone {
+	x := l.add(ir.OpEmbed, ir.Shape{ir.T, l.nEmbd}, nil, l.weight(l.w.tokEmbd), l.tokens)
+	if l.w.posEmbd == nil {
 		return x
 	}
-	pos := l.weight("position_embd.weight", ir.Shape{int64(l.h.NCtx), l.nEmbd}) // [n_ctx][n_embd]
-	p := l.add(ir.OpEmbed, ir.Shape{ir.T, l.nEmbd}, nil, pos, l.positions)
+	p := l.add(ir.OpEmbed, ir.Shape{ir.T, l.nEmbd}, nil, l.weight(l.w.posEmbd), l.positions)
 	return l.add(ir.OpAdd, ir.Shape{ir.T, l.nEmbd}, nil, x, p)
 }
 
 // head is the final norm, the last row, and the LM head (tied to token_embd
 // when the file has no output.weight).
 func (l *lowering) head(x *ir.Node) *ir.Node {
-	x = l.norm("output_norm", x)
+	x = l.norm(x, l.w.outNorm, l.w.outNormBias)
 	x = l.add(ir.OpLast, ir.Shape{1, l.nEmbd}, nil, x)
-	name := "output.weight"
-	if !l.has(name) {
-		name = "token_embd.weight"
+	out := l.w.output
+	if out == nil {
+		out = l.w.tokEmbd
 	}
-	return l.linear(x, l.weight(name, ir.Shape{l.vocab, l.nEmbd}), nil)
+	return l.linear(x, l.weight(out), nil)
 }
 
-// norm applies the architecture's norm whose tensors are prefix.weight (and
-// prefix.bias for LayerNorm).
-func (l *lowering) norm(prefix string, x *ir.Node) *ir.Node {
-	w := l.weight(prefix+".weight", ir.Shape{l.nEmbd})
+// norm is the architecture's norm: RMSNorm, or LayerNorm with its bias.
+func (l *lowering) norm(x *ir.Node, w, bias *gguf.TensorInfo) *ir.Node {
 	attrs := map[string]any{"eps": l.h.Eps}
 	if l.h.Norm == arch.LayerNorm {
-		b := l.weight(prefix+".bias", ir.Shape{l.nEmbd})
-		return l.add(ir.OpLayerNorm, ir.Shape{ir.T, l.nEmbd}, attrs, x, w, b)
+		return l.add(ir.OpLayerNorm, ir.Shape{ir.T, l.nEmbd}, attrs, x, l.weight(w), l.weight(bias))
 	}
-	return l.add(ir.OpRMSNorm, ir.Shape{ir.T, l.nEmbd}, attrs, x, w)
+	return l.add(ir.OpRMSNorm, ir.Shape{ir.T, l.nEmbd}, attrs, x, l.weight(w))
 }
 
-// proj is a linear through blk.i.name.weight with its bias when the file has
-// one.
-func (l *lowering) proj(i int64, name string, x *ir.Node, out, in int64) *ir.Node {
-	p := fmt.Sprintf("blk.%d.%s", i, name)
-	w := l.weight(p+".weight", ir.Shape{out, in})
-	return l.linear(x, w, l.optWeight(p+".bias", ir.Shape{out}))
+// proj is x·wᵀ plus the bias when the file has one.
+func (l *lowering) proj(x *ir.Node, w, bias *gguf.TensorInfo) *ir.Node {
+	return l.linear(x, l.weight(w), l.weight(bias))
+}
+
+// layer is one pre-norm block: x + attn(norm(x)), then + ffn(norm(·)).
+func (l *lowering) layer(i int64, b *block, x *ir.Node) *ir.Node {
+	x = l.residual(x, l.attention(i, b, l.norm(x, b.attnNorm, b.attnNormBias)))
+	h := l.norm(x, b.ffnNorm, b.ffnNormBias)
+	return l.residual(x, l.ffn(b, h))
 }
 
 // qkv projects the normed input to q [T, n_head·head_dim], k and v
-// [T, n_head_kv·head_dim], through one fused weight when the file has one.
-func (l *lowering) qkv(i int64, h *ir.Node) (q, k, v *ir.Node) {
-	dq, dkv := l.nHead*l.headDim, l.nHeadKV*l.headDim
-	if l.has(fmt.Sprintf("blk.%d.attn_qkv.weight", i)) {
-		// Rows of attn_qkv are q, then k, then v.
-		fused := l.proj(i, "attn_qkv", h, dq+2*dkv, l.nEmbd)
-		parts := l.split(fused, dq, dkv, dkv)
+// [T, n_head_kv·head_dim], through the fused weight when the file has one.
+func (l *lowering) qkv(b *block, h *ir.Node) (q, k, v *ir.Node) {
+	if b.qkv != nil {
+		dq, dkv := l.nHead*l.headDim, l.nHeadKV*l.headDim
+		parts := l.split(l.proj(h, b.qkv, b.qkvBias), dq, dkv, dkv) // rows are q, then k, then v
 		return parts[0], parts[1], parts[2]
 	}
-	return l.proj(i, "attn_q", h, dq, l.nEmbd), l.proj(i, "attn_k", h, dkv, l.nEmbd), l.proj(i, "attn_v", h, dkv, l.nEmbd)
+	return l.proj(h, b.q, b.qBias), l.proj(h, b.k, b.kBias), l.proj(h, b.v, b.vBias)
 }
 
 // rope rotates q or k (heads of head_dim each) by the architecture's RoPE.
 func (l *lowering) rope(x *ir.Node, heads int64) *ir.Node {
+	if x == nil {
+		return l.add(ir.OpRoPE, nil, nil, x)
+	}
 	attrs := map[string]any{
 		"heads": heads, "head_dim": l.headDim, "rot_dim": int64(l.h.RopeDims),
 		"base": l.h.RopeBase, "mode": l.h.RopeMode.String(),
@@ -156,12 +159,9 @@ func (l *lowering) rope(x *ir.Node, heads int64) *ir.Node {
 
 // attention is the attention block from the normed input h to the output
 // projection's result [T, n_embd].
-func (l *lowering) attention(i int64, h *ir.Node) *ir.Node {
-	if l.err != nil {
-		return nil
-	}
-	q, k, v := l.qkv(i, h)
-	if l.h.RopeMode != arch.RopeNone && l.err == nil {
+func (l *lowering) attention(i int64, b *block, h *ir.Node) *ir.Node {
+	q, k, v := l.qkv(b, h)
+	if l.h.RopeMode != arch.RopeNone {
 		q = l.rope(q, l.nHead)
 		k = l.rope(k, l.nHeadKV)
 	}
@@ -169,14 +169,12 @@ func (l *lowering) attention(i int64, h *ir.Node) *ir.Node {
 		"layer": i, "heads": l.nHead, "kv_heads": l.nHeadKV, "head_dim": l.headDim,
 		"scale": 1 / math.Sqrt(float64(l.headDim)), "window": l.window(i),
 	}
-	shape := ir.Shape{ir.T, l.nHead * l.headDim}
-	var a *ir.Node
-	if sinks := fmt.Sprintf("blk.%d.attn_sinks.weight", i); l.has(sinks) {
-		a = l.add(ir.OpAttention, shape, attrs, q, k, v, l.weight(sinks, ir.Shape{l.nHead}))
-	} else {
-		a = l.add(ir.OpAttention, shape, attrs, q, k, v)
+	inputs := []*ir.Node{q, k, v}
+	if b.sinks != nil {
+		inputs = append(inputs, l.weight(b.sinks))
 	}
-	return l.proj(i, "attn_output", a, l.nEmbd, l.nHead*l.headDim)
+	a := l.add(ir.OpAttention, ir.Shape{ir.T, l.nHead * l.headDim}, attrs, inputs...)
+	return l.proj(a, b.out, b.outBias)
 }
 
 // window is layer i's sliding window, 0 for full attention.
