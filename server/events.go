@@ -1,0 +1,104 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// Event names of the worker API's stream (SSE and websocket alike).
+const (
+	evStarted = "started"
+	evToken   = "token"
+	evEnd     = "end"
+	evError   = "error"
+)
+
+// Error codes of the error event and of HTTP error bodies.
+const (
+	codeInvalidRequest   = "INVALID_REQUEST"
+	codeCancelled        = "CANCELLED"
+	codeInferenceTimeout = "INFERENCE_TIMEOUT"
+	codeVRAMOOM          = "VRAM_OOM"
+	codeQueueFull        = "QUEUE_FULL"
+	codeShuttingDown     = "SHUTTING_DOWN"
+	codeDuplicateJob     = "DUPLICATE_JOB"
+	codeInternal         = "INTERNAL"
+	codeUnauthorized     = "UNAUTHORIZED"
+)
+
+type startedEvent struct {
+	JobID     string `json:"job_id"`
+	Model     string `json:"model"`
+	StartedAt string `json:"started_at"`
+	Seed      uint64 `json:"seed"`
+}
+
+type tokenEvent struct {
+	T string `json:"t"`
+	I int    `json:"i"`
+}
+
+type endEvent struct {
+	TokensOut    int    `json:"tokens_out"`
+	DecodeTimeMs int64  `json:"decode_time_ms"`
+	StopReason   string `json:"stop_reason"`
+}
+
+type errorEvent struct {
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Retriable bool   `json:"retriable"`
+}
+
+// event is one message of a job's stream.
+type event struct {
+	Name string
+	Data any
+}
+
+func (e event) terminal() bool { return e.Name == evEnd || e.Name == evError }
+
+// sseWriter writes server-sent events and flushes each one.
+type sseWriter struct {
+	w http.ResponseWriter
+	f http.Flusher
+}
+
+func newSSE(w http.ResponseWriter) (*sseWriter, error) {
+	f, ok := w.(http.Flusher)
+	if !ok {
+		return nil, fmt.Errorf("response writer cannot stream")
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	f.Flush()
+	return &sseWriter{w, f}, nil
+}
+
+func (s *sseWriter) send(e event) error {
+	b, err := json.Marshal(e.Data)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", e.Name, b); err != nil {
+		return err
+	}
+	s.f.Flush()
+	return nil
+}
+
+// writeJSONError writes the worker API's error body with an HTTP status.
+func writeJSONError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]any{"code": code, "message": msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,124 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+)
+
+// metrics are the server's Prometheus series, written in the text
+// exposition format by hand: a handful of series needs no client library.
+type metrics struct {
+	mu        sync.Mutex
+	requests  map[string]uint64 // by outcome
+	tokens    uint64
+	ttft      histogram
+	decode    histogram
+	started   time.Time
+	vramBytes func() int64
+	queue     func() int
+}
+
+// Request outcomes counted in orc_requests_total.
+const (
+	outcomeOK        = "ok"
+	outcomeCancelled = "cancelled"
+	outcomeTimeout   = "timeout"
+	outcomeError     = "error"
+	outcomeInvalid   = "invalid"
+	outcomeRejected  = "rejected" // queue full or shutting down
+	outcomeOOM       = "vram_oom"
+)
+
+func newMetrics(vram func() int64, queue func() int) *metrics {
+	latency := []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+	return &metrics{
+		requests:  map[string]uint64{},
+		ttft:      histogram{bounds: latency, counts: make([]uint64, len(latency))},
+		decode:    histogram{bounds: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}, counts: make([]uint64, 12)},
+		started:   time.Now(),
+		vramBytes: vram,
+		queue:     queue,
+	}
+}
+
+func (m *metrics) request(outcome string) {
+	m.mu.Lock()
+	m.requests[outcome]++
+	m.mu.Unlock()
+}
+
+func (m *metrics) generated(tokens int, ttft, decode time.Duration) {
+	m.mu.Lock()
+	m.tokens += uint64(tokens)
+	if ttft > 0 {
+		m.ttft.observe(ttft.Seconds())
+	}
+	if tokens > 1 {
+		m.decode.observe(decode.Seconds())
+	}
+	m.mu.Unlock()
+}
+
+func (m *metrics) write(w io.Writer) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fmt.Fprintln(w, "# HELP orc_requests_total Execute and completion requests by outcome.")
+	fmt.Fprintln(w, "# TYPE orc_requests_total counter")
+	outcomes := []string{outcomeOK, outcomeCancelled, outcomeTimeout, outcomeError, outcomeInvalid, outcomeRejected, outcomeOOM}
+	for o := range m.requests {
+		if !slices.Contains(outcomes, o) {
+			outcomes = append(outcomes, o)
+		}
+	}
+	sort.Strings(outcomes)
+	for _, o := range outcomes {
+		fmt.Fprintf(w, "orc_requests_total{outcome=%q} %d\n", o, m.requests[o])
+	}
+	fmt.Fprintln(w, "# HELP orc_tokens_generated_total Tokens generated.")
+	fmt.Fprintln(w, "# TYPE orc_tokens_generated_total counter")
+	fmt.Fprintf(w, "orc_tokens_generated_total %d\n", m.tokens)
+	m.ttft.write(w, "orc_time_to_first_token_seconds", "Time from request start to the first generated token.")
+	m.decode.write(w, "orc_decode_duration_seconds", "Time spent decoding after the first token, per request.")
+	fmt.Fprintln(w, "# HELP orc_vram_bytes Device memory held by the loaded plan and caches.")
+	fmt.Fprintln(w, "# TYPE orc_vram_bytes gauge")
+	fmt.Fprintf(w, "orc_vram_bytes %d\n", m.vramBytes())
+	fmt.Fprintln(w, "# HELP orc_queue_depth Jobs waiting behind the running one.")
+	fmt.Fprintln(w, "# TYPE orc_queue_depth gauge")
+	fmt.Fprintf(w, "orc_queue_depth %d\n", m.queue())
+	fmt.Fprintln(w, "# HELP orc_uptime_seconds Seconds since the server started.")
+	fmt.Fprintln(w, "# TYPE orc_uptime_seconds gauge")
+	fmt.Fprintf(w, "orc_uptime_seconds %.3f\n", time.Since(m.started).Seconds())
+}
+
+// histogram is a cumulative Prometheus histogram with fixed bounds.
+type histogram struct {
+	bounds []float64
+	counts []uint64 // per bucket, not cumulative
+	sum    float64
+	n      uint64
+}
+
+func (h *histogram) observe(v float64) {
+	for i, b := range h.bounds {
+		if v <= b {
+			h.counts[i]++
+			break
+		}
+	}
+	h.sum += v
+	h.n++
+}
+
+func (h *histogram) write(w io.Writer, name, help string) {
+	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
+	var cum uint64
+	for i, b := range h.bounds {
+		cum += h.counts[i]
+		fmt.Fprintf(w, "%s_bucket{le=\"%g\"} %d\n", name, b, cum)
+	}
+	fmt.Fprintf(w, "%s_bucket{le=\"+Inf\"} %d\n%s_sum %g\n%s_count %d\n", name, h.n, name, h.sum, name, h.n)
+}

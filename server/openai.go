@@ -1,0 +1,337 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// OpenAI-compatible endpoints. Requests map onto the worker API's job; the
+// extra sampling fields of llama.cpp's server (top_k, min_p,
+// repetition_penalty) are accepted too.
+
+type openAIError struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    string  `json:"code"`
+}
+
+func writeOpenAIError(w http.ResponseWriter, status int, typ, code, param, msg string) {
+	e := openAIError{Message: msg, Type: typ, Code: code}
+	if param != "" {
+		e.Param = &param
+	}
+	writeJSON(w, status, map[string]any{"error": e})
+}
+
+// openAIRefusal turns a job refusal into OpenAI's error shape.
+func (s *Server) writeOpenAIRequestError(w http.ResponseWriter, err error) {
+	s.metrics.request(outcomeInvalid)
+	var re *requestError
+	if errors.As(err, &re) {
+		writeOpenAIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", re.Field, re.Error())
+		return
+	}
+	writeOpenAIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", "", err.Error())
+}
+
+// stringOrList is OpenAI's "string or array of strings".
+type stringOrList []string
+
+func (s *stringOrList) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*s = []string{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return fmt.Errorf("must be a string or an array of strings")
+	}
+	*s = many
+	return nil
+}
+
+// messageContent is a chat message's content: a string or text parts.
+type messageContent string
+
+func (c *messageContent) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*c = messageContent(one)
+		return nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return fmt.Errorf("content must be a string or an array of text parts")
+	}
+	var sb strings.Builder
+	for _, p := range parts {
+		if p.Type != "text" {
+			return fmt.Errorf("content part type %q is not supported (text only)", p.Type)
+		}
+		sb.WriteString(p.Text)
+	}
+	*c = messageContent(sb.String())
+	return nil
+}
+
+// openAISampling are the fields both endpoints share.
+type openAISampling struct {
+	Model             string       `json:"model"`
+	MaxTokens         *int         `json:"max_tokens"`
+	MaxCompletion     *int         `json:"max_completion_tokens"`
+	Temperature       *float64     `json:"temperature"`
+	TopP              *float64     `json:"top_p"`
+	TopK              *int         `json:"top_k"`
+	MinP              *float64     `json:"min_p"`
+	RepetitionPenalty *float64     `json:"repetition_penalty"`
+	Seed              *uint64      `json:"seed"`
+	Stop              stringOrList `json:"stop"`
+	Stream            bool         `json:"stream"`
+	N                 *int         `json:"n"`
+	User              string       `json:"user"`
+	// Accepted for compatibility; orc has no equivalent and ignores them.
+	FrequencyPenalty *float64        `json:"frequency_penalty"`
+	PresencePenalty  *float64        `json:"presence_penalty"`
+	StreamOptions    json.RawMessage `json:"stream_options"`
+	Logprobs         json.RawMessage `json:"logprobs"`
+}
+
+func (o *openAISampling) toExecute(prompt string) (*ExecuteRequest, error) {
+	if o.N != nil && *o.N != 1 {
+		return nil, invalid("n", "only n = 1 is supported")
+	}
+	if len(o.Logprobs) > 0 && string(o.Logprobs) != "null" && string(o.Logprobs) != "false" {
+		return nil, invalid("logprobs", "log probabilities are not supported")
+	}
+	req := &ExecuteRequest{JobID: "cmpl-" + newID(), Prompt: prompt, MaxTokens: o.MaxTokens, Temperature: o.Temperature,
+		TopP: o.TopP, TopK: o.TopK, MinP: o.MinP, RepetitionPenalty: o.RepetitionPenalty, Seed: o.Seed, Stop: o.Stop}
+	if o.MaxCompletion != nil {
+		req.MaxTokens = o.MaxCompletion
+	}
+	return req, nil
+}
+
+type completionRequest struct {
+	openAISampling
+	Prompt stringOrList `json:"prompt"`
+}
+
+type chatRequest struct {
+	openAISampling
+	Messages []struct {
+		Role    string         `json:"role"`
+		Content messageContent `json:"content"`
+	} `json:"messages"`
+}
+
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{
+		"id": s.info.Model, "object": "model", "created": s.started.Unix(), "owned_by": "orc",
+	}}})
+}
+
+func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
+	var req completionRequest
+	if err := s.decodeOpenAI(w, r, &req); err != nil {
+		s.writeOpenAIRequestError(w, err)
+		return
+	}
+	if len(req.Prompt) != 1 {
+		s.writeOpenAIRequestError(w, invalid("prompt", "exactly one prompt string is supported"))
+		return
+	}
+	exec, err := req.toExecute(req.Prompt[0])
+	if err == nil && exec.MaxTokens == nil {
+		sixteen := 16 // OpenAI's default for completions
+		exec.MaxTokens = &sixteen
+	}
+	if err != nil {
+		s.writeOpenAIRequestError(w, err)
+		return
+	}
+	s.serveOpenAI(w, r, exec, false, req.Stream)
+}
+
+func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
+	var req chatRequest
+	if err := s.decodeOpenAI(w, r, &req); err != nil {
+		s.writeOpenAIRequestError(w, err)
+		return
+	}
+	if len(req.Messages) == 0 {
+		s.writeOpenAIRequestError(w, invalid("messages", "must hold at least one message"))
+		return
+	}
+	msgs := make([]ChatMessage, len(req.Messages))
+	for i, m := range req.Messages {
+		switch m.Role {
+		case "system", "developer", "user", "assistant":
+		default:
+			s.writeOpenAIRequestError(w, invalid("messages", "message %d has unsupported role %q", i, m.Role))
+			return
+		}
+		msgs[i] = ChatMessage{Role: m.Role, Content: string(m.Content)}
+	}
+	prompt, err := s.tok.RenderChat(msgs, true)
+	if err != nil {
+		s.writeOpenAIRequestError(w, invalid("messages", "%v", err))
+		return
+	}
+	exec, err := req.toExecute(prompt)
+	if err != nil {
+		s.writeOpenAIRequestError(w, err)
+		return
+	}
+	exec.JobID = "chatcmpl-" + newID()
+	s.serveOpenAI(w, r, exec, true, req.Stream)
+}
+
+func (s *Server) decodeOpenAI(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return invalid("body", "invalid JSON: %v", err)
+	}
+	return nil
+}
+
+// serveOpenAI runs a job and answers in OpenAI's shapes, streamed as
+// "data:" chunks ending with [DONE], or as one JSON object.
+func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *ExecuteRequest, chat, streaming bool) {
+	j, err := s.newJob(exec, chat)
+	if err != nil {
+		s.writeOpenAIRequestError(w, err)
+		return
+	}
+	if !s.submit(w, j, writeOpenAIRefusal) {
+		return
+	}
+	created := time.Now().Unix()
+	object := "text_completion"
+	if chat {
+		object = "chat.completion"
+	}
+	var text strings.Builder
+	var tokens int
+	finish := ""
+	var failure *errorEvent
+	choice := func(delta string, reason *string) map[string]any {
+		c := map[string]any{"index": 0, "finish_reason": reason}
+		switch {
+		case chat && streaming:
+			d := map[string]any{}
+			if delta != "" {
+				d["content"] = delta
+			}
+			c["delta"] = d
+		case chat:
+			c["message"] = map[string]any{"role": "assistant", "content": delta}
+		default:
+			c["text"] = delta
+			c["logprobs"] = nil
+		}
+		return c
+	}
+	var sse *sseWriter
+	chunk := func(delta string, reason *string) error {
+		obj := object
+		if chat {
+			obj += ".chunk"
+		}
+		b, _ := json.Marshal(map[string]any{"id": j.id, "object": obj, "created": created, "model": s.info.Model,
+			"choices": []any{choice(delta, reason)}})
+		if _, err := fmt.Fprintf(sse.w, "data: %s\n\n", b); err != nil {
+			return err
+		}
+		sse.f.Flush()
+		return nil
+	}
+	if streaming {
+		if sse, err = newSSE(w); err != nil {
+			j.markCancelled(errDisconnected)
+			return
+		}
+	}
+	s.stream(r.Context(), j, func(e event) error {
+		switch d := e.Data.(type) {
+		case startedEvent:
+			if streaming && chat {
+				b, _ := json.Marshal(map[string]any{"id": j.id, "object": "chat.completion.chunk", "created": created, "model": s.info.Model,
+					"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "finish_reason": nil}}})
+				if _, err := fmt.Fprintf(sse.w, "data: %s\n\n", b); err != nil {
+					return err
+				}
+				sse.f.Flush()
+			}
+		case tokenEvent:
+			text.WriteString(d.T)
+			if streaming {
+				return chunk(d.T, nil)
+			}
+		case endEvent:
+			tokens = d.TokensOut
+			finish = "stop"
+			if d.StopReason == "max_tokens" {
+				finish = "length"
+			}
+			if streaming {
+				if err := chunk("", &finish); err != nil {
+					return err
+				}
+				_, err := fmt.Fprint(sse.w, "data: [DONE]\n\n")
+				sse.f.Flush()
+				return err
+			}
+		case errorEvent:
+			failure = &d
+			if streaming {
+				b, _ := json.Marshal(map[string]any{"error": openAIError{Message: d.Message, Type: "server_error", Code: strings.ToLower(d.Code)}})
+				fmt.Fprintf(sse.w, "data: %s\n\n", b)
+				sse.f.Flush()
+			}
+		}
+		return nil
+	})
+	if streaming {
+		return
+	}
+	if failure != nil {
+		status := http.StatusInternalServerError
+		if failure.Retriable {
+			status = http.StatusServiceUnavailable
+		}
+		writeOpenAIError(w, status, "server_error", strings.ToLower(failure.Code), "", failure.Message)
+		return
+	}
+	if finish == "" { // client went away before the end
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": j.id, "object": object, "created": created, "model": s.info.Model,
+		"choices": []any{choice(text.String(), &finish)},
+		"usage":   map[string]int{"prompt_tokens": len(j.prompt), "completion_tokens": tokens, "total_tokens": len(j.prompt) + tokens},
+	})
+}
+
+// writeOpenAIRefusal writes a queue refusal in OpenAI's error shape.
+func writeOpenAIRefusal(w http.ResponseWriter, status int, code, msg string) {
+	typ := "server_error"
+	switch status {
+	case http.StatusTooManyRequests:
+		typ = "rate_limit_error"
+	case http.StatusConflict:
+		typ = "invalid_request_error"
+	}
+	writeOpenAIError(w, status, typ, strings.ToLower(code), "", msg)
+}

@@ -1,0 +1,139 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Causes of a job's context ending early.
+var (
+	errCancelled    = errors.New("cancelled by request")
+	errDisconnected = errors.New("client disconnected")
+	errTimeout      = errors.New("inference timeout")
+	errShutdown     = errors.New("server shutting down")
+)
+
+// activeJob is a job queued or running, with its event stream.
+type activeJob struct {
+	job
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	events   chan event
+	gone     chan struct{} // closed when the consumer stops reading
+	goneOnce sync.Once
+	// mu orders token delivery against cancellation: the consumer holds it
+	// while it writes a token, /cancel while it marks the job, so no token is
+	// delivered after /cancel has answered.
+	mu        sync.Mutex
+	cancelled bool
+	enqueued  time.Time
+}
+
+// emit hands an event to the consumer, or drops it once the consumer is gone.
+func (j *activeJob) emit(e event) {
+	select {
+	case j.events <- e:
+	case <-j.gone:
+	}
+}
+
+func (j *activeJob) consumerGone() { j.goneOnce.Do(func() { close(j.gone) }) }
+
+// markCancelled cancels the job; after it returns no token is delivered.
+func (j *activeJob) markCancelled(cause error) {
+	j.mu.Lock()
+	j.cancelled = true
+	j.mu.Unlock()
+	j.cancel(cause)
+}
+
+// scheduler runs one job at a time on the device. Up to queueSize jobs wait
+// behind the running one; past that a request is refused with 429.
+type scheduler struct {
+	queue    chan *activeJob
+	mu       sync.Mutex
+	jobs     map[string]*activeJob // queued or running, by job id
+	draining bool
+	idle     sync.WaitGroup // running + queued jobs
+	// avgJob is an exponentially weighted mean of job durations, for
+	// Retry-After.
+	avgJob time.Duration
+}
+
+func newScheduler(queueSize int) *scheduler {
+	return &scheduler{queue: make(chan *activeJob, queueSize), jobs: map[string]*activeJob{}, avgJob: time.Second}
+}
+
+var (
+	errQueueFull    = errors.New("queue full")
+	errDuplicateJob = errors.New("a job with this job_id is queued or running")
+)
+
+// submit queues j or says why not.
+func (s *scheduler) submit(j *activeJob) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining {
+		return errShutdown
+	}
+	if _, dup := s.jobs[j.id]; dup {
+		return errDuplicateJob
+	}
+	select {
+	case s.queue <- j:
+	default:
+		return errQueueFull
+	}
+	s.jobs[j.id] = j
+	s.idle.Add(1)
+	return nil
+}
+
+// finish forgets j and folds its duration into the average.
+func (s *scheduler) finish(j *activeJob, took time.Duration) {
+	s.mu.Lock()
+	delete(s.jobs, j.id)
+	s.avgJob = (s.avgJob*3 + took) / 4
+	s.mu.Unlock()
+	s.idle.Done()
+}
+
+func (s *scheduler) lookup(id string) *activeJob {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.jobs[id]
+}
+
+func (s *scheduler) depth() int { return len(s.queue) }
+
+// retryAfter is the documented back-off: the expected time for the queue
+// ahead to drain (queued jobs + the running one times the mean job time),
+// rounded up to whole seconds, at least 1.
+func (s *scheduler) retryAfter() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := time.Duration(len(s.queue)+1) * s.avgJob
+	return max(1, int((d+time.Second-1)/time.Second))
+}
+
+// drain refuses new jobs from now on.
+func (s *scheduler) drain() {
+	s.mu.Lock()
+	s.draining = true
+	s.mu.Unlock()
+}
+
+// cancelAll cancels every queued and running job.
+func (s *scheduler) cancelAll(cause error) {
+	s.mu.Lock()
+	jobs := make([]*activeJob, 0, len(s.jobs))
+	for _, j := range s.jobs {
+		jobs = append(jobs, j)
+	}
+	s.mu.Unlock()
+	for _, j := range jobs {
+		j.cancel(cause)
+	}
+}

@@ -1,0 +1,222 @@
+// Package server serves a loaded plan over HTTP: the worker API (POST
+// /execute as server-sent events, POST /cancel, GET /health, GET /metrics,
+// POST /shutdown), an OpenAI-compatible API (/v1/completions,
+// /v1/chat/completions, /v1/models) and a websocket carrying the same events
+// as /execute (GET /ws). One job runs at a time; a bounded queue waits
+// behind it.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llama-orch/orc/runtime"
+)
+
+// Tokenizer is what the server needs of a tokenizer.
+type Tokenizer interface {
+	Encode(text string, parseSpecial bool) []int32
+	NewDecoder() Decoder
+	Kind() string
+	// StopIDs are the ids that end generation (eos and the like);
+	// EndOfTurnIDs additionally end a chat turn.
+	StopIDs() []int32
+	EndOfTurnIDs() []int32
+	// RenderChat applies the model's chat template.
+	RenderChat(msgs []ChatMessage, addGenerationPrompt bool) (string, error)
+}
+
+// Decoder turns ids into text that is always complete UTF-8.
+type Decoder interface {
+	Push(id int32) string
+	Flush() string
+}
+
+// ChatMessage is one turn of a chat.
+type ChatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Config is the server's settings.
+type Config struct {
+	WorkerID          string
+	MaxTokensOut      int           // ceiling for max_tokens (≤ 2048)
+	InferenceTimeout  time.Duration // per job, from start of execution
+	QueueSize         int           // jobs waiting behind the running one
+	ResidencyInterval time.Duration // how often weights residency is re-checked
+	ShutdownGrace     time.Duration // how long the active job may finish on shutdown
+	MaxBodyBytes      int64
+	Logger            *slog.Logger
+}
+
+// Server is the HTTP front of one device.
+type Server struct {
+	cfg     Config
+	dev     runtime.Device
+	tok     Tokenizer
+	info    runtime.Info // cached at start: /health makes no device call
+	log     *slog.Logger
+	sched   *scheduler
+	metrics *metrics
+	started time.Time
+
+	healthy      atomic.Bool
+	healthMsg    atomic.Value // string
+	shutdown     chan struct{}
+	shutdownOnce sync.Once
+	closeOnce    sync.Once
+	stopCheck    chan struct{}
+}
+
+// New builds a server; Start launches its worker and residency checks.
+func New(cfg Config, dev runtime.Device, tok Tokenizer) *Server {
+	if cfg.MaxTokensOut <= 0 || cfg.MaxTokensOut > maxTokensCeiling {
+		cfg.MaxTokensOut = maxTokensCeiling
+	}
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = 8
+	}
+	if cfg.InferenceTimeout <= 0 {
+		cfg.InferenceTimeout = 300 * time.Second
+	}
+	if cfg.ResidencyInterval <= 0 {
+		cfg.ResidencyInterval = 60 * time.Second
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = 30 * time.Second
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{
+		cfg: cfg, dev: dev, tok: tok, info: dev.Info(),
+		log:       cfg.Logger.With("worker_id", cfg.WorkerID, "gpu_device", dev.Info().Device),
+		sched:     newScheduler(cfg.QueueSize),
+		started:   time.Now(),
+		shutdown:  make(chan struct{}),
+		stopCheck: make(chan struct{}),
+	}
+	s.metrics = newMetrics(func() int64 { return s.info.VRAMBytesUsed }, s.sched.depth)
+	s.healthy.Store(true)
+	s.healthMsg.Store("")
+	return s
+}
+
+// Start launches the job worker and the periodic residency check.
+func (s *Server) Start() {
+	go s.work()
+	go s.checkResidency()
+	s.log.Info("ready", "model", s.info.Model, "device", s.info.Device, "context_length", s.info.ContextLength)
+}
+
+// ShutdownRequested is closed by POST /shutdown or RequestShutdown.
+func (s *Server) ShutdownRequested() <-chan struct{} { return s.shutdown }
+
+// RequestShutdown asks the owner of the server (orcrun serve) to drain and
+// exit; SIGTERM does the same.
+func (s *Server) RequestShutdown() { s.shutdownOnce.Do(func() { close(s.shutdown) }) }
+
+// Drain refuses new requests, lets queued and running jobs finish within
+// the grace period, cancels what remains, and stops the worker.
+func (s *Server) Drain() {
+	s.sched.drain()
+	done := make(chan struct{})
+	go func() { s.sched.idle.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(s.cfg.ShutdownGrace):
+		s.sched.cancelAll(errShutdown)
+		<-done
+	}
+	s.closeOnce.Do(func() { close(s.sched.queue); close(s.stopCheck) })
+}
+
+func (s *Server) checkResidency() {
+	t := time.NewTicker(s.cfg.ResidencyInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopCheck:
+			return
+		case <-t.C:
+			if err := s.dev.CheckResidency(); err != nil {
+				s.healthy.Store(false)
+				s.healthMsg.Store(err.Error())
+				s.log.Error("error", "what", "residency check failed", "err", err.Error())
+			}
+		}
+	}
+}
+
+func (s *Server) stopIDs(chat bool) []int32 {
+	if chat {
+		return append(s.tok.StopIDs(), s.tok.EndOfTurnIDs()...)
+	}
+	return s.tok.StopIDs()
+}
+
+// Handler routes every endpoint.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /execute", s.handleExecute)
+	mux.HandleFunc("POST /cancel", s.handleCancel)
+	mux.HandleFunc("GET /health", s.handleHealth)
+	mux.HandleFunc("GET /metrics", s.handleMetrics)
+	mux.HandleFunc("POST /shutdown", s.handleShutdown)
+	mux.HandleFunc("GET /ws", s.handleWebsocket)
+	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("POST /v1/completions", s.handleCompletions)
+	mux.HandleFunc("POST /v1/chat/completions", s.handleChatCompletions)
+	return s.withCorrelationID(mux)
+}
+
+type ctxKey int
+
+const correlationKey ctxKey = 0
+
+// withCorrelationID echoes X-Correlation-Id, or makes one, on every response.
+func (s *Server) withCorrelationID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Correlation-Id")
+		if id == "" || len(id) > 128 {
+			id = newID()
+		}
+		w.Header().Set("X-Correlation-Id", id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), correlationKey, id)))
+	})
+}
+
+func correlationID(r *http.Request) string {
+	v, _ := r.Context().Value(correlationKey).(string)
+	return v
+}
+
+func newID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// HTTPServer wraps the handler with timeouts that make slow clients harmless.
+func (s *Server) HTTPServer(addr string) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		// No WriteTimeout: streams last as long as a job; each job has its
+		// own inference timeout and a vanished client cancels its job.
+		MaxHeaderBytes: 64 << 10,
+	}
+}
