@@ -1,0 +1,150 @@
+// Package passes is the compiler's pass pipeline: one ordered table of
+// graph-to-graph passes, like Go's cmd/compile/internal/ssa/compile.go.
+// Each pass is a func(*ir.Graph) error in its own file, named by a verb.
+package passes
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/llama-orch/orc/ir"
+)
+
+// Targets says for which compile targets a pass runs.
+type Targets uint8
+
+const (
+	AllTargets Targets = iota // every target
+	GPUTargets                // CUDA targets ("sm_90", ...) only
+)
+
+// Pass is one row of the pipeline.
+type Pass struct {
+	Name    string
+	Fn      func(*ir.Graph) error
+	Targets Targets
+}
+
+// Pipeline is the order passes run in. Constraints below say which orders
+// matter and why; TestPipelineOrder checks them.
+var Pipeline = []Pass{
+	{"verify", verify, AllTargets},
+	{"eliminateCommon", eliminateCommon, AllTargets},
+	{"fuseQKV", fuseQKV, AllTargets},
+	{"foldRoPE", foldRoPE, AllTargets},
+	{"fuseGateUp", fuseGateUp, AllTargets},
+	{"fuseResidualNorm", fuseResidualNorm, AllTargets},
+	{"eliminateDead", eliminateDead, AllTargets},
+	{"layoutQ4_0", layoutQ4_0, GPUTargets},
+	{"layoutQ5_0", layoutQ5_0, GPUTargets},
+	{"layoutQ8_0", layoutQ8_0, GPUTargets},
+	{"layoutQ4K", layoutQ4K, GPUTargets},
+	{"layoutQ5K", layoutQ5K, GPUTargets},
+	{"layoutQ6K", layoutQ6K, GPUTargets},
+	{"layoutMXFP4", layoutMXFP4, GPUTargets},
+	{"schedule", schedule, AllTargets},
+	{"planMemory", planMemory, AllTargets},
+	{"verifyFinal", verify, AllTargets},
+}
+
+// constraint says pass before must run before pass after.
+type constraint struct{ before, after string }
+
+// layoutPasses are the GPU weight-layout passes, one per weight family.
+var layoutPasses = []string{"layoutQ4_0", "layoutQ5_0", "layoutQ8_0", "layoutQ4K", "layoutQ5K", "layoutQ6K", "layoutMXFP4"}
+
+// constraints are the orderings that matter.
+var constraints = func() []constraint {
+	c := []constraint{
+		// Lowering's graph is checked before anything trusts it.
+		{"verify", "eliminateCommon"},
+		// Merged duplicate weights and views let the fusions see that
+		// three linears read one input.
+		{"eliminateCommon", "fuseQKV"},
+		// foldRoPE rewrites qkv nodes, which fuseQKV makes.
+		{"fuseQKV", "foldRoPE"},
+		// The fusions orphan nodes (the unfused linears' leftovers).
+		{"foldRoPE", "eliminateDead"},
+		{"fuseGateUp", "eliminateDead"},
+		{"fuseResidualNorm", "eliminateDead"},
+		// Offsets follow the final order and the final node set.
+		{"eliminateDead", "schedule"},
+		{"schedule", "planMemory"},
+		{"planMemory", "verifyFinal"},
+	}
+	for _, l := range layoutPasses {
+		// A weight's layout is chosen by the fused kernel that reads it.
+		c = append(c, constraint{"fuseQKV", l}, constraint{"fuseGateUp", l}, constraint{"eliminateDead", l},
+			constraint{l, "schedule"})
+	}
+	return c
+}()
+
+// Options control Run.
+type Options struct {
+	Target    string    // "cpu", or a CUDA arch such as "sm_90"
+	Verify    bool      // run ir.Verify after every pass (tests turn it on)
+	DumpAfter string    // a pass name: print the graph to Dump after it runs
+	Dump      io.Writer // where DumpAfter prints
+}
+
+// IsGPU reports whether target is a CUDA arch.
+func IsGPU(target string) bool { return strings.HasPrefix(target, "sm_") && len(target) > 3 }
+
+// Names lists the passes in pipeline order (for --dump-after validation).
+func Names() []string {
+	names := make([]string, len(Pipeline))
+	for i, p := range Pipeline {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// Run runs the pipeline on g for o.Target.
+func Run(g *ir.Graph, o Options) error {
+	gpu := IsGPU(o.Target)
+	if !gpu && o.Target != "cpu" {
+		return fmt.Errorf("passes: unknown target %q (want cpu or a CUDA arch like sm_90)", o.Target)
+	}
+	if o.DumpAfter != "" {
+		p, ok := find(o.DumpAfter)
+		if !ok {
+			return fmt.Errorf("passes: --dump-after %q is not a pass (passes: %s)", o.DumpAfter, strings.Join(Names(), ", "))
+		}
+		if p.Targets == GPUTargets && !gpu {
+			return fmt.Errorf("passes: pass %s runs only for GPU targets, not %s", p.Name, o.Target)
+		}
+		if o.Dump == nil {
+			return fmt.Errorf("passes: --dump-after %s with nowhere to print", o.DumpAfter)
+		}
+	}
+	for _, p := range Pipeline {
+		if p.Targets == GPUTargets && !gpu {
+			continue
+		}
+		if err := p.Fn(g); err != nil {
+			return fmt.Errorf("pass %s: %w", p.Name, err)
+		}
+		if o.Verify {
+			if err := ir.Verify(g); err != nil {
+				return fmt.Errorf("after pass %s: %w", p.Name, err)
+			}
+		}
+		if p.Name == o.DumpAfter {
+			if _, err := fmt.Fprintf(o.Dump, "# after %s\n%s", p.Name, ir.Print(g)); err != nil {
+				return fmt.Errorf("passes: dumping after %s: %w", p.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func find(name string) (Pass, bool) {
+	for _, p := range Pipeline {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Pass{}, false
+}
