@@ -1,0 +1,120 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/llama-orch/orc/ir"
+)
+
+// kvCache is one sequence's keys and values, float32, per layer
+// [ctx][kv_heads·head_dim].
+type kvCache struct {
+	ctx    int
+	layers []kvLayer
+}
+
+type kvLayer struct{ k, v []float32 }
+
+func newKVCache(shapes []kvShape, ctx int) *kvCache {
+	c := &kvCache{ctx: ctx, layers: make([]kvLayer, len(shapes))}
+	for i, s := range shapes {
+		if s.width > 0 {
+			c.layers[i] = kvLayer{k: make([]float32, ctx*s.width), v: make([]float32, ctx*s.width)}
+		}
+	}
+	return c
+}
+
+// kvBytes is the cache size of a sequence of ctx tokens.
+func kvBytes(shapes []kvShape, ctx int) int64 {
+	total := int64(0)
+	for _, s := range shapes {
+		total += 2 * 4 * int64(ctx) * int64(s.width)
+	}
+	return total
+}
+
+// attention stores this step's k, v rows at their positions in the layer's
+// cache, then computes causal softmax(q·kᵀ·scale)·v per head over the cache
+// up to each query's position (the last window positions when window > 0).
+// Sinks add exp(sink − max) to the denominator. Heads share KV heads in
+// groups of heads/kv_heads (GQA).
+func (pr *program) attention(n *ir.Node) (func(*stepState) error, error) {
+	layer := int(n.Int("layer"))
+	heads, kvHeads, hd := int(n.Int("heads")), int(n.Int("kv_heads")), int(n.Int("head_dim"))
+	width := kvHeads * hd
+	for len(pr.kv) <= layer {
+		pr.kv = append(pr.kv, kvShape{})
+	}
+	if pr.kv[layer].width != 0 {
+		return nil, fmt.Errorf("a second attention node for layer %d", layer)
+	}
+	pr.kv[layer] = kvShape{width: width}
+	var sinks []float32
+	if len(n.Inputs) == 4 {
+		var err error
+		if sinks, err = pr.dense(n.Inputs[3]); err != nil {
+			return nil, err
+		}
+	}
+	q, k, v, out := pr.bufs[n.Inputs[0]], pr.bufs[n.Inputs[1]], pr.bufs[n.Inputs[2]], pr.bufs[n]
+	scale, window, group := n.Float("scale"), int(n.Int("window")), heads/kvHeads
+	return func(st *stepState) error {
+		cache := st.kv.layers[layer]
+		for t, p := range st.positions[:st.t] {
+			if int(p) >= st.kv.ctx || p < 0 {
+				return fmt.Errorf("position %d is outside the cache of %d", p, st.kv.ctx)
+			}
+			copy(cache.k[int(p)*width:], k[t*width:(t+1)*width])
+			copy(cache.v[int(p)*width:], v[t*width:(t+1)*width])
+		}
+		parallelFor(pr.threads, st.t*heads, int(st.positions[st.t-1]+1)*hd*2, func(lo, hi int) {
+			scores := make([]float64, 0, st.kv.ctx)
+			acc := make([]float64, hd)
+			for job := lo; job < hi; job++ {
+				t, h := job/heads, job%heads
+				p := int(st.positions[t])
+				first := 0
+				if window > 0 {
+					first = max(0, p-window+1)
+				}
+				qh := q[t*heads*hd+h*hd : t*heads*hd+(h+1)*hd]
+				off := (h / group) * hd
+				scores = scores[:0]
+				top := math.Inf(-1)
+				if sinks != nil {
+					top = float64(sinks[h])
+				}
+				for j := first; j <= p; j++ {
+					kj := cache.k[j*width+off : j*width+off+hd]
+					s := 0.0
+					for d := range hd {
+						s += float64(qh[d]) * float64(kj[d])
+					}
+					s *= scale
+					scores = append(scores, s)
+					top = max(top, s)
+				}
+				denom := 0.0
+				if sinks != nil {
+					denom = math.Exp(float64(sinks[h]) - top)
+				}
+				clear(acc)
+				for i, s := range scores {
+					e := math.Exp(s - top)
+					denom += e
+					vj := cache.v[(first+i)*width+off:]
+					for d := range hd {
+						acc[d] += e * float64(vj[d])
+					}
+				}
+				o := out[t*heads*hd+h*hd:]
+				for d := range hd {
+					o[d] = float32(acc[d] / denom)
+				}
+			}
+		})
+		return nil
+	}, nil
+}

@@ -1,0 +1,160 @@
+// Package cpu is orc's reference device: it interprets a plan's IR in Go
+// float32, decoding quantized weights on the fly from the plan's mapped
+// blob, with a float32 KV cache per sequence. It is the independent truth
+// the CUDA device is compared with, and a fallback without a GPU.
+package cpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	goruntime "runtime"
+	"sync"
+	"syscall"
+
+	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/plans"
+	"github.com/llama-orch/orc/runtime"
+)
+
+// Options tune Open.
+type Options struct {
+	Threads int // goroutines per matmul; 0 = GOMAXPROCS
+	Context int // the longest sequence allowed; 0 = the model's context length
+}
+
+// Device is a plan loaded for the CPU. Steps of all its sequences run one
+// at a time (they share the activation arena and every core).
+type Device struct {
+	plan *plans.Plan
+	prog *program
+	info runtime.Info
+	mu   sync.Mutex
+}
+
+var _ runtime.Device = (*Device)(nil)
+
+// Open binds the plan's graph to its weights. The device owns p from then
+// on: Close closes it.
+func Open(p *plans.Plan, o Options) (*Device, error) {
+	if p == nil || p.Weights == nil && len(p.Manifest.Tensors) > 0 {
+		return nil, errors.New("cpu: the plan is not open")
+	}
+	m := &p.Manifest
+	if m.Target != "cpu" {
+		return nil, fmt.Errorf("cpu: the plan targets %q; compile one with --device cpu", m.Target)
+	}
+	g, err := ir.Parse(m.Graph)
+	if err != nil {
+		return nil, fmt.Errorf("cpu: the plan's graph: %w", err)
+	}
+	threads := o.Threads
+	if threads <= 0 {
+		threads = goruntime.GOMAXPROCS(0)
+	}
+	prog, err := newProgram(p, g, threads)
+	if err != nil {
+		return nil, err
+	}
+	ctx := m.Model.ContextLength
+	if o.Context > 0 {
+		if ctx > 0 && o.Context > ctx {
+			return nil, fmt.Errorf("cpu: context %d exceeds the model's %d", o.Context, ctx)
+		}
+		ctx = o.Context
+	}
+	if ctx <= 0 {
+		return nil, fmt.Errorf("cpu: the plan gives no context length; pass one")
+	}
+	return &Device{plan: p, prog: prog, info: runtime.Info{
+		Model:         m.Model.Name,
+		Arch:          m.Model.Arch,
+		QuantKind:     m.Model.FileType,
+		Device:        "cpu",
+		DeviceName:    fmt.Sprintf("Go float32 reference, %d threads", threads),
+		Vocab:         prog.vocab,
+		ContextLength: ctx,
+		MaxTokens:     prog.maxTokens,
+		Resident:      true,
+	}}, nil
+}
+
+// Info describes the plan and the device.
+func (d *Device) Info() runtime.Info { return d.info }
+
+// NewSequence allocates a float32 KV cache for ctxLen tokens.
+func (d *Device) NewSequence(ctxLen int) (runtime.Sequence, error) {
+	if ctxLen < 1 || ctxLen > d.info.ContextLength {
+		return nil, fmt.Errorf("cpu: sequence context %d is outside [1, %d]", ctxLen, d.info.ContextLength)
+	}
+	need := kvBytes(d.prog.kv, ctxLen)
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) == nil {
+		if free := int64(si.Freeram+si.Bufferram) * int64(si.Unit); need > free {
+			return nil, fmt.Errorf("cpu: a KV cache of %d tokens needs %d bytes, %d are free: %w", ctxLen, need, free, runtime.ErrOutOfMemory)
+		}
+	}
+	return &Sequence{dev: d, kv: newKVCache(d.prog.kv, ctxLen)}, nil
+}
+
+// CheckResidency reports whether the weights are still mapped.
+func (d *Device) CheckResidency() error {
+	if d.plan.Weights == nil && len(d.plan.Manifest.Tensors) > 0 {
+		return errors.New("cpu: the device is closed")
+	}
+	return nil
+}
+
+// Close unmaps the plan.
+func (d *Device) Close() error { return d.plan.Close() }
+
+// Sequence is one token stream with its float32 KV cache.
+type Sequence struct {
+	dev    *Device
+	kv     *kvCache
+	pos    int
+	logits []float32
+}
+
+// Forward runs one step over tokens (1 .. max_tokens of them) at the next
+// positions and returns the last token's logits.
+func (s *Sequence) Forward(ctx context.Context, tokens []int32) ([]float32, error) {
+	pr := s.dev.prog
+	switch {
+	case s.kv == nil:
+		return nil, errors.New("cpu: the sequence is closed")
+	case len(tokens) == 0:
+		return nil, errors.New("cpu: Forward needs at least one token")
+	case len(tokens) > pr.maxTokens:
+		return nil, fmt.Errorf("cpu: %d tokens in one step; the plan's max_tokens is %d", len(tokens), pr.maxTokens)
+	case s.pos+len(tokens) > s.kv.ctx:
+		return nil, fmt.Errorf("cpu: %d tokens at position %d pass the context of %d: %w", len(tokens), s.pos, s.kv.ctx, runtime.ErrContextFull)
+	}
+	for _, id := range tokens {
+		if id < 0 || int(id) >= pr.vocab {
+			return nil, fmt.Errorf("cpu: token id %d is outside the vocabulary of %d", id, pr.vocab)
+		}
+	}
+	positions := make([]int32, len(tokens))
+	for i := range positions {
+		positions[i] = int32(s.pos + i)
+	}
+	s.dev.mu.Lock()
+	defer s.dev.mu.Unlock()
+	if err := s.dev.CheckResidency(); err != nil {
+		return nil, err
+	}
+	logits, err := pr.run(ctx, &stepState{t: len(tokens), tokens: tokens, positions: positions, kv: s.kv})
+	if err != nil {
+		return nil, err
+	}
+	s.logits = append(s.logits[:0], logits...)
+	s.pos += len(tokens)
+	return s.logits, nil
+}
+
+// Pos is the number of tokens in the cache.
+func (s *Sequence) Pos() int { return s.pos }
+
+// Close frees the cache.
+func (s *Sequence) Close() error { s.kv = nil; return nil }
