@@ -1,0 +1,40 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/llama-orch/orc/compiler"
+	"github.com/llama-orch/orc/internal/cli"
+)
+
+type compileCmd struct {
+	Model     string `arg:"" type:"existingfile" help:"GGUF model file."`
+	Out       string `short:"o" required:"" help:"Plan directory to write."`
+	Device    string `enum:"cpu,cuda" default:"cuda" help:"Target device: cpu (reference device) or cuda."`
+	Arch      string `default:"sm_90" help:"CUDA architecture to compile for (with --device cuda)."`
+	MaxTokens int    `default:"512" help:"Largest number of tokens in one step (the prefill chunk)."`
+	Tokenizer string `type:"existingfile" help:"tokenizer.json to store instead of the GGUF's vocabulary."`
+	DumpAfter string `help:"Print the IR after this pass to stderr."`
+	EmitOnly  bool   `help:"CUDA: write the kernel sources without running nvcc."`
+}
+
+func (c *compileCmd) Run() error {
+	target := c.Arch
+	if c.Device == "cpu" {
+		target = "cpu"
+	}
+	err := compiler.Compile(compiler.Options{
+		Model: c.Model, Out: c.Out, Target: target, MaxTokens: c.MaxTokens, Tokenizer: c.Tokenizer,
+		DumpAfter: c.DumpAfter, Dump: os.Stderr, EmitOnly: c.EmitOnly,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("wrote plan %s (target %s)\n", c.Out, target)
+	return nil
+}
+
+func init() {
+	commands.Add(cli.Command{Name: "compile", Help: "Compile a GGUF model into a plan.", Cmd: &compileCmd{}})
+}

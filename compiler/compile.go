@@ -1,0 +1,176 @@
+package compiler
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/llama-orch/orc/compiler/arch"
+	"github.com/llama-orch/orc/gguf"
+	"github.com/llama-orch/orc/internal/version"
+	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
+	"github.com/llama-orch/orc/plans"
+	"github.com/llama-orch/orc/tokenizer"
+)
+
+// Options are one compilation's inputs.
+type Options struct {
+	Model     string // GGUF file
+	Out       string // plan directory
+	Target    string // "cpu" or a CUDA arch like "sm_90"
+	MaxTokens int    // largest T of one step (prefill chunk)
+	Tokenizer string // optional tokenizer.json stored instead of the GGUF's vocabulary
+	DumpAfter string // print the IR after this pass to Dump
+	Dump      io.Writer
+	EmitOnly  bool // CUDA targets: write the CUDA source without running nvcc
+	Verify    bool // verify the IR after every pass
+}
+
+// Compile turns a GGUF model into a plan: read → arch.Load → Lower →
+// passes → (CUDA: codegen) → plans.Write.
+func Compile(o Options) error {
+	if o.Out == "" {
+		return fmt.Errorf("compiler: no output directory")
+	}
+	f, err := gguf.Open(o.Model)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	m, err := arch.Load(f)
+	if err != nil {
+		return err
+	}
+	g, err := Lower(m, o.MaxTokens)
+	if err != nil {
+		return err
+	}
+	if err := passes.Run(g, passes.Options{Target: o.Target, Verify: o.Verify, DumpAfter: o.DumpAfter, Dump: o.Dump}); err != nil {
+		return fmt.Errorf("compiler: %w", err)
+	}
+	tok, err := tokenizerSpec(f, o.Tokenizer)
+	if err != nil {
+		return err
+	}
+	man, err := manifest(m, g, o)
+	if err != nil {
+		return err
+	}
+	man.Tokenizer = tok
+	extra := map[string][]byte{}
+	if passes.IsGPU(o.Target) {
+		if extra, err = emitCUDA(g, man, o); err != nil {
+			return err
+		}
+	}
+	return plans.Write(o.Out, man, func(i int, t *plans.Tensor, w io.Writer) error {
+		info, ok := f.Tensor(t.Name)
+		if !ok {
+			return fmt.Errorf("not in %s", o.Model)
+		}
+		_, err := w.Write(f.Data(info))
+		return err
+	}, extra)
+}
+
+// tokenizerSpec is the plan's tokenizer: tokenizer.json when given, else the
+// GGUF's own vocabulary.
+func tokenizerSpec(f *gguf.File, jsonPath string) ([]byte, error) {
+	var spec *tokenizer.Spec
+	if jsonPath != "" {
+		data, err := os.ReadFile(jsonPath)
+		if err != nil {
+			return nil, fmt.Errorf("compiler: tokenizer: %w", err)
+		}
+		if spec, err = tokenizer.SpecFromHFJSON(data); err != nil {
+			return nil, fmt.Errorf("compiler: %s: %w", jsonPath, err)
+		}
+	} else {
+		var err error
+		if spec, err = tokenizer.SpecFromGGUF(f); err != nil {
+			return nil, fmt.Errorf("compiler: %s: %w", f.Path, err)
+		}
+	}
+	return spec.Marshal()
+}
+
+// manifest describes the plan of g: model facts, the IR text, the weight
+// table in upload order, and the memory plan.
+func manifest(m *arch.Model, g *ir.Graph, o Options) (*plans.Manifest, error) {
+	h := &m.H
+	name, _ := m.File.String("general.name")
+	man := &plans.Manifest{
+		CompilerVersion: version.Compiler,
+		Target:          o.Target,
+		Model: plans.Model{
+			Name: name, Arch: h.Arch, Params: params(m.File),
+			NLayer: h.NLayer, NEmbd: h.NEmbd, NHead: h.NHead, NHeadKV: h.NHeadKV, HeadDim: h.HeadDim,
+			Vocab: h.NVocab, ContextLength: h.NCtx, Windows: windows(h),
+		},
+		Graph: ir.Print(g),
+		Memory: plans.Memory{
+			MaxTokens:       o.MaxTokens,
+			KVBytesPerToken: h.KVBytesPerToken(),
+		},
+	}
+	if h.FileType != arch.FileTypeUnknown {
+		man.Model.FileType = gguf.FileTypeName(h.FileType)
+	}
+	if v, ok := g.Attrs["arena_bytes"].(int64); ok {
+		man.Memory.ArenaBytes = v
+	}
+	var err error
+	if man.Tensors, err = weightTable(g, m.File); err != nil {
+		return nil, err
+	}
+	return man, nil
+}
+
+// weightTable lists the graph's weights in the order nodes first read them,
+// which is the order the runtime uploads them.
+func weightTable(g *ir.Graph, f *gguf.File) ([]plans.Tensor, error) {
+	var table []plans.Tensor
+	seen := map[*ir.Node]bool{}
+	for _, n := range g.Nodes {
+		for _, w := range n.Inputs {
+			if w.Op != ir.OpWeight || seen[w] {
+				continue
+			}
+			seen[w] = true
+			name := w.Str("name")
+			info, ok := f.Tensor(name)
+			if !ok {
+				return nil, fmt.Errorf("compiler: graph reads weight %s, which %s lacks", name, f.Path)
+			}
+			table = append(table, plans.Tensor{
+				Name: name, DType: w.DType.String(), Shape: append([]int64(nil), w.Shape...),
+				Layout: w.Str("layout"), Bytes: int64(info.Bytes()),
+			})
+		}
+	}
+	return table, nil
+}
+
+// params counts the elements of every tensor in the file.
+func params(f *gguf.File) int64 {
+	var n int64
+	for i := range f.Tensors {
+		n += int64(f.Tensors[i].Elements())
+	}
+	return n
+}
+
+// windows lists each layer's sliding window, or nil when no layer slides.
+func windows(h *arch.Hparams) []int {
+	var w []int
+	for i := 0; i < h.NLayer; i++ {
+		if h.IsSWA(i) {
+			if w == nil {
+				w = make([]int, h.NLayer)
+			}
+			w[i] = h.SlidingWindow
+		}
+	}
+	return w
+}
