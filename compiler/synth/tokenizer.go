@@ -1,0 +1,64 @@
+package synth
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/llama-orch/orc/gguf"
+	"github.com/llama-orch/orc/tokenizer"
+)
+
+// writeTokenizer stores the preset's real tokenizer under tokenizer.ggml.*,
+// its token list padded to the model's vocabulary as the real conversion
+// pads it ("[PAD<id>]", type unused), so that the vocabulary size in the
+// hyperparameters equals the tokenizer's.
+func writeTokenizer(w *gguf.Writer, p *Preset) error {
+	kind, name, _ := strings.Cut(p.Tokenizer, ":")
+	switch kind {
+	case "hf":
+		data, err := asset(name + "-tokenizer.json")
+		if err != nil {
+			return err
+		}
+		spec, err := tokenizer.SpecFromHFJSON(data)
+		if err != nil {
+			return fmt.Errorf("synth: tokenizer %s: %w", name, err)
+		}
+		if err := padVocab(spec, p.H.NVocab); err != nil {
+			return fmt.Errorf("synth: preset %s: %w", p.Name, err)
+		}
+		spec.WriteGGUF(w)
+		return nil
+	case "gguf":
+		data, err := asset("vocab-" + name + ".gguf")
+		if err != nil {
+			return err
+		}
+		f, err := gguf.Parse(data)
+		if err != nil {
+			return fmt.Errorf("synth: vocab %s: %w", name, err)
+		}
+		toks, _ := f.Strings("tokenizer.ggml.tokens")
+		if len(toks) != p.H.NVocab {
+			return fmt.Errorf("synth: preset %s: vocab %s has %d tokens, the model %d", p.Name, name, len(toks), p.H.NVocab)
+		}
+		for _, kv := range f.KVs {
+			if strings.HasPrefix(kv.Key, "tokenizer.") {
+				w.Set(kv.Key, kv.Value)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("synth: preset %s: bad tokenizer reference %q", p.Name, p.Tokenizer)
+}
+
+func padVocab(s *tokenizer.Spec, n int) error {
+	if len(s.Tokens) > n {
+		return fmt.Errorf("tokenizer has %d tokens, more than the vocabulary of %d", len(s.Tokens), n)
+	}
+	for i := len(s.Tokens); i < n; i++ {
+		s.Tokens = append(s.Tokens, fmt.Sprintf("[PAD%d]", i))
+		s.TokenTypes = append(s.TokenTypes, tokenizer.TypeUnused)
+	}
+	return nil
+}
