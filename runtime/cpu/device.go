@@ -20,7 +20,7 @@ import (
 // Options tune Open.
 type Options struct {
 	Threads int // goroutines per matmul; 0 = GOMAXPROCS
-	Context int // the longest sequence allowed; 0 = the model's context length
+	Ctx     int // the context a Sequence may reach; 0 = the model's context length
 }
 
 // Device is a plan loaded for the CPU. Steps of all its sequences run one
@@ -57,11 +57,11 @@ func Open(p *plans.Plan, o Options) (*Device, error) {
 		return nil, err
 	}
 	ctx := m.Model.ContextLength
-	if o.Context > 0 {
-		if ctx > 0 && o.Context > ctx {
-			return nil, fmt.Errorf("cpu: context %d exceeds the model's %d", o.Context, ctx)
+	if o.Ctx > 0 {
+		if ctx > 0 && o.Ctx > ctx {
+			return nil, fmt.Errorf("cpu: context %d exceeds the model's %d", o.Ctx, ctx)
 		}
-		ctx = o.Context
+		ctx = o.Ctx
 	}
 	if ctx <= 0 {
 		return nil, fmt.Errorf("cpu: the plan gives no context length; pass one")
