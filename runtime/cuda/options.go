@@ -1,0 +1,44 @@
+// Package cuda is the CUDA device: it loads a plan into one VRAM arena
+// (weights, activations, step state), hands out Sequences with their own KV
+// caches, runs the plan's prefill schedule as plain launches and replays the
+// decode schedule as a CUDA graph captured once per sequence. The driver is
+// reached through runtime/csrc (libcuda via dlopen).
+package cuda
+
+import "github.com/llama-orch/orc/plans"
+
+// Options tune Open.
+type Options struct {
+	// Ctx is the context a Sequence may reach; 0 means the model's.
+	Ctx int
+	// ChunkBytes is the size of each of the two pinned upload buffers;
+	// 0 means DefaultChunkBytes.
+	ChunkBytes int
+	// Progress, when set, receives upload progress at 0, 25, 50, 75, 100 %.
+	Progress func(pct int)
+}
+
+// DefaultChunkBytes is the upload chunk size the spec names.
+const DefaultChunkBytes = 1 << 20
+
+// align rounds n up to the plan's alignment.
+func align(n int64) int64 {
+	return (n + plans.Alignment - 1) / plans.Alignment * plans.Alignment
+}
+
+// kvBytes is one sequence's KV cache: [n_layer][2][ctx][n_head_kv*head_dim] fp16.
+func kvBytes(m *plans.Model, ctx int) int64 {
+	return int64(m.NLayer) * 2 * int64(ctx) * int64(m.NHeadKV) * int64(m.HeadDim) * 2
+}
+
+// progressMarks reports each 25 % mark that done of total bytes has reached,
+// above last and at most upTo; it returns the last mark reported.
+func progressMarks(done, total int64, last, upTo int, report func(int)) int {
+	for last+25 <= upTo && (total == 0 || done*100 >= int64(last+25)*total) {
+		last += 25
+		if report != nil {
+			report(last)
+		}
+	}
+	return last
+}

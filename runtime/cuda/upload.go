@@ -1,0 +1,55 @@
+package cuda
+
+import "errors"
+
+// upload copies src to dst through two pinned buffers of chunk bytes: while
+// the copy engine drains one, the host fills the other from the memory map.
+// An event per buffer says when it may be refilled. Progress marks 0..75 %
+// are reported as chunks are queued, 100 % once the stream has finished.
+func (g *gpu) upload(dst devptr, src []byte, chunk int, progress func(int)) (err error) {
+	var bufs [2][]byte
+	var done [2]event
+	defer func() {
+		for i := range bufs {
+			if bufs[i] != nil {
+				err = errors.Join(err, g.hostFree(bufs[i]))
+			}
+			if done[i] != 0 {
+				err = errors.Join(err, g.eventDestroy(done[i]))
+			}
+		}
+	}()
+	n := min(chunk, max(len(src), 1))
+	for i := range bufs {
+		if bufs[i], err = g.hostAlloc(n); err != nil {
+			return err
+		}
+		if done[i], err = g.eventCreate(); err != nil {
+			return err
+		}
+	}
+	total := int64(len(src))
+	last := progressMarks(0, total, -25, 0, progress)
+	for off, k := 0, 0; off < len(src); k++ {
+		i := k % 2
+		if k >= 2 {
+			if err := g.eventWait(done[i]); err != nil {
+				return err
+			}
+		}
+		c := copy(bufs[i], src[off:])
+		if err := g.copyHtoD(dst+devptr(off), bufs[i][:c]); err != nil {
+			return err
+		}
+		if err := g.eventRecord(done[i]); err != nil {
+			return err
+		}
+		off += c
+		last = progressMarks(int64(off), total, last, 75, progress)
+	}
+	if err := g.sync(); err != nil {
+		return err
+	}
+	progressMarks(total, total, last, 100, progress)
+	return nil
+}
