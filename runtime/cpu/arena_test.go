@@ -95,8 +95,11 @@ func TestArenaOverlapRefused(t *testing.T) {
 	p := storiesPlan(t)
 	g := parsed(t, p)
 	for _, n := range g.Nodes {
+		if n.Op != ir.OpLinear {
+			continue
+		}
 		at, ok := n.Inputs[0].Attrs["offset"].(int64)
-		if n.Op != ir.OpLinear || !ok {
+		if !ok {
 			continue
 		}
 		n.Attrs["offset"] = at
