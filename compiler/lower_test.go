@@ -1,11 +1,14 @@
 package compiler
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/llama-orch/orc/compiler/arch"
+	"github.com/llama-orch/orc/compiler/synth"
 	"github.com/llama-orch/orc/gguf"
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 )
 
 const stories = "../../shared/testdata/models/stories260k-f32.gguf"
@@ -24,6 +27,128 @@ func loadModel(t *testing.T, path string) *arch.Model {
 	return m
 }
 
+// synthModel writes a preset's synthetic GGUF (seed 1) to a temporary file.
+func synthModel(t *testing.T, preset string, q synth.Quant) string {
+	t.Helper()
+	p, err := synth.Lookup(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q == "" {
+		q = p.DefaultQuant
+	}
+	m, err := synth.Plan(p, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), preset+".gguf")
+	if err := m.WriteFile(path, 1); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// census counts a graph's ops and collects facts the tests check.
+type census struct {
+	ops       map[ir.Op]int
+	ropeModes map[string]bool
+	windows   []int64 // per attention node, in layer order
+	sinks     int     // attention nodes with a sinks input
+	yarn      int     // rope nodes with YaRN attrs
+	head      string  // the LM head's weight
+}
+
+func count(g *ir.Graph) census {
+	c := census{ops: map[ir.Op]int{}, ropeModes: map[string]bool{}}
+	for _, n := range g.Nodes {
+		c.ops[n.Op]++
+		switch n.Op {
+		case ir.OpRoPE:
+			c.ropeModes[n.Str("mode")] = true
+			if _, ok := n.Attrs["yarn_factor"]; ok {
+				c.yarn++
+			}
+		case ir.OpAttention:
+			c.windows = append(c.windows, n.Int("window"))
+			if len(n.Inputs) == 4 {
+				c.sinks++
+			}
+		}
+	}
+	out := g.Outputs[0]
+	if out.Op == ir.OpLinear {
+		c.head = out.Inputs[1].Str("name")
+	}
+	return c
+}
+
+func TestLowerPresets(t *testing.T) {
+	cases := []struct {
+		preset string
+		check  func(t *testing.T, c census)
+	}{
+		{"llama-tiny", func(t *testing.T, c census) {
+			want(t, "normal rope", c.ropeModes["normal"] && len(c.ropeModes) == 1)
+			want(t, "4 rope nodes", c.ops[ir.OpRoPE] == 4)
+			want(t, "2 swiglu", c.ops[ir.OpSwiGLU] == 2)
+			want(t, "own LM head", c.head == "output.weight")
+		}},
+		{"qwen2.5-0.5b-tiny", func(t *testing.T, c census) {
+			want(t, "neox rope", c.ropeModes["neox"] && len(c.ropeModes) == 1)
+			want(t, "LM head tied to token_embd", c.head == "token_embd.weight")
+			want(t, "q/k/v biases: 6 biased linears", c.ops[ir.OpWeight] == 1+2*12+1)
+		}},
+		{"phi-3-mini-4k-tiny", func(t *testing.T, c census) {
+			want(t, "fused qkv split per layer", c.ops[ir.OpSplit] == 2 && c.ops[ir.OpView] == 6)
+			want(t, "neox rope", c.ropeModes["neox"])
+			want(t, "window 2047 on every layer", len(c.windows) == 2 && c.windows[0] == 2047 && c.windows[1] == 2047)
+		}},
+		{"gpt2-small-tiny", func(t *testing.T, c census) {
+			want(t, "no rope", c.ops[ir.OpRoPE] == 0)
+			want(t, "learned positions: two embeds", c.ops[ir.OpEmbed] == 2)
+			want(t, "layernorm 2 per layer + final", c.ops[ir.OpLayerNorm] == 5 && c.ops[ir.OpRMSNorm] == 0)
+			want(t, "gelu per layer", c.ops[ir.OpGELU] == 2)
+			want(t, "fused qkv split", c.ops[ir.OpSplit] == 2)
+		}},
+		{"gpt-oss-20b-tiny", func(t *testing.T, c census) {
+			want(t, "moe per layer, no dense FFN", c.ops[ir.OpMoE] == 2 && c.ops[ir.OpSwiGLU] == 0)
+			want(t, "sinks on every attention", c.sinks == 2)
+			want(t, "sliding window on even layers only", len(c.windows) == 2 && c.windows[0] == 128 && c.windows[1] == 0)
+			want(t, "YaRN on every rope", c.yarn == 4)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.preset, func(t *testing.T) {
+			m := loadModel(t, synthModel(t, tc.preset, ""))
+			g, err := Lower(m, 32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ir.Verify(g); err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, count(g))
+			// The whole pipeline accepts the graph for both kinds of target.
+			for _, target := range []string{"cpu", "sm_90"} {
+				g, err := Lower(m, 32)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := passes.Run(g, passes.Options{Target: target, Verify: true}); err != nil {
+					t.Fatalf("%s: %v", target, err)
+				}
+			}
+		})
+	}
+}
+
+func want(t *testing.T, what string, ok bool) {
+	t.Helper()
+	if !ok {
+		t.Errorf("want %s", what)
+	}
+}
+
 func TestLowerStories(t *testing.T) {
 	g, err := Lower(loadModel(t, stories), 64)
 	if err != nil {
@@ -32,7 +157,22 @@ func TestLowerStories(t *testing.T) {
 	if err := ir.Verify(g); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(g.Nodes); got < 5*25 {
-		t.Fatalf("%d nodes for 5 layers", got)
+	c := count(g)
+	want(t, "5 attention layers", c.ops[ir.OpAttention] == 5)
+	want(t, "normal rope", c.ropeModes["normal"] && len(c.ropeModes) == 1)
+}
+
+func TestLowerErrors(t *testing.T) {
+	m := loadModel(t, stories)
+	if _, err := Lower(m, 0); err == nil {
+		t.Error("max tokens 0 accepted")
+	}
+	if _, err := Lower(nil, 8); err == nil {
+		t.Error("nil model accepted")
+	}
+	bad := *m
+	bad.Weights = struct{}{}
+	if _, err := Lower(&bad, 8); err == nil {
+		t.Error("unknown weight struct accepted")
 	}
 }
