@@ -1,0 +1,138 @@
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/llama-orch/orc/gguf"
+	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
+	"github.com/llama-orch/orc/plans"
+)
+
+// value is the launch argument pointing at a node's value: a weight, an
+// input in the state block, or an arena buffer.
+func (e *emitter) value(n *ir.Node) (plans.Arg, error) {
+	switch n.Op {
+	case ir.OpWeight:
+		t, err := e.tensor(n)
+		if err != nil {
+			return plans.Arg{}, err
+		}
+		return plans.Arg{Kind: plans.ArgWeight, Offset: t.Offset}, nil
+	case ir.OpInput:
+		switch n.Str("name") {
+		case "tokens":
+			return plans.Arg{Kind: plans.ArgState, Offset: e.state.Tokens}, nil
+		case "positions":
+			return plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions}, nil
+		}
+		return plans.Arg{}, fmt.Errorf("input %q is neither tokens nor positions", n.Str("name"))
+	}
+	off, ok := n.Attrs["offset"].(int64)
+	if !ok {
+		return plans.Arg{}, fmt.Errorf("node %d (%s) has no arena offset: run the planMemory pass first", n.ID, n.Op)
+	}
+	return plans.Arg{Kind: plans.ArgArena, Offset: off}, nil
+}
+
+// activation checks that n is an f32 activation [T, cols] (or [1, cols]) and
+// returns cols.
+func activation(n *ir.Node) (int64, error) {
+	if n.DType != ir.F32 || len(n.Shape) != 2 || n.Shape[1] < 1 {
+		return 0, fmt.Errorf("input node %d (%s) is %s %v, want f32 [T, cols]", n.ID, n.Op, n.DType, n.Shape)
+	}
+	return n.Shape[1], nil
+}
+
+// tensor finds a weight node's entry in the plan's tensor table.
+func (e *emitter) tensor(n *ir.Node) (*plans.Tensor, error) {
+	if n.Op != ir.OpWeight {
+		return nil, fmt.Errorf("input node %d is %s, want a weight", n.ID, n.Op)
+	}
+	t, ok := e.tensors[n.Str("name")]
+	if !ok {
+		return nil, fmt.Errorf("weight %q is not in the plan's tensor table", n.Str("name"))
+	}
+	if t.DType != n.DType.String() {
+		return nil, fmt.Errorf("weight %q is %s in the graph but %s in the tensor table", t.Name, n.DType, t.DType)
+	}
+	if t.Offset%plans.Alignment != 0 {
+		return nil, fmt.Errorf("weight %q at offset %d is not %d-byte aligned", t.Name, t.Offset, plans.Alignment)
+	}
+	return t, nil
+}
+
+// splitLayouts are the dtypes whose GPU layout differs from GGUF order (see
+// relayout.go); for the others gpu_<dtype> is GGUF order.
+var splitLayouts = map[ir.DType]bool{ir.Q4_0: true, ir.Q5_0: true, ir.Q8_0: true, ir.MXFP4: true, ir.Q6_K: true}
+
+// accessor is the weight accessor type (weights.cu.tmpl) for a weight node:
+// W_<dtype><NBLK>, or W_<dtype>_split<NBLK> for a split GPU layout.
+func (e *emitter) accessor(n *ir.Node) (string, error) {
+	t, err := e.tensor(n)
+	if err != nil {
+		return "", err
+	}
+	gt, ok := gguf.TypeByName(t.DType)
+	if !ok || n.DType == ir.I32 {
+		return "", fmt.Errorf("weight %q has dtype %s, which no kernel reads", t.Name, t.DType)
+	}
+	elems := n.Shape.Elems(1)
+	if elems%int64(gt.BlockSize()) != 0 || gt.RowBytes(elems) != t.Bytes {
+		return "", fmt.Errorf("weight %q: %d elements of %s do not make %d bytes", t.Name, elems, t.DType, t.Bytes)
+	}
+	name := "W_" + t.DType
+	switch {
+	case t.Layout == "":
+	case t.Layout == passes.LayoutName(n.DType):
+		if splitLayouts[n.DType] {
+			name += "_split"
+		}
+	default:
+		return "", fmt.Errorf("weight %q has layout %q; the CUDA kernels read \"\" or %q", t.Name, t.Layout, passes.LayoutName(n.DType))
+	}
+	return fmt.Sprintf("%s<%d>", name, elems/int64(gt.BlockSize())), nil
+}
+
+// vectorAccessor is the accessor of a weight read one element at a time
+// (norm weights, biases, sinks): plain float types only.
+func (e *emitter) vectorAccessor(n *ir.Node, want int64) (string, error) {
+	if n.DType != ir.F32 && n.DType != ir.F16 && n.DType != ir.BF16 {
+		return "", fmt.Errorf("weight %q is %s; vectors (norms, biases, sinks) must be f32, f16 or bf16", n.Str("name"), n.DType)
+	}
+	if n.Shape.Elems(1) != want {
+		return "", fmt.Errorf("weight %q has %d elements, want %d", n.Str("name"), n.Shape.Elems(1), want)
+	}
+	return e.accessor(n)
+}
+
+// grid is a launch's grid: GridA·T + GridB, ceil-divided by GridDiv.
+type grid struct{ a, b, div [3]int64 }
+
+// gridFixedT is (x, T, 1): a fixed number of blocks per token.
+func gridFixedT(x int64) grid { return grid{a: [3]int64{0, 1, 0}, b: [3]int64{x, 0, 1}} }
+
+// gridPerToken is (T, 1, 1): one block per token.
+func gridPerToken() grid { return grid{a: [3]int64{1, 0, 0}, b: [3]int64{0, 1, 1}} }
+
+// gridElems is one thread per element of [T, cols] in blocks of threads.
+func gridElems(cols int64, threads int) grid {
+	return grid{a: [3]int64{cols, 0, 0}, b: [3]int64{0, 1, 1}, div: [3]int64{int64(threads), 0, 0}}
+}
+
+// gridFixed is (x, 1, 1) whatever T.
+func gridFixed(x int64) grid { return grid{b: [3]int64{x, 1, 1}} }
+
+// launch registers k and returns its launch record.
+func (e *emitter) launch(k *instance, g grid, args ...plans.Arg) plans.Launch {
+	return plans.Launch{
+		Kernel:  e.kernels.add(k),
+		GridA:   g.a,
+		GridB:   g.b,
+		GridDiv: g.div,
+		Block:   [3]int{k.Threads, 1, 1},
+		Args:    args,
+	}
+}
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }

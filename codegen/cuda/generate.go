@@ -1,0 +1,135 @@
+// Package cuda generates one CUDA source per plan from kernel templates (one
+// template family per kind of kernel, under templates/), with every model
+// constant baked in as a template argument, plus the launch schedules the
+// runtime replays, the weight re-layouts the kernels expect, and the nvcc
+// driver that turns the source into a fatbin.
+package cuda
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/plans"
+)
+
+// DefaultArch is the CUDA target when Options.Arch is empty (H100/H200).
+const DefaultArch = "sm_90"
+
+// Options select the target.
+type Options struct {
+	Arch string // "sm_80", "sm_90"; "" = DefaultArch
+}
+
+// Output is one plan's GPU part.
+type Output struct {
+	Source     string         // the .cu file (plans.SourceFile)
+	Kernels    *plans.Kernels // schedules, state layout, logits offset
+	ArenaBytes int64          // activation arena the schedules address
+}
+
+// Generate emits the CUDA source and launch schedules for g, whose weights
+// are m.Tensors (by name, with their weights.bin offsets placed and their
+// layouts). g must have been through the pass pipeline for a GPU target: the
+// graph attributes max_tokens and arena_bytes and every value's arena offset
+// (planMemory) are read from it. Its first output is the logits.
+func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
+	maxTokens, ok := g.Attrs["max_tokens"].(int64)
+	if !ok || maxTokens < 1 {
+		return nil, fmt.Errorf("codegen/cuda: graph has no positive int64 attribute max_tokens")
+	}
+	if len(g.Outputs) == 0 {
+		return nil, fmt.Errorf("codegen/cuda: graph has no outputs")
+	}
+	arch := o.Arch
+	if arch == "" {
+		arch = DefaultArch
+	}
+	arenaBytes, ok := g.Attrs["arena_bytes"].(int64)
+	if !ok {
+		return nil, fmt.Errorf("codegen/cuda: graph has no arena_bytes: run the planMemory pass first")
+	}
+	e := &emitter{
+		maxTokens: maxTokens,
+		model:     m.Model,
+		state:     StateLayout(maxTokens),
+		tensors:   map[string]*plans.Tensor{},
+		kernels:   newKernelSet(),
+	}
+	for i := range m.Tensors {
+		e.tensors[m.Tensors[i].Name] = &m.Tensors[i]
+	}
+	var launches []plans.Launch
+	for _, n := range g.Nodes {
+		ls, err := e.node(n)
+		if err != nil {
+			return nil, fmt.Errorf("codegen/cuda: node %d (%s): %w", n.ID, n.Op, err)
+		}
+		launches = append(launches, ls...)
+	}
+	logits, err := e.value(g.Outputs[0])
+	if err != nil || logits.Kind != plans.ArgArena || g.Outputs[0].DType != ir.F32 {
+		return nil, fmt.Errorf("codegen/cuda: output node %d (%s) is not an f32 value in the arena", g.Outputs[0].ID, g.Outputs[0].Op)
+	}
+	src, err := render(sourceData{
+		StateT: e.state.T / 4, StatePos0: e.state.Pos0 / 4, StateCtx: e.state.Ctx / 4,
+		MaxTokens: maxTokens,
+		Configs:   e.kernels.configs,
+		Kernels:   e.kernels.instances,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("codegen/cuda: render: %w", err)
+	}
+	return &Output{
+		Source: src,
+		Kernels: &plans.Kernels{
+			Arch:    arch,
+			Prefill: launches,
+			Decode:  slices.Clone(launches),
+			State:   e.state,
+			Logits:  logits.Offset,
+		},
+		ArenaBytes: arenaBytes,
+	}, nil
+}
+
+// emitter turns nodes into kernel instances and launches.
+type emitter struct {
+	maxTokens int64
+	model     plans.Model
+	state     plans.State
+	tensors   map[string]*plans.Tensor
+	kernels   *kernelSet
+}
+
+// node emits the launches of one node (none for inputs, weights and views).
+func (e *emitter) node(n *ir.Node) ([]plans.Launch, error) {
+	info, ok := ir.Ops[n.Op]
+	if !ok {
+		return nil, fmt.Errorf("unknown op")
+	}
+	if len(n.Inputs) < info.MinInputs || len(n.Inputs) > info.MaxInputs {
+		return nil, fmt.Errorf("%d inputs, want %d to %d", len(n.Inputs), info.MinInputs, info.MaxInputs)
+	}
+	switch n.Op {
+	case ir.OpInput, ir.OpWeight, ir.OpView:
+		return nil, nil
+	case ir.OpLinear:
+		return e.linear(n)
+	case ir.OpQKV:
+		return e.qkv(n)
+	case ir.OpSwiGLULinear:
+		return e.swigluLinear(n)
+	case ir.OpEmbed:
+		return e.embed(n)
+	case ir.OpRMSNorm, ir.OpAddRMSNorm, ir.OpLayerNorm, ir.OpAddLayerNorm:
+		return e.norm(n)
+	case ir.OpAdd, ir.OpSwiGLU, ir.OpGELU, ir.OpSplit, ir.OpLast:
+		return e.elementwise(n)
+	case ir.OpRoPE:
+		return e.rope(n)
+	case ir.OpAttention:
+		return e.attention(n)
+	}
+	return nil, fmt.Errorf("op %s has no CUDA kernel yet", n.Op)
+}

@@ -1,0 +1,89 @@
+package cuda_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llama-orch/orc/codegen/cuda"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// TestGoldens compares the emitted source and schedules of every tiny preset
+// with testdata/<preset>-<quant>.{cu,schedule.json}.
+func TestGoldens(t *testing.T) {
+	for _, tp := range tinyPresets {
+		name := tp.preset + "-" + string(tp.quant)
+		t.Run(name, func(t *testing.T) {
+			g, man, _ := tinyPlan(t, tp.preset, tp.quant)
+			out, err := cuda.Generate(g, man, cuda.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sched, err := json.MarshalIndent(out.Kernels, "", " ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, name+".cu", []byte(out.Source))
+			golden(t, name+".schedule.json", append(sched, '\n'))
+		})
+	}
+}
+
+func golden(t *testing.T, file string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", file)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./codegen/cuda/ -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("%s differs at line %d:\n got: %s\nwant: %s\n(run go test ./codegen/cuda/ -update and review the diff)", path, i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("%s differs in length: %d lines, golden %d", path, len(gl), len(wl))
+	}
+}
+
+// TestCompileTiny compiles every tiny preset's source with nvcc for sm_80
+// and sm_90.
+func TestCompileTiny(t *testing.T) {
+	if _, err := cuda.FindNVCC(); err != nil {
+		t.Skipf("no nvcc, so the emitted CUDA cannot be compiled here: %v", err)
+	}
+	for _, tp := range tinyPresets {
+		t.Run(tp.preset+"-"+string(tp.quant), func(t *testing.T) {
+			g, man, _ := tinyPlan(t, tp.preset, tp.quant)
+			out, err := cuda.Generate(g, man, cuda.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, arch := range []string{"sm_80", "sm_90"} {
+				fb, err := cuda.Compile(out.Source, arch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(fb) == 0 {
+					t.Fatalf("%s: empty fatbin", arch)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,97 @@
+package cuda
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// param is one kernel parameter: its C type and name.
+type param struct{ ctype, name string }
+
+// instance is one extern "C" kernel: a family's device template called with
+// the model's constants as template arguments.
+type instance struct {
+	Name    string
+	Threads int
+	Params  []param
+	Fn      string   // device template, e.g. linear_gemv
+	TArgs   []string // its template arguments
+	Args    []string // its call arguments (parameter names, or nullptr)
+}
+
+// Signature is the parameter list in C.
+func (k *instance) Signature() string {
+	s := make([]string, len(k.Params))
+	for i, p := range k.Params {
+		s[i] = p.ctype + " " + p.name
+	}
+	return strings.Join(s, ", ")
+}
+
+// Call is the body's one statement.
+func (k *instance) Call() string {
+	return fmt.Sprintf("%s<%s>(%s);", k.Fn, strings.Join(k.TArgs, ", "), strings.Join(k.Args, ", "))
+}
+
+// kernelSet collects kernel instances and config structs, each once, in the
+// order first used, so the emitted source is deterministic.
+type kernelSet struct {
+	instances []*instance
+	byName    map[string]*instance
+	configs   []string          // struct definitions
+	configIdx map[string]string // definition body → struct name
+}
+
+func newKernelSet() *kernelSet {
+	return &kernelSet{byName: map[string]*instance{}, configIdx: map[string]string{}}
+}
+
+// add registers k under a name made from its function and template
+// arguments (which fix its code) and returns the name.
+func (s *kernelSet) add(k *instance) string {
+	k.Name = k.Fn + "_" + cIdent(strings.Join(k.TArgs, "_"))
+	if _, ok := s.byName[k.Name]; !ok {
+		s.byName[k.Name] = k
+		s.instances = append(s.instances, k)
+	}
+	return k.Name
+}
+
+// config returns the name of a struct with the given constexpr members,
+// emitting it the first time; prefix says what it configures.
+func (s *kernelSet) config(prefix string, members ...string) string {
+	body := strings.Join(members, " ")
+	if name, ok := s.configIdx[prefix+body]; ok {
+		return name
+	}
+	name := fmt.Sprintf("%s_%d", prefix, len(s.configs))
+	s.configs = append(s.configs, fmt.Sprintf("struct %s { %s };", name, body))
+	s.configIdx[prefix+body] = name
+	return name
+}
+
+// cIdent turns template arguments into an identifier fragment.
+func cIdent(s string) string {
+	var b strings.Builder
+	under := false
+	for _, r := range s {
+		ok := r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !ok || r == '_' {
+			if !under {
+				b.WriteByte('_')
+			}
+			under = true
+			continue
+		}
+		b.WriteRune(r)
+		under = false
+	}
+	return strings.Trim(b.String(), "_")
+}
+
+// cFloat writes a float constant that C reads back as the same float32.
+func cFloat(x float64) string { return strconv.FormatFloat(float64(float32(x)), 'e', -1, 32) + "f" }
+
+// cInt writes an integer template argument.
+func cInt(x int64) string { return strconv.FormatInt(x, 10) }

@@ -1,0 +1,209 @@
+package cuda
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/plans"
+)
+
+// call builds a kernel's parameters, its device call's arguments and the
+// launch's arguments side by side.
+type call struct {
+	params []param
+	args   []string
+	largs  []plans.Arg
+	err    error
+}
+
+const (
+	cWeight = "const uint8_t* __restrict__"
+	cIn     = "const float* __restrict__"
+	cOut    = "float* __restrict__"
+	cInts   = "const int* __restrict__"
+	cCache  = "__half* __restrict__"
+)
+
+// ptr adds a pointer parameter for node n.
+func (c *call) ptr(e *emitter, ctype, name string, n *ir.Node) {
+	a, err := e.value(n)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	c.arg(ctype, name, a)
+}
+
+// arg adds a pointer parameter with a known launch argument.
+func (c *call) arg(ctype, name string, a plans.Arg) {
+	c.params = append(c.params, param{ctype, name})
+	c.args = append(c.args, name)
+	c.largs = append(c.largs, a)
+}
+
+// null passes nullptr to the device function (an absent optional input).
+func (c *call) null() { c.args = append(c.args, "nullptr") }
+
+// stateArg is the whole step-state block (kernels read T from it).
+func (e *emitter) stateArg(c *call) { c.arg(cInts, "state", plans.Arg{Kind: plans.ArgState}) }
+
+// emit registers the kernel and returns its one launch.
+func (e *emitter) emit(c *call, fn string, threads int, g grid, targs ...string) ([]plans.Launch, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	k := &instance{Threads: threads, Params: c.params, Fn: fn, TArgs: targs, Args: c.args}
+	return []plans.Launch{e.launch(k, g, c.largs...)}, nil
+}
+
+// matrix checks a weight [out, in] against the input width and returns its
+// accessor and out.
+func (e *emitter) matrix(w *ir.Node, in int64) (string, int64, error) {
+	if len(w.Shape) != 2 || w.Shape[1] != in {
+		return "", 0, fmt.Errorf("weight %q is %v, want [out, %d]", w.Str("name"), w.Shape, in)
+	}
+	acc, err := e.accessor(w)
+	return acc, w.Shape[0], err
+}
+
+// bias is the accessor of an optional bias input (B_none when absent) and
+// adds its parameter.
+func (e *emitter) bias(c *call, b *ir.Node, out int64, name string) string {
+	if b == nil {
+		c.null()
+		return "B_none"
+	}
+	acc, err := e.vectorAccessor(b, out)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	c.ptr(e, cWeight, name, b)
+	return acc
+}
+
+// linear(x, w [, b]): decode GEMV, grid (ceil(out/8), T): 4 warps, 2 rows each.
+func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
+	x, w := n.Inputs[0], n.Inputs[1]
+	in, err := activation(x)
+	if err != nil {
+		return nil, err
+	}
+	wa, out, err := e.matrix(w, in)
+	if err != nil {
+		return nil, err
+	}
+	c := &call{}
+	c.ptr(e, cWeight, "w", w)
+	var b *ir.Node
+	if len(n.Inputs) == 3 {
+		b = n.Inputs[2]
+	}
+	ba := e.bias(c, b, out, "b")
+	c.ptr(e, cIn, "x", x)
+	c.ptr(e, cOut, "y", n)
+	return e.emit(c, "linear_gemv", 128, gridFixedT(ceilDiv(out, 8)), wa, ba, cInt(in), cInt(out))
+}
+
+// qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]): one launch for the three
+// projections, roped when the node carries rope_mode.
+func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
+	x := n.Inputs[0]
+	in, err := activation(x)
+	if err != nil {
+		return nil, err
+	}
+	rest := n.Inputs[4:]
+	var biases []*ir.Node
+	if len(rest) >= 3 && rest[0].Op == ir.OpWeight {
+		biases, rest = rest[:3], rest[3:]
+	}
+	var positions *ir.Node
+	if len(rest) == 1 && rest[0].Op == ir.OpInput {
+		positions, rest = rest[0], nil
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("inputs after the weights must be three biases and/or positions")
+	}
+	c := &call{}
+	var accs, bAccs []string
+	var outs []int64
+	for i, w := range n.Inputs[1:4] {
+		a, out, err := e.matrix(w, in)
+		if err != nil {
+			return nil, err
+		}
+		accs, outs = append(accs, a), append(outs, out)
+		c.ptr(e, cWeight, "w"+"qkv"[i:i+1], w)
+	}
+	if !slices.Equal(n.Ints("parts"), outs) {
+		return nil, fmt.Errorf("parts %v do not match the weights' rows %v", n.Ints("parts"), outs)
+	}
+	for i := range 3 {
+		var b *ir.Node
+		if biases != nil {
+			b = biases[i]
+		}
+		bAccs = append(bAccs, e.bias(c, b, outs[i], "b"+"qkv"[i:i+1]))
+	}
+	c.ptr(e, cIn, "x", x)
+	rope := "Rope_none"
+	if n.Str("rope_mode") != "" {
+		if positions == nil {
+			return nil, fmt.Errorf("rope_mode %q without a positions input", n.Str("rope_mode"))
+		}
+		if rope, err = e.ropeConfig(n, n.Str("rope_mode")); err != nil {
+			return nil, err
+		}
+		hd := n.Int("head_dim")
+		if outs[0] != n.Int("heads")*hd || outs[1] != n.Int("kv_heads")*hd {
+			return nil, fmt.Errorf("q, k rows %d, %d are not heads·head_dim, kv_heads·head_dim", outs[0], outs[1])
+		}
+		c.ptr(e, cInts, "positions", positions)
+	} else {
+		c.null()
+	}
+	c.ptr(e, cOut, "y", n)
+	if outs[0]%2 != 0 || outs[1]%2 != 0 || outs[2]%2 != 0 {
+		return nil, fmt.Errorf("qkv parts %v must be even", outs)
+	}
+	pairs := (outs[0] + outs[1] + outs[2]) / 2
+	targs := append(append(accs, bAccs...), rope, cInt(in), cInt(outs[0]), cInt(outs[1]), cInt(outs[2]))
+	return e.emit(c, "qkv_gemv", 128, gridFixedT(ceilDiv(pairs, 4)), targs...)
+}
+
+// swiglu_linear(x, wg, wu) or (x, wgu [2F, in]): gate and up rows of one
+// output column per warp, SiLU product epilogue.
+func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
+	x := n.Inputs[0]
+	in, err := activation(x)
+	if err != nil {
+		return nil, err
+	}
+	f := n.Shape[len(n.Shape)-1]
+	c := &call{}
+	ga, gout, err := e.matrix(n.Inputs[1], in)
+	if err != nil {
+		return nil, err
+	}
+	c.ptr(e, cWeight, "wg", n.Inputs[1])
+	ua, upRow0 := ga, f
+	if len(n.Inputs) == 3 {
+		var uout int64
+		if ua, uout, err = e.matrix(n.Inputs[2], in); err != nil {
+			return nil, err
+		}
+		if gout != f || uout != f {
+			return nil, fmt.Errorf("gate and up have %d and %d rows, want %d", gout, uout, f)
+		}
+		c.ptr(e, cWeight, "wu", n.Inputs[2])
+		upRow0 = 0
+	} else {
+		if gout != 2*f {
+			return nil, fmt.Errorf("packed gate+up has %d rows, want %d", gout, 2*f)
+		}
+		c.args = append(c.args, "wg")
+	}
+	c.ptr(e, cIn, "x", x)
+	c.ptr(e, cOut, "y", n)
+	return e.emit(c, "swiglu_gemv", 128, gridFixedT(ceilDiv(f, 4)), ga, ua, cInt(in), cInt(f), cInt(upRow0))
+}

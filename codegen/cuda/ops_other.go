@@ -1,0 +1,287 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/plans"
+)
+
+// embed(table, ids): one block per token gathers and dequantizes a row.
+func (e *emitter) embed(n *ir.Node) ([]plans.Launch, error) {
+	table, ids := n.Inputs[0], n.Inputs[1]
+	if len(table.Shape) != 2 {
+		return nil, fmt.Errorf("table %q is %v, want [rows, cols]", table.Str("name"), table.Shape)
+	}
+	acc, err := e.accessor(table)
+	if err != nil {
+		return nil, err
+	}
+	if ids.DType != ir.I32 {
+		return nil, fmt.Errorf("ids node %d is %s, want i32", ids.ID, ids.DType)
+	}
+	c := &call{}
+	c.ptr(e, cWeight, "table", table)
+	c.ptr(e, cInts, "ids", ids)
+	c.ptr(e, cOut, "y", n)
+	return e.emit(c, "embed_rows", 128, gridPerToken(), acc, cInt(table.Shape[0]), cInt(table.Shape[1]))
+}
+
+// norm: rmsnorm, layernorm and their add_ fusions; one block per row.
+func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
+	add := n.Op == ir.OpAddRMSNorm || n.Op == ir.OpAddLayerNorm
+	layer := n.Op == ir.OpLayerNorm || n.Op == ir.OpAddLayerNorm
+	in := n.Inputs
+	cols, err := activation(in[0])
+	if err != nil {
+		return nil, err
+	}
+	c := &call{}
+	c.ptr(e, cIn, "a", in[0])
+	if add {
+		if bc, err := activation(in[1]); err != nil || bc != cols {
+			return nil, fmt.Errorf("add operands differ: %v and %v", in[0].Shape, in[1].Shape)
+		}
+		c.ptr(e, cIn, "b", in[1])
+		in = in[1:]
+	} else {
+		c.null()
+	}
+	wa, err := e.vectorAccessor(in[1], cols)
+	if err != nil {
+		return nil, err
+	}
+	c.ptr(e, cWeight, "w", in[1])
+	targs := []string{e.kernels.config("Norm", "static constexpr float EPS = "+cFloat(n.Float("eps"))+";"), wa}
+	if layer {
+		ba, err := e.vectorAccessor(in[2], cols)
+		if err != nil {
+			return nil, err
+		}
+		c.ptr(e, cWeight, "bias", in[2])
+		targs = append(targs, ba)
+	}
+	out, err := e.value(n)
+	if err != nil {
+		return nil, err
+	}
+	if add {
+		c.arg(cOut, "s", out)
+		out.Offset += 4 * e.maxTokens * cols // part 1: the normed sum
+	} else {
+		c.null()
+	}
+	c.arg(cOut, "y", out)
+	targs = append(targs, cInt(cols), fmt.Sprint(add))
+	fn := "rmsnorm_rows"
+	if layer {
+		fn = "layernorm_rows"
+	}
+	threads := int(min(256, ceilDiv(cols, 32)*32))
+	return e.emit(c, fn, threads, gridPerToken(), targs...)
+}
+
+// elementwise: add, swiglu, gelu, split, last.
+func (e *emitter) elementwise(n *ir.Node) ([]plans.Launch, error) {
+	x := n.Inputs[0]
+	cols, err := activation(x)
+	if err != nil {
+		return nil, err
+	}
+	c := &call{}
+	switch n.Op {
+	case ir.OpAdd:
+		if bc, err := activation(n.Inputs[1]); err != nil || bc != cols {
+			return nil, fmt.Errorf("add operands differ: %v and %v", x.Shape, n.Inputs[1].Shape)
+		}
+		c.ptr(e, cIn, "a", x)
+		c.ptr(e, cIn, "b", n.Inputs[1])
+		c.ptr(e, cOut, "y", n)
+		e.stateArg(c)
+		return e.emit(c, "add_ew", 256, gridElems(cols, 256), cInt(cols))
+	case ir.OpSwiGLU:
+		f, stride := cols, cols
+		c.ptr(e, cIn, "g", x)
+		if len(n.Inputs) == 2 {
+			if uc, err := activation(n.Inputs[1]); err != nil || uc != cols {
+				return nil, fmt.Errorf("swiglu operands differ: %v and %v", x.Shape, n.Inputs[1].Shape)
+			}
+			c.ptr(e, cIn, "u", n.Inputs[1])
+		} else {
+			if cols%2 != 0 {
+				return nil, fmt.Errorf("packed swiglu input has an odd width %d", cols)
+			}
+			f = cols / 2
+			c.args = append(c.args, fmt.Sprintf("g + %d", f))
+		}
+		c.ptr(e, cOut, "y", n)
+		e.stateArg(c)
+		return e.emit(c, "swiglu_ew", 256, gridElems(f, 256), cInt(f), cInt(stride))
+	case ir.OpGELU:
+		c.ptr(e, cIn, "x", x)
+		c.ptr(e, cOut, "y", n)
+		e.stateArg(c)
+		return e.emit(c, "gelu_ew", 256, gridElems(cols, 256), cInt(cols))
+	case ir.OpLast:
+		c.ptr(e, cIn, "x", x)
+		c.ptr(e, cOut, "y", n)
+		e.stateArg(c)
+		return e.emit(c, "last_row", 256, gridFixed(ceilDiv(cols, 256)), cInt(cols))
+	}
+	return e.split(n, cols)
+}
+
+// split: one copy launch per part of the packed result.
+func (e *emitter) split(n *ir.Node, cols int64) ([]plans.Launch, error) {
+	var sum int64
+	for _, p := range n.Ints("parts") {
+		sum += p
+	}
+	if sum != cols {
+		return nil, fmt.Errorf("parts %v do not add up to the input width %d", n.Ints("parts"), cols)
+	}
+	out, err := e.value(n)
+	if err != nil {
+		return nil, err
+	}
+	var ls []plans.Launch
+	var c0 int64
+	for _, p := range n.Ints("parts") {
+		c := &call{}
+		c.ptr(e, cIn, "x", n.Inputs[0])
+		part := out
+		part.Offset += 4 * e.maxTokens * c0
+		c.arg(cOut, "y", part)
+		e.stateArg(c)
+		l, err := e.emit(c, "split_ew", 256, gridElems(p, 256), cInt(cols), cInt(c0), cInt(p))
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l...)
+		c0 += p
+	}
+	return ls, nil
+}
+
+// rope(x, positions): one thread per rotation pair.
+func (e *emitter) rope(n *ir.Node) ([]plans.Launch, error) {
+	cols, err := activation(n.Inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	heads, hd := n.Int("heads"), n.Int("head_dim")
+	if heads*hd != cols {
+		return nil, fmt.Errorf("heads %d · head_dim %d is not the width %d", heads, hd, cols)
+	}
+	r, err := e.ropeConfig(n, n.Str("mode"))
+	if err != nil {
+		return nil, err
+	}
+	c := &call{}
+	c.ptr(e, cIn, "x", n.Inputs[0])
+	c.ptr(e, cInts, "positions", n.Inputs[1])
+	c.ptr(e, cOut, "y", n)
+	e.stateArg(c)
+	return e.emit(c, "rope_rows", 256, gridElems(cols/2, 256), r, cInt(heads))
+}
+
+// ropeConfig emits the rope struct of rope-carrying node n.
+func (e *emitter) ropeConfig(n *ir.Node, mode string) (string, error) {
+	modes := map[string]int{"normal": 1, "neox": 2}
+	m, ok := modes[mode]
+	if !ok {
+		return "", fmt.Errorf("rope mode %q is neither normal nor neox", mode)
+	}
+	hd, rot, base := n.Int("head_dim"), n.Int("rot_dim"), n.Float("base")
+	if rot == 0 {
+		rot = hd
+	}
+	if hd < 2 || hd%2 != 0 || rot%2 != 0 || rot > hd || !(base > 0) {
+		return "", fmt.Errorf("rope head_dim %d, rot_dim %d, base %v out of range", hd, rot, base)
+	}
+	members := []string{
+		fmt.Sprintf("static constexpr int MODE = %d, HD = %d, ROT = %d;", m, hd, rot),
+		"static constexpr float BASE = " + cFloat(base) + ";",
+	}
+	if f := n.Float("yarn_factor"); f > 0 {
+		c0, c1 := yarnCorrDims(rot, n.Int("yarn_orig_ctx"), base, n.Float("yarn_beta_fast"), n.Float("yarn_beta_slow"))
+		members = append(members, "static constexpr bool YARN = true;",
+			fmt.Sprintf("static constexpr float FREQ_SCALE = %s, CORR0 = %s, CORR1 = %s, MSCALE = %s;",
+				cFloat(1/f), cFloat(c0), cFloat(c1), cFloat(1+0.1*math.Log(f))))
+	} else {
+		members = append(members, "static constexpr bool YARN = false;")
+	}
+	return e.kernels.config("Rope", members...), nil
+}
+
+// yarnCorrDims is ggml's ggml_rope_yarn_corr_dims: the pair indexes between
+// which YaRN ramps from interpolation to extrapolation.
+func yarnCorrDims(nDims, origCtx int64, base, betaFast, betaSlow float64) (float64, float64) {
+	dim := func(nRot float64) float64 {
+		return float64(nDims) * math.Log(float64(origCtx)/(nRot*2*math.Pi)) / (2 * math.Log(base))
+	}
+	lo := max(0, math.Floor(dim(betaFast)))
+	hi := min(float64(nDims-1), math.Ceil(dim(betaSlow)))
+	return lo, hi
+}
+
+// attention(q, k, v [, sinks]): store this step's k, v in the layer's cache,
+// then one block per (head, token) attends.
+func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
+	q, k, v := n.Inputs[0], n.Inputs[1], n.Inputs[2]
+	heads, kvh, hd := n.Int("heads"), n.Int("kv_heads"), n.Int("head_dim")
+	layer, window := n.Int("layer"), n.Int("window")
+	if heads < 1 || kvh < 1 || heads%kvh != 0 || hd < 2 || hd%2 != 0 {
+		return nil, fmt.Errorf("heads %d, kv_heads %d, head_dim %d out of range", heads, kvh, hd)
+	}
+	for i, want := range []int64{heads * hd, kvh * hd, kvh * hd} {
+		if cols, err := activation(n.Inputs[i]); err != nil || cols != want {
+			return nil, fmt.Errorf("input %d is %v, want [T, %d]", i, n.Inputs[i].Shape, want)
+		}
+	}
+	if e.model.NHeadKV != 0 && (int64(e.model.NHeadKV) != kvh || int64(e.model.HeadDim) != hd || layer >= int64(e.model.NLayer)) {
+		return nil, fmt.Errorf("layer %d's cache [%d·%d] does not fit the plan's KV layout (%d layers of %d·%d)",
+			layer, kvh, hd, e.model.NLayer, e.model.NHeadKV, e.model.HeadDim)
+	}
+	if layer < 0 {
+		return nil, fmt.Errorf("negative layer %d", layer)
+	}
+	cfg := e.kernels.config("Attn",
+		fmt.Sprintf("static constexpr int HEADS = %d, KVH = %d, HD = %d, WINDOW = %d;", heads, kvh, hd, window),
+		"static constexpr float SCALE = "+cFloat(n.Float("scale"))+";")
+	row := kvh * hd * 2 // one cached fp16 row
+	kc := plans.Arg{Kind: plans.ArgKV, Offset: (layer*2 + 0) * row}
+	vc := plans.Arg{Kind: plans.ArgKV, Offset: (layer*2 + 1) * row}
+	positions := plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions}
+
+	store := &call{}
+	store.ptr(e, cIn, "k", k)
+	store.ptr(e, cIn, "v", v)
+	store.arg(cInts, "positions", positions)
+	store.arg(cCache, "kc", kc)
+	store.arg(cCache, "vc", vc)
+	e.stateArg(store)
+	ls, err := e.emit(store, "kv_store", 256, gridElems(kvh*hd, 256), cfg)
+	if err != nil {
+		return nil, err
+	}
+
+	att := &call{}
+	att.ptr(e, cIn, "q", q)
+	att.arg(cCache, "kc", kc)
+	att.arg(cCache, "vc", vc)
+	sinks := "B_none"
+	if len(n.Inputs) == 4 {
+		if sinks, err = e.vectorAccessor(n.Inputs[3], heads); err != nil {
+			return nil, err
+		}
+		att.ptr(e, cWeight, "sinks", n.Inputs[3])
+	} else {
+		att.null()
+	}
+	att.arg(cInts, "positions", positions)
+	att.ptr(e, cOut, "y", n)
+	la, err := e.emit(att, "attend", 128, grid{a: [3]int64{0, 1, 0}, b: [3]int64{heads, 0, 1}}, cfg, sinks, fmt.Sprint(len(n.Inputs) == 4))
+	return append(ls, la...), err
+}

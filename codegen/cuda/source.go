@@ -1,0 +1,35 @@
+package cuda
+
+import (
+	"embed"
+	"strings"
+	"text/template"
+)
+
+//go:embed templates/*.cu.tmpl
+var templateFS embed.FS
+
+var templates = template.Must(template.ParseFS(templateFS, "templates/*.cu.tmpl"))
+
+// families are the template bodies every source starts with, in dependency
+// order; a family costs nothing until a kernel instantiates it.
+var families = []string{"common", "weights", "rope", "gemv", "qkv", "norm", "elementwise", "embed", "attention"}
+
+// sourceData is what the templates read.
+type sourceData struct {
+	StateT, StatePos0, StateCtx int64 // int32 indexes into the state block
+	MaxTokens                   int64
+	Configs                     []string
+	Kernels                     []*instance
+}
+
+// render writes the .cu source of one plan.
+func render(d sourceData) (string, error) {
+	var b strings.Builder
+	for _, f := range append(families, "wrappers") {
+		if err := templates.ExecuteTemplate(&b, f, d); err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}

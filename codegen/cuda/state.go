@@ -1,0 +1,40 @@
+package cuda
+
+import "github.com/llama-orch/orc/plans"
+
+// The step-state block is a small device buffer the runtime fills with one
+// host-to-device copy before every step, so that a decode step captured once
+// as a CUDA graph stays valid: kernels read T, pos0, the capacity and this
+// step's tokens and positions from it instead of from launch arguments.
+//
+//	offset  size          field
+//	0       int32         T: tokens in this step (1 for decode)
+//	4       int32         pos0: absolute position of the step's first token
+//	8       int32         ctx: the sequence's KV-cache capacity in tokens
+//	12      int32         reserved (zero), keeps the arrays 16-byte aligned
+//	16      int32[MT]     tokens: this step's token ids
+//	16+4MT  int32[MT]     positions: pos0+i for i < T
+//
+// MT is the plan's max_tokens; the block's size is rounded up to
+// plans.Alignment.
+const (
+	stateT      = 0
+	statePos0   = 4
+	stateCtx    = 8
+	stateTokens = 16
+)
+
+// StateLayout is the step-state block of a plan with maxTokens tokens a step.
+func StateLayout(maxTokens int64) plans.State {
+	positions := stateTokens + 4*maxTokens
+	return plans.State{
+		Bytes:     alignUp(positions+4*maxTokens, plans.Alignment),
+		T:         stateT,
+		Pos0:      statePos0,
+		Ctx:       stateCtx,
+		Tokens:    stateTokens,
+		Positions: positions,
+	}
+}
+
+func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
