@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/llama-orch/orc/gguf"
@@ -26,8 +27,20 @@ func loadGGUFSpec(t testing.TB, name string) *Spec {
 	return s
 }
 
+// hfSpecs caches parsed tokenizer.json specs: gpt-oss's is 28 MB and
+// several tests read it. Tests that modify a spec copy it first.
+var (
+	hfSpecsMu sync.Mutex
+	hfSpecs   = map[string]*Spec{}
+)
+
 func loadHFSpec(t testing.TB, family string) *Spec {
 	t.Helper()
+	hfSpecsMu.Lock()
+	defer hfSpecsMu.Unlock()
+	if s, ok := hfSpecs[family]; ok {
+		return s
+	}
 	data, err := os.ReadFile(filepath.Join(shared, "tokenizers", family, "tokenizer.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +49,7 @@ func loadHFSpec(t testing.TB, family string) *Spec {
 	if err != nil {
 		t.Fatalf("%s: %v", family, err)
 	}
+	hfSpecs[family] = s
 	return s
 }
 
