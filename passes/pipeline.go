@@ -45,7 +45,7 @@ var Pipeline = []Pass{
 	{"layoutMXFP4", layoutMXFP4, GPUTargets},
 	{"schedule", schedule, AllTargets},
 	{"planMemory", planMemory, AllTargets},
-	{"verifyFinal", verify, AllTargets},
+	{"verifyFinal", verifyFinal, AllTargets},
 }
 
 // constraint says pass before must run before pass after.

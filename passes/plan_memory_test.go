@@ -4,79 +4,16 @@ import (
 	"fmt"
 	"math/rand"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/llama-orch/orc/ir"
 )
 
-// checkPlan checks a planned graph independently of planMemory: every
-// buffer aligned and inside the arena, views at base plus part, and no two
-// buffers overlapping while both are live (from their node to their last
-// reader, a view's readers counting for its base; outputs to the end).
 func checkPlan(t *testing.T, g *ir.Graph) {
 	t.Helper()
-	mt := g.Attrs["max_tokens"].(int64)
-	arena, _ := g.Attrs["arena_bytes"].(int64)
-	peak, _ := g.Attrs["peak_bytes"].(int64)
-	if peak <= 0 || peak > arena {
-		t.Fatalf("peak_bytes %d, arena_bytes %d", peak, arena)
-	}
-	type buf struct {
-		n            *ir.Node
-		lo, hi       int64 // bytes
-		def, lastUse int
-	}
-	base := func(n *ir.Node) *ir.Node {
-		for n.Op == ir.OpView {
-			n = n.Inputs[0]
-		}
-		return n
-	}
-	bufs := map[*ir.Node]*buf{}
-	var order []*buf
-	for i, n := range g.Nodes {
-		off, has := n.Attrs["offset"].(int64)
-		switch n.Op {
-		case ir.OpWeight, ir.OpInput:
-			if has {
-				t.Fatalf("%v: weights and inputs take no arena", n)
-			}
-			continue
-		case ir.OpView:
-			var cols int64
-			for _, c := range n.Inputs[0].Ints("parts")[:n.Int("part")] {
-				cols += c
-			}
-			if want := n.Inputs[0].Int("offset") + 4*mt*cols; off != want {
-				t.Fatalf("%v: offset %d, want %d", n, off, want)
-			}
-			continue
-		}
-		if !has || off%Alignment != 0 {
-			t.Fatalf("%v: offset missing or not %d-aligned", n, Alignment)
-		}
-		b := &buf{n: n, lo: off, hi: off + 4*n.Shape.Elems(mt), def: i, lastUse: i}
-		if b.hi > arena {
-			t.Fatalf("%v ends at %d beyond the %d-byte arena", n, b.hi, arena)
-		}
-		bufs[n] = b
-		order = append(order, b)
-		for _, in := range n.Inputs {
-			if ib, ok := bufs[base(in)]; ok {
-				ib.lastUse = i
-			}
-		}
-	}
-	for _, o := range g.Outputs {
-		bufs[base(o)].lastUse = len(g.Nodes)
-	}
-	for i, a := range order {
-		for _, b := range order[i+1:] {
-			liveTogether := b.def <= a.lastUse // b is defined after a
-			if liveTogether && a.lo < b.hi && b.lo < a.hi {
-				t.Fatalf("%v [%d,%d) live to %d overlaps %v [%d,%d)", a.n, a.lo, a.hi, a.lastUse, b.n, b.lo, b.hi)
-			}
-		}
+	if err := CheckPlan(g); err != nil {
+		t.Fatalf("%v\n%s", err, ir.Print(g))
 	}
 }
 
@@ -172,4 +109,38 @@ func TestPlanMemoryReusesFreedBuffers(t *testing.T) {
 	if got, want := g.Attrs["arena_bytes"], int64(2*8*64*4); got != want {
 		t.Fatalf("arena_bytes %v, want %d", got, want)
 	}
+}
+
+// TestCheckPlanRejects breaks a planned golden one way at a time.
+func TestCheckPlanRejects(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(g *ir.Graph)
+		want   string
+	}{
+		{"overlap with an input", func(g *ir.Graph) { node(g, 9).Attrs["offset"] = node(g, 8).Attrs["offset"] }, "overlaps"},
+		{"unaligned", func(g *ir.Graph) { node(g, 9).Attrs["offset"] = int64(100) }, "not 256-aligned"},
+		{"beyond the arena", func(g *ir.Graph) { g.Attrs["arena_bytes"] = int64(4096) }, "beyond the 4096-byte arena"},
+		{"view offset", func(g *ir.Graph) { node(g, 12).Attrs["offset"] = int64(0) }, "%12 view: offset 0, want"},
+		{"weight offset", func(g *ir.Graph) { node(g, 2).Attrs["offset"] = int64(0) }, "weights and inputs take no arena"},
+		{"not planned", func(g *ir.Graph) { delete(g.Attrs, "peak_bytes") }, "not memory-planned"},
+		{"output reused", func(g *ir.Graph) { node(g, 19).Attrs["offset"] = node(g, 18).Attrs["offset"] }, "overlaps"},
+	}
+	for _, c := range cases {
+		g := parseFile(t, "testdata/planMemory.after.ir")
+		c.mutate(g)
+		if err := CheckPlan(g); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+// node finds a node by id; the fixture has every id the cases name.
+func node(g *ir.Graph, id int) *ir.Node {
+	for _, n := range g.Nodes {
+		if n.ID == id {
+			return n
+		}
+	}
+	return &ir.Node{Attrs: map[string]any{}} // a case naming a missing id then fails to break the plan
 }
