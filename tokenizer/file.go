@@ -1,0 +1,35 @@
+package tokenizer
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/llama-orch/orc/gguf"
+)
+
+// SpecFromFile reads a tokenizer from a GGUF model (its tokenizer.ggml.*
+// metadata) or, for a path ending in .json, a Hugging Face tokenizer.json.
+func SpecFromFile(path string) (*Spec, error) {
+	if strings.HasSuffix(strings.ToLower(path), ".json") {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		s, err := SpecFromHFJSON(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return s, nil
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s, err := SpecFromGGUF(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
