@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/llama-orch/orc/codegen/cuda"
 	"github.com/llama-orch/orc/compiler/arch"
 	"github.com/llama-orch/orc/gguf"
 	"github.com/llama-orch/orc/internal/version"
@@ -58,10 +59,17 @@ func Compile(o Options) error {
 		return err
 	}
 	man.Tokenizer = tok
-	extra := map[string][]byte{}
+	var extra map[string][]byte
+	var placed []int64 // weight offsets the kernels address (GPU targets)
 	if passes.IsGPU(o.Target) {
 		if extra, err = emitCUDA(g, man, o); err != nil {
 			return err
+		}
+		if o.EmitOnly {
+			return writeSource(o.Out, extra[plans.SourceFile])
+		}
+		for _, t := range man.Tensors {
+			placed = append(placed, t.Offset)
 		}
 	}
 	return plans.Write(o.Out, man, func(i int, t *plans.Tensor, w io.Writer) error {
@@ -69,7 +77,17 @@ func Compile(o Options) error {
 		if !ok {
 			return fmt.Errorf("not in %s", o.Model)
 		}
-		_, err := w.Write(f.Data(info))
+		data := f.Data(info)
+		if placed != nil {
+			if err := checkOffset(t, placed[i]); err != nil {
+				return err
+			}
+			// GPU layouts regroup quant blocks for aligned loads.
+			if data, err = cuda.Relayout(t, data); err != nil {
+				return err
+			}
+		}
+		_, err := w.Write(data)
 		return err
 	}, extra)
 }

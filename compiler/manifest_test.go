@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llama-orch/orc/codegen/cuda"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -26,14 +27,21 @@ type goldenManifest struct {
 	Tokenizer       []byte   `json:"Tokenizer,omitempty"`
 	Graph           []string // shadows Manifest.Graph
 	TokenizerSHA256 string
+	// GPU plans: the schedules are codegen's goldens; here their sizes. The
+	// fatbin's hash depends on the nvcc version and is left out.
+	Kernels                         *plans.Kernels `json:"Kernels,omitempty"`
+	PrefillLaunches, DecodeLaunches int            `json:",omitempty"`
 }
 
 // TestGoldenManifest compiles the tiny llama preset (Q4_K_M mix, seed 1)
 // and compares its manifest with testdata/<preset>.<target>.manifest.json.
 func TestGoldenManifest(t *testing.T) {
 	model := synthModel(t, "llama-tiny", "")
-	for _, target := range []string{"cpu"} {
+	for _, target := range []string{"cpu", "sm_90"} {
 		t.Run(target, func(t *testing.T) {
+			if _, err := cuda.FindNVCC(); err != nil && target != "cpu" {
+				t.Skip(err)
+			}
 			dir := filepath.Join(t.TempDir(), "plan")
 			if err := Compile(Options{Model: model, Out: dir, Target: target, MaxTokens: 64}); err != nil {
 				t.Fatal(err)
@@ -46,6 +54,10 @@ func TestGoldenManifest(t *testing.T) {
 			sum := sha256.Sum256(p.Manifest.Tokenizer)
 			gm := goldenManifest{Manifest: p.Manifest, TokenizerSHA256: hex.EncodeToString(sum[:]),
 				Graph: strings.Split(strings.TrimSuffix(p.Manifest.Graph, "\n"), "\n")}
+			if k := p.Manifest.Kernels; k != nil {
+				gm.PrefillLaunches, gm.DecodeLaunches = len(k.Prefill), len(k.Decode)
+				delete(gm.Manifest.Files, plans.KernelsFile)
+			}
 			got, err := json.MarshalIndent(gm, "", "  ")
 			if err != nil {
 				t.Fatal(err)

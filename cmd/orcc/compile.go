@@ -31,6 +31,10 @@ func (c *compileCmd) Run() error {
 	if err != nil {
 		return err
 	}
+	if c.EmitOnly && target != "cpu" {
+		fmt.Printf("wrote the CUDA source of %s to %s (no plan: --emit-only)\n", target, c.Out)
+		return nil
+	}
 	fmt.Printf("wrote plan %s (target %s)\n", c.Out, target)
 	return nil
 }
