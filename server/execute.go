@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/llama-orch/orc/tokenizer"
 	"io"
 	"net/http"
 	"strconv"
@@ -27,7 +28,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 
 // newJob validates a request, tokenizes its prompt and returns a job ready
 // to submit.
-func (s *Server) newJob(req *ExecuteRequest, chat bool) (*activeJob, error) {
+func (s *Server) newJob(req *ExecuteRequest) (*activeJob, error) {
 	sampling, maxTokens, err := req.validate(s.info.Vocab, s.cfg.MaxTokensOut)
 	if err != nil {
 		return nil, err
@@ -35,7 +36,7 @@ func (s *Server) newJob(req *ExecuteRequest, chat bool) (*activeJob, error) {
 	if err := validateStop(req.Stop, func(x string) int { return len(s.tok.Encode(x, false)) }); err != nil {
 		return nil, err
 	}
-	ids := s.tok.Encode(req.Prompt, true)
+	ids := tokenizer.EncodePrompt(s.tok, req.Prompt)
 	if len(ids) == 0 {
 		return nil, invalid("prompt", "tokenizes to no tokens")
 	}
@@ -43,7 +44,7 @@ func (s *Server) newJob(req *ExecuteRequest, chat bool) (*activeJob, error) {
 		return nil, invalid("prompt", "is %d tokens; the context holds %d", len(ids), s.info.ContextLength)
 	}
 	j := &activeJob{
-		job:      job{id: req.JobID, prompt: ids, maxTokens: min(maxTokens, s.info.ContextLength-len(ids)), sampling: sampling, stop: req.Stop, chat: chat},
+		job:      job{id: req.JobID, prompt: ids, maxTokens: min(maxTokens, s.info.ContextLength-len(ids)), sampling: sampling, stop: req.Stop},
 		events:   make(chan event, 64),
 		gone:     make(chan struct{}),
 		enqueued: time.Now(),
@@ -110,7 +111,7 @@ func (s *Server) handleExecute(w http.ResponseWriter, r *http.Request) {
 		s.writeRequestError(w, err)
 		return
 	}
-	j, err := s.newJob(&req, false)
+	j, err := s.newJob(&req)
 	if err != nil {
 		s.writeRequestError(w, err)
 		return
@@ -201,7 +202,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		"resident":             i.Resident && s.healthy.Load(),
 		"quant_kind":           i.QuantKind,
 		"vram_bytes_used":      i.VRAMBytesUsed,
-		"tokenizer_kind":       s.tok.Kind(),
+		"tokenizer_kind":       s.tok.Info().Kind,
 		"vocab_size":           i.Vocab,
 		"context_length":       i.ContextLength,
 		"uptime_seconds":       int64(time.Since(s.started).Seconds()),

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/llama-orch/orc/tokenizer"
 )
 
 // OpenAI-compatible endpoints. Requests map onto the worker API's job; the
@@ -171,7 +173,7 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 		s.writeOpenAIRequestError(w, invalid("messages", "must hold at least one message"))
 		return
 	}
-	msgs := make([]ChatMessage, len(req.Messages))
+	msgs := make([]tokenizer.Message, len(req.Messages))
 	for i, m := range req.Messages {
 		switch m.Role {
 		case "system", "developer", "user", "assistant":
@@ -179,9 +181,9 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 			s.writeOpenAIRequestError(w, invalid("messages", "message %d has unsupported role %q", i, m.Role))
 			return
 		}
-		msgs[i] = ChatMessage{Role: m.Role, Content: string(m.Content)}
+		msgs[i] = tokenizer.Message{Role: m.Role, Content: string(m.Content)}
 	}
-	prompt, err := s.tok.RenderChat(msgs, true)
+	prompt, err := tokenizer.RenderChat(s.tok.Info().Chat, msgs, true)
 	if err != nil {
 		s.writeOpenAIRequestError(w, invalid("messages", "%v", err))
 		return
@@ -209,7 +211,7 @@ func (s *Server) decodeOpenAI(w http.ResponseWriter, r *http.Request, v any) err
 // serveOpenAI runs a job and answers in OpenAI's shapes, streamed as
 // "data:" chunks ending with [DONE], or as one JSON object.
 func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *ExecuteRequest, chat, streaming bool) {
-	j, err := s.newJob(exec, chat)
+	j, err := s.newJob(exec)
 	if err != nil {
 		s.writeOpenAIRequestError(w, err)
 		return

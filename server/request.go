@@ -41,9 +41,6 @@ type job struct {
 	maxTokens int
 	sampling  sample.Params
 	stop      []string
-	// chat marks prompts built from messages: the chat template's end-of-turn
-	// tokens stop generation as the model's stop ids do.
-	chat bool
 }
 
 // requestError is a validation failure: HTTP 400 naming the field.

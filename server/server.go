@@ -17,32 +17,8 @@ import (
 	"time"
 
 	"github.com/llama-orch/orc/runtime"
+	"github.com/llama-orch/orc/tokenizer"
 )
-
-// Tokenizer is what the server needs of a tokenizer.
-type Tokenizer interface {
-	Encode(text string, parseSpecial bool) []int32
-	NewDecoder() Decoder
-	Kind() string
-	// StopIDs are the ids that end generation (eos and the like);
-	// EndOfTurnIDs additionally end a chat turn.
-	StopIDs() []int32
-	EndOfTurnIDs() []int32
-	// RenderChat applies the model's chat template.
-	RenderChat(msgs []ChatMessage, addGenerationPrompt bool) (string, error)
-}
-
-// Decoder turns ids into text that is always complete UTF-8.
-type Decoder interface {
-	Push(id int32) string
-	Flush() string
-}
-
-// ChatMessage is one turn of a chat.
-type ChatMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
 
 // Config is the server's settings.
 type Config struct {
@@ -53,6 +29,7 @@ type Config struct {
 	ResidencyInterval time.Duration // how often weights residency is re-checked
 	ShutdownGrace     time.Duration // how long the active job may finish on shutdown
 	MaxBodyBytes      int64
+	APIKey            string // when set, every endpoint but GET /health needs it as a Bearer token
 	Logger            *slog.Logger
 }
 
@@ -60,7 +37,7 @@ type Config struct {
 type Server struct {
 	cfg     Config
 	dev     runtime.Device
-	tok     Tokenizer
+	tok     tokenizer.Tokenizer
 	info    runtime.Info // cached at start: /health makes no device call
 	log     *slog.Logger
 	sched   *scheduler
@@ -76,7 +53,7 @@ type Server struct {
 }
 
 // New builds a server; Start launches its worker and residency checks.
-func New(cfg Config, dev runtime.Device, tok Tokenizer) *Server {
+func New(cfg Config, dev runtime.Device, tok tokenizer.Tokenizer) *Server {
 	if cfg.MaxTokensOut <= 0 || cfg.MaxTokensOut > maxTokensCeiling {
 		cfg.MaxTokensOut = maxTokensCeiling
 	}
@@ -158,13 +135,6 @@ func (s *Server) checkResidency() {
 	}
 }
 
-func (s *Server) stopIDs(chat bool) []int32 {
-	if chat {
-		return append(s.tok.StopIDs(), s.tok.EndOfTurnIDs()...)
-	}
-	return s.tok.StopIDs()
-}
-
 // Handler routes every endpoint.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -177,7 +147,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("POST /v1/completions", s.handleCompletions)
 	mux.HandleFunc("POST /v1/chat/completions", s.handleChatCompletions)
-	return s.withCorrelationID(mux)
+	var h http.Handler = mux
+	if s.cfg.APIKey != "" {
+		h = withAPIKey(s.cfg.APIKey, h)
+	}
+	return s.withCorrelationID(h)
 }
 
 type ctxKey int

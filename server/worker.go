@@ -37,7 +37,7 @@ func (s *Server) run(j *activeJob) {
 	}
 	defer seq.Close()
 
-	dec := s.tok.NewDecoder()
+	dec := s.tok.NewStream()
 	stop := stopMatcher{stops: j.stop}
 	index := 0
 	var ttft time.Duration
@@ -51,13 +51,13 @@ func (s *Server) run(j *activeJob) {
 	res, err := runtime.Generate(j.ctx, seq, j.prompt, runtime.GenerateParams{
 		Sampling:     j.sampling,
 		MaxTokens:    j.maxTokens,
-		StopTokens:   s.stopIDs(j.chat),
+		StopTokens:   s.tok.Info().StopIDs,
 		PrefillChunk: s.info.MaxTokens,
 	}, func(id int32) bool {
 		if ttft == 0 {
 			ttft = time.Since(j.enqueued)
 		}
-		text, stopped := stop.push(dec.Push(id))
+		text, stopped := stop.push(dec.Add(id))
 		deliver(text)
 		return !stopped && j.ctx.Err() == nil
 	})

@@ -61,7 +61,7 @@ func (s *Server) handleWebsocket(w http.ResponseWriter, r *http.Request) {
 		refuse(codeInvalidRequest, err.Error())
 		return
 	}
-	j, err := s.newJob(&req, false)
+	j, err := s.newJob(&req)
 	if err != nil {
 		s.metrics.request(outcomeInvalid)
 		refuse(codeInvalidRequest, err.Error())

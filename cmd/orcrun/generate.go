@@ -10,17 +10,12 @@ import (
 	"github.com/llama-orch/orc/internal/cli"
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
-	"github.com/llama-orch/orc/runtime/cpu"
-	"github.com/llama-orch/orc/runtime/cuda"
 	"github.com/llama-orch/orc/runtime/sample"
 	"github.com/llama-orch/orc/tokenizer"
 )
 
 type generateCmd struct {
-	Plan          string  `required:"" type:"existingdir" help:"Plan directory (from orcc compile)."`
-	Device        string  `enum:",cpu,cuda" default:"" help:"cpu (reference device) or cuda; default: the plan's target."`
-	GPU           int     `default:"0" help:"GPU number for --device cuda."`
-	Threads       int     `help:"CPU device: goroutines per matmul (default: all cores)."`
+	deviceFlags
 	Prompt        string  `required:"" help:"Prompt text; special tokens written in it are parsed."`
 	MaxTokens     int     `default:"128" help:"Tokens to generate at most."`
 	Temperature   float32 `default:"0" help:"Sampling temperature, 0 (greedy) to 2."`
@@ -46,15 +41,12 @@ func (c *generateCmd) Run() error {
 	if err != nil {
 		return fmt.Errorf("plan %s: %w", c.Plan, err)
 	}
-	prompt := tok.Encode(c.Prompt, true)
-	if info := tok.Info(); info.AddBOS && info.BOS >= 0 {
-		prompt = append([]int32{info.BOS}, prompt...)
-	}
+	prompt := tokenizer.EncodePrompt(tok, c.Prompt)
 	if len(prompt) == 0 {
 		return fmt.Errorf("the prompt is empty")
 	}
 
-	dev, err := c.open(p)
+	dev, err := c.open(p, nil)
 	if err != nil {
 		return err
 	}
@@ -115,22 +107,6 @@ func rate(n int, seconds float64) float64 {
 		return 0
 	}
 	return float64(n) / seconds
-}
-
-// open loads the plan on the chosen device; by default the plan's target
-// picks it.
-func (c *generateCmd) open(p *plans.Plan) (runtime.Device, error) {
-	device := c.Device
-	if device == "" {
-		device = "cuda"
-		if p.Manifest.Target == "cpu" {
-			device = "cpu"
-		}
-	}
-	if device == "cpu" {
-		return cpu.Open(p, cpu.Options{Threads: c.Threads})
-	}
-	return cuda.Open(p, c.GPU, cuda.Options{})
 }
 
 func init() {

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"crypto/rand"
+	"fmt"
+
+	"github.com/llama-orch/orc/plans"
+	"github.com/llama-orch/orc/runtime"
+	"github.com/llama-orch/orc/runtime/cpu"
+	"github.com/llama-orch/orc/runtime/cuda"
+)
+
+// deviceFlags choose the plan and the device every orcrun command runs on.
+type deviceFlags struct {
+	Plan    string `required:"" type:"existingdir" help:"Plan directory (from orcc compile)."`
+	Device  string `enum:",cpu,cuda" default:"" help:"cpu (reference device) or cuda; default: the plan's target."`
+	GPU     int    `default:"0" help:"GPU number for the CUDA device."`
+	Ctx     int    `help:"Context length a sequence may reach (default: the model's)."`
+	Threads int    `help:"CPU device: goroutines per matmul (default: all cores)."`
+}
+
+// deviceName is the device the flags select for plan target t.
+func (f *deviceFlags) deviceKind(target string) string {
+	if f.Device != "" {
+		return f.Device
+	}
+	if target == "cpu" {
+		return "cpu"
+	}
+	return "cuda"
+}
+
+// deviceName describes the selection before the plan is read.
+func (f *deviceFlags) deviceName() string {
+	switch f.Device {
+	case "cpu":
+		return "cpu"
+	case "cuda":
+		return fmt.Sprintf("cuda:%d", f.GPU)
+	}
+	return "plan target"
+}
+
+// open loads the plan on the selected device; it owns p from then on.
+func (f *deviceFlags) open(p *plans.Plan, progress func(pct int)) (runtime.Device, error) {
+	if f.deviceKind(p.Manifest.Target) == "cpu" {
+		return cpu.Open(p, cpu.Options{Threads: f.Threads, Ctx: f.Ctx})
+	}
+	return cuda.Open(p, f.GPU, cuda.Options{Ctx: f.Ctx, Progress: progress})
+}
+
+// newUUID is a random RFC 4122 version 4 UUID.
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/llama-orch/orc/internal/cli"
+	"github.com/llama-orch/orc/plans"
+	"github.com/llama-orch/orc/server"
+	"github.com/llama-orch/orc/tokenizer"
+)
+
+type serveCmd struct {
+	deviceFlags
+	Host              string        `default:"127.0.0.1" help:"Address to bind; anything but loopback needs --api-key or --insecure."`
+	Port              int           `default:"8080" help:"Port to listen on."`
+	WorkerID          string        `help:"Worker id reported in logs and /health (default: a random UUID)."`
+	MaxTokensOut      int           `default:"2048" help:"Ceiling for a request's max_tokens (at most 2048)."`
+	InferenceTimeout  time.Duration `default:"300s" help:"A job running longer ends with INFERENCE_TIMEOUT."`
+	Queue             int           `default:"8" help:"Jobs that may wait behind the running one; past that, 429."`
+	ResidencyInterval time.Duration `default:"60s" help:"How often weights residency is re-checked."`
+	ShutdownGrace     time.Duration `default:"30s" help:"How long the active job may finish on shutdown."`
+	APIKey            string        `env:"ORC_API_KEY" help:"Require this Bearer token (also from ORC_API_KEY)."`
+	Insecure          bool          `help:"Allow binding a non-loopback address without an API key."`
+}
+
+func (c *serveCmd) Run() error {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	if c.WorkerID == "" {
+		c.WorkerID = newUUID()
+	}
+	log = log.With("worker_id", c.WorkerID)
+	if err := c.checkBind(); err != nil {
+		return err
+	}
+	log.Info("startup", "plan", c.Plan, "device", c.deviceName(), "host", c.Host, "port", c.Port)
+
+	p, err := plans.Open(c.Plan, plans.OpenOptions{})
+	if err != nil {
+		return err
+	}
+	spec, err := tokenizer.UnmarshalSpec(p.Manifest.Tokenizer)
+	if err != nil {
+		p.Close()
+		return fmt.Errorf("plan %s: %w", c.Plan, err)
+	}
+	tok, err := tokenizer.New(spec)
+	if err != nil {
+		p.Close()
+		return fmt.Errorf("plan %s: %w", c.Plan, err)
+	}
+	log.Info("model_load_start", "model", p.Manifest.Model.Name, "weight_bytes", p.Manifest.Memory.WeightBytes)
+	start := time.Now()
+	dev, err := c.open(p, func(pct int) { log.Info("model_load_progress", "percent", pct) })
+	if err != nil {
+		log.Error("error", "what", "model load failed", "err", err.Error())
+		return err
+	}
+	info := dev.Info()
+	log.Info("model_load_complete", "model", info.Model, "gpu_device", info.Device, "vram_bytes", info.VRAMBytesUsed, "ms", time.Since(start).Milliseconds())
+
+	srv := server.New(server.Config{
+		WorkerID: c.WorkerID, MaxTokensOut: c.MaxTokensOut, InferenceTimeout: c.InferenceTimeout,
+		QueueSize: c.Queue, ResidencyInterval: c.ResidencyInterval, ShutdownGrace: c.ShutdownGrace,
+		APIKey: c.APIKey, Logger: log,
+	}, dev, tok)
+	addr := net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		dev.Close()
+		return err
+	}
+	hs := srv.HTTPServer(addr)
+	srv.Start()
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+	select {
+	case s := <-sig:
+		log.Info("shutdown", "source", s.String())
+	case <-srv.ShutdownRequested():
+	case err := <-served:
+		dev.Close()
+		return err
+	}
+	// New requests get 503 while the active job finishes; then the
+	// listener closes, VRAM is freed and the process exits 0.
+	srv.Drain()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("shutdown", "err", err.Error())
+	}
+	if err := dev.Close(); err != nil {
+		return err
+	}
+	log.Info("shutdown", "state", "complete")
+	return nil
+}
+
+// checkBind refuses a non-loopback address without an API key unless
+// --insecure says so.
+func (c *serveCmd) checkBind() error {
+	if c.APIKey != "" || c.Insecure {
+		return nil
+	}
+	if c.Host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(c.Host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("binding %s exposes the server beyond this machine: give --api-key (or ORC_API_KEY), or --insecure", c.Host)
+}
+
+func init() {
+	commands.Add(cli.Command{Name: "serve", Help: "Serve a plan over HTTP (worker API, OpenAI-compatible API, websocket).", Cmd: &serveCmd{}, Default: true})
+}

@@ -1,0 +1,12 @@
+package tokenizer
+
+// EncodePrompt tokenizes a prompt as the model expects to see it: special
+// tokens written in the text are parsed, and bos is prepended when the
+// model's metadata asks for it.
+func EncodePrompt(t Tokenizer, text string) []int32 {
+	ids := t.Encode(text, true)
+	if info := t.Info(); info.AddBOS && info.BOS >= 0 {
+		ids = append([]int32{info.BOS}, ids...)
+	}
+	return ids
+}
