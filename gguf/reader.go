@@ -236,8 +236,20 @@ func Parse(data []byte) (*File, error) {
 	if nKV > maxKVs {
 		return nil, p.fail("kv count %d exceeds limit %d", nKV, maxKVs)
 	}
+	// Each pair and each tensor info has a smallest encoding; counts the
+	// rest of the file cannot hold are rejected before anything is sized
+	// by them.
+	lenField := uint64(8)
+	if v == 1 {
+		lenField = 4
+	}
+	minKV := lenField + 4 + 1                    // key length, value type, a one-byte value
+	minTensor := lenField + 4 + lenField + 4 + 8 // name length, n_dims, one dim, type, offset
+	if rest := uint64(len(data)) - p.off; nKV > rest/minKV || nT > (rest-nKV*minKV)/minTensor {
+		return nil, p.fail("%d kvs and %d tensors cannot fit in the %d bytes left", nKV, nT, rest)
+	}
 	f := &File{Version: v, data: data, kvIndex: map[string]int{}, tIndex: map[string]int{}, Alignment: DefaultAlignment}
-	f.KVs = make([]KV, 0, min(nKV, 4096))
+	f.KVs = make([]KV, 0, nKV)
 	for i := uint64(0); i < nKV; i++ {
 		key, err := p.str("kv key")
 		if err != nil {
@@ -264,7 +276,7 @@ func Parse(data []byte) (*File, error) {
 		}
 		f.Alignment = al
 	}
-	f.Tensors = make([]TensorInfo, 0, min(nT, 65536))
+	f.Tensors = make([]TensorInfo, 0, nT)
 	for i := uint64(0); i < nT; i++ {
 		name, err := p.str("tensor name")
 		if err != nil {

@@ -34,12 +34,17 @@ func dotQ5_0(row []byte, x []float32) float32 {
 	for len(x) > 0 {
 		blk := (*[q5_0Bytes]byte)(row)
 		xs := (*[q5_0Elems]float32)(x)
-		qh := binary.LittleEndian.Uint32(blk[2:])
+		// The fifth bits of elements j and j+16 are shifted out of two
+		// registers one per step, avoiding a variable shift per element.
+		hl := binary.LittleEndian.Uint32(blk[2:])
+		hh := hl >> 16
 		var lo, hi float32
 		for j := 0; j < 16; j++ {
 			q := blk[6+j]
-			lo += float32(int(q&15|byte(qh>>j&1)<<4)-16) * xs[j]
-			hi += float32(int(q>>4|byte(qh>>(j+16)&1)<<4)-16) * xs[j+16]
+			lo += float32(int(q&15|byte(hl&1)<<4)-16) * xs[j]
+			hi += float32(int(q>>4|byte(hh&1)<<4)-16) * xs[j+16]
+			hl >>= 1
+			hh >>= 1
 		}
 		sum += half(blk[0:]) * (lo + hi)
 		row, x = row[q5_0Bytes:], x[q5_0Elems:]
