@@ -1,0 +1,371 @@
+package cuda
+
+// GPU tests: they run only with ORC_GPU_TESTS=1, on a machine with an
+// NVIDIA driver. Build here, run there:
+//
+//	CGO_ENABLED=1 go test -c -o .gpu/rt/cuda.test ./runtime/cuda
+//	ORC_GPU_TESTS=1 .gpu/rt/cuda.test -test.v -test.run GPU
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llama-orch/orc/runtime"
+)
+
+// hand.ptx is written by hand (no compiler): iota_add and add_state.
+//
+//go:embed testdata/hand.ptx
+var handPTX []byte
+
+func testGPU(t *testing.T) *gpu {
+	t.Helper()
+	if !gpuTests() {
+		t.Skip("set ORC_GPU_TESTS=1 on a GPU host")
+	}
+	g, err := openGPU(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := g.close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return g
+}
+
+func must[T any](t *testing.T) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+func freeMem(t *testing.T, g *gpu) int64 {
+	t.Helper()
+	free, _, err := g.memInfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return free
+}
+
+func u64s(b []byte) []uint64 {
+	out := make([]uint64, len(b)/8)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return out
+}
+
+func TestGPUPTXRoundTrip(t *testing.T) {
+	g := testGPU(t)
+	t.Logf("%s %s, driver %d, %d SMs", g.name(), g.sm(), g.driverVersion(), g.d.sm_count)
+	mod := must[module](t)(g.moduleLoad(handPTX))
+	defer g.moduleUnload(mod)
+	fn := must[uint64](t)(g.function(mod, "iota_add", 0))
+	const n = 100_003
+	out := must[devptr](t)(g.alloc(8 * n))
+	defer g.free(out)
+	// Poison first, so an unwritten element shows.
+	if err := g.memset(out, 0xAB, 8*n); err != nil {
+		t.Fatal(err)
+	}
+	b := &batch{
+		launches: []launchRec{{fn: fn, grid: [3]uint32{(n + 255) / 256, 1, 1}, block: [3]uint32{256, 1, 1}, argc: 3}},
+		argv:     []uint64{uint64(out), n, 41},
+	}
+	if err := g.launch(b); err != nil {
+		t.Fatal(err)
+	}
+	host := make([]byte, 8*n)
+	if err := g.copyDtoH(host, out); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range u64s(host) {
+		if v != 3*uint64(i)+41 {
+			t.Fatalf("out[%d] = %d, want %d", i, v, 3*i+41)
+		}
+	}
+}
+
+func TestGPUGraphReplay(t *testing.T) {
+	g := testGPU(t)
+	mod := must[module](t)(g.moduleLoad(handPTX))
+	defer g.moduleUnload(mod)
+	fn := must[uint64](t)(g.function(mod, "add_state", 0))
+	const n = 1000
+	out := must[devptr](t)(g.alloc(8 * n))
+	defer g.free(out)
+	state := must[devptr](t)(g.alloc(8))
+	defer g.free(state)
+	if err := g.memset(out, 0, 8*n); err != nil {
+		t.Fatal(err)
+	}
+	rec := launchRec{fn: fn, grid: [3]uint32{(n + 127) / 128, 1, 1}, block: [3]uint32{128, 1, 1}, argc: 3}
+	// Two launches per graph: each replay adds 2·(state+i).
+	b := &batch{launches: []launchRec{rec, rec}, argv: []uint64{uint64(out), uint64(state), n, uint64(out), uint64(state), n}}
+	if err := g.captureBegin(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.launch(b); err != nil {
+		t.Fatal(err)
+	}
+	x := must[graph](t)(g.captureEnd())
+	defer g.graphDestroy(x)
+	// Capture ran nothing: out is still zero.
+	host := make([]byte, 8*n)
+	if err := g.copyDtoH(host, out); err != nil {
+		t.Fatal(err)
+	}
+	if u64s(host)[5] != 0 {
+		t.Fatal("capturing executed the kernels")
+	}
+	pinned := must[[]byte](t)(g.hostAlloc(8))
+	defer g.hostFree(pinned)
+	var sum uint64
+	for step := uint64(1); step <= 20; step++ {
+		if err := g.sync(); err != nil {
+			t.Fatal(err)
+		}
+		binary.LittleEndian.PutUint64(pinned, step*step)
+		sum += step * step
+		if err := g.copyHtoD(state, pinned); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.graphLaunch(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.copyDtoH(host, out); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range u64s(host) {
+		if want := 2 * (sum + 20*uint64(i)); v != want {
+			t.Fatalf("out[%d] = %d after 20 replays, want %d", i, v, want)
+		}
+	}
+}
+
+func TestGPUAllocationFailure(t *testing.T) {
+	g := testGPU(t)
+	free0 := freeMem(t, g)
+	_, err := g.alloc(free0 + 1<<30)
+	if !errors.Is(err, runtime.ErrOutOfMemory) {
+		t.Fatalf("allocating %d bytes with %d free: want ErrOutOfMemory, got %v", free0+1<<30, free0, err)
+	}
+	free1 := freeMem(t, g)
+	// Other processes may move free memory a little; ours must not leak.
+	if d := free0 - free1; d > 64<<20 {
+		t.Fatalf("free memory dropped by %d bytes after a failed allocation", d)
+	}
+	t.Logf("failed as wanted: %v", err)
+}
+
+func TestGPUChunkedUpload(t *testing.T) {
+	g := testGPU(t)
+	r := rand.New(rand.NewPCG(5, 6))
+	src := make([]byte, 10<<20+12345) // a tail shorter than a chunk
+	for i := range src {
+		src[i] = byte(r.Uint32())
+	}
+	dst := must[devptr](t)(g.alloc(int64(len(src))))
+	defer g.free(dst)
+	for _, chunk := range []int{64 << 10, 1 << 20, 3<<20 + 7, 64 << 20} {
+		if err := g.memset(dst, 0, int64(len(src))); err != nil {
+			t.Fatal(err)
+		}
+		var marks []int
+		if err := g.upload(dst, src, chunk, func(p int) { marks = append(marks, p) }); err != nil {
+			t.Fatal(err)
+		}
+		back := make([]byte, len(src))
+		if err := g.copyDtoH(back, dst); err != nil {
+			t.Fatal(err)
+		}
+		if sha256.Sum256(back) != sha256.Sum256(src) {
+			i := 0
+			for i < len(src) && back[i] == src[i] {
+				i++
+			}
+			t.Fatalf("chunk %d: device copy differs from the source first at byte %d", chunk, i)
+		}
+		if fmt.Sprint(marks) != "[0 25 50 75 100]" {
+			t.Fatalf("chunk %d: progress %v", chunk, marks)
+		}
+	}
+}
+
+// TestGPUToyPlan runs the toy plan end to end: prefill in chunks, decode
+// through the captured graph, two interleaved sequences with their own KV
+// caches, logits against the float64 reference.
+func TestGPUToyPlan(t *testing.T) {
+	if !gpuTests() {
+		t.Skip("set ORC_GPU_TESTS=1 on a GPU host")
+	}
+	c := toy{vocab: 1000, dim: 32, maxTokens: 8, ctx: 64}
+	p := c.write(t)
+	var marks []int
+	d, err := Open(p, 0, Options{ChunkBytes: 4096, Progress: func(pct int) { marks = append(marks, pct) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if fmt.Sprint(marks) != "[0 25 50 75 100]" {
+		t.Errorf("progress %v", marks)
+	}
+	info := d.Info()
+	t.Logf("%+v", info)
+	if !info.Resident || info.Device != "cuda:0" || info.Vocab != c.vocab || info.ContextLength != c.ctx {
+		t.Errorf("info %+v", info)
+	}
+	if err := d.CheckResidency(); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	seqs := make([]runtime.Sequence, 2)
+	hist := make([][]int32, 2)
+	for i := range seqs {
+		if seqs[i], err = d.NewSequence(0); err != nil {
+			t.Fatal(err)
+		}
+		defer seqs[i].Close()
+	}
+	if used := d.Info().VRAMBytesUsed; used < 2*kvBytes(&p.Manifest.Model, c.ctx) {
+		t.Errorf("VRAM used %d does not count two KV caches", used)
+	}
+	check := func(i int, got []float32) {
+		t.Helper()
+		want := c.logits(hist[i])
+		var num, den float64
+		for v := range want {
+			num += (float64(got[v]) - want[v]) * (float64(got[v]) - want[v])
+			den += want[v] * want[v]
+		}
+		if rel := math.Sqrt(num / den); !(rel < 1e-5) {
+			t.Fatalf("sequence %d at %d tokens: relative error %g", i, len(hist[i]), rel)
+		}
+	}
+	// Prompts of 20 and 3 tokens: three prefill chunks, and one.
+	for i, n := range []int{20, 3} {
+		prompt := make([]int32, n)
+		for k := range prompt {
+			prompt[k] = int32(r.IntN(c.vocab))
+		}
+		hist[i] = append(hist[i], prompt...)
+		check(i, must[[]float32](t)(seqs[i].Forward(context.Background(), prompt)))
+	}
+	for step := range 30 {
+		i := step % 2
+		tok := []int32{int32(r.IntN(c.vocab))}
+		hist[i] = append(hist[i], tok...)
+		check(i, must[[]float32](t)(seqs[i].Forward(context.Background(), tok)))
+		if seqs[i].Pos() != len(hist[i]) {
+			t.Fatalf("Pos %d, want %d", seqs[i].Pos(), len(hist[i]))
+		}
+	}
+	// A prefill after decode steps continues the same cache.
+	more := []int32{1, 2, 3, 4, 5}
+	hist[0] = append(hist[0], more...)
+	check(0, must[[]float32](t)(seqs[0].Forward(context.Background(), more)))
+	_, err = seqs[1].Forward(context.Background(), make([]int32, c.ctx))
+	if !errors.Is(err, runtime.ErrContextFull) {
+		t.Fatalf("overfull Forward: %v", err)
+	}
+	if _, err := seqs[1].Forward(context.Background(), []int32{int32(c.vocab)}); err == nil || !strings.Contains(err.Error(), "outside the vocabulary") {
+		t.Fatalf("bad token: %v", err)
+	}
+}
+
+func TestGPUOpenOutOfMemory(t *testing.T) {
+	if !gpuTests() {
+		t.Skip("set ORC_GPU_TESTS=1 on a GPU host")
+	}
+	c := toy{vocab: 100, dim: 8, maxTokens: 4, ctx: 16}
+	p := c.write(t)
+	// More activation memory than any GPU has: the plan's numbers are what
+	// Open sizes by, so no big file is needed.
+	p.Manifest.Memory.ArenaBytes = 1 << 50
+	g := testGPU(t)
+	free0 := freeMem(t, g)
+	_, err := Open(p, 0, Options{})
+	if !errors.Is(err, runtime.ErrOutOfMemory) || !strings.Contains(err.Error(), "needs 1125899") || !strings.Contains(err.Error(), "free") {
+		t.Fatalf("want ErrOutOfMemory with required and free bytes, got %v", err)
+	}
+	free1 := freeMem(t, g)
+	if d := free0 - free1; d > 64<<20 {
+		t.Fatalf("free memory dropped by %d bytes after a refused Open", d)
+	}
+	t.Logf("refused as wanted: %v", err)
+}
+
+// TestGPULoadChunkSizes measures Open of a 1 GiB plan from page cache for
+// each upload chunk size (ORC_GPU_BENCH=1; it prints, asserts nothing about
+// speed).
+func TestGPULoadChunkSizes(t *testing.T) {
+	if !gpuTests() || os.Getenv("ORC_GPU_BENCH") != "1" {
+		t.Skip("set ORC_GPU_TESTS=1 ORC_GPU_BENCH=1 on a GPU host")
+	}
+	c := toy{vocab: 1000, dim: 32, maxTokens: 8, ctx: 64, padBytes: 1 << 30}
+	p := c.write(t)
+	// Warm the page cache and the driver once.
+	d, err := Open(p, 0, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	for _, mib := range []int{1, 4, 16, 64} {
+		var up, open []float64
+		for range 5 {
+			start := time.Now()
+			d, err := Open(p, 0, Options{ChunkBytes: mib << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			open = append(open, time.Since(start).Seconds())
+			up = append(up, d.UploadTime().Seconds())
+			d.Close()
+		}
+		slices.Sort(up)
+		slices.Sort(open)
+		u, o := up[len(up)/2], open[len(open)/2]
+		t.Logf("chunk %2d MiB: upload %.1f ms (%.2f GB/s), Open %.1f ms, of %d bytes; medians of 5",
+			mib, 1e3*u, float64(len(p.Weights))/u/1e9, 1e3*o, len(p.Weights))
+	}
+}
+
+func TestGPUPlanIntegrity(t *testing.T) {
+	// The device copy of the weights equals weights.bin byte for byte.
+	if !gpuTests() {
+		t.Skip("set ORC_GPU_TESTS=1 on a GPU host")
+	}
+	p := toy{vocab: 1000, dim: 32, maxTokens: 8, ctx: 64, padBytes: 5<<20 + 3}.write(t)
+	d, err := Open(p, 0, Options{ChunkBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	back := make([]byte, len(p.Weights))
+	if err := d.g.copyDtoH(back, d.arena); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(back, p.Weights) {
+		t.Fatal("weights on the device differ from weights.bin")
+	}
+}
