@@ -72,6 +72,9 @@ func newProgram(p *plans.Plan, g *ir.Graph, threads int) (*program, error) {
 		return nil, err
 	}
 	for _, n := range g.Nodes {
+		if err := pr.checkOperands(n); err != nil {
+			return nil, fmt.Errorf("cpu: %%%d %s: %w", n.ID, n.Op, err)
+		}
 		run, err := pr.kernel(n)
 		if err != nil {
 			return nil, fmt.Errorf("cpu: %%%d %s: %w", n.ID, n.Op, err)
