@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -275,5 +276,33 @@ func TestOpenShortFile(t *testing.T) {
 	_, err := Open(p)
 	if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "too short") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestWriterRefuses checks that the Writer reports what the reader would
+// reject instead of writing it.
+func TestWriterRefuses(t *testing.T) {
+	write := func(w *Writer) error { _, err := w.WriteTo(io.Discard); return err }
+	w := NewWriter()
+	if err := w.AddTensorBytes("z", F32, []uint64{4, 0}, nil); err == nil || !strings.Contains(err.Error(), "zero or overflowing") {
+		t.Errorf("zero dim: %v", err)
+	}
+	if err := w.AddTensor("big", F32, []uint64{1 << 32, 1 << 32}, nil); err == nil || !strings.Contains(err.Error(), "zero or overflowing") {
+		t.Errorf("overflowing dims: %v", err)
+	}
+	w.Alignment = 48
+	if err := write(w); err == nil || !strings.Contains(err.Error(), "alignment 48 is not a power of two") {
+		t.Errorf("alignment 48: %v", err)
+	}
+	w = NewWriter()
+	w.Set("general.alignment", uint32(64))
+	if err := write(w); err == nil || !strings.Contains(err.Error(), "general.alignment 64 disagrees with Writer.Alignment 32") {
+		t.Errorf("disagreeing alignment: %v", err)
+	}
+	w = NewWriter()
+	w.Version = 1
+	w.AddTensor("wide", F32, []uint64{1 << 33}, func(io.Writer) error { return nil })
+	if err := write(w); err == nil || !strings.Contains(err.Error(), "8589934592 does not fit GGUF v1's 32 bits") {
+		t.Errorf("v1 dim over 32 bits: %v", err)
 	}
 }

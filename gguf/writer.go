@@ -113,6 +113,13 @@ func (w *Writer) AddTensor(name string, typ Type, dims []uint64, write func(io.W
 	if len(dims) == 0 || len(dims) > maxDims || dims[0]%uint64(typ.BlockSize()) != 0 {
 		return fmt.Errorf("gguf: tensor %q: dims %v invalid for %s", name, dims, typ)
 	}
+	elems := uint64(1)
+	for _, d := range dims {
+		if d == 0 || elems > math.MaxInt64/d {
+			return fmt.Errorf("gguf: tensor %q: dims %v: zero or overflowing", name, dims)
+		}
+		elems *= d
+	}
 	w.tIndex[name] = true
 	w.tensors = append(w.tensors, writerTensor{TensorInfo{Name: name, Dims: append([]uint64(nil), dims...), Type: typ}, write})
 	return nil
@@ -169,8 +176,17 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 	if w.Version < 1 || w.Version > 3 {
 		return 0, fmt.Errorf("gguf: cannot write version %d", w.Version)
 	}
-	if _, ok := w.kvIndex["general.alignment"]; !ok && w.Alignment != DefaultAlignment {
+	if a := w.Alignment; a == 0 || a&(a-1) != 0 || a > 1<<20 {
+		return 0, fmt.Errorf("gguf: alignment %d is not a power of two up to 1 MiB", a)
+	}
+	if i, ok := w.kvIndex["general.alignment"]; !ok && w.Alignment != DefaultAlignment {
 		w.Set("general.alignment", uint32(w.Alignment))
+	} else if ok {
+		// A reader aligns by the key, so a different Alignment would
+		// misplace every tensor.
+		if a, isUint := w.kvs[i].Value.uint(); !isUint || a != w.Alignment {
+			return 0, fmt.Errorf("gguf: general.alignment %v disagrees with Writer.Alignment %d", w.kvs[i].Value.V, w.Alignment)
+		}
 	}
 	cw := &countingWriter{w: out}
 	e := encoder{w: cw, version: w.Version}
@@ -185,6 +201,9 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 			return cw.n, fmt.Errorf("gguf: key %s: %w", kv.Key, err)
 		}
 	}
+	if e.err != nil {
+		return cw.n, e.err
+	}
 	var off uint64
 	for i := range w.tensors {
 		t := &w.tensors[i].info
@@ -197,6 +216,9 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 		}
 		e.u32(uint32(t.Type))
 		e.u64(t.Offset)
+	}
+	if e.err != nil {
+		return cw.n, e.err
 	}
 	pad(cw, w.Alignment)
 	base := cw.n
@@ -228,6 +250,7 @@ type encoder struct {
 	w       io.Writer
 	version uint32
 	buf     [8]byte
+	err     error // the first count too large for the version
 }
 
 func (e *encoder) u8(v uint8)   { e.buf[0] = v; e.w.Write(e.buf[:1]) }
@@ -237,6 +260,9 @@ func (e *encoder) u64(v uint64) { binary.LittleEndian.PutUint64(e.buf[:], v); e.
 
 func (e *encoder) count(n uint64) {
 	if e.version == 1 {
+		if n > math.MaxUint32 && e.err == nil {
+			e.err = fmt.Errorf("gguf: count or length %d does not fit GGUF v1's 32 bits", n)
+		}
 		e.u32(uint32(n))
 	} else {
 		e.u64(n)
