@@ -44,8 +44,9 @@ type Device struct {
 // Open loads p onto GPU number gpu: checks the plan, allocates the arena
 // (failing with ErrOutOfMemory, required and available bytes when the
 // weights, activations and one KV cache of o.Ctx tokens do not fit), uploads
-// the weights, loads the kernels and verifies residency. The plan may be
-// closed once Open returns.
+// the weights, loads the kernels and verifies residency. On success the
+// device owns p: the weights are unmapped once they are on the GPU (the
+// manifest stays), and Close closes p. On failure p stays the caller's.
 func Open(p *plans.Plan, gpu int, o Options) (*Device, error) {
 	m := &p.Manifest
 	if err := checkPlan(p, o); err != nil {
@@ -137,6 +138,11 @@ func (d *Device) load(p *plans.Plan, progress func(int)) error {
 		return fmt.Errorf("cuda: uploading %s: %w", plans.WeightsFile, err)
 	}
 	d.upload = time.Since(start)
+	// The host copy is no longer needed; the page cache keeps it warm for
+	// the next load.
+	if err := p.Close(); err != nil {
+		return err
+	}
 	// Kernels may accumulate into the arena; start from a known state.
 	if err := d.g.memset(arena+devptr(wB), 0, aB+sB); err != nil {
 		return err
@@ -156,6 +162,7 @@ func (d *Device) load(p *plans.Plan, progress func(int)) error {
 		CUDAVersion:   fmt.Sprintf("%d.%d", d.g.driverVersion()/1000, d.g.driverVersion()%1000/10),
 		Vocab:         m.Model.Vocab,
 		ContextLength: d.ctx,
+		MaxTokens:     m.Memory.MaxTokens,
 		Resident:      true,
 	}
 	return d.g.sync()
@@ -270,7 +277,7 @@ func (d *Device) Close() error {
 	for s := range d.seqs {
 		err = errors.Join(err, s.free())
 	}
-	return errors.Join(err, d.release())
+	return errors.Join(err, d.release(), d.plan.Close())
 }
 
 // release frees what load made, in reverse, and closes the GPU.
