@@ -88,6 +88,17 @@ func knownBlocks() []knownBlock {
 // Sub-blocks 2, 3, 5 and 6 have scale 0 and min 0.
 var q4KScales = []byte{0x42, 0x01, 0, 0, 0x83, 0x01, 0, 0, 0x75, 0, 0, 0x12}
 
+// q4KZeroCodes is what code 0 decodes to under q4KScales with d = 1 and
+// dmin = 0.5, i.e. −0.5·min: sub-block 0 → −1.5, 1 → −0.5, 4 → −19.5,
+// 7 → −0.5, the others 0.
+func q4KZeroCodes() []float32 {
+	want := make([]float32, 256)
+	for i := range want {
+		want[i] = map[int]float32{0: -1.5, 1: -0.5, 4: -19.5, 7: -0.5}[i/32]
+	}
+	return want
+}
+
 // q4KBlock: d = 1 (0x3c00), dmin = 0.5 (0x3800), value = d·sc·q − dmin·m.
 //
 //	qs[0] = 0x3a: element 0 (sub-block 0, low nibble 10) = 2·10 − 0.5·3 = 18.5;
@@ -99,10 +110,7 @@ var q4KScales = []byte{0x42, 0x01, 0, 0, 0x83, 0x01, 0, 0, 0x75, 0, 0, 0x12}
 func q4KBlock() knownBlock {
 	data := append([]byte{0x00, 0x3c, 0x00, 0x38}, q4KScales...)
 	data = append(data, bytesAt(128, 0, map[int]byte{0: 0x3a, 64: 0x09, 127: 0xf0})...)
-	want := make([]float32, 256)
-	for i := range want {
-		want[i] = map[int]float32{0: -1.5, 1: -0.5, 4: -19.5, 7: -0.5}[i/32]
-	}
+	want := q4KZeroCodes()
 	want[0], want[32], want[128], want[255] = 18.5, 2.5, 169.5, 29.5
 	return knownBlock{"q4_k", gguf.Q4_K, data, want}
 }
@@ -120,10 +128,7 @@ func q5KBlock() knownBlock {
 	data := append([]byte{0x00, 0x3c, 0x00, 0x38}, q4KScales...)
 	data = append(data, bytesAt(32, 0, map[int]byte{0: 0x13, 1: 0x80})...)
 	data = append(data, bytesAt(128, 0, map[int]byte{0: 0x3a, 64: 0x09})...)
-	want := make([]float32, 256)
-	for i := range want {
-		want[i] = map[int]float32{0: -1.5, 1: -0.5, 4: -19.5, 7: -0.5}[i/32]
-	}
+	want := q4KZeroCodes()
 	want[0], want[32], want[128], want[225] = 50.5, 18.5, 505.5, 31.5
 	return knownBlock{"q5_k", gguf.Q5_K, data, want}
 }
