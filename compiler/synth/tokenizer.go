@@ -2,7 +2,9 @@ package synth
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/llama-orch/orc/gguf"
 	"github.com/llama-orch/orc/tokenizer"
@@ -16,13 +18,9 @@ func writeTokenizer(w *gguf.Writer, p *Preset) error {
 	kind, name, _ := strings.Cut(p.Tokenizer, ":")
 	switch kind {
 	case "hf":
-		data, err := asset(name + "-tokenizer.json")
+		spec, err := hfSpec(name)
 		if err != nil {
 			return err
-		}
-		spec, err := tokenizer.SpecFromHFJSON(data)
-		if err != nil {
-			return fmt.Errorf("synth: tokenizer %s: %w", name, err)
 		}
 		if err := padVocab(spec, p.H.NVocab); err != nil {
 			return fmt.Errorf("synth: preset %s: %w", p.Name, err)
@@ -50,6 +48,33 @@ func writeTokenizer(w *gguf.Writer, p *Preset) error {
 		return nil
 	}
 	return fmt.Errorf("synth: preset %s: bad tokenizer reference %q", p.Name, p.Tokenizer)
+}
+
+var (
+	hfSpecsMu sync.Mutex
+	hfSpecs   = map[string]*tokenizer.Spec{}
+)
+
+// hfSpec converts an embedded tokenizer.json once per process (gpt-oss's
+// takes seconds) and returns a copy the caller may pad.
+func hfSpec(name string) (*tokenizer.Spec, error) {
+	hfSpecsMu.Lock()
+	defer hfSpecsMu.Unlock()
+	s, ok := hfSpecs[name]
+	if !ok {
+		data, err := asset(name + "-tokenizer.json")
+		if err != nil {
+			return nil, err
+		}
+		if s, err = tokenizer.SpecFromHFJSON(data); err != nil {
+			return nil, fmt.Errorf("synth: tokenizer %s: %w", name, err)
+		}
+		hfSpecs[name] = s
+	}
+	c := *s
+	c.Tokens = slices.Clone(s.Tokens)
+	c.TokenTypes = slices.Clone(s.TokenTypes)
+	return &c, nil
 }
 
 func padVocab(s *tokenizer.Spec, n int) error {
