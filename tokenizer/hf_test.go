@@ -71,33 +71,33 @@ func checkCorpus(t *testing.T, tok Tokenizer, corpus []string, g hfGolden) {
 	}
 }
 
-// TestQwenGGUFMatchesHFJSON loads the Qwen2.5 vocabulary through a GGUF
-// written by WriteGGUF (gguf-bpe) and checks it encodes the corpus exactly
-// like tokenizer.json (hf-json) and the HF goldens.
-func TestQwenGGUFMatchesHFJSON(t *testing.T) {
-	w := gguf.NewWriter()
-	w.Set("general.architecture", "qwen2")
-	w.Set("qwen2.context_length", uint32(32768))
-	loadHFSpec(t, "qwen2.5").WriteGGUF(w)
-	path := filepath.Join(t.TempDir(), "qwen-vocab.gguf")
-	if err := w.WriteFile(path); err != nil {
-		t.Fatal(err)
+// TestGGUFMatchesHFJSON loads the Qwen2.5 and gpt-oss vocabularies through
+// a GGUF written by WriteGGUF (gguf-bpe) and checks they encode the corpus
+// exactly like tokenizer.json (hf-json) and the HF goldens.
+func TestGGUFMatchesHFJSON(t *testing.T) {
+	for _, c := range []struct{ family, arch, chat string }{{"qwen2.5", "qwen2", ChatChatML}, {"gpt-oss", "gpt-oss", ChatHarmony}} {
+		t.Run(c.family, func(t *testing.T) {
+			hf := loadHFSpec(t, c.family)
+			w := gguf.NewWriter()
+			w.Set("general.architecture", c.arch)
+			w.Set(c.arch+".context_length", uint32(32768))
+			hf.WriteGGUF(w)
+			path := filepath.Join(t.TempDir(), "vocab.gguf")
+			if err := w.WriteFile(path); err != nil {
+				t.Fatal(err)
+			}
+			s, err := SpecFromFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Kind != KindGGUF || s.ContextLength != 32768 || s.Chat != c.chat || !equalIDs(s.StopIDs(), hf.StopIDs()) {
+				t.Errorf("GGUF spec: kind %q ctx %d chat %q stops %v (hf-json %v)", s.Kind, s.ContextLength, s.Chat, s.StopIDs(), hf.StopIDs())
+			}
+			tok, err := New(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkCorpus(t, tok, readCorpus(t), readGolden(t, c.family))
+		})
 	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := SpecFromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Kind != KindGGUF || s.ContextLength != 32768 || s.Chat != ChatChatML {
-		t.Errorf("GGUF spec: kind %q ctx %d chat %q", s.Kind, s.ContextLength, s.Chat)
-	}
-	tok, err := New(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkCorpus(t, tok, readCorpus(t), readGolden(t, "qwen2.5"))
 }

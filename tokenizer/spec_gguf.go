@@ -51,6 +51,9 @@ func SpecFromGGUF(f *gguf.File) (*Spec, error) {
 			s.TokenTypes[i] = TypeNormal
 		}
 	}
+	if len(s.TokenTypes) != n {
+		return nil, fmt.Errorf("tokenizer: %d token types for %d tokens", len(s.TokenTypes), n)
+	}
 	switch s.Model {
 	case ModelGPT2:
 		if s.Merges, ok = f.Strings(keyMerges); !ok {

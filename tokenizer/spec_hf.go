@@ -88,13 +88,13 @@ func SpecFromHFJSON(data []byte) (*Spec, error) {
 func (s *Spec) setHFVocab(hf *hfTokenizer) error {
 	n := int64(0)
 	for tok, id := range hf.Model.Vocab {
-		if id < 0 || id >= 1<<24 {
+		if id < 0 || id >= 1<<21 {
 			return fmt.Errorf("tokenizer: tokenizer.json token %q has id %d", tok, id)
 		}
 		n = max(n, id+1)
 	}
 	for _, a := range hf.AddedTokens {
-		if a.ID < 0 || a.ID >= 1<<24 {
+		if a.ID < 0 || a.ID >= 1<<21 {
 			return fmt.Errorf("tokenizer: tokenizer.json added token %q has id %d", a.Content, a.ID)
 		}
 		n = max(n, a.ID+1)

@@ -51,8 +51,14 @@ func (s *Stream) emit(final bool) string {
 	for i < len(p) {
 		r, size := utf8.DecodeRune(p[i:])
 		if r == utf8.RuneError && size == 1 {
-			if !final && !utf8.FullRune(p[i:]) {
-				break // a prefix of a character: wait for the rest
+			if !utf8.FullRune(p[i:]) {
+				// The tail is the start of a character: wait for the rest,
+				// or at the end replace it with one U+FFFD (as HF does).
+				if final {
+					b.WriteRune(utf8.RuneError)
+					i = len(p)
+				}
+				break
 			}
 			b.WriteRune(utf8.RuneError)
 			i++
