@@ -6,26 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llama-orch/orc/compiler"
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/plans"
 )
-
-// storiesPlan compiles the real stories260k model, memory-planned by the
-// pipeline, into a CPU plan.
-func storiesPlan(t *testing.T) *plans.Plan {
-	t.Helper()
-	dir := t.TempDir() + "/plan"
-	if err := compiler.Compile(compiler.Options{Model: "../../../shared/testdata/models/stories260k-f32.gguf", Out: dir, Target: "cpu", MaxTokens: 8}); err != nil {
-		t.Fatal(err)
-	}
-	p, err := plans.Open(dir, plans.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
-}
 
 func parsed(t *testing.T, p *plans.Plan) *ir.Graph {
 	t.Helper()
@@ -61,7 +44,13 @@ func stepsLogits(t *testing.T, pr *program) [][]float32 {
 // to giving every node its own buffer: any live range the planner gets
 // wrong corrupts a value and shows here.
 func TestArenaMatchesSeparateBuffers(t *testing.T) {
-	p := storiesPlan(t)
+	t.Run("stories260k", func(t *testing.T) { arenaMatches(t, compiledPlan(t, storiesGGUF, 8)) })
+	for _, name := range tinyPresets {
+		t.Run(name, func(t *testing.T) { arenaMatches(t, compiledPlan(t, synthModel(t, name), 8)) })
+	}
+}
+
+func arenaMatches(t *testing.T, p *plans.Plan) {
 	g := parsed(t, p)
 	if _, ok := g.Attrs["arena_bytes"]; !ok {
 		t.Fatal("the compiled graph is not memory-planned")
@@ -92,7 +81,7 @@ func TestArenaMatchesSeparateBuffers(t *testing.T) {
 
 // A plan whose offsets make a node overwrite its own input is refused.
 func TestArenaOverlapRefused(t *testing.T) {
-	p := storiesPlan(t)
+	p := compiledPlan(t, storiesGGUF, 8)
 	g := parsed(t, p)
 	for _, n := range g.Nodes {
 		if n.Op != ir.OpLinear {

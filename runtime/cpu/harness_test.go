@@ -7,10 +7,50 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/llama-orch/orc/compiler"
+	"github.com/llama-orch/orc/compiler/synth"
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/quant"
 )
+
+const storiesGGUF = "../../../shared/testdata/models/stories260k-f32.gguf"
+
+// compiledPlan compiles a GGUF into a CPU plan (the whole pipeline,
+// memory planning included) whose steps take at most maxTokens tokens, as
+// `orcc compile --device cpu` does, and opens it.
+func compiledPlan(t *testing.T, model string, maxTokens int) *plans.Plan {
+	t.Helper()
+	dir := t.TempDir() + "/plan"
+	if err := compiler.Compile(compiler.Options{Model: model, Out: dir, Target: "cpu", MaxTokens: maxTokens}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plans.Open(dir, plans.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// synthModel writes a preset's synthetic GGUF in its default quantisation
+// (seed 1) and returns its path.
+func synthModel(t *testing.T, preset string) string {
+	t.Helper()
+	p, err := synth.Lookup(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := synth.Plan(p, p.DefaultQuant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/model.gguf"
+	if err := m.WriteFile(path, 1); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
 
 // harness builds small graphs over random weights, writes them as real
 // plans and runs them, so op tests go through the plan format, the IR text

@@ -1,43 +1,20 @@
-package cpu_test
+package cpu
 
 import (
 	"context"
 	"math"
 	"testing"
 
-	"github.com/llama-orch/orc/compiler"
-	"github.com/llama-orch/orc/compiler/synth"
-	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
-	"github.com/llama-orch/orc/runtime/cpu"
 )
 
 var tinyPresets = []string{"llama-tiny", "qwen2.5-0.5b-tiny", "phi-3-mini-4k-tiny", "gpt2-small-tiny", "gpt-oss-20b-tiny"}
 
-// openTiny synthesises a tiny preset in quant q, compiles it for the CPU
-// with steps of at most maxTokens, and opens it.
-func openTiny(t *testing.T, preset string, q synth.Quant, maxTokens int) *cpu.Device {
+// openTiny opens a tiny preset's synthetic model compiled with steps of at
+// most maxTokens tokens.
+func openTiny(t *testing.T, preset string, maxTokens int) *Device {
 	t.Helper()
-	p, err := synth.Lookup(preset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := synth.Plan(p, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := m.WriteFile(dir+"/model.gguf", 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := compiler.Compile(compiler.Options{Model: dir + "/model.gguf", Out: dir + "/plan", Target: "cpu", MaxTokens: maxTokens}); err != nil {
-		t.Fatal(err)
-	}
-	plan, err := plans.Open(dir+"/plan", plans.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev, err := cpu.Open(plan, cpu.Options{})
+	dev, err := Open(compiledPlan(t, synthModel(t, preset), maxTokens), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,11 +51,7 @@ func lastLogits(t *testing.T, dev runtime.Device, tokens []int32, sizes ...int) 
 func TestTinyPresetsConsistent(t *testing.T) {
 	for _, name := range tinyPresets {
 		t.Run(name, func(t *testing.T) {
-			p, err := synth.Lookup(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dev := openTiny(t, name, p.DefaultQuant, 8)
+			dev := openTiny(t, name, 8)
 			vocab := dev.Info().Vocab
 			tokens := make([]int32, 16)
 			for i := range tokens {

@@ -1,4 +1,4 @@
-package cpu_test
+package cpu
 
 import (
 	"context"
@@ -7,31 +7,19 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/llama-orch/orc/compiler"
-	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
-	"github.com/llama-orch/orc/runtime/cpu"
 	"github.com/llama-orch/orc/runtime/sample"
 	"github.com/llama-orch/orc/tokenizer"
 )
 
-const (
-	storiesGGUF   = "../../../shared/testdata/models/stories260k-f32.gguf"
-	storiesGolden = "../../testdata/reference/stories260k.json" // transformers, scripts/reference_logits.py
-)
+// storiesGolden holds transformers' greedy ids (scripts/reference_logits.py).
+const storiesGolden = "../../testdata/reference/stories260k.json"
 
-// openStories compiles the real stories260k model into a CPU plan whose
-// steps take at most maxTokens tokens and opens it with its tokenizer.
-func openStories(t *testing.T, maxTokens int) (*cpu.Device, tokenizer.Tokenizer) {
+// openStories opens the real stories260k model, compiled with steps of at
+// most maxTokens tokens, and its tokenizer.
+func openStories(t *testing.T, maxTokens int) (*Device, tokenizer.Tokenizer) {
 	t.Helper()
-	dir := t.TempDir() + "/plan"
-	if err := compiler.Compile(compiler.Options{Model: storiesGGUF, Out: dir, Target: "cpu", MaxTokens: maxTokens}); err != nil {
-		t.Fatal(err)
-	}
-	p, err := plans.Open(dir, plans.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := compiledPlan(t, storiesGGUF, maxTokens)
 	spec, err := tokenizer.UnmarshalSpec(p.Manifest.Tokenizer)
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +28,7 @@ func openStories(t *testing.T, maxTokens int) (*cpu.Device, tokenizer.Tokenizer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev, err := cpu.Open(p, cpu.Options{})
+	dev, err := Open(p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +36,7 @@ func openStories(t *testing.T, maxTokens int) (*cpu.Device, tokenizer.Tokenizer)
 	return dev, tok
 }
 
-func generate(t *testing.T, dev *cpu.Device, prompt []int32, p runtime.GenerateParams) runtime.GenerateResult {
+func generate(t *testing.T, dev *Device, prompt []int32, p runtime.GenerateParams) runtime.GenerateResult {
 	t.Helper()
 	seq, err := dev.NewSequence(dev.Info().ContextLength)
 	if err != nil {
