@@ -51,23 +51,34 @@ func removeNodes(g *ir.Graph, dead map[*ir.Node]bool) {
 // not-yet-placed inputs in just before it, so a fused node lands where its
 // first reader needs it.
 func restoreOrder(g *ir.Graph) {
-	placed := make(map[*ir.Node]bool, len(g.Nodes))
-	order := make([]*ir.Node, 0, len(g.Nodes))
-	var place func(n *ir.Node)
-	place = func(n *ir.Node) {
-		if placed[n] {
-			return
-		}
-		placed[n] = true
-		for _, in := range n.Inputs {
-			place(in)
-		}
-		order = append(order, n)
-	}
+	o := newOrdering(len(g.Nodes))
 	for _, n := range g.Nodes {
-		place(n)
+		o.place(n)
 	}
-	g.Nodes = order
+	g.Nodes = o.nodes
+}
+
+// ordering builds a schedule in which every node follows its inputs.
+type ordering struct {
+	placed map[*ir.Node]bool
+	nodes  []*ir.Node
+}
+
+func newOrdering(size int) *ordering {
+	return &ordering{placed: make(map[*ir.Node]bool, size), nodes: make([]*ir.Node, 0, size)}
+}
+
+// place appends n after placing, depth first and in input order, those of
+// its inputs not placed yet.
+func (o *ordering) place(n *ir.Node) {
+	if o.placed[n] {
+		return
+	}
+	o.placed[n] = true
+	for _, in := range n.Inputs {
+		o.place(in)
+	}
+	o.nodes = append(o.nodes, n)
 }
 
 // addView adds view{part} of a packed node.

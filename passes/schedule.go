@@ -18,37 +18,20 @@ import "github.com/llama-orch/orc/ir"
 //
 // Every input precedes its use, whatever order the graph came in.
 func schedule(g *ir.Graph) error {
-	order := make([]*ir.Node, 0, len(g.Nodes))
-	placed := make(map[*ir.Node]bool, len(g.Nodes))
-	for _, n := range g.Nodes {
-		if n.Op == ir.OpInput {
-			order = append(order, n)
-			placed[n] = true
+	o := newOrdering(len(g.Nodes))
+	for _, op := range []ir.Op{ir.OpInput, ir.OpWeight} {
+		for _, n := range g.Nodes {
+			if n.Op == op {
+				o.place(n)
+			}
 		}
 	}
-	for _, n := range g.Nodes {
-		if n.Op == ir.OpWeight {
-			order = append(order, n)
-			placed[n] = true
-		}
-	}
-	var place func(n *ir.Node)
-	place = func(n *ir.Node) {
-		if placed[n] {
-			return
-		}
-		placed[n] = true
-		for _, in := range n.Inputs {
-			place(in)
-		}
-		order = append(order, n)
-	}
-	for _, o := range g.Outputs {
-		place(o)
+	for _, n := range g.Outputs {
+		o.place(n)
 	}
 	for _, n := range g.Nodes {
-		place(n)
+		o.place(n)
 	}
-	g.Nodes = order
+	g.Nodes = o.nodes
 	return nil
 }
