@@ -1,0 +1,339 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llama-orch/orc/internal/cli"
+	"github.com/llama-orch/orc/plans"
+	"github.com/llama-orch/orc/runtime"
+	"github.com/llama-orch/orc/runtime/cuda"
+)
+
+// benchCmd measures a plan as PERF.md describes: decode tg128 after a short
+// prompt, prefill pp512, time to first token, load time from process start
+// to ready, VRAM used; medians of several runs. BENCHMARKS.md has the method.
+type benchCmd struct {
+	deviceFlags
+	Runs       int  `default:"5" help:"Measured runs (after one warm-up); medians are reported."`
+	PP         int  `default:"512" help:"Prompt tokens of the prefill test (pp)."`
+	TG         int  `default:"128" help:"Decode steps of the generation test (tg)."`
+	Prompt     int  `default:"16" help:"Prompt tokens before the decode test."`
+	ChunkBytes int  `default:"1048576" help:"CUDA weight upload chunk size in bytes."`
+	JSON       bool `help:"Print one JSON object instead of text."`
+	LoadOnly   bool `hidden:"" help:"Load, print \"ready\" and exit: the child process timed for load time."`
+	SkipHash   bool `hidden:"" help:"With --load-only: skip hashing weights.bin."`
+}
+
+// benchResult is what bench prints; times in milliseconds, medians.
+type benchResult struct {
+	Plan        string `json:"plan"`
+	Model       string `json:"model"`
+	Quant       string `json:"quant"`
+	Device      string `json:"device"`
+	DeviceName  string `json:"device_name"`
+	SM          string `json:"sm,omitempty"`
+	CUDAVersion string `json:"cuda_version,omitempty"`
+	WeightBytes int64  `json:"weight_bytes"`
+	Ctx         int    `json:"ctx"`
+	Runs        int    `json:"runs"`
+	Date        string `json:"date"`
+
+	LoadMs           float64 `json:"load_ms"`            // process start to ready, weights.bin hashed (as serve does)
+	LoadUnverifiedMs float64 `json:"load_unverified_ms"` // the same without hashing weights.bin
+	UploadMs         float64 `json:"upload_ms"`          // weight upload inside the load (CUDA)
+	ChunkBytes       int     `json:"chunk_bytes"`
+
+	PP           int     `json:"pp"`
+	PrefillTokS  float64 `json:"prefill_tok_s"`
+	PrefillMs    float64 `json:"prefill_ms"`
+	TTFTMs       float64 `json:"ttft_ms"` // pp prompt to the first token's id
+	Prompt       int     `json:"prompt"`
+	TG           int     `json:"tg"`
+	DecodeTokS   float64 `json:"decode_tok_s"`
+	DecodeMsTok  float64 `json:"decode_ms_per_token"`
+	FirstStepMs  float64 `json:"first_decode_ms"` // first decode step of a sequence: graph capture included
+	VRAMBytes    int64   `json:"vram_bytes"`      // weights, arena and one KV cache, as the device reports
+	GPUUsedBytes int64   `json:"gpu_used_bytes"`  // total − free on the GPU while loaded (CUDA)
+}
+
+func (c *benchCmd) Run() error {
+	if c.LoadOnly {
+		return c.loadOnly()
+	}
+	if c.Runs < 1 || c.PP < 1 || c.TG < 1 || c.Prompt < 1 {
+		return fmt.Errorf("bench: --runs, --pp, --tg and --prompt must be at least 1")
+	}
+	r := benchResult{Plan: c.Plan, Runs: c.Runs, PP: c.PP, TG: c.TG, Prompt: c.Prompt, ChunkBytes: c.ChunkBytes,
+		Date: time.Now().UTC().Format(time.RFC3339)}
+	// Load time first, in child processes, while this one holds no GPU memory.
+	var err error
+	if r.LoadMs, r.UploadMs, err = c.timeLoads(false); err != nil {
+		return err
+	}
+	if r.LoadUnverifiedMs, _, err = c.timeLoads(true); err != nil {
+		return err
+	}
+	dev, weightBytes, err := c.load(false)
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	r.WeightBytes = weightBytes
+	if err := c.measure(dev, &r); err != nil {
+		return err
+	}
+	if c.JSON {
+		out, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Println(string(out))
+		return nil
+	}
+	r.print()
+	return nil
+}
+
+// load opens the plan and the device, as serve does; the device owns the
+// plan then.
+func (c *benchCmd) load(skipHash bool) (runtime.Device, int64, error) {
+	p, err := plans.Open(c.Plan, plans.OpenOptions{SkipWeightHash: skipHash})
+	if err != nil {
+		return nil, 0, err
+	}
+	weightBytes := p.Manifest.Memory.WeightBytes
+	var dev runtime.Device
+	if c.deviceKind(p.Manifest.Target) == "cuda" {
+		var d *cuda.Device
+		d, err = cuda.Open(p, c.GPU, cuda.Options{Ctx: c.Ctx, ChunkBytes: c.ChunkBytes})
+		dev = d
+	} else {
+		dev, err = c.open(p, nil)
+	}
+	if err != nil {
+		p.Close()
+		return nil, 0, err
+	}
+	return dev, weightBytes, nil
+}
+
+// loadOnly is the child side of timeLoads: load, say ready, exit.
+func (c *benchCmd) loadOnly() error {
+	dev, _, err := c.load(c.SkipHash)
+	if err != nil {
+		return err
+	}
+	upload := 0.0
+	if d, ok := dev.(*cuda.Device); ok {
+		upload = ms(d.UploadTime())
+	}
+	fmt.Printf("ready %.3f\n", upload)
+	os.Stdout.Sync()
+	return dev.Close()
+}
+
+// timeLoads starts this program c.Runs times with --load-only and times each
+// from the start of the process to its "ready" line; medians.
+func (c *benchCmd) timeLoads(skipHash bool) (loadMs, uploadMs float64, err error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, 0, err
+	}
+	args := []string{"bench", "--load-only", "--plan", c.Plan, "--gpu", strconv.Itoa(c.GPU),
+		"--ctx", strconv.Itoa(c.Ctx), "--chunk-bytes", strconv.Itoa(c.ChunkBytes)}
+	if c.Device != "" {
+		args = append(args, "--device", c.Device)
+	}
+	if c.Threads > 0 {
+		args = append(args, "--threads", strconv.Itoa(c.Threads))
+	}
+	if skipHash {
+		args = append(args, "--skip-hash")
+	}
+	var loads, uploads []float64
+	for range c.Runs {
+		cmd := exec.Command(exe, args...)
+		cmd.Stderr = os.Stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return 0, 0, err
+		}
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			return 0, 0, err
+		}
+		line, rerr := bufio.NewReader(out).ReadString('\n')
+		elapsed := time.Since(start)
+		werr := cmd.Wait()
+		up, ok := strings.CutPrefix(strings.TrimSpace(line), "ready ")
+		if !ok {
+			return 0, 0, fmt.Errorf("bench: the load process did not get ready: %w", errors.Join(rerr, werr))
+		}
+		if werr != nil {
+			return 0, 0, fmt.Errorf("bench: the load process: %w", werr)
+		}
+		u, err := strconv.ParseFloat(up, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("bench: the load process said %q", line)
+		}
+		loads, uploads = append(loads, ms(elapsed)), append(uploads, u)
+	}
+	return median(loads), median(uploads), nil
+}
+
+// measure runs one warm-up and c.Runs measured rounds of pp and tg.
+func (c *benchCmd) measure(dev runtime.Device, r *benchResult) error {
+	info := dev.Info()
+	r.Model, r.Quant, r.Device, r.DeviceName, r.SM, r.CUDAVersion = info.Model, info.QuantKind, info.Device, info.DeviceName, info.SM, info.CUDAVersion
+	need := max(c.PP, c.Prompt+1+c.TG)
+	if need > info.ContextLength {
+		return fmt.Errorf("bench: the tests need a context of %d tokens; the device allows %d (--ctx)", need, info.ContextLength)
+	}
+	r.Ctx = info.ContextLength
+	var pp, ttft, tg, first []float64
+	for run := range c.Runs + 1 {
+		rng := rand.New(rand.NewPCG(uint64(run), 1))
+		p, t, err := c.prefill(dev, info, rng)
+		if err != nil {
+			return err
+		}
+		f, d, err := c.decode(dev, info, rng, r)
+		if err != nil {
+			return err
+		}
+		if run == 0 {
+			continue // warm-up: lazy module loading, first-touch allocations
+		}
+		pp, ttft, first, tg = append(pp, p), append(ttft, t), append(first, f), append(tg, d)
+	}
+	r.PrefillMs, r.TTFTMs, r.FirstStepMs = median(pp), median(ttft), median(first)
+	r.PrefillTokS = float64(c.PP) / (r.PrefillMs / 1e3)
+	r.DecodeMsTok = median(tg) / float64(c.TG)
+	r.DecodeTokS = 1e3 / r.DecodeMsTok
+	if d, ok := dev.(*cuda.Device); ok {
+		if free, total, err := d.MemInfo(); err == nil {
+			r.GPUUsedBytes = total - free
+		}
+	}
+	return nil
+}
+
+// randomTokens are n ids drawn uniformly from the vocabulary, as llama-bench
+// feeds (the content does not change the work of a dense model).
+func randomTokens(rng *rand.Rand, n, vocab int) []int32 {
+	ids := make([]int32, n)
+	for i := range ids {
+		ids[i] = int32(rng.IntN(vocab))
+	}
+	return ids
+}
+
+// prefill times c.PP prompt tokens on a fresh sequence, in steps of the
+// device's max tokens, and the first token's id (host argmax) after it.
+func (c *benchCmd) prefill(dev runtime.Device, info runtime.Info, rng *rand.Rand) (prefillMs, ttftMs float64, err error) {
+	seq, err := dev.NewSequence(c.PP)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer seq.Close()
+	prompt := randomTokens(rng, c.PP, info.Vocab)
+	step := max(info.MaxTokens, 1)
+	start := time.Now()
+	var logits []float32
+	for i := 0; i < len(prompt); i += step {
+		if logits, err = seq.Forward(context.Background(), prompt[i:min(i+step, len(prompt))]); err != nil {
+			return 0, 0, err
+		}
+	}
+	prefill := time.Since(start)
+	first := argmax(logits) // the first token's id, as greedy generation picks it
+	if first < 0 {
+		return 0, 0, errors.New("bench: the prefill returned no logits")
+	}
+	return ms(prefill), ms(time.Since(start)), nil
+}
+
+// decode feeds a short prompt, one untimed step (it captures the decode
+// graph), then times c.TG single-token steps. Each step returns the logits
+// to the host, as generation needs; tokens are random, as in llama-bench.
+func (c *benchCmd) decode(dev runtime.Device, info runtime.Info, rng *rand.Rand, r *benchResult) (firstMs, tgMs float64, err error) {
+	seq, err := dev.NewSequence(c.Prompt + 1 + c.TG)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer seq.Close()
+	r.VRAMBytes = dev.Info().VRAMBytesUsed
+	if _, err := seq.Forward(context.Background(), randomTokens(rng, c.Prompt, info.Vocab)); err != nil {
+		return 0, 0, err
+	}
+	ids := randomTokens(rng, c.TG+1, info.Vocab)
+	start := time.Now()
+	if _, err := seq.Forward(context.Background(), ids[:1]); err != nil {
+		return 0, 0, err
+	}
+	firstMs = ms(time.Since(start))
+	start = time.Now()
+	for _, id := range ids[1:] {
+		if _, err := seq.Forward(context.Background(), []int32{id}); err != nil {
+			return 0, 0, err
+		}
+	}
+	return firstMs, ms(time.Since(start)), nil
+}
+
+// argmax is the index of the largest of x, -1 when x is empty.
+func argmax(x []float32) int {
+	if len(x) == 0 {
+		return -1
+	}
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func median(x []float64) float64 {
+	s := slices.Clone(x)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func (r *benchResult) print() {
+	fmt.Printf("plan     %s: %s %s\n", r.Plan, r.Model, r.Quant)
+	dev := r.DeviceName
+	if r.SM != "" {
+		dev += fmt.Sprintf(" (%s, CUDA %s)", r.SM, r.CUDAVersion)
+	}
+	fmt.Printf("device   %s %s, context %d\n", r.Device, dev, r.Ctx)
+	fmt.Printf("load     %8.1f ms  process start to ready (%.1f ms without hashing weights.bin; upload %.1f ms in %d-byte chunks)\n",
+		r.LoadMs, r.LoadUnverifiedMs, r.UploadMs, r.ChunkBytes)
+	fmt.Printf("prefill  %8.1f tok/s pp%d (%.2f ms)\n", r.PrefillTokS, r.PP, r.PrefillMs)
+	fmt.Printf("decode   %8.1f tok/s tg%d after a %d-token prompt (%.3f ms/token; first step %.2f ms)\n",
+		r.DecodeTokS, r.TG, r.Prompt, r.DecodeMsTok, r.FirstStepMs)
+	fmt.Printf("ttft     %8.2f ms  for a %d-token prompt\n", r.TTFTMs, r.PP)
+	fmt.Printf("vram     %8.1f MiB weights+arena+KV", float64(r.VRAMBytes)/(1<<20))
+	if r.GPUUsedBytes > 0 {
+		fmt.Printf(" (%.1f MiB in use on the GPU)", float64(r.GPUUsedBytes)/(1<<20))
+	}
+	fmt.Printf("\nmedians of %d runs after one warm-up, %s\n", r.Runs, r.Date)
+}
+
+func init() {
+	commands.Add(cli.Command{Name: "bench", Help: "Measure a plan: decode tg128, prefill pp512, TTFT, load time, VRAM (medians).", Cmd: &benchCmd{}})
+}

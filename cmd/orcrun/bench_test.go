@@ -1,0 +1,54 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llama-orch/orc/compiler"
+)
+
+// TestBenchCPU runs the real orcrun binary's bench on a CPU plan of the
+// stories260k model: load-time child processes, pp, tg and the JSON report.
+// (The CUDA path is the same code with a cuda.Device; it runs on the GPU host.)
+func TestBenchCPU(t *testing.T) {
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan")
+	if err := compiler.Compile(compiler.Options{Model: "../../../shared/testdata/models/stories260k-f32.gguf", Out: plan, Target: "cpu", MaxTokens: 16}); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "orcrun")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "bench", "--plan", plan, "--pp", "40", "--tg", "8", "--prompt", "4", "--runs", "3", "--json").Output()
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, out)
+	}
+	var r benchResult
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("bench --json printed %q: %v", out, err)
+	}
+	if r.Model != "tinyllamas-stories-260k" || r.Device != "cpu" || r.Runs != 3 || r.PP != 40 || r.TG != 8 || r.Ctx != 512 {
+		t.Errorf("report %+v", r)
+	}
+	for name, v := range map[string]float64{"load_ms": r.LoadMs, "load_unverified_ms": r.LoadUnverifiedMs,
+		"prefill_tok_s": r.PrefillTokS, "ttft_ms": r.TTFTMs, "decode_tok_s": r.DecodeTokS, "first_decode_ms": r.FirstStepMs} {
+		if !(v > 0) {
+			t.Errorf("%s = %v, want > 0", name, v)
+		}
+	}
+	if r.TTFTMs < r.PrefillMs {
+		t.Errorf("TTFT %.3f ms is shorter than the prefill %.3f ms it contains", r.TTFTMs, r.PrefillMs)
+	}
+	// A context too small for the tests is refused with the numbers.
+	out, err = exec.Command(bin, "bench", "--plan", plan, "--pp", "600", "--runs", "1").CombinedOutput()
+	if err == nil {
+		t.Fatalf("bench with pp 600 over a context of 512 succeeded:\n%s", out)
+	}
+	if want := "need a context of 600 tokens; the device allows 512"; !strings.Contains(string(out), want) {
+		t.Errorf("error %q lacks %q", out, want)
+	}
+}
