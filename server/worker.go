@@ -61,8 +61,8 @@ func (s *Server) run(j *activeJob) {
 		deliver(text)
 		return !stopped && j.ctx.Err() == nil
 	})
-	if err == nil && res.StopReason == runtime.StopCancelled {
-		err = context.Cause(j.ctx)
+	if cause := context.Cause(j.ctx); cause != nil {
+		err = cause // cancelled, disconnected or timed out, whichever step noticed
 	}
 	if err != nil {
 		s.metrics.generated(len(res.Tokens), ttft, res.DecodeDuration)

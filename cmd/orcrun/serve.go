@@ -34,11 +34,11 @@ type serveCmd struct {
 }
 
 func (c *serveCmd) Run() error {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	base := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	if c.WorkerID == "" {
 		c.WorkerID = newUUID()
 	}
-	log = log.With("worker_id", c.WorkerID)
+	log := base.With("worker_id", c.WorkerID)
 	if err := c.checkBind(); err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (c *serveCmd) Run() error {
 	srv := server.New(server.Config{
 		WorkerID: c.WorkerID, MaxTokensOut: c.MaxTokensOut, InferenceTimeout: c.InferenceTimeout,
 		QueueSize: c.Queue, ResidencyInterval: c.ResidencyInterval, ShutdownGrace: c.ShutdownGrace,
-		APIKey: c.APIKey, Logger: log,
+		APIKey: c.APIKey, Logger: base,
 	}, dev, tok)
 	addr := net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
 	ln, err := net.Listen("tcp", addr)
