@@ -11,4 +11,6 @@ type versionCmd struct{}
 
 func (versionCmd) Run() error { fmt.Println("orcc", version.Compiler); return nil }
 
-func init() { commands.Add(cli.Command{Name: "version", Help: "Print the compiler version.", Cmd: &versionCmd{}}) }
+func init() {
+	commands.Add(cli.Command{Name: "version", Help: "Print the compiler version.", Cmd: &versionCmd{}})
+}
