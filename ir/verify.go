@@ -27,6 +27,7 @@ func Verify(g *Graph) error {
 	}
 	defined := make(map[*Node]bool, len(g.Nodes))
 	ids := make(map[int]bool, len(g.Nodes))
+	cacheOwner := map[int64]*Node{} // layer → its attention
 	for _, n := range g.Nodes {
 		if n == nil {
 			return errors.New("graph: nil node")
@@ -36,6 +37,14 @@ func Verify(g *Graph) error {
 		}
 		ids[n.ID] = true
 		defined[n] = true
+		if n.Op == OpAttention {
+			// Each layer's KV cache has one writer; a second would
+			// overwrite the first's keys and values.
+			if first, dup := cacheOwner[n.Int("layer")]; dup {
+				return fmt.Errorf("%%%d attention: layer %d's KV cache is already written by %%%d", n.ID, n.Int("layer"), first.ID)
+			}
+			cacheOwner[n.Int("layer")] = n
+		}
 	}
 	for i, o := range g.Outputs {
 		if o == nil || !defined[o] {

@@ -41,6 +41,7 @@ func TestVerifyRejects(t *testing.T) {
 		{"attention heads", "dense.ir", `heads=4 kv_heads=2 layer=0`, `heads=4 kv_heads=3 layer=0`, "%15 attention: heads 4 not a multiple of kv_heads 3"},
 		{"attention q", "dense.ir", `attention(%13, %14, %12)`, `attention(%14, %14, %12)`, "%15 attention: q cols 128 ≠ heads·head_dim 256"},
 		{"attention kv", "dense.ir", `attention(%13, %14, %12)`, `attention(%13, %13, %12)`, "%15 attention: k is [T,256], want [T,128]"},
+		{"two writers of one KV cache", "fused.ir", `%39 = layernorm(%38, %4, %5) f32[T,64] {eps=1e-05}`, `%39 = attention(%38, %16, %17) f32[T,64] {head_dim=16 heads=4 kv_heads=2 layer=0 scale=0.25 window=0}`, "%39 attention: layer 0's KV cache is already written by %19"},
 		{"attention window", "dense.ir", `window=0`, `window=-1`, "%15 attention: layer 0 and window -1"},
 		{"swiglu operands", "dense.ir", `swiglu(%24, %25)`, `swiglu(%24, %20)`, "%26 swiglu: gate [T,512] and up [T,256] differ"},
 		{"last result", "dense.ir", `%29 = last(%28) f32[1,256]`, `%29 = last(%28) f32[T,256]`, "%29 last: result f32[T,256], want f32[1,256]"},

@@ -8,16 +8,13 @@ import (
 
 // eliminateCommon merges nodes that compute the same value: same op,
 // dtype, shape, inputs and attributes (two weight nodes of one tensor, two
-// views of one part, a norm lowered twice). Attention is never merged: each
-// node writes a KV cache. Later passes then see one producer per value,
-// which is what lets fuseQKV recognise three linears of one input.
+// views of one part, a norm lowered twice). Attention nodes never match:
+// ir.Verify allows one per layer. Later passes then see one producer per
+// value, which is what lets fuseQKV recognise three linears of one input.
 func eliminateCommon(g *ir.Graph) error {
 	seen := map[string]*ir.Node{}
 	dead := map[*ir.Node]bool{}
 	for _, n := range g.Nodes {
-		if n.Op == ir.OpAttention {
-			continue
-		}
 		key := valueKey(n)
 		if first, ok := seen[key]; ok {
 			replaceUses(g, n, first)
