@@ -15,6 +15,7 @@ type synthCmd struct {
 	Quant  string `help:"Quantisation: q4_k_m, q4_0, mxfp4, f16, f32 (default: the preset's)."`
 	Output string `short:"o" help:"Output GGUF file." type:"path"`
 	Seed   uint64 `default:"1" help:"Random seed; the same seed gives the same file."`
+	HFDir  string `name:"hf-dir" help:"Also write the dequantized weights as Hugging Face safetensors, config.json and tokenizer files here." type:"path"`
 	List   bool   `help:"List the presets."`
 }
 
@@ -53,6 +54,13 @@ func (c *synthCmd) Run() error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "synth: %s %s: %d tensors, %d bytes in %.1fs -> %s\n", p.Name, q, len(m.Tensors), st.Size(), time.Since(start).Seconds(), c.Output)
+	if c.HFDir != "" {
+		start = time.Now()
+		if err := synth.WriteHF(c.Output, p, c.HFDir); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "synth: Hugging Face model in %.1fs -> %s\n", time.Since(start).Seconds(), c.HFDir)
+	}
 	return nil
 }
 

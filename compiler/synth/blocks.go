@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/llama-orch/orc/gguf"
+	"github.com/llama-orch/orc/quant"
 	"github.com/x448/float16"
 )
 
@@ -50,23 +51,18 @@ func (r role) sample(rng *rand.Rand) float32 {
 }
 
 // fill writes random encoded data of type t into dst (whole blocks).
-func fill(t gguf.Type, r role, dst []byte, rng *rand.Rand, src *rand.ChaCha8) {
-	switch t {
-	case gguf.F32:
-		for i := 0; i < len(dst); i += 4 {
-			binary.LittleEndian.PutUint32(dst[i:], math.Float32bits(r.sample(rng)))
+func fill(t gguf.Type, r role, dst []byte, rng *rand.Rand, src *rand.ChaCha8) error {
+	if t == gguf.F32 || t == gguf.F16 || t == gguf.BF16 {
+		vals := make([]float32, len(dst)/int(t.RowBytes(1)))
+		for i := range vals {
+			vals[i] = r.sample(rng)
 		}
-		return
-	case gguf.F16:
-		for i := 0; i < len(dst); i += 2 {
-			binary.LittleEndian.PutUint16(dst[i:], float16.Fromfloat32(r.sample(rng)).Bits())
+		enc, err := quant.Quantize(t, vals)
+		if err != nil {
+			return err
 		}
-		return
-	case gguf.BF16:
-		for i := 0; i < len(dst); i += 2 {
-			binary.LittleEndian.PutUint16(dst[i:], bf16(r.sample(rng)))
-		}
-		return
+		copy(dst, enc)
+		return nil
 	}
 	// Quantized: random codes everywhere, then each block's scales.
 	src.Read(dst)
@@ -74,6 +70,7 @@ func fill(t gguf.Type, r role, dst []byte, rng *rand.Rand, src *rand.ChaCha8) {
 	for off := 0; off+n <= len(dst); off += n {
 		blockScales(t, dst[off:off+n], rng)
 	}
+	return nil
 }
 
 // Code statistics used to pick scales: the std of a uniformly random code.
@@ -135,10 +132,4 @@ func kScales(b []byte, rng *rand.Rand, d, ratio, mid float64) {
 		s[j+4] = m[j]&63 | (m[j+4]>>4)<<6
 		s[j+8] = sc[j+4]&15 | (m[j+4]&15)<<4
 	}
-}
-
-// bf16 rounds to nearest even.
-func bf16(x float32) uint16 {
-	u := math.Float32bits(x)
-	return uint16((u + 0x7fff + (u>>16)&1) >> 16)
 }

@@ -2,6 +2,7 @@ package synth
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"runtime"
@@ -26,6 +27,7 @@ func drawTensor(w io.Writer, t *Tensor, seed uint64) error {
 	h := nameHash(t.Name)
 	for base := int64(0); base < nChunks; base += workers {
 		var wg sync.WaitGroup
+		errs := make([]error, workers)
 		for k := int64(0); k < workers && base+k < nChunks; k++ {
 			c := base + k
 			rows := min(chunkRows, nRows-c*chunkRows)
@@ -34,17 +36,20 @@ func drawTensor(w io.Writer, t *Tensor, seed uint64) error {
 			}
 			bufs[k] = bufs[k][:rows*rowBytes]
 			wg.Add(1)
-			go func(buf []byte, c int64) {
+			go func(k int64, buf []byte, c int64) {
 				defer wg.Done()
 				var key [32]byte
 				binary.LittleEndian.PutUint64(key[0:], seed)
 				binary.LittleEndian.PutUint64(key[8:], h)
 				binary.LittleEndian.PutUint64(key[16:], uint64(c))
 				src := rand.NewChaCha8(key)
-				fill(t.Type, r, buf, rand.New(src), src)
-			}(bufs[k], c)
+				errs[k] = fill(t.Type, r, buf, rand.New(src), src)
+			}(k, bufs[k], c)
 		}
 		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
 		for k := int64(0); k < workers && base+k < nChunks; k++ {
 			if _, err := w.Write(bufs[k]); err != nil {
 				return err

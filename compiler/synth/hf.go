@@ -1,0 +1,166 @@
+package synth
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/llama-orch/orc/compiler/arch"
+	"github.com/llama-orch/orc/gguf"
+	"github.com/llama-orch/orc/quant"
+)
+
+// WriteHF exports the GGUF model at ggufPath (written by synth for preset p)
+// as a Hugging Face model directory: model.safetensors with the dequantized
+// weights under transformers' names and layouts, config.json, and the
+// tokenizer files where the preset has them. transformers then loads
+// exactly the model the GGUF holds, as the reference implementation.
+// Weights are float32, bfloat16 above a billion parameters (disk size).
+func WriteHF(ggufPath string, p *Preset, dir string) error {
+	f, err := gguf.Open(ggufPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	m, err := arch.Load(f)
+	if err != nil {
+		return err
+	}
+	r := hfReader{f: f}
+	var tensors []stTensor
+	var config map[string]any
+	switch w := m.Weights.(type) {
+	case *arch.Llama:
+		tensors, config, err = hfLlama(r, &m.H, w)
+	case *arch.Qwen2:
+		tensors, config = hfQwen2(r, &m.H, w)
+	case *arch.Phi3:
+		tensors, config = hfPhi3(r, &m.H, w)
+	case *arch.GPT2:
+		tensors, config = hfGPT2(r, &m.H, w)
+	case *arch.GPTOSS:
+		tensors, config = hfGPTOSS(r, &m.H, w)
+	default:
+		err = fmt.Errorf("synth: no Hugging Face export for %s", m.H.Arch)
+	}
+	if err != nil {
+		return err
+	}
+	var params int64
+	for _, t := range tensors {
+		params += t.elements()
+	}
+	dtype, dtypeName := gguf.F32, "float32"
+	if params > 1e9 {
+		dtype, dtypeName = gguf.BF16, "bfloat16"
+	}
+	config["torch_dtype"] = dtypeName
+	config["dtype"] = dtypeName
+	config["vocab_size"] = m.H.NVocab
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := writeHFTokenizer(f, p, dir, config); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(config, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	return writeSafetensors(filepath.Join(dir, "model.safetensors"), tensors, dtype)
+}
+
+// writeHFTokenizer copies the preset's tokenizer.json (and
+// tokenizer_config.json where there is one) and puts the special ids in the
+// config.
+func writeHFTokenizer(f *gguf.File, p *Preset, dir string, config map[string]any) error {
+	for key, name := range map[string]string{"tokenizer.ggml.bos_token_id": "bos_token_id", "tokenizer.ggml.eos_token_id": "eos_token_id", "tokenizer.ggml.padding_token_id": "pad_token_id"} {
+		if id, ok := f.Uint(key); ok {
+			config[name] = id
+		}
+	}
+	kind, name, _ := strings.Cut(p.Tokenizer, ":")
+	if kind != "hf" {
+		return nil // only the GGUF vocabulary exists for this tokenizer
+	}
+	for _, file := range []string{"tokenizer.json", "tokenizer_config.json"} {
+		data, err := asset(name + "-" + file)
+		if err != nil {
+			if file == "tokenizer.json" {
+				return err
+			}
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hfReader produces HF-layout float32 values from GGUF tensors.
+type hfReader struct{ f *gguf.File }
+
+// rows dequantizes rows [first, first+n) of t (its dims[0]-long rows).
+func (r hfReader) rows(t *gguf.TensorInfo, first, n uint64) ([]float32, error) {
+	rowBytes := uint64(t.Type.RowBytes(int64(t.Dims[0])))
+	out := make([]float32, n*t.Dims[0])
+	err := quant.Dequantize(t.Type, r.f.Data(t)[first*rowBytes:(first+n)*rowBytes], out)
+	return out, err
+}
+
+func nRows(t *gguf.TensorInfo) uint64 { return t.Elements() / t.Dims[0] }
+
+// hfShape is the HF (row-major, outermost first) shape of a GGUF tensor.
+func hfShape(t *gguf.TensorInfo) []int {
+	s := make([]int, len(t.Dims))
+	for i, d := range t.Dims {
+		s[len(t.Dims)-1-i] = int(d)
+	}
+	return s
+}
+
+// same exports t unchanged: GGUF [ne1][ne0] is HF's [out, in].
+func (r hfReader) same(name string, t *gguf.TensorInfo) stTensor {
+	return stTensor{name: name, shape: hfShape(t), produce: func(emit func([]float32) error) error {
+		step := max(1, (1<<20)/t.Dims[0])
+		for first := uint64(0); first < nRows(t); first += step {
+			vals, err := r.rows(t, first, min(step, nRows(t)-first))
+			if err != nil {
+				return err
+			}
+			if err := emit(vals); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+
+// transposed exports a GGUF matrix [out][in] as HF's [in, out] (GPT-2's Conv1D).
+func (r hfReader) transposed(name string, t *gguf.TensorInfo) stTensor {
+	in, out := t.Dims[0], t.Dims[1]
+	return stTensor{name: name, shape: []int{int(in), int(out)}, produce: func(emit func([]float32) error) error {
+		vals, err := r.rows(t, 0, out)
+		if err != nil {
+			return err
+		}
+		return emit(transpose(vals, int(out), int(in)))
+	}}
+}
+
+// transpose returns the [cols][rows] transpose of m [rows][cols].
+func transpose(m []float32, rows, cols int) []float32 {
+	t := make([]float32, len(m))
+	for i := 0; i < rows; i++ {
+		for j := 0; j < cols; j++ {
+			t[j*rows+i] = m[i*cols+j]
+		}
+	}
+	return t
+}
