@@ -9,6 +9,11 @@ Runs on the GPU host (python3 with tokenizers; no network):
   hf_tokenize.py bench TOKENIZER_JSON TEXT_FILE [RUNS]
       encodes the whole text on one thread RUNS times and prints MB/s of the
       first (cold cache) and the best run, the way BenchmarkEncode measures ours.
+  hf_tokenize.py split CORPUS_JSON OUT_JSON
+      splits every corpus string with the pre-tokenizer regexes that
+      tokenizer/pretok.go matches by hand, using the `regex` module (runs
+      anywhere), for tokenizer/pretok_test.go. "default" is llama.cpp's
+      sequence of four regexes, each splitting the pieces of the one before.
 """
 import json
 import os
@@ -19,10 +24,49 @@ import time
 os.environ.setdefault("RAYON_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import tokenizers  # noqa: E402
+
+# The regexes as tokenizer.json / llama.cpp write them (pretok.go's consts).
+SPLIT_REGEXES = {
+    "gpt-2": [r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""],
+    "qwen2": [r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""],
+    "llama-bpe": [r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""],
+    "gpt-4o": [r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"""],
+    "default": [r"""[\p{P}\$\+<=>\^~\|]+""",
+                r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)""",
+                r"""\p{N}+""", r"""[0-9][0-9][0-9]"""],
+}
+
+
+def split_pieces(text, regexes):
+    import regex
+    pieces = [text] if text else []
+    for rx in regexes:
+        out = []
+        for p in pieces:
+            # Matches become pieces; text between matches stays a piece too.
+            at = 0
+            for m in regex.finditer(rx, p):
+                if m.start() > at:
+                    out.append(p[at:m.start()])
+                out.append(m.group())
+                at = m.end()
+            if at < len(p):
+                out.append(p[at:])
+        pieces = out
+    return pieces
+
+
+def split(corpus_path, out_path):
+    corpus = json.load(open(corpus_path, encoding="utf-8"))
+    res = {name: [split_pieces(s, rxs) for s in corpus] for name, rxs in SPLIT_REGEXES.items()}
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump(res, f, ensure_ascii=False)
+        f.write("\n")
+    print(f"split: {len(corpus)} strings x {len(res)} pre-tokenizers -> {out_path}")
 
 
 def golden(tok_path, corpus_path, out_path):
+    import tokenizers
     tok = tokenizers.Tokenizer.from_file(tok_path)
     corpus = json.load(open(corpus_path, encoding="utf-8"))
     ids = [tok.encode(s, add_special_tokens=False).ids for s in corpus]
@@ -36,6 +80,7 @@ def golden(tok_path, corpus_path, out_path):
 
 
 def bench(tok_path, text_path, runs=5):
+    import tokenizers
     text = open(text_path, encoding="utf-8").read()
     mb = len(text.encode("utf-8")) / 1e6
     tok = tokenizers.Tokenizer.from_file(tok_path)
@@ -53,5 +98,7 @@ if __name__ == "__main__":
         golden(*sys.argv[2:5])
     elif len(sys.argv) in (4, 5) and sys.argv[1] == "bench":
         bench(sys.argv[2], sys.argv[3], *(int(a) for a in sys.argv[4:]))
+    elif len(sys.argv) == 4 and sys.argv[1] == "split":
+        split(*sys.argv[2:4])
     else:
         sys.exit(__doc__)
