@@ -25,6 +25,12 @@ func compiledPlan(t *testing.T, model string, maxTokens int) *plans.Plan {
 	if err := compiler.Compile(compiler.Options{Model: model, Out: dir, Target: "cpu", MaxTokens: maxTokens}); err != nil {
 		t.Fatal(err)
 	}
+	return openPlan(t, dir)
+}
+
+// openPlan opens the plan in dir for the rest of the test.
+func openPlan(t *testing.T, dir string) *plans.Plan {
+	t.Helper()
 	p, err := plans.Open(dir, plans.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -162,12 +168,7 @@ func (h *harness) plan(t *testing.T) *plans.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := plans.Open(dir, plans.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
+	return openPlan(t, dir)
 }
 
 // runStep runs tokens at pos0.. through pr with cache kv and returns node id's
