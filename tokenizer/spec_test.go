@@ -140,3 +140,30 @@ func TestUnmarshalSpecRejectsBadInput(t *testing.T) {
 		t.Error("eos outside the vocabulary accepted")
 	}
 }
+
+// TestRealModelVocabularies loads the tokenizers of the real small models
+// (stories260K is GGUF v1) and round-trips a sentence.
+func TestRealModelVocabularies(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		vocab int
+	}{{"stories260k-f32.gguf", 512}, {"llama-2-tiny-random.gguf", 32000}} {
+		s, err := SpecFromFile(filepath.Join(shared, "models", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := New(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := tok.Info()
+		if info.VocabSize != c.vocab || info.BOS != 1 || info.EOS != 2 || !info.AddBOS {
+			t.Errorf("%s: info %+v", c.file, info)
+		}
+		const text = "Once upon a time, there was a little girl named Lily."
+		ids := tok.Encode(text, false)
+		if back := tok.Decode(ids); back != text {
+			t.Errorf("%s: decode(encode) = %q (ids %v)", c.file, back, ids)
+		}
+	}
+}
