@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,9 +37,10 @@ type Device struct {
 	seqs   map[*sequence]struct{}
 	kvLive int64
 
-	info   runtime.Info
-	upload time.Duration
-	closed bool
+	info     runtime.Info
+	upload   time.Duration
+	syncEach bool // Options.SyncEachLaunch
+	closed   bool
 }
 
 // Open loads p onto GPU number gpu: checks the plan, allocates the arena
@@ -52,7 +54,8 @@ func Open(p *plans.Plan, gpu int, o Options) (*Device, error) {
 	if err := checkPlan(p, o); err != nil {
 		return nil, err
 	}
-	d := &Device{plan: p, ctx: o.Ctx, chunk: o.ChunkBytes, fns: map[string]uint64{}, seqs: map[*sequence]struct{}{}}
+	d := &Device{plan: p, ctx: o.Ctx, chunk: o.ChunkBytes, fns: map[string]uint64{}, seqs: map[*sequence]struct{}{},
+		syncEach: o.SyncEachLaunch || os.Getenv("ORC_CUDA_SYNC") == "1"}
 	if d.ctx == 0 {
 		d.ctx = m.Model.ContextLength
 	}

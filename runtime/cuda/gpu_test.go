@@ -217,14 +217,20 @@ func TestGPUChunkedUpload(t *testing.T) {
 // TestGPUToyPlan runs the toy plan end to end: prefill in chunks, decode
 // through the captured graph, two interleaved sequences with their own KV
 // caches, logits against the float64 reference.
+// With SyncEachLaunch the same steps run launch by launch.
 func TestGPUToyPlan(t *testing.T) {
 	if !gpuTests() {
 		t.Skip("set ORC_GPU_TESTS=1 on a GPU host")
 	}
+	t.Run("graphs", func(t *testing.T) { runToyPlan(t, false) })
+	t.Run("sync-each-launch", func(t *testing.T) { runToyPlan(t, true) })
+}
+
+func runToyPlan(t *testing.T, syncEach bool) {
 	c := toy{vocab: 1000, dim: 32, maxTokens: 8, ctx: 64}
 	p := c.write(t)
 	var marks []int
-	d, err := Open(p, 0, Options{ChunkBytes: 4096, Progress: func(pct int) { marks = append(marks, pct) }})
+	d, err := Open(p, 0, Options{ChunkBytes: 4096, Progress: func(pct int) { marks = append(marks, pct) }, SyncEachLaunch: syncEach})
 	if err != nil {
 		t.Fatal(err)
 	}

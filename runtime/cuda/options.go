@@ -16,6 +16,11 @@ type Options struct {
 	ChunkBytes int
 	// Progress, when set, receives upload progress at 0, 25, 50, 75, 100 %.
 	Progress func(pct int)
+	// SyncEachLaunch runs every step launch by launch, without graphs,
+	// synchronising after each so that a faulting kernel is named. Slow;
+	// for debugging kernels. The environment variable ORC_CUDA_SYNC=1 sets
+	// it too, for any command.
+	SyncEachLaunch bool
 }
 
 // DefaultChunkBytes is the upload chunk size the spec names.

@@ -109,6 +109,9 @@ func (s *sequence) step(tokens []int32) error {
 	d := s.d
 	k := d.plan.Manifest.Kernels
 	decode := len(tokens) == 1 && len(k.Decode) > 0
+	if d.syncEach {
+		return s.stepChecked(tokens, decode)
+	}
 	if decode && s.decode == 0 {
 		// Captured before any work of this step is queued, so the graph
 		// holds the kernels alone.
@@ -132,6 +135,39 @@ func (s *sequence) step(tokens []int32) error {
 		return fmt.Errorf("cuda: prefill schedule: %w", err)
 	}
 	return d.g.launch(&s.b)
+}
+
+// stepChecked is step without a graph, synchronising after every launch so
+// that a faulting kernel is named (Options.SyncEachLaunch).
+func (s *sequence) stepChecked(tokens []int32, decode bool) error {
+	d := s.d
+	k := d.plan.Manifest.Kernels
+	name, sched := "prefill", k.Prefill
+	if decode {
+		name, sched = "decode", k.Decode
+	}
+	if err := d.g.sync(); err != nil {
+		return err
+	}
+	writeState(d.state, &k.State, tokens, s.pos, s.ctx)
+	if err := d.g.copyHtoD(devptr(s.reg.state), d.state); err != nil {
+		return err
+	}
+	if err := resolve(sched, d.fns, int64(len(tokens)), &s.reg, &s.b); err != nil {
+		return fmt.Errorf("cuda: %s schedule: %w", name, err)
+	}
+	all := s.b
+	for i := range all.launches {
+		off := 0
+		for _, l := range all.launches[:i] {
+			off += int(l.argc)
+		}
+		one := batch{launches: all.launches[i : i+1], argv: all.argv[off : off+int(all.launches[i].argc)]}
+		if err := errors.Join(d.g.launch(&one), d.g.sync()); err != nil {
+			return fmt.Errorf("cuda: %s launch %d (%s) at T=%d, pos0=%d: %w", name, i, sched[i].Kernel, len(tokens), s.pos, err)
+		}
+	}
+	return nil
 }
 
 // capture records the decode schedule at T = 1 as a graph. Everything that
