@@ -63,7 +63,7 @@ type benchResult struct {
 	DecodeTokS   float64 `json:"decode_tok_s"`
 	DecodeMsTok  float64 `json:"decode_ms_per_token"`
 	FirstStepMs  float64 `json:"first_decode_ms"` // first decode step of a sequence: graph capture included
-	VRAMBytes    int64   `json:"vram_bytes"`      // weights, arena and one KV cache, as the device reports
+	VRAMBytes    int64   `json:"vram_bytes"`      // weights, arena and one KV cache of ctx tokens, as the device reports
 	GPUUsedBytes int64   `json:"gpu_used_bytes"`  // total − free on the GPU while loaded (CUDA)
 }
 
@@ -201,6 +201,21 @@ func (c *benchCmd) measure(dev runtime.Device, r *benchResult) error {
 		return fmt.Errorf("bench: the tests need a context of %d tokens; the device allows %d (--ctx)", need, info.ContextLength)
 	}
 	r.Ctx = info.ContextLength
+	// VRAM as a server holds it: weights, arena and one KV cache of the
+	// whole context.
+	full, err := dev.NewSequence(info.ContextLength)
+	if err != nil {
+		return err
+	}
+	r.VRAMBytes = dev.Info().VRAMBytesUsed
+	if d, ok := dev.(*cuda.Device); ok {
+		if free, total, err := d.MemInfo(); err == nil {
+			r.GPUUsedBytes = total - free
+		}
+	}
+	if err := full.Close(); err != nil {
+		return err
+	}
 	var pp, ttft, tg, first []float64
 	for run := range c.Runs + 1 {
 		rng := rand.New(rand.NewPCG(uint64(run), 1))
@@ -208,7 +223,7 @@ func (c *benchCmd) measure(dev runtime.Device, r *benchResult) error {
 		if err != nil {
 			return err
 		}
-		f, d, err := c.decode(dev, info, rng, r)
+		f, d, err := c.decode(dev, info, rng)
 		if err != nil {
 			return err
 		}
@@ -221,11 +236,6 @@ func (c *benchCmd) measure(dev runtime.Device, r *benchResult) error {
 	r.PrefillTokS = float64(c.PP) / (r.PrefillMs / 1e3)
 	r.DecodeMsTok = median(tg) / float64(c.TG)
 	r.DecodeTokS = 1e3 / r.DecodeMsTok
-	if d, ok := dev.(*cuda.Device); ok {
-		if free, total, err := d.MemInfo(); err == nil {
-			r.GPUUsedBytes = total - free
-		}
-	}
 	return nil
 }
 
@@ -267,13 +277,12 @@ func (c *benchCmd) prefill(dev runtime.Device, info runtime.Info, rng *rand.Rand
 // decode feeds a short prompt, one untimed step (it captures the decode
 // graph), then times c.TG single-token steps. Each step returns the logits
 // to the host, as generation needs; tokens are random, as in llama-bench.
-func (c *benchCmd) decode(dev runtime.Device, info runtime.Info, rng *rand.Rand, r *benchResult) (firstMs, tgMs float64, err error) {
+func (c *benchCmd) decode(dev runtime.Device, info runtime.Info, rng *rand.Rand) (firstMs, tgMs float64, err error) {
 	seq, err := dev.NewSequence(c.Prompt + 1 + c.TG)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer seq.Close()
-	r.VRAMBytes = dev.Info().VRAMBytesUsed
 	if _, err := seq.Forward(context.Background(), randomTokens(rng, c.Prompt, info.Vocab)); err != nil {
 		return 0, 0, err
 	}
@@ -327,7 +336,7 @@ func (r *benchResult) print() {
 	fmt.Printf("decode   %8.1f tok/s tg%d after a %d-token prompt (%.3f ms/token; first step %.2f ms)\n",
 		r.DecodeTokS, r.TG, r.Prompt, r.DecodeMsTok, r.FirstStepMs)
 	fmt.Printf("ttft     %8.2f ms  for a %d-token prompt\n", r.TTFTMs, r.PP)
-	fmt.Printf("vram     %8.1f MiB weights+arena+KV", float64(r.VRAMBytes)/(1<<20))
+	fmt.Printf("vram     %8.1f MiB weights+arena+KV of %d tokens", float64(r.VRAMBytes)/(1<<20), r.Ctx)
 	if r.GPUUsedBytes > 0 {
 		fmt.Printf(" (%.1f MiB in use on the GPU)", float64(r.GPUUsedBytes)/(1<<20))
 	}
