@@ -36,25 +36,40 @@ type inspectReport struct {
 }
 
 func (c *inspectCmd) Run() error {
-	f, err := gguf.Open(c.File)
+	r, err := inspect(c.File, c.Ctx)
 	if err != nil {
 		return err
+	}
+	if c.JSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	printInspect(r)
+	return nil
+}
+
+// inspect reads path and computes the report; ctx > 0 overrides the model's
+// context for the KV cache estimate.
+func inspect(path string, ctx int) (*inspectReport, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	_, h, err := arch.ReadHparams(f)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r := inspectReport{File: c.File, GGUFVersion: f.Version, Architecture: h.Arch, Hparams: *h,
-		Tensors: len(f.Tensors), TensorTypes: map[string]int{}, Ctx: h.NCtx}
-	r.FileType = "unknown"
+	r := &inspectReport{File: path, GGUFVersion: f.Version, Architecture: h.Arch, Hparams: *h,
+		Tensors: len(f.Tensors), TensorTypes: map[string]int{}, Ctx: h.NCtx, FileType: "unknown"}
 	if h.FileType != arch.FileTypeUnknown {
 		r.FileType = gguf.FileTypeName(h.FileType)
 	}
 	if len(f.Tensors) == 0 {
 		r.VocabOnlyNote = "no tensors (vocab-only file): hyperparameters only"
 	} else if _, err := arch.Load(f); err != nil {
-		return err
+		return nil, err
 	} else {
 		r.TensorsBound = true
 	}
@@ -64,18 +79,12 @@ func (c *inspectCmd) Run() error {
 		r.Params += t.Elements()
 		r.WeightBytes += t.Bytes()
 	}
-	if c.Ctx > 0 {
-		r.Ctx = c.Ctx
+	if ctx > 0 {
+		r.Ctx = ctx
 	}
 	r.KVCacheBytes = h.KVBytesPerToken() * int64(r.Ctx)
 	r.VRAMBytes = int64(r.WeightBytes) + r.KVCacheBytes
-	if c.JSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
-	}
-	printInspect(&r)
-	return nil
+	return r, nil
 }
 
 func printInspect(r *inspectReport) {
@@ -92,7 +101,7 @@ func printInspect(r *inspectReport) {
 	}
 	fmt.Printf("vocab          %d\n", h.NVocab)
 	fmt.Printf("context        %d\n", h.NCtx)
-	fmt.Printf("norm           %s, eps %g\n", h.Norm, h.Eps)
+	fmt.Printf("norm           %s, eps %.3g\n", h.Norm, h.Eps)
 	if h.RopeMode != arch.RopeNone {
 		fmt.Printf("rope           %s, base %g, dims %d\n", h.RopeMode, h.RopeBase, h.RopeDims)
 	}
