@@ -1,6 +1,10 @@
 package cuda
 
-import "errors"
+import (
+	"errors"
+	goruntime "runtime"
+	"sync"
+)
 
 // upload copies src to dst through two pinned buffers of chunk bytes: while
 // the copy engine drains one, the host fills the other from the memory map.
@@ -37,7 +41,7 @@ func (g *gpu) upload(dst devptr, src []byte, chunk int, progress func(int)) (err
 				return err
 			}
 		}
-		c := copy(bufs[i], src[off:])
+		c := fill(bufs[i], src[off:], copyWorkers)
 		if err := g.copyHtoD(dst+devptr(off), bufs[i][:c]); err != nil {
 			return err
 		}
@@ -52,4 +56,30 @@ func (g *gpu) upload(dst devptr, src []byte, chunk int, progress func(int)) (err
 	}
 	progressMarks(total, total, last, 100, progress)
 	return nil
+}
+
+// copyWorkers is how many goroutines fill a pinned buffer: one core copies
+// from the page cache at about 10 GB/s (measured on the H200 host), well
+// under what the copy engine takes.
+var copyWorkers = min(goruntime.NumCPU(), 8)
+
+// fill copies src into dst (as copy does) split over workers goroutines,
+// in page-aligned parts.
+func fill(dst, src []byte, workers int) int {
+	n := min(len(dst), len(src))
+	if workers <= 1 || n < 256<<10 {
+		return copy(dst, src)
+	}
+	part := ((n+workers-1)/workers + 4095) &^ 4095
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += part {
+		hi := min(lo+part, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(dst[lo:hi], src[lo:hi])
+		}()
+	}
+	wg.Wait()
+	return n
 }
