@@ -3,6 +3,7 @@ package arch
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -120,22 +121,10 @@ func bind(f *gguf.File, h *Hparams, w any) error {
 			}
 			return fmt.Errorf("arch: %s: required tensor %s is missing", h.Arch, s.Name)
 		}
-		if !equalDims(t.Dims, s.Dims) {
+		if !slices.Equal(t.Dims, s.Dims) {
 			return fmt.Errorf("arch: %s: tensor %s has shape %v, the hyperparameters give %v", h.Arch, s.Name, t.Dims, s.Dims)
 		}
 		s.field.Set(reflect.ValueOf(t))
 	}
 	return nil
-}
-
-func equalDims(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
