@@ -9,20 +9,26 @@
 //  2. Temperature 0: return the id of the largest logit (the lowest id on a
 //     tie). No random number is drawn.
 //  3. Temperature: every logit is divided by it, in float32.
-//  4. Top-k: the candidates are ordered by logit, largest first, ties by
-//     lower id; with TopK > 0 only the first TopK stay.
+//  4. Candidates: every id, or with TopK > 0 the TopK largest logits (the
+//     lower id first on a tie at the boundary). "Sorted order" below is
+//     largest logit first, ties by lower id.
 //  5. Softmax: each candidate gets the weight w = exp(l − l_max) in float64,
-//     so the first candidate has w = 1; W is their sum in candidate order.
-//  6. Top-p (0 < TopP < 1): keep the shortest prefix whose running sum of w
-//     reaches TopP·W (at least one candidate).
+//     so the best has w = 1; W is their sum in id order.
+//  6. Top-p (0 < TopP < 1): keep the shortest prefix in sorted order whose
+//     running sum of w (in sorted order) reaches TopP·W.
 //  7. Min-p (MinP > 0): keep the candidates with w ≥ MinP, i.e. with a
 //     probability at least MinP times the most likely one's.
-//  8. Draw: u from the generator of rng.go, target = u·Σw over the kept
-//     candidates; the first candidate whose running sum exceeds target wins.
+//  8. Draw: u from the generator of rng.go (exactly one per non-greedy
+//     call), target = u·W_kept with W_kept the kept weights' sum in id
+//     order; walking the kept candidates in sorted order, the first whose
+//     running sum exceeds target wins (the last kept one if rounding leaves
+//     target unreached).
 //
-// Min-p and top-p both keep a prefix of the ordered candidates, so the
-// implementation may apply min-p's bound before ordering without changing
-// the result.
+// Sums of totals run in id order so that no step needs the whole
+// vocabulary sorted: the kept set and the drawn token always lie in a prefix
+// of the sorted order, so the implementation sorts only the candidates above
+// a weight threshold, lowered until that prefix provably holds them. A
+// vocabulary of 150k then costs a few linear passes, not a sort.
 package sample
 
 import (
@@ -68,7 +74,9 @@ type Sampler struct {
 	p      Params
 	rng    rng
 	logits []float32
-	cands  []candidate
+	cands  []candidate // steps 4–5, id order
+	sorted []candidate // a sorted prefix of cands
+	byID   []candidate // scratch for id-order sums
 	seen   map[int32]bool
 }
 
@@ -98,14 +106,7 @@ func (s *Sampler) Sample(logits []float32, recent []int32) int32 {
 	for i := range l {
 		l[i] /= s.p.Temperature
 	}
-	c := s.order(l)
-	if s.p.TopP > 0 && s.p.TopP < 1 {
-		c = topP(c, s.p.TopP)
-	}
-	if s.p.MinP > 0 {
-		c = minP(c, s.p.MinP)
-	}
-	return s.draw(c)
+	return s.draw(s.candidates(l))
 }
 
 func (s *Sampler) penalise(l []float32, recent []int32) {
@@ -137,44 +138,40 @@ func argmax(l []float32) int32 {
 	return int32(best)
 }
 
-// before orders candidates: larger logit first, then lower id.
+// before is the sorted order: larger logit first, then lower id.
 func before(a, b candidate) bool {
 	return a.logit > b.logit || (a.logit == b.logit && a.id < b.id)
 }
 
-// order returns the top-k candidates (all when TopK is off) in order with
-// their softmax weights (steps 4 and 5).
-func (s *Sampler) order(l []float32) []candidate {
+func compareSorted(a, b candidate) int {
+	switch {
+	case before(a, b):
+		return -1
+	case before(b, a):
+		return 1
+	}
+	return 0
+}
+
+// candidates returns steps 4 and 5: the candidates in id order with their
+// weights.
+func (s *Sampler) candidates(l []float32) []candidate {
 	c := s.cands[:0]
-	k := s.p.TopK
-	if k > 0 && k < len(l) {
+	if k := s.p.TopK; k > 0 && k < len(l) {
 		c = topK(c, l, k)
+		slices.SortFunc(c, func(a, b candidate) int { return int(a.id - b.id) })
 	} else {
-		// Without top-k every logit is a candidate; min-p's bound
-		// (l ≥ l_max + ln MinP) drops the hopeless ones before sorting.
-		lo := float32(math.Inf(-1))
-		if s.p.MinP > 0 {
-			lo = l[argmax(l)] + float32(math.Log(float64(s.p.MinP))) - 1e-3
-		}
 		for i, v := range l {
-			if v >= lo {
-				c = append(c, candidate{id: int32(i), logit: v})
-			}
+			c = append(c, candidate{id: int32(i), logit: v})
 		}
 	}
-	slices.SortFunc(c, func(a, b candidate) int {
-		if before(a, b) {
-			return -1
-		}
-		if before(b, a) {
-			return 1
-		}
-		return 0
-	})
 	s.cands = c
-	top := float64(c[0].logit)
+	top := c[0].logit
+	for _, x := range c {
+		top = max(top, x.logit)
+	}
 	for i := range c {
-		c[i].w = math.Exp(float64(c[i].logit) - top)
+		c[i].w = math.Exp(float64(c[i].logit) - float64(top))
 	}
 	return c
 }
@@ -218,41 +215,107 @@ func topK(c []candidate, l []float32, k int) []candidate {
 	return c
 }
 
-func topP(c []candidate, p float32) []candidate {
-	total := 0.0
-	for _, x := range c {
-		total += x.w
+// thresholds are the weights (relative to the best, 1) above which draw
+// first looks for the kept set: e^-1, e^-2, e^-4 ... e^-64, then everything.
+var thresholds = func() []float64 {
+	var t []float64
+	for e := 1.0; e <= 64; e *= 2 {
+		t = append(t, math.Exp(-e))
 	}
-	target, run := float64(p)*total, 0.0
-	for i, x := range c {
-		run += x.w
-		if run >= target {
-			return c[:i+1]
-		}
-	}
-	return c
-}
+	return append(t, 0)
+}()
 
-func minP(c []candidate, p float32) []candidate {
-	for i, x := range c {
-		if x.w < float64(p) {
-			return c[:max(i, 1)]
-		}
-	}
-	return c
-}
-
+// draw applies top-p and min-p to c (id order) and draws (steps 6 to 8).
 func (s *Sampler) draw(c []candidate) int32 {
+	topP := s.p.TopP > 0 && s.p.TopP < 1
+	minW := float64(s.p.MinP)
 	total := 0.0
 	for _, x := range c {
 		total += x.w
 	}
-	target, run := s.rng.float64()*total, 0.0
-	for _, x := range c {
-		run += x.w
-		if target < run {
-			return x.id
+	// Without top-p the kept set is known without sorting: w ≥ MinP.
+	keptTotal := 0.0
+	if !topP {
+		for _, x := range c {
+			if x.w >= minW {
+				keptTotal += x.w
+			}
 		}
 	}
-	return c[len(c)-1].id
+	u := s.rng.float64()
+	for _, tau := range thresholds {
+		// Below MinP nothing is kept, so MinP (or 0) is the last
+		// threshold: there the prefix is the whole kept set.
+		whole := tau <= minW
+		tau = max(tau, minW)
+		mass := 0.0
+		for _, x := range c {
+			if x.w >= tau {
+				mass += x.w
+			}
+		}
+		need := u * keptTotal
+		if topP {
+			need = float64(s.p.TopP) * total
+		}
+		if !whole && mass <= need {
+			continue
+		}
+		kept := s.sortedAbove(c, tau)
+		if len(kept) == 0 { // only when the logits hold NaN
+			return c[0].id
+		}
+		if topP {
+			n, reached := runUntil(kept, float64(s.p.TopP)*total, false)
+			if !reached && !whole {
+				continue
+			}
+			kept = kept[:n]
+			keptTotal = s.sumByID(kept)
+		}
+		n, reached := runUntil(kept, u*keptTotal, true)
+		if reached || topP || whole {
+			return kept[max(n, 1)-1].id
+		}
+	}
+	return c[0].id // unreachable: the last threshold is whole
+}
+
+// sortedAbove returns the candidates with w ≥ tau in sorted order.
+func (s *Sampler) sortedAbove(c []candidate, tau float64) []candidate {
+	out := s.sorted[:0]
+	for _, x := range c {
+		if x.w >= tau {
+			out = append(out, x)
+		}
+	}
+	slices.SortFunc(out, compareSorted)
+	s.sorted = out
+	return out
+}
+
+// runUntil walks c accumulating w and returns how many candidates it took
+// for the running sum to reach target (to exceed it when strict), and
+// whether it did; len(c) and false when it never does.
+func runUntil(c []candidate, target float64, strict bool) (int, bool) {
+	run := 0.0
+	for i, x := range c {
+		run += x.w
+		if run > target || (!strict && run >= target) {
+			return i + 1, true
+		}
+	}
+	return len(c), false
+}
+
+// sumByID sums the weights of c in id order.
+func (s *Sampler) sumByID(c []candidate) float64 {
+	byID := append(s.byID[:0], c...)
+	s.byID = byID
+	slices.SortFunc(byID, func(a, b candidate) int { return int(a.id - b.id) })
+	total := 0.0
+	for _, x := range byID {
+		total += x.w
+	}
+	return total
 }

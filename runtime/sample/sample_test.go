@@ -2,6 +2,7 @@ package sample
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -193,5 +194,88 @@ func TestDeterminism(t *testing.T) {
 	}
 	if same == len(a) {
 		t.Errorf("seeds %d and %d gave the same 64 tokens", p.Seed-1, p.Seed)
+	}
+}
+
+// specSample is the package comment's algorithm written plainly: the whole
+// vocabulary sorted, every filter applied in turn. The sampler, which sorts
+// only a prefix, must pick the same token for the same draw.
+func specSample(p Params, logits []float32, recent []int32, r *rng) int32 {
+	l := append([]float32(nil), logits...)
+	New(p).penalise(l, recent)
+	if p.Temperature == 0 {
+		return argmax(l)
+	}
+	var c []candidate
+	for i, v := range l {
+		c = append(c, candidate{id: int32(i), logit: v / p.Temperature})
+	}
+	slices.SortFunc(c, compareSorted)
+	if p.TopK > 0 && p.TopK < len(c) {
+		c = c[:p.TopK]
+	}
+	idOrderSum := func(c []candidate) float64 {
+		byID := slices.Clone(c)
+		slices.SortFunc(byID, func(a, b candidate) int { return int(a.id - b.id) })
+		t := 0.0
+		for _, x := range byID {
+			t += x.w
+		}
+		return t
+	}
+	for i := range c {
+		c[i].w = math.Exp(float64(c[i].logit) - float64(c[0].logit))
+	}
+	if p.TopP > 0 && p.TopP < 1 {
+		target, run := float64(p.TopP)*idOrderSum(c), 0.0
+		for i, x := range c {
+			if run += x.w; run >= target {
+				c = c[:i+1]
+				break
+			}
+		}
+	}
+	if p.MinP > 0 {
+		for i, x := range c {
+			if x.w < float64(p.MinP) {
+				c = c[:i]
+				break
+			}
+		}
+	}
+	target, run := r.float64()*idOrderSum(c), 0.0
+	for _, x := range c {
+		if run += x.w; run > target {
+			return x.id
+		}
+	}
+	return c[len(c)-1].id
+}
+
+func TestMatchesSpec(t *testing.T) {
+	vocab := 3000
+	logits := make([]float32, vocab)
+	params := []Params{
+		{Temperature: 1}, {Temperature: 0.3}, {Temperature: 2, TopK: 50}, {Temperature: 1, TopP: 0.9},
+		{Temperature: 0.7, TopP: 0.5, MinP: 0.05}, {Temperature: 1.5, MinP: 0.2}, {Temperature: 1, TopK: 7, TopP: 0.8},
+		{Temperature: 1, TopK: 200, MinP: 0.01, RepetitionPenalty: 1.3}, {Temperature: 1, TopP: 0.999},
+		{Temperature: 1, TopP: 0.95, MinP: 0.3}, {Temperature: 2, TopK: 100, TopP: 0.9, MinP: 0.5},
+	}
+	for trial := range 6 {
+		// Sharp and flat logit shapes, with ties.
+		for i := range logits {
+			logits[i] = float32(math.Round(math.Sin(float64(i*(trial+3))*0.37)*float64(4*trial+1)*4) / 4)
+		}
+		recent := []int32{int32(trial), 17, 17, int32(vocab - 1)}
+		for _, p := range params {
+			p.Seed = uint64(trial)
+			s, r := New(p), newRNG(p.Seed)
+			for draw := range 20 {
+				want := specSample(p, logits, recent, &r)
+				if got := s.Sample(logits, recent); got != want {
+					t.Fatalf("trial %d %+v draw %d: %d, spec %d", trial, p, draw, got, want)
+				}
+			}
+		}
 	}
 }
