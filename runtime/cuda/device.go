@@ -64,7 +64,7 @@ func Open(p *plans.Plan, gpu int, o Options) (*Device, error) {
 	}
 	g, err := openGPU(gpu)
 	if err != nil {
-		return nil, fmt.Errorf("cuda: GPU %d: %w", gpu, err)
+		return nil, err
 	}
 	d.g = g
 	if err := d.load(p, o.Progress); err != nil {

@@ -389,3 +389,39 @@ func TestGPUPlanIntegrity(t *testing.T) {
 		t.Fatal("weights on the device differ from weights.bin")
 	}
 }
+
+// TestGPUStepOverhead times decode steps of a toy plan whose kernels do
+// almost nothing, with a Qwen2.5-sized vocabulary: the runtime's own cost
+// per token (state copy, graph replay, logits back to the host, syncs).
+// ORC_GPU_BENCH=1; it prints and asserts nothing about speed.
+func TestGPUStepOverhead(t *testing.T) {
+	if !gpuTests() || os.Getenv("ORC_GPU_BENCH") != "1" {
+		t.Skip("set ORC_GPU_TESTS=1 ORC_GPU_BENCH=1 on a GPU host")
+	}
+	c := toy{vocab: 151936, dim: 1, maxTokens: 8, ctx: 1024}
+	for _, syncEach := range []bool{false, true} {
+		d, err := Open(c.write(t), 0, Options{SyncEachLaunch: syncEach})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq, err := d.NewSequence(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var steps []float64
+		for i := range 600 {
+			start := time.Now()
+			if _, err := seq.Forward(context.Background(), []int32{int32(i % c.vocab)}); err != nil {
+				t.Fatal(err)
+			}
+			steps = append(steps, time.Since(start).Seconds())
+		}
+		first := steps[0]
+		steps = steps[100:]
+		slices.Sort(steps)
+		t.Logf("sync each launch %v: decode step median %.1f µs, p90 %.1f µs (3 kernels, %d logits back); first step %.2f ms",
+			syncEach, 1e6*steps[len(steps)/2], 1e6*steps[len(steps)*9/10], c.vocab, 1e3*first)
+		seq.Close()
+		d.Close()
+	}
+}
