@@ -12,7 +12,9 @@ import (
 type Stream struct {
 	t       *tokenizer
 	pending []byte
-	first   bool
+	// stripSpace: drop the leading space of the next token (Decode's
+	// whole-text rule for SentencePiece).
+	stripSpace bool
 }
 
 // Add appends one token and returns the text it completes (possibly "").
@@ -24,9 +26,9 @@ func (s *Stream) Add(id int32) string {
 	} else {
 		piece = []byte(string(utf8.RuneError))
 	}
-	if s.first {
-		s.first = false
-		if s.t.stripFirstSpace && len(piece) > 0 && piece[0] == ' ' {
+	if s.stripSpace {
+		s.stripSpace = false
+		if len(piece) > 0 && piece[0] == ' ' {
 			piece = piece[1:]
 		}
 	}

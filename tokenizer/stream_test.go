@@ -66,11 +66,17 @@ func checkStream(t *testing.T, tok Tokenizer, text string, ids []int32) {
 		t.Fatalf("flush emitted U+FFFD for valid input %q", text)
 	}
 	all.WriteString(rest)
-	if got := all.String(); got != tok.Decode(ids) {
-		t.Fatalf("stream %q != Decode %q", got, tok.Decode(ids))
+	// A stream continues a prompt, so SentencePiece's first token keeps the
+	// leading space that Decode drops.
+	got := all.String()
+	if tok.Info().Model == ModelLlama {
+		got = strings.TrimPrefix(got, " ")
 	}
-	if lossless(tok, text) && all.String() != text {
-		t.Fatalf("%s %s: decode(encode(%q)) = %q", tok.Info().Kind, tok.Info().Model, text, all.String())
+	if d := tok.Decode(ids); got != d {
+		t.Fatalf("stream %q != Decode %q", got, d)
+	}
+	if lossless(tok, text) && got != text {
+		t.Fatalf("%s %s: decode(encode(%q)) = %q", tok.Info().Kind, tok.Info().Model, text, got)
 	}
 }
 
@@ -131,5 +137,19 @@ func TestStreamHoldsPartialCharacters(t *testing.T) {
 	}
 	if out := gpt2.NewStream().Add(-5); out != "\uFFFD" {
 		t.Fatalf("id outside the vocabulary gave %q", out)
+	}
+}
+
+// TestStreamKeepsContinuationSpace: a generated SentencePiece token such as
+// ▁there continues the prompt, so the stream keeps its space; Decode of a
+// whole text drops the space Encode added.
+func TestStreamKeepsContinuationSpace(t *testing.T) {
+	spm := loadStreamTokenizers(t)[1]
+	ids := spm.Encode("there", false) // ▁there
+	if got := spm.NewStream().Add(ids[0]); got != " there" {
+		t.Errorf("stream gave %q, want \" there\"", got)
+	}
+	if got := spm.Decode(ids); got != "there" {
+		t.Errorf("Decode gave %q, want \"there\"", got)
 	}
 }

@@ -14,10 +14,13 @@ type Tokenizer interface {
 	// the text (<|im_start|>, <s>...) become their ids; without it they are
 	// tokenized as plain text. User-defined added tokens always match.
 	Encode(text string, parseSpecial bool) []int32
-	// Decode renders ids as text, special tokens included; bytes that do
-	// not form valid UTF-8 become U+FFFD.
+	// Decode renders ids as a whole text, special tokens included; bytes
+	// that do not form valid UTF-8 become U+FFFD. As llama.cpp and HF do,
+	// SentencePiece's leading space (added by Encode) is removed from the
+	// first token.
 	Decode(ids []int32) string
-	// NewStream starts a streaming decoder for one generated sequence.
+	// NewStream starts a streaming decoder for tokens that continue a
+	// prompt: every token keeps its leading space.
 	NewStream() *Stream
 	Info() Info
 }
@@ -115,7 +118,7 @@ func (t *tokenizer) Encode(text string, parseSpecial bool) []int32 {
 }
 
 func (t *tokenizer) Decode(ids []int32) string {
-	s := t.NewStream()
+	s := &Stream{t: t, stripSpace: t.stripFirstSpace}
 	var b strings.Builder
 	for _, id := range ids {
 		b.WriteString(s.Add(id))
@@ -124,4 +127,4 @@ func (t *tokenizer) Decode(ids []int32) string {
 	return b.String()
 }
 
-func (t *tokenizer) NewStream() *Stream { return &Stream{t: t, first: true} }
+func (t *tokenizer) NewStream() *Stream { return &Stream{t: t} }
