@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -44,16 +45,8 @@ func opCounts(g *ir.Graph) string {
 			parts = append(parts, fmt.Sprintf("%s=%d", op, counts[op]))
 		}
 	}
-	slicesSort(parts)
+	sort.Strings(parts)
 	return strings.Join(parts, " ")
-}
-
-func slicesSort(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 // compileStats lowers m, runs the pipeline for target with verification
