@@ -74,6 +74,9 @@ func TestVocabOnly(t *testing.T) {
 			h.Norm != want.Norm || h.RopeMode != want.RopeMode {
 			t.Errorf("%s: %+v", name, h)
 		}
+		if name == "vocab/ggml-vocab-phi-3.gguf" && (h.Scaling.OrigCtx != 4096 || h.Scaling.Type != "" || h.Scaling.Factor != 1) {
+			t.Errorf("phi-3 rope scaling %+v", h.Scaling)
+		}
 		if _, err := Load(f); err == nil || !strings.Contains(err.Error(), "no tensors") {
 			t.Errorf("%s: Load error %v", name, err)
 		}

@@ -29,6 +29,12 @@ const (
 
 func (n NormKind) String() string { return [...]string{"rmsnorm", "layernorm"}[n] }
 
+// MarshalText writes the name in JSON (orcc inspect --json).
+func (m RopeMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// MarshalText writes the name in JSON (orcc inspect --json).
+func (n NormKind) MarshalText() ([]byte, error) { return []byte(n.String()), nil }
+
 // RopeScaling holds <arch>.rope.scaling.*; Type is "" when absent.
 type RopeScaling struct {
 	Type       string  // "yarn", "linear", "none"
@@ -186,16 +192,16 @@ func ReadHparams(f *gguf.File) (*Arch, *Hparams, error) {
 	return a, h, nil
 }
 
-func readScaling(r *keyReader, s *RopeScaling) error {
-	if !r.has("rope.scaling.type") {
-		return nil
+// readScaling reads rope.scaling.*; phi3 files carry
+// original_context_length without a type, so each key is read on its own.
+func readScaling(r *keyReader, s *RopeScaling) (err error) {
+	if r.has("rope.scaling.type") {
+		t, ok := r.f.String(r.key("rope.scaling.type"))
+		if !ok {
+			return fmt.Errorf("arch: %s: key %s is not a string", r.arch, r.key("rope.scaling.type"))
+		}
+		s.Type = t
 	}
-	t, ok := r.f.String(r.key("rope.scaling.type"))
-	if !ok {
-		return fmt.Errorf("arch: %s: key %s is not a string", r.arch, r.key("rope.scaling.type"))
-	}
-	s.Type = t
-	var err error
 	if s.Factor, err = r.floatOr("rope.scaling.factor", 1); err != nil {
 		return err
 	}
@@ -204,6 +210,9 @@ func readScaling(r *keyReader, s *RopeScaling) error {
 	}
 	if s.AttnFactor, err = r.floatOr("rope.scaling.attn_factor", 0); err != nil {
 		return err
+	}
+	if s.Type != "yarn" {
+		return nil
 	}
 	if s.BetaFast, err = r.floatOr("rope.scaling.yarn_beta_fast", 32); err != nil {
 		return err
