@@ -34,8 +34,9 @@ type Device struct {
 	fns   map[string]uint64
 	state []byte // pinned host image of the step-state block
 
-	seqs   map[*sequence]struct{}
-	kvLive int64
+	seqs    map[*sequence]struct{}
+	idle    []*kvCache // caches of closed sequences, for reuse
+	kvBytes int64      // VRAM of all caches, live and idle
 
 	info     runtime.Info
 	upload   time.Duration
@@ -239,7 +240,7 @@ func (d *Device) Info() runtime.Info {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	i := d.info
-	i.VRAMBytesUsed = d.arenaBytes + d.kvLive
+	i.VRAMBytesUsed = d.arenaBytes + d.kvBytes
 	return i
 }
 
@@ -278,9 +279,11 @@ func (d *Device) Close() error {
 	}
 	var err error
 	for s := range d.seqs {
-		err = errors.Join(err, s.free())
+		s.closed = true
+		err = errors.Join(err, d.freeCache(s.c))
 	}
-	return errors.Join(err, d.release(), d.plan.Close())
+	d.seqs = nil
+	return errors.Join(err, d.freeIdle(), d.release(), d.plan.Close())
 }
 
 // release frees what load made, in reverse, and closes the GPU.

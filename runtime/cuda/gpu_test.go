@@ -299,6 +299,24 @@ func runToyPlan(t *testing.T, syncEach bool) {
 	if _, err := seqs[1].Forward(context.Background(), []int32{int32(c.vocab)}); err == nil || !strings.Contains(err.Error(), "outside the vocabulary") {
 		t.Fatalf("bad token: %v", err)
 	}
+	// A new sequence reuses the closed one's cache and graph: no new VRAM,
+	// and it starts from an empty cache.
+	used := d.Info().VRAMBytesUsed
+	if err := seqs[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	if seqs[0], err = d.NewSequence(0); err != nil {
+		t.Fatal(err)
+	}
+	if d.Info().VRAMBytesUsed != used {
+		t.Errorf("VRAM %d after reusing a cache, was %d", d.Info().VRAMBytesUsed, used)
+	}
+	hist[0] = []int32{9, 8, 7}
+	check(0, must[[]float32](t)(seqs[0].Forward(context.Background(), hist[0])))
+	for range 3 {
+		hist[0] = append(hist[0], 11)
+		check(0, must[[]float32](t)(seqs[0].Forward(context.Background(), []int32{11})))
+	}
 }
 
 func TestGPUOpenOutOfMemory(t *testing.T) {

@@ -11,23 +11,16 @@ import (
 	"github.com/llama-orch/orc/runtime"
 )
 
-// sequence is one stream of tokens with its KV cache
-// [n_layer][2][ctx][n_head_kv*head_dim] fp16 and its captured decode graph.
+// sequence is one stream of tokens over a KV cache.
 type sequence struct {
-	d       *Device
-	kv      devptr
-	kvBytes int64
-	ctx     int
-	pos     int
-	reg     regions // the device's regions plus this KV cache
-	decode  graph   // 0 until the first decode step captures it
-	b       batch   // reused launch batch
-	logits  []byte  // pinned f32 [vocab]: the last step's result
-	closed  bool
+	d      *Device
+	c      *kvCache
+	pos    int
+	closed bool
 }
 
-// NewSequence allocates and zeroes a KV cache of ctxLen tokens (0 means the
-// device's context).
+// NewSequence takes a zeroed KV cache of ctxLen tokens (0 means the device's
+// context).
 func (d *Device) NewSequence(ctxLen int) (runtime.Sequence, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -40,25 +33,12 @@ func (d *Device) NewSequence(ctxLen int) (runtime.Sequence, error) {
 	if ctxLen < 1 || ctxLen > d.ctx {
 		return nil, fmt.Errorf("cuda: sequence context %d is outside 1..%d (the device's context)", ctxLen, d.ctx)
 	}
-	m := &d.plan.Manifest
-	s := &sequence{d: d, ctx: ctxLen, kvBytes: kvBytes(&m.Model, ctxLen)}
-	if err := d.fits(s.kvBytes, "a KV cache of "+fmt.Sprint(ctxLen)+" tokens"); err != nil {
+	c, err := d.takeCache(ctxLen)
+	if err != nil {
 		return nil, err
 	}
-	var err error
-	if s.kv, err = d.g.alloc(max(s.kvBytes, 1)); err != nil {
-		return nil, d.outOfMemory(err, s.kvBytes, "a KV cache")
-	}
-	if s.logits, err = d.g.hostAlloc(4 * max(m.Model.Vocab, 1)); err != nil {
-		return nil, errors.Join(err, d.g.free(s.kv))
-	}
-	if err := d.g.memset(s.kv, 0, s.kvBytes); err != nil {
-		return nil, errors.Join(err, s.free())
-	}
-	s.reg = d.reg
-	s.reg.kv, s.reg.kvBytes, s.reg.ctx = uint64(s.kv), s.kvBytes, int64(ctxLen)
+	s := &sequence{d: d, c: c}
 	d.seqs[s] = struct{}{}
-	d.kvLive += s.kvBytes
 	return s, nil
 }
 
@@ -78,8 +58,8 @@ func (s *sequence) Forward(ctx context.Context, tokens []int32) ([]float32, erro
 	if len(tokens) == 0 {
 		return nil, errors.New("cuda: Forward needs at least one token")
 	}
-	if s.pos+len(tokens) > s.ctx {
-		return nil, fmt.Errorf("%w: %d tokens at position %d pass the sequence's context of %d", runtime.ErrContextFull, len(tokens), s.pos, s.ctx)
+	if s.pos+len(tokens) > s.c.ctx {
+		return nil, fmt.Errorf("%w: %d tokens at position %d pass the sequence's context of %d", runtime.ErrContextFull, len(tokens), s.pos, s.c.ctx)
 	}
 	for i, t := range tokens {
 		if t < 0 || int(t) >= m.Model.Vocab {
@@ -98,21 +78,19 @@ func (s *sequence) Forward(ctx context.Context, tokens []int32) ([]float32, erro
 		tokens = tokens[n:]
 	}
 	k := m.Kernels
-	if err := d.g.copyDtoH(s.logits, devptr(s.reg.arena+uint64(k.Logits))); err != nil {
+	if err := d.g.copyDtoH(s.c.logits, devptr(s.c.reg.arena+uint64(k.Logits))); err != nil {
 		return nil, err
 	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(&s.logits[0])), m.Model.Vocab), nil
+	return unsafe.Slice((*float32)(unsafe.Pointer(&s.c.logits[0])), m.Model.Vocab), nil
 }
 
-// step writes the state block and enqueues one step of len(tokens) tokens.
+// step enqueues one step of len(tokens) tokens: the state block, then the
+// decode graph (one token) or the prefill launches.
 func (s *sequence) step(tokens []int32) error {
-	d := s.d
+	d, c := s.d, s.c
 	k := d.plan.Manifest.Kernels
 	decode := len(tokens) == 1 && len(k.Decode) > 0
-	if d.syncEach {
-		return s.stepChecked(tokens, decode)
-	}
-	if decode && s.decode == 0 {
+	if decode && c.decode == 0 && !d.syncEach {
 		// Captured before any work of this step is queued, so the graph
 		// holds the kernels alone.
 		if err := s.capture(k.Decode); err != nil {
@@ -124,45 +102,29 @@ func (s *sequence) step(tokens []int32) error {
 	if err := d.g.sync(); err != nil {
 		return err
 	}
-	writeState(d.state, &k.State, tokens, s.pos, s.ctx)
-	if err := d.g.copyHtoD(devptr(s.reg.state), d.state); err != nil {
+	writeState(d.state, &k.State, tokens, s.pos, c.ctx)
+	if err := d.g.copyHtoD(devptr(c.reg.state), d.state); err != nil {
 		return err
 	}
-	if decode {
-		return d.g.graphLaunch(s.decode)
-	}
-	if err := resolve(k.Prefill, d.fns, int64(len(tokens)), &s.reg, &s.b); err != nil {
-		return fmt.Errorf("cuda: prefill schedule: %w", err)
-	}
-	return d.g.launch(&s.b)
-}
-
-// stepChecked is step without a graph, synchronising after every launch so
-// that a faulting kernel is named (Options.SyncEachLaunch).
-func (s *sequence) stepChecked(tokens []int32, decode bool) error {
-	d := s.d
-	k := d.plan.Manifest.Kernels
 	name, sched := "prefill", k.Prefill
 	if decode {
+		if !d.syncEach {
+			return d.g.graphLaunch(c.decode)
+		}
 		name, sched = "decode", k.Decode
 	}
-	if err := d.g.sync(); err != nil {
-		return err
-	}
-	writeState(d.state, &k.State, tokens, s.pos, s.ctx)
-	if err := d.g.copyHtoD(devptr(s.reg.state), d.state); err != nil {
-		return err
-	}
-	if err := resolve(sched, d.fns, int64(len(tokens)), &s.reg, &s.b); err != nil {
+	if err := resolve(sched, d.fns, int64(len(tokens)), &c.reg, &c.b); err != nil {
 		return fmt.Errorf("cuda: %s schedule: %w", name, err)
 	}
-	all := s.b
-	for i := range all.launches {
-		off := 0
-		for _, l := range all.launches[:i] {
-			off += int(l.argc)
-		}
-		one := batch{launches: all.launches[i : i+1], argv: all.argv[off : off+int(all.launches[i].argc)]}
+	if !d.syncEach {
+		return d.g.launch(&c.b)
+	}
+	// One launch at a time, synchronised, so that a faulting kernel is named
+	// (Options.SyncEachLaunch).
+	off := 0
+	for i, l := range c.b.launches {
+		one := batch{launches: c.b.launches[i : i+1], argv: c.b.argv[off : off+int(l.argc)]}
+		off += int(l.argc)
 		if err := errors.Join(d.g.launch(&one), d.g.sync()); err != nil {
 			return fmt.Errorf("cuda: %s launch %d (%s) at T=%d, pos0=%d: %w", name, i, sched[i].Kernel, len(tokens), s.pos, err)
 		}
@@ -173,14 +135,14 @@ func (s *sequence) stepChecked(tokens []int32, decode bool) error {
 // capture records the decode schedule at T = 1 as a graph. Everything that
 // changes per token lives in the state block, so the graph is reused as is.
 func (s *sequence) capture(sched []plans.Launch) error {
-	d := s.d
-	if err := resolve(sched, d.fns, 1, &s.reg, &s.b); err != nil {
+	d, c := s.d, s.c
+	if err := resolve(sched, d.fns, 1, &c.reg, &c.b); err != nil {
 		return fmt.Errorf("cuda: decode schedule: %w", err)
 	}
 	if err := d.g.captureBegin(); err != nil {
 		return err
 	}
-	lerr := d.g.launch(&s.b)
+	lerr := d.g.launch(&c.b)
 	x, err := d.g.captureEnd()
 	if lerr != nil {
 		if err == nil {
@@ -191,7 +153,7 @@ func (s *sequence) capture(sched []plans.Launch) error {
 	if err != nil {
 		return fmt.Errorf("cuda: capturing the decode graph: %w", err)
 	}
-	s.decode = x
+	c.decode = x
 	return nil
 }
 
@@ -207,36 +169,18 @@ func writeState(b []byte, st *plans.State, tokens []int32, pos0, ctx int) {
 	}
 }
 
-// Close frees the KV cache and the graph.
+// Close parks the sequence's cache for the next sequence, or frees it.
 func (s *sequence) Close() error {
-	s.d.mu.Lock()
-	defer s.d.mu.Unlock()
+	d := s.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if s.closed {
 		return nil
 	}
-	return s.free()
-}
-
-// free releases the sequence's device resources; d.mu is held.
-func (s *sequence) free() error {
-	d := s.d
 	s.closed = true
-	var err error
-	if s.decode != 0 {
-		err = errors.Join(err, d.g.graphDestroy(s.decode))
-		s.decode = 0
+	delete(d.seqs, s)
+	if d.closed {
+		return nil
 	}
-	if s.logits != nil {
-		err = errors.Join(err, d.g.hostFree(s.logits))
-		s.logits = nil
-	}
-	if s.kv != 0 {
-		err = errors.Join(err, d.g.sync(), d.g.free(s.kv))
-		s.kv = 0
-	}
-	if _, ok := d.seqs[s]; ok {
-		delete(d.seqs, s)
-		d.kvLive -= s.kvBytes
-	}
-	return err
+	return d.parkCache(s.c)
 }
