@@ -81,7 +81,7 @@ func (e *emitter) bias(c *call, b *ir.Node, out int64, name string) string {
 	return acc
 }
 
-// linear(x, w [, b]): decode GEMV, grid (ceil(out/8), T): 4 warps, 2 rows each.
+// linear(x, w [, b]): decode GEMV, grid (ceil(out/4), T): 4 warps share 4 rows.
 func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 	x, w := n.Inputs[0], n.Inputs[1]
 	in, err := activation(x)
@@ -101,7 +101,7 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 	ba := e.bias(c, b, out, "b")
 	c.ptr(e, cIn, "x", x)
 	c.ptr(e, cOut, "y", n)
-	return e.emit(c, "linear_gemv", 128, gridFixedT(ceilDiv(out, 8)), wa, ba, cInt(in), cInt(out))
+	return e.emit(c, "linear_gemv", 128, gridFixedT(ceilDiv(out, 4)), wa, ba, cInt(in), cInt(out))
 }
 
 // qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]): one launch for the three

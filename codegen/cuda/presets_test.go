@@ -28,9 +28,8 @@ var tinyPresets = []struct {
 
 const testMaxTokens = 64
 
-// tinyPlan writes a synthetic preset, lowers it, runs the GPU pipeline and
-// returns the graph, a manifest with placed weight offsets, and the file.
-func tinyPlan(t *testing.T, preset string, q synth.Quant) (*ir.Graph, *plans.Manifest, *gguf.File) {
+// writeTiny writes a synthetic preset in quant q and returns its path.
+func writeTiny(t *testing.T, preset string, q synth.Quant) string {
 	t.Helper()
 	p, err := synth.Lookup(preset)
 	if err != nil {
@@ -44,6 +43,20 @@ func tinyPlan(t *testing.T, preset string, q synth.Quant) (*ir.Graph, *plans.Man
 	if err := sm.WriteFile(path, 1); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+// tinyPlan writes a synthetic preset, lowers it and runs the GPU pipeline.
+func tinyPlan(t *testing.T, preset string, q synth.Quant) (*ir.Graph, *plans.Manifest, *gguf.File) {
+	t.Helper()
+	return lowerGPU(t, writeTiny(t, preset, q), testMaxTokens)
+}
+
+// lowerGPU lowers a GGUF model, runs the GPU pipeline and returns the graph,
+// a manifest with weight offsets placed as plans.Write places them, and the
+// open file.
+func lowerGPU(t *testing.T, path string, maxTokens int) (*ir.Graph, *plans.Manifest, *gguf.File) {
+	t.Helper()
 	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +66,7 @@ func tinyPlan(t *testing.T, preset string, q synth.Quant) (*ir.Graph, *plans.Man
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := compiler.Lower(m, testMaxTokens)
+	g, err := compiler.Lower(m, maxTokens)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,12 +74,13 @@ func tinyPlan(t *testing.T, preset string, q synth.Quant) (*ir.Graph, *plans.Man
 		t.Fatal(err)
 	}
 	h := &m.H
-	man := &plans.Manifest{Model: plans.Model{Arch: h.Arch, NLayer: h.NLayer, NEmbd: h.NEmbd, NHead: h.NHead,
-		NHeadKV: h.NHeadKV, HeadDim: h.HeadDim, Vocab: h.NVocab, ContextLength: h.NCtx}}
-	// The weight table in first-read order with offsets placed as
-	// plans.Write places them.
+	man := &plans.Manifest{
+		CompilerVersion: "codegen/cuda test", Target: "sm_90", Graph: ir.Print(g),
+		Model: plans.Model{Name: h.Arch, Arch: h.Arch, NLayer: h.NLayer, NEmbd: h.NEmbd, NHead: h.NHead,
+			NHeadKV: h.NHeadKV, HeadDim: h.HeadDim, Vocab: h.NVocab, ContextLength: h.NCtx},
+		Memory: plans.Memory{MaxTokens: maxTokens, KVBytesPerToken: h.KVBytesPerToken()},
+	}
 	seen := map[string]bool{}
-	var off int64
 	for _, n := range g.Nodes {
 		for _, w := range n.Inputs {
 			if w.Op != ir.OpWeight || seen[w.Str("name")] {
@@ -77,11 +91,21 @@ func tinyPlan(t *testing.T, preset string, q synth.Quant) (*ir.Graph, *plans.Man
 			if !ok {
 				t.Fatalf("weight %s not in the file", w.Str("name"))
 			}
-			off = (off + plans.Alignment - 1) / plans.Alignment * plans.Alignment
 			man.Tensors = append(man.Tensors, plans.Tensor{Name: w.Str("name"), DType: w.DType.String(),
-				Shape: w.Shape, Layout: w.Str("layout"), Offset: off, Bytes: int64(info.Bytes())})
-			off += int64(info.Bytes())
+				Shape: w.Shape, Layout: w.Str("layout"), Bytes: int64(info.Bytes())})
 		}
 	}
+	placeTensors(man.Tensors)
 	return g, man, f
+}
+
+// placeTensors sets weights.bin offsets as plans.Write does: table order,
+// each tensor plans.Alignment-aligned.
+func placeTensors(ts []plans.Tensor) {
+	var off int64
+	for i := range ts {
+		off = (off + plans.Alignment - 1) / plans.Alignment * plans.Alignment
+		ts[i].Offset = off
+		off += ts[i].Bytes
+	}
 }

@@ -142,8 +142,9 @@ __device__ __forceinline__ void dq_q5_0(const uint32_t* q, uint32_t qh, float d,
 #pragma unroll
     for (int j = 0; j < 16; j++) {
         int b = byte_of(q, j);
-        v[j] = (float)(((b & 15) | (((qh >> j) & 1) << 4)) - 16) * d;
-        v[j + 16] = (float)(((b >> 4) | (((qh >> (j + 16)) & 1) << 4)) - 16) * d;
+        int h0 = (int)(qh >> j) & 1, h1 = (int)(qh >> (j + 16)) & 1;  // int: unsigned - 16 would wrap
+        v[j] = (float)(((b & 15) | (h0 << 4)) - 16) * d;
+        v[j + 16] = (float)(((b >> 4) | (h1 << 4)) - 16) * d;
     }
 }
 template <i64 NBLK> struct W_q5_0 {  // GGUF order: 22-byte blocks
@@ -190,12 +191,13 @@ template <i64 NBLK> struct W_q8_0_split {  // [NBLK][32] int8, then [NBLK] f16 d
 
 // MXFP4: 32 elements, an E8M0 exponent byte, then 16 bytes of E2M1 codes
 // ordered as Q4_0's nibbles. Codes are kept doubled (0,1,2,3,4,6,8,12) and
-// the scale halved, as ggml does.
+// the scale halved, as ggml does; the doubled magnitude is computed, not
+// looked up, because a table indexed at run time lands in local memory.
 __device__ __forceinline__ float e8m0_half(uint32_t e) { return __uint_as_float(e < 2 ? 0x00200000u << e : (e - 1) << 23); }
 __device__ __forceinline__ float e2m1x2(int c) {
-    const float mag[8] = {0.f, 1.f, 2.f, 3.f, 4.f, 6.f, 8.f, 12.f};
-    float m = mag[c & 7];
-    return (c & 8) ? -m : m;
+    const int m = c & 7;
+    const float v = (float)(m < 2 ? m : (2 + (m & 1)) << ((m >> 1) - 1));
+    return (c & 8) ? -v : v;
 }
 __device__ __forceinline__ void dq_mxfp4(const uint32_t* q, uint32_t e, float* v) {
     float s = e8m0_half(e);
@@ -448,20 +450,63 @@ __device__ __forceinline__ void row_dot2(const uint8_t* __restrict__ w0, i64 r0,
     a1 = warp_sum(a1);
 }
 
-// linear: y[t, OUT] = x[t, IN] · wᵀ (+ b).
+// linear: y[t, OUT] = x[t, IN] · wᵀ (+ b). A block of LIN_WARPS warps owns
+// LIN_ROWS rows; its warps split IN (group g goes to warp (g/32) % LIN_WARPS),
+// so each x group loaded from L1 serves LIN_ROWS weight rows (x would
+// otherwise cost more L1 bandwidth than the weights cost DRAM bandwidth),
+// every lane keeps LIN_ROWS independent 16-byte weight loads in flight, and
+// the many small blocks balance across SMs. Partial sums meet in shared memory.
+#define LIN_ROWS 4
+#define LIN_WARPS 4
 template <class W, class B, int IN, int OUT>
 __device__ __forceinline__ void linear_gemv(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b,
                                             const float* __restrict__ x, float* __restrict__ y) {
-    const i64 r0 = 2 * ((i64)blockIdx.x * GEMV_WARPS + (threadIdx.x >> 5)), r1 = r0 + 1;
-    const i64 t = blockIdx.y;
-    if (r0 >= OUT) return;
+    __shared__ float part[LIN_WARPS][LIN_ROWS];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const i64 r0 = (i64)blockIdx.x * LIN_ROWS, t = blockIdx.y;
     const float* xr = x + t * IN;
-    float a0, a1 = 0.f;
-    if (r1 < OUT) row_dot2<W, W, IN>(w, r0, w, r1, xr, a0, a1);
-    else a0 = warp_sum(row_dot_lane<W, IN>(w, r0, xr));
-    if ((threadIdx.x & 31) == 0) {
-        y[t * OUT + r0] = a0 + B::at(b, r0);
-        if (r1 < OUT) y[t * OUT + r1] = a1 + B::at(b, r1);
+    float acc[LIN_ROWS];
+#pragma unroll
+    for (int r = 0; r < LIN_ROWS; r++) acc[r] = 0.f;
+    constexpr int G = W::GROUP;
+    if constexpr (IN % G == 0) {
+        constexpr int NG = IN / G;
+#pragma unroll 2
+        for (int g = warp * 32 + lane; g < NG; g += 32 * LIN_WARPS) {
+            float xv[G];
+            const float4* xp = (const float4*)(xr + g * G);
+#pragma unroll
+            for (int i = 0; i < G / 4; i++) {
+                float4 a = xp[i];
+                xv[4 * i] = a.x; xv[4 * i + 1] = a.y; xv[4 * i + 2] = a.z; xv[4 * i + 3] = a.w;
+            }
+#pragma unroll
+            for (int r = 0; r < LIN_ROWS; r++) {
+                if (OUT % LIN_ROWS == 0 || r0 + r < OUT) {
+                    float v[G];
+                    W::load(w, (r0 + r) * NG + g, v);
+#pragma unroll
+                    for (int i = 0; i < G; i++) acc[r] += v[i] * xv[i];
+                }
+            }
+        }
+    } else {  // plain float rows whose length is no multiple of a vector
+        for (int i = warp * 32 + lane; i < IN; i += 32 * LIN_WARPS)
+#pragma unroll
+            for (int r = 0; r < LIN_ROWS; r++)
+                if (r0 + r < OUT) acc[r] += W::at(w, (r0 + r) * IN + i) * xr[i];
+    }
+#pragma unroll
+    for (int r = 0; r < LIN_ROWS; r++) {
+        float s = warp_sum(acc[r]);
+        if (lane == 0) part[warp][r] = s;
+    }
+    __syncthreads();
+    if (threadIdx.x < LIN_ROWS && r0 + threadIdx.x < OUT) {
+        float s = 0.f;
+#pragma unroll
+        for (int k = 0; k < LIN_WARPS; k++) s += part[k][threadIdx.x];
+        y[t * OUT + r0 + threadIdx.x] = s + B::at(b, r0 + threadIdx.x);
     }
 }
 

@@ -1,0 +1,368 @@
+package cuda_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llama-orch/orc/codegen/cuda"
+	"github.com/llama-orch/orc/compiler"
+	"github.com/llama-orch/orc/gguf"
+	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
+	"github.com/llama-orch/orc/plans"
+	"github.com/llama-orch/orc/quant"
+	"github.com/llama-orch/orc/runtime"
+	"github.com/llama-orch/orc/runtime/cpu"
+	rcuda "github.com/llama-orch/orc/runtime/cuda"
+)
+
+// The GPU harness runs on the GPU host: build it here with
+// CGO_ENABLED=1 go test -c -o .gpu/codegen/cuda.test ./codegen/cuda
+// and run it there with ORC_GPU=1 .gpu/codegen/cuda.test -test.run GPU -test.v.
+// It compiles with the host's nvcc and executes the schedules through the
+// runtime's C layer (runtime/cuda), comparing with CPU references.
+func gpuOnly(t *testing.T) {
+	t.Helper()
+	if os.Getenv("ORC_GPU") != "1" {
+		t.Skip("GPU harness: set ORC_GPU=1 on a machine with an NVIDIA GPU and nvcc")
+	}
+}
+
+var fatbins = map[[32]byte][]byte{} // nvcc output by source hash: identical sources compile once
+
+// openGPUPlan generates and compiles g's kernels, writes the plan (weights
+// re-laid out by cuda.Relayout, data(name) giving GGUF-order bytes) and
+// opens it on GPU 0.
+func openGPUPlan(t *testing.T, g *ir.Graph, man *plans.Manifest, ctx int, data func(name string) []byte) *rcuda.Device {
+	t.Helper()
+	out, err := cuda.Generate(g, man, cuda.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := sha256.Sum256([]byte(out.Source))
+	fb, ok := fatbins[key]
+	if !ok {
+		if fb, err = cuda.Compile(out.Source, cuda.DefaultArch); err != nil {
+			t.Fatal(err)
+		}
+		fatbins[key] = fb
+	}
+	man.Kernels, man.Memory.ArenaBytes = out.Kernels, out.ArenaBytes
+	placed := make([]int64, len(man.Tensors))
+	for i, pt := range man.Tensors {
+		placed[i] = pt.Offset
+	}
+	dir := filepath.Join(t.TempDir(), "plan")
+	err = plans.Write(dir, man, func(i int, pt *plans.Tensor, w io.Writer) error {
+		b, err := cuda.Relayout(pt, data(pt.Name))
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}, map[string][]byte{plans.KernelsFile: fb, plans.SourceFile: []byte(out.Source)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, pt := range man.Tensors {
+		if pt.Offset != placed[i] {
+			t.Fatalf("plans.Write placed %s at %d, the schedules assumed %d", pt.Name, pt.Offset, placed[i])
+		}
+	}
+	p, err := plans.Open(dir, plans.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := rcuda.Open(p, 0, rcuda.Options{Ctx: ctx})
+	p.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	return dev
+}
+
+// TestGPUPresetsMatchCPU runs every tiny preset on the GPU and on the CPU
+// reference device with the same tokens: a 7-token prefill, then 24 decode
+// steps fed the CPU's greedy choice. It reports the largest logit error
+// relative to the largest CPU logit and the greedy top-1 agreement.
+func TestGPUPresetsMatchCPU(t *testing.T) {
+	gpuOnly(t)
+	const maxTokens, ctx, steps = 16, 128, 24
+	for _, tp := range tinyPresets {
+		t.Run(tp.preset+"-"+string(tp.quant), func(t *testing.T) {
+			path := writeTiny(t, tp.preset, tp.quant)
+			cdir := filepath.Join(t.TempDir(), "cpu")
+			if err := compiler.Compile(compiler.Options{Model: path, Out: cdir, Target: "cpu", MaxTokens: maxTokens}); err != nil {
+				t.Fatal(err)
+			}
+			cp, err := plans.Open(cdir, plans.OpenOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cdev, err := cpu.Open(cp, cpu.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cdev.Close()
+			g, man, f := lowerGPU(t, path, maxTokens)
+			gdev := openGPUPlan(t, g, man, ctx, func(name string) []byte {
+				info, _ := f.Tensor(name)
+				return f.Data(info)
+			})
+			vocab := man.Model.Vocab
+			prompt := make([]int32, 7)
+			for i := range prompt {
+				prompt[i] = int32((i*7919 + 13) % vocab)
+			}
+			worst, agree := compareSequences(t, cdev, gdev, prompt, steps)
+			t.Logf("%s %s: max |gpu-cpu|/max|cpu| = %.2e over %d steps, greedy top-1 agreement %d/%d",
+				tp.preset, tp.quant, worst, steps+1, agree, steps+1)
+			if worst > 2e-2 || agree < steps*9/10 {
+				t.Errorf("GPU and CPU disagree: relative error %.2e, top-1 %d/%d", worst, agree, steps+1)
+			}
+		})
+	}
+}
+
+// compareSequences feeds both devices the prompt, then steps greedy tokens
+// chosen from the CPU's logits.
+func compareSequences(t *testing.T, cdev, gdev runtime.Device, prompt []int32, steps int) (worst float64, agree int) {
+	t.Helper()
+	cs, err := cdev.NewSequence(128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	gs, err := gdev.NewSequence(128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gs.Close()
+	in := prompt
+	for s := 0; s <= steps; s++ {
+		cl, err := cs.Forward(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl = slices.Clone(cl)
+		gl, err := gs.Forward(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		worst = max(worst, relErr(gl, cl))
+		if argmax(gl) == argmax(cl) {
+			agree++
+		}
+		in = []int32{int32(argmax(cl))}
+	}
+	return worst, agree
+}
+
+// relErr is max|got-want| / max|want|; NaN counts as infinitely wrong.
+func relErr(got, want []float32) float64 {
+	var d, m float64
+	for i := range want {
+		e := math.Abs(float64(got[i]) - float64(want[i]))
+		if math.IsNaN(e) {
+			return math.Inf(1)
+		}
+		d, m = max(d, e), max(m, math.Abs(float64(want[i])))
+	}
+	return d / m
+}
+
+func argmax(x []float32) int {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// GEMV anchor shape (PERF.md): weight [4096 out, 14336 in].
+const gemvOut, gemvIn, gemvSlab = 4096, 14336, 256
+
+var gemvTypes = []gguf.Type{gguf.F32, gguf.F16, gguf.BF16, gguf.Q4_0, gguf.Q5_0, gguf.Q8_0, gguf.Q4_K, gguf.Q5_K, gguf.Q6_K, gguf.MXFP4}
+
+// TestGPUGEMV checks the decode GEMV of every weight type at 4096×14336
+// against quant.Dequantize in float64, and times it: a plan of 8 GEMVs over
+// 8 distinct weights (1.9 GB for f32, never L2-resident) against a plan of
+// one, both replayed as decode graphs; the difference over 7 is one GEMV.
+func TestGPUGEMV(t *testing.T) {
+	gpuOnly(t)
+	r := rand.New(rand.NewPCG(5, 6))
+	t.Logf("%-6s %10s %10s %10s %8s %9s", "type", "bytes", "time_us", "GB/s", "of_4.27", "rel_err")
+	for _, gt := range gemvTypes {
+		dt, ok := ir.ParseDType(strings.ToLower(gt.String()))
+		if !ok {
+			t.Fatalf("no ir dtype for %s", gt)
+		}
+		src := make([]float32, gemvSlab*gemvIn)
+		for i := range src {
+			src[i] = float32(r.NormFloat64())
+		}
+		slab, err := randomBlocks(gt, src, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deq := make([]float32, len(src))
+		if err := quant.Dequantize(gt, slab, deq); err != nil {
+			t.Fatal(err)
+		}
+		table := make([]float32, 4*gemvIn)
+		for i := range table {
+			table[i] = float32(r.NormFloat64())
+		}
+		weight := tile(slab, gemvOut/gemvSlab)
+		data := func(name string) []byte {
+			if name == "table" {
+				return f32Bytes(table)
+			}
+			return weight
+		}
+		const tok = 1
+		want := make([]float32, gemvOut)
+		x := table[tok*gemvIn : (tok+1)*gemvIn]
+		for o := range want {
+			row := deq[(o%gemvSlab)*gemvIn : (o%gemvSlab+1)*gemvIn]
+			var s float64
+			for i, w := range row {
+				s += float64(w) * float64(x[i])
+			}
+			want[o] = float32(s)
+		}
+		var times [2]time.Duration
+		var got []float32
+		for i, k := range []int{1, 8} {
+			g, man := gemvGraph(t, dt, k, int64(len(weight)))
+			dev := openGPUPlan(t, g, man, 16, data)
+			times[i], got = timeDecode(t, dev, tok)
+			dev.Close()
+		}
+		per := (times[1] - times[0]) / 7
+		gbs := float64(len(weight)) / per.Seconds() / 1e9
+		t.Logf("%-6s %10d %10.1f %10.0f %7.0f%% %9.1e", gt, len(weight), float64(per.Nanoseconds())/1e3, gbs, gbs/4270*100, relErr(got, want))
+		if e := relErr(got, want); e > 1e-4 {
+			t.Errorf("%s GEMV: relative error %.2e", gt, e)
+		}
+	}
+}
+
+
+// gemvGraph is x = embed(table, tokens); y_i = linear(x, w_i) for i < k; the
+// logits are last(y_{k-1}) and the other y_i are outputs so they stay.
+func gemvGraph(t *testing.T, dt ir.DType, k int, wbytes int64) (*ir.Graph, *plans.Manifest) {
+	t.Helper()
+	g := ir.New()
+	g.Attrs["max_tokens"] = int64(4)
+	tok := g.Add(ir.OpInput, ir.I32, ir.Shape{ir.T}, map[string]any{"name": "tokens"})
+	tab := g.Add(ir.OpWeight, ir.F32, ir.Shape{4, gemvIn}, map[string]any{"name": "table"})
+	x := g.Add(ir.OpEmbed, ir.F32, ir.Shape{ir.T, gemvIn}, nil, tab, tok)
+	man := &plans.Manifest{CompilerVersion: "codegen/cuda test", Target: "sm_90",
+		Model:  plans.Model{Name: "gemv", Arch: "gemv", NLayer: 1, Vocab: gemvOut, ContextLength: 16},
+		Memory: plans.Memory{MaxTokens: 4},
+		Tensors: []plans.Tensor{{Name: "table", DType: "f32", Shape: []int64{4, gemvIn}, Bytes: 4 * 4 * gemvIn}}}
+	var ys []*ir.Node
+	for i := range k {
+		name := fmt.Sprintf("w%d", i)
+		w := g.Add(ir.OpWeight, dt, ir.Shape{gemvOut, gemvIn}, map[string]any{"name": name})
+		ys = append(ys, g.Add(ir.OpLinear, ir.F32, ir.Shape{ir.T, gemvOut}, nil, x, w))
+		man.Tensors = append(man.Tensors, plans.Tensor{Name: name, DType: dt.String(), Shape: []int64{gemvOut, gemvIn}, Bytes: wbytes})
+	}
+	last := g.Add(ir.OpLast, ir.F32, ir.Shape{1, gemvOut}, nil, ys[k-1])
+	g.Outputs = append([]*ir.Node{last}, ys[:k-1]...)
+	if err := passes.Run(g, passes.Options{Target: "sm_90", Verify: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range g.Nodes {
+		for i := range man.Tensors {
+			if n.Op == ir.OpWeight && n.Str("name") == man.Tensors[i].Name {
+				man.Tensors[i].Layout = n.Str("layout")
+			}
+		}
+	}
+	placeTensors(man.Tensors)
+	man.Graph = ir.Print(g)
+	return g, man
+}
+
+// timeDecode runs one decode step of token tok repeatedly and returns the
+// median step time and the last logits.
+func timeDecode(t *testing.T, dev runtime.Device, tok int32) (time.Duration, []float32) {
+	t.Helper()
+	seq, err := dev.NewSequence(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seq.Close()
+	var logits []float32
+	var ts []time.Duration
+	for i := range 60 {
+		if seq.Pos() >= 15 {
+			seq.Close()
+			if seq, err = dev.NewSequence(16); err != nil {
+				t.Fatal(err)
+			}
+		}
+		start := time.Now()
+		if logits, err = seq.Forward(context.Background(), []int32{tok}); err != nil {
+			t.Fatal(err)
+		}
+		if i >= 10 {
+			ts = append(ts, time.Since(start))
+		}
+	}
+	slices.Sort(ts)
+	return ts[len(ts)/2], slices.Clone(logits)
+}
+
+func tile(b []byte, n int) []byte {
+	out := make([]byte, 0, len(b)*n)
+	for range n {
+		out = append(out, b...)
+	}
+	return out
+}
+
+func f32Bytes(x []float32) []byte {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		u := math.Float32bits(v)
+		b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
+	}
+	return b
+}
+
+// randomBlocks encodes src with quant.Quantize where the type has an encoder;
+// otherwise (Q5_K) it draws random blocks whose two leading f16 scales (d,
+// dmin) are set to sane values, which is all a GEMV test needs.
+func randomBlocks(gt gguf.Type, src []float32, r *rand.Rand) ([]byte, error) {
+	if quant.Encodable(gt) {
+		return quant.Quantize(gt, src)
+	}
+	if gt != gguf.Q5_K {
+		return nil, fmt.Errorf("no way to make %s blocks", gt)
+	}
+	b := make([]byte, gt.RowBytes(int64(len(src))))
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	for o := 0; o < len(b); o += gt.BlockBytes() {
+		b[o], b[o+1] = 0x1f, 0x20 // d = 0.0079 (f16 0x201f)
+		b[o+2], b[o+3] = 0x1f, 0x1c // dmin = 0.0040 (f16 0x1c1f)
+	}
+	return b, nil
+}
