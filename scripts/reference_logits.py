@@ -4,15 +4,20 @@ orc backend is compared against. Runs on the GPU host (torch, transformers,
 numpy there); the computation itself runs on the CPU in float32 so that no
 TF32 or reduced-precision kernel blurs the reference.
 
-Two modes:
+Three modes:
+
+  gguf     --gguf FILE.gguf --out FILE.json [--name NAME]
+           Converts an F32/F16 GGUF of llama, qwen2, phi3, gpt2 or gpt-oss
+           (e.g. `orcc synth --quant f32`) to the transformers model of its
+           architecture (float32, eager attention), feeds a fixed 16-token
+           prompt, then 8 greedy decode steps with the KV cache. Writes the
+           prompt ids, the 9 greedy tokens and, per step, the logits (all of
+           them when the vocabulary is small, else the top 64, a fixed probe
+           of 512 ids, and the log-sum-exp of the whole row).
 
   hf       --hf-dir DIR --out FILE.json [--name NAME]
-           Loads an `orcc synth --hf-dir` export (AutoModelForCausalLM,
-           float32, eager attention), feeds a fixed 16-token prompt, then 8
-           greedy decode steps with the KV cache. Writes the prompt ids, the 9
-           greedy tokens and, per step, the logits (all of them when the
-           vocabulary is small, else the top 64, a fixed probe of 512 ids, and
-           the log-sum-exp of the whole row).
+           The same golden from an `orcc synth --hf-dir` export, loaded with
+           AutoModelForCausalLM.
 
   stories  --gguf stories260k-f32.gguf --out FILE.json [--prompt TEXT] [--n 40]
            Converts the GGUF llama (Meta layout, as llama2.c exported it) to a
@@ -25,6 +30,7 @@ The golden format is described in testdata/reference/README.md.
 import argparse
 import hashlib
 import heapq
+import inspect
 import json
 import math
 import struct
@@ -87,27 +93,24 @@ def greedy(model, ids, steps):
     return rows, toks
 
 
-def cmd_hf(a):
-    from transformers import AutoConfig, AutoModelForCausalLM
-
-    cfg = AutoConfig.from_pretrained(a.hf_dir)
-    model = AutoModelForCausalLM.from_pretrained(
-        a.hf_dir, dtype=torch.float32, attn_implementation="eager").eval()
-    vocab = cfg.vocab_size
+def emit_golden(model, vocab, name, out, extra):
     ids = prompt_ids(vocab)
     rows, toks = greedy(model, ids, DECODE)
-    golden = {
-        "name": a.name or cfg.model_type,
-        "model_type": cfg.model_type,
-        "vocab": vocab,
-        "prompt": ids,
-        "greedy": toks,
-        "steps": [step_record(r, vocab) for r in rows],
-    }
+    golden = {"name": name, "model_type": model.config.model_type, "vocab": vocab, "prompt": ids, "greedy": toks}
+    golden.update(extra)
+    golden["steps"] = [step_record(r, vocab) for r in rows]
     if vocab > FULL_LOGITS_MAX_VOCAB:
         golden["probe_ids"] = probe_ids(vocab)
-    write(a.out, golden)
-    print(f"{golden['name']}: prompt {ids} greedy {toks}")
+    write(out, golden)
+    print(f"{name}: prompt {ids} greedy {toks}")
+
+
+def cmd_hf(a):
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(
+        a.hf_dir, dtype=torch.float32, attn_implementation="eager").eval()
+    emit_golden(model, model.config.vocab_size, a.name or model.config.model_type, a.out, {})
 
 
 # --- GGUF (enough of it for an all-F32/F16 llama) ---------------------------
@@ -237,47 +240,213 @@ def meta_to_hf(w, heads):
     return w.reshape(heads, out // heads // 2, 2, inp).transpose(0, 2, 1, 3).reshape(out, inp)
 
 
-def cmd_stories(a):
-    from transformers import LlamaConfig, LlamaForCausalLM
+def rope_kwargs(cls, theta, scaling=None):
+    """RoPE settings for a config class: transformers 5 takes
+    rope_parameters, older releases rope_theta and rope_scaling."""
+    if "rope_parameters" in inspect.signature(cls.__init__).parameters:
+        rp = {"rope_type": "default", "rope_theta": theta}
+        rp.update(scaling or {})
+        return {"rope_parameters": rp}
+    kw = {"rope_theta": theta}
+    if scaling:
+        kw["rope_scaling"] = scaling
+    return kw
 
+
+class Converter:
+    """Builds a transformers model from an F32/F16 GGUF of one of orc's five
+    architectures, copying every tensor to its Hugging Face name."""
+
+    def __init__(self, g):
+        self.g, self.kv = g, g.kv
+        self.arch = self.kv["general.architecture"]
+        self.sd = {}
+
+    def k(self, key, default=None):
+        v = self.kv.get(f"{self.arch}.{key}", default)
+        if v is None:
+            sys.exit(f"GGUF lacks {self.arch}.{key}")
+        return v
+
+    def put(self, hf, gguf_name, fn=None):
+        t = self.g.tensor(gguf_name)
+        self.sd[hf] = fn(t) if fn else t
+
+    def build(self):
+        a = self.arch
+        self.n_layer, self.n_embd = self.k("block_count"), self.k("embedding_length")
+        self.n_head = self.k("attention.head_count")
+        self.n_kv = self.k("attention.head_count_kv", self.n_head)
+        self.head_dim = self.k("attention.key_length", self.n_embd // self.n_head)
+        self.vocab = self.g.tensors["token_embd.weight"][0][1]
+        self.tied = "output.weight" not in self.g.tensors
+        from transformers import GPT2Config, GPT2LMHeadModel, GptOssConfig, GptOssForCausalLM, LlamaConfig, \
+            LlamaForCausalLM, Phi3Config, Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM
+        build = {"llama": (LlamaConfig, LlamaForCausalLM, self.llama), "qwen2": (Qwen2Config, Qwen2ForCausalLM, self.qwen2),
+                 "phi3": (Phi3Config, Phi3ForCausalLM, self.phi3), "gpt2": (GPT2Config, GPT2LMHeadModel, self.gpt2),
+                 "gpt-oss": (GptOssConfig, GptOssForCausalLM, self.gpt_oss)}
+        if a not in build:
+            sys.exit(f"architecture {a} is not one of {sorted(build)}")
+        cfg_cls, model_cls, fill = build[a]
+        cfg = cfg_cls(**fill(cfg_cls))
+        cfg._attn_implementation = "eager"
+        model = model_cls(cfg).float().eval()
+        params = dict(model.named_parameters())
+        missing = [n for n in params if n not in self.sd and not (self.tied and n == "lm_head.weight")]
+        unexpected = [n for n in self.sd if n not in params and n not in model.state_dict()]
+        if missing or unexpected:
+            sys.exit(f"{a}: state dict mismatch: missing {missing}, unexpected {unexpected}")
+        for n, t in self.sd.items():
+            if tuple(params[n].shape) != t.shape:
+                sys.exit(f"{a}: {n} is {t.shape} here, {tuple(params[n].shape)} in transformers")
+        model.load_state_dict({n: torch.from_numpy(np.ascontiguousarray(t)) for n, t in self.sd.items()}, strict=False)
+        if self.tied:
+            model.tie_weights()
+            if model.lm_head.weight.data_ptr() != model.get_input_embeddings().weight.data_ptr():
+                sys.exit(f"{a}: lm_head is not tied to the embeddings")
+        self.check_rope(model)
+        return model
+
+    def check_rope(self, model):
+        """The config API changed across transformers releases; check that
+        the model really got the GGUF's RoPE base, dims and scaling."""
+        if self.arch == "gpt2":
+            return
+        rot = self.k("rope.dimension_count", self.head_dim)
+        theta = self.k("rope.freq_base", 10000.0)
+        inv = model.model.rotary_emb.inv_freq.double().numpy()
+        plain = 1.0 / theta ** (np.arange(0, rot, 2) / rot)
+        if len(inv) != rot // 2:
+            sys.exit(f"rotary inv_freq has {len(inv)} entries, want {rot // 2}")
+        if self.arch != "gpt-oss":
+            if not np.allclose(inv, plain, rtol=1e-5):
+                sys.exit(f"rotary inv_freq {inv[:4]}... is not base {theta}'s {plain[:4]}...")
+            return
+        factor = self.k("rope.scaling.factor")
+        scale = model.model.rotary_emb.attention_scaling
+        if not (np.isclose(inv[0], plain[0]) and np.isclose(inv[-1], plain[-1] / factor, rtol=1e-4)
+                and np.isclose(scale, 0.1 * math.log(factor) + 1)):
+            sys.exit(f"YaRN not applied as configured: inv_freq ends {inv[0]}, {inv[-1]}, attention scaling {scale}")
+
+    def common(self, cls, **kw):
+        kw.update(vocab_size=self.vocab, num_hidden_layers=self.n_layer, hidden_size=self.n_embd,
+                  num_attention_heads=self.n_head, num_key_value_heads=self.n_kv,
+                  max_position_embeddings=self.k("context_length"), tie_word_embeddings=self.tied)
+        kw.update(rope_kwargs(cls, float(self.k("rope.freq_base", 10000.0)), kw.pop("scaling", None)))
+        return kw
+
+    def decoder(self, names, qk=lambda w, heads: w):
+        """Llama-style layers: model.layers.N.<hf> from blk.N.<gguf>."""
+        self.put("model.embed_tokens.weight", "token_embd.weight")
+        self.put("model.norm.weight", "output_norm.weight")
+        if not self.tied:
+            self.put("lm_head.weight", "output.weight")
+        for i in range(self.n_layer):
+            for src, dst in names.items():
+                if f"blk.{i}.{src}" in self.g.tensors:
+                    fn = None
+                    if src == "attn_q.weight":
+                        fn = lambda w: qk(w, self.n_head)
+                    elif src == "attn_k.weight":
+                        fn = lambda w: qk(w, self.n_kv)
+                    self.put(f"model.layers.{i}.{dst}", f"blk.{i}.{src}", fn)
+
+    LLAMA = {"attn_norm.weight": "input_layernorm.weight", "ffn_norm.weight": "post_attention_layernorm.weight",
+             "attn_q.weight": "self_attn.q_proj.weight", "attn_k.weight": "self_attn.k_proj.weight",
+             "attn_v.weight": "self_attn.v_proj.weight", "attn_output.weight": "self_attn.o_proj.weight",
+             "attn_q.bias": "self_attn.q_proj.bias", "attn_k.bias": "self_attn.k_proj.bias",
+             "attn_v.bias": "self_attn.v_proj.bias",
+             "ffn_gate.weight": "mlp.gate_proj.weight", "ffn_up.weight": "mlp.up_proj.weight",
+             "ffn_down.weight": "mlp.down_proj.weight"}
+
+    def llama(self, cls):
+        # llama.cpp permuted q/k rows for adjacent-pair RoPE; transformers
+        # rotates halves.
+        self.decoder(self.LLAMA, qk=meta_to_hf)
+        return self.common(cls, intermediate_size=self.k("feed_forward_length"), head_dim=self.head_dim,
+                           rms_norm_eps=self.k("attention.layer_norm_rms_epsilon"),
+                           attention_bias="blk.0.attn_q.bias" in self.g.tensors)
+
+    def qwen2(self, cls):
+        self.decoder(self.LLAMA)
+        return self.common(cls, intermediate_size=self.k("feed_forward_length"),
+                           rms_norm_eps=self.k("attention.layer_norm_rms_epsilon"), use_sliding_window=False)
+
+    def phi3(self, cls):
+        self.decoder({"attn_norm.weight": "input_layernorm.weight", "ffn_norm.weight": "post_attention_layernorm.weight",
+                      "attn_qkv.weight": "self_attn.qkv_proj.weight", "attn_output.weight": "self_attn.o_proj.weight",
+                      "ffn_up.weight": "mlp.gate_up_proj.weight", "ffn_down.weight": "mlp.down_proj.weight"})
+        rot = self.k("rope.dimension_count", self.head_dim)
+        return self.common(cls, intermediate_size=self.k("feed_forward_length"),
+                           rms_norm_eps=self.k("attention.layer_norm_rms_epsilon"),
+                           sliding_window=self.kv.get("phi3.attention.sliding_window"),
+                           original_max_position_embeddings=self.k("rope.scaling.original_context_length",
+                                                                   self.k("context_length")),
+                           partial_rotary_factor=rot / self.head_dim, pad_token_id=None)
+
+    def gpt2(self, cls):
+        t = lambda w: w.T  # Conv1D stores [in, out]
+        self.put("transformer.wte.weight", "token_embd.weight")
+        self.put("transformer.wpe.weight", "position_embd.weight")
+        self.put("transformer.ln_f.weight", "output_norm.weight")
+        self.put("transformer.ln_f.bias", "output_norm.bias")
+        if not self.tied:
+            self.put("lm_head.weight", "output.weight")
+        for i in range(self.n_layer):
+            p, q = f"blk.{i}.", f"transformer.h.{i}."
+            for src, dst, fn in [("attn_norm", "ln_1", None), ("ffn_norm", "ln_2", None), ("attn_qkv", "attn.c_attn", t),
+                                 ("attn_output", "attn.c_proj", t), ("ffn_up", "mlp.c_fc", t), ("ffn_down", "mlp.c_proj", t)]:
+                self.put(q + dst + ".weight", p + src + ".weight", fn)
+                self.put(q + dst + ".bias", p + src + ".bias")
+        return dict(vocab_size=self.vocab, n_positions=self.k("context_length"), n_embd=self.n_embd,
+                    n_layer=self.n_layer, n_head=self.n_head, n_inner=self.k("feed_forward_length"),
+                    layer_norm_epsilon=self.k("attention.layer_norm_epsilon"), activation_function="gelu_new",
+                    tie_word_embeddings=self.tied)
+
+    def gpt_oss(self, cls):
+        names = dict(self.LLAMA)
+        names.update({"attn_output.bias": "self_attn.o_proj.bias", "attn_sinks.weight": "self_attn.sinks",
+                      "post_attention_norm.weight": "post_attention_layernorm.weight",
+                      "ffn_gate_inp.weight": "mlp.router.weight", "ffn_gate_inp.bias": "mlp.router.bias",
+                      "ffn_down_exps.bias": "mlp.experts.down_proj_bias"})
+        self.decoder(names)
+        for i in range(self.n_layer):
+            p, q = f"blk.{i}.", f"model.layers.{i}.mlp.experts."
+            gate, up = self.g.tensor(p + "ffn_gate_exps.weight"), self.g.tensor(p + "ffn_up_exps.weight")  # [E, F, D]
+            e, f, d = gate.shape
+            gu = np.empty((e, d, 2 * f), np.float32)  # x @ gu: gate in even columns, up in odd
+            gu[:, :, 0::2], gu[:, :, 1::2] = gate.transpose(0, 2, 1), up.transpose(0, 2, 1)
+            self.sd[q + "gate_up_proj"] = gu
+            gb, ub = self.g.tensor(p + "ffn_gate_exps.bias"), self.g.tensor(p + "ffn_up_exps.bias")  # [E, F]
+            gub = np.empty((e, 2 * f), np.float32)
+            gub[:, 0::2], gub[:, 1::2] = gb, ub
+            self.sd[q + "gate_up_proj_bias"] = gub
+            self.put(q + "down_proj", p + "ffn_down_exps.weight", lambda w: w.transpose(0, 2, 1))  # [E, F, D]
+        window = self.k("attention.sliding_window")
+        # llama.cpp's pattern: even layers slide.
+        types = ["sliding_attention" if i % 2 == 0 else "full_attention" for i in range(self.n_layer)]
+        scaling = {"rope_type": "yarn", "factor": float(self.k("rope.scaling.factor")),
+                   "original_max_position_embeddings": self.k("rope.scaling.original_context_length"),
+                   "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False}
+        return self.common(cls, intermediate_size=self.k("expert_feed_forward_length"), head_dim=self.head_dim,
+                           num_local_experts=self.k("expert_count"), num_experts_per_tok=self.k("expert_used_count"),
+                           rms_norm_eps=self.k("attention.layer_norm_rms_epsilon"), sliding_window=window,
+                           layer_types=types, swiglu_limit=7.0, attention_bias=True, scaling=scaling)
+
+
+def cmd_gguf(a):
+    g = GGUF(a.gguf)
+    model = Converter(g).build()
+    emit_golden(model, model.config.vocab_size, a.name or g.kv.get("general.name", g.kv["general.architecture"]),
+                a.out, {"gguf_sha256": hashlib.sha256(g.b).hexdigest()})
+
+
+def cmd_stories(a):
     g = GGUF(a.gguf)
     kv = g.kv
     if kv.get("general.architecture") != "llama":
         sys.exit(f"{a.gguf}: not a llama GGUF")
-    n_layer = kv["llama.block_count"]
-    n_head = kv["llama.attention.head_count"]
-    n_kv = kv.get("llama.attention.head_count_kv", n_head)
-    emb = g.tensor("token_embd.weight")  # [vocab, n_embd]
-    cfg = LlamaConfig(
-        vocab_size=emb.shape[0], hidden_size=kv["llama.embedding_length"],
-        intermediate_size=kv["llama.feed_forward_length"], num_hidden_layers=n_layer,
-        num_attention_heads=n_head, num_key_value_heads=n_kv,
-        max_position_embeddings=kv["llama.context_length"],
-        rms_norm_eps=kv["llama.attention.layer_norm_rms_epsilon"],
-        tie_word_embeddings="output.weight" not in g.tensors,
-        bos_token_id=kv["tokenizer.ggml.bos_token_id"], eos_token_id=kv["tokenizer.ggml.eos_token_id"],
-        attn_implementation="eager")
-    if "llama.rope.freq_base" in kv:
-        sys.exit("this GGUF sets llama.rope.freq_base; pass it to the config before relying on the golden")
-    sd = {"model.embed_tokens.weight": emb, "model.norm.weight": g.tensor("output_norm.weight")}
-    if "output.weight" in g.tensors:
-        sd["lm_head.weight"] = g.tensor("output.weight")
-    names = {"attn_output": "self_attn.o_proj", "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj",
-             "ffn_down": "mlp.down_proj", "attn_norm": "input_layernorm", "ffn_norm": "post_attention_layernorm",
-             "attn_v": "self_attn.v_proj"}
-    for i in range(n_layer):
-        p, q = f"blk.{i}.", f"model.layers.{i}."
-        sd[q + "self_attn.q_proj.weight"] = meta_to_hf(g.tensor(p + "attn_q.weight"), n_head)
-        sd[q + "self_attn.k_proj.weight"] = meta_to_hf(g.tensor(p + "attn_k.weight"), n_kv)
-        for src, dst in names.items():
-            sd[q + dst + ".weight"] = g.tensor(p + src + ".weight")
-    model = LlamaForCausalLM(cfg).float().eval()
-    missing, unexpected = model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in sd.items()}, strict=False)
-    missing = [m for m in missing if not (cfg.tie_word_embeddings and m == "lm_head.weight")]
-    if missing or unexpected:
-        sys.exit(f"state dict mismatch: missing {missing}, unexpected {unexpected}")
-    if cfg.tie_word_embeddings:
-        model.tie_weights()
+    model = Converter(g).build()
     ids = spm_encode(g, a.prompt)
     _, toks = greedy(model, ids, a.n - 1)
     # transformers' own generate loop must agree with ours.
@@ -314,13 +483,17 @@ def main():
     h.add_argument("--hf-dir", required=True)
     h.add_argument("--out", required=True)
     h.add_argument("--name")
+    c = sub.add_parser("gguf", help="golden logits of an F32/F16 GGUF converted to transformers")
+    c.add_argument("--gguf", required=True)
+    c.add_argument("--out", required=True)
+    c.add_argument("--name")
     s = sub.add_parser("stories", help="greedy ids of a llama GGUF converted to transformers")
     s.add_argument("--gguf", required=True)
     s.add_argument("--out", required=True)
     s.add_argument("--prompt", default="Once upon a time")
     s.add_argument("--n", type=int, default=40)
     a = ap.parse_args()
-    {"hf": cmd_hf, "stories": cmd_stories}[a.cmd](a)
+    {"hf": cmd_hf, "gguf": cmd_gguf, "stories": cmd_stories}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -15,8 +15,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export PYTHONUNBUFFERED=1
 for preset in llama-tiny qwen2.5-0.5b-tiny phi-3-mini-4k-tiny gpt2-small-tiny gpt-oss-20b-tiny; do
-	"$orcc" synth --preset "$preset" --quant f32 --seed 1 -o "$work/$preset.gguf" --hf-dir "$work/$preset-hf"
-	python3 scripts/reference_logits.py hf --hf-dir "$work/$preset-hf" --name "$preset" --out "$out/$preset.json"
-	rm -rf "$work/$preset.gguf" "$work/$preset-hf"
+	"$orcc" synth --preset "$preset" --quant f32 --seed 1 -o "$work/$preset.gguf"
+	python3 scripts/reference_logits.py gguf --gguf "$work/$preset.gguf" --name "$preset" --out "$out/$preset.json"
+	rm -f "$work/$preset.gguf"
 done
 python3 scripts/reference_logits.py stories --gguf .gpu/ref/stories260k-f32.gguf --out "$out/stories260k.json"
