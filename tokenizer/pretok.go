@@ -60,7 +60,6 @@ var preAliases = map[string]string{
 	"llama3":           "llama-bpe",
 	"llama-v3":         "llama-bpe",
 	"deepseek-r1-qwen": "qwen2",
-	"gpt4o":            "gpt-4o",
 }
 
 func canonicalPre(name string) (string, bool) {
@@ -270,7 +269,6 @@ func (r *splitRules) split(text string, pieces []string) []string {
 func splitDefault(text string, pieces []string) []string {
 	var t runeText
 	t.reset(text)
-	gpt2 := splitRules{digitSpace: true}
 	for i := 0; i < len(t.rs); {
 		if isDefaultPunct(t.rs[i]) {
 			e := i
@@ -288,7 +286,7 @@ func splitDefault(text string, pieces []string) []string {
 		// The GPT-2 regex sees only this fragment.
 		frag := runeText{rs: t.rs[:e], cls: t.cls[:e], off: t.off[:e+1]}
 		for j := i; j < e; {
-			m := gpt2.match(&frag, j)
+			m := rulesGPT2.match(&frag, j)
 			pieces = appendNumberSplit(&t, text, j, m, pieces)
 			j = m
 		}
