@@ -1,0 +1,63 @@
+package compiler
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llama-orch/orc/plans"
+)
+
+func TestCompileErrors(t *testing.T) {
+	dir := t.TempDir()
+	notGGUF := filepath.Join(dir, "not.gguf")
+	if err := os.WriteFile(notGGUF, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "plan")
+	cases := []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"no output", Options{Model: stories, Target: "cpu", MaxTokens: 8}, "no output directory"},
+		{"missing file", Options{Model: filepath.Join(dir, "absent.gguf"), Out: out, Target: "cpu", MaxTokens: 8}, "absent.gguf"},
+		{"not gguf", Options{Model: notGGUF, Out: out, Target: "cpu", MaxTokens: 8}, "GGUF"},
+		{"bad target", Options{Model: stories, Out: out, Target: "tpu", MaxTokens: 8}, "unknown target"},
+		{"bad max tokens", Options{Model: stories, Out: out, Target: "cpu", MaxTokens: 0}, "max tokens"},
+		{"bad dump pass", Options{Model: stories, Out: out, Target: "cpu", MaxTokens: 8, DumpAfter: "nope", Dump: os.Stderr}, "not a pass"},
+		{"bad tokenizer", Options{Model: stories, Out: out, Target: "cpu", MaxTokens: 8, Tokenizer: notGGUF}, "not.gguf"},
+	}
+	for _, c := range cases {
+		err := Compile(c.o)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", c.name, err, c.want)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a failed compile left %s behind (%v)", out, err)
+	}
+}
+
+// TestEmitOnly: --emit-only writes the CUDA source alone, without nvcc.
+func TestEmitOnly(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "src")
+	if err := Compile(Options{Model: stories, Out: out, Target: "sm_90", MaxTokens: 16, EmitOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != plans.SourceFile {
+		t.Fatalf("--emit-only wrote %v, want just %s", entries, plans.SourceFile)
+	}
+	src, err := os.ReadFile(filepath.Join(out, plans.SourceFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "__global__") {
+		t.Error("the source has no kernel")
+	}
+}
