@@ -1,9 +1,13 @@
 package tokenizer
 
 import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 
@@ -164,6 +168,37 @@ func TestRealModelVocabularies(t *testing.T) {
 		ids := tok.Encode(text, false)
 		if back := tok.Decode(ids); back != text {
 			t.Errorf("%s: decode(encode) = %q (ids %v)", c.file, back, ids)
+		}
+	}
+}
+
+// TestQwenArraysMatchRealGGUF checks the Qwen2.5 tokens and merges read from
+// tokenizer.json against the sha256 hashes of the real Qwen2.5-0.5B-Instruct
+// GGUF's arrays (shared reference, hashed as ollama's converter test does:
+// sha256 of the JSON array). That conversion pads the vocabulary to 151936
+// with "[PAD0]".. and types differ by converter, so only tokens and merges
+// are compared.
+func TestQwenArraysMatchRealGGUF(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(shared, "reference", "qwen2.5-0.5b-instruct-f16.tensors.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref map[string]string
+	if err := json.Unmarshal(data, &ref); err != nil {
+		t.Fatal(err)
+	}
+	s := loadHFSpec(t, "qwen2.5")
+	tokens := slices.Clone(s.Tokens)
+	for i := 0; len(tokens) < 151936; i++ {
+		tokens = append(tokens, fmt.Sprintf("[PAD%d]", i))
+	}
+	for key, v := range map[string]any{keyTokens: tokens, keyMerges: s.Merges} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%x", sha256.Sum256(b)); got != ref[key] {
+			t.Errorf("%s: sha256 %s, real GGUF %s", key, got, ref[key])
 		}
 	}
 }
