@@ -34,7 +34,7 @@ func (b *builder) add(op ir.Op, shape ir.Shape, attrs map[string]any, inputs ...
 	}
 	for _, in := range inputs {
 		if in == nil {
-			return b.fail("%s: missing input", op)
+			return b.fail("%s: an input the architecture needs is missing", op)
 		}
 	}
 	return b.g.Add(op, ir.F32, shape, attrs, inputs...)
