@@ -58,7 +58,10 @@ func dotMXFP4(row []byte, x []float32) float32 {
 }
 
 // mxfp4Exponent picks the smallest E8M0 exponent whose scale lets E2M1's
-// largest magnitude, 6, cover amax, so no element is clipped.
+// largest magnitude, 6, cover amax, so no element is clipped. ggml's
+// quantize_row_mxfp4_ref instead takes floor(log2 amax) − 2, which clips
+// block maxima between 6 and 8 scale units down to 6; the project's choice
+// trades that clipping for a coarser grid on such blocks.
 func mxfp4Exponent(amax float32) byte {
 	if amax == 0 {
 		return 0
