@@ -46,9 +46,9 @@ func newRoPE(n *ir.Node, modeKey string, heads int64) (*rope, error) {
 // (the reference for gpt-oss): frequencies whose wavelength fits the
 // original context many times (above beta_fast rotations) keep their value,
 // those below beta_slow rotations are divided by factor, a linear ramp
-// between; cos and sin are scaled by 0.1·ln(factor)+1. gpt-oss sets
-// truncate=false (the ramp ends are not rounded); attr yarn_truncate=true
-// rounds them outward as llama.cpp and transformers' default do.
+// between; cos and sin are scaled by 0.1·ln(factor)+1. The ramp ends are
+// not rounded: gpt-oss, the one YaRN model here, sets truncate=false
+// (llama.cpp rounds them outward, a ≤ 1-dim shift of the ramp).
 func (r *rope) yarn(n *ir.Node, factor, base float64) error {
 	origCtx := float64(n.Int("yarn_orig_ctx"))
 	betaFast, betaSlow := n.Float("yarn_beta_fast"), n.Float("yarn_beta_slow")
@@ -61,9 +61,6 @@ func (r *rope) yarn(n *ir.Node, factor, base float64) error {
 		return dim * math.Log(origCtx/(rotations*2*math.Pi)) / (2 * math.Log(base))
 	}
 	low, high := correctionDim(betaFast), correctionDim(betaSlow)
-	if n.Bool("yarn_truncate") {
-		low, high = math.Floor(low), math.Ceil(high)
-	}
 	low, high = max(low, 0), min(high, dim-1)
 	if low == high {
 		high += 0.001
