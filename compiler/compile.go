@@ -50,7 +50,7 @@ func Compile(o Options) error {
 	if err := passes.Run(g, passes.Options{Target: o.Target, Verify: o.Verify, DumpAfter: o.DumpAfter, Dump: o.Dump}); err != nil {
 		return fmt.Errorf("compiler: %w", err)
 	}
-	tok, err := tokenizerSpec(f, o.Tokenizer)
+	tok, err := tokenizerSpec(f, o.Tokenizer, m.H.NVocab)
 	if err != nil {
 		return err
 	}
@@ -93,8 +93,8 @@ func Compile(o Options) error {
 }
 
 // tokenizerSpec is the plan's tokenizer: tokenizer.json when given, else the
-// GGUF's own vocabulary.
-func tokenizerSpec(f *gguf.File, jsonPath string) ([]byte, error) {
+// GGUF's own vocabulary. Its ids must fit the model's vocab rows.
+func tokenizerSpec(f *gguf.File, jsonPath string, vocab int) ([]byte, error) {
 	var spec *tokenizer.Spec
 	if jsonPath != "" {
 		data, err := os.ReadFile(jsonPath)
@@ -109,6 +109,9 @@ func tokenizerSpec(f *gguf.File, jsonPath string) ([]byte, error) {
 		if spec, err = tokenizer.SpecFromGGUF(f); err != nil {
 			return nil, fmt.Errorf("compiler: %s: %w", f.Path, err)
 		}
+	}
+	if len(spec.Tokens) > vocab {
+		return nil, fmt.Errorf("compiler: the tokenizer has %d tokens, more than the model's %d vocabulary rows", len(spec.Tokens), vocab)
 	}
 	return spec.Marshal()
 }

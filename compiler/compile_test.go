@@ -28,6 +28,9 @@ func TestCompileErrors(t *testing.T) {
 		{"bad max tokens", Options{Model: stories, Out: out, Target: "cpu", MaxTokens: 0}, "max tokens"},
 		{"bad dump pass", Options{Model: stories, Out: out, Target: "cpu", MaxTokens: 8, DumpAfter: "nope", Dump: os.Stderr}, "not a pass"},
 		{"bad tokenizer", Options{Model: stories, Out: out, Target: "cpu", MaxTokens: 8, Tokenizer: notGGUF}, "not.gguf"},
+		// Qwen2.5's 151k-token tokenizer.json cannot serve stories' 512 rows.
+		{"tokenizer too big", Options{Model: stories, Out: out, Target: "cpu", MaxTokens: 8,
+			Tokenizer: "../../shared/testdata/tokenizers/qwen2.5/tokenizer.json"}, "vocabulary rows"},
 	}
 	for _, c := range cases {
 		err := Compile(c.o)

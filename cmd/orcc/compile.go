@@ -17,6 +17,7 @@ type compileCmd struct {
 	Tokenizer string `type:"existingfile" help:"tokenizer.json to store instead of the GGUF's vocabulary."`
 	DumpAfter string `help:"Print the IR after this pass to stderr."`
 	EmitOnly  bool   `help:"CUDA: write the kernel sources without running nvcc."`
+	Verify    bool   `help:"Verify the IR after every pass (slower; for debugging the compiler)."`
 }
 
 func (c *compileCmd) Run() error {
@@ -26,7 +27,7 @@ func (c *compileCmd) Run() error {
 	}
 	err := compiler.Compile(compiler.Options{
 		Model: c.Model, Out: c.Out, Target: target, MaxTokens: c.MaxTokens, Tokenizer: c.Tokenizer,
-		DumpAfter: c.DumpAfter, Dump: os.Stderr, EmitOnly: c.EmitOnly,
+		DumpAfter: c.DumpAfter, Dump: os.Stderr, EmitOnly: c.EmitOnly, Verify: c.Verify,
 	})
 	if err != nil {
 		return err
