@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/llama-orch/orc/plans"
+	"github.com/llama-orch/orc/tokenizer"
 )
 
 func TestCompileErrors(t *testing.T) {
@@ -62,5 +63,32 @@ func TestEmitOnly(t *testing.T) {
 	}
 	if !strings.Contains(string(src), "__global__") {
 		t.Error("the source has no kernel")
+	}
+}
+
+// TestCompileTokenizerJSON: --tokenizer stores tokenizer.json's vocabulary
+// in the plan instead of the GGUF's.
+func TestCompileTokenizerJSON(t *testing.T) {
+	model := synthModel(t, "qwen2.5-0.5b-tiny", "")
+	for _, c := range []struct{ json, kind string }{
+		{"", tokenizer.KindGGUF},
+		{"../../shared/testdata/tokenizers/qwen2.5/tokenizer.json", tokenizer.KindHFJSON},
+	} {
+		out := filepath.Join(t.TempDir(), "plan")
+		if err := Compile(Options{Model: model, Out: out, Target: "cpu", MaxTokens: 8, Tokenizer: c.json}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := plans.Open(out, plans.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, err := tokenizer.UnmarshalSpec(p.Manifest.Tokenizer)
+		p.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if spec.Kind != c.kind {
+			t.Errorf("tokenizer %q: plan's tokenizer kind %q, want %q", c.json, spec.Kind, c.kind)
+		}
 	}
 }
