@@ -157,7 +157,7 @@ func (d *Device) load(p *plans.Plan, progress func(int)) error {
 	if d.state, err = d.g.hostAlloc(int(max(m.Kernels.State.Bytes, 1))); err != nil {
 		return err
 	}
-	if err := d.CheckResidency(); err != nil {
+	if err := d.checkResidency(); err != nil {
 		return err
 	}
 	d.info = runtime.Info{
@@ -257,6 +257,15 @@ func (d *Device) MemInfo() (free, total int64, err error) {
 // CheckResidency asks the driver about the first and last weight byte: both
 // must be plain device memory of this GPU (never managed memory).
 func (d *Device) CheckResidency() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return errors.New("cuda: device is closed")
+	}
+	return d.checkResidency()
+}
+
+func (d *Device) checkResidency() error {
 	for _, p := range []devptr{d.arena, d.arena + devptr(max(d.reg.weightBytes, 1)-1)} {
 		pi, err := d.g.pointerInfo(p)
 		if err != nil {
