@@ -31,7 +31,7 @@ func (t *Tensor) Bytes() int64 {
 }
 
 // Model is a planned synthetic file: its metadata is complete; tensor data
-// is drawn while writing.
+// is drawn while writing. A Model writes one file at a time.
 type Model struct {
 	Preset  *Preset
 	Quant   Quant
