@@ -88,10 +88,12 @@ func (d *Device) NewSequence(ctxLen int) (runtime.Sequence, error) {
 		return nil, fmt.Errorf("cpu: sequence context %d is outside [1, %d]", ctxLen, d.info.ContextLength)
 	}
 	need := kvBytes(d.prog.kv, ctxLen)
+	// Free memory understates what the kernel can reclaim (page cache), so
+	// only a cache larger than the machine's memory is refused up front.
 	var si syscall.Sysinfo_t
 	if syscall.Sysinfo(&si) == nil {
-		if free := int64(si.Freeram+si.Bufferram) * int64(si.Unit); need > free {
-			return nil, fmt.Errorf("cpu: a KV cache of %d tokens needs %d bytes, %d are free: %w", ctxLen, need, free, runtime.ErrOutOfMemory)
+		if total := int64(si.Totalram) * int64(si.Unit); need > total {
+			return nil, fmt.Errorf("cpu: a KV cache of %d tokens needs %d bytes, the machine has %d: %w", ctxLen, need, total, runtime.ErrOutOfMemory)
 		}
 	}
 	return &Sequence{dev: d, kv: newKVCache(d.prog.kv, ctxLen)}, nil
