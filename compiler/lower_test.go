@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -149,17 +150,27 @@ func want(t *testing.T, what string, ok bool) {
 	}
 }
 
-func TestLowerStories(t *testing.T) {
-	g, err := Lower(loadModel(t, stories), 64)
-	if err != nil {
-		t.Fatal(err)
+// TestLowerRealFiles lowers the real GGUF files: stories260k (v1, all F32)
+// and llama-2-tiny-random (v3, F16 weights, the full Llama-2 vocabulary).
+func TestLowerRealFiles(t *testing.T) {
+	for _, c := range []struct {
+		path   string
+		layers int
+	}{{stories, 5}, {"../../shared/testdata/models/llama-2-tiny-random.gguf", 1}} {
+		g, err := Lower(loadModel(t, c.path), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ir.Verify(g); err != nil {
+			t.Fatal(err)
+		}
+		n := count(g)
+		want(t, fmt.Sprintf("%d attention layers in %s", c.layers, c.path), n.ops[ir.OpAttention] == c.layers)
+		want(t, "normal rope", n.ropeModes["normal"] && len(n.ropeModes) == 1)
+		if err := passes.Run(g, passes.Options{Target: "sm_90", Verify: true}); err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
 	}
-	if err := ir.Verify(g); err != nil {
-		t.Fatal(err)
-	}
-	c := count(g)
-	want(t, "5 attention layers", c.ops[ir.OpAttention] == 5)
-	want(t, "normal rope", c.ropeModes["normal"] && len(c.ropeModes) == 1)
 }
 
 func TestLowerErrors(t *testing.T) {
