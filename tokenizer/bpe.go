@@ -74,14 +74,16 @@ func newByteBPE(s *Spec) (*byteBPE, error) {
 		}
 		b.byteID[i] = id
 	}
+	var joined []byte // left+right without allocating a string per merge
 	for rank, m := range s.Merges {
 		left, right, ok := strings.Cut(m, " ")
 		if !ok {
 			return nil, fmt.Errorf("tokenizer: merge %d %q has no space", rank, m)
 		}
+		joined = append(append(joined[:0], left...), right...)
 		l, lok := b.vocab[left]
 		r, rok := b.vocab[right]
-		res, resok := b.vocab[left+right]
+		res, resok := b.vocab[string(joined)]
 		if !lok || !rok || !resok {
 			return nil, fmt.Errorf("tokenizer: merge %d %q names a token outside the vocabulary", rank, m)
 		}

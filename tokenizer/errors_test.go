@@ -81,6 +81,7 @@ func TestSpecFromHFJSONRejectsBadInput(t *testing.T) {
 		{"negative id", `{"model":{"type":"BPE","vocab":{"a":-4}},` + pre + `}`, "has id -4"},
 		{"id used twice", `{"model":{"type":"BPE","vocab":{"a":0,"b":0}},` + pre + `}`, "used twice"},
 		{"bad merge", `{"model":{"type":"BPE","vocab":{"a":0},"merges":["a"]},` + pre + `}`, "merge 0"},
+		{"three-part merge", `{"model":{"type":"BPE","vocab":{"a":0},"merges":[["a","b","c"]]},` + pre + `}`, "3 parts"},
 	} {
 		_, err := SpecFromHFJSON([]byte(c.json))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -14,9 +14,9 @@ type hfTokenizer struct {
 	Model       struct {
 		Type         string           `json:"type"`
 		Vocab        map[string]int64 `json:"vocab"`
-		Merges       []json.RawMessage
-		IgnoreMerges bool `json:"ignore_merges"`
-		ByteFallback bool `json:"byte_fallback"`
+		Merges       json.RawMessage  `json:"merges"`
+		IgnoreMerges bool             `json:"ignore_merges"`
+		ByteFallback bool             `json:"byte_fallback"`
 	} `json:"model"`
 }
 
@@ -70,11 +70,8 @@ func SpecFromHFJSON(data []byte) (*Spec, error) {
 	if err := s.setHFVocab(&hf); err != nil {
 		return nil, err
 	}
-	s.Merges = make([]string, len(hf.Model.Merges))
-	for i, raw := range hf.Model.Merges {
-		if s.Merges[i], err = hfMerge(raw); err != nil {
-			return nil, fmt.Errorf("tokenizer: tokenizer.json merge %d: %w", i, err)
-		}
+	if s.Merges, err = hfMerges(hf.Model.Merges); err != nil {
+		return nil, err
 	}
 	s.setHFSpecials()
 	if err := s.Validate(); err != nil {
@@ -201,21 +198,31 @@ func hfPreName(p *hfPreTokenizer) (name, regex string, err error) {
 	return "", "", fmt.Errorf("tokenizer: tokenizer.json pre_tokenizer %q is not supported (want Split+ByteLevel or ByteLevel)", p.Type)
 }
 
-// hfMerge reads one merge, either "a b" or ["a", "b"], as "a b".
-func hfMerge(raw json.RawMessage) (string, error) {
-	var pair []string
-	if err := json.Unmarshal(raw, &pair); err == nil {
-		if len(pair) != 2 {
-			return "", fmt.Errorf("want 2 parts, got %d", len(pair))
+// hfMerges reads the merges, either ["a b", ...] (older files) or
+// [["a", "b"], ...], as "a b" strings.
+func hfMerges(raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var pairs [][]string
+	if err := json.Unmarshal(raw, &pairs); err == nil {
+		out := make([]string, len(pairs))
+		for i, p := range pairs {
+			if len(p) != 2 {
+				return nil, fmt.Errorf("tokenizer: tokenizer.json merge %d has %d parts, want 2", i, len(p))
+			}
+			out[i] = p[0] + " " + p[1]
 		}
-		return pair[0] + " " + pair[1], nil
+		return out, nil
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", fmt.Errorf("neither a string nor a pair: %s", raw)
+	var out []string
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("tokenizer: tokenizer.json merges are neither strings nor pairs: %w", err)
 	}
-	if strings.Count(s, " ") != 1 {
-		return "", fmt.Errorf("%q is not two parts", s)
+	for i, m := range out {
+		if strings.Count(m, " ") != 1 {
+			return nil, fmt.Errorf("tokenizer: tokenizer.json merge %d %q is not two parts", i, m)
+		}
 	}
-	return s, nil
+	return out, nil
 }
