@@ -113,9 +113,12 @@ func hfGPTOSS(r hfReader, h *arch.Hparams, w *arch.GPTOSS) ([]stTensor, map[stri
 	c["router_aux_loss_coef"] = 0.9
 	c["output_router_logits"] = false
 	c["initial_context_length"] = h.Scaling.OrigCtx
-	c["rope_scaling"] = map[string]any{
-		"rope_type": h.Scaling.Type, "factor": h.Scaling.Factor, "beta_fast": h.Scaling.BetaFast, "beta_slow": h.Scaling.BetaSlow,
-		"original_max_position_embeddings": h.Scaling.OrigCtx, "truncate": false,
+	scaling := map[string]any{}
+	for k, v := range c["rope_parameters"].(map[string]any) {
+		if k != "rope_theta" {
+			scaling[k] = v
+		}
 	}
+	c["rope_scaling"] = scaling
 	return ts, c
 }

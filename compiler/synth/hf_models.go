@@ -47,8 +47,19 @@ func asStored(x float64) float64 {
 	return v
 }
 
+// baseConfig is the config.json common to the RoPE models. RoPE goes in
+// both spellings: rope_parameters (transformers 5, which otherwise falls back
+// to a class default) and the legacy rope_theta/rope_scaling (4.x).
 func baseConfig(h *arch.Hparams, archName, modelType string, tied bool) map[string]any {
-	return map[string]any{
+	rope := map[string]any{"rope_type": "default", "rope_theta": asStored(h.RopeBase)}
+	if h.Scaling.Type == "yarn" {
+		rope = map[string]any{
+			"rope_type": "yarn", "rope_theta": asStored(h.RopeBase), "factor": h.Scaling.Factor,
+			"beta_fast": h.Scaling.BetaFast, "beta_slow": h.Scaling.BetaSlow,
+			"original_max_position_embeddings": h.Scaling.OrigCtx, "truncate": false,
+		}
+	}
+	return map[string]any{"rope_parameters": rope,
 		"architectures": []string{archName}, "model_type": modelType,
 		"hidden_size": h.NEmbd, "intermediate_size": h.NFF, "num_hidden_layers": h.NLayer,
 		"num_attention_heads": h.NHead, "num_key_value_heads": h.NHeadKV, "head_dim": h.HeadDim,

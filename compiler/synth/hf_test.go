@@ -203,6 +203,9 @@ func TestHFGPTOSSExperts(t *testing.T) {
 	if e := st.header["model.layers.0.self_attn.sinks"]; len(e.Shape) != 1 || e.Shape[0] != 4 {
 		t.Errorf("sinks shape %v", e.Shape)
 	}
+	if rp := config["rope_parameters"].(map[string]any); rp["rope_type"] != "yarn" || rp["original_max_position_embeddings"] != 256.0 || rp["rope_theta"] != 150000.0 {
+		t.Errorf("rope_parameters %v", rp)
+	}
 	lt := config["layer_types"].([]any)
 	if lt[0] != "sliding_attention" || lt[1] != "full_attention" || config["num_local_experts"] != 4.0 {
 		t.Errorf("config %v", config)
