@@ -81,6 +81,9 @@ func checkPlan(p *plans.Plan, o Options) error {
 	if k == nil {
 		return fmt.Errorf("cuda: plan %s targets %q and has no GPU kernels; compile it with orcc for a CUDA arch (e.g. --arch sm_90)", p.Dir, m.Target)
 	}
+	if int64(len(p.Weights)) != m.Memory.WeightBytes {
+		return fmt.Errorf("cuda: plan %s is not open: %d of %d weight bytes mapped", p.Dir, len(p.Weights), m.Memory.WeightBytes)
+	}
 	if o.Ctx < 0 || o.Ctx > m.Model.ContextLength {
 		return fmt.Errorf("cuda: context %d is outside 1..%d (the model's context length)", o.Ctx, m.Model.ContextLength)
 	}

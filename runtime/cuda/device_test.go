@@ -33,6 +33,7 @@ func TestCheckPlanRefuses(t *testing.T) {
 	c := toy{vocab: 50, dim: 8, maxTokens: 4, ctx: 32}
 	for want, edit := range map[string]func(m *plans.Manifest, o *Options){
 		"has no GPU kernels":           func(m *plans.Manifest, o *Options) { m.Kernels = nil },
+		"is not open: 0 of 9 weight":   func(m *plans.Manifest, o *Options) { m.Memory.WeightBytes = 9 },
 		"context 33 is outside 1..32":  func(m *plans.Manifest, o *Options) { o.Ctx = 33 },
 		"chunk size -1":                func(m *plans.Manifest, o *Options) { o.ChunkBytes = -1 },
 		"max_tokens 0":                 func(m *plans.Manifest, o *Options) { m.Memory.MaxTokens = 0 },
