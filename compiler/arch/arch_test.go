@@ -149,6 +149,7 @@ func TestErrors(t *testing.T) {
 		{"missing key", func(kv map[string]any) { delete(kv, "gpt-oss.block_count") }, nil, "gpt-oss.block_count is missing"},
 		{"string count", func(kv map[string]any) { kv["gpt-oss.embedding_length"] = "96" }, nil, "gpt-oss.embedding_length"},
 		{"bad gqa", func(kv map[string]any) { kv["gpt-oss.attention.head_count_kv"] = uint32(3) }, nil, "head_count_kv"},
+		{"huge layer count", func(kv map[string]any) { kv["gpt-oss.block_count"] = uint32(1 << 30) }, nil, "block_count 1073741824 exceeds"},
 		{"bad experts", func(kv map[string]any) { kv["gpt-oss.expert_used_count"] = uint32(5) }, nil, "expert_used_count"},
 		{"missing tensor", func(map[string]any) {}, map[string][]uint64{"token_embd.weight": {96, 3}}, "required tensor blk.0.attn_norm.weight is missing"},
 		{"bad shape", func(map[string]any) {}, map[string][]uint64{"token_embd.weight": {96, 4}}, "token_embd.weight has shape [96 4]"},

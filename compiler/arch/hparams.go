@@ -239,8 +239,14 @@ func readVocab(f *gguf.File, r *keyReader, h *Hparams) (err error) {
 	return fmt.Errorf("arch: %s: vocabulary size unknown: no %s, no tokenizer.ggml.tokens and no token_embd.weight", r.arch, r.key("vocab_size"))
 }
 
+// maxLayers bounds block_count (real models have at most a few hundred) so
+// that a hostile header cannot make Load allocate a huge layer table.
+const maxLayers = 4096
+
 func (h *Hparams) validate() error {
 	switch {
+	case h.NLayer > maxLayers:
+		return fmt.Errorf("arch: %s: block_count %d exceeds the limit of %d", h.Arch, h.NLayer, maxLayers)
 	case h.NHeadKV > h.NHead || h.NHead%h.NHeadKV != 0:
 		return fmt.Errorf("arch: %s: head_count %d is not a multiple of head_count_kv %d", h.Arch, h.NHead, h.NHeadKV)
 	case h.RopeMode != RopeNone && (h.RopeDims > h.HeadDim || h.RopeDims%2 != 0):
