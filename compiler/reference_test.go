@@ -2,7 +2,10 @@ package compiler
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -129,11 +132,12 @@ var referencePresets = []string{"llama-tiny", "qwen2.5-0.5b-tiny", "phi-3-mini-4
 const logitTolerance = 1e-4
 
 type presetGolden struct {
-	Vocab    int     `json:"vocab"`
-	Prompt   []int32 `json:"prompt"`
-	Greedy   []int32 `json:"greedy"`
-	ProbeIDs []int   `json:"probe_ids"`
-	Steps    []struct {
+	GGUFSHA256 string  `json:"gguf_sha256"`
+	Vocab      int     `json:"vocab"`
+	Prompt     []int32 `json:"prompt"`
+	Greedy     []int32 `json:"greedy"`
+	ProbeIDs   []int   `json:"probe_ids"`
+	Steps      []struct {
 		Argmax      int32     `json:"argmax"`
 		LogSumExp   float64   `json:"logsumexp"`
 		Logits      []float64 `json:"logits"`
@@ -151,7 +155,12 @@ func TestReferencePresets(t *testing.T) {
 		t.Run(preset, func(t *testing.T) {
 			var want presetGolden
 			readGolden(t, preset+".json", &want)
-			dev, _ := cpuPlan(t, synthModel(t, preset, synth.QuantF32), 16)
+			model := synthModel(t, preset, synth.QuantF32)
+			if sum := fileSHA256(t, model); sum != want.GGUFSHA256 {
+				t.Fatalf("synth now writes another %s (sha256 %s, the golden's model %s): regenerate the goldens with testdata/reference/regenerate.sh on the GPU host",
+					preset, sum, want.GGUFSHA256)
+			}
+			dev, _ := cpuPlan(t, model, 16)
 			rows, ids := greedy(t, dev, want.Prompt, len(want.Steps)-1)
 			if !slices.Equal(ids, want.Greedy) {
 				t.Errorf("greedy ids %v, transformers %v", ids, want.Greedy)
@@ -182,6 +191,20 @@ func TestReferencePresets(t *testing.T) {
 			}
 		})
 	}
+}
+
+func fileSHA256(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func logSumExp(xs []float32) float64 {
