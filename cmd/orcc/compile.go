@@ -6,6 +6,7 @@ import (
 
 	"github.com/llama-orch/orc/compiler"
 	"github.com/llama-orch/orc/internal/cli"
+	"github.com/llama-orch/orc/plans"
 )
 
 type compileCmd struct {
@@ -36,9 +37,27 @@ func (c *compileCmd) Run() error {
 		fmt.Printf("wrote the CUDA source of %s to %s (no plan: --emit-only)\n", target, c.Out)
 		return nil
 	}
-	fmt.Printf("wrote plan %s (target %s)\n", c.Out, target)
+	p, err := plans.Open(c.Out, plans.OpenOptions{SkipWeightHash: true})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	m := &p.Manifest
+	model := m.Model.Arch
+	if m.Model.FileType != "" {
+		model += " " + m.Model.FileType
+	}
+	fmt.Printf("wrote plan %s (%s, target %s): %d weights, %.1f MiB; activation arena %.1f MiB at %d tokens; KV cache %d B/token",
+		c.Out, model, target, len(m.Tensors), mib(m.Memory.WeightBytes),
+		mib(m.Memory.ArenaBytes), m.Memory.MaxTokens, m.Memory.KVBytesPerToken)
+	if k := m.Kernels; k != nil {
+		fmt.Printf("; %d kernel launches per decode step", len(k.Decode))
+	}
+	fmt.Println()
 	return nil
 }
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
 func init() {
 	commands.Add(cli.Command{Name: "compile", Help: "Compile a GGUF model into a plan.", Cmd: &compileCmd{}})
