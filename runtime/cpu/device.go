@@ -101,14 +101,24 @@ func (d *Device) NewSequence(ctxLen int) (runtime.Sequence, error) {
 
 // CheckResidency reports whether the weights are still mapped.
 func (d *Device) CheckResidency() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.mapped()
+}
+
+func (d *Device) mapped() error {
 	if d.plan.Weights == nil && len(d.plan.Manifest.Tensors) > 0 {
 		return errors.New("cpu: the device is closed")
 	}
 	return nil
 }
 
-// Close unmaps the plan.
-func (d *Device) Close() error { return d.plan.Close() }
+// Close unmaps the plan, after the step in progress if there is one.
+func (d *Device) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.plan.Close()
+}
 
 // Sequence is one token stream with its float32 KV cache.
 type Sequence struct {
@@ -143,7 +153,7 @@ func (s *Sequence) Forward(ctx context.Context, tokens []int32) ([]float32, erro
 	}
 	s.dev.mu.Lock()
 	defer s.dev.mu.Unlock()
-	if err := s.dev.CheckResidency(); err != nil {
+	if err := s.dev.mapped(); err != nil {
 		return nil, err
 	}
 	logits, err := pr.run(ctx, &stepState{t: len(tokens), tokens: tokens, positions: positions, kv: s.kv})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/llama-orch/orc/runtime"
@@ -85,5 +86,44 @@ func TestStoriesSampledDeterminism(t *testing.T) {
 	p.Sampling.Seed = 12
 	if c := generate(t, dev, prompt, p); slices.Equal(a.Tokens, c.Tokens) {
 		t.Errorf("seeds 11 and 12 both gave %v", a.Tokens)
+	}
+}
+
+// Sequences of one device may step from several goroutines (the server's
+// jobs): they share the arena, so steps must not interleave. Each must get
+// what it gets alone.
+func TestConcurrentSequences(t *testing.T) {
+	dev, tok := openStories(t, 4)
+	prompts := [][]int32{
+		append([]int32{tok.Info().BOS}, tok.Encode("Once upon a time", false)...),
+		append([]int32{tok.Info().BOS}, tok.Encode("The little dog", false)...),
+	}
+	p := runtime.GenerateParams{MaxTokens: 40}
+	alone := make([][]int32, len(prompts))
+	for i, pr := range prompts {
+		alone[i] = generate(t, dev, pr, p).Tokens
+	}
+	together := make([][]int32, len(prompts))
+	var wg sync.WaitGroup
+	for i, pr := range prompts {
+		wg.Go(func() {
+			seq, err := dev.NewSequence(64)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer seq.Close()
+			res, err := runtime.Generate(context.Background(), seq, pr, runtime.GenerateParams{MaxTokens: 40, PrefillChunk: 4}, nil)
+			if err != nil {
+				t.Error(err)
+			}
+			together[i] = res.Tokens
+		})
+	}
+	wg.Wait()
+	for i := range prompts {
+		if !slices.Equal(alone[i], together[i]) {
+			t.Errorf("prompt %d: alone %v, concurrently %v", i, alone[i], together[i])
+		}
 	}
 }
