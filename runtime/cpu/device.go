@@ -56,6 +56,9 @@ func Open(p *plans.Plan, o Options) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	if mt := m.Memory.MaxTokens; mt != 0 && mt != prog.maxTokens {
+		return nil, fmt.Errorf("cpu: the manifest says max_tokens %d, the graph %d", mt, prog.maxTokens)
+	}
 	ctx := m.Model.ContextLength
 	if o.Ctx > 0 {
 		if ctx > 0 && o.Ctx > ctx {
