@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -83,7 +84,7 @@ func TestChatPromptTokens(t *testing.T) {
 	p, _ = RenderChat(ChatPhi3, []Message{{Role: "user", Content: "Hi"}}, true)
 	// <s> <|user|> (swallows "\n") ▁Hi <|end|> (swallows "\n") <|assistant|> (swallows "\n")
 	want := []int32{1, 32010, 6324, 32007, 32001}
-	if got := phi.Encode(p, true); !equalIDs(got, want) {
+	if got := phi.Encode(p, true); !slices.Equal(got, want) {
 		t.Errorf("Phi-3 prompt ids %v, want %v", got, want)
 	}
 }

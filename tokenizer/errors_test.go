@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,7 +60,7 @@ func TestSpecFromGGUFRejectsBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := tok.Encode("abba", false); !equalIDs(got, []int32{2, 1, 0}) {
+	if got := tok.Encode("abba", false); !slices.Equal(got, []int32{2, 1, 0}) {
 		t.Errorf("tiny vocabulary encodes abba as %v, want [2 1 0]", got)
 	}
 	// A merge naming a token the vocabulary lacks is an error at New.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/llama-orch/orc/gguf"
@@ -58,7 +59,7 @@ func checkCorpus(t *testing.T, tok Tokenizer, corpus []string, g hfGolden) {
 	bad := 0
 	for i, s := range corpus {
 		got := tok.Encode(s, true)
-		if !equalIDs(got, g.IDs[i]) {
+		if !slices.Equal(got, g.IDs[i]) {
 			bad++
 			t.Errorf("string %d %q:\n got %v\nwant %v", i, s, got, g.IDs[i])
 		}
@@ -90,7 +91,7 @@ func TestGGUFMatchesHFJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Kind != KindGGUF || s.ContextLength != 32768 || s.Chat != c.chat || !equalIDs(s.StopIDs(), hf.StopIDs()) {
+			if s.Kind != KindGGUF || s.ContextLength != 32768 || s.Chat != c.chat || !slices.Equal(s.StopIDs(), hf.StopIDs()) {
 				t.Errorf("GGUF spec: kind %q ctx %d chat %q stops %v (hf-json %v)", s.Kind, s.ContextLength, s.Chat, s.StopIDs(), hf.StopIDs())
 			}
 			tok, err := New(s)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -35,7 +36,7 @@ func TestSplittersMatchRegex(t *testing.T) {
 		bad := 0
 		for i, s := range corpus {
 			got := sp.split(s, nil)
-			if !equalStrings(got, want[i]) {
+			if !slices.Equal(got, want[i]) {
 				t.Errorf("%s: string %d %q:\n got %q\nwant %q", name, i, s, got, want[i])
 				if bad++; bad > 5 {
 					break
@@ -43,16 +44,4 @@ func TestSplittersMatchRegex(t *testing.T) {
 			}
 		}
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,7 +54,7 @@ func TestVocabConformance(t *testing.T) {
 			}
 			for i, in := range inputs {
 				got := tok.Encode(in, false)
-				if !equalIDs(got, want[i]) {
+				if !slices.Equal(got, want[i]) {
 					t.Errorf("case %d %q:\n got %v\nwant %v", i, in, got, want[i])
 				}
 				if back := tok.Decode(got); back != in {
@@ -62,16 +63,4 @@ func TestVocabConformance(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalIDs(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
