@@ -109,15 +109,39 @@ func (e *emitter) vectorAccessor(n *ir.Node, want int64) (string, error) {
 // grid is a launch's grid: GridA·T + GridB, ceil-divided by GridDiv.
 type grid struct{ a, b, div [3]int64 }
 
-// gridFixedT is (x, T, 1): a fixed number of blocks per token.
-func gridFixedT(x int64) grid { return grid{a: [3]int64{0, 1, 0}, b: [3]int64{x, 0, 1}} }
+// rowsOf is an activation's row count when its shape fixes it ([1, n] after
+// last), 0 when it is the step's T.
+func rowsOf(n *ir.Node) int64 {
+	if len(n.Shape) == 0 || n.Shape[0] == ir.T {
+		return 0
+	}
+	return n.Shape[0]
+}
 
-// gridPerToken is (T, 1, 1): one block per token.
-func gridPerToken() grid { return grid{a: [3]int64{1, 0, 0}, b: [3]int64{0, 1, 1}} }
+// gridRowsY is (x, rows, 1): x blocks per row; rows 0 means T.
+func gridRowsY(x, rows int64) grid {
+	if rows > 0 {
+		return grid{b: [3]int64{x, rows, 1}}
+	}
+	return grid{a: [3]int64{0, 1, 0}, b: [3]int64{x, 0, 1}}
+}
 
-// gridElems is one thread per element of [T, cols] in blocks of threads.
-func gridElems(cols int64, threads int) grid {
-	return grid{a: [3]int64{cols, 0, 0}, b: [3]int64{0, 1, 1}, div: [3]int64{int64(threads), 0, 0}}
+// gridRowsX is (rows, 1, 1): one block per row; rows 0 means T.
+func gridRowsX(rows int64) grid {
+	if rows > 0 {
+		return grid{b: [3]int64{rows, 1, 1}}
+	}
+	return grid{a: [3]int64{1, 0, 0}, b: [3]int64{0, 1, 1}}
+}
+
+// gridElems is one thread per element of [rows, cols] in blocks of threads;
+// rows 0 means T.
+func gridElems(rows, cols int64, threads int) grid {
+	div := [3]int64{int64(threads), 0, 0}
+	if rows > 0 {
+		return grid{b: [3]int64{rows * cols, 1, 1}, div: div}
+	}
+	return grid{a: [3]int64{cols, 0, 0}, b: [3]int64{0, 1, 1}, div: div}
 }
 
 // gridFixed is (x, 1, 1) whatever T.

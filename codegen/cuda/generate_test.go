@@ -70,6 +70,7 @@ func TestCompileTiny(t *testing.T) {
 	}
 	for _, tp := range tinyPresets {
 		t.Run(tp.preset+"-"+string(tp.quant), func(t *testing.T) {
+			t.Parallel() // nvcc is single-threaded: one per core
 			g, man, _ := tinyPlan(t, tp.preset, tp.quant)
 			out, err := cuda.Generate(g, man, cuda.Options{})
 			if err != nil {

@@ -261,7 +261,6 @@ func TestGPUGEMV(t *testing.T) {
 	}
 }
 
-
 // gemvGraph is x = embed(table, tokens); y_i = linear(x, w_i) for i < k; the
 // logits are last(y_{k-1}) and the other y_i are outputs so they stay.
 func gemvGraph(t *testing.T, dt ir.DType, k int, wbytes int64) (*ir.Graph, *plans.Manifest) {
@@ -272,8 +271,8 @@ func gemvGraph(t *testing.T, dt ir.DType, k int, wbytes int64) (*ir.Graph, *plan
 	tab := g.Add(ir.OpWeight, ir.F32, ir.Shape{4, gemvIn}, map[string]any{"name": "table"})
 	x := g.Add(ir.OpEmbed, ir.F32, ir.Shape{ir.T, gemvIn}, nil, tab, tok)
 	man := &plans.Manifest{CompilerVersion: "codegen/cuda test", Target: "sm_90",
-		Model:  plans.Model{Name: "gemv", Arch: "gemv", NLayer: 1, Vocab: gemvOut, ContextLength: 16},
-		Memory: plans.Memory{MaxTokens: 4},
+		Model:   plans.Model{Name: "gemv", Arch: "gemv", NLayer: 1, Vocab: gemvOut, ContextLength: 16},
+		Memory:  plans.Memory{MaxTokens: 4},
 		Tensors: []plans.Tensor{{Name: "table", DType: "f32", Shape: []int64{4, gemvIn}, Bytes: 4 * 4 * gemvIn}}}
 	var ys []*ir.Node
 	for i := range k {
@@ -361,7 +360,7 @@ func randomBlocks(gt gguf.Type, src []float32, r *rand.Rand) ([]byte, error) {
 		b[i] = byte(r.Uint32())
 	}
 	for o := 0; o < len(b); o += gt.BlockBytes() {
-		b[o], b[o+1] = 0x1f, 0x20 // d = 0.0079 (f16 0x201f)
+		b[o], b[o+1] = 0x1f, 0x20   // d = 0.0079 (f16 0x201f)
 		b[o+2], b[o+3] = 0x1f, 0x1c // dmin = 0.0040 (f16 0x1c1f)
 	}
 	return b, nil

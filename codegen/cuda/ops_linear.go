@@ -81,7 +81,7 @@ func (e *emitter) bias(c *call, b *ir.Node, out int64, name string) string {
 	return acc
 }
 
-// linear(x, w [, b]): decode GEMV, grid (ceil(out/4), T): 4 warps share 4 rows.
+// linear(x, w [, b]): decode GEMV, grid (ceil(out/4), rows): 4 warps share 4 rows.
 func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 	x, w := n.Inputs[0], n.Inputs[1]
 	in, err := activation(x)
@@ -101,7 +101,7 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 	ba := e.bias(c, b, out, "b")
 	c.ptr(e, cIn, "x", x)
 	c.ptr(e, cOut, "y", n)
-	return e.emit(c, "linear_gemv", 128, gridFixedT(ceilDiv(out, 4)), wa, ba, cInt(in), cInt(out))
+	return e.emit(c, "linear_gemv", 128, gridRowsY(ceilDiv(out, 4), rowsOf(x)), wa, ba, cInt(in), cInt(out))
 }
 
 // qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]): one launch for the three
@@ -168,7 +168,7 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 	}
 	pairs := (outs[0] + outs[1] + outs[2]) / 2
 	targs := append(append(accs, bAccs...), rope, cInt(in), cInt(outs[0]), cInt(outs[1]), cInt(outs[2]))
-	return e.emit(c, "qkv_gemv", 128, gridFixedT(ceilDiv(pairs, 4)), targs...)
+	return e.emit(c, "qkv_gemv", 128, gridRowsY(ceilDiv(pairs, 4), rowsOf(x)), targs...)
 }
 
 // swiglu_linear(x, wg, wu) or (x, wgu [2F, in]): gate and up rows of one
@@ -205,5 +205,5 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 	}
 	c.ptr(e, cIn, "x", x)
 	c.ptr(e, cOut, "y", n)
-	return e.emit(c, "swiglu_gemv", 128, gridFixedT(ceilDiv(f, 4)), ga, ua, cInt(in), cInt(f), cInt(upRow0))
+	return e.emit(c, "swiglu_gemv", 128, gridRowsY(ceilDiv(f, 4), rowsOf(x)), ga, ua, cInt(in), cInt(f), cInt(upRow0))
 }

@@ -25,7 +25,7 @@ func (e *emitter) embed(n *ir.Node) ([]plans.Launch, error) {
 	c.ptr(e, cWeight, "table", table)
 	c.ptr(e, cInts, "ids", ids)
 	c.ptr(e, cOut, "y", n)
-	return e.emit(c, "embed_rows", 128, gridPerToken(), acc, cInt(table.Shape[0]), cInt(table.Shape[1]))
+	return e.emit(c, "embed_rows", 128, gridRowsX(rowsOf(ids)), acc, cInt(table.Shape[0]), cInt(table.Shape[1]))
 }
 
 // norm: rmsnorm, layernorm and their add_ fusions; one block per row.
@@ -79,7 +79,7 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 		fn = "layernorm_rows"
 	}
 	threads := int(min(256, ceilDiv(cols, 32)*32))
-	return e.emit(c, fn, threads, gridPerToken(), targs...)
+	return e.emit(c, fn, threads, gridRowsX(rowsOf(n.Inputs[0])), targs...)
 }
 
 // elementwise: add, swiglu, gelu, split, last.
@@ -89,6 +89,7 @@ func (e *emitter) elementwise(n *ir.Node) ([]plans.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
+	rows := rowsOf(x)
 	c := &call{}
 	switch n.Op {
 	case ir.OpAdd:
@@ -99,7 +100,7 @@ func (e *emitter) elementwise(n *ir.Node) ([]plans.Launch, error) {
 		c.ptr(e, cIn, "b", n.Inputs[1])
 		c.ptr(e, cOut, "y", n)
 		e.stateArg(c)
-		return e.emit(c, "add_ew", 256, gridElems(cols, 256), cInt(cols))
+		return e.emit(c, "add_ew", 256, gridElems(rows, cols, 256), cInt(rows), cInt(cols))
 	case ir.OpSwiGLU:
 		f, stride := cols, cols
 		c.ptr(e, cIn, "g", x)
@@ -117,17 +118,17 @@ func (e *emitter) elementwise(n *ir.Node) ([]plans.Launch, error) {
 		}
 		c.ptr(e, cOut, "y", n)
 		e.stateArg(c)
-		return e.emit(c, "swiglu_ew", 256, gridElems(f, 256), cInt(f), cInt(stride))
+		return e.emit(c, "swiglu_ew", 256, gridElems(rows, f, 256), cInt(rows), cInt(f), cInt(stride))
 	case ir.OpGELU:
 		c.ptr(e, cIn, "x", x)
 		c.ptr(e, cOut, "y", n)
 		e.stateArg(c)
-		return e.emit(c, "gelu_ew", 256, gridElems(cols, 256), cInt(cols))
+		return e.emit(c, "gelu_ew", 256, gridElems(rows, cols, 256), cInt(rows), cInt(cols))
 	case ir.OpLast:
 		c.ptr(e, cIn, "x", x)
 		c.ptr(e, cOut, "y", n)
 		e.stateArg(c)
-		return e.emit(c, "last_row", 256, gridFixed(ceilDiv(cols, 256)), cInt(cols))
+		return e.emit(c, "last_row", 256, gridFixed(ceilDiv(cols, 256)), cInt(rows), cInt(cols))
 	}
 	return e.split(n, cols)
 }
@@ -154,7 +155,7 @@ func (e *emitter) split(n *ir.Node, cols int64) ([]plans.Launch, error) {
 		part.Offset += 4 * e.maxTokens * c0
 		c.arg(cOut, "y", part)
 		e.stateArg(c)
-		l, err := e.emit(c, "split_ew", 256, gridElems(p, 256), cInt(cols), cInt(c0), cInt(p))
+		l, err := e.emit(c, "split_ew", 256, gridElems(rowsOf(n.Inputs[0]), p, 256), cInt(rowsOf(n.Inputs[0])), cInt(cols), cInt(c0), cInt(p))
 		if err != nil {
 			return nil, err
 		}
@@ -183,7 +184,7 @@ func (e *emitter) rope(n *ir.Node) ([]plans.Launch, error) {
 	c.ptr(e, cInts, "positions", n.Inputs[1])
 	c.ptr(e, cOut, "y", n)
 	e.stateArg(c)
-	return e.emit(c, "rope_rows", 256, gridElems(cols/2, 256), r, cInt(heads))
+	return e.emit(c, "rope_rows", 256, gridElems(rowsOf(n.Inputs[0]), cols/2, 256), r, cInt(rowsOf(n.Inputs[0])), cInt(heads))
 }
 
 // ropeConfig emits the rope struct of rope-carrying node n.
@@ -236,8 +237,8 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 		return nil, fmt.Errorf("heads %d, kv_heads %d, head_dim %d out of range", heads, kvh, hd)
 	}
 	for i, want := range []int64{heads * hd, kvh * hd, kvh * hd} {
-		if cols, err := activation(n.Inputs[i]); err != nil || cols != want {
-			return nil, fmt.Errorf("input %d is %v, want [T, %d]", i, n.Inputs[i].Shape, want)
+		if cols, err := activation(n.Inputs[i]); err != nil || cols != want || rowsOf(n.Inputs[i]) != 0 {
+			return nil, fmt.Errorf("input %d is %v, want [T, %d]: attention runs on this step's tokens", i, n.Inputs[i].Shape, want)
 		}
 	}
 	if e.model.NHeadKV != 0 && (int64(e.model.NHeadKV) != kvh || int64(e.model.HeadDim) != hd || layer >= int64(e.model.NLayer)) {
@@ -262,7 +263,7 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	store.arg(cCache, "kc", kc)
 	store.arg(cCache, "vc", vc)
 	e.stateArg(store)
-	ls, err := e.emit(store, "kv_store", 256, gridElems(kvh*hd, 256), cfg)
+	ls, err := e.emit(store, "kv_store", 256, gridElems(0, kvh*hd, 256), cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -282,6 +283,6 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	}
 	att.arg(cInts, "positions", positions)
 	att.ptr(e, cOut, "y", n)
-	la, err := e.emit(att, "attend", 128, grid{a: [3]int64{0, 1, 0}, b: [3]int64{heads, 0, 1}}, cfg, sinks, fmt.Sprint(len(n.Inputs) == 4))
+	la, err := e.emit(att, "attend", 128, gridRowsY(heads, 0), cfg, sinks, fmt.Sprint(len(n.Inputs) == 4))
 	return append(ls, la...), err
 }

@@ -11,6 +11,9 @@ typedef long long i64;
 #define STATE_POS0(s) (((const int*)(s))[1])
 #define STATE_CTX(s) (((const int*)(s))[2])
 #define MAX_TOKENS 64
+// Row count of an activation: ROWS when the shape fixes it (e.g. [1, n] after
+// last), else the step's T.
+#define ROWS_OR_T(ROWS, s) ((ROWS) > 0 ? (ROWS) : STATE_T(s))
 
 __device__ __forceinline__ float h2f(uint32_t h) { return __half2float(__ushort_as_half((unsigned short)h)); }
 __device__ __forceinline__ float bf2f(uint32_t b) { return __uint_as_float(b << 16); }
@@ -77,6 +80,13 @@ __device__ __forceinline__ float block_max(float v, float* scratch) {
 // tensor's block count, which the split layouts (Relayout: quants of every
 // block first, then the scales) need to find their sections. Plain float types
 // also have W::at(w, i) for vectors read one element at a time (biases).
+// Small integers to float without I2F, which issues at an eighth of the FMA
+// rate on Hopper and bounded the quantized GEMVs: or-ing n (< 2^23) into the
+// mantissa of 2^23 and subtracting 2^23 + off is exact and full rate.
+__device__ __forceinline__ float u2f(uint32_t n, float off = 0.f) { return __int_as_float(0x4B000000u | n) - (8388608.f + off); }
+// A signed byte (two's complement in the low 8 bits of b) to float.
+__device__ __forceinline__ float i8f(uint32_t b) { return u2f((b & 0xFF) ^ 0x80, 128.f); }
+
 // Bias accessor of a linear without bias.
 struct B_none {
     static __device__ __forceinline__ float at(const uint8_t* __restrict__, i64) { return 0.f; }
@@ -114,9 +124,9 @@ template <i64 NBLK> struct W_bf16 {
 __device__ __forceinline__ void dq_q4_0(const uint32_t* q, float d, float* v) {
 #pragma unroll
     for (int j = 0; j < 16; j++) {
-        int b = byte_of(q, j);
-        v[j] = (float)((b & 15) - 8) * d;
-        v[j + 16] = (float)((b >> 4) - 8) * d;
+        uint32_t b = byte_of(q, j);
+        v[j] = u2f(b & 15, 8.f) * d;
+        v[j + 16] = u2f(b >> 4, 8.f) * d;
     }
 }
 template <i64 NBLK> struct W_q4_0 {  // GGUF order: 18-byte blocks
@@ -141,10 +151,10 @@ template <i64 NBLK> struct W_q4_0_split {  // [NBLK][16] quants, then [NBLK] f16
 __device__ __forceinline__ void dq_q5_0(const uint32_t* q, uint32_t qh, float d, float* v) {
 #pragma unroll
     for (int j = 0; j < 16; j++) {
-        int b = byte_of(q, j);
-        int h0 = (int)(qh >> j) & 1, h1 = (int)(qh >> (j + 16)) & 1;  // int: unsigned - 16 would wrap
-        v[j] = (float)(((b & 15) | (h0 << 4)) - 16) * d;
-        v[j + 16] = (float)(((b >> 4) | (h1 << 4)) - 16) * d;
+        uint32_t b = byte_of(q, j);
+        uint32_t h0 = (qh >> j) & 1, h1 = (qh >> (j + 16)) & 1;
+        v[j] = u2f((b & 15) | (h0 << 4), 16.f) * d;
+        v[j + 16] = u2f((b >> 4) | (h1 << 4), 16.f) * d;
     }
 }
 template <i64 NBLK> struct W_q5_0 {  // GGUF order: 22-byte blocks
@@ -169,7 +179,7 @@ template <i64 NBLK> struct W_q5_0_split {  // [NBLK][16] quants, [NBLK] u32 qh, 
 // Q8_0: 32 elements, d then 32 int8.
 __device__ __forceinline__ void dq_q8_0(const uint32_t* q, float d, float* v) {
 #pragma unroll
-    for (int j = 0; j < 32; j++) v[j] = (float)(int8_t)byte_of(q, j) * d;
+    for (int j = 0; j < 32; j++) v[j] = i8f(byte_of(q, j)) * d;
 }
 template <i64 NBLK> struct W_q8_0 {  // GGUF order: 34-byte blocks
     static constexpr int GROUP = 32;
@@ -191,19 +201,18 @@ template <i64 NBLK> struct W_q8_0_split {  // [NBLK][32] int8, then [NBLK] f16 d
 
 // MXFP4: 32 elements, an E8M0 exponent byte, then 16 bytes of E2M1 codes
 // ordered as Q4_0's nibbles. Codes are kept doubled (0,1,2,3,4,6,8,12) and
-// the scale halved, as ggml does; the doubled magnitude is computed, not
-// looked up, because a table indexed at run time lands in local memory.
+// the scale halved, as ggml does; the doubled magnitude comes from a byte
+// table in two registers (PRMT), because an indexed array lands in local memory.
 __device__ __forceinline__ float e8m0_half(uint32_t e) { return __uint_as_float(e < 2 ? 0x00200000u << e : (e - 1) << 23); }
-__device__ __forceinline__ float e2m1x2(int c) {
-    const int m = c & 7;
-    const float v = (float)(m < 2 ? m : (2 + (m & 1)) << ((m >> 1) - 1));
-    return (c & 8) ? -v : v;
+__device__ __forceinline__ float e2m1x2(uint32_t c) {
+    const float m = u2f(__byte_perm(0x03020100u, 0x0C080604u, c & 7));
+    return __int_as_float(__float_as_int(m) ^ ((c & 8u) << 28));
 }
 __device__ __forceinline__ void dq_mxfp4(const uint32_t* q, uint32_t e, float* v) {
     float s = e8m0_half(e);
 #pragma unroll
     for (int j = 0; j < 16; j++) {
-        int b = byte_of(q, j);
+        uint32_t b = byte_of(q, j);
         v[j] = e2m1x2(b & 15) * s;
         v[j + 16] = e2m1x2(b >> 4) * s;
     }
@@ -257,9 +266,9 @@ template <i64 NBLK> struct W_q4_k {
         ld_words16<32>(b + 16 + 32 * c, q);
 #pragma unroll
         for (int l = 0; l < 32; l++) {
-            int x = byte_of(q, l);
-            v[l] = d0 * (float)(x & 15) - m0;
-            v[l + 32] = d1 * (float)(x >> 4) - m1;
+            uint32_t x = byte_of(q, l);
+            v[l] = d0 * u2f(x & 15) - m0;
+            v[l + 32] = d1 * u2f(x >> 4) - m1;
         }
     }
 };
@@ -283,9 +292,9 @@ template <i64 NBLK> struct W_q5_k {
         ld_words16<32>(b + 48 + 32 * c, q);
 #pragma unroll
         for (int l = 0; l < 32; l++) {
-            int x = byte_of(q, l), hb = byte_of(qh, l) >> (2 * c);
-            v[l] = d0 * (float)((x & 15) | ((hb & 1) << 4)) - m0;
-            v[l + 32] = d1 * (float)((x >> 4) | ((hb & 2) << 3)) - m1;
+            uint32_t x = byte_of(q, l), hb = byte_of(qh, l) >> (2 * c);
+            v[l] = d0 * u2f((x & 15) | ((hb & 1) << 4)) - m0;
+            v[l + 32] = d1 * u2f((x >> 4) | ((hb & 2) << 3)) - m1;
         }
     }
 };
@@ -297,10 +306,10 @@ __device__ __forceinline__ void dq_q6_k(const uint32_t* ql, const uint32_t* qh, 
     int sh = 4 * p;
 #pragma unroll
     for (int l = 0; l < 32; l++) {
-        int a = byte_of(ql, l) >> sh, b = byte_of(ql, l + 32) >> sh, hb = byte_of(qh, l) >> sh;
-        float s0 = (float)(int8_t)byte_of(sc, l / 16 + sh), s1 = (float)(int8_t)byte_of(sc, l / 16 + 2 + sh);
-        v[l] = d * s0 * (float)(((a & 15) | ((hb & 3) << 4)) - 32);
-        v[l + 32] = d * s1 * (float)(((b & 15) | (((hb >> 2) & 3) << 4)) - 32);
+        uint32_t a = byte_of(ql, l) >> sh, b = byte_of(ql, l + 32) >> sh, hb = byte_of(qh, l) >> sh;
+        float s0 = d * i8f(byte_of(sc, l / 16 + sh)), s1 = d * i8f(byte_of(sc, l / 16 + 2 + sh));
+        v[l] = s0 * u2f((a & 15) | ((hb & 3) << 4), 32.f);
+        v[l + 32] = s1 * u2f((b & 15) | (((hb >> 2) & 3) << 4), 32.f);
     }
 }
 template <i64 NBLK> struct W_q6_k {  // GGUF order: 210-byte blocks
@@ -365,12 +374,12 @@ __device__ __forceinline__ bool rope_pair(int hp, int* d0, int* d1) {
     return R::MODE != 0 && hp < R::ROT / 2;
 }
 
-// rope: y = x rotated, x and y [T, HEADS*HD]; one thread per pair.
-template <class R, int HEADS>
+// rope: y = x rotated, x and y [ROWS or T, HEADS*HD]; one thread per pair.
+template <class R, int ROWS, int HEADS>
 __device__ __forceinline__ void rope_rows(const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     constexpr int PAIRS = HEADS * R::HD / 2;
     i64 idx = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= (i64)STATE_T(state) * PAIRS) return;
+    if (idx >= (i64)ROWS_OR_T(ROWS, state) * PAIRS) return;
     int t = (int)(idx / PAIRS), p = (int)(idx % PAIRS), head = p / (R::HD / 2), hp = p % (R::HD / 2);
     int d0, d1;
     bool rot = rope_pair<R>(hp, &d0, &d1);
@@ -621,13 +630,13 @@ __device__ __forceinline__ void layernorm_rows(const float* __restrict__ a, cons
     for (int i = threadIdx.x; i < COLS; i += blockDim.x) y[off + i] = (src[off + i] - mean) * inv * W::at(w, i) + B::at(bias, i);
 }
 
-// Elementwise ops over [T, COLS]: one thread per element; the grid is sized
-// for T from the schedule, the bound read from the state block.
+// Elementwise ops over [ROWS or T, COLS]: one thread per element; the grid
+// covers the rows, the exact bound comes from ROWS or the state block's T.
 #define EW_INDEX(COLS)                                    \
     const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; \
-    if (i >= (i64)STATE_T(state) * (COLS)) return;
+    if (i >= (i64)ROWS_OR_T(ROWS, state) * (COLS)) return;
 
-template <int COLS>
+template <int ROWS, int COLS>
 __device__ __forceinline__ void add_ew(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ y, const int* __restrict__ state) {
     EW_INDEX(COLS)
     y[i] = a[i] + b[i];
@@ -635,31 +644,31 @@ __device__ __forceinline__ void add_ew(const float* __restrict__ a, const float*
 __device__ __forceinline__ float silu(float g) { return g / (1.f + expf(-g)); }
 // swiglu(g, u) with G_STRIDE = U_STRIDE = F, or swiglu(gu) of one [T, 2F]
 // input: g at column c, u at column F+c of a row of 2F.
-template <int F, int IN_STRIDE>
+template <int ROWS, int F, int IN_STRIDE>
 __device__ __forceinline__ void swiglu_ew(const float* __restrict__ g, const float* __restrict__ u, float* __restrict__ y, const int* __restrict__ state) {
     EW_INDEX(F)
     const i64 t = i / F, c = i % F;
     y[i] = silu(g[t * IN_STRIDE + c]) * u[t * IN_STRIDE + c];
 }
 // gelu, tanh approximation.
-template <int COLS>
+template <int ROWS, int COLS>
 __device__ __forceinline__ void gelu_ew(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     EW_INDEX(COLS)
     const float v = x[i];
     y[i] = 0.5f * v * (1.f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
 }
 // split: columns [C0, C0+N) of x [T, IN] to a part [T, N] at y.
-template <int IN, int C0, int N>
+template <int ROWS, int IN, int C0, int N>
 __device__ __forceinline__ void split_ew(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     EW_INDEX(N)
     const i64 t = i / N, c = i % N;
     y[i] = x[t * IN + C0 + c];
 }
-// last: y[0, :] = x[T-1, :].
-template <int COLS>
+// last: y[0, :] = x[rows-1, :].
+template <int ROWS, int COLS>
 __device__ __forceinline__ void last_row(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < COLS) y[i] = x[(i64)(STATE_T(state) - 1) * COLS + i];
+    if (i < COLS) y[i] = x[(i64)(ROWS_OR_T(ROWS, state) - 1) * COLS + i];
 }
 
 // embed: y[t, COLS] = row ids[t] of table [ROWS, COLS], any weight dtype; one
@@ -797,14 +806,14 @@ extern "C" __global__ void __launch_bounds__(256) layernorm_rows_Norm_0_W_f32_25
 extern "C" __global__ void __launch_bounds__(128) linear_gemv_W_f16_196608_W_f32_768_256_768(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y) {
     linear_gemv<W_f16<196608>, W_f32<768>, 256, 768>(w, b, x, y);
 }
-extern "C" __global__ void __launch_bounds__(256) split_ew_768_0_256(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    split_ew<768, 0, 256>(x, y, state);
+extern "C" __global__ void __launch_bounds__(256) split_ew_0_768_0_256(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    split_ew<0, 768, 0, 256>(x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) split_ew_768_256_256(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    split_ew<768, 256, 256>(x, y, state);
+extern "C" __global__ void __launch_bounds__(256) split_ew_0_768_256_256(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    split_ew<0, 768, 256, 256>(x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) split_ew_768_512_256(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    split_ew<768, 512, 256>(x, y, state);
+extern "C" __global__ void __launch_bounds__(256) split_ew_0_768_512_256(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    split_ew<0, 768, 512, 256>(x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) kv_store_Attn_1(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     kv_store<Attn_1>(k, v, positions, kc, vc, state);
@@ -818,14 +827,14 @@ extern "C" __global__ void __launch_bounds__(128) linear_gemv_W_f16_65536_W_f32_
 extern "C" __global__ void __launch_bounds__(128) linear_gemv_W_f16_262144_W_f32_1024_256_1024(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y) {
     linear_gemv<W_f16<262144>, W_f32<1024>, 256, 1024>(w, b, x, y);
 }
-extern "C" __global__ void __launch_bounds__(256) gelu_ew_1024(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    gelu_ew<1024>(x, y, state);
+extern "C" __global__ void __launch_bounds__(256) gelu_ew_0_1024(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    gelu_ew<0, 1024>(x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(128) linear_gemv_W_f16_262144_W_f32_256_1024_256(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y) {
     linear_gemv<W_f16<262144>, W_f32<256>, 1024, 256>(w, b, x, y);
 }
-extern "C" __global__ void __launch_bounds__(256) last_row_256(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    last_row<256>(x, y, state);
+extern "C" __global__ void __launch_bounds__(256) last_row_0_256(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    last_row<0, 256>(x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(128) linear_gemv_W_f16_12865792_B_none_256_50257(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y) {
     linear_gemv<W_f16<12865792>, B_none, 256, 50257>(w, nullptr, x, y);
