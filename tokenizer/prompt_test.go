@@ -1,6 +1,9 @@
 package tokenizer
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestEncodePrompt(t *testing.T) {
 	phi, err := New(loadGGUFSpec(t, "ggml-vocab-phi-3.gguf"))
