@@ -116,11 +116,13 @@ func TestStopStringNotEmitted(t *testing.T) {
 	}
 }
 
-// longJob starts a job that runs for seconds and returns its event channel
-// once the first token arrived.
+// longJob starts a job that runs until the context is full (about 500
+// decode steps of stories260k, each far shorter than the 100 ms cancel
+// bound even on a loaded machine) and returns its event channel once the
+// first token arrived.
 func longJob(t *testing.T, base, id string) (chan sseEvent, *http.Response) {
 	t.Helper()
-	resp := postExecute(t, base, map[string]any{"job_id": id, "prompt": "hello", "max_tokens": 2048, "temperature": 1, "seed": 1})
+	resp := postExecute(t, base, map[string]any{"job_id": id, "prompt": "Once upon a time", "max_tokens": 2048, "temperature": 1, "seed": 1})
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
@@ -137,7 +139,7 @@ func longJob(t *testing.T, base, id string) (chan sseEvent, *http.Response) {
 }
 
 func TestCancelStopsWithin100ms(t *testing.T) {
-	_, hs := startServer(t, "qwen", Config{})
+	_, hs := startServer(t, "stories", Config{})
 	ch, resp := longJob(t, hs.URL, "cancel-me")
 	defer resp.Body.Close()
 	time.Sleep(50 * time.Millisecond)
@@ -170,7 +172,7 @@ func TestCancelStopsWithin100ms(t *testing.T) {
 }
 
 func TestDisconnectAbortsJob(t *testing.T) {
-	srv, hs := startServer(t, "qwen", Config{})
+	srv, hs := startServer(t, "stories", Config{})
 	_, resp := longJob(t, hs.URL, "gone")
 	resp.Body.Close() // the client goes away mid-stream
 	deadline := time.Now().Add(2 * time.Second)
@@ -193,7 +195,7 @@ func TestDisconnectAbortsJob(t *testing.T) {
 }
 
 func TestQueueFullGets429(t *testing.T) {
-	_, hs := startServer(t, "qwen", Config{QueueSize: 1})
+	_, hs := startServer(t, "stories", Config{QueueSize: 1})
 	_, running := longJob(t, hs.URL, "running")
 	defer running.Body.Close()
 	queued := postExecute(t, hs.URL, map[string]any{"job_id": "queued", "prompt": "hello", "max_tokens": 2})
@@ -282,7 +284,7 @@ func TestHealthAndMetrics(t *testing.T) {
 	if mr.Header.Get("X-Correlation-Id") != "abc-123" {
 		t.Errorf("X-Correlation-Id not echoed: %q", mr.Header.Get("X-Correlation-Id"))
 	}
-	for _, name := range []string{`orc_requests_total{outcome="ok"} 1`, "orc_tokens_generated_total 3", "orc_time_to_first_token_seconds_bucket", "orc_decode_duration_seconds_count", "orc_vram_bytes", "orc_queue_depth 0", "orc_uptime_seconds"} {
+	for _, name := range []string{`orc_requests_total{outcome="ok"} 1`, "orc_tokens_generated_total 3", "orc_time_to_first_token_seconds_bucket", "orc_decode_duration_seconds_count", "orc_vram_bytes", "orc_queue_depth 0", "orc_goroutines ", "orc_uptime_seconds"} {
 		if !strings.Contains(string(body), name) {
 			t.Errorf("/metrics lacks %q", name)
 		}

@@ -52,7 +52,7 @@ func TestWebsocketCarriesExecuteEvents(t *testing.T) {
 }
 
 func TestWebsocketCancel(t *testing.T) {
-	_, hs := startServer(t, "qwen", Config{})
+	_, hs := startServer(t, "stories", Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http")+"/ws", nil)
