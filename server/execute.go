@@ -124,7 +124,7 @@ func (s *Server) handleExecute(w http.ResponseWriter, r *http.Request) {
 		j.markCancelled(errDisconnected)
 		return
 	}
-	s.stream(r.Context(), j, sse.send)
+	s.stream(r.Context(), j, sendWithin(w, s.cfg.Limits.StreamWriteTimeout, sse.send))
 }
 
 // stream delivers a job's events to send until the terminal one. A client

@@ -71,6 +71,16 @@ func buildPlans(dir string) error {
 // startServer serves a plan on a loopback socket.
 func startServer(t *testing.T, plan string, cfg Config) (*Server, *httptest.Server) {
 	t.Helper()
+	srv := newServer(t, plan, cfg)
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	return srv, hs
+}
+
+// newServer opens a plan on the CPU device and starts a server over it;
+// the test's cleanup drains it and closes the device.
+func newServer(t *testing.T, plan string, cfg Config) *Server {
+	t.Helper()
 	p, err := plans.Open(testPlans[plan], plans.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -93,13 +103,11 @@ func startServer(t *testing.T, plan string, cfg Config) (*Server, *httptest.Serv
 	cfg.WorkerID = "test-worker"
 	srv := New(cfg, dev, tok)
 	srv.Start()
-	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
-		hs.Close()
 		srv.Drain()
 		dev.Close()
 	})
-	return srv, hs
+	return srv
 }
 
 // sseEvent is one parsed server-sent event.

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"io"
+	goruntime "runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -89,6 +90,9 @@ func (m *metrics) write(w io.Writer) {
 	fmt.Fprintln(w, "# HELP orc_queue_depth Jobs waiting behind the running one.")
 	fmt.Fprintln(w, "# TYPE orc_queue_depth gauge")
 	fmt.Fprintf(w, "orc_queue_depth %d\n", m.queue())
+	fmt.Fprintln(w, "# HELP orc_goroutines Goroutines of the server process; growth across requests is a leak.")
+	fmt.Fprintln(w, "# TYPE orc_goroutines gauge")
+	fmt.Fprintf(w, "orc_goroutines %d\n", goruntime.NumGoroutine())
 	fmt.Fprintln(w, "# HELP orc_uptime_seconds Seconds since the server started.")
 	fmt.Fprintln(w, "# TYPE orc_uptime_seconds gauge")
 	fmt.Fprintf(w, "orc_uptime_seconds %.3f\n", time.Since(m.started).Seconds())

@@ -265,7 +265,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *Execu
 			return
 		}
 	}
-	s.stream(r.Context(), j, func(e event) error {
+	s.stream(r.Context(), j, sendWithin(w, s.cfg.Limits.StreamWriteTimeout, func(e event) error {
 		switch d := e.Data.(type) {
 		case startedEvent:
 			if streaming && chat {
@@ -304,7 +304,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *Execu
 			}
 		}
 		return nil
-	})
+	}))
 	if streaming {
 		return
 	}

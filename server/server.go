@@ -30,6 +30,7 @@ type Config struct {
 	ShutdownGrace     time.Duration // how long the active job may finish on shutdown
 	MaxBodyBytes      int64
 	APIKey            string // when set, every endpoint but GET /health needs it as a Bearer token
+	Limits            Limits // connections and timeouts; zero fields take defaults
 	Logger            *slog.Logger
 }
 
@@ -75,6 +76,7 @@ func New(cfg Config, dev runtime.Device, tok tokenizer.Tokenizer) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	s := &Server{
 		cfg: cfg, dev: dev, tok: tok, info: dev.Info(),
 		log:       cfg.Logger.With("worker_id", cfg.WorkerID, "gpu_device", dev.Info().Device),
@@ -181,16 +183,19 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// HTTPServer wraps the handler with timeouts that make slow clients harmless.
+// HTTPServer wraps the handler with timeouts that make slow clients
+// harmless (Config.Limits); serve it on Listener.
 func (s *Server) HTTPServer(addr string) *http.Server {
+	l := s.cfg.Limits
 	return &http.Server{
 		Addr:              addr,
 		Handler:           s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       120 * time.Second,
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		ReadTimeout:       l.ReadTimeout,
+		IdleTimeout:       l.IdleTimeout,
 		// No WriteTimeout: streams last as long as a job; each job has its
-		// own inference timeout and a vanished client cancels its job.
+		// own inference timeout, each streamed event its own write deadline
+		// (Limits.StreamWriteTimeout), and a vanished client cancels its job.
 		MaxHeaderBytes: 64 << 10,
 	}
 }

@@ -29,6 +29,7 @@ type serveCmd struct {
 	Queue             int           `default:"8" help:"Jobs that may wait behind the running one; past that, 429."`
 	ResidencyInterval time.Duration `default:"60s" help:"How often weights residency is re-checked."`
 	ShutdownGrace     time.Duration `default:"30s" help:"How long the active job may finish on shutdown."`
+	MaxConnections    int           `default:"64" help:"Connections open at once; further clients wait until one closes."`
 	APIKey            string        `env:"ORC_API_KEY" help:"Require this Bearer token (also from ORC_API_KEY)."`
 	Insecure          bool          `help:"Allow binding a non-loopback address without an API key."`
 }
@@ -41,6 +42,9 @@ func (c *serveCmd) Run() error {
 	log := base.With("worker_id", c.WorkerID)
 	if err := c.checkBind(); err != nil {
 		return err
+	}
+	if c.MaxConnections < 1 {
+		return fmt.Errorf("--max-connections %d: must be at least 1", c.MaxConnections)
 	}
 	log.Info("startup", "plan", c.Plan, "device", c.deviceName(), "host", c.Host, "port", c.Port)
 
@@ -71,7 +75,7 @@ func (c *serveCmd) Run() error {
 	srv := server.New(server.Config{
 		WorkerID: c.WorkerID, MaxTokensOut: c.MaxTokensOut, InferenceTimeout: c.InferenceTimeout,
 		QueueSize: c.Queue, ResidencyInterval: c.ResidencyInterval, ShutdownGrace: c.ShutdownGrace,
-		APIKey: c.APIKey, Logger: base,
+		APIKey: c.APIKey, Logger: base, Limits: server.Limits{MaxConnections: c.MaxConnections},
 	}, dev, tok)
 	addr := net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
 	ln, err := net.Listen("tcp", addr)
@@ -82,7 +86,7 @@ func (c *serveCmd) Run() error {
 	hs := srv.HTTPServer(addr)
 	srv.Start()
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(srv.Listener(ln)) }()
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)

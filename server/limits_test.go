@@ -1,0 +1,250 @@
+package server
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// serveLimited serves a plan the way orcrun serve does: HTTPServer on
+// Listener, over a real loopback socket. wrap, when set, wraps the socket's
+// listener first.
+func serveLimited(t *testing.T, cfg Config, wrap func(net.Listener) net.Listener) (*Server, string) {
+	t.Helper()
+	srv := newServer(t, "stories", cfg)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if wrap != nil {
+		ln = wrap(ln)
+	}
+	hs := srv.HTTPServer(addr)
+	go hs.Serve(srv.Listener(ln))
+	t.Cleanup(func() { hs.Close() })
+	return srv, addr
+}
+
+// getOn sends GET path on an open connection and reads the response.
+func getOn(c net.Conn, br *bufio.Reader, path string) (*http.Response, error) {
+	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: orc\r\n\r\n", path); err != nil {
+		return nil, err
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return nil, err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp, err
+}
+
+func TestConnectionCapMakesTheNextConnectionWait(t *testing.T) {
+	_, addr := serveLimited(t, Config{}, nil)
+	// 64 keep-alive connections, each with one answered request: all slots
+	// are taken.
+	conns := make([]net.Conn, DefaultMaxConnections)
+	for i := range conns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if resp, err := getOn(c, bufio.NewReader(c), "/health"); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("connection %d: %v %v", i+1, resp, err)
+		}
+		conns[i] = c
+	}
+	// Connection 65 connects (the kernel's backlog takes it) but is not
+	// served while the others stay open.
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	answered := make(chan error, 1)
+	go func() {
+		resp, err := getOn(c, bufio.NewReader(c), "/health")
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("status %d", resp.StatusCode)
+		}
+		answered <- err
+	}()
+	select {
+	case err := <-answered:
+		t.Fatalf("connection %d was served past the cap of %d (err %v)", DefaultMaxConnections+1, DefaultMaxConnections, err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	// Closing one frees its slot: 65 is served.
+	conns[0].Close()
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatalf("connection %d after a slot was freed: %v", DefaultMaxConnections+1, err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("connection %d still waits after a slot was freed", DefaultMaxConnections+1)
+	}
+}
+
+// dribble writes head, then one byte of filler every 50 ms until the server
+// closes the connection; it returns how long the connection lived and what
+// the server answered, if anything.
+func dribble(addr, head string) (lived time.Duration, answer string, err error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return 0, "", err
+	}
+	defer c.Close()
+	start := time.Now()
+	if _, err := io.WriteString(c, head); err != nil {
+		return 0, "", err
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if _, err := c.Write([]byte("a")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	// The server's answer (if any) and then EOF or a reset end the read.
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	b, rerr := io.ReadAll(c)
+	lived = time.Since(start)
+	close(stop)
+	wg.Wait()
+	var ne net.Error
+	if errors.As(rerr, &ne) && ne.Timeout() {
+		return lived, string(b), fmt.Errorf("the server never closed the connection")
+	}
+	return lived, string(b), nil
+}
+
+func TestSlowClientsAreCutAndOthersServedMeanwhile(t *testing.T) {
+	const headerTimeout, readTimeout = time.Second, 1500 * time.Millisecond
+	srv, addr := serveLimited(t, Config{Limits: Limits{ReadHeaderTimeout: headerTimeout, ReadTimeout: readTimeout}}, nil)
+	type result struct {
+		lived  time.Duration
+		answer string
+		err    error
+	}
+	headers, body := make(chan result, 1), make(chan result, 1)
+	// Slowloris: a header that never ends.
+	go func() {
+		l, a, err := dribble(addr, "POST /execute HTTP/1.1\r\nHost: orc\r\nX-Filler: ")
+		headers <- result{l, a, err}
+	}()
+	// A whole header, then a body that never arrives.
+	go func() {
+		l, a, err := dribble(addr, "POST /execute HTTP/1.1\r\nHost: orc\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"job_id\":\"")
+		body <- result{l, a, err}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	evs := collect(t, postExecute(t, "http://"+addr, map[string]any{"job_id": "meanwhile", "prompt": "Once upon a time", "max_tokens": 5, "temperature": 0}))
+	if last := evs[len(evs)-1]; last.Name != evEnd {
+		t.Fatalf("request beside the slow clients ended with %s %v", last.Name, last.Data)
+	}
+	select {
+	case r := <-headers:
+		t.Fatalf("the header dribbler was cut after %v, before the other request was served", r.lived)
+	case r := <-body:
+		t.Fatalf("the body dribbler was cut after %v, before the other request was served", r.lived)
+	default:
+	}
+	h, b := <-headers, <-body
+	if h.err != nil || h.lived < headerTimeout || h.lived > headerTimeout+2*time.Second {
+		t.Errorf("header dribbler: lived %v (read header timeout %v), err %v", h.lived, headerTimeout, h.err)
+	}
+	if b.err != nil || b.lived < readTimeout-200*time.Millisecond || b.lived > readTimeout+2*time.Second {
+		t.Errorf("body dribbler: lived %v (read timeout %v), err %v", b.lived, readTimeout, b.err)
+	}
+	// The unfinished body is a request error, not a job.
+	if !strings.HasPrefix(b.answer, "HTTP/1.1 400") || !strings.Contains(b.answer, codeInvalidRequest) {
+		t.Errorf("body dribbler got %q, want 400 INVALID_REQUEST", b.answer)
+	}
+	if n := srv.sched.depth(); n != 0 {
+		t.Errorf("queue depth %d after the slow clients", n)
+	}
+}
+
+func TestStreamOutlivesReadTimeout(t *testing.T) {
+	// A reader that takes 30 ms per event keeps a 20-token stream open well
+	// past the read timeout; the stream must not be cut by it.
+	_, addr := serveLimited(t, Config{Limits: Limits{ReadHeaderTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond}}, nil)
+	resp := postExecute(t, "http://"+addr, map[string]any{"job_id": "slow-reader", "prompt": "Once upon a time", "max_tokens": 20, "temperature": 0})
+	defer resp.Body.Close()
+	ch := make(chan sseEvent, 1)
+	go readEvents(resp.Body, ch)
+	start := time.Now()
+	var last sseEvent
+	for e := range ch {
+		last = e
+		time.Sleep(30 * time.Millisecond)
+	}
+	if last.Name != evEnd || last.Data["tokens_out"].(float64) != 20 {
+		t.Fatalf("stream read over %v ended with %s %v, want end after 20 tokens", time.Since(start), last.Name, last.Data)
+	}
+}
+
+// smallSendBuffers shrinks the server side's socket send buffer, so that a
+// client that stops reading blocks the server's writes after a few KiB, as
+// a slow network would.
+type smallSendBuffers struct{ net.Listener }
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetWriteBuffer(1024)
+	}
+	return c, err
+}
+
+func TestStalledReaderCannotHoldTheWorker(t *testing.T) {
+	const writeTimeout = 300 * time.Millisecond
+	srv, addr := serveLimited(t, Config{Limits: Limits{StreamWriteTimeout: writeTimeout}},
+		func(ln net.Listener) net.Listener { return smallSendBuffers{ln} })
+	// A client that sends a request for a long stream and never reads.
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.(*net.TCPConn).SetReadBuffer(1024)
+	req, _ := json.Marshal(map[string]any{"job_id": "stalled", "prompt": "Once", "max_tokens": 500, "temperature": 1, "seed": 3})
+	fmt.Fprintf(c, "POST /execute HTTP/1.1\r\nHost: orc\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(req), req)
+	// The next request is served: the stalled stream was dropped and its job
+	// cancelled within the write timeout.
+	start := time.Now()
+	evs := collect(t, postExecute(t, "http://"+addr, map[string]any{"job_id": "next", "prompt": "Once upon a time", "max_tokens": 5, "temperature": 0}))
+	if last := evs[len(evs)-1]; last.Name != evEnd {
+		t.Fatalf("request after the stalled one ended with %s %v", last.Name, last.Data)
+	}
+	if took := time.Since(start); took > writeTimeout+5*time.Second {
+		t.Errorf("the next request took %v behind a stalled reader (stream write timeout %v)", took, writeTimeout)
+	}
+	var m strings.Builder
+	srv.metrics.write(&m)
+	if !strings.Contains(m.String(), `orc_requests_total{outcome="cancelled"} 1`) {
+		t.Errorf("the stalled reader's job was not cancelled (it ran to the end unread):\n%s", m.String())
+	}
+}
