@@ -23,9 +23,12 @@ type Options struct {
 
 // Output is one plan's GPU part.
 type Output struct {
-	Source     string         // the .cu file (plans.SourceFile)
-	Kernels    *plans.Kernels // schedules, state layout, logits offset
-	ArenaBytes int64          // activation arena the schedules address
+	Source  string         // the .cu file (plans.SourceFile)
+	Kernels *plans.Kernels // schedules, state layout, logits offset
+	// ArenaBytes is the activation arena the schedules address: the graph's
+	// arena_bytes plus codegen's scratch (int8 activations) after it. The
+	// plan's Memory.ArenaBytes must be this.
+	ArenaBytes int64
 }
 
 // Generate emits the CUDA source and launch schedules for g, whose weights
@@ -50,11 +53,12 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 		return nil, fmt.Errorf("codegen/cuda: graph has no arena_bytes: run the planMemory pass first")
 	}
 	e := &emitter{
-		maxTokens: maxTokens,
-		model:     m.Model,
-		state:     StateLayout(maxTokens),
-		tensors:   map[string]*plans.Tensor{},
-		kernels:   newKernelSet(),
+		maxTokens:   maxTokens,
+		scratchBase: alignUp(arenaBytes, plans.Alignment),
+		model:       m.Model,
+		state:       StateLayout(maxTokens),
+		tensors:     map[string]*plans.Tensor{},
+		kernels:     newKernelSet(),
 	}
 	for i := range m.Tensors {
 		e.tensors[m.Tensors[i].Name] = &m.Tensors[i]
@@ -89,17 +93,19 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 			State:   e.state,
 			Logits:  logits.Offset,
 		},
-		ArenaBytes: arenaBytes,
+		ArenaBytes: e.scratchBase + e.scratchBytes,
 	}, nil
 }
 
 // emitter turns nodes into kernel instances and launches.
 type emitter struct {
-	maxTokens int64
-	model     plans.Model
-	state     plans.State
-	tensors   map[string]*plans.Tensor
-	kernels   *kernelSet
+	maxTokens    int64
+	scratchBase  int64 // arena offset of codegen's scratch, after the planned buffers
+	scratchBytes int64 // the most scratch one launch pair needs
+	model        plans.Model
+	state        plans.State
+	tensors      map[string]*plans.Tensor
+	kernels      *kernelSet
 }
 
 // node emits the launches of one node (none for inputs, weights and views).

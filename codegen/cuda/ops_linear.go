@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/plans"
@@ -23,6 +24,8 @@ const (
 	cOut    = "float* __restrict__"
 	cInts   = "const int* __restrict__"
 	cCache  = "__half* __restrict__"
+	cInt8   = "const int8_t* __restrict__"
+	cScales = "const float2* __restrict__"
 )
 
 // ptr adds a pointer parameter for node n.
@@ -99,9 +102,49 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 		b = n.Inputs[2]
 	}
 	ba := e.bias(c, b, out, "b")
-	c.ptr(e, cIn, "x", x)
+	g := gridRowsY(ceilDiv(out, 4), rowsOf(x))
+	if !intDot[w.DType] || in%32 != 0 {
+		c.ptr(e, cIn, "x", x)
+		c.ptr(e, cOut, "y", n)
+		return e.emit(c, "linear_gemv", 128, g, wa, ba, cInt(in), cInt(out))
+	}
+	quant, xq, xs, err := e.quantizeX(x, in)
+	if err != nil {
+		return nil, err
+	}
+	c.arg(cInt8, "xq", xq)
+	c.arg(cScales, "xs", xs)
 	c.ptr(e, cOut, "y", n)
-	return e.emit(c, "linear_gemv", 128, gridRowsY(ceilDiv(out, 4), rowsOf(x)), wa, ba, cInt(in), cInt(out))
+	lin, err := e.emit(c, "linear_q8", 128, g, dotAccessor(wa), ba, cInt(in), cInt(out))
+	return append(quant, lin...), err
+}
+
+// intDot are the weight dtypes with an integer dot (q8.cu.tmpl): their
+// matrix kernels read activations quantized to int8.
+var intDot = map[ir.DType]bool{ir.Q4_0: true, ir.Q5_0: true, ir.Q8_0: true, ir.Q4_K: true, ir.Q6_K: true}
+
+// dotAccessor is the integer-dot variant of a weight accessor:
+// W_q4_k<N> → W_q4_k_dot<N>.
+func dotAccessor(acc string) string {
+	i := strings.IndexByte(acc, '<')
+	return acc[:i] + "_dot" + acc[i:]
+}
+
+// quantizeX emits the launch quantizing x [rows, in] to int8 in the scratch
+// after the planned arena and returns it with the scratch arguments.
+func (e *emitter) quantizeX(x *ir.Node, in int64) ([]plans.Launch, plans.Arg, plans.Arg, error) {
+	qBytes := alignUp(e.maxTokens*in, plans.Alignment)
+	xq := plans.Arg{Kind: plans.ArgArena, Offset: e.scratchBase}
+	xs := plans.Arg{Kind: plans.ArgArena, Offset: e.scratchBase + qBytes}
+	e.scratchBytes = max(e.scratchBytes, qBytes+alignUp(e.maxTokens*in/32*8, plans.Alignment))
+	c := &call{}
+	c.ptr(e, cIn, "x", x)
+	c.arg("int8_t* __restrict__", "xq", xq)
+	c.arg("float2* __restrict__", "xs", xs)
+	e.stateArg(c)
+	rows := rowsOf(x)
+	ls, err := e.emit(c, "quantize_x8", 256, gridElems(rows, in, 256), cInt(rows), cInt(in))
+	return ls, xq, xs, err
 }
 
 // qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]): one launch for the three
@@ -203,7 +246,18 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 		}
 		c.args = append(c.args, "wg")
 	}
-	c.ptr(e, cIn, "x", x)
+	if !intDot[n.Inputs[1].DType] || ga != ua || in%32 != 0 {
+		c.ptr(e, cIn, "x", x)
+		c.ptr(e, cOut, "y", n)
+		return e.emit(c, "swiglu_gemv", 128, gridRowsY(ceilDiv(f, 4), rowsOf(x)), ga, ua, cInt(in), cInt(f), cInt(upRow0))
+	}
+	quant, xq, xs, err := e.quantizeX(x, in)
+	if err != nil {
+		return nil, err
+	}
+	c.arg(cInt8, "xq", xq)
+	c.arg(cScales, "xs", xs)
 	c.ptr(e, cOut, "y", n)
-	return e.emit(c, "swiglu_gemv", 128, gridRowsY(ceilDiv(f, 4), rowsOf(x)), ga, ua, cInt(in), cInt(f), cInt(upRow0))
+	sw, err := e.emit(c, "swiglu_q8", 128, gridRowsY(ceilDiv(f, 2), rowsOf(x)), dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0))
+	return append(quant, sw...), err
 }

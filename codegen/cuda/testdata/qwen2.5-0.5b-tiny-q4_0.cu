@@ -586,6 +586,252 @@ __device__ __forceinline__ void qkv_gemv(const uint8_t* __restrict__ wq, const u
     out[t * n + r1] = a1;
 }
 
+// Integer GEMV path. The float path dequantizes every weight element to fp32
+// (≈ 6 instructions per element per row) and is bound by instruction issue
+// on quantized weights; here the activation row is quantized once to int8
+// per 32 elements (scale d_x and d_x·Σq_x, as ggml's Q8_1) and the weights'
+// integer codes meet it in dp4a: ≈ 0.5 instructions per element.
+
+// quantize_x8: x [rows, IN] → xq int8 [rows, IN], xs [rows, IN/32] of
+// (d_x, d_x·Σq_x); one warp per 32 elements.
+template <int ROWS, int IN>
+__device__ __forceinline__ void quantize_x8(const float* __restrict__ x, int8_t* __restrict__ xq, float2* __restrict__ xs,
+                                            const int* __restrict__ state) {
+    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (i64)ROWS_OR_T(ROWS, state) * IN) return;  // IN % 32 == 0: whole warps leave
+    const float v = x[i];
+    const float amax = warp_max(fabsf(v));
+    const float d = amax / 127.f;
+    const int q = amax == 0.f ? 0 : __float2int_rn(v / d);
+    xq[i] = (int8_t)q;
+    const float s = warp_sum((float)q);
+    if ((threadIdx.x & 31) == 0) xs[i / 32] = make_float2(d, d * s);
+}
+
+// dot8 helpers: the dot of one weight group with its int8 activations xw
+// (G/4 words) and scales xs (G/32), from words already loaded.
+__device__ __forceinline__ float dot8_q8_0(const uint32_t* q, float d, const int* xw, float2 xs) {
+    int s = 0;
+#pragma unroll
+    for (int i = 0; i < 8; i++) s = __dp4a((int)q[i], xw[i], s);
+    return d * xs.x * (float)s;
+}
+__device__ __forceinline__ float dot8_q4_0(const uint32_t* q, float d, const int* xw, float2 xs) {
+    int s = 0;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        s = __dp4a((int)(q[i] & 0x0F0F0F0Fu), xw[i], s);
+        s = __dp4a((int)((q[i] >> 4) & 0x0F0F0F0Fu), xw[4 + i], s);
+    }
+    return d * (xs.x * (float)s - 8.f * xs.y);
+}
+// Bits 0..3 of b to bit 4 of bytes 0..3.
+__device__ __forceinline__ uint32_t spread4(uint32_t b) {
+    return ((b & 1u) << 4) | ((b & 2u) << 11) | ((b & 4u) << 18) | ((b & 8u) << 25);
+}
+__device__ __forceinline__ float dot8_q5_0(const uint32_t* q, uint32_t qh, float d, const int* xw, float2 xs) {
+    int s = 0;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        s = __dp4a((int)((q[i] & 0x0F0F0F0Fu) | spread4(qh >> (4 * i))), xw[i], s);
+        s = __dp4a((int)(((q[i] >> 4) & 0x0F0F0F0Fu) | spread4(qh >> (16 + 4 * i))), xw[4 + i], s);
+    }
+    return d * (xs.x * (float)s - 16.f * xs.y);
+}
+
+template <i64 NBLK> struct W_q8_0_dot : W_q8_0<NBLK> {
+    static __device__ __forceinline__ float dot8(const uint8_t* __restrict__ w, i64 grp, const int* xw, const float2* xs) {
+        const uint8_t* b = w + grp * 34;
+        uint32_t q[8];
+        ld_words2<32>(b + 2, q);
+        return dot8_q8_0(q, h2f(*(const uint16_t*)b), xw, xs[0]);
+    }
+};
+template <i64 NBLK> struct W_q8_0_split_dot : W_q8_0_split<NBLK> {
+    static __device__ __forceinline__ float dot8(const uint8_t* __restrict__ w, i64 grp, const int* xw, const float2* xs) {
+        uint32_t q[8];
+        ld_words16<32>(w + grp * 32, q);
+        return dot8_q8_0(q, h2f(__ldg((const uint16_t*)(w + NBLK * 32) + grp)), xw, xs[0]);
+    }
+};
+template <i64 NBLK> struct W_q4_0_dot : W_q4_0<NBLK> {
+    static __device__ __forceinline__ float dot8(const uint8_t* __restrict__ w, i64 grp, const int* xw, const float2* xs) {
+        const uint8_t* b = w + grp * 18;
+        uint32_t q[4];
+        ld_words2<16>(b + 2, q);
+        return dot8_q4_0(q, h2f(*(const uint16_t*)b), xw, xs[0]);
+    }
+};
+template <i64 NBLK> struct W_q4_0_split_dot : W_q4_0_split<NBLK> {
+    static __device__ __forceinline__ float dot8(const uint8_t* __restrict__ w, i64 grp, const int* xw, const float2* xs) {
+        uint32_t q[4];
+        ld_words16<16>(w + grp * 16, q);
+        return dot8_q4_0(q, h2f(__ldg((const uint16_t*)(w + NBLK * 16) + grp)), xw, xs[0]);
+    }
+};
+template <i64 NBLK> struct W_q5_0_dot : W_q5_0<NBLK> {
+    static __device__ __forceinline__ float dot8(const uint8_t* __restrict__ w, i64 grp, const int* xw, const float2* xs) {
+        const uint8_t* b = w + grp * 22;
+        uint32_t q[5];
+        ld_words2<20>(b + 2, q);
+        return dot8_q5_0(q + 1, q[0], h2f(*(const uint16_t*)b), xw, xs[0]);
+    }
+};
+template <i64 NBLK> struct W_q5_0_split_dot : W_q5_0_split<NBLK> {
+    static __device__ __forceinline__ float dot8(const uint8_t* __restrict__ w, i64 grp, const int* xw, const float2* xs) {
+        uint32_t q[4];
+        ld_words16<16>(w + grp * 16, q);
+        const uint32_t qh = __ldg((const uint32_t*)(w + NBLK * 16) + grp);
+        return dot8_q5_0(q, qh, h2f(__ldg((const uint16_t*)(w + NBLK * 20) + grp)), xw, xs[0]);
+    }
+};
+// Q4_K group c of a block: sub-blocks 2c (low nibbles) and 2c+1 (high).
+template <i64 NBLK> struct W_q4_k_dot : W_q4_k<NBLK> {
+    static __device__ __forceinline__ float dot8(const uint8_t* __restrict__ w, i64 grp, const int* xw, const float2* xs) {
+        const uint8_t* b = w + (grp >> 2) * 144;
+        const int c = (int)(grp & 3);
+        const uint4 hd = __ldg((const uint4*)b);
+        const uint32_t h[3] = {hd.y, hd.z, hd.w};
+        float s0, m0, s1, m1;
+        scale_min_k4(2 * c, h, &s0, &m0);
+        scale_min_k4(2 * c + 1, h, &s1, &m1);
+        uint32_t q[8];
+        ld_words16<32>(b + 16 + 32 * c, q);
+        int a0 = 0, a1 = 0;
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            a0 = __dp4a((int)(q[i] & 0x0F0F0F0Fu), xw[i], a0);
+            a1 = __dp4a((int)((q[i] >> 4) & 0x0F0F0F0Fu), xw[8 + i], a1);
+        }
+        return h2f(hd.x & 0xFFFF) * (s0 * xs[0].x * (float)a0 + s1 * xs[1].x * (float)a1) -
+               h2f(hd.x >> 16) * (m0 * xs[0].y + m1 * xs[1].y);
+    }
+};
+// Q6_K group: half h, part p (see dq_q6_k); codes made signed (q - 32) per
+// byte, scales per 16 elements.
+__device__ __forceinline__ float dot8_q6_k(const uint32_t* ql, const uint32_t* qh, const uint32_t* sc, float d, int p,
+                                           const int* xw, const float2* xs) {
+    const int sh = 4 * p;
+    int a[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const uint32_t lo = ((ql[i] >> sh) & 0x0F0F0F0Fu) | (((qh[i] >> sh) & 0x03030303u) << 4);
+        const uint32_t hi = ((ql[8 + i] >> sh) & 0x0F0F0F0Fu) | (((qh[i] >> (sh + 2)) & 0x03030303u) << 4);
+        a[i / 4] = __dp4a((int)__vsubss4(lo, 0x20202020u), xw[i], a[i / 4]);
+        a[2 + i / 4] = __dp4a((int)__vsubss4(hi, 0x20202020u), xw[8 + i], a[2 + i / 4]);
+    }
+    return d * (xs[0].x * (i8f(byte_of(sc, sh)) * (float)a[0] + i8f(byte_of(sc, sh + 1)) * (float)a[1]) +
+                xs[1].x * (i8f(byte_of(sc, sh + 2)) * (float)a[2] + i8f(byte_of(sc, sh + 3)) * (float)a[3]));
+}
+template <i64 NBLK> struct W_q6_k_dot : W_q6_k<NBLK> {
+    static __device__ __forceinline__ float dot8(const uint8_t* __restrict__ w, i64 grp, const int* xw, const float2* xs) {
+        const uint8_t* b = w + (grp >> 2) * 210;
+        const int h = (int)(grp >> 1) & 1, p = (int)(grp & 1);
+        uint32_t ql[16], qh[8], sc[2];
+        ld_words2<64>(b + 64 * h, ql);
+        ld_words2<32>(b + 128 + 32 * h, qh);
+        ld_words2<8>(b + 192 + 8 * h, sc);
+        return dot8_q6_k(ql, qh, sc, h2f(*(const uint16_t*)(b + 208)), p, xw, xs);
+    }
+};
+template <i64 NBLK> struct W_q6_k_split_dot : W_q6_k_split<NBLK> {
+    static __device__ __forceinline__ float dot8(const uint8_t* __restrict__ w, i64 grp, const int* xw, const float2* xs) {
+        const i64 blk = grp >> 2;
+        const uint8_t* b = w + blk * 192;
+        const int h = (int)(grp >> 1) & 1, p = (int)(grp & 1);
+        uint32_t ql[16], qh[8], sc[2];
+        ld_words16<64>(b + 64 * h, ql);
+        ld_words16<32>(b + 128 + 32 * h, qh);
+        const uint2 s = __ldg((const uint2*)(w + NBLK * 192 + blk * 16) + h);
+        sc[0] = s.x; sc[1] = s.y;
+        return dot8_q6_k(ql, qh, sc, h2f(__ldg((const uint16_t*)(w + NBLK * 208) + blk)), p, xw, xs);
+    }
+};
+
+// Per-lane partial dots of NR weight rows (row0 + k·RSTEP... given as rows[])
+// with this warp's share of the int8 activation row: groups g = warp·32 +
+// lane, stepping 32·LIN_WARPS, as linear_gemv.
+template <class W, int IN, int NR>
+__device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* rows, const int8_t* __restrict__ xq,
+                                          const float2* __restrict__ xs, float* acc) {
+    constexpr int G = W::GROUP, NG = IN / G;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll 2
+    for (int g = warp * 32 + lane; g < NG; g += 32 * LIN_WARPS) {
+        int xw[G / 4];
+        const int4* xp = (const int4*)(xq + g * G);
+#pragma unroll
+        for (int i = 0; i < G / 16; i++) {
+            int4 a = xp[i];
+            xw[4 * i] = a.x; xw[4 * i + 1] = a.y; xw[4 * i + 2] = a.z; xw[4 * i + 3] = a.w;
+        }
+        float2 xsv[G / 32];
+#pragma unroll
+        for (int i = 0; i < G / 32; i++) xsv[i] = xs[g * (G / 32) + i];
+#pragma unroll
+        for (int r = 0; r < NR; r++)
+            if (rows[r] >= 0) acc[r] += W::dot8(ws[r], rows[r] * NG + g, xw, xsv);
+    }
+}
+
+// Sums each row's partials over the block's warps; thread r < NR gets row r.
+template <int NR>
+__device__ __forceinline__ float block_rows_sum(float* acc) {
+    __shared__ float part[LIN_WARPS][NR];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int r = 0; r < NR; r++) {
+        float s = warp_sum(acc[r]);
+        if (lane == 0) part[warp][r] = s;
+    }
+    __syncthreads();
+    float s = 0.f;
+    if (threadIdx.x < NR)
+#pragma unroll
+        for (int k = 0; k < LIN_WARPS; k++) s += part[k][threadIdx.x];
+    return s;
+}
+
+// linear_q8: linear_gemv's layout (4 warps share 4 rows) on the integer path.
+template <class W, class B, int IN, int OUT>
+__device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const int8_t* __restrict__ xq,
+                                          const float2* __restrict__ xs, float* __restrict__ y) {
+    const i64 r0 = (i64)blockIdx.x * LIN_ROWS, t = blockIdx.y;
+    const uint8_t* ws[LIN_ROWS];
+    i64 rows[LIN_ROWS];
+    float acc[LIN_ROWS];
+#pragma unroll
+    for (int r = 0; r < LIN_ROWS; r++) {
+        ws[r] = w;
+        rows[r] = r0 + r < OUT ? r0 + r : -1;
+        acc[r] = 0.f;
+    }
+    rows_dot8<W, IN, LIN_ROWS>(ws, rows, xq + t * IN, xs + t * (IN / 32), acc);
+    const float s = block_rows_sum<LIN_ROWS>(acc);
+    if (threadIdx.x < LIN_ROWS && r0 + threadIdx.x < OUT) y[t * OUT + r0 + threadIdx.x] = s + B::at(b, r0 + threadIdx.x);
+}
+
+// swiglu_q8: 4 warps own output columns 2·blockIdx.x and +1: their gate and
+// up rows are the block's 4 rows.
+template <class W, int IN, int F, int UP_ROW0>
+__device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const int8_t* __restrict__ xq,
+                                          const float2* __restrict__ xs, float* __restrict__ y) {
+    const i64 c0 = (i64)blockIdx.x * 2, t = blockIdx.y;
+    const bool two = c0 + 1 < F;
+    const uint8_t* ws[4] = {wg, wg, wu, wu};
+    i64 rows[4] = {c0, two ? c0 + 1 : -1, c0 + UP_ROW0, two ? c0 + 1 + UP_ROW0 : -1};
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    rows_dot8<W, IN, 4>(ws, rows, xq + t * IN, xs + t * (IN / 32), acc);
+    const float s = block_rows_sum<4>(acc);
+    __shared__ float gu[4];
+    if (threadIdx.x < 4) gu[threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.x < 2 && (threadIdx.x == 0 || two)) {
+        const float g = gu[threadIdx.x], u = gu[2 + threadIdx.x];
+        y[t * F + c0 + threadIdx.x] = g / (1.f + expf(-g)) * u;
+    }
+}
+
 // Norms: one block per row, the row re-read from L1/L2 for the second pass.
 // A config N (emitted per model) has EPS. W and B are plain-float accessors.
 
@@ -810,21 +1056,30 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_Attn_2(const float* _
 extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y) {
     attend<Attn_2, B_none, false>(q, kc, vc, nullptr, positions, y);
 }
-extern "C" __global__ void __launch_bounds__(128) linear_gemv_W_q4_0_split_512_B_none_128_128(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y) {
-    linear_gemv<W_q4_0_split<512>, B_none, 128, 128>(w, nullptr, x, y);
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_128(const float* __restrict__ x, int8_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    quantize_x8<0, 128>(x, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(128) linear_q8_W_q4_0_split_dot_512_B_none_128_128(const uint8_t* __restrict__ w, const int8_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y) {
+    linear_q8<W_q4_0_split_dot<512>, B_none, 128, 128>(w, nullptr, xq, xs, y);
 }
 extern "C" __global__ void __launch_bounds__(128) rmsnorm_rows_Norm_0_W_f32_128_128_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     rmsnorm_rows<Norm_0, W_f32<128>, 128, true>(a, b, w, s, y);
 }
-extern "C" __global__ void __launch_bounds__(128) swiglu_gemv_W_q4_0_split_2048_W_q4_0_split_2048_128_512_0(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ x, float* __restrict__ y) {
-    swiglu_gemv<W_q4_0_split<2048>, W_q4_0_split<2048>, 128, 512, 0>(wg, wu, x, y);
+extern "C" __global__ void __launch_bounds__(128) swiglu_q8_W_q4_0_split_dot_2048_128_512_0(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const int8_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y) {
+    swiglu_q8<W_q4_0_split_dot<2048>, 128, 512, 0>(wg, wu, xq, xs, y);
 }
-extern "C" __global__ void __launch_bounds__(128) linear_gemv_W_q4_0_split_2048_B_none_512_128(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y) {
-    linear_gemv<W_q4_0_split<2048>, B_none, 512, 128>(w, nullptr, x, y);
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_512(const float* __restrict__ x, int8_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    quantize_x8<0, 512>(x, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(128) linear_q8_W_q4_0_split_dot_2048_B_none_512_128(const uint8_t* __restrict__ w, const int8_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y) {
+    linear_q8<W_q4_0_split_dot<2048>, B_none, 512, 128>(w, nullptr, xq, xs, y);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_128(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     last_row<0, 128>(x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(128) linear_gemv_W_q8_0_607744_B_none_128_151936(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y) {
-    linear_gemv<W_q8_0<607744>, B_none, 128, 151936>(w, nullptr, x, y);
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_1_128(const float* __restrict__ x, int8_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    quantize_x8<1, 128>(x, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(128) linear_q8_W_q8_0_dot_607744_B_none_128_151936(const uint8_t* __restrict__ w, const int8_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y) {
+    linear_q8<W_q8_0_dot<607744>, B_none, 128, 151936>(w, nullptr, xq, xs, y);
 }
