@@ -205,7 +205,11 @@ func TestGPUGEMV(t *testing.T) {
 	gpuOnly(t)
 	r := rand.New(rand.NewPCG(5, 6))
 	t.Logf("%-6s %10s %10s %10s %8s %9s", "type", "bytes", "time_us", "GB/s", "of_4.27", "rel_err")
+	only := os.Getenv("ORC_GEMV_TYPES") // e.g. "Q4_0,Q4_K": a subset, for profiling
 	for _, gt := range gemvTypes {
+		if only != "" && !slices.Contains(strings.Split(only, ","), gt.String()) {
+			continue
+		}
 		dt, ok := ir.ParseDType(strings.ToLower(gt.String()))
 		if !ok {
 			t.Fatalf("no ir dtype for %s", gt)

@@ -106,7 +106,7 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 	if !intDot[w.DType] || in%32 != 0 {
 		c.ptr(e, cIn, "x", x)
 		c.ptr(e, cOut, "y", n)
-		return e.emit(c, "linear_gemv", 128, g, wa, ba, cInt(in), cInt(out))
+		return e.emit(c, "linear_gemv", linThreads, g, wa, ba, cInt(in), cInt(out))
 	}
 	quant, xq, xs, err := e.quantizeX(x, in)
 	if err != nil {
@@ -115,7 +115,7 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 	c.arg(cInt8, "xq", xq)
 	c.arg(cScales, "xs", xs)
 	c.ptr(e, cOut, "y", n)
-	lin, err := e.emit(c, "linear_q8", 128, g, dotAccessor(wa), ba, cInt(in), cInt(out))
+	lin, err := e.emit(c, "linear_q8", linThreads, g, dotAccessor(wa), ba, cInt(in), cInt(out))
 	return append(quant, lin...), err
 }
 
@@ -258,6 +258,10 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 	c.arg(cInt8, "xq", xq)
 	c.arg(cScales, "xs", xs)
 	c.ptr(e, cOut, "y", n)
-	sw, err := e.emit(c, "swiglu_q8", 128, gridRowsY(ceilDiv(f, 2), rowsOf(x)), dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0))
+	sw, err := e.emit(c, "swiglu_q8", linThreads, gridRowsY(ceilDiv(f, 2), rowsOf(x)), dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0))
 	return append(quant, sw...), err
 }
+
+// linThreads is the block of linear_gemv, linear_q8 and swiglu_q8:
+// LIN_WARPS (gemv.cu.tmpl) warps.
+const linThreads = 8 * 32

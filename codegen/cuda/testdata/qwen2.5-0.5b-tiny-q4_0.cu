@@ -462,11 +462,13 @@ __device__ __forceinline__ void row_dot2(const uint8_t* __restrict__ w0, i64 r0,
 // linear: y[t, OUT] = x[t, IN] · wᵀ (+ b). A block of LIN_WARPS warps owns
 // LIN_ROWS rows; its warps split IN (group g goes to warp (g/32) % LIN_WARPS),
 // so each x group loaded from L1 serves LIN_ROWS weight rows (x would
-// otherwise cost more L1 bandwidth than the weights cost DRAM bandwidth),
-// every lane keeps LIN_ROWS independent 16-byte weight loads in flight, and
-// the many small blocks balance across SMs. Partial sums meet in shared memory.
+// otherwise cost more L1 bandwidth than the weights cost DRAM bandwidth).
+// ncu showed the GEMV latency-bound (27 % of DRAM bandwidth, 15 % of SM
+// throughput at 4 warps): 8 warps split a row more finely, so each lane has
+// few groups and the whole row's loads are in flight at once. Partial sums
+// meet in shared memory.
 #define LIN_ROWS 4
-#define LIN_WARPS 4
+#define LIN_WARPS 8
 template <class W, class B, int IN, int OUT>
 __device__ __forceinline__ void linear_gemv(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b,
                                             const float* __restrict__ x, float* __restrict__ y) {
@@ -479,9 +481,14 @@ __device__ __forceinline__ void linear_gemv(const uint8_t* __restrict__ w, const
     for (int r = 0; r < LIN_ROWS; r++) acc[r] = 0.f;
     constexpr int G = W::GROUP;
     if constexpr (IN % G == 0) {
-        constexpr int NG = IN / G;
-#pragma unroll 2
-        for (int g = warp * 32 + lane; g < NG; g += 32 * LIN_WARPS) {
+        constexpr int NG = IN / G, STEP = 32 * LIN_WARPS, ITER = (NG + STEP - 1) / STEP;
+        i64 rows[LIN_ROWS];  // clamped, so the loads need no branch (see rows_dot8)
+#pragma unroll
+        for (int r = 0; r < LIN_ROWS; r++) rows[r] = min(r0 + r, (i64)OUT - 1);
+#pragma unroll(ITER <= 8 ? ITER : 4)
+        for (int k = 0; k < ITER; k++) {
+            const int g = warp * 32 + lane + k * STEP;
+            if (NG % STEP != 0 && g >= NG) continue;
             float xv[G];
             const float4* xp = (const float4*)(xr + g * G);
 #pragma unroll
@@ -491,12 +498,10 @@ __device__ __forceinline__ void linear_gemv(const uint8_t* __restrict__ w, const
             }
 #pragma unroll
             for (int r = 0; r < LIN_ROWS; r++) {
-                if (OUT % LIN_ROWS == 0 || r0 + r < OUT) {
-                    float v[G];
-                    W::load(w, (r0 + r) * NG + g, v);
+                float v[G];
+                W::load(w, rows[r] * NG + g, v);
 #pragma unroll
-                    for (int i = 0; i < G; i++) acc[r] += v[i] * xv[i];
-                }
+                for (int i = 0; i < G; i++) acc[r] += v[i] * xv[i];
             }
         }
     } else {  // plain float rows whose length is no multiple of a vector
@@ -639,72 +644,82 @@ __device__ __forceinline__ float dot8_q5_0(const uint32_t* q, uint32_t qh, float
     return d * (xs.x * (float)s - 16.f * xs.y);
 }
 
+// The _dot accessors split reading from arithmetic: fetch(w, grp, raw) only
+// loads a group's bytes into registers, dot(raw, xw, xs) computes.
 template <i64 NBLK> struct W_q8_0_dot : W_q8_0<NBLK> {
-    static __device__ __forceinline__ float dot8(const uint8_t* __restrict__ w, i64 grp, const int* xw, const float2* xs) {
+    struct Raw { uint32_t q[8]; uint32_t d; };
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
         const uint8_t* b = w + grp * 34;
-        uint32_t q[8];
-        ld_words2<32>(b + 2, q);
-        return dot8_q8_0(q, h2f(*(const uint16_t*)b), xw, xs[0]);
+        ld_words2<32>(b + 2, r.q);
+        r.d = *(const uint16_t*)b;
     }
+    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) { return dot8_q8_0(r.q, h2f(r.d), xw, xs[0]); }
 };
 template <i64 NBLK> struct W_q8_0_split_dot : W_q8_0_split<NBLK> {
-    static __device__ __forceinline__ float dot8(const uint8_t* __restrict__ w, i64 grp, const int* xw, const float2* xs) {
-        uint32_t q[8];
-        ld_words16<32>(w + grp * 32, q);
-        return dot8_q8_0(q, h2f(__ldg((const uint16_t*)(w + NBLK * 32) + grp)), xw, xs[0]);
+    struct Raw { uint32_t q[8]; uint32_t d; };
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
+        ld_words16<32>(w + grp * 32, r.q);
+        r.d = __ldg((const uint16_t*)(w + NBLK * 32) + grp);
     }
+    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) { return dot8_q8_0(r.q, h2f(r.d), xw, xs[0]); }
 };
 template <i64 NBLK> struct W_q4_0_dot : W_q4_0<NBLK> {
-    static __device__ __forceinline__ float dot8(const uint8_t* __restrict__ w, i64 grp, const int* xw, const float2* xs) {
+    struct Raw { uint32_t q[4]; uint32_t d; };
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
         const uint8_t* b = w + grp * 18;
-        uint32_t q[4];
-        ld_words2<16>(b + 2, q);
-        return dot8_q4_0(q, h2f(*(const uint16_t*)b), xw, xs[0]);
+        ld_words2<16>(b + 2, r.q);
+        r.d = *(const uint16_t*)b;
     }
+    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) { return dot8_q4_0(r.q, h2f(r.d), xw, xs[0]); }
 };
 template <i64 NBLK> struct W_q4_0_split_dot : W_q4_0_split<NBLK> {
-    static __device__ __forceinline__ float dot8(const uint8_t* __restrict__ w, i64 grp, const int* xw, const float2* xs) {
-        uint32_t q[4];
-        ld_words16<16>(w + grp * 16, q);
-        return dot8_q4_0(q, h2f(__ldg((const uint16_t*)(w + NBLK * 16) + grp)), xw, xs[0]);
+    struct Raw { uint32_t q[4]; uint32_t d; };
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
+        ld_words16<16>(w + grp * 16, r.q);
+        r.d = __ldg((const uint16_t*)(w + NBLK * 16) + grp);
     }
+    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) { return dot8_q4_0(r.q, h2f(r.d), xw, xs[0]); }
 };
 template <i64 NBLK> struct W_q5_0_dot : W_q5_0<NBLK> {
-    static __device__ __forceinline__ float dot8(const uint8_t* __restrict__ w, i64 grp, const int* xw, const float2* xs) {
+    struct Raw { uint32_t q[5]; uint32_t d; };  // q[0] = qh
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
         const uint8_t* b = w + grp * 22;
-        uint32_t q[5];
-        ld_words2<20>(b + 2, q);
-        return dot8_q5_0(q + 1, q[0], h2f(*(const uint16_t*)b), xw, xs[0]);
+        ld_words2<20>(b + 2, r.q);
+        r.d = *(const uint16_t*)b;
     }
+    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) { return dot8_q5_0(r.q + 1, r.q[0], h2f(r.d), xw, xs[0]); }
 };
 template <i64 NBLK> struct W_q5_0_split_dot : W_q5_0_split<NBLK> {
-    static __device__ __forceinline__ float dot8(const uint8_t* __restrict__ w, i64 grp, const int* xw, const float2* xs) {
-        uint32_t q[4];
-        ld_words16<16>(w + grp * 16, q);
-        const uint32_t qh = __ldg((const uint32_t*)(w + NBLK * 16) + grp);
-        return dot8_q5_0(q, qh, h2f(__ldg((const uint16_t*)(w + NBLK * 20) + grp)), xw, xs[0]);
+    struct Raw { uint32_t q[4]; uint32_t qh, d; };
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
+        ld_words16<16>(w + grp * 16, r.q);
+        r.qh = __ldg((const uint32_t*)(w + NBLK * 16) + grp);
+        r.d = __ldg((const uint16_t*)(w + NBLK * 20) + grp);
     }
+    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) { return dot8_q5_0(r.q, r.qh, h2f(r.d), xw, xs[0]); }
 };
 // Q4_K group c of a block: sub-blocks 2c (low nibbles) and 2c+1 (high).
 template <i64 NBLK> struct W_q4_k_dot : W_q4_k<NBLK> {
-    static __device__ __forceinline__ float dot8(const uint8_t* __restrict__ w, i64 grp, const int* xw, const float2* xs) {
+    struct Raw { uint4 hd; uint32_t q[8]; int c; };
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
         const uint8_t* b = w + (grp >> 2) * 144;
-        const int c = (int)(grp & 3);
-        const uint4 hd = __ldg((const uint4*)b);
-        const uint32_t h[3] = {hd.y, hd.z, hd.w};
+        r.c = (int)(grp & 3);
+        r.hd = __ldg((const uint4*)b);
+        ld_words16<32>(b + 16 + 32 * r.c, r.q);
+    }
+    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) {
+        const uint32_t h[3] = {r.hd.y, r.hd.z, r.hd.w};
         float s0, m0, s1, m1;
-        scale_min_k4(2 * c, h, &s0, &m0);
-        scale_min_k4(2 * c + 1, h, &s1, &m1);
-        uint32_t q[8];
-        ld_words16<32>(b + 16 + 32 * c, q);
+        scale_min_k4(2 * r.c, h, &s0, &m0);
+        scale_min_k4(2 * r.c + 1, h, &s1, &m1);
         int a0 = 0, a1 = 0;
 #pragma unroll
         for (int i = 0; i < 8; i++) {
-            a0 = __dp4a((int)(q[i] & 0x0F0F0F0Fu), xw[i], a0);
-            a1 = __dp4a((int)((q[i] >> 4) & 0x0F0F0F0Fu), xw[8 + i], a1);
+            a0 = __dp4a((int)(r.q[i] & 0x0F0F0F0Fu), xw[i], a0);
+            a1 = __dp4a((int)((r.q[i] >> 4) & 0x0F0F0F0Fu), xw[8 + i], a1);
         }
-        return h2f(hd.x & 0xFFFF) * (s0 * xs[0].x * (float)a0 + s1 * xs[1].x * (float)a1) -
-               h2f(hd.x >> 16) * (m0 * xs[0].y + m1 * xs[1].y);
+        return h2f(r.hd.x & 0xFFFF) * (s0 * xs[0].x * (float)a0 + s1 * xs[1].x * (float)a1) -
+               h2f(r.hd.x >> 16) * (m0 * xs[0].y + m1 * xs[1].y);
     }
 };
 // Q6_K group: half h, part p (see dq_q6_k); codes made signed (q - 32) per
@@ -720,57 +735,72 @@ __device__ __forceinline__ float dot8_q6_k(const uint32_t* ql, const uint32_t* q
         a[i / 4] = __dp4a((int)__vsubss4(lo, 0x20202020u), xw[i], a[i / 4]);
         a[2 + i / 4] = __dp4a((int)__vsubss4(hi, 0x20202020u), xw[8 + i], a[2 + i / 4]);
     }
-    return d * (xs[0].x * (i8f(byte_of(sc, sh)) * (float)a[0] + i8f(byte_of(sc, sh + 1)) * (float)a[1]) +
-                xs[1].x * (i8f(byte_of(sc, sh + 2)) * (float)a[2] + i8f(byte_of(sc, sh + 3)) * (float)a[3]));
+    const uint32_t s4 = p ? sc[1] : sc[0];  // scales sh..sh+3 (a select: a run-time index would put sc in local memory)
+    return d * (xs[0].x * (i8f(s4) * (float)a[0] + i8f(s4 >> 8) * (float)a[1]) +
+                xs[1].x * (i8f(s4 >> 16) * (float)a[2] + i8f(s4 >> 24) * (float)a[3]));
 }
 template <i64 NBLK> struct W_q6_k_dot : W_q6_k<NBLK> {
-    static __device__ __forceinline__ float dot8(const uint8_t* __restrict__ w, i64 grp, const int* xw, const float2* xs) {
+    struct Raw { uint32_t ql[16], qh[8], sc[2], d; int p; };
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
         const uint8_t* b = w + (grp >> 2) * 210;
-        const int h = (int)(grp >> 1) & 1, p = (int)(grp & 1);
-        uint32_t ql[16], qh[8], sc[2];
-        ld_words2<64>(b + 64 * h, ql);
-        ld_words2<32>(b + 128 + 32 * h, qh);
-        ld_words2<8>(b + 192 + 8 * h, sc);
-        return dot8_q6_k(ql, qh, sc, h2f(*(const uint16_t*)(b + 208)), p, xw, xs);
+        const int h = (int)(grp >> 1) & 1;
+        r.p = (int)(grp & 1);
+        ld_words2<64>(b + 64 * h, r.ql);
+        ld_words2<32>(b + 128 + 32 * h, r.qh);
+        ld_words2<8>(b + 192 + 8 * h, r.sc);
+        r.d = *(const uint16_t*)(b + 208);
+    }
+    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) {
+        return dot8_q6_k(r.ql, r.qh, r.sc, h2f(r.d), r.p, xw, xs);
     }
 };
 template <i64 NBLK> struct W_q6_k_split_dot : W_q6_k_split<NBLK> {
-    static __device__ __forceinline__ float dot8(const uint8_t* __restrict__ w, i64 grp, const int* xw, const float2* xs) {
+    struct Raw { uint32_t ql[16], qh[8], sc[2], d; int p; };
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
         const i64 blk = grp >> 2;
         const uint8_t* b = w + blk * 192;
-        const int h = (int)(grp >> 1) & 1, p = (int)(grp & 1);
-        uint32_t ql[16], qh[8], sc[2];
-        ld_words16<64>(b + 64 * h, ql);
-        ld_words16<32>(b + 128 + 32 * h, qh);
+        const int h = (int)(grp >> 1) & 1;
+        r.p = (int)(grp & 1);
+        ld_words16<64>(b + 64 * h, r.ql);
+        ld_words16<32>(b + 128 + 32 * h, r.qh);
         const uint2 s = __ldg((const uint2*)(w + NBLK * 192 + blk * 16) + h);
-        sc[0] = s.x; sc[1] = s.y;
-        return dot8_q6_k(ql, qh, sc, h2f(__ldg((const uint16_t*)(w + NBLK * 208) + blk)), p, xw, xs);
+        r.sc[0] = s.x; r.sc[1] = s.y;
+        r.d = __ldg((const uint16_t*)(w + NBLK * 208) + blk);
+    }
+    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) {
+        return dot8_q6_k(r.ql, r.qh, r.sc, h2f(r.d), r.p, xw, xs);
     }
 };
 
-// Per-lane partial dots of NR weight rows (row0 + k·RSTEP... given as rows[])
-// with this warp's share of the int8 activation row: groups g = warp·32 +
-// lane, stepping 32·LIN_WARPS, as linear_gemv.
+// Per-lane partial dots of NR weight rows (ws[r], rows[r]) with this warp's
+// share of the int8 activation row: groups g = warp·32 + lane + k·32·LIN_WARPS.
+// The loop over k has a compile-time trip count and every row index is valid
+// (callers clamp), so nothing but a predicate guards the loads.
 template <class W, int IN, int NR>
 __device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* rows, const int8_t* __restrict__ xq,
                                           const float2* __restrict__ xs, float* acc) {
-    constexpr int G = W::GROUP, NG = IN / G;
+    constexpr int G = W::GROUP, NG = IN / G, STEP = 32 * LIN_WARPS, ITER = (NG + STEP - 1) / STEP;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll 2
-    for (int g = warp * 32 + lane; g < NG; g += 32 * LIN_WARPS) {
-        int xw[G / 4];
-        const int4* xp = (const int4*)(xq + g * G);
+#pragma unroll(ITER <= 8 ? ITER : 4)
+    for (int k = 0; k < ITER; k++) {
+        const int g = warp * 32 + lane + k * STEP;
+        if (NG % STEP == 0 || g < NG) {
+            int xw[G / 4];
+            const int4* xp = (const int4*)(xq + g * G);
 #pragma unroll
-        for (int i = 0; i < G / 16; i++) {
-            int4 a = xp[i];
-            xw[4 * i] = a.x; xw[4 * i + 1] = a.y; xw[4 * i + 2] = a.z; xw[4 * i + 3] = a.w;
+            for (int i = 0; i < G / 16; i++) {
+                int4 a = xp[i];
+                xw[4 * i] = a.x; xw[4 * i + 1] = a.y; xw[4 * i + 2] = a.z; xw[4 * i + 3] = a.w;
+            }
+            float2 xsv[G / 32];
+#pragma unroll
+            for (int i = 0; i < G / 32; i++) xsv[i] = xs[g * (G / 32) + i];
+            typename W::Raw raw[NR];
+#pragma unroll
+            for (int r = 0; r < NR; r++) W::fetch(ws[r], rows[r] * NG + g, raw[r]);
+#pragma unroll
+            for (int r = 0; r < NR; r++) acc[r] += W::dot(raw[r], xw, xsv);
         }
-        float2 xsv[G / 32];
-#pragma unroll
-        for (int i = 0; i < G / 32; i++) xsv[i] = xs[g * (G / 32) + i];
-#pragma unroll
-        for (int r = 0; r < NR; r++)
-            if (rows[r] >= 0) acc[r] += W::dot8(ws[r], rows[r] * NG + g, xw, xsv);
     }
 }
 
@@ -803,7 +833,7 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
 #pragma unroll
     for (int r = 0; r < LIN_ROWS; r++) {
         ws[r] = w;
-        rows[r] = r0 + r < OUT ? r0 + r : -1;
+        rows[r] = min(r0 + r, (i64)OUT - 1);  // past the end: a duplicate row, not written
         acc[r] = 0.f;
     }
     rows_dot8<W, IN, LIN_ROWS>(ws, rows, xq + t * IN, xs + t * (IN / 32), acc);
@@ -819,7 +849,8 @@ __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const 
     const i64 c0 = (i64)blockIdx.x * 2, t = blockIdx.y;
     const bool two = c0 + 1 < F;
     const uint8_t* ws[4] = {wg, wg, wu, wu};
-    i64 rows[4] = {c0, two ? c0 + 1 : -1, c0 + UP_ROW0, two ? c0 + 1 + UP_ROW0 : -1};
+    const i64 c1 = two ? c0 + 1 : c0;  // past the end: a duplicate column, not written
+    i64 rows[4] = {c0, c1, c0 + UP_ROW0, c1 + UP_ROW0};
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
     rows_dot8<W, IN, 4>(ws, rows, xq + t * IN, xs + t * (IN / 32), acc);
     const float s = block_rows_sum<4>(acc);
@@ -1059,19 +1090,19 @@ extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false(con
 extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_128(const float* __restrict__ x, int8_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     quantize_x8<0, 128>(x, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(128) linear_q8_W_q4_0_split_dot_512_B_none_128_128(const uint8_t* __restrict__ w, const int8_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_512_B_none_128_128(const uint8_t* __restrict__ w, const int8_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y) {
     linear_q8<W_q4_0_split_dot<512>, B_none, 128, 128>(w, nullptr, xq, xs, y);
 }
 extern "C" __global__ void __launch_bounds__(128) rmsnorm_rows_Norm_0_W_f32_128_128_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     rmsnorm_rows<Norm_0, W_f32<128>, 128, true>(a, b, w, s, y);
 }
-extern "C" __global__ void __launch_bounds__(128) swiglu_q8_W_q4_0_split_dot_2048_128_512_0(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const int8_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_0_split_dot_2048_128_512_0(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const int8_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y) {
     swiglu_q8<W_q4_0_split_dot<2048>, 128, 512, 0>(wg, wu, xq, xs, y);
 }
 extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_512(const float* __restrict__ x, int8_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     quantize_x8<0, 512>(x, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(128) linear_q8_W_q4_0_split_dot_2048_B_none_512_128(const uint8_t* __restrict__ w, const int8_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_2048_B_none_512_128(const uint8_t* __restrict__ w, const int8_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y) {
     linear_q8<W_q4_0_split_dot<2048>, B_none, 512, 128>(w, nullptr, xq, xs, y);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_128(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
@@ -1080,6 +1111,6 @@ extern "C" __global__ void __launch_bounds__(256) last_row_0_128(const float* __
 extern "C" __global__ void __launch_bounds__(256) quantize_x8_1_128(const float* __restrict__ x, int8_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     quantize_x8<1, 128>(x, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(128) linear_q8_W_q8_0_dot_607744_B_none_128_151936(const uint8_t* __restrict__ w, const int8_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_dot_607744_B_none_128_151936(const uint8_t* __restrict__ w, const int8_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y) {
     linear_q8<W_q8_0_dot<607744>, B_none, 128, 151936>(w, nullptr, xq, xs, y);
 }
