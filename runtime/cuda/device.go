@@ -68,7 +68,7 @@ func Open(p *plans.Plan, gpu int, o Options) (*Device, error) {
 		return nil, err
 	}
 	d.g = g
-	if err := d.load(p, o.Progress); err != nil {
+	if err := d.load(p, g.faults.killDuringLoad(o.Progress)); err != nil {
 		return nil, errors.Join(err, d.release())
 	}
 	return d, nil

@@ -19,7 +19,8 @@ import (
 // gpu is one opened device: its primary context and stream. Methods are the
 // C layer's calls with errors turned into Go errors.
 type gpu struct {
-	d C.orc_dev
+	d      C.orc_dev
+	faults *faults // test-only failures (faults.go); nil in production
 }
 
 // cerr is a C error buffer.
@@ -45,7 +46,11 @@ func check(rc C.int, e *cerr) error {
 }
 
 func openGPU(ordinal int) (*gpu, error) {
-	g := &gpu{}
+	f, err := faultsFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	g := &gpu{faults: f}
 	var e cerr
 	if err := check(C.orc_open(C.int(ordinal), &g.d, e.ptr()), &e); err != nil {
 		return nil, err
@@ -75,6 +80,9 @@ func (g *gpu) memInfo() (free, total int64, err error) {
 type devptr uint64
 
 func (g *gpu) alloc(bytes int64) (devptr, error) {
+	if err := g.faults.alloc(bytes); err != nil {
+		return 0, err
+	}
 	var e cerr
 	var p C.uint64_t
 	err := check(C.orc_alloc(&g.d, C.uint64_t(bytes), &p, e.ptr()), &e)
@@ -89,6 +97,9 @@ func (g *gpu) free(p devptr) error {
 // hostAlloc returns page-locked host memory, needed for truly asynchronous
 // copies; the slice aliases C memory and lives until hostFree.
 func (g *gpu) hostAlloc(bytes int) ([]byte, error) {
+	if err := g.faults.alloc(int64(bytes)); err != nil {
+		return nil, err
+	}
 	var e cerr
 	var p unsafe.Pointer
 	if err := check(C.orc_host_alloc(&g.d, C.uint64_t(bytes), &p, e.ptr()), &e); err != nil {
@@ -190,6 +201,9 @@ func (g *gpu) launch(b *batch) error {
 	if len(b.launches) == 0 {
 		return nil
 	}
+	if err := g.faults.launch(); err != nil {
+		return err
+	}
 	var argv *C.uint64_t
 	if len(b.argv) > 0 {
 		argv = (*C.uint64_t)(unsafe.Pointer(&b.argv[0]))
@@ -213,6 +227,9 @@ func (g *gpu) captureEnd() (graph, error) {
 }
 
 func (g *gpu) graphLaunch(x graph) error {
+	if err := g.faults.launch(); err != nil {
+		return err
+	}
 	var e cerr
 	return check(C.orc_graph_launch(&g.d, C.uint64_t(x), e.ptr()), &e)
 }
