@@ -248,3 +248,18 @@ func TestStalledReaderCannotHoldTheWorker(t *testing.T) {
 		t.Errorf("the stalled reader's job was not cancelled (it ran to the end unread):\n%s", m.String())
 	}
 }
+
+func TestBodyLargerThanTheLimitIsRefused(t *testing.T) {
+	_, addr := serveLimited(t, Config{MaxBodyBytes: 1024}, nil)
+	body := `{"job_id":"big","prompt":"` + strings.Repeat("a", 2048) + `"}`
+	resp, err := http.Post("http://"+addr+"/execute", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var e struct{ Code, Message string }
+	json.NewDecoder(resp.Body).Decode(&e)
+	if resp.StatusCode != http.StatusBadRequest || e.Code != codeInvalidRequest || e.Message != "body: larger than 1024 bytes" {
+		t.Fatalf("status %d %+v, want 400 INVALID_REQUEST body: larger than 1024 bytes", resp.StatusCode, e)
+	}
+}
