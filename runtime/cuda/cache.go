@@ -12,7 +12,7 @@ import (
 // [n_layer][2][ctx][n_head_kv*head_dim] fp16, the decode graph captured over
 // it (0 until the first decode step), its pinned logits buffer f32 [vocab]
 // and a reusable launch batch. A closed sequence parks its cache on the
-// device's idle list, so the next sequence of the same context skips the
+// device's idle list, so a later sequence that fits in it skips the
 // allocation and the graph capture.
 type kvCache struct {
 	kv     devptr
@@ -27,18 +27,24 @@ type kvCache struct {
 // maxIdleCaches bounds how many caches stay parked (and hold VRAM).
 const maxIdleCaches = 2
 
-// takeCache returns a zeroed cache of ctx tokens: a parked one of that
-// context, else a new one; parked caches are freed first when the new one
-// would not fit. d.mu is held.
+// takeCache returns a zeroed cache of at least ctx tokens: the smallest
+// parked one that is large enough (requests of every length then reuse a few
+// caches and their graphs), else a new one of ctx tokens; parked caches are
+// freed first when the new one would not fit. d.mu is held.
 func (d *Device) takeCache(ctx int) (*kvCache, error) {
+	best := -1
 	for i, c := range d.idle {
-		if c.ctx == ctx {
-			d.idle = slices.Delete(d.idle, i, i+1)
-			if err := d.g.memset(c.kv, 0, c.bytes); err != nil {
-				return nil, errors.Join(err, d.freeCache(c))
-			}
-			return c, nil
+		if c.ctx >= ctx && (best < 0 || c.ctx < d.idle[best].ctx) {
+			best = i
 		}
+	}
+	if best >= 0 {
+		c := d.idle[best]
+		d.idle = slices.Delete(d.idle, best, best+1)
+		if err := d.g.memset(c.kv, 0, c.bytes); err != nil {
+			return nil, errors.Join(err, d.freeCache(c))
+		}
+		return c, nil
 	}
 	c := &kvCache{ctx: ctx, bytes: kvBytes(&d.plan.Manifest.Model, ctx)}
 	what := fmt.Sprintf("a KV cache of %d tokens", ctx)
@@ -69,12 +75,21 @@ func (d *Device) takeCache(ctx int) (*kvCache, error) {
 	return c, nil
 }
 
-// parkCache puts c on the idle list, or frees it when the list is full.
+// parkCache puts c on the idle list; when the list is full the smallest
+// cache (c or a parked one) is freed, as larger ones serve more requests.
 func (d *Device) parkCache(c *kvCache) error {
-	if len(d.idle) < maxIdleCaches {
-		d.idle = append(d.idle, c)
+	d.idle = append(d.idle, c)
+	if len(d.idle) <= maxIdleCaches {
 		return nil
 	}
+	small := 0
+	for i, x := range d.idle {
+		if x.ctx < d.idle[small].ctx {
+			small = i
+		}
+	}
+	c = d.idle[small]
+	d.idle = slices.Delete(d.idle, small, small+1)
 	return d.freeCache(c)
 }
 

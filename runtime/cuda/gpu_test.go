@@ -317,6 +317,25 @@ func runToyPlan(t *testing.T, syncEach bool) {
 		hist[0] = append(hist[0], 11)
 		check(0, must[[]float32](t)(seqs[0].Forward(context.Background(), []int32{11})))
 	}
+	// A shorter sequence fits in a parked cache too, and keeps its own limit.
+	if err := seqs[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	short, err := d.NewSequence(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer short.Close()
+	if d.Info().VRAMBytesUsed != used {
+		t.Errorf("VRAM %d after reusing a larger cache, was %d", d.Info().VRAMBytesUsed, used)
+	}
+	hist[0] = []int32{4, 5, 6, 7}
+	check(0, must[[]float32](t)(short.Forward(context.Background(), hist[0])))
+	hist[0] = append(hist[0], 1)
+	check(0, must[[]float32](t)(short.Forward(context.Background(), []int32{1})))
+	if _, err := short.Forward(context.Background(), []int32{2}); !errors.Is(err, runtime.ErrContextFull) {
+		t.Fatalf("a sixth token in a sequence of 5: %v", err)
+	}
 }
 
 func TestGPUOpenOutOfMemory(t *testing.T) {

@@ -15,12 +15,13 @@ import (
 type sequence struct {
 	d      *Device
 	c      *kvCache
+	limit  int // the context asked for; the cache may hold more
 	pos    int
 	closed bool
 }
 
-// NewSequence takes a zeroed KV cache of ctxLen tokens (0 means the device's
-// context).
+// NewSequence takes a zeroed KV cache of at least ctxLen tokens (0 means
+// the device's context); the sequence may hold ctxLen tokens.
 func (d *Device) NewSequence(ctxLen int) (runtime.Sequence, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -37,7 +38,7 @@ func (d *Device) NewSequence(ctxLen int) (runtime.Sequence, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sequence{d: d, c: c}
+	s := &sequence{d: d, c: c, limit: ctxLen}
 	d.seqs[s] = struct{}{}
 	return s, nil
 }
@@ -58,8 +59,8 @@ func (s *sequence) Forward(ctx context.Context, tokens []int32) ([]float32, erro
 	if len(tokens) == 0 {
 		return nil, errors.New("cuda: Forward needs at least one token")
 	}
-	if s.pos+len(tokens) > s.c.ctx {
-		return nil, fmt.Errorf("%w: %d tokens at position %d pass the sequence's context of %d", runtime.ErrContextFull, len(tokens), s.pos, s.c.ctx)
+	if s.pos+len(tokens) > s.limit {
+		return nil, fmt.Errorf("%w: %d tokens at position %d pass the sequence's context of %d", runtime.ErrContextFull, len(tokens), s.pos, s.limit)
 	}
 	for i, t := range tokens {
 		if t < 0 || int(t) >= m.Model.Vocab {
