@@ -178,6 +178,7 @@ func TestSlowClientsAreCutAndOthersServedMeanwhile(t *testing.T) {
 	if b.err != nil || b.lived < readTimeout-200*time.Millisecond || b.lived > readTimeout+2*time.Second {
 		t.Errorf("body dribbler: lived %v (read timeout %v), err %v", b.lived, readTimeout, b.err)
 	}
+	t.Logf("header dribbler cut after %v (limit %v), body dribbler after %v (limit %v)", h.lived, headerTimeout, b.lived, readTimeout)
 	// The unfinished body is a request error, not a job.
 	if !strings.HasPrefix(b.answer, "HTTP/1.1 400") || !strings.Contains(b.answer, codeInvalidRequest) {
 		t.Errorf("body dribbler got %q, want 400 INVALID_REQUEST", b.answer)
