@@ -62,7 +62,7 @@ type benchResult struct {
 	TG           int     `json:"tg"`
 	DecodeTokS   float64 `json:"decode_tok_s"`
 	DecodeMsTok  float64 `json:"decode_ms_per_token"`
-	FirstStepMs  float64 `json:"first_decode_ms"` // first decode step of a sequence: graph capture included
+	FirstStepMs  float64 `json:"first_decode_ms"` // first decode step of a sequence (a graph capture unless a parked cache fits)
 	VRAMBytes    int64   `json:"vram_bytes"`      // weights, arena and one KV cache of ctx tokens, as the device reports
 	GPUUsedBytes int64   `json:"gpu_used_bytes"`  // total − free on the GPU while loaded (CUDA)
 }
@@ -274,8 +274,8 @@ func (c *benchCmd) prefill(dev runtime.Device, info runtime.Info, rng *rand.Rand
 	return ms(prefill), ms(time.Since(start)), nil
 }
 
-// decode feeds a short prompt, one untimed step (it captures the decode
-// graph), then times c.TG single-token steps. Each step returns the logits
+// decode feeds a short prompt, one step timed apart (the CUDA device may
+// capture its decode graph there), then times c.TG single-token steps. Each step returns the logits
 // to the host, as generation needs; tokens are random, as in llama-bench.
 func (c *benchCmd) decode(dev runtime.Device, info runtime.Info, rng *rand.Rand) (firstMs, tgMs float64, err error) {
 	seq, err := dev.NewSequence(c.Prompt + 1 + c.TG)
