@@ -7,7 +7,6 @@ package cuda
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/plans"
@@ -63,13 +62,18 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	for i := range m.Tensors {
 		e.tensors[m.Tensors[i].Name] = &m.Tensors[i]
 	}
-	var launches []plans.Launch
-	for _, n := range g.Nodes {
-		ls, err := e.node(n)
-		if err != nil {
-			return nil, fmt.Errorf("codegen/cuda: node %d (%s): %w", n.ID, n.Op, err)
+	// The two schedules differ where a kernel serves several tokens per
+	// block in a prefill; kernels both use are emitted once.
+	var schedules [2][]plans.Launch // prefill, decode
+	for i := range schedules {
+		e.prefill = i == 0
+		for _, n := range g.Nodes {
+			ls, err := e.node(n)
+			if err != nil {
+				return nil, fmt.Errorf("codegen/cuda: node %d (%s): %w", n.ID, n.Op, err)
+			}
+			schedules[i] = append(schedules[i], ls...)
 		}
-		launches = append(launches, ls...)
 	}
 	logits, err := e.value(g.Outputs[0])
 	if err != nil || logits.Kind != plans.ArgArena || g.Outputs[0].DType != ir.F32 {
@@ -88,8 +92,8 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 		Source: src,
 		Kernels: &plans.Kernels{
 			Arch:    arch,
-			Prefill: launches,
-			Decode:  slices.Clone(launches),
+			Prefill: schedules[0],
+			Decode:  schedules[1],
 			State:   e.state,
 			Logits:  logits.Offset,
 		},
@@ -102,6 +106,7 @@ type emitter struct {
 	maxTokens    int64
 	scratchBase  int64 // arena offset of codegen's scratch, after the planned buffers
 	scratchBytes int64 // the most scratch one launch pair needs
+	prefill      bool  // emitting the prefill schedule (else decode)
 	model        plans.Model
 	state        plans.State
 	tensors      map[string]*plans.Tensor

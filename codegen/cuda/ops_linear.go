@@ -115,8 +115,32 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 	c.arg(cInt8, "xq", xq)
 	c.arg(cScales, "xs", xs)
 	c.ptr(e, cOut, "y", n)
-	lin, err := e.emit(c, "linear_q8", linThreads, g, dotAccessor(wa), ba, cInt(in), cInt(out))
+	e.stateArg(c)
+	tt := e.tokenTile(x)
+	lin, err := e.emit(c, "linear_q8", linThreads, gridTokenTiles(ceilDiv(out, 4), rowsOf(x), tt),
+		dotAccessor(wa), ba, cInt(in), cInt(out), cInt(rowsOf(x)), cInt(tt))
 	return append(quant, lin...), err
+}
+
+// prefillTile is how many tokens one block of the integer-path kernels
+// serves in a prefill: each weight group fetched is used that many times.
+const prefillTile = 8
+
+// tokenTile is the tokens per block for x's rows in the schedule being
+// emitted: prefillTile in a prefill, 1 in decode or for fixed-row inputs.
+func (e *emitter) tokenTile(x *ir.Node) int64 {
+	if e.prefill && rowsOf(x) == 0 {
+		return prefillTile
+	}
+	return 1
+}
+
+// gridTokenTiles is (x, ceil(rows/tt), 1); rows 0 means T.
+func gridTokenTiles(x, rows, tt int64) grid {
+	if rows > 0 {
+		return grid{b: [3]int64{x, ceilDiv(rows, tt), 1}}
+	}
+	return grid{a: [3]int64{0, 1, 0}, b: [3]int64{x, 0, 1}, div: [3]int64{0, tt, 0}}
 }
 
 // intDot are the weight dtypes with an integer dot (q8.cu.tmpl): their
@@ -258,7 +282,10 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 	c.arg(cInt8, "xq", xq)
 	c.arg(cScales, "xs", xs)
 	c.ptr(e, cOut, "y", n)
-	sw, err := e.emit(c, "swiglu_q8", linThreads, gridRowsY(ceilDiv(f, 2), rowsOf(x)), dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0))
+	e.stateArg(c)
+	tt := e.tokenTile(x)
+	sw, err := e.emit(c, "swiglu_q8", linThreads, gridTokenTiles(ceilDiv(f, 2), rowsOf(x), tt),
+		dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0), cInt(rowsOf(x)), cInt(tt))
 	return append(quant, sw...), err
 }
 

@@ -772,94 +772,122 @@ template <i64 NBLK> struct W_q6_k_split_dot : W_q6_k_split<NBLK> {
     }
 };
 
-// Per-lane partial dots of NR weight rows (ws[r], rows[r]) with this warp's
-// share of the int8 activation row: groups g = warp·32 + lane + k·32·LIN_WARPS.
-// The loop over k has a compile-time trip count and every row index is valid
-// (callers clamp), so nothing but a predicate guards the loads.
-template <class W, int IN, int NR>
+// Per-lane partial dots of NR weight rows (ws[r], rows[r]) with the int8
+// activation rows of TT tokens (row indexes tok[]) over this warp's share of IN:
+// groups g = warp·32 + lane + k·32·LIN_WARPS. Each weight group is fetched
+// once and used for all TT tokens, so a prefill reads the weights T/TT
+// times instead of T. The loop over k has a compile-time trip count and
+// every row index is valid (callers clamp), so only predicates guard loads.
+template <class W, int IN, int NR, int TT>
 __device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* rows, const int8_t* __restrict__ xq,
-                                          const float2* __restrict__ xs, float* acc) {
+                                          const float2* __restrict__ xs, const int* tok, float (*acc)[TT]) {
     constexpr int G = W::GROUP, NG = IN / G, STEP = 32 * LIN_WARPS, ITER = (NG + STEP - 1) / STEP;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll(ITER <= 8 ? ITER : 4)
     for (int k = 0; k < ITER; k++) {
         const int g = warp * 32 + lane + k * STEP;
         if (NG % STEP == 0 || g < NG) {
-            int xw[G / 4];
-            const int4* xp = (const int4*)(xq + g * G);
-#pragma unroll
-            for (int i = 0; i < G / 16; i++) {
-                int4 a = xp[i];
-                xw[4 * i] = a.x; xw[4 * i + 1] = a.y; xw[4 * i + 2] = a.z; xw[4 * i + 3] = a.w;
-            }
-            float2 xsv[G / 32];
-#pragma unroll
-            for (int i = 0; i < G / 32; i++) xsv[i] = xs[g * (G / 32) + i];
             typename W::Raw raw[NR];
 #pragma unroll
             for (int r = 0; r < NR; r++) W::fetch(ws[r], rows[r] * NG + g, raw[r]);
 #pragma unroll
-            for (int r = 0; r < NR; r++) acc[r] += W::dot(raw[r], xw, xsv);
+            for (int tt = 0; tt < TT; tt++) {
+                int xw[G / 4];
+                const int4* xp = (const int4*)(xq + (i64)tok[tt] * IN + g * G);
+#pragma unroll
+                for (int i = 0; i < G / 16; i++) {
+                    int4 a = xp[i];
+                    xw[4 * i] = a.x; xw[4 * i + 1] = a.y; xw[4 * i + 2] = a.z; xw[4 * i + 3] = a.w;
+                }
+                float2 xsv[G / 32];
+#pragma unroll
+                for (int i = 0; i < G / 32; i++) xsv[i] = xs[(i64)tok[tt] * (IN / 32) + g * (G / 32) + i];
+#pragma unroll
+                for (int r = 0; r < NR; r++) acc[r][tt] += W::dot(raw[r], xw, xsv);
+            }
         }
     }
 }
 
-// Sums each row's partials over the block's warps; thread r < NR gets row r.
-template <int NR>
-__device__ __forceinline__ float block_rows_sum(float* acc) {
-    __shared__ float part[LIN_WARPS][NR];
+// Sums each of N partials over the block's warps; thread i < N gets sum i.
+template <int N>
+__device__ __forceinline__ float block_rows_sum(const float* acc) {
+    __shared__ float part[LIN_WARPS][N];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
-    for (int r = 0; r < NR; r++) {
+    for (int r = 0; r < N; r++) {
         float s = warp_sum(acc[r]);
         if (lane == 0) part[warp][r] = s;
     }
     __syncthreads();
     float s = 0.f;
-    if (threadIdx.x < NR)
+    if (threadIdx.x < N)
 #pragma unroll
         for (int k = 0; k < LIN_WARPS; k++) s += part[k][threadIdx.x];
     return s;
 }
 
-// linear_q8: linear_gemv's layout (4 warps share 4 rows) on the integer path.
-template <class W, class B, int IN, int OUT>
+// The TT tokens of block row blockIdx.y (TT = 1: token blockIdx.y), clamped
+// to the step's rows (duplicates are computed, not written); returns how
+// many are real.
+template <int ROWS, int TT>
+__device__ __forceinline__ int block_tokens(const int* __restrict__ state, int* tok) {
+    const int rows = ROWS_OR_T(ROWS, state), t0 = blockIdx.y * TT;
+#pragma unroll
+    for (int tt = 0; tt < TT; tt++) tok[tt] = min(t0 + tt, rows - 1);
+    return min(TT, rows - t0);
+}
+
+// linear_q8: 8 warps share 4 rows on the integer path; TT tokens per block
+// (1 for decode).
+template <class W, class B, int IN, int OUT, int ROWS, int TT>
 __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const int8_t* __restrict__ xq,
-                                          const float2* __restrict__ xs, float* __restrict__ y) {
-    const i64 r0 = (i64)blockIdx.x * LIN_ROWS, t = blockIdx.y;
+                                          const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    const i64 r0 = (i64)blockIdx.x * LIN_ROWS;
+    int tok[TT];
+    const int ntok = block_tokens<ROWS, TT>(state, tok);
     const uint8_t* ws[LIN_ROWS];
     i64 rows[LIN_ROWS];
-    float acc[LIN_ROWS];
+    float acc[LIN_ROWS][TT];
 #pragma unroll
     for (int r = 0; r < LIN_ROWS; r++) {
         ws[r] = w;
         rows[r] = min(r0 + r, (i64)OUT - 1);  // past the end: a duplicate row, not written
-        acc[r] = 0.f;
+#pragma unroll
+        for (int tt = 0; tt < TT; tt++) acc[r][tt] = 0.f;
     }
-    rows_dot8<W, IN, LIN_ROWS>(ws, rows, xq + t * IN, xs + t * (IN / 32), acc);
-    const float s = block_rows_sum<LIN_ROWS>(acc);
-    if (threadIdx.x < LIN_ROWS && r0 + threadIdx.x < OUT) y[t * OUT + r0 + threadIdx.x] = s + B::at(b, r0 + threadIdx.x);
+    rows_dot8<W, IN, LIN_ROWS, TT>(ws, rows, xq, xs, tok, acc);
+    const float s = block_rows_sum<LIN_ROWS * TT>(&acc[0][0]);
+    const int r = threadIdx.x / TT, tt = threadIdx.x % TT;
+    if (threadIdx.x < LIN_ROWS * TT && r0 + r < OUT && tt < ntok) y[(i64)tok[tt] * OUT + r0 + r] = s + B::at(b, r0 + r);
 }
 
-// swiglu_q8: 4 warps own output columns 2·blockIdx.x and +1: their gate and
-// up rows are the block's 4 rows.
-template <class W, int IN, int F, int UP_ROW0>
+// swiglu_q8: output columns 2·blockIdx.x and +1; their gate and up rows are
+// the block's 4 rows.
+template <class W, int IN, int F, int UP_ROW0, int ROWS, int TT>
 __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const int8_t* __restrict__ xq,
-                                          const float2* __restrict__ xs, float* __restrict__ y) {
-    const i64 c0 = (i64)blockIdx.x * 2, t = blockIdx.y;
+                                          const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    const i64 c0 = (i64)blockIdx.x * 2;
+    int tok[TT];
+    const int ntok = block_tokens<ROWS, TT>(state, tok);
     const bool two = c0 + 1 < F;
-    const uint8_t* ws[4] = {wg, wg, wu, wu};
     const i64 c1 = two ? c0 + 1 : c0;  // past the end: a duplicate column, not written
-    i64 rows[4] = {c0, c1, c0 + UP_ROW0, c1 + UP_ROW0};
-    float acc[4] = {0.f, 0.f, 0.f, 0.f};
-    rows_dot8<W, IN, 4>(ws, rows, xq + t * IN, xs + t * (IN / 32), acc);
-    const float s = block_rows_sum<4>(acc);
-    __shared__ float gu[4];
-    if (threadIdx.x < 4) gu[threadIdx.x] = s;
+    const uint8_t* ws[4] = {wg, wg, wu, wu};
+    const i64 rows[4] = {c0, c1, c0 + UP_ROW0, c1 + UP_ROW0};
+    float acc[4][TT];
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int tt = 0; tt < TT; tt++) acc[r][tt] = 0.f;
+    rows_dot8<W, IN, 4, TT>(ws, rows, xq, xs, tok, acc);
+    const float s = block_rows_sum<4 * TT>(&acc[0][0]);
+    __shared__ float gu[4 * TT];
+    if (threadIdx.x < 4 * TT) gu[threadIdx.x] = s;
     __syncthreads();
-    if (threadIdx.x < 2 && (threadIdx.x == 0 || two)) {
-        const float g = gu[threadIdx.x], u = gu[2 + threadIdx.x];
-        y[t * F + c0 + threadIdx.x] = g / (1.f + expf(-g)) * u;
+    const int c = threadIdx.x / TT, tt = threadIdx.x % TT;
+    if (threadIdx.x < 2 * TT && (c == 0 || two) && tt < ntok) {
+        const float g = gu[c * TT + tt], u = gu[(2 + c) * TT + tt];
+        y[(i64)tok[tt] * F + c0 + c] = g / (1.f + expf(-g)) * u;
     }
 }
 
