@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"nhooyr.io/websocket"
 )
 
 // serveLimited serves a plan the way orcrun serve does: HTTPServer on
@@ -269,4 +271,37 @@ func TestBodyLargerThanTheLimitIsRefused(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || e.Code != codeInvalidRequest || e.Message != "body: larger than 1024 bytes" {
 		t.Fatalf("status %d %+v, want 400 INVALID_REQUEST body: larger than 1024 bytes", resp.StatusCode, e)
 	}
+}
+
+func TestWebsocketsGiveTheirConnectionSlotsBack(t *testing.T) {
+	// With 2 slots, 5 websocket jobs one after another and then a plain
+	// request are served only if each hijacked connection frees its slot.
+	_, addr := serveLimited(t, Config{Limits: Limits{MaxConnections: 2}}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := range 5 {
+		conn, _, err := websocket.Dial(ctx, "ws://"+addr+"/ws", nil)
+		if err != nil {
+			t.Fatalf("websocket %d: %v", i+1, err)
+		}
+		req, _ := json.Marshal(map[string]any{"job_id": fmt.Sprintf("ws-%d", i), "prompt": "Once", "max_tokens": 3})
+		if err := conn.Write(ctx, websocket.MessageText, req); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, _, err := conn.Read(ctx); err != nil {
+				if websocket.CloseStatus(err) != websocket.StatusNormalClosure {
+					t.Fatalf("websocket %d: %v", i+1, err)
+				}
+				break
+			}
+		}
+		conn.CloseNow()
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/health", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("a request after 5 websockets on 2 slots: %v", err)
+	}
+	resp.Body.Close()
 }
