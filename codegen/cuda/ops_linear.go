@@ -108,6 +108,14 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 		c.ptr(e, cOut, "y", n)
 		return e.emit(c, "linear_gemv", linThreads, g, wa, ba, cInt(in), cInt(out))
 	}
+	return e.intDot(c, n, x, in, "linear_q8", ceilDiv(out, 4), dotAccessor(wa), ba, cInt(in), cInt(out))
+}
+
+// intDot emits an integer-path kernel fn (its weight and bias parameters
+// already in c) after the launch quantizing x: it adds the int8 activations,
+// n's output and the state, and the template arguments rows and token tile
+// after targs. blocksX blocks cover the output columns.
+func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, blocksX int64, targs ...string) ([]plans.Launch, error) {
 	quant, xq, xs, err := e.quantizeX(x, in)
 	if err != nil {
 		return nil, err
@@ -117,9 +125,8 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 	c.ptr(e, cOut, "y", n)
 	e.stateArg(c)
 	tt := e.tokenTile(x)
-	lin, err := e.emit(c, "linear_q8", linThreads, gridTokenTiles(ceilDiv(out, 4), rowsOf(x), tt),
-		dotAccessor(wa), ba, cInt(in), cInt(out), cInt(rowsOf(x)), cInt(tt))
-	return append(quant, lin...), err
+	ls, err := e.emit(c, fn, linThreads, gridTokenTiles(blocksX, rowsOf(x), tt), append(targs, cInt(rowsOf(x)), cInt(tt))...)
+	return append(quant, ls...), err
 }
 
 // prefillTile is how many tokens one block of the integer-path kernels
@@ -275,18 +282,7 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 		c.ptr(e, cOut, "y", n)
 		return e.emit(c, "swiglu_gemv", 128, gridRowsY(ceilDiv(f, 4), rowsOf(x)), ga, ua, cInt(in), cInt(f), cInt(upRow0))
 	}
-	quant, xq, xs, err := e.quantizeX(x, in)
-	if err != nil {
-		return nil, err
-	}
-	c.arg(cInt8, "xq", xq)
-	c.arg(cScales, "xs", xs)
-	c.ptr(e, cOut, "y", n)
-	e.stateArg(c)
-	tt := e.tokenTile(x)
-	sw, err := e.emit(c, "swiglu_q8", linThreads, gridTokenTiles(ceilDiv(f, 2), rowsOf(x), tt),
-		dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0), cInt(rowsOf(x)), cInt(tt))
-	return append(quant, sw...), err
+	return e.intDot(c, n, x, in, "swiglu_q8", ceilDiv(f, 2), dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0))
 }
 
 // linThreads is the block of linear_gemv, linear_q8 and swiglu_q8:
