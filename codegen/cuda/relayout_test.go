@@ -1,0 +1,87 @@
+package cuda_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/llama-orch/orc/codegen/cuda"
+	"github.com/llama-orch/orc/plans"
+)
+
+// field is one part of a quant block: bytes [from, from+size).
+type field struct{ from, size int }
+
+// The GPU layouts as the kernels read them (templates/weights.cu.tmpl):
+// every block's quants, then each scale field as its own array.
+var gpuLayouts = []struct {
+	dtype  string
+	block  int
+	fields []field // in section order
+}{
+	{"q4_0", 18, []field{{2, 16}, {0, 2}}},
+	{"q5_0", 22, []field{{6, 16}, {2, 4}, {0, 2}}},
+	{"q8_0", 34, []field{{2, 32}, {0, 2}}},
+	{"mxfp4", 17, []field{{1, 16}, {0, 1}}},
+	{"q6_k", 210, []field{{0, 192}, {192, 16}, {208, 2}}},
+}
+
+func TestRelayoutSplit(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, l := range gpuLayouts {
+		const nblk = 7
+		src := make([]byte, nblk*l.block)
+		for i := range src {
+			src[i] = byte(r.Uint32())
+		}
+		got, err := cuda.Relayout(&plans.Tensor{Name: "w", DType: l.dtype, Layout: "gpu_" + l.dtype}, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(src) {
+			t.Fatalf("%s: %d bytes became %d", l.dtype, len(src), len(got))
+		}
+		sec := 0 // start of the current section
+		for _, f := range l.fields {
+			if sec%2 != 0 {
+				t.Errorf("%s: section at %d is not 2-byte aligned", l.dtype, sec)
+			}
+			for b := range nblk {
+				want := src[b*l.block+f.from : b*l.block+f.from+f.size]
+				if have := got[sec+b*f.size : sec+(b+1)*f.size]; !bytes.Equal(have, want) {
+					t.Fatalf("%s: block %d field at %d: got % x, want % x", l.dtype, b, f.from, have, want)
+				}
+			}
+			sec += nblk * f.size
+		}
+	}
+}
+
+// GGUF order is the GPU layout of the aligned types, and "" is GGUF order.
+func TestRelayoutIdentity(t *testing.T) {
+	src := []byte(strings.Repeat("0123456789abcdef", 9)) // one Q4_K block
+	for _, tc := range []plans.Tensor{{DType: "q4_k", Layout: "gpu_q4_k"}, {DType: "q4_0", Layout: ""}, {DType: "f16", Layout: ""}} {
+		got, err := cuda.Relayout(&tc, src)
+		if err != nil || !bytes.Equal(got, src) {
+			t.Errorf("%s %q: changed the bytes (err %v)", tc.DType, tc.Layout, err)
+		}
+	}
+}
+
+func TestRelayoutRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		t    plans.Tensor
+		n    int
+		want string
+	}{
+		{plans.Tensor{Name: "a", DType: "q4_0", Layout: "gpu_q8_0"}, 18, "is not"},
+		{plans.Tensor{Name: "b", DType: "q4_0", Layout: "gpu_q4_0"}, 20, "whole q4_0 blocks"},
+		{plans.Tensor{Name: "c", DType: "q9_9", Layout: "gpu_q9_9"}, 18, "unknown dtype"},
+	} {
+		_, err := cuda.Relayout(&tc.t, make([]byte, tc.n))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.t.Name, err, tc.want)
+		}
+	}
+}
