@@ -57,6 +57,7 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 		model:       m.Model,
 		state:       StateLayout(maxTokens),
 		tensors:     map[string]*plans.Tensor{},
+		users:       map[*ir.Node][]*ir.Node{},
 		kernels:     newKernelSet(),
 	}
 	for i := range m.Tensors {
@@ -65,8 +66,14 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	// The two schedules differ where a kernel serves several tokens per
 	// block in a prefill; kernels both use are emitted once.
 	var schedules [2][]plans.Launch // prefill, decode
+	for _, n := range g.Nodes {
+		for _, in := range n.Inputs {
+			e.users[in] = append(e.users[in], n)
+		}
+	}
 	for i := range schedules {
 		e.prefill = i == 0
+		e.scratchHolds = -1
 		for _, n := range g.Nodes {
 			ls, err := e.node(n)
 			if err != nil {
@@ -107,6 +114,10 @@ type emitter struct {
 	scratchBase  int64 // arena offset of codegen's scratch, after the planned buffers
 	scratchBytes int64 // the most scratch one launch pair needs
 	prefill      bool  // emitting the prefill schedule (else decode)
+	// scratchHolds is the arena offset of the value whose int8 form the
+	// scratch holds at this point of the schedule (-1: none).
+	scratchHolds int64
+	users        map[*ir.Node][]*ir.Node // each node's readers
 	model        plans.Model
 	state        plans.State
 	tensors      map[string]*plans.Tensor

@@ -103,7 +103,7 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 	}
 	ba := e.bias(c, b, out, "b")
 	g := gridRowsY(ceilDiv(out, 4), rowsOf(x))
-	if !intDot[w.DType] || in%32 != 0 {
+	if !e.takesIntDot(n) {
 		c.ptr(e, cIn, "x", x)
 		c.ptr(e, cOut, "y", n)
 		return e.emit(c, "linear_gemv", linThreads, g, wa, ba, cInt(in), cInt(out))
@@ -161,13 +161,70 @@ func dotAccessor(acc string) string {
 	return acc[:i] + "_dot" + acc[i:]
 }
 
-// quantizeX emits the launch quantizing x [rows, in] to int8 in the scratch
-// after the planned arena and returns it with the scratch arguments.
-func (e *emitter) quantizeX(x *ir.Node, in int64) ([]plans.Launch, plans.Arg, plans.Arg, error) {
+// takesIntDot reports whether matrix node n (linear, swiglu_linear) runs on
+// the integer path: weights with an integer dot, a row length of whole
+// 32-groups, and for swiglu_linear one accessor for gate and up.
+func (e *emitter) takesIntDot(n *ir.Node) bool {
+	if len(n.Inputs) < 2 || !intDot[n.Inputs[1].DType] || n.Inputs[0].Shape[len(n.Inputs[0].Shape)-1]%32 != 0 {
+		return false
+	}
+	if n.Op == ir.OpSwiGLULinear && len(n.Inputs) == 3 {
+		ga, err1 := e.accessor(n.Inputs[1])
+		ua, err2 := e.accessor(n.Inputs[2])
+		return err1 == nil && err2 == nil && ga == ua
+	}
+	return n.Op == ir.OpLinear || n.Op == ir.OpSwiGLULinear
+}
+
+// feedsIntDot reports whether value v is the input x of an integer-path
+// matrix node, so its producer should quantize it as it writes it.
+func (e *emitter) feedsIntDot(v *ir.Node) bool {
+	for _, u := range e.users[v] {
+		if (u.Op == ir.OpLinear || u.Op == ir.OpSwiGLULinear) && u.Inputs[0] == v && e.takesIntDot(u) {
+			return true
+		}
+	}
+	return false
+}
+
+// scratchArgs returns the int8 scratch's arguments for activations of width
+// in, growing the scratch to fit them.
+func (e *emitter) scratchArgs(in int64) (xq, xs plans.Arg) {
 	qBytes := alignUp(e.maxTokens*in, plans.Alignment)
-	xq := plans.Arg{Kind: plans.ArgArena, Offset: e.scratchBase}
-	xs := plans.Arg{Kind: plans.ArgArena, Offset: e.scratchBase + qBytes}
 	e.scratchBytes = max(e.scratchBytes, qBytes+alignUp(e.maxTokens*in/32*8, plans.Alignment))
+	return plans.Arg{Kind: plans.ArgArena, Offset: e.scratchBase}, plans.Arg{Kind: plans.ArgArena, Offset: e.scratchBase + qBytes}
+}
+
+// quantizes adds a producer's int8 outputs for value v (its arena argument
+// out, width cols) when v feeds the integer path, else nullptrs; it returns
+// the Q8 template argument.
+func (e *emitter) quantizes(c *call, v *ir.Node, out plans.Arg, cols int64) string {
+	if cols%32 != 0 || !e.feedsIntDot(v) {
+		c.null()
+		c.null()
+		return "false"
+	}
+	xq, xs := e.scratchArgs(cols)
+	c.arg("int8_t* __restrict__", "xq", xq)
+	c.arg("float2* __restrict__", "xs", xs)
+	e.scratchHolds = out.Offset
+	return "true"
+}
+
+// quantizeX emits the launch quantizing x [rows, in] to int8 in the scratch
+// after the planned arena, unless the scratch already holds x (its producer
+// quantized it and nothing has overwritten it since), and returns the
+// scratch arguments.
+func (e *emitter) quantizeX(x *ir.Node, in int64) ([]plans.Launch, plans.Arg, plans.Arg, error) {
+	xq, xs := e.scratchArgs(in)
+	xa, err := e.value(x)
+	if err != nil {
+		return nil, xq, xs, err
+	}
+	if xa.Kind == plans.ArgArena && xa.Offset == e.scratchHolds {
+		return nil, xq, xs, nil
+	}
+	e.scratchHolds = xa.Offset
 	c := &call{}
 	c.ptr(e, cIn, "x", x)
 	c.arg("int8_t* __restrict__", "xq", xq)
@@ -277,7 +334,7 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 		}
 		c.args = append(c.args, "wg")
 	}
-	if !intDot[n.Inputs[1].DType] || ga != ua || in%32 != 0 {
+	if !e.takesIntDot(n) {
 		c.ptr(e, cIn, "x", x)
 		c.ptr(e, cOut, "y", n)
 		return e.emit(c, "swiglu_gemv", 128, gridRowsY(ceilDiv(f, 4), rowsOf(x)), ga, ua, cInt(in), cInt(f), cInt(upRow0))

@@ -66,14 +66,28 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
+	normed := n // the node consumers read the normed row through
 	if add {
 		c.arg(cOut, "s", out)
 		out.Offset += 4 * e.maxTokens * cols // part 1: the normed sum
+		normed = nil
+		for _, u := range e.users[n] {
+			if u.Op == ir.OpView && u.Int("part") == 1 {
+				normed = u
+			}
+		}
 	} else {
 		c.null()
 	}
 	c.arg(cOut, "y", out)
-	targs = append(targs, cInt(cols), fmt.Sprint(add))
+	q8 := "false"
+	if normed != nil {
+		q8 = e.quantizes(c, normed, out, cols)
+	} else {
+		c.null()
+		c.null()
+	}
+	targs = append(targs, cInt(cols), fmt.Sprint(add), q8)
 	fn := "rmsnorm_rows"
 	if layer {
 		fn = "layernorm_rows"
@@ -283,6 +297,17 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	}
 	att.arg(cInts, "positions", positions)
 	att.ptr(e, cOut, "y", n)
-	la, err := e.emit(att, "attend", 128, gridRowsY(heads, 0), cfg, sinks, fmt.Sprint(len(n.Inputs) == 4))
+	out, err := e.value(n)
+	if err != nil {
+		return nil, err
+	}
+	q8 := "false"
+	if hd%32 == 0 {
+		q8 = e.quantizes(att, n, out, heads*hd)
+	} else {
+		att.null()
+		att.null()
+	}
+	la, err := e.emit(att, "attend", 128, gridRowsY(heads, 0), cfg, sinks, fmt.Sprint(len(n.Inputs) == 4), q8)
 	return append(ls, la...), err
 }

@@ -597,20 +597,28 @@ __device__ __forceinline__ void qkv_gemv(const uint8_t* __restrict__ wq, const u
 // per 32 elements (scale d_x and d_x·Σq_x, as ggml's Q8_1) and the weights'
 // integer codes meet it in dp4a: ≈ 0.5 instructions per element.
 
+// quantize32: the 32 lanes of a warp hold elements i..i+31 (i % 32 == 0) of
+// an activation [rows, cols]: lane's int8 code to xq[i + lane], the group's
+// (d_x, d_x·Σq_x) to xs[i / 32]. Producers call it on the values they have
+// just computed (norms, attention), so most GEMVs need no quantize launch.
+__device__ __forceinline__ void quantize32(float v, i64 i, int8_t* __restrict__ xq, float2* __restrict__ xs) {
+    const float amax = warp_max(fabsf(v));
+    const float d = amax / 127.f;
+    const int q = amax == 0.f ? 0 : __float2int_rn(v * (127.f / amax));
+    xq[i + (threadIdx.x & 31)] = (int8_t)q;
+    const float s = warp_sum((float)q);
+    if ((threadIdx.x & 31) == 0) xs[i / 32] = make_float2(d, d * s);
+}
+
 // quantize_x8: x [rows, IN] → xq int8 [rows, IN], xs [rows, IN/32] of
-// (d_x, d_x·Σq_x); one warp per 32 elements.
+// (d_x, d_x·Σq_x); one warp per 32 elements. For activations whose producer
+// does not quantize them itself.
 template <int ROWS, int IN>
 __device__ __forceinline__ void quantize_x8(const float* __restrict__ x, int8_t* __restrict__ xq, float2* __restrict__ xs,
                                             const int* __restrict__ state) {
     const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (i64)ROWS_OR_T(ROWS, state) * IN) return;  // IN % 32 == 0: whole warps leave
-    const float v = x[i];
-    const float amax = warp_max(fabsf(v));
-    const float d = amax / 127.f;
-    const int q = amax == 0.f ? 0 : __float2int_rn(v / d);
-    xq[i] = (int8_t)q;
-    const float s = warp_sum((float)q);
-    if ((threadIdx.x & 31) == 0) xs[i / 32] = make_float2(d, d * s);
+    quantize32(x[i], i & ~(i64)31, xq, xs);
 }
 
 // dot8 helpers: the dot of one weight group with its int8 activations xw
@@ -893,12 +901,21 @@ __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const 
 
 // Norms: one block per row, the row re-read from L1/L2 for the second pass.
 // A config N (emitted per model) has EPS. W and B are plain-float accessors.
+// With Q8 the result is also quantized for the integer GEMV path (xq, xs).
+
+// norm_quantize: after a block wrote its row of y, quantize it (COLS % 32 ==
+// 0; every warp takes whole 32-element groups).
+template <int COLS>
+__device__ __forceinline__ void norm_quantize(const float* __restrict__ y, i64 off, int8_t* __restrict__ xq, float2* __restrict__ xs) {
+    __syncthreads();  // the row's y, written by other warps of the block
+    for (int i = threadIdx.x; i < COLS; i += blockDim.x) quantize32(y[off + i], off + (i & ~31), xq, xs);
+}
 
 // rmsnorm: y = x / sqrt(mean(x²)+eps) · w. With A2 (add_rmsnorm) the row is
 // a + b, stored to s first (part 0 of the packed result).
-template <class N, class W, int COLS, bool ADD>
+template <class N, class W, int COLS, bool ADD, bool Q8>
 __device__ __forceinline__ void rmsnorm_rows(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w,
-                                             float* __restrict__ s, float* __restrict__ y) {
+                                             float* __restrict__ s, float* __restrict__ y, int8_t* __restrict__ xq, float2* __restrict__ xs) {
     __shared__ float scratch[32];
     const i64 off = (i64)blockIdx.x * COLS;
     float ss = 0.f;
@@ -910,12 +927,14 @@ __device__ __forceinline__ void rmsnorm_rows(const float* __restrict__ a, const 
     const float inv = rsqrtf(block_sum(ss, scratch) / (float)COLS + N::EPS);
     const float* src = ADD ? s : a;
     for (int i = threadIdx.x; i < COLS; i += blockDim.x) y[off + i] = src[off + i] * inv * W::at(w, i);
+    if constexpr (Q8) norm_quantize<COLS>(y, off, xq, xs);
 }
 
 // layernorm: y = (x - mean) / sqrt(var + eps) · w + bias; ADD as above.
-template <class N, class W, class B, int COLS, bool ADD>
+template <class N, class W, class B, int COLS, bool ADD, bool Q8>
 __device__ __forceinline__ void layernorm_rows(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w,
-                                               const uint8_t* __restrict__ bias, float* __restrict__ s, float* __restrict__ y) {
+                                               const uint8_t* __restrict__ bias, float* __restrict__ s, float* __restrict__ y,
+                                               int8_t* __restrict__ xq, float2* __restrict__ xs) {
     __shared__ float scratch[32];
     const i64 off = (i64)blockIdx.x * COLS;
     float sum = 0.f;
@@ -933,6 +952,7 @@ __device__ __forceinline__ void layernorm_rows(const float* __restrict__ a, cons
     }
     const float inv = rsqrtf(block_sum(var, scratch) / (float)COLS + N::EPS);
     for (int i = threadIdx.x; i < COLS; i += blockDim.x) y[off + i] = (src[off + i] - mean) * inv * W::at(w, i) + B::at(bias, i);
+    if constexpr (Q8) norm_quantize<COLS>(y, off, xq, xs);
 }
 
 // Elementwise ops over [ROWS or T, COLS]: one thread per element; the grid
@@ -1027,9 +1047,12 @@ __device__ __forceinline__ void kv_store(const float* __restrict__ k, const floa
 // Sinks (optional, [HEADS] plain floats) join the softmax denominator.
 #define ATT_THREADS 128
 #define ATT_CHUNK 256
-template <class A, class S, bool SINKS>
+// With Q8 (HD % 32 == 0) the output is also quantized for the integer GEMV
+// path: each warp holds 32 consecutive dims of the head.
+template <class A, class S, bool SINKS, bool Q8>
 __device__ __forceinline__ void attend(const float* __restrict__ q, const __half* __restrict__ kc, const __half* __restrict__ vc,
-                                       const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y) {
+                                       const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y,
+                                       int8_t* __restrict__ xq, float2* __restrict__ xs) {
     constexpr int KV = A::KVH * A::HD, DPT = (A::HD + ATT_THREADS - 1) / ATT_THREADS;
     __shared__ float qs[A::HD];
     __shared__ float ps[ATT_CHUNK];
@@ -1090,6 +1113,10 @@ __device__ __forceinline__ void attend(const float* __restrict__ q, const __half
 #pragma unroll
     for (int k = 0; k < DPT; k++) {
         const int d = threadIdx.x + k * ATT_THREADS;
-        if (d < A::HD) y[(i64)t * A::HEADS * A::HD + h * A::HD + d] = acc[k] / l;
+        const i64 i = (i64)t * A::HEADS * A::HD + h * A::HD + d;
+        if (d < A::HD) {  // whole warps, HD being a multiple of 32 when Q8
+            y[i] = acc[k] / l;
+            if constexpr (Q8) quantize32(acc[k] / l, i & ~(i64)31, xq, xs);
+        }
     }
 }

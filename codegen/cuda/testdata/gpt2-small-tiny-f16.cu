@@ -10,8 +10,8 @@ extern "C" __global__ void __launch_bounds__(128) embed_rows_W_f16_12865792_5025
 extern "C" __global__ void __launch_bounds__(128) embed_rows_W_f32_262144_1024_256(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
     embed_rows<W_f32<262144>, 1024, 256>(table, ids, y);
 }
-extern "C" __global__ void __launch_bounds__(256) layernorm_rows_Norm_0_W_f32_256_W_f32_256_256_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, const uint8_t* __restrict__ bias, float* __restrict__ s, float* __restrict__ y) {
-    layernorm_rows<Norm_0, W_f32<256>, W_f32<256>, 256, true>(a, b, w, bias, s, y);
+extern "C" __global__ void __launch_bounds__(256) layernorm_rows_Norm_0_W_f32_256_W_f32_256_256_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, const uint8_t* __restrict__ bias, float* __restrict__ s, float* __restrict__ y) {
+    layernorm_rows<Norm_0, W_f32<256>, W_f32<256>, 256, true, false>(a, b, w, bias, s, y, nullptr, nullptr);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_196608_W_f32_768_256_768(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y) {
     linear_gemv<W_f16<196608>, W_f32<768>, 256, 768>(w, b, x, y);
@@ -28,8 +28,8 @@ extern "C" __global__ void __launch_bounds__(256) split_ew_0_768_512_256(const f
 extern "C" __global__ void __launch_bounds__(256) kv_store_Attn_1(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     kv_store<Attn_1>(k, v, positions, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_Attn_1_B_none_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y) {
-    attend<Attn_1, B_none, false>(q, kc, vc, nullptr, positions, y);
+extern "C" __global__ void __launch_bounds__(128) attend_Attn_1_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y) {
+    attend<Attn_1, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_65536_W_f32_256_256_256(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y) {
     linear_gemv<W_f16<65536>, W_f32<256>, 256, 256>(w, b, x, y);

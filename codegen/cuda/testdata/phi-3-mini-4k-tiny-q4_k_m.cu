@@ -8,8 +8,8 @@ struct Attn_2 { static constexpr int HEADS = 4, KVH = 4, HD = 64, WINDOW = 2047;
 extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_k_32064_32064_256(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
     embed_rows<W_q4_k<32064>, 32064, 256>(table, ids, y);
 }
-extern "C" __global__ void __launch_bounds__(256) rmsnorm_rows_Norm_0_W_f32_256_256_false(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y) {
-    rmsnorm_rows<Norm_0, W_f32<256>, 256, false>(a, nullptr, w, nullptr, y);
+extern "C" __global__ void __launch_bounds__(256) rmsnorm_rows_Norm_0_W_f32_256_256_false_false(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y) {
+    rmsnorm_rows<Norm_0, W_f32<256>, 256, false, false>(a, nullptr, w, nullptr, y, nullptr, nullptr);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_q5_k_768_B_none_256_768(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y) {
     linear_gemv<W_q5_k<768>, B_none, 256, 768>(w, nullptr, x, y);
@@ -29,17 +29,14 @@ extern "C" __global__ void __launch_bounds__(256) rope_rows_Rope_1_0_4(const flo
 extern "C" __global__ void __launch_bounds__(256) kv_store_Attn_2(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     kv_store<Attn_2>(k, v, positions, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y) {
-    attend<Attn_2, B_none, false>(q, kc, vc, nullptr, positions, y);
-}
-extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_256(const float* __restrict__ x, int8_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
-    quantize_x8<0, 256>(x, xq, xs, state);
+extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_true(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, int8_t* __restrict__ xq, float2* __restrict__ xs) {
+    attend<Attn_2, B_none, false, true>(q, kc, vc, nullptr, positions, y, xq, xs);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_256_256_0_8(const uint8_t* __restrict__ w, const int8_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     linear_q8<W_q4_k_dot<256>, B_none, 256, 256, 0, 8>(w, nullptr, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) rmsnorm_rows_Norm_0_W_f32_256_256_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
-    rmsnorm_rows<Norm_0, W_f32<256>, 256, true>(a, b, w, s, y);
+extern "C" __global__ void __launch_bounds__(256) rmsnorm_rows_Norm_0_W_f32_256_256_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, int8_t* __restrict__ xq, float2* __restrict__ xs) {
+    rmsnorm_rows<Norm_0, W_f32<256>, 256, true, true>(a, b, w, s, y, xq, xs);
 }
 extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_k_dot_1024_256_512_512_0_8(const uint8_t* __restrict__ wg, const int8_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     swiglu_q8<W_q4_k_dot<1024>, 256, 512, 512, 0, 8>(wg, wg, xq, xs, y, state);
@@ -49,6 +46,9 @@ extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_512(const float*
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_512_B_none_512_256_0_8(const uint8_t* __restrict__ w, const int8_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     linear_q8<W_q4_k_dot<512>, B_none, 512, 256, 0, 8>(w, nullptr, xq, xs, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) rmsnorm_rows_Norm_0_W_f32_256_256_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
+    rmsnorm_rows<Norm_0, W_f32<256>, 256, true, false>(a, b, w, s, y, nullptr, nullptr);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_512_B_none_512_256_0_8(const uint8_t* __restrict__ w, const int8_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     linear_q8<W_q6_k_split_dot<512>, B_none, 512, 256, 0, 8>(w, nullptr, xq, xs, y, state);
