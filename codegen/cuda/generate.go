@@ -58,6 +58,7 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 		state:       StateLayout(maxTokens),
 		tensors:     map[string]*plans.Tensor{},
 		users:       map[*ir.Node][]*ir.Node{},
+		kvStored:    map[*ir.Node]bool{},
 		kernels:     newKernelSet(),
 	}
 	for i := range m.Tensors {
@@ -118,6 +119,7 @@ type emitter struct {
 	// scratch holds at this point of the schedule (-1: none).
 	scratchHolds int64
 	users        map[*ir.Node][]*ir.Node // each node's readers
+	kvStored     map[*ir.Node]bool       // attentions whose k, v a qkv kernel stores
 	model        plans.Model
 	state        plans.State
 	tensors      map[string]*plans.Tensor

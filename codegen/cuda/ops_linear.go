@@ -289,17 +289,46 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 		if outs[0] != n.Int("heads")*hd || outs[1] != n.Int("kv_heads")*hd {
 			return nil, fmt.Errorf("q, k rows %d, %d are not heads·head_dim, kv_heads·head_dim", outs[0], outs[1])
 		}
-		c.ptr(e, cInts, "positions", positions)
-	} else {
-		c.null()
 	}
+	// The positions of this step, from the state block (what a positions
+	// input reads too): the rope epilogue and the cache store need them.
+	c.arg(cInts, "positions", plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions})
 	c.ptr(e, cOut, "y", n)
 	if outs[0]%2 != 0 || outs[1]%2 != 0 || outs[2]%2 != 0 {
 		return nil, fmt.Errorf("qkv parts %v must be even", outs)
 	}
+	kv := "false"
+	if att := e.attentionOf(n); att != nil && rowsOf(x) == 0 && outs[1] == att.Int("kv_heads")*att.Int("head_dim") && outs[2] == outs[1] {
+		kc, vc := kvArgs(att)
+		c.arg(cCache, "kc", kc)
+		c.arg(cCache, "vc", vc)
+		e.kvStored[att] = true
+		kv = "true"
+	} else {
+		c.null()
+		c.null()
+	}
+	e.stateArg(c)
 	pairs := (outs[0] + outs[1] + outs[2]) / 2
-	targs := append(append(accs, bAccs...), rope, cInt(in), cInt(outs[0]), cInt(outs[1]), cInt(outs[2]))
+	targs := append(append(accs, bAccs...), rope, cInt(in), cInt(outs[0]), cInt(outs[1]), cInt(outs[2]), kv)
 	return e.emit(c, "qkv_gemv", 128, gridRowsY(ceilDiv(pairs, 4), rowsOf(x)), targs...)
+}
+
+// attentionOf is the attention whose k and v are parts 1 and 2 of qkv node
+// n as they come out (roped or not), or nil.
+func (e *emitter) attentionOf(n *ir.Node) *ir.Node {
+	for _, k := range e.users[n] {
+		if k.Op != ir.OpView || k.Int("part") != 1 {
+			continue
+		}
+		for _, a := range e.users[k] {
+			if a.Op == ir.OpAttention && a.Inputs[1] == k && a.Inputs[2].Op == ir.OpView &&
+				a.Inputs[2].Inputs[0] == n && a.Inputs[2].Int("part") == 2 {
+				return a
+			}
+		}
+	}
+	return nil
 }
 
 // swiglu_linear(x, wg, wu) or (x, wgu [2F, in]): gate and up rows of one

@@ -230,6 +230,14 @@ func (e *emitter) ropeConfig(n *ir.Node, mode string) (string, error) {
 	return e.kernels.config("Rope", members...), nil
 }
 
+// kvArgs are the K and V cache arguments of attention node n's layer
+// (plans.ArgKV: the base at ctx = 1, which the runtime scales by ctx).
+func kvArgs(n *ir.Node) (kc, vc plans.Arg) {
+	row := n.Int("kv_heads") * n.Int("head_dim") * 2 // one cached fp16 row
+	layer := n.Int("layer")
+	return plans.Arg{Kind: plans.ArgKV, Offset: (layer*2 + 0) * row}, plans.Arg{Kind: plans.ArgKV, Offset: (layer*2 + 1) * row}
+}
+
 // yarnCorrDims is ggml's ggml_rope_yarn_corr_dims: the pair indexes between
 // which YaRN ramps from interpolation to extrapolation.
 func yarnCorrDims(nDims, origCtx int64, base, betaFast, betaSlow float64) (float64, float64) {
@@ -265,21 +273,22 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	cfg := e.kernels.config("Attn",
 		fmt.Sprintf("static constexpr int HEADS = %d, KVH = %d, HD = %d, WINDOW = %d;", heads, kvh, hd, window),
 		"static constexpr float SCALE = "+cFloat(n.Float("scale"))+";")
-	row := kvh * hd * 2 // one cached fp16 row
-	kc := plans.Arg{Kind: plans.ArgKV, Offset: (layer*2 + 0) * row}
-	vc := plans.Arg{Kind: plans.ArgKV, Offset: (layer*2 + 1) * row}
+	kc, vc := kvArgs(n)
 	positions := plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions}
 
-	store := &call{}
-	store.ptr(e, cIn, "k", k)
-	store.ptr(e, cIn, "v", v)
-	store.arg(cInts, "positions", positions)
-	store.arg(cCache, "kc", kc)
-	store.arg(cCache, "vc", vc)
-	e.stateArg(store)
-	ls, err := e.emit(store, "kv_store", 256, gridElems(0, kvh*hd, 256), cfg)
-	if err != nil {
-		return nil, err
+	var ls []plans.Launch
+	var err error
+	if !e.kvStored[n] { // else the qkv kernel stored k and v
+		store := &call{}
+		store.ptr(e, cIn, "k", k)
+		store.ptr(e, cIn, "v", v)
+		store.arg(cInts, "positions", positions)
+		store.arg(cCache, "kc", kc)
+		store.arg(cCache, "vc", vc)
+		e.stateArg(store)
+		if ls, err = e.emit(store, "kv_store", 256, gridElems(0, kvh*hd, 256), cfg); err != nil {
+			return nil, err
+		}
 	}
 
 	att := &call{}

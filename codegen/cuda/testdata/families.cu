@@ -541,11 +541,14 @@ __device__ __forceinline__ void swiglu_gemv(const uint8_t* __restrict__ wg, cons
 // qkv: three projections of one x in one launch, packed result (part offsets
 // MAX_TOKENS·NQ and MAX_TOKENS·(NQ+NK) floats), optional biases, and with a
 // rope config R the q and k parts come out rotated: each warp computes the
-// two rows of one rotation pair, so the epilogue needs no other warp.
-template <class WQ, class WK, class WV, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV>
+// two rows of one rotation pair, so the epilogue needs no other warp. With
+// KV the k and v rows also go to the attention's fp16 cache (kc, vc
+// [ctx][NK]) at their positions, which saves the kv_store launch.
+template <class WQ, class WK, class WV, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV>
 __device__ __forceinline__ void qkv_gemv(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
                                          const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
-                                         const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y) {
+                                         const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y,
+                                         __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     const int p = blockIdx.x * GEMV_WARPS + (threadIdx.x >> 5);
     const i64 t = blockIdx.y;
     if (p >= (NQ + NK + NV) / 2) return;
@@ -589,6 +592,14 @@ __device__ __forceinline__ void qkv_gemv(const uint8_t* __restrict__ wq, const u
     }
     out[t * n + r0] = a0;
     out[t * n + r1] = a1;
+    if constexpr (KV) {
+        const int pos = positions[t];
+        if (part > 0 && pos >= 0 && pos < STATE_CTX(state)) {  // the runtime refuses steps past ctx
+            __half* cache = (part == 1 ? kc : vc) + (i64)pos * n;
+            cache[r0] = __float2half(a0);
+            cache[r1] = __float2half(a1);
+        }
+    }
 }
 
 // Integer GEMV path. The float path dequantizes every weight element to fp32

@@ -11,11 +11,8 @@ extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_k_32000_32000_
 extern "C" __global__ void __launch_bounds__(256) rmsnorm_rows_Norm_0_W_f32_256_256_false_false(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y) {
     rmsnorm_rows<Norm_0, W_f32<256>, 256, false, false>(a, nullptr, w, nullptr, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_q4_k_256_W_q4_k_128_W_q4_k_128_B_none_B_none_B_none_Rope_1_256_256_128_128(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y) {
-    qkv_gemv<W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, Rope_1, 256, 256, 128, 128>(wq, wk, wv, nullptr, nullptr, nullptr, x, positions, y);
-}
-extern "C" __global__ void __launch_bounds__(256) kv_store_Attn_2(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    kv_store<Attn_2>(k, v, positions, kc, vc, state);
+extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_q4_k_256_W_q4_k_128_W_q4_k_128_B_none_B_none_B_none_Rope_1_256_256_128_128_true(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    qkv_gemv<W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, Rope_1, 256, 256, 128, 128, true>(wq, wk, wv, nullptr, nullptr, nullptr, x, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_true(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, int8_t* __restrict__ xq, float2* __restrict__ xs) {
     attend<Attn_2, B_none, false, true>(q, kc, vc, nullptr, positions, y, xq, xs);
@@ -38,8 +35,8 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_768_B_non
 extern "C" __global__ void __launch_bounds__(256) rmsnorm_rows_Norm_0_W_f32_256_256_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     rmsnorm_rows<Norm_0, W_f32<256>, 256, true, false>(a, b, w, s, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_q4_k_256_W_q4_k_128_W_q6_k_split_128_B_none_B_none_B_none_Rope_1_256_256_128_128(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y) {
-    qkv_gemv<W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, Rope_1, 256, 256, 128, 128>(wq, wk, wv, nullptr, nullptr, nullptr, x, positions, y);
+extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_q4_k_256_W_q4_k_128_W_q6_k_split_128_B_none_B_none_B_none_Rope_1_256_256_128_128_true(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    qkv_gemv<W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, Rope_1, 256, 256, 128, 128, true>(wq, wk, wv, nullptr, nullptr, nullptr, x, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_768_B_none_768_256_0_8(const uint8_t* __restrict__ w, const int8_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     linear_q8<W_q6_k_split_dot<768>, B_none, 768, 256, 0, 8>(w, nullptr, xq, xs, y, state);

@@ -11,11 +11,8 @@ extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q8_0_607744_15193
 extern "C" __global__ void __launch_bounds__(128) rmsnorm_rows_Norm_0_W_f32_128_128_false_false(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y) {
     rmsnorm_rows<Norm_0, W_f32<128>, 128, false, false>(a, nullptr, w, nullptr, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_q4_0_split_512_W_q4_0_split_256_W_q4_0_split_256_W_f32_128_W_f32_64_W_f32_64_Rope_1_128_128_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y) {
-    qkv_gemv<W_q4_0_split<512>, W_q4_0_split<256>, W_q4_0_split<256>, W_f32<128>, W_f32<64>, W_f32<64>, Rope_1, 128, 128, 64, 64>(wq, wk, wv, bq, bk, bv, x, positions, y);
-}
-extern "C" __global__ void __launch_bounds__(256) kv_store_Attn_2(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    kv_store<Attn_2>(k, v, positions, kc, vc, state);
+extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_q4_0_split_512_W_q4_0_split_256_W_q4_0_split_256_W_f32_128_W_f32_64_W_f32_64_Rope_1_128_128_64_64_true(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    qkv_gemv<W_q4_0_split<512>, W_q4_0_split<256>, W_q4_0_split<256>, W_f32<128>, W_f32<64>, W_f32<64>, Rope_1, 128, 128, 64, 64, true>(wq, wk, wv, bq, bk, bv, x, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_true(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, int8_t* __restrict__ xq, float2* __restrict__ xs) {
     attend<Attn_2, B_none, false, true>(q, kc, vc, nullptr, positions, y, xq, xs);
