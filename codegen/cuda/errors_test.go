@@ -46,6 +46,15 @@ func TestGenerateRefuses(t *testing.T) {
 	}
 }
 
+// gpt-oss's mixture of experts has no CUDA kernel yet: compiling it says so.
+func TestGenerateMoEUnsupported(t *testing.T) {
+	g, man, _ := tinyPlan(t, "gpt-oss-20b-tiny", synth.QuantMXFP4)
+	_, err := cuda.Generate(g, man, cuda.Options{})
+	if err == nil || !strings.Contains(err.Error(), "moe has no CUDA kernel") {
+		t.Fatalf("error %v, want one saying moe has no CUDA kernel", err)
+	}
+}
+
 // cloneGraph round-trips g through the IR text form, so cases can break
 // their own copy.
 func cloneGraph(t *testing.T, g *ir.Graph) *ir.Graph {
