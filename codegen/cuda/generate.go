@@ -88,7 +88,7 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 		return nil, fmt.Errorf("codegen/cuda: output node %d (%s) is not an f32 value in the arena", g.Outputs[0].ID, g.Outputs[0].Op)
 	}
 	src, err := render(sourceData{
-		StateT: e.state.T / 4, StatePos0: e.state.Pos0 / 4, StateCtx: e.state.Ctx / 4,
+		StateT: e.state.T / 4, StateCtx: e.state.Ctx / 4,
 		MaxTokens: maxTokens,
 		Configs:   e.kernels.configs,
 		Kernels:   e.kernels.instances,

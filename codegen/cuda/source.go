@@ -17,10 +17,10 @@ var families = []string{"common", "weights", "rope", "gemv", "qkv", "q8", "norm"
 
 // sourceData is what the templates read.
 type sourceData struct {
-	StateT, StatePos0, StateCtx int64 // int32 indexes into the state block
-	MaxTokens                   int64
-	Configs                     []string
-	Kernels                     []*instance
+	StateT, StateCtx int64 // int32 indexes into the state block
+	MaxTokens        int64
+	Configs          []string
+	Kernels          []*instance
 }
 
 // render writes the .cu source of one plan.

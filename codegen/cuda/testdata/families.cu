@@ -8,7 +8,6 @@ typedef long long i64;
 // The step-state block (codegen/cuda/state.go): int32 fields at fixed byte
 // offsets, written by the runtime before every step.
 #define STATE_T(s) (((const int*)(s))[0])
-#define STATE_POS0(s) (((const int*)(s))[1])
 #define STATE_CTX(s) (((const int*)(s))[2])
 #define MAX_TOKENS 64
 // Row count of an activation: ROWS when the shape fixes it (e.g. [1, n] after
