@@ -152,10 +152,17 @@ func (s *Server) stream(client context.Context, j *activeJob, send func(event) e
 func (s *Server) deliver(j *activeJob, e event, send func(event) error) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if e.Name == evToken && j.cancelled {
+	if e.Name != evToken {
+		return send(e) == nil
+	}
+	if j.cancelled {
 		return true
 	}
-	return send(e) == nil
+	if send(e) != nil {
+		return false
+	}
+	j.delivered++
+	return true
 }
 
 type cancelRequest struct {
@@ -163,7 +170,9 @@ type cancelRequest struct {
 }
 
 // handleCancel is idempotent: 202 whether the job is running, queued,
-// already finished or unknown; the body says which.
+// already finished or unknown; the body says which, and for a live job how
+// many token events its client was sent: exactly those, and no later
+// token, reach the client.
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	body, err := s.readBody(w, r)
 	if err != nil {
@@ -179,12 +188,12 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 		s.writeRequestError(w, invalid("job_id", "must be a non-empty string"))
 		return
 	}
-	status := "not_found"
+	resp := map[string]any{"job_id": req.JobID, "status": "not_found"}
 	if j := s.sched.lookup(req.JobID); j != nil {
-		j.markCancelled(errCancelled)
-		status = "cancelled"
+		resp["status"] = "cancelled"
+		resp["tokens_delivered"] = j.markCancelled(errCancelled)
 	}
-	writeJSON(w, http.StatusAccepted, map[string]string{"job_id": req.JobID, "status": status})
+	writeJSON(w, http.StatusAccepted, resp)
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {

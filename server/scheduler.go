@@ -28,6 +28,7 @@ type activeJob struct {
 	// delivered after /cancel has answered.
 	mu        sync.Mutex
 	cancelled bool
+	delivered int // token events delivered to the client
 	enqueued  time.Time
 }
 
@@ -42,11 +43,14 @@ func (j *activeJob) emit(e event) {
 func (j *activeJob) consumerGone() { j.goneOnce.Do(func() { close(j.gone) }) }
 
 // markCancelled cancels the job; after it returns no token is delivered.
-func (j *activeJob) markCancelled(cause error) {
+// It returns how many token events the client had been sent by then.
+func (j *activeJob) markCancelled(cause error) int {
 	j.mu.Lock()
 	j.cancelled = true
+	n := j.delivered
 	j.mu.Unlock()
 	j.cancel(cause)
+	return n
 }
 
 // scheduler runs one job at a time on the device. Up to queueSize jobs wait
