@@ -48,11 +48,12 @@ func Write(dir string, m *Manifest, weights func(i int, t *Tensor, w io.Writer) 
 		m.CreatedAt = time.Now().UTC().Format(time.RFC3339)
 	}
 	m.Files = map[string]string{}
-	sum, total, err := writeWeights(filepath.Join(tmp, WeightsFile), m.Tensors, weights)
+	sum, chunks, total, err := writeWeights(filepath.Join(tmp, WeightsFile), m.Tensors, weights)
 	if err != nil {
 		return fail(err)
 	}
 	m.Files[WeightsFile] = sum
+	m.WeightChunks = chunks
 	m.Memory.WeightBytes = total
 	names := make([]string, 0, len(extra))
 	for n := range extra {
@@ -98,39 +99,40 @@ func encodeManifest(body []byte) []byte {
 	return append(out, body...)
 }
 
-func writeWeights(path string, tensors []Tensor, weights func(int, *Tensor, io.Writer) error) (string, int64, error) {
+func writeWeights(path string, tensors []Tensor, weights func(int, *Tensor, io.Writer) error) (string, []string, int64, error) {
 	fd, err := os.Create(path)
 	if err != nil {
-		return "", 0, err
+		return "", nil, 0, err
 	}
 	defer fd.Close()
 	h := sha256.New()
-	bw := bufio.NewWriterSize(io.MultiWriter(fd, h), 4<<20)
+	chunks := newChunkHasher()
+	bw := bufio.NewWriterSize(io.MultiWriter(fd, h, chunks), 4<<20)
 	var off int64
 	pad := make([]byte, Alignment)
 	for i := range tensors {
 		t := &tensors[i]
 		aligned := (off + Alignment - 1) / Alignment * Alignment
 		if _, err := bw.Write(pad[:aligned-off]); err != nil {
-			return "", 0, err
+			return "", nil, 0, err
 		}
 		t.Offset = aligned
 		cw := &countWriter{w: bw}
 		if err := weights(i, t, cw); err != nil {
-			return "", 0, fmt.Errorf("plans: tensor %s: %w", t.Name, err)
+			return "", nil, 0, fmt.Errorf("plans: tensor %s: %w", t.Name, err)
 		}
 		if cw.n != t.Bytes {
-			return "", 0, fmt.Errorf("plans: tensor %s: wrote %d bytes, table says %d", t.Name, cw.n, t.Bytes)
+			return "", nil, 0, fmt.Errorf("plans: tensor %s: wrote %d bytes, table says %d", t.Name, cw.n, t.Bytes)
 		}
 		off = aligned + t.Bytes
 	}
 	if err := bw.Flush(); err != nil {
-		return "", 0, err
+		return "", nil, 0, err
 	}
 	if err := fd.Sync(); err != nil {
-		return "", 0, err
+		return "", nil, 0, err
 	}
-	return hex.EncodeToString(h.Sum(nil)), off, fd.Close()
+	return hex.EncodeToString(h.Sum(nil)), chunks.Sums(), off, fd.Close()
 }
 
 type countWriter struct {
@@ -235,11 +237,17 @@ func (p *Plan) mapWeights(hash bool) error {
 			return fmt.Errorf("%w: tensor %s [%d, +%d) is outside %s", ErrCorrupt, t.Name, t.Offset, t.Bytes, WeightsFile)
 		}
 	}
-	if hash {
-		if sum := sha256Hex(p.Weights); sum != p.Manifest.Files[WeightsFile] {
+	if !hash {
+		return nil
+	}
+	if len(p.Manifest.WeightChunks) > 0 {
+		if err := verifyChunks(p.Weights, p.Manifest.WeightChunks); err != nil {
 			p.Close()
-			return fmt.Errorf("%w: %s sha256 mismatch (altered or truncated)", ErrCorrupt, path)
+			return err
 		}
+	} else if sum := sha256Hex(p.Weights); sum != p.Manifest.Files[WeightsFile] {
+		p.Close()
+		return fmt.Errorf("%w: %s sha256 mismatch (altered or truncated)", ErrCorrupt, path)
 	}
 	return nil
 }

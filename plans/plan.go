@@ -19,6 +19,9 @@ const (
 	SourceFile   = "kernels.cu" // kept for reading and debugging; not loaded
 )
 
+// WeightChunkBytes is the span each entry of Manifest.WeightChunks hashes.
+const WeightChunkBytes = 64 << 20
+
 // Alignment of every tensor in weights.bin and every arena offset.
 const Alignment = 256
 
@@ -36,6 +39,9 @@ type Manifest struct {
 	Memory    Memory            `msgpack:"memory"`    // the VRAM plan
 	Kernels   *Kernels          `msgpack:"kernels,omitempty"`
 	Files     map[string]string `msgpack:"files"` // file name → hex sha256
+	// WeightChunks are the sha256 of each WeightChunkBytes span of
+	// weights.bin, so a load verifies the blob on every core at once.
+	WeightChunks []string `msgpack:"weight_chunks"`
 }
 
 // Model holds the facts a server reports and a runtime sizes buffers by.
