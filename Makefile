@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 DEMO    := .demo
 
-.PHONY: all build setup demo test fuzz-replay clean
+.PHONY: all build setup demo test gpu-bundle clean
 
 all: build
 
@@ -23,6 +23,13 @@ demo: setup build
 test: setup
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+
+# Binaries for scripts/gpu_acceptance.sh on a GPU host (which has no Go).
+gpu-bundle: build
+	mkdir -p .gpu/bundle
+	cp $(BIN)/orcc $(BIN)/orcrun .gpu/bundle/
+	CGO_ENABLED=1 $(GO) test -c -o .gpu/bundle/codegen.test ./codegen/cuda
+	CGO_ENABLED=1 $(GO) test -c -o .gpu/bundle/cuda.test ./runtime/cuda
 
 clean:
 	rm -rf $(BIN) $(DEMO)

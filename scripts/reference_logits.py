@@ -19,6 +19,10 @@ Three modes:
            The same golden from an `orcc synth --hf-dir` export, loaded with
            AutoModelForCausalLM.
 
+  compare  A.json B.json [--tol 1e-4]
+           Two goldens of one model agree: same greedy ids, logits within tol
+           (checks an --hf-dir export against the gguf-mode golden).
+
   stories  --gguf stories260k-f32.gguf --out FILE.json [--prompt TEXT] [--n 40]
            Converts the GGUF llama (Meta layout, as llama2.c exported it) to a
            Hugging Face LlamaForCausalLM, tokenizes the prompt with the GGUF's
@@ -474,6 +478,23 @@ def write(path, golden):
         f.write("\n")
 
 
+def cmd_compare(a):
+    """Compares two goldens of the same model (e.g. the gguf and hf modes):
+    identical prompt and greedy ids, every logit kept by both within tol."""
+    x, y = (json.load(open(p)) for p in (a.a, a.b))
+    if x["prompt"] != y["prompt"] or x["greedy"] != y["greedy"]:
+        sys.exit("%s vs %s: greedy ids differ: %s vs %s" % (a.a, a.b, x["greedy"], y["greedy"]))
+    worst = 0.0
+    for sx, sy in zip(x["steps"], y["steps"]):
+        for key in ("logits", "top_logits", "probe_logits"):
+            if key in sx and key in sy:
+                worst = max(worst, max(abs(u - v) for u, v in zip(sx[key], sy[key])))
+        worst = max(worst, abs(sx["logsumexp"] - sy["logsumexp"]))
+    print("%s vs %s: same greedy ids, max |logit diff| %.3g (tol %g)" % (a.a, a.b, worst, a.tol))
+    if worst > a.tol:
+        sys.exit(1)
+
+
 def main():
     torch.set_grad_enabled(False)
     torch.set_num_threads(8)
@@ -492,8 +513,12 @@ def main():
     s.add_argument("--out", required=True)
     s.add_argument("--prompt", default="Once upon a time")
     s.add_argument("--n", type=int, default=40)
+    k = sub.add_parser("compare", help="two goldens of one model agree (greedy ids, logits within --tol)")
+    k.add_argument("a")
+    k.add_argument("b")
+    k.add_argument("--tol", type=float, default=1e-4)
     a = ap.parse_args()
-    {"hf": cmd_hf, "gguf": cmd_gguf, "stories": cmd_stories}[a.cmd](a)
+    {"hf": cmd_hf, "gguf": cmd_gguf, "stories": cmd_stories, "compare": cmd_compare}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# GPU-host acceptance run: everything that needs a GPU or transformers, in one
+# call. Build the binaries on a build machine first (make gpu-bundle) and run
+# this from the repository root on the GPU host:
+#
+#   bash scripts/gpu_acceptance.sh OUTDIR [STEP...]
+#
+# Steps (default: all): harness runtime hf qwen serve phi3. Each writes its log
+# to OUTDIR/STEP.log; a summary of what passed goes to OUTDIR/summary.txt.
+set -uo pipefail
+out=${1:?usage: gpu_acceptance.sh OUTDIR [STEP...]}
+shift
+steps=${*:-harness runtime hf qwen serve phi3}
+b=.gpu/bundle
+work=/tmp/orc-acceptance
+mkdir -p "$out" "$work"
+export PATH=/usr/local/cuda/bin:$PATH
+summary() { echo "$1: $2" | tee -a "$out/summary.txt"; }
+
+step_harness() { # every tiny preset on the GPU against the CPU device
+	ORC_GPU=1 $b/codegen.test -test.run 'GPUPresetsMatchCPU' -test.v
+}
+step_runtime() { # driver layer, graphs, OOM paths, upload integrity, fault injection
+	ORC_GPU_TESTS=1 $b/cuda.test -test.run GPU -test.v
+}
+step_hf() { # the --hf-dir export loads in transformers and equals the committed goldens
+	local p
+	for p in llama-tiny qwen2.5-0.5b-tiny phi-3-mini-4k-tiny gpt2-small-tiny gpt-oss-20b-tiny; do
+		$b/orcc synth --preset $p --quant f32 --seed 1 -o $work/$p.gguf --hf-dir $work/$p.hf >/dev/null || return 1
+		python3 scripts/reference_logits.py hf --hf-dir $work/$p.hf --out $work/$p.hf.json --name $p || return 1
+		python3 scripts/reference_logits.py compare testdata/reference/$p.json $work/$p.hf.json || return 1
+	done
+}
+model() { # synth + compile a full-size preset
+	$b/orcc synth --preset "$1" --quant "$2" -o $work/$1.gguf >/dev/null &&
+		$b/orcc compile $work/$1.gguf -o $work/$1.plan --device cuda
+}
+step_qwen() {
+	model qwen2.5-0.5b q4_k_m && $b/orcrun bench --plan $work/qwen2.5-0.5b.plan --runs 3 --json | tee "$out/bench-qwen.json"
+}
+step_phi3() {
+	model phi-3-mini-4k q4_k_m && $b/orcrun bench --plan $work/phi-3-mini-4k.plan --runs 3 --json | tee "$out/bench-phi3.json"
+}
+step_serve() { # issue 6 on the GPU: the haiku request twice, then latency through HTTP
+	[ -d $work/qwen2.5-0.5b.plan ] || model qwen2.5-0.5b q4_k_m || return 1
+	$b/orcrun serve --plan $work/qwen2.5-0.5b.plan --port 18080 2>$work/serve.log &
+	local pid=$! i
+	for i in $(seq 100); do curl -sf localhost:18080/health >/dev/null && break; sleep 0.2; done
+	local req='{"job_id":"haiku-N","prompt":"Write a haiku about GPUs","max_tokens":50,"temperature":0.7,"seed":42}'
+	curl -sN localhost:18080/execute -d "${req/N/1}" >$work/h1.sse
+	curl -sN localhost:18080/execute -d "${req/N/2}" >$work/h2.sse
+	grep '^data: {"t"' $work/h1.sse >$work/h1.tok
+	grep '^data: {"t"' $work/h2.sse >$work/h2.tok
+	echo "haiku tokens: $(wc -l <$work/h1.tok) and $(wc -l <$work/h2.tok)"
+	cat $work/h1.sse | tail -3
+	local same=1
+	cmp -s $work/h1.tok $work/h2.tok || same=0
+	echo "identical streams: $same"
+	$b/orcrun soak --url http://127.0.0.1:18080 --requests 100 --cancel 10 --disconnect 10 --json | tee "$out/soak-gpu.json"
+	curl -s localhost:18080/health
+	kill -TERM $pid
+	wait $pid
+	echo "serve exit: $?"
+	[ $same = 1 ]
+}
+
+nvidia-smi -L | tee "$out/summary.txt"
+for s in $steps; do
+	start=$(date +%s)
+	if "step_$s" >"$out/$s.log" 2>&1; then r=PASS; else r=FAIL; fi
+	summary "$s" "$r in $(($(date +%s) - start)) s"
+done
