@@ -37,6 +37,9 @@ type startedEvent struct {
 type tokenEvent struct {
 	T string `json:"t"`
 	I int    `json:"i"`
+	// Channel is the Harmony channel of chat completions' text; the
+	// worker API streams raw text and never sets it.
+	Channel string `json:"-"`
 }
 
 type endEvent struct {

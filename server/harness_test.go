@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/llama-orch/orc/plans"
+	"github.com/llama-orch/orc/runtime"
 	"github.com/llama-orch/orc/runtime/cpu"
 	"github.com/llama-orch/orc/tokenizer"
 )
@@ -26,6 +27,10 @@ import (
 // the compiler): the trained stories260k model, and a tiny synthetic
 // Qwen2-architecture model whose chat template is ChatML.
 var testPlans = map[string]string{}
+
+// orccPath is the orcc binary TestMain built, for tests that compile more
+// plans.
+var orccPath string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "orc-server-test")
@@ -52,6 +57,7 @@ func run(name string, args ...string) error {
 
 func buildPlans(dir string) error {
 	orcc := filepath.Join(dir, "orcc")
+	orccPath = orcc
 	if err := run("go", "build", "-o", orcc, "../cmd/orcc"); err != nil {
 		return err
 	}
@@ -81,7 +87,14 @@ func startServer(t *testing.T, plan string, cfg Config) (*Server, *httptest.Serv
 // the test's cleanup drains it and closes the device.
 func newServer(t *testing.T, plan string, cfg Config) *Server {
 	t.Helper()
-	p, err := plans.Open(testPlans[plan], plans.OpenOptions{})
+	dev, tok := openCPU(t, testPlans[plan])
+	return serveDevice(t, dev, tok, cfg)
+}
+
+// openCPU loads the plan in dir on the CPU device with its tokenizer.
+func openCPU(t *testing.T, dir string) (runtime.Device, tokenizer.Tokenizer) {
+	t.Helper()
+	p, err := plans.Open(dir, plans.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +110,13 @@ func newServer(t *testing.T, plan string, cfg Config) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dev, tok
+}
+
+// serveDevice starts a server over dev; the test's cleanup drains it and
+// closes the device.
+func serveDevice(t *testing.T, dev runtime.Device, tok tokenizer.Tokenizer, cfg Config) *Server {
+	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
 	}

@@ -160,7 +160,7 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		s.writeOpenAIRequestError(w, err)
 		return
 	}
-	s.serveOpenAI(w, r, exec, false, req.Stream)
+	s.serveOpenAI(w, r, exec, false, req.Stream, nil)
 }
 
 func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
@@ -194,7 +194,15 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	exec.JobID = "chatcmpl-" + newID()
-	s.serveOpenAI(w, r, exec, true, req.Stream)
+	var frames *harmonyTokens
+	if s.tok.Info().Chat == tokenizer.ChatHarmony {
+		if frames, err = harmonyTokensOf(s.tok); err != nil {
+			s.metrics.request(outcomeError)
+			writeOpenAIError(w, http.StatusInternalServerError, "server_error", "harmony_tokens", "", err.Error())
+			return
+		}
+	}
+	s.serveOpenAI(w, r, exec, true, req.Stream, frames)
 }
 
 func (s *Server) decodeOpenAI(w http.ResponseWriter, r *http.Request, v any) error {
@@ -209,13 +217,15 @@ func (s *Server) decodeOpenAI(w http.ResponseWriter, r *http.Request, v any) err
 }
 
 // serveOpenAI runs a job and answers in OpenAI's shapes, streamed as
-// "data:" chunks ending with [DONE], or as one JSON object.
-func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *ExecuteRequest, chat, streaming bool) {
+// "data:" chunks ending with [DONE], or as one JSON object. With Harmony
+// frames (gpt-oss chat) the analysis channel goes to reasoning_content.
+func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *ExecuteRequest, chat, streaming bool, frames *harmonyTokens) {
 	j, err := s.newJob(exec)
 	if err != nil {
 		s.writeOpenAIRequestError(w, err)
 		return
 	}
+	j.harmony = frames
 	if !s.submit(w, j, writeOpenAIRefusal) {
 		return
 	}
@@ -224,21 +234,31 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *Execu
 	if chat {
 		object = "chat.completion"
 	}
-	var text strings.Builder
+	var text, reasoning strings.Builder
 	var tokens int
 	finish := ""
 	var failure *errorEvent
-	choice := func(delta string, reason *string) map[string]any {
+	// choice is one choice object; channel routes a chat text to content
+	// or, for the analysis channel, reasoning_content.
+	choice := func(channel, delta string, reason *string) map[string]any {
 		c := map[string]any{"index": 0, "finish_reason": reason}
+		field := "content"
+		if channel == channelAnalysis {
+			field = "reasoning_content"
+		}
 		switch {
 		case chat && streaming:
 			d := map[string]any{}
 			if delta != "" {
-				d["content"] = delta
+				d[field] = delta
 			}
 			c["delta"] = d
 		case chat:
-			c["message"] = map[string]any{"role": "assistant", "content": delta}
+			msg := map[string]any{"role": "assistant", "content": delta}
+			if frames != nil {
+				msg["reasoning_content"] = reasoning.String()
+			}
+			c["message"] = msg
 		default:
 			c["text"] = delta
 			c["logprobs"] = nil
@@ -246,13 +266,13 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *Execu
 		return c
 	}
 	var sse *sseWriter
-	chunk := func(delta string, reason *string) error {
+	chunk := func(channel, delta string, reason *string) error {
 		obj := object
 		if chat {
 			obj += ".chunk"
 		}
 		b, _ := json.Marshal(map[string]any{"id": j.id, "object": obj, "created": created, "model": s.info.Model,
-			"choices": []any{choice(delta, reason)}})
+			"choices": []any{choice(channel, delta, reason)}})
 		if _, err := fmt.Fprintf(sse.w, "data: %s\n\n", b); err != nil {
 			return err
 		}
@@ -277,9 +297,13 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *Execu
 				sse.f.Flush()
 			}
 		case tokenEvent:
-			text.WriteString(d.T)
+			if d.Channel == channelAnalysis {
+				reasoning.WriteString(d.T)
+			} else {
+				text.WriteString(d.T)
+			}
 			if streaming {
-				return chunk(d.T, nil)
+				return chunk(d.Channel, d.T, nil)
 			}
 		case endEvent:
 			tokens = d.TokensOut
@@ -288,7 +312,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *Execu
 				finish = "length"
 			}
 			if streaming {
-				if err := chunk("", &finish); err != nil {
+				if err := chunk("", "", &finish); err != nil {
 					return err
 				}
 				_, err := fmt.Fprint(sse.w, "data: [DONE]\n\n")
@@ -321,7 +345,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *Execu
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": j.id, "object": object, "created": created, "model": s.info.Model,
-		"choices": []any{choice(text.String(), &finish)},
+		"choices": []any{choice("", text.String(), &finish)},
 		"usage":   map[string]int{"prompt_tokens": len(j.prompt), "completion_tokens": tokens, "total_tokens": len(j.prompt) + tokens},
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/llama-orch/orc/runtime"
+	"github.com/llama-orch/orc/tokenizer"
 )
 
 // work runs queued jobs one at a time until the queue is closed.
@@ -37,16 +38,34 @@ func (s *Server) run(j *activeJob) {
 	}
 	defer seq.Close()
 
-	dec := s.tok.NewStream()
+	var dec detokenizer = plainText{s.tok.NewStream()}
+	if j.harmony != nil {
+		dec = newHarmonyParser(s.tok, j.harmony)
+	}
 	stop := stopMatcher{stops: j.stop}
 	index := 0
 	var ttft time.Duration
-	deliver := func(text string) {
+	emit := func(channel, text string) {
 		if text == "" {
 			return
 		}
-		j.emit(event{evToken, tokenEvent{T: text, I: index}})
+		j.emit(event{evToken, tokenEvent{T: text, I: index, Channel: channel}})
 		index++
+	}
+	held := "" // channel of the text the stop matcher holds back
+	deliver := func(channel, text string) (stopped bool) {
+		if text == "" {
+			return false
+		}
+		if channel != held {
+			// A new Harmony message: what was held ends the previous one, and
+			// no stop string spans two messages.
+			emit(held, stop.flush())
+			held = channel
+		}
+		text, stopped = stop.push(text)
+		emit(channel, text)
+		return stopped
 	}
 	res, err := runtime.Generate(j.ctx, seq, j.prompt, runtime.GenerateParams{
 		Sampling:     j.sampling,
@@ -57,8 +76,7 @@ func (s *Server) run(j *activeJob) {
 		if ttft == 0 {
 			ttft = time.Since(j.enqueued)
 		}
-		text, stopped := stop.push(dec.Add(id))
-		deliver(text)
+		stopped := deliver(dec.push(id))
 		return !stopped && j.ctx.Err() == nil
 	})
 	if cause := context.Cause(j.ctx); cause != nil {
@@ -73,8 +91,8 @@ func (s *Server) run(j *activeJob) {
 	if reason == runtime.StopStopped {
 		reason = "stop"
 	} else {
-		text, _ := stop.push(dec.Flush())
-		deliver(text + stop.flush())
+		deliver(dec.flush())
+		emit(held, stop.flush())
 	}
 	s.metrics.generated(len(res.Tokens), ttft, res.DecodeDuration)
 	s.metrics.request(outcomeOK)
@@ -105,3 +123,16 @@ func (s *Server) failJob(j *activeJob, log *slog.Logger, err error) {
 	log.Warn("error", "code", e.Code, "message", e.Message)
 	j.emit(event{evError, e})
 }
+
+// detokenizer turns generated ids into text: plain text for /execute and
+// completions, text by Harmony channel for gpt-oss chat completions.
+type detokenizer interface {
+	push(id int32) (channel, text string)
+	flush() (channel, text string)
+}
+
+// plainText is a tokenizer stream on no channel.
+type plainText struct{ s *tokenizer.Stream }
+
+func (p plainText) push(id int32) (channel, text string) { return "", p.s.Add(id) }
+func (p plainText) flush() (channel, text string)        { return "", p.s.Flush() }
