@@ -337,11 +337,22 @@ func TestHarmonyExecuteRaw(t *testing.T) {
 	}
 }
 
-// TestHarmonyRandomWeights: the real gpt-oss plan, unscripted, answers a chat
-// completion in the Harmony shape (random weights write no frames, so both
-// fields may be empty; the shape is what is checked).
+// TestHarmonyRandomWeights: the real gpt-oss plan, unscripted, reports its
+// file type and tokenizer on /health and answers a chat completion in the
+// Harmony shape (random weights write no frames, so both fields may be
+// empty; the shape is what is checked).
 func TestHarmonyRandomWeights(t *testing.T) {
 	hs, _ := harmonyServer(t, "")
+	r, err := http.Get(hs.URL + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var health map[string]any
+	json.NewDecoder(r.Body).Decode(&health)
+	r.Body.Close()
+	if health["quant_kind"] != "MXFP4_MOE" || health["tokenizer_kind"] != tokenizer.KindGGUF || health["arch"] != "gpt-oss" {
+		t.Errorf("/health of the gpt-oss plan: quant_kind %v tokenizer_kind %v arch %v", health["quant_kind"], health["tokenizer_kind"], health["arch"])
+	}
 	msg, finish, usage := chatMessage(t, hs.URL, `{"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi!"}],"max_tokens":6,"temperature":0}`)
 	_, isContent := msg["content"].(string)
 	_, isReasoning := msg["reasoning_content"].(string)
