@@ -267,6 +267,12 @@ func TestHarmonyChatCompletion(t *testing.T) {
 	if msg["content"] != "Hello 🦙 " || msg["reasoning_content"] != "The user greets; answer warmly." || finish != "stop" {
 		t.Errorf("with stop string: message %q finish %q", msg, finish)
 	}
+	// A stop string does not span two messages, and the text held back at
+	// the end of the analysis ("warmly.") stays in the analysis.
+	msg, _, _ = chatMessage(t, hs.URL, `{"messages":[{"role":"user","content":"Hi!"}],"max_tokens":64,"temperature":0,"stop":["warmly.Hello"]}`)
+	if msg["content"] != "Hello 🦙 friend!" || msg["reasoning_content"] != "The user greets; answer warmly." {
+		t.Errorf("with a stop string across messages: message %q", msg)
+	}
 }
 
 // TestHarmonyChatStream: streamed deltas carry reasoning_content, then
