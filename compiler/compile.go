@@ -143,35 +143,10 @@ func manifest(m *arch.Model, g *ir.Graph, o Options) (*plans.Manifest, error) {
 		man.Memory.ArenaBytes = v
 	}
 	var err error
-	if man.Tensors, err = weightTable(g, m.File); err != nil {
+	if man.Tensors, err = WeightTable(g, m.File); err != nil {
 		return nil, err
 	}
 	return man, nil
-}
-
-// weightTable lists the graph's weights in the order nodes first read them,
-// which is the order the runtime uploads them.
-func weightTable(g *ir.Graph, f *gguf.File) ([]plans.Tensor, error) {
-	var table []plans.Tensor
-	seen := map[*ir.Node]bool{}
-	for _, n := range g.Nodes {
-		for _, w := range n.Inputs {
-			if w.Op != ir.OpWeight || seen[w] {
-				continue
-			}
-			seen[w] = true
-			name := w.Str("name")
-			info, ok := f.Tensor(name)
-			if !ok {
-				return nil, fmt.Errorf("compiler: graph reads weight %s, which %s lacks", name, f.Path)
-			}
-			table = append(table, plans.Tensor{
-				Name: name, DType: w.DType.String(), Shape: append([]int64(nil), w.Shape...),
-				Layout: w.Str("layout"), Bytes: int64(info.Bytes()),
-			})
-		}
-	}
-	return table, nil
 }
 
 // params counts the elements of every tensor in the file.

@@ -137,3 +137,13 @@ func (n *Node) Bool(key string) bool { v, _ := n.Attrs[key].(bool); return v }
 
 // Ints reads an []int64 attribute (nil when absent).
 func (n *Node) Ints(key string) []int64 { v, _ := n.Attrs[key].([]int64); return v }
+
+// RowRange reads a weight's rows=[first, count] attribute (see OpWeight);
+// ok is false for a whole tensor.
+func (n *Node) RowRange() (first, count int64, ok bool) {
+	r := n.Ints("rows")
+	if len(r) != 2 {
+		return 0, 0, false
+	}
+	return r[0], r[1], true
+}

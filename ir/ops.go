@@ -12,6 +12,12 @@ const (
 	// weight{name}: a tensor of the plan's weight blob, by its GGUF name, in
 	// its storage dtype. [out, in] for matrices, [n_expert, out, in] for
 	// expert stacks, [n] for vectors. A layout pass may add layout="...".
+	// rows=[first, count] makes the node the row range first ..
+	// first+count-1 of the tensor's first dimension (shape[0] = count):
+	// fuseQKV cuts phi3's and gpt2's packed attn_qkv [q+k+v, in] and its
+	// bias into q, k and v this way. Rows of every dtype are contiguous
+	// bytes, so a range is a byte offset into the one stored tensor and
+	// weights.bin holds it once (see plans.Tensor.Rows).
 	OpWeight Op = "weight"
 )
 

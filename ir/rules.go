@@ -13,7 +13,7 @@ var attrKinds = kindsOf(map[string][]string{
 	"float64": {"eps", "base", "scale", "limit", "alpha", "yarn_factor", "yarn_beta_fast", "yarn_beta_slow"},
 	"int64": {"heads", "kv_heads", "head_dim", "rot_dim", "layer", "window", "experts", "top_k",
 		"part", "offset", "yarn_orig_ctx"},
-	"[]int64": {"parts"},
+	"[]int64": {"parts", "rows"},
 })
 
 func kindsOf(byKind map[string][]string) map[string]string {
@@ -153,6 +153,26 @@ func ruleWeight(n *Node) error {
 	}
 	if b := BlockElems(n.DType); n.Shape[len(n.Shape)-1]%b != 0 {
 		return fmt.Errorf("row length %d is not a multiple of the %s block %d", n.Shape[len(n.Shape)-1], n.DType, b)
+	}
+	if _, ok := n.Attrs["rows"]; ok {
+		return checkRowRange(n)
+	}
+	return nil
+}
+
+// checkRowRange checks a weight's rows=[first, count] against its shape.
+// Whether first+count fits the stored tensor is the plan's to check: the IR
+// does not know the tensor's full size.
+func checkRowRange(n *Node) error {
+	r := n.Ints("rows")
+	if len(r) != 2 || r[0] < 0 || r[1] < 1 {
+		return fmt.Errorf("rows %v, want [first ≥ 0, count ≥ 1]", r)
+	}
+	if r[1] != n.Shape[0] {
+		return fmt.Errorf("rows %v: count %d ≠ the weight's first dimension %d", r, r[1], n.Shape[0])
+	}
+	if len(n.Shape) == 1 && n.DType.Quantized() {
+		return fmt.Errorf("rows %v of a %s vector would cut quant blocks", r, n.DType)
 	}
 	return nil
 }

@@ -2,17 +2,27 @@ package passes
 
 import "github.com/llama-orch/orc/ir"
 
-// fuseQKV turns the three projections feeding one attention — linear(x, wq),
-// linear(x, wk), linear(x, wv) of the same x, each maybe through a rope —
-// into one qkv(x, wq, wk, wv [, bq, bk, bv]) node with parts [q, k, v] and a
-// view per part: one kernel reads x once for all three. Biases move with
-// their weights; projections with some but not all biases stay unfused.
-// Fused attn_qkv weights (phi3, gpt2) are already one linear and are left
-// as they are.
+// fuseQKV turns the three projections feeding one attention into one
+// qkv(x, wq, wk, wv [, bq, bk, bv]) node with parts [q, k, v] and a view per
+// part: one kernel reads x once for all three. Two forms fuse:
+//   - linear(x, wq), linear(x, wk), linear(x, wv) of the same x, each maybe
+//     through a rope. Biases move with their weights; projections with some
+//     but not all biases stay unfused.
+//   - phi3's and gpt2's packed attn_qkv: split{parts=[q,k,v]}(linear(x, w
+//     [, b])) read by the attention through views (and ropes). The weight
+//     and bias become three row ranges of the one stored tensor
+//     (weight rows=[first, count]), so the qkv kernel and the rope fold
+//     apply as to separate weights, and weights.bin still holds it once.
 func fuseQKV(g *ir.Graph) error {
 	changed := false
+	use := users(g)
 	for _, a := range g.Nodes {
 		if a.Op != ir.OpAttention {
+			continue
+		}
+		if s := packedProjection(a, use); s != nil {
+			fusePacked(g, s, use)
+			changed = true
 			continue
 		}
 		var proj [3]*ir.Node
@@ -68,4 +78,75 @@ func fusableQKV(p [3]*ir.Node) bool {
 		}
 	}
 	return true
+}
+
+// packedProjection returns the split behind attention a's q, k and v when
+// they are its parts 0, 1 and 2 (each maybe through a rope) and the split
+// cuts a linear of weight nodes that nothing else reads; nil otherwise.
+func packedProjection(a *ir.Node, use map[*ir.Node][]*ir.Node) *ir.Node {
+	var s *ir.Node
+	for i := range 3 {
+		v := a.Inputs[i]
+		if v.Op == ir.OpRoPE {
+			v = v.Inputs[0]
+		}
+		if v.Op != ir.OpView || v.Int("part") != int64(i) || v.Inputs[0].Op != ir.OpSplit {
+			return nil
+		}
+		if s == nil {
+			s = v.Inputs[0]
+		} else if v.Inputs[0] != s {
+			return nil
+		}
+	}
+	l := s.Inputs[0]
+	if len(s.Ints("parts")) != 3 || l.Op != ir.OpLinear || len(use[l]) != 1 {
+		return nil
+	}
+	for _, w := range l.Inputs[1:] {
+		if w.Op != ir.OpWeight {
+			return nil
+		}
+	}
+	return s
+}
+
+// fusePacked replaces split s of linear(x, w [, b]) by qkv(x, w rows q, w
+// rows k, w rows v [, b rows q, k, v]); the split's views read the qkv,
+// whose parts are the split's. The whole weight and bias nodes go too
+// when the linear was their only reader.
+func fusePacked(g *ir.Graph, s *ir.Node, use map[*ir.Node][]*ir.Node) {
+	l := s.Inputs[0]
+	parts := s.Ints("parts")
+	inputs := []*ir.Node{l.Inputs[0]}
+	dead := map[*ir.Node]bool{s: true, l: true}
+	for _, w := range l.Inputs[1:] {
+		inputs = append(inputs, rowRanges(g, w, parts)...)
+		if len(use[w]) == 1 {
+			dead[w] = true
+		}
+	}
+	qkv := g.Add(ir.OpQKV, ir.F32, s.Shape, map[string]any{"parts": append([]int64(nil), parts...)}, inputs...)
+	replaceUses(g, s, qkv)
+	removeNodes(g, dead)
+}
+
+// rowRanges cuts weight w's first dimension into consecutive row ranges of
+// the given counts: one weight node each, of w's tensor (a range of a range
+// counts from the tensor's start).
+func rowRanges(g *ir.Graph, w *ir.Node, counts []int64) []*ir.Node {
+	first, _, _ := w.RowRange()
+	ranges := make([]*ir.Node, len(counts))
+	for i, c := range counts {
+		attrs := map[string]any{"rows": []int64{first, c}}
+		for k, v := range w.Attrs {
+			if k != "rows" {
+				attrs[k] = v
+			}
+		}
+		shape := append(ir.Shape{c}, w.Shape[1:]...)
+		ranges[i] = g.Add(ir.OpWeight, w.DType, shape, attrs)
+		first += c
+	}
+	return ranges
 }

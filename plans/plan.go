@@ -69,6 +69,11 @@ type Tensor struct {
 	Layout string  `msgpack:"layout"` // "" = GGUF block order; else a layout pass's name
 	Offset int64   `msgpack:"offset"` // in weights.bin, Alignment-aligned
 	Bytes  int64   `msgpack:"bytes"`
+	// Segments are the row counts (of the first dimension) of consecutive
+	// row ranges that Layout arranges each on its own, as if each were a
+	// tensor, so a graph's row-range weight (ir weight rows=[first, count])
+	// is one contiguous span in that layout too. Empty: one range.
+	Segments []int64 `msgpack:"segments,omitempty" json:",omitempty"`
 }
 
 // Memory is the activation arena and KV-cache plan.

@@ -14,11 +14,11 @@ import (
 func (e *emitter) value(n *ir.Node) (plans.Arg, error) {
 	switch n.Op {
 	case ir.OpWeight:
-		t, err := e.tensor(n)
+		w, err := e.tensor(n)
 		if err != nil {
 			return plans.Arg{}, err
 		}
-		return plans.Arg{Kind: plans.ArgWeight, Offset: t.Offset}, nil
+		return plans.Arg{Kind: plans.ArgWeight, Offset: w.Offset + w.start}, nil
 	case ir.OpInput:
 		switch n.Str("name") {
 		case "tokens":
@@ -44,22 +44,49 @@ func activation(n *ir.Node) (int64, error) {
 	return n.Shape[1], nil
 }
 
-// tensor finds a weight node's entry in the plan's tensor table.
-func (e *emitter) tensor(n *ir.Node) (*plans.Tensor, error) {
+// weightSpan is the bytes a weight node reads: its tensor's entry in the
+// plan's table, and for a row range (ir weight rows) the span's start in
+// the tensor and its length; a whole tensor is the span [0, Bytes).
+type weightSpan struct {
+	*plans.Tensor
+	start, bytes int64
+}
+
+// rangeAlign is what a row range's start must be a multiple of: the
+// accessors read weights with 128-bit loads.
+const rangeAlign = 16
+
+// tensor finds a weight node's entry in the plan's tensor table and the
+// span of it the node reads.
+func (e *emitter) tensor(n *ir.Node) (weightSpan, error) {
 	if n.Op != ir.OpWeight {
-		return nil, fmt.Errorf("input node %d is %s, want a weight", n.ID, n.Op)
+		return weightSpan{}, fmt.Errorf("input node %d is %s, want a weight", n.ID, n.Op)
 	}
 	t, ok := e.tensors[n.Str("name")]
 	if !ok {
-		return nil, fmt.Errorf("weight %q is not in the plan's tensor table", n.Str("name"))
+		return weightSpan{}, fmt.Errorf("weight %q is not in the plan's tensor table", n.Str("name"))
 	}
 	if t.DType != n.DType.String() {
-		return nil, fmt.Errorf("weight %q is %s in the graph but %s in the tensor table", t.Name, n.DType, t.DType)
+		return weightSpan{}, fmt.Errorf("weight %q is %s in the graph but %s in the tensor table", t.Name, n.DType, t.DType)
 	}
 	if t.Offset%plans.Alignment != 0 {
-		return nil, fmt.Errorf("weight %q at offset %d is not %d-byte aligned", t.Name, t.Offset, plans.Alignment)
+		return weightSpan{}, fmt.Errorf("weight %q at offset %d is not %d-byte aligned", t.Name, t.Offset, plans.Alignment)
 	}
-	return t, nil
+	first, count, ranged := n.RowRange()
+	if !ranged {
+		if len(t.Segments) > 1 {
+			return weightSpan{}, fmt.Errorf("weight %q is laid out in segments %v; a kernel cannot read it whole", t.Name, t.Segments)
+		}
+		return weightSpan{t, 0, t.Bytes}, nil
+	}
+	start, bytes, err := t.Rows(first, count)
+	if err != nil {
+		return weightSpan{}, err
+	}
+	if start%rangeAlign != 0 {
+		return weightSpan{}, fmt.Errorf("weight %q rows from %d start at byte %d, not a multiple of %d", t.Name, first, start, rangeAlign)
+	}
+	return weightSpan{t, start, bytes}, nil
 }
 
 // splitLayouts are the dtypes whose GPU layout differs from GGUF order (see
@@ -78,8 +105,8 @@ func (e *emitter) accessor(n *ir.Node) (string, error) {
 		return "", fmt.Errorf("weight %q has dtype %s, which no kernel reads", t.Name, t.DType)
 	}
 	elems := n.Shape.Elems(1)
-	if elems%int64(gt.BlockSize()) != 0 || gt.RowBytes(elems) != t.Bytes {
-		return "", fmt.Errorf("weight %q: %d elements of %s do not make %d bytes", t.Name, elems, t.DType, t.Bytes)
+	if elems%int64(gt.BlockSize()) != 0 || gt.RowBytes(elems) != t.bytes {
+		return "", fmt.Errorf("weight %q: %d elements of %s do not make %d bytes", t.Name, elems, t.DType, t.bytes)
 	}
 	name := "W_" + t.DType
 	switch {

@@ -23,6 +23,9 @@ var tinyPresets = []struct {
 	{"qwen2.5-0.5b-tiny", synth.QuantQ4KM},
 	{"qwen2.5-0.5b-tiny", synth.QuantQ4_0},
 	{"phi-3-mini-4k-tiny", synth.QuantQ4KM},
+	// Its packed attn_qkv is Q4_0, whose split GPU layout is laid out per
+	// q, k, v segment (fuseQKV's row ranges).
+	{"phi-3-mini-4k-tiny", synth.QuantQ4_0},
 	{"gpt2-small-tiny", synth.QuantF16},
 }
 
@@ -80,20 +83,8 @@ func lowerGPU(t *testing.T, path string, maxTokens int) (*ir.Graph, *plans.Manif
 			NHeadKV: h.NHeadKV, HeadDim: h.HeadDim, Vocab: h.NVocab, ContextLength: h.NCtx},
 		Memory: plans.Memory{MaxTokens: maxTokens, KVBytesPerToken: h.KVBytesPerToken()},
 	}
-	seen := map[string]bool{}
-	for _, n := range g.Nodes {
-		for _, w := range n.Inputs {
-			if w.Op != ir.OpWeight || seen[w.Str("name")] {
-				continue
-			}
-			seen[w.Str("name")] = true
-			info, ok := f.Tensor(w.Str("name"))
-			if !ok {
-				t.Fatalf("weight %s not in the file", w.Str("name"))
-			}
-			man.Tensors = append(man.Tensors, plans.Tensor{Name: w.Str("name"), DType: w.DType.String(),
-				Shape: w.Shape, Layout: w.Str("layout"), Bytes: int64(info.Bytes())})
-		}
+	if man.Tensors, err = compiler.WeightTable(g, f); err != nil {
+		t.Fatal(err)
 	}
 	placeTensors(man.Tensors)
 	return g, man, f

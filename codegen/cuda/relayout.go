@@ -30,7 +30,9 @@ var splitSections = map[ir.DType][]splitSection{
 
 // Relayout returns t's bytes in the layout t.Layout names, from src in GGUF
 // order: identity for "" and for the gpu_<dtype> layouts equal to GGUF order,
-// the section split above otherwise.
+// the section split above otherwise, applied to each of t.Segments (row
+// ranges that kernels read as tensors of their own: fuseQKV's slices of a
+// packed attn_qkv) on its own, so each stays one span of the result.
 func Relayout(t *plans.Tensor, src []byte) ([]byte, error) {
 	dt, ok := ir.ParseDType(t.DType)
 	if !ok {
@@ -48,15 +50,37 @@ func Relayout(t *plans.Tensor, src []byte) ([]byte, error) {
 	}
 	gt, _ := gguf.TypeByName(t.DType)
 	bb := gt.BlockBytes()
-	if len(src)%bb != 0 {
-		return nil, fmt.Errorf("relayout %q: %d bytes are not whole %s blocks of %d bytes", t.Name, len(src), t.DType, bb)
+	if len(src)%bb != 0 || int64(len(src)) != t.Bytes {
+		return nil, fmt.Errorf("relayout %q: %d bytes are not the table's %d in whole %s blocks of %d bytes", t.Name, len(src), t.Bytes, t.DType, bb)
 	}
-	nblk := len(src) / bb
 	dst := make([]byte, 0, len(src))
+	segments := t.Segments
+	if len(segments) == 0 {
+		segments = []int64{t.Shape[0]}
+	}
+	var first int64
+	for _, rows := range segments {
+		start, n, err := t.Rows(first, rows)
+		if err != nil {
+			return nil, fmt.Errorf("relayout %q: %w", t.Name, err)
+		}
+		dst = splitBlocks(dst, src[start:start+n], bb, secs)
+		first += rows
+	}
+	if first != t.Shape[0] {
+		return nil, fmt.Errorf("relayout %q: segments %v cover %d of %d rows", t.Name, t.Segments, first, t.Shape[0])
+	}
+	return dst, nil
+}
+
+// splitBlocks appends the blocks of src (bb bytes each) to dst section by
+// section.
+func splitBlocks(dst, src []byte, bb int, secs []splitSection) []byte {
+	nblk := len(src) / bb
 	for _, s := range secs {
 		for b := range nblk {
 			dst = append(dst, src[b*bb+s.from:b*bb+s.from+s.size]...)
 		}
 	}
-	return dst, nil
+	return dst
 }

@@ -35,7 +35,9 @@ func TestRelayoutSplit(t *testing.T) {
 		for i := range src {
 			src[i] = byte(r.Uint32())
 		}
-		got, err := cuda.Relayout(&plans.Tensor{Name: "w", DType: l.dtype, Layout: "gpu_" + l.dtype}, src)
+		// [nblk, one block of elements]: each row is one block.
+		w := plans.Tensor{Name: "w", DType: l.dtype, Layout: "gpu_" + l.dtype, Shape: []int64{nblk, 32}, Bytes: int64(len(src))}
+		got, err := cuda.Relayout(&w, src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,12 +78,50 @@ func TestRelayoutRefuses(t *testing.T) {
 		want string
 	}{
 		{plans.Tensor{Name: "a", DType: "q4_0", Layout: "gpu_q8_0"}, 18, "is not"},
-		{plans.Tensor{Name: "b", DType: "q4_0", Layout: "gpu_q4_0"}, 20, "whole q4_0 blocks"},
+		{plans.Tensor{Name: "b", DType: "q4_0", Layout: "gpu_q4_0", Shape: []int64{1, 32}, Bytes: 20}, 20, "whole q4_0 blocks"},
+		{plans.Tensor{Name: "d", DType: "q4_0", Layout: "gpu_q4_0", Shape: []int64{2, 32}, Bytes: 36, Segments: []int64{1}}, 36, "cover 1 of 2 rows"},
 		{plans.Tensor{Name: "c", DType: "q9_9", Layout: "gpu_q9_9"}, 18, "unknown dtype"},
 	} {
 		_, err := cuda.Relayout(&tc.t, make([]byte, tc.n))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.t.Name, err, tc.want)
+		}
+	}
+}
+
+// A tensor in segments (fuseQKV's row ranges of a packed attn_qkv) is laid
+// out segment by segment: each segment's span of the result is exactly the
+// segment relaid as a tensor of its own, which is how its kernel reads it.
+func TestRelayoutSegments(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, l := range gpuLayouts {
+		const rows, rowBlocks = 6, 2
+		src := make([]byte, rows*rowBlocks*l.block)
+		for i := range src {
+			src[i] = byte(r.Uint32())
+		}
+		rowBytes := rowBlocks * l.block
+		w := plans.Tensor{Name: "qkv", DType: l.dtype, Layout: "gpu_" + l.dtype, Shape: []int64{rows, rowBlocks * 32},
+			Bytes: int64(len(src)), Segments: []int64{3, 1, 2}}
+		got, err := cuda.Relayout(&w, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := 0
+		for _, n := range w.Segments {
+			seg := src[first*rowBytes : (first+int(n))*rowBytes]
+			alone := plans.Tensor{Name: "part", DType: l.dtype, Layout: w.Layout, Shape: []int64{n, rowBlocks * 32}, Bytes: int64(len(seg))}
+			want, err := cuda.Relayout(&alone, seg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if have := got[first*rowBytes : (first+int(n))*rowBytes]; !bytes.Equal(have, want) {
+				t.Errorf("%s: rows [%d, %d) are not the segment laid out alone", l.dtype, first, first+int(n))
+			}
+			if bytes.Equal(want, seg) {
+				t.Errorf("%s: the split layout left the segment in GGUF order", l.dtype)
+			}
+			first += int(n)
 		}
 	}
 }

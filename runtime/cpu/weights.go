@@ -30,15 +30,25 @@ type weight struct {
 	dense []float32
 }
 
-// loadWeight finds n's tensor in the plan and checks it against the node.
+// loadWeight finds n's tensor in the plan and checks it against the node;
+// a row-range node (ir weight rows) reads its span of the tensor.
 func loadWeight(p *plans.Plan, n *ir.Node) (*weight, error) {
 	name := n.Str("name")
 	data, t, ok := p.TensorData(name)
 	if !ok {
 		return nil, fmt.Errorf("cpu: the graph needs weight %s, which the plan does not hold", name)
 	}
-	if t.DType != n.DType.String() || !ir.Shape(t.Shape).Equal(n.Shape) {
-		return nil, fmt.Errorf("cpu: weight %s is %s%v in the plan, %s%v in the graph", name, t.DType, t.Shape, n.DType, n.Shape)
+	stored := ir.Shape(t.Shape)
+	if first, count, ranged := n.RowRange(); ranged && len(stored) > 0 {
+		start, size, err := t.Rows(first, count)
+		if err != nil {
+			return nil, fmt.Errorf("cpu: weight node %%%d: %w", n.ID, err)
+		}
+		data = data[start : start+size]
+		stored = append(ir.Shape{count}, stored[1:]...)
+	}
+	if t.DType != n.DType.String() || !stored.Equal(n.Shape) {
+		return nil, fmt.Errorf("cpu: weight %s is %s%v in the plan, %s%v in the graph", name, t.DType, stored, n.DType, n.Shape)
 	}
 	if t.Layout != "" || n.Str("layout") != "" {
 		return nil, fmt.Errorf("cpu: weight %s has GPU layout %q; compile the plan with --device cpu", name, t.Layout+n.Str("layout"))

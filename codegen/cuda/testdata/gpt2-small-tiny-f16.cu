@@ -13,20 +13,8 @@ extern "C" __global__ void __launch_bounds__(128) embed_rows_W_f32_262144_1024_2
 extern "C" __global__ void __launch_bounds__(256) layernorm_rows_Norm_0_W_f32_256_W_f32_256_256_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, const uint8_t* __restrict__ bias, float* __restrict__ s, float* __restrict__ y) {
     layernorm_rows<Norm_0, W_f32<256>, W_f32<256>, 256, true, false>(a, b, w, bias, s, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_196608_W_f32_768_256_768(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y) {
-    linear_gemv<W_f16<196608>, W_f32<768>, 256, 768>(w, b, x, y);
-}
-extern "C" __global__ void __launch_bounds__(256) split_ew_0_768_0_256(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    split_ew<0, 768, 0, 256>(x, y, state);
-}
-extern "C" __global__ void __launch_bounds__(256) split_ew_0_768_256_256(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    split_ew<0, 768, 256, 256>(x, y, state);
-}
-extern "C" __global__ void __launch_bounds__(256) split_ew_0_768_512_256(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    split_ew<0, 768, 512, 256>(x, y, state);
-}
-extern "C" __global__ void __launch_bounds__(256) kv_store_Attn_1(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    kv_store<Attn_1>(k, v, positions, kc, vc, state);
+extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_f16_65536_W_f16_65536_W_f16_65536_W_f32_256_W_f32_256_W_f32_256_Rope_none_256_256_256_256_true(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    qkv_gemv<W_f16<65536>, W_f16<65536>, W_f16<65536>, W_f32<256>, W_f32<256>, W_f32<256>, Rope_none, 256, 256, 256, 256, true>(wq, wk, wv, bq, bk, bv, x, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_Attn_1_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y) {
     attend<Attn_1, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr);

@@ -11,23 +11,8 @@ extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_k_32064_32064_
 extern "C" __global__ void __launch_bounds__(256) rmsnorm_rows_Norm_0_W_f32_256_256_false_false(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y) {
     rmsnorm_rows<Norm_0, W_f32<256>, 256, false, false>(a, nullptr, w, nullptr, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_q5_k_768_B_none_256_768(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y) {
-    linear_gemv<W_q5_k<768>, B_none, 256, 768>(w, nullptr, x, y);
-}
-extern "C" __global__ void __launch_bounds__(256) split_ew_0_768_0_256(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    split_ew<0, 768, 0, 256>(x, y, state);
-}
-extern "C" __global__ void __launch_bounds__(256) split_ew_0_768_256_256(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    split_ew<0, 768, 256, 256>(x, y, state);
-}
-extern "C" __global__ void __launch_bounds__(256) split_ew_0_768_512_256(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    split_ew<0, 768, 512, 256>(x, y, state);
-}
-extern "C" __global__ void __launch_bounds__(256) rope_rows_Rope_1_0_4(const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
-    rope_rows<Rope_1, 0, 4>(x, positions, y, state);
-}
-extern "C" __global__ void __launch_bounds__(256) kv_store_Attn_2(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    kv_store<Attn_2>(k, v, positions, kc, vc, state);
+extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_q5_k_256_W_q5_k_256_W_q5_k_256_B_none_B_none_B_none_Rope_1_256_256_256_256_true(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    qkv_gemv<W_q5_k<256>, W_q5_k<256>, W_q5_k<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true>(wq, wk, wv, nullptr, nullptr, nullptr, x, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_true(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, int8_t* __restrict__ xq, float2* __restrict__ xs) {
     attend<Attn_2, B_none, false, true>(q, kc, vc, nullptr, positions, y, xq, xs);
