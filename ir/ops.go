@@ -62,7 +62,8 @@ const (
 	OpView Op = "view"
 	// split(x){parts=[c0, c1, ...]}: cuts the columns of x [T, c0+c1+...]
 	// into a packed result, part i being columns c0+…+c_{i-1} onward; the
-	// fused attn_qkv of phi3 and gpt2 is one linear then a split into q, k, v.
+	// fused attn_qkv of phi3 and gpt2 is one linear then a split into q, k, v
+	// as lowered (fuseQKV then makes it a qkv over row ranges of the weight).
 	OpSplit Op = "split"
 )
 
