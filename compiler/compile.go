@@ -136,9 +136,6 @@ func manifest(m *arch.Model, g *ir.Graph, o Options) (*plans.Manifest, error) {
 		},
 	}
 	man.Model.FileType = gguf.FileTypeName(h.FileType)
-	if h.FileType == arch.FileTypeUnknown {
-		man.Model.FileType = gguf.FileTypeName(guessFileType(m.File))
-	}
 	if v, ok := g.Attrs["arena_bytes"].(int64); ok {
 		man.Memory.ArenaBytes = v
 	}
@@ -170,43 +167,4 @@ func windows(h *arch.Hparams) []int {
 		}
 	}
 	return w
-}
-
-// ftypeOfTensorType is llama.cpp's guess of general.file_type from the
-// dominant tensor type (llama_model_loader): K-quants guess their _M mix.
-var ftypeOfTensorType = map[gguf.Type]uint32{
-	gguf.F32: gguf.FileTypeAllF32, gguf.F16: gguf.FileTypeF16, gguf.BF16: gguf.FileTypeBF16,
-	gguf.Q4_0: gguf.FileTypeQ4_0, gguf.Q5_0: gguf.FileTypeQ5_0, gguf.Q8_0: gguf.FileTypeQ8_0,
-	gguf.Q4_K: gguf.FileTypeQ4_K_M, gguf.Q5_K: 17 /* MOSTLY_Q5_K_M */, gguf.Q6_K: gguf.FileTypeQ6_K,
-	gguf.MXFP4: gguf.FileTypeMXFP4MoE,
-}
-
-// guessFileType derives general.file_type for a file that lacks it
-// (stories260k is GGUF v1 without it) from its weight matrices: MXFP4
-// anywhere means llama.cpp's MXFP4_MOE mix (its quantizer writes MXFP4 in
-// no other mode, and the Q8_0 attention matrices outnumber the experts),
-// else the most common type of the tensors of two or more dims. llama.cpp
-// counts 1-D tensors too, which are F32 whatever the mix and would make a
-// quantized gpt-oss "all F32"; "mostly" in its names means except 1-D.
-func guessFileType(f *gguf.File) uint32 {
-	count := map[gguf.Type]int{}
-	best := gguf.F32
-	for _, t := range f.Tensors {
-		if len(t.Dims) < 2 {
-			continue
-		}
-		if t.Type == gguf.MXFP4 {
-			return gguf.FileTypeMXFP4MoE
-		}
-		count[t.Type]++
-		// Ties go to the lower type id so the guess does not depend on
-		// tensor order.
-		if count[t.Type] > count[best] || (count[t.Type] == count[best] && t.Type < best) {
-			best = t.Type
-		}
-	}
-	if ft, ok := ftypeOfTensorType[best]; ok {
-		return ft
-	}
-	return gguf.FileTypeAllF32
 }

@@ -76,29 +76,3 @@ func TestFileTypeGuessed(t *testing.T) {
 		t.Errorf("gpt-oss-20b-tiny mxfp4 without general.file_type: file type %q, want MXFP4_MOE", got)
 	}
 }
-
-// TestGuessFileTypeCounts checks the vote itself: 1-D tensors do not count,
-// the most common matrix type wins, ties go to the lower type id, and an
-// empty file is all F32.
-func TestGuessFileTypeCounts(t *testing.T) {
-	mat := func(typ gguf.Type) gguf.TensorInfo { return gguf.TensorInfo{Type: typ, Dims: []uint64{32, 4}} }
-	vec := gguf.TensorInfo{Type: gguf.F32, Dims: []uint64{32}}
-	cases := []struct {
-		name    string
-		tensors []gguf.TensorInfo
-		want    string
-	}{
-		{"Q4_K beats Q6_K and F32 vectors", []gguf.TensorInfo{vec, vec, vec, vec, mat(gguf.Q6_K), mat(gguf.Q4_K), mat(gguf.Q4_K)}, "Q4_K_M"},
-		{"Q8_0 matrices", []gguf.TensorInfo{vec, mat(gguf.Q8_0), mat(gguf.F16), mat(gguf.Q8_0)}, "Q8_0"},
-		{"tie goes to the lower id", []gguf.TensorInfo{mat(gguf.Q8_0), mat(gguf.F16)}, "F16"},
-		{"tie in the other order", []gguf.TensorInfo{mat(gguf.F16), mat(gguf.Q8_0)}, "F16"},
-		{"one MXFP4 tensor", []gguf.TensorInfo{mat(gguf.Q8_0), mat(gguf.Q8_0), {Type: gguf.MXFP4, Dims: []uint64{32, 4, 2}}}, "MXFP4_MOE"},
-		{"BF16", []gguf.TensorInfo{vec, mat(gguf.BF16)}, "BF16"},
-		{"vectors only", []gguf.TensorInfo{vec}, "F32"},
-	}
-	for _, c := range cases {
-		if got := gguf.FileTypeName(guessFileType(&gguf.File{Tensors: c.tensors})); got != c.want {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
-		}
-	}
-}

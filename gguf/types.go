@@ -126,6 +126,7 @@ const (
 	FileTypeQ8_0     = 7
 	FileTypeQ5_0     = 8
 	FileTypeQ4_K_M   = 15
+	FileTypeQ5_K_M   = 17
 	FileTypeQ6_K     = 18
 	FileTypeBF16     = 32
 	FileTypeMXFP4MoE = 38
@@ -136,7 +137,7 @@ var fileTypeNames = map[uint32]string{
 	FileTypeQ5_0: "Q5_0", FileTypeQ4_K_M: "Q4_K_M", FileTypeQ6_K: "Q6_K", FileTypeBF16: "BF16",
 	FileTypeMXFP4MoE: "MXFP4_MOE",
 	3:                "Q4_1", 9: "Q5_1", 10: "Q2_K", 11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S",
-	16: "Q5_K_S", 17: "Q5_K_M",
+	16: "Q5_K_S", FileTypeQ5_K_M: "Q5_K_M",
 }
 
 // FileTypeName names a general.file_type value as llama.cpp does ("Q4_K_M").

@@ -65,6 +65,9 @@ func inspect(path string, ctx int) (*inspectReport, error) {
 		Tensors: len(f.Tensors), TensorTypes: map[string]int{}, Ctx: h.NCtx, FileType: "unknown"}
 	if h.FileType != arch.FileTypeUnknown {
 		r.FileType = gguf.FileTypeName(h.FileType)
+		if h.FileTypeGuessed {
+			r.FileType += " (guessed from the tensor types)"
+		}
 	}
 	if len(f.Tensors) == 0 {
 		r.VocabOnlyNote = "no tensors (vocab-only file): hyperparameters only"

@@ -18,7 +18,7 @@ func TestInspectSharedFiles(t *testing.T) {
 	}
 	// 5 layers · 4 KV heads · head dim 8 · K and V · 2 bytes = 640 bytes a token.
 	if stories.GGUFVersion != 1 || stories.Architecture != "llama" || stories.TensorTypes["F32"] != 48 ||
-		stories.Ctx != 512 || stories.KVCacheBytes != 640*512 || stories.FileType != "unknown" || !stories.TensorsBound {
+		stories.Ctx != 512 || stories.KVCacheBytes != 640*512 || stories.FileType != "F32 (guessed from the tensor types)" || !stories.TensorsBound {
 		t.Errorf("stories260k: %+v", stories)
 	}
 	// 4 bytes a parameter, all F32.

@@ -70,8 +70,10 @@ type Hparams struct {
 	// TiedOutput: the LM head reuses token_embd (no output.weight). Known only
 	// for files with tensors.
 	TiedOutput bool
-	FileType   uint32 // general.file_type; FileTypeUnknown when absent
-	swa        func(int) bool
+	FileType   uint32 // general.file_type, guessed from the tensor types when absent; FileTypeUnknown for a file without tensors
+	// FileTypeGuessed says FileType came from gguf.GuessFileType.
+	FileTypeGuessed bool
+	swa             func(int) bool
 }
 
 // FileTypeUnknown marks a file without general.file_type.
@@ -182,6 +184,9 @@ func ReadHparams(f *gguf.File) (*Arch, *Hparams, error) {
 	}
 	if ft, ok := f.Uint("general.file_type"); ok {
 		h.FileType = uint32(ft)
+	} else if len(f.Tensors) > 0 {
+		h.FileType = gguf.GuessFileType(f)
+		h.FileTypeGuessed = true
 	}
 	if _, ok := f.Tensor("output.weight"); !ok && len(f.Tensors) > 0 {
 		h.TiedOutput = true
