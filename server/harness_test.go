@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -14,8 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/llama-orch/orc/internal/soak"
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
 	"github.com/llama-orch/orc/runtime/cpu"
@@ -130,12 +129,8 @@ func serveDevice(t *testing.T, dev runtime.Device, tok tokenizer.Tokenizer, cfg 
 	return srv
 }
 
-// sseEvent is one parsed server-sent event.
-type sseEvent struct {
-	Name string
-	Data map[string]any
-	At   time.Time
-}
+// sseEvent is one parsed server-sent event, as the soak driver reads them.
+type sseEvent = soak.Event
 
 // postExecute posts a request and returns the response; the caller reads
 // events with readEvents.
@@ -152,21 +147,7 @@ func postExecute(t *testing.T, base string, body any) *http.Response {
 // readEvents parses SSE events until EOF, sending each on the channel.
 func readEvents(r io.Reader, out chan<- sseEvent) {
 	defer close(out)
-	sc := bufio.NewScanner(r)
-	var ev sseEvent
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			ev.Name = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: "):
-			json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev.Data)
-		case line == "" && ev.Name != "":
-			ev.At = time.Now()
-			out <- ev
-			ev = sseEvent{}
-		}
-	}
+	soak.ReadEvents(r, func(e sseEvent) bool { out <- e; return true })
 }
 
 // collect reads a whole stream.

@@ -191,14 +191,14 @@ func (d *driver) one(parent context.Context, id, k string, seed uint64) result {
 		return r
 	}
 	var (
-		terminals []event
+		terminals []Event
 		afterEnd  int // events after the first terminal one
 		lastToken time.Time
 		cancelled time.Time // when POST /cancel was answered
 		cancelErr error
 		dropped   bool
 	)
-	rerr := readEvents(resp.Body, func(e event) bool {
+	rerr := ReadEvents(resp.Body, func(e Event) bool {
 		if len(terminals) > 0 {
 			afterEnd++
 		}

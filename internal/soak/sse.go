@@ -8,20 +8,21 @@ import (
 	"time"
 )
 
-// event is one server-sent event of POST /execute, stamped on arrival.
-type event struct {
+// Event is one server-sent event of POST /execute, stamped on arrival.
+type Event struct {
 	Name string
 	Data map[string]any
 	At   time.Time
 }
 
-// readEvents parses an event stream, calling each for every event until EOF,
+// ReadEvents parses an event stream, calling each for every event until EOF,
 // a read error, or each returning false. It returns the read error (nil at
-// a clean EOF or when each stopped).
-func readEvents(r io.Reader, each func(event) bool) error {
+// a clean EOF or when each stopped). The server's tests read streams with it
+// too.
+func ReadEvents(r io.Reader, each func(Event) bool) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	var ev event
+	var ev Event
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
@@ -37,16 +38,16 @@ func readEvents(r io.Reader, each func(event) bool) error {
 			if !each(ev) {
 				return nil
 			}
-			ev = event{}
+			ev = Event{}
 		}
 	}
 	return sc.Err()
 }
 
-func (e event) terminal() bool { return e.Name == "end" || e.Name == "error" }
+func (e Event) terminal() bool { return e.Name == "end" || e.Name == "error" }
 
 // code is an error event's code.
-func (e event) code() string {
+func (e Event) code() string {
 	c, _ := e.Data["code"].(string)
 	return c
 }
