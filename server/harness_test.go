@@ -97,11 +97,7 @@ func openCPU(t *testing.T, dir string) (runtime.Device, tokenizer.Tokenizer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := tokenizer.UnmarshalSpec(p.Manifest.Tokenizer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.New(spec)
+	tok, err := tokenizer.Load(p.Manifest.Tokenizer)
 	if err != nil {
 		t.Fatal(err)
 	}

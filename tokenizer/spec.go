@@ -110,6 +110,16 @@ func UnmarshalSpec(data []byte) (*Spec, error) {
 	return &s, nil
 }
 
+// Load rebuilds a tokenizer from a spec written by Marshal, as a plan
+// stores it.
+func Load(data []byte) (Tokenizer, error) {
+	s, err := UnmarshalSpec(data)
+	if err != nil {
+		return nil, err
+	}
+	return New(s)
+}
+
 // StopIDs returns every id that ends generation: eos and EOSIDs, deduplicated.
 func (s *Spec) StopIDs() []int32 {
 	var out []int32

@@ -33,11 +33,7 @@ func (c *generateCmd) Run() error {
 		return err
 	}
 	defer p.Close()
-	spec, err := tokenizer.UnmarshalSpec(p.Manifest.Tokenizer)
-	if err != nil {
-		return fmt.Errorf("plan %s: %w", c.Plan, err)
-	}
-	tok, err := tokenizer.New(spec)
+	tok, err := tokenizer.Load(p.Manifest.Tokenizer)
 	if err != nil {
 		return fmt.Errorf("plan %s: %w", c.Plan, err)
 	}

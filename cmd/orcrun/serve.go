@@ -52,12 +52,7 @@ func (c *serveCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	spec, err := tokenizer.UnmarshalSpec(p.Manifest.Tokenizer)
-	if err != nil {
-		p.Close()
-		return fmt.Errorf("plan %s: %w", c.Plan, err)
-	}
-	tok, err := tokenizer.New(spec)
+	tok, err := tokenizer.Load(p.Manifest.Tokenizer)
 	if err != nil {
 		p.Close()
 		return fmt.Errorf("plan %s: %w", c.Plan, err)

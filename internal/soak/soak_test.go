@@ -30,11 +30,7 @@ func serveStories(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := tokenizer.UnmarshalSpec(p.Manifest.Tokenizer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.New(spec)
+	tok, err := tokenizer.Load(p.Manifest.Tokenizer)
 	if err != nil {
 		t.Fatal(err)
 	}

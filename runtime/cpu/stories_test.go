@@ -21,11 +21,7 @@ const storiesGolden = "../../testdata/reference/stories260k.json"
 func openStories(t *testing.T, maxTokens int) (*Device, tokenizer.Tokenizer) {
 	t.Helper()
 	p := compiledPlan(t, storiesGGUF, maxTokens)
-	spec, err := tokenizer.UnmarshalSpec(p.Manifest.Tokenizer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.New(spec)
+	tok, err := tokenizer.Load(p.Manifest.Tokenizer)
 	if err != nil {
 		t.Fatal(err)
 	}
