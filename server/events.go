@@ -95,6 +95,24 @@ func (s *sseWriter) send(e event) error {
 	return nil
 }
 
+// data writes one unnamed "data:" event, as OpenAI's streams use.
+func (s *sseWriter) data(payload []byte) error {
+	if _, err := fmt.Fprintf(s.w, "data: %s\n\n", payload); err != nil {
+		return err
+	}
+	s.f.Flush()
+	return nil
+}
+
+// dataJSON writes v as the payload of a data event.
+func (s *sseWriter) dataJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return s.data(b)
+}
+
 // writeJSONError writes the worker API's error body with an HTTP status.
 func writeJSONError(w http.ResponseWriter, status int, code, msg string) {
 	writeJSON(w, status, map[string]any{"code": code, "message": msg})

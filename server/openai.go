@@ -266,19 +266,15 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *Execu
 		return c
 	}
 	var sse *sseWriter
-	chunk := func(channel, delta string, reason *string) error {
+	// send writes one chunk object holding choice c.
+	send := func(c map[string]any) error {
 		obj := object
 		if chat {
 			obj += ".chunk"
 		}
-		b, _ := json.Marshal(map[string]any{"id": j.id, "object": obj, "created": created, "model": s.info.Model,
-			"choices": []any{choice(channel, delta, reason)}})
-		if _, err := fmt.Fprintf(sse.w, "data: %s\n\n", b); err != nil {
-			return err
-		}
-		sse.f.Flush()
-		return nil
+		return sse.dataJSON(map[string]any{"id": j.id, "object": obj, "created": created, "model": s.info.Model, "choices": []any{c}})
 	}
+	chunk := func(channel, delta string, reason *string) error { return send(choice(channel, delta, reason)) }
 	if streaming {
 		if sse, err = newSSE(w); err != nil {
 			j.markCancelled(errDisconnected)
@@ -289,12 +285,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *Execu
 		switch d := e.Data.(type) {
 		case startedEvent:
 			if streaming && chat {
-				b, _ := json.Marshal(map[string]any{"id": j.id, "object": "chat.completion.chunk", "created": created, "model": s.info.Model,
-					"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "finish_reason": nil}}})
-				if _, err := fmt.Fprintf(sse.w, "data: %s\n\n", b); err != nil {
-					return err
-				}
-				sse.f.Flush()
+				return send(map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "finish_reason": nil})
 			}
 		case tokenEvent:
 			if d.Channel == channelAnalysis {
@@ -315,16 +306,12 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *Execu
 				if err := chunk("", "", &finish); err != nil {
 					return err
 				}
-				_, err := fmt.Fprint(sse.w, "data: [DONE]\n\n")
-				sse.f.Flush()
-				return err
+				return sse.data([]byte("[DONE]"))
 			}
 		case errorEvent:
 			failure = &d
 			if streaming {
-				b, _ := json.Marshal(map[string]any{"error": openAIError{Message: d.Message, Type: "server_error", Code: strings.ToLower(d.Code)}})
-				fmt.Fprintf(sse.w, "data: %s\n\n", b)
-				sse.f.Flush()
+				sse.dataJSON(map[string]any{"error": openAIError{Message: d.Message, Type: "server_error", Code: strings.ToLower(d.Code)}})
 			}
 		}
 		return nil
