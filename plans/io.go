@@ -240,14 +240,9 @@ func (p *Plan) mapWeights(hash bool) error {
 	if !hash {
 		return nil
 	}
-	if len(p.Manifest.WeightChunks) > 0 {
-		if err := verifyChunks(p.Weights, p.Manifest.WeightChunks); err != nil {
-			p.Close()
-			return err
-		}
-	} else if sum := sha256Hex(p.Weights); sum != p.Manifest.Files[WeightsFile] {
+	if err := verifyChunks(p.Weights, p.Manifest.WeightChunks); err != nil {
 		p.Close()
-		return fmt.Errorf("%w: %s sha256 mismatch (altered or truncated)", ErrCorrupt, path)
+		return err
 	}
 	return nil
 }
