@@ -24,7 +24,7 @@ const (
 	cOut    = "float* __restrict__"
 	cInts   = "const int* __restrict__"
 	cCache  = "__half* __restrict__"
-	cInt8   = "const int8_t* __restrict__"
+	cInt8   = "const xq_t* __restrict__"
 	cScales = "const float2* __restrict__"
 )
 
@@ -205,7 +205,7 @@ func (e *emitter) quantizes(c *call, v *ir.Node, out plans.Arg, cols int64) stri
 		return "false"
 	}
 	xq, xs := e.scratchArgs(cols)
-	c.arg("int8_t* __restrict__", "xq", xq)
+	c.arg("xq_t* __restrict__", "xq", xq)
 	c.arg("float2* __restrict__", "xs", xs)
 	e.scratchHolds = out.Offset
 	return "true"
@@ -227,7 +227,7 @@ func (e *emitter) quantizeX(x *ir.Node, in int64) ([]plans.Launch, plans.Arg, pl
 	e.scratchHolds = xa.Offset
 	c := &call{}
 	c.ptr(e, cIn, "x", x)
-	c.arg("int8_t* __restrict__", "xq", xq)
+	c.arg("xq_t* __restrict__", "xq", xq)
 	c.arg("float2* __restrict__", "xs", xs)
 	e.stateArg(c)
 	rows := rowsOf(x)

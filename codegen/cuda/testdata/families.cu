@@ -74,6 +74,11 @@ __device__ __forceinline__ float block_max(float v, float* scratch) {
     return warp_max(v);
 }
 
+// xq_t: the integer path's activation code (q8.cu.tmpl's quantize32 writes
+// it; every producer that quantizes its output and every integer-dot kernel
+// reads it through this name).
+typedef int8_t xq_t;
+
 // Weight accessors. W::load(w, grp, v) dequantizes group grp (GROUP
 // consecutive elements, counted from the tensor's start) into v. NBLK is the
 // tensor's block count, which the split layouts (Relayout: quants of every
@@ -611,11 +616,11 @@ __device__ __forceinline__ void qkv_gemv(const uint8_t* __restrict__ wq, const u
 // an activation [rows, cols]: lane's int8 code to xq[i + lane], the group's
 // (d_x, d_x·Σq_x) to xs[i / 32]. Producers call it on the values they have
 // just computed (norms, attention), so most GEMVs need no quantize launch.
-__device__ __forceinline__ void quantize32(float v, i64 i, int8_t* __restrict__ xq, float2* __restrict__ xs) {
+__device__ __forceinline__ void quantize32(float v, i64 i, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     const float amax = warp_max(fabsf(v));
     const float d = amax / 127.f;
     const int q = amax == 0.f ? 0 : __float2int_rn(v * (127.f / amax));
-    xq[i + (threadIdx.x & 31)] = (int8_t)q;
+    xq[i + (threadIdx.x & 31)] = (xq_t)q;
     const float s = warp_sum((float)q);
     if ((threadIdx.x & 31) == 0) xs[i / 32] = make_float2(d, d * s);
 }
@@ -624,7 +629,7 @@ __device__ __forceinline__ void quantize32(float v, i64 i, int8_t* __restrict__ 
 // (d_x, d_x·Σq_x); one warp per 32 elements. For activations whose producer
 // does not quantize them itself.
 template <int ROWS, int IN>
-__device__ __forceinline__ void quantize_x8(const float* __restrict__ x, int8_t* __restrict__ xq, float2* __restrict__ xs,
+__device__ __forceinline__ void quantize_x8(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs,
                                             const int* __restrict__ state) {
     const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (i64)ROWS_OR_T(ROWS, state) * IN) return;  // IN % 32 == 0: whole warps leave
@@ -797,7 +802,7 @@ template <i64 NBLK> struct W_q6_k_split_dot : W_q6_k_split<NBLK> {
 // times instead of T. The loop over k has a compile-time trip count and
 // every row index is valid (callers clamp), so only predicates guard loads.
 template <class W, int IN, int NR, int TT>
-__device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* rows, const int8_t* __restrict__ xq,
+__device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* rows, const xq_t* __restrict__ xq,
                                           const float2* __restrict__ xs, const int* tok, float (*acc)[TT]) {
     constexpr int G = W::GROUP, NG = IN / G, STEP = 32 * LIN_WARPS, ITER = (NG + STEP - 1) / STEP;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -859,7 +864,7 @@ __device__ __forceinline__ int block_tokens(const int* __restrict__ state, int* 
 // linear_q8: 8 warps share 4 rows on the integer path; TT tokens per block
 // (1 for decode).
 template <class W, class B, int IN, int OUT, int ROWS, int TT>
-__device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const int8_t* __restrict__ xq,
+__device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq,
                                           const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     const i64 r0 = (i64)blockIdx.x * LIN_ROWS;
     int tok[TT];
@@ -883,7 +888,7 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
 // swiglu_q8: output columns 2·blockIdx.x and +1; their gate and up rows are
 // the block's 4 rows.
 template <class W, int IN, int F, int UP_ROW0, int ROWS, int TT>
-__device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const int8_t* __restrict__ xq,
+__device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
                                           const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     const i64 c0 = (i64)blockIdx.x * 2;
     int tok[TT];
@@ -916,7 +921,7 @@ __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const 
 // norm_quantize: after a block wrote its row of y, quantize it (COLS % 32 ==
 // 0; every warp takes whole 32-element groups).
 template <int COLS>
-__device__ __forceinline__ void norm_quantize(const float* __restrict__ y, i64 off, int8_t* __restrict__ xq, float2* __restrict__ xs) {
+__device__ __forceinline__ void norm_quantize(const float* __restrict__ y, i64 off, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     __syncthreads();  // the row's y, written by other warps of the block
     for (int i = threadIdx.x; i < COLS; i += blockDim.x) quantize32(y[off + i], off + (i & ~31), xq, xs);
 }
@@ -925,7 +930,7 @@ __device__ __forceinline__ void norm_quantize(const float* __restrict__ y, i64 o
 // a + b, stored to s first (part 0 of the packed result).
 template <class N, class W, int COLS, bool ADD, bool Q8>
 __device__ __forceinline__ void rmsnorm_rows(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w,
-                                             float* __restrict__ s, float* __restrict__ y, int8_t* __restrict__ xq, float2* __restrict__ xs) {
+                                             float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     __shared__ float scratch[32];
     const i64 off = (i64)blockIdx.x * COLS;
     float ss = 0.f;
@@ -944,7 +949,7 @@ __device__ __forceinline__ void rmsnorm_rows(const float* __restrict__ a, const 
 template <class N, class W, class B, int COLS, bool ADD, bool Q8>
 __device__ __forceinline__ void layernorm_rows(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w,
                                                const uint8_t* __restrict__ bias, float* __restrict__ s, float* __restrict__ y,
-                                               int8_t* __restrict__ xq, float2* __restrict__ xs) {
+                                               xq_t* __restrict__ xq, float2* __restrict__ xs) {
     __shared__ float scratch[32];
     const i64 off = (i64)blockIdx.x * COLS;
     float sum = 0.f;
@@ -1062,7 +1067,7 @@ __device__ __forceinline__ void kv_store(const float* __restrict__ k, const floa
 template <class A, class S, bool SINKS, bool Q8>
 __device__ __forceinline__ void attend(const float* __restrict__ q, const __half* __restrict__ kc, const __half* __restrict__ vc,
                                        const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y,
-                                       int8_t* __restrict__ xq, float2* __restrict__ xs) {
+                                       xq_t* __restrict__ xq, float2* __restrict__ xs) {
     constexpr int KV = A::KVH * A::HD, DPT = (A::HD + ATT_THREADS - 1) / ATT_THREADS;
     __shared__ float qs[A::HD];
     __shared__ float ps[ATT_CHUNK];
