@@ -6,13 +6,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/llama-orch/orc/compiler/synth"
+	"github.com/llama-orch/orc/internal/reference"
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
 	"github.com/llama-orch/orc/runtime/cpu"
@@ -124,30 +124,16 @@ var referencePresets = []string{"llama-tiny", "qwen2.5-0.5b-tiny", "phi-3-mini-4
 // pairing, a bias, a scale, a norm) moves logits by 1e-2 or more.
 const logitTolerance = 1e-4
 
-type presetGolden struct {
-	GGUFSHA256 string  `json:"gguf_sha256"`
-	Vocab      int     `json:"vocab"`
-	Prompt     []int32 `json:"prompt"`
-	Greedy     []int32 `json:"greedy"`
-	ProbeIDs   []int   `json:"probe_ids"`
-	Steps      []struct {
-		Argmax      int32     `json:"argmax"`
-		LogSumExp   float64   `json:"logsumexp"`
-		Logits      []float64 `json:"logits"`
-		TopIDs      []int     `json:"top_ids"`
-		TopLogits   []float64 `json:"top_logits"`
-		ProbeLogits []float64 `json:"probe_logits"`
-	} `json:"steps"`
-}
-
 // TestReferencePresets runs each tiny preset (f32) on the CPU device with
 // the golden's prompt and 8 greedy decode steps: the greedy ids must be
 // transformers' and every kept logit within logitTolerance.
 func TestReferencePresets(t *testing.T) {
 	for _, preset := range referencePresets {
 		t.Run(preset, func(t *testing.T) {
-			var want presetGolden
-			readGolden(t, preset+".json", &want)
+			want, err := reference.Load(filepath.Join(referenceDir, preset+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
 			model := synthModel(t, preset, synth.QuantF32)
 			if sum := fileSHA256(t, model); sum != want.GGUFSHA256 {
 				t.Fatalf("synth now writes another %s (sha256 %s, the golden's model %s): regenerate the goldens with testdata/reference/regenerate.sh on the GPU host",
@@ -160,23 +146,11 @@ func TestReferencePresets(t *testing.T) {
 			}
 			var worst float64
 			for s, row := range rows {
-				if len(row) != want.Vocab {
-					t.Fatalf("step %d: %d logits, vocab %d", s, len(row), want.Vocab)
+				e, _, err := want.StepError(s, row)
+				if err != nil {
+					t.Fatal(err)
 				}
-				ws := want.Steps[s]
-				check := func(id int, v float64) {
-					worst = max(worst, math.Abs(float64(row[id])-v))
-				}
-				for i, v := range ws.Logits {
-					check(i, v)
-				}
-				for i, id := range ws.TopIDs {
-					check(id, ws.TopLogits[i])
-				}
-				for i, id := range want.ProbeIDs {
-					check(id, ws.ProbeLogits[i])
-				}
-				worst = max(worst, math.Abs(logSumExp(row)-ws.LogSumExp))
+				worst = max(worst, e)
 			}
 			t.Logf("max |logit error| over %d steps: %.3g", len(rows), worst)
 			if worst > logitTolerance {
@@ -198,16 +172,4 @@ func fileSHA256(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-func logSumExp(xs []float32) float64 {
-	m := math.Inf(-1)
-	for _, x := range xs {
-		m = max(m, float64(x))
-	}
-	var s float64
-	for _, x := range xs {
-		s += math.Exp(float64(x) - m)
-	}
-	return m + math.Log(s)
 }

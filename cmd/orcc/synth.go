@@ -15,6 +15,7 @@ type synthCmd struct {
 	Quant  string `help:"Quantisation: q4_k_m, q4_0, mxfp4, f16, f32 (default: the preset's)."`
 	Output string `short:"o" help:"Output GGUF file." type:"path"`
 	Seed   uint64 `default:"1" help:"Random seed; the same seed gives the same file."`
+	Layers int    `help:"Keep only the first N layers (real widths and vocabulary; 0 = all)."`
 	HFDir  string `name:"hf-dir" help:"Also write the dequantized weights as Hugging Face safetensors, config.json and tokenizer files here." type:"path"`
 	List   bool   `help:"List the presets."`
 }
@@ -34,6 +35,11 @@ func (c *synthCmd) Run() error {
 	p, err := synth.Lookup(c.Preset)
 	if err != nil {
 		return err
+	}
+	if c.Layers != 0 {
+		if p, err = p.Cut(c.Layers); err != nil {
+			return err
+		}
 	}
 	q := p.DefaultQuant
 	if c.Quant != "" {

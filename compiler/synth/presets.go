@@ -85,6 +85,10 @@ var presets = []Preset{
 		H: gpt2H(12, 768, 12, 1024), Optional: []string{"output.weight"}, Tokenizer: "gguf:gpt-2", Keys: gpt2Keys, DefaultQuant: QuantQ4KM},
 	{Name: "gpt2-small-tiny", Description: "gpt2 tiny: 2 layers, 256, 4 heads, ffn 1024, real GPT-2 vocab",
 		H: gpt2H(2, 256, 4, 1024), Optional: []string{"output.weight"}, Tokenizer: "gguf:gpt-2", Keys: gpt2Keys, DefaultQuant: QuantQ4KM},
+	{Name: "llama-2-7b", Description: "Llama-2-7B: 32 layers, 4096, 32 heads of 128, ffn 11008, Llama-2 SentencePiece vocab",
+		H: arch.Hparams{Arch: "llama", NLayer: 32, NEmbd: 4096, NHead: 32, NHeadKV: 32, HeadDim: 128, NFF: 11008, NVocab: 32000,
+			NCtx: 4096, Eps: 1e-5, RopeBase: 10000, RopeDims: 128},
+		Optional: []string{"output.weight"}, Tokenizer: "gguf:llama-spm", Keys: llamaKeys, DefaultQuant: QuantQ4KM},
 	{Name: "llama-tiny", Description: "llama tiny: 2 layers, 256, 4/2 heads of 64, ffn 768, Llama-2 SentencePiece vocab",
 		H: arch.Hparams{Arch: "llama", NLayer: 2, NEmbd: 256, NHead: 4, NHeadKV: 2, HeadDim: 64, NFF: 768, NVocab: 32000,
 			NCtx: 2048, Eps: 1e-5, RopeBase: 10000, RopeDims: 64},
@@ -111,4 +115,17 @@ func Lookup(name string) (*Preset, error) {
 		names[i] = p.Name
 	}
 	return nil, fmt.Errorf("synth: unknown preset %q (available: %s)", name, strings.Join(names, ", "))
+}
+
+// Cut returns the preset with only its first n layers: real widths, heads,
+// vocabulary and tokenizer, for checks whose reference side (the CPU
+// device) cannot afford the whole depth. Weights are drawn per tensor name,
+// so the kept layers are the whole model's.
+func (p Preset) Cut(n int) (*Preset, error) {
+	if n < 1 || n > p.H.NLayer {
+		return nil, fmt.Errorf("synth: preset %s has %d layers, cannot keep %d", p.Name, p.H.NLayer, n)
+	}
+	p.H.NLayer = n
+	p.Description = fmt.Sprintf("%s (first %d layers)", p.Description, n)
+	return &p, nil
 }
