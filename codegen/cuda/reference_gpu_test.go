@@ -1,0 +1,100 @@
+package cuda_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/llama-orch/orc/compiler/synth"
+	"github.com/llama-orch/orc/internal/reference"
+)
+
+// referenceGolden is where a tiny preset's transformers golden lies in
+// $ORC_REFERENCE_DIR: <preset>.json for f32 (the committed
+// testdata/reference files), <preset>-f16.json for f16 (made on the GPU
+// host by `reference_logits.py gguf` from `orcc synth --quant f16 --seed 1`,
+// as scripts/gpu_acceptance.sh's agree step does).
+func referenceGolden(dir, preset string, q synth.Quant) string {
+	if q == synth.QuantF32 {
+		return filepath.Join(dir, preset+".json")
+	}
+	return filepath.Join(dir, preset+"-"+string(q)+".json")
+}
+
+// TestGPUReference runs the tiny presets in f32 and f16 on the GPU against
+// Hugging Face transformers: the golden's 16-token prompt, then each decode
+// step fed the golden's greedy id. Every row's argmax must be
+// transformers' and every logit the golden kept (and the row's log-sum-exp)
+// within agreeTolerance of the row's largest |logit|.
+func TestGPUReference(t *testing.T) {
+	gpuOnly(t)
+	dir := os.Getenv("ORC_REFERENCE_DIR")
+	if dir == "" {
+		t.Skip("GPU vs transformers: set ORC_REFERENCE_DIR to a directory of goldens (see referenceGolden)")
+	}
+	var configs []agreeConfig
+	var goldens []*reference.Golden
+	for _, p := range agreePresets {
+		for _, q := range []synth.Quant{synth.QuantF32, synth.QuantF16} {
+			g, err := reference.Load(referenceGolden(dir, p, q))
+			if err != nil {
+				t.Fatal(err)
+			}
+			configs, goldens = append(configs, agreeConfig{preset: p, quant: q}), append(goldens, g)
+		}
+	}
+	models := t.TempDir()
+	names := make([]string, len(configs))
+	for i, c := range configs {
+		names[i] = c.String()
+	}
+	if !inParallel(t, names, func(t *testing.T, i int) {
+		model := filepath.Join(models, names[i]+".gguf")
+		configs[i].write(t, model)
+		data, err := os.ReadFile(model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != goldens[i].GGUFSHA256 {
+			t.Fatalf("synth writes another %s than the golden's (sha256 %x, golden %s): regenerate the golden", names[i], sum, goldens[i].GGUFSHA256)
+		}
+		buildGPU(t, model)
+	}) {
+		t.FailNow()
+	}
+	for i, c := range configs {
+		t.Run(names[i], func(t *testing.T) {
+			want := goldens[i]
+			seq, err := openGPUModel(t, filepath.Join(models, names[i]+".gguf")).NewSequence(agreeCtx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer seq.Close()
+			var worst float64
+			agree := 0
+			in := want.Prompt
+			for s := range want.Steps {
+				row, err := seq.Forward(context.Background(), in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				e, scale, err := want.StepError(s, row)
+				if err != nil {
+					t.Fatal(err)
+				}
+				worst = max(worst, e/scale)
+				if int32(argmax(row)) == want.Greedy[s] {
+					agree++
+				}
+				in = want.Greedy[s : s+1]
+			}
+			t.Logf("%-26s max|gpu-hf|/max|hf| %.2e (bound %.0e)  top-1 %d/%d", names[i], worst, agreeTolerance(c.quant), agree, len(want.Steps))
+			if worst > agreeTolerance(c.quant) || agree != len(want.Steps) {
+				t.Errorf("GPU vs transformers: relative error %.2e (bound %.0e), greedy top-1 %d/%d", worst, agreeTolerance(c.quant), agree, len(want.Steps))
+			}
+		})
+	}
+}
