@@ -30,6 +30,7 @@ gpu-bundle: build
 	cp $(BIN)/orcc $(BIN)/orcrun .gpu/bundle/
 	CGO_ENABLED=1 $(GO) test -c -o .gpu/bundle/codegen.test ./codegen/cuda
 	CGO_ENABLED=1 $(GO) test -c -o .gpu/bundle/cuda.test ./runtime/cuda
+	cp ../shared/testdata/models/stories260k-f32.gguf .gpu/bundle/
 
 clean:
 	rm -rf $(BIN) $(DEMO)

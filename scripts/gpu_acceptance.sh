@@ -5,20 +5,21 @@
 #
 #   bash scripts/gpu_acceptance.sh OUTDIR [STEP...]
 #
-# Steps (default: all): harness runtime hf qwen serve phi3. Each writes its log
-# to OUTDIR/STEP.log; a summary of what passed goes to OUTDIR/summary.txt.
+# Steps (default: all): harness runtime hf agree qwen serve phi3. Each writes
+# its log to OUTDIR/STEP.log; a summary of what passed goes to
+# OUTDIR/summary.txt. ORC_BUNDLE names another bundle directory.
 set -uo pipefail
 out=${1:?usage: gpu_acceptance.sh OUTDIR [STEP...]}
 shift
-steps=${*:-harness runtime hf qwen serve phi3}
-b=.gpu/bundle
+steps=${*:-harness runtime hf agree qwen serve phi3}
+b=${ORC_BUNDLE:-.gpu/bundle}
 work=/tmp/orc-acceptance
 mkdir -p "$out" "$work"
 export PATH=/usr/local/cuda/bin:$PATH
 summary() { echo "$1: $2" | tee -a "$out/summary.txt"; }
 
-step_harness() { # every tiny preset on the GPU against the CPU device
-	ORC_GPU=1 $b/codegen.test -test.run 'GPUPresetsMatchCPU' -test.v
+step_harness() { # the kernel families on the GPU against their CPU references (whole models: agree)
+	ORC_GPU=1 $b/codegen.test -test.run GPU -test.skip 'MatchCPU|GPUReference' -test.v
 }
 step_runtime() { # driver layer, graphs, OOM paths, upload integrity, fault injection
 	ORC_GPU_TESTS=1 $b/cuda.test -test.run GPU -test.v
@@ -30,6 +31,30 @@ step_hf() { # the --hf-dir export loads in transformers and equals the committed
 		python3 scripts/reference_logits.py hf --hf-dir $work/$p.hf --out $work/$p.hf.json --name $p || return 1
 		python3 scripts/reference_logits.py compare testdata/reference/$p.json $work/$p.hf.json || return 1
 	done
+}
+step_agree() { # issue 5's correctness acceptance; every part runs, the step fails if any does
+	local p rc=0 ref=$work/reference agree="$b/codegen.test -test.v -test.timeout 20m"
+	mkdir -p $ref && cp testdata/reference/*.json $ref/
+	# transformers goldens of the f16 tiny presets, made while the GPU works
+	for p in llama-tiny qwen2.5-0.5b-tiny phi-3-mini-4k-tiny gpt2-small-tiny; do
+		$b/orcc synth --preset $p --quant f16 --seed 1 -o $work/$p-f16.gguf 2>/dev/null &&
+			python3 scripts/reference_logits.py gguf --gguf $work/$p-f16.gguf --name $p --out $ref/$p-f16.json >$work/$p-f16.ref.log 2>&1 &
+	done
+	echo "== stories260k: orcrun generate on the GPU (prefill chunks of 4) = transformers' greedy ids"
+	{ $b/orcc compile $b/stories260k-f32.gguf -o $work/stories.plan --device cuda --max-tokens 4 &&
+		$b/orcrun generate --plan $work/stories.plan --prompt "Once upon a time" --max-tokens 40 --json >$work/stories.json &&
+		python3 -c 'import json, sys
+got, want = (json.load(open(p)) for p in sys.argv[1:])
+print("got ", got["ids"], repr(got["text"]), "\nwant", want["ids"], repr(want["text"]))
+sys.exit(got["ids"] != want["ids"])' $work/stories.json testdata/reference/stories260k.json; } || rc=1
+	echo "== tiny presets × f16, q4_0, q4_k_m: GPU vs CPU device"
+	ORC_GPU=1 $agree -test.run '^TestGPUPresetsMatchCPU$' || rc=1
+	wait
+	echo "== tiny presets in f32 and f16: GPU vs transformers"
+	ORC_GPU=1 ORC_REFERENCE_DIR=$ref $agree -test.run '^TestGPUReference$' || rc=1
+	echo "== real widths, fewer layers × f16, q4_0, q4_k_m: GPU vs CPU device"
+	ORC_GPU=1 ORC_GPU_FULL=1 $agree -test.run '^TestGPUFullPresetsMatchCPU$' || rc=1
+	return $rc
 }
 model() { # synth + compile a full-size preset
 	$b/orcc synth --preset "$1" --quant "$2" -o $work/$1.gguf >/dev/null &&

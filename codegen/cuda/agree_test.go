@@ -47,11 +47,13 @@ const (
 )
 
 // agreeTolerance bounds max|gpu − cpu| / max|cpu| over every logits row.
-// F16 weights run the fp32 path; its error (1.9e-4 measured, the fp16 KV
-// cache) gets 10× room for fp16-rounded activations in a tensor-core
-// prefill (2⁻¹¹ per element, mostly averaging out). Quantized weights take
-// the integer path, whose int8 activations (one part in 254 per element)
-// measured up to 1.2e-2 (KERNELS.md).
+// F16 weights run the fp32 path, whose error is the fp16 KV cache's (1e-4
+// to 6e-4 measured, KERNELS.md); 2e-3 leaves room for fp16-rounded
+// activations in a tensor-core prefill (2⁻¹¹ per element, mostly averaging
+// out). Quantized weights take the integer path: its int8 activations (one
+// part in 254 per element) measured 0.9e-2 to 1.5e-2 on the tiny presets but
+// up to 2.3e-2 at real widths, over 2e-2; wider activations are to bring
+// that down, and the bound stays where the tiny presets put it.
 func agreeTolerance(q synth.Quant) float64 {
 	if q == synth.QuantF16 || q == synth.QuantF32 {
 		return 2e-3
@@ -237,7 +239,6 @@ func matchCPU(t *testing.T, configs []agreeConfig) {
 	}) {
 		t.FailNow()
 	}
-	var report []string
 	var agreeAll, rowsAll int
 	for i, c := range configs {
 		t.Run(names[i], func(t *testing.T) {
@@ -245,17 +246,12 @@ func matchCPU(t *testing.T, configs []agreeConfig) {
 			start := time.Now()
 			worst, agree := r.compare(t, openGPUModel(t, r.model))
 			agreeAll, rowsAll = agreeAll+agree, rowsAll+len(r.rows)
-			line := fmt.Sprintf("%-30s max|gpu-cpu|/max|cpu| %.2e (bound %.0e)  top-1 %d/%d  (cpu %.1fs, gpu %.1fs)",
+			t.Logf("%-30s max|gpu-cpu|/max|cpu| %.2e (bound %.0e)  top-1 %d/%d  (cpu %.1fs, gpu %.1fs)",
 				names[i], worst, agreeTolerance(c.quant), agree, len(r.rows), r.took.Seconds(), time.Since(start).Seconds())
-			report = append(report, line)
-			t.Log(line)
 			if worst > agreeTolerance(c.quant) {
 				t.Errorf("relative logit error %.2e exceeds %.0e", worst, agreeTolerance(c.quant))
 			}
 		})
-	}
-	for _, line := range report {
-		t.Log(line)
 	}
 	t.Logf("greedy top-1 agreement over %d configs × %d rows (prefill + %d decode steps): %d/%d = %.2f %% (need %.0f %%)",
 		len(configs), agreeSteps+1, agreeSteps, agreeAll, rowsAll, 100*float64(agreeAll)/float64(max(rowsAll, 1)), 100*agreeTop1)
