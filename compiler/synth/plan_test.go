@@ -19,11 +19,7 @@ func plan(t *testing.T, preset string, q Quant) *Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Plan(p, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return mustPlan(t, p, q)
 }
 
 func typeCounts(m *Model) map[gguf.Type]int {
@@ -216,4 +212,49 @@ func TestGPTOSSExperts(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("gpt-oss-20b mxfp4: %d bytes, %d params, types %v", size, m.Params, typeCounts(m))
+}
+
+// A cut keeps the first n layers at real widths: the non-layer tensors and
+// those layers' tensors, shaped as in the whole model.
+func TestCut(t *testing.T) {
+	p, err := Lookup("qwen2.5-0.5b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 25} {
+		if _, err := p.Cut(n); err == nil {
+			t.Errorf("Cut(%d) of 24 layers: no error", n)
+		}
+	}
+	c, err := p.Cut(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, cut := plan(t, "qwen2.5-0.5b", QuantF16), mustPlan(t, c, QuantF16)
+	shapes := map[string]string{}
+	for _, tn := range whole.Tensors {
+		shapes[tn.Name] = fmt.Sprint(tn.Dims)
+	}
+	layers := map[int]bool{}
+	for _, tn := range cut.Tensors {
+		layers[tn.Layer] = true
+		if shapes[tn.Name] != fmt.Sprint(tn.Dims) {
+			t.Errorf("%s: %v in the cut, %s in the whole model", tn.Name, tn.Dims, shapes[tn.Name])
+		}
+	}
+	if len(layers) != 3 || !layers[-1] || !layers[0] || !layers[1] {
+		t.Errorf("cut to 2 layers has tensors of layers %v", layers)
+	}
+	if p.H.NLayer != 24 || c.H.NLayer != 2 {
+		t.Errorf("layers: preset %d, cut %d", p.H.NLayer, c.H.NLayer)
+	}
+}
+
+func mustPlan(t *testing.T, p *Preset, q Quant) *Model {
+	t.Helper()
+	m, err := Plan(p, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
