@@ -93,6 +93,9 @@ func New(p Params) *Sampler {
 	return &Sampler{p: p, rng: newRNG(p.Seed), seen: map[int32]bool{}}
 }
 
+// Params are the settings s samples with.
+func (s *Sampler) Params() Params { return s.p }
+
 // Sample returns the next token id for logits [vocab], penalising the ids in
 // recent. logits is not modified. It returns -1 only for empty logits.
 func (s *Sampler) Sample(logits []float32, recent []int32) int32 {
