@@ -108,13 +108,17 @@ func (d *Device) freeSampler() error {
 // host only when that cannot prove its token, when a logit is not finite
 // (the CPU's handling of NaN decides then), or for a plan without a sampler.
 func (s *sequence) ForwardSample(ctx context.Context, tokens []int32, sm *sample.Sampler, recent []int32) (int32, error) {
-	d := s.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	s.d.mu.Lock()
+	defer s.d.mu.Unlock()
 	if err := s.run(ctx, tokens); err != nil {
 		return -1, err
 	}
-	if sp := d.sampling; sp != nil && len(recent) <= sp.k.Recent {
+	return s.sampleLast(sm, recent)
+}
+
+// sampleLast samples the last step's logits; d.mu is held.
+func (s *sequence) sampleLast(sm *sample.Sampler, recent []int32) (int32, error) {
+	if sp := s.d.sampling; sp != nil && len(recent) <= sp.k.Recent {
 		id, ok, err := s.sampleOnGPU(sp, sm, recent)
 		if err != nil || ok {
 			return id, err

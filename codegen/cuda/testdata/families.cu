@@ -1268,6 +1268,7 @@ __device__ __forceinline__ void sample_select(const float* __restrict__ lt, cons
         *(double*)(out + 4) = s;
         count = 0;
     }
+    __syncthreads();
     // Candidates with ordered bits > cut are taken: all when V ≤ CAP.
     uint32_t cut = 0;
     bool all = V <= CAP;
