@@ -29,6 +29,20 @@
 // of the sorted order, so the implementation sorts only the candidates above
 // a weight threshold, lowered until that prefix provably holds them. A
 // vocabulary of 150k then costs a few linear passes, not a sort.
+//
+// A device that samples where its logits lie (the CUDA runtime, through
+// runtime.SamplingSequence) returns exactly Sample's token, by this
+// contract: greedy decoding is step 1 and 2 on the device (float32 IEEE
+// operations, the same argmax and tie rule), an id back. A draw is steps 1
+// and 3 on the device, which then hands back a Prefix (prefix.go): the best
+// candidates in sorted order and its own sum of all weights. The host
+// finishes with this file's code: the candidates' weights by the same
+// math.Exp, every sum that decides the draw in the CPU's order, the same
+// generator. Where the CPU's sum over the whole vocabulary enters, the host
+// runs the draw at both ends of an interval that provably holds it and
+// accepts the token only when both agree; otherwise (and for logits that
+// are not all finite) the device copies the logits and Sample runs as on
+// the CPU. Either way the token and the generator's state are Sample's.
 package sample
 
 import (
