@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/llama-orch/orc/plans"
@@ -174,6 +175,67 @@ func TestGPUGenerateSampledOnGPU(t *testing.T) {
 			}
 			if !slices.Equal(got[0], got[1]) {
 				t.Errorf("%s %+v: sampled on the GPU %v, on the host %v", dir, p, got[0], got[1])
+			}
+		}
+	}
+}
+
+// TestGPUSampleCost times sampling one step's logits where they lie against
+// copying them back and sampling on the host, over flat (σ 0.5) and peaked
+// (σ 15) normal logits. ORC_GPU_BENCH=1; it prints, asserts nothing about
+// speed.
+func TestGPUSampleCost(t *testing.T) {
+	if os.Getenv("ORC_GPU_BENCH") != "1" {
+		t.Skip("set ORC_GPU_TESTS=1 ORC_GPU_BENCH=1 and ORC_SAMPLE_PLANS on a GPU host")
+	}
+	for _, dir := range samplePlans(t) {
+		d, seq := openSamplePlan(t, dir)
+		vocab := d.plan.Manifest.Model.Vocab
+		logitsAt := devptr(seq.c.reg.arena + uint64(d.plan.Manifest.Kernels.Logits))
+		r := rand.New(rand.NewPCG(1, 1))
+		recent := make([]int32, sample.PenaltyWindow)
+		for i := range recent {
+			recent[i] = int32(r.IntN(vocab))
+		}
+		median := func(f func()) float64 {
+			var ts []float64
+			for range 30 {
+				start := time.Now()
+				f()
+				ts = append(ts, time.Since(start).Seconds()*1e6)
+			}
+			slices.Sort(ts)
+			return ts[len(ts)/2]
+		}
+		for _, spread := range []float64{0.5, 15} {
+			l := make([]float32, vocab)
+			for i := range l {
+				l[i] = float32(r.NormFloat64() * spread)
+			}
+			if err := d.g.copyHtoD(logitsAt, unsafe.Slice((*byte)(unsafe.Pointer(&l[0])), 4*vocab)); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []sample.Params{{}, {Temperature: 0.7, TopK: 40}, {Temperature: 0.7, TopP: 0.9}, {Temperature: 0.7}} {
+				p.RepetitionPenalty = 1.1
+				gpu, host := sample.New(p), sample.New(p)
+				onGPU := median(func() {
+					if _, err := seq.sampleLast(gpu, recent); err != nil {
+						t.Fatal(err)
+					}
+				})
+				onHost := median(func() {
+					logits, err := seq.hostLogits()
+					if err != nil {
+						t.Fatal(err)
+					}
+					host.Sample(logits, recent)
+				})
+				_, proven, err := seq.sampleOnGPU(d.sampling, sample.New(p), recent)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("σ %4.1f T %.1f top_k %2d top_p %.1f: GPU path %8.1f µs (decided on the GPU: %v), logits back + host %8.1f µs; medians of 30",
+					spread, p.Temperature, p.TopK, p.TopP, onGPU, proven, onHost)
 			}
 		}
 	}

@@ -1278,9 +1278,14 @@ __device__ __forceinline__ void sample_select(const float* __restrict__ lt, cons
         for (int shift = 24; shift >= 0; shift -= 8) {
             for (int i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
             __syncthreads();
-            for (int i = threadIdx.x; i < V; i += blockDim.x) {
-                const uint32_t b = sample_ordered(lt[i]);
-                if ((b & mask) == prefix) atomicAdd(&hist[(b >> shift) & 255], 1);
+            // Most values share their top bits: lanes adding to the same
+            // bin add once, as a warp (whole warps run every iteration).
+            for (int base = 0; base < V; base += blockDim.x) {
+                const int i = base + threadIdx.x;
+                const uint32_t b = i < V ? sample_ordered(lt[i]) : 0u;
+                const int bin = i < V && (b & mask) == prefix ? (int)((b >> shift) & 255) : -1;
+                const uint32_t peers = __match_any_sync(0xffffffffu, bin);
+                if (bin >= 0 && (threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&hist[bin], __popc(peers));
             }
             __syncthreads();
             if (threadIdx.x == 0) {
