@@ -8,7 +8,7 @@ const (
 	sampleChunk      = 1024 // ids per block of sample_prep and sample_weights
 	sampleThreads    = 256  // their threads
 	sampleCandidates = 1024 // the longest sorted prefix sample_select returns (a power of two)
-	sampleRecent     = 64   // SAMPLE_RECENT: runtime/sample.PenaltyWindow
+	sampleRecent     = 64   // recent ids sample_prep takes: runtime/sample.PenaltyWindow
 )
 
 // sampler emits the four kernels and returns their plan record.
@@ -32,7 +32,7 @@ func (e *emitter) sampler() *plans.Sampler {
 	return &plans.Sampler{
 		Prep: kernel("sample_prep", g, sampleThreads,
 			[]param{{f32In, "logits"}, {i32In, "in"}, {f32Out, "lt"}, {"u64* __restrict__", "part"}, {i32Out, "bad"}},
-			cInt(v), cInt(sampleChunk)),
+			cInt(v), cInt(sampleChunk), cInt(sampleRecent)),
 		Argmax: kernel("sample_argmax", 1, 1024,
 			[]param{{"const u64* __restrict__", "part"}, {i32In, "bad"}, {i32Out, "out"}}, cInt(g)),
 		Weights: kernel("sample_weights", g, sampleThreads,

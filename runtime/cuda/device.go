@@ -249,6 +249,9 @@ func (d *Device) Info() runtime.Info {
 	defer d.mu.Unlock()
 	i := d.info
 	i.VRAMBytesUsed = d.arenaBytes + d.kvBytes
+	if d.sampling != nil {
+		i.VRAMBytesUsed += d.sampling.bytes
+	}
 	return i
 }
 

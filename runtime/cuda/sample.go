@@ -15,8 +15,9 @@ import (
 // device buffer and one pinned host buffer for the in and out blocks, and
 // the two resolved batches. Sequences share it under d.mu.
 type sampling struct {
-	k   *plans.Sampler
-	mem devptr // [in | out | part u64 [Blocks] | bad i32 [Blocks] | psum f64 [Blocks] | lt f32 [vocab]]
+	k     *plans.Sampler
+	mem   devptr // [in | out | part u64 [Blocks] | bad i32 [Blocks] | psum f64 [Blocks] | lt f32 [vocab]]
+	bytes int64
 	// host is the pinned image of in, then out.
 	host              []byte
 	inBytes, outBytes int
@@ -50,6 +51,7 @@ func (d *Device) loadSampler(k *plans.Sampler) error {
 	if sp.mem, err = d.g.alloc(bytes); err != nil {
 		return d.outOfMemory(err, bytes, "the sampler's buffers")
 	}
+	sp.bytes = bytes
 	d.sampling = sp
 	if sp.host, err = d.g.hostAlloc(sp.inBytes + sp.outBytes); err != nil {
 		return err

@@ -1152,7 +1152,6 @@ __device__ __forceinline__ void attend(const float* __restrict__ q, const __half
 // Penalty and temperature use the IEEE float32 operations the CPU does, so lt
 // is bit for bit the CPU's; the sum is not (its own order and exp), which the
 // host's proof allows for.
-#define SAMPLE_RECENT 64
 typedef unsigned long long u64;
 
 // sample_ordered maps a float to bits whose unsigned order is the float
@@ -1171,7 +1170,7 @@ __device__ __forceinline__ u64 warp_max_u64(u64 v) {
     return v;
 }
 
-template <int V, int CHUNK>
+template <int V, int CHUNK, int RECENT>
 __device__ __forceinline__ void sample_prep(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt,
                                             u64* __restrict__ part, int* __restrict__ bad) {
     __shared__ uint32_t pen[CHUNK / 32];  // ids of this chunk to penalise
@@ -1182,7 +1181,7 @@ __device__ __forceinline__ void sample_prep(const float* __restrict__ logits, co
     if (threadIdx.x == 0) anyBad = 0;
     __syncthreads();
     const float rp = __int_as_float(in[1]), temp = __int_as_float(in[2]);
-    const int n = min(in[0], SAMPLE_RECENT);
+    const int n = min(in[0], RECENT);
     if (rp != 1.f)
         for (int i = threadIdx.x; i < n; i += blockDim.x) {
             const int id = in[4 + i];
