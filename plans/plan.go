@@ -96,6 +96,9 @@ type Kernels struct {
 	// Logits is the arena offset of the step's result, f32 [vocab]: the
 	// logits of the step's last token.
 	Logits int64 `msgpack:"logits"`
+	// Sampler samples the logits on the GPU; nil in plans made before it,
+	// which the runtime samples on the host.
+	Sampler *Sampler `msgpack:"sampler,omitempty"`
 }
 
 // State gives byte offsets inside the step-state block, which codegen lays

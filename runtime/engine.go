@@ -4,7 +4,11 @@
 // plan carries everything it needs.
 package runtime
 
-import "context"
+import (
+	"context"
+
+	"github.com/llama-orch/orc/runtime/sample"
+)
 
 // Info is what a loaded plan reports about itself and its device.
 type Info struct {
@@ -45,4 +49,16 @@ type Sequence interface {
 	Pos() int
 	// Close frees the KV cache.
 	Close() error
+}
+
+// SamplingSequence is a Sequence whose device also samples: ForwardSample
+// runs Forward's steps and returns the token s.Sample would return for the
+// step's logits and recent, without bringing the logits to the host when the
+// device can avoid it (the CUDA device returns an id, or a short sorted
+// prefix that sample.Sampler.SampleFromPrefix finishes). The token, and the
+// state of s after, are exactly Sample's. Generate uses it when a sequence
+// has it; the CPU device samples on the host.
+type SamplingSequence interface {
+	Sequence
+	ForwardSample(ctx context.Context, tokens []int32, s *sample.Sampler, recent []int32) (int32, error)
 }

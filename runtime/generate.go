@@ -32,7 +32,7 @@ const (
 type GenerateResult struct {
 	Tokens          []int32 // generated ids, without the stop token
 	StopReason      string
-	PrefillDuration time.Duration // prompt processing up to the first logits
+	PrefillDuration time.Duration // prompt processing up to the first token
 	DecodeDuration  time.Duration // every later step
 }
 
@@ -57,14 +57,41 @@ func Generate(ctx context.Context, seq Sequence, prompt []int32, p GenerateParam
 		chunk = len(prompt)
 	}
 
+	sampler := sample.New(p.Sampling)
+	// history holds the prompt and the generated tokens, for the penalty.
+	history := slices.Clone(prompt)
+	sampling, onDevice := seq.(SamplingSequence)
+	// next runs tokens and samples the token after them.
+	next := func(tokens []int32) (int32, error) {
+		recent := history[max(0, len(history)-sample.PenaltyWindow):]
+		if onDevice {
+			return sampling.ForwardSample(ctx, tokens, sampler, recent)
+		}
+		logits, err := seq.Forward(ctx, tokens)
+		if err != nil {
+			return -1, err
+		}
+		id := sampler.Sample(logits, recent)
+		if id < 0 {
+			return -1, errors.New("the device returned empty logits")
+		}
+		return id, nil
+	}
+
 	start := time.Now()
-	var logits []float32
+	var id int32
 	for i := 0; i < len(prompt); i += chunk {
 		if ctx.Err() != nil {
 			res.StopReason = StopCancelled
 			return res, nil
 		}
-		if logits, err = seq.Forward(ctx, prompt[i:min(i+chunk, len(prompt))]); err != nil {
+		part := prompt[i:min(i+chunk, len(prompt))]
+		if i+chunk < len(prompt) {
+			_, err = seq.Forward(ctx, part)
+		} else {
+			id, err = next(part)
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				res.StopReason = StopCancelled
 				return res, nil
@@ -76,14 +103,7 @@ func Generate(ctx context.Context, seq Sequence, prompt []int32, p GenerateParam
 
 	start = time.Now()
 	defer func() { res.DecodeDuration = time.Since(start) }()
-	sampler := sample.New(p.Sampling)
-	// history holds the prompt and the generated tokens, for the penalty.
-	history := slices.Clone(prompt)
 	for {
-		id := sampler.Sample(logits, history[max(0, len(history)-sample.PenaltyWindow):])
-		if id < 0 {
-			return res, errors.New("generate: the device returned empty logits")
-		}
 		if slices.Contains(p.StopTokens, id) {
 			res.StopReason = StopEOS
 			return res, nil
@@ -102,7 +122,7 @@ func Generate(ctx context.Context, seq Sequence, prompt []int32, p GenerateParam
 			res.StopReason = StopCancelled
 			return res, nil
 		}
-		if logits, err = seq.Forward(ctx, []int32{id}); err != nil {
+		if id, err = next([]int32{id}); err != nil {
 			switch {
 			case ctx.Err() != nil:
 				res.StopReason = StopCancelled

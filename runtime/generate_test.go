@@ -112,3 +112,52 @@ func TestGenerateBadInput(t *testing.T) {
 		}
 	}
 }
+
+// samplingSeq samples through ForwardSample, as the CUDA device does, and
+// records the recent ids each call was given.
+type samplingSeq struct {
+	countingSeq
+	recents [][]int32
+}
+
+func (s *samplingSeq) ForwardSample(ctx context.Context, tokens []int32, sm *sample.Sampler, recent []int32) (int32, error) {
+	logits, err := s.Forward(ctx, tokens)
+	if err != nil {
+		return -1, err
+	}
+	s.recents = append(s.recents, slices.Clone(recent))
+	return sm.Sample(logits, recent), nil
+}
+
+// TestGenerateSamplesOnDevice: a SamplingSequence samples every token, with
+// the penalty window of the history so far, and generation is the same.
+func TestGenerateSamplesOnDevice(t *testing.T) {
+	prompt := make([]int32, 70)
+	for i := range prompt {
+		prompt[i] = int32(i % 20)
+	}
+	p := GenerateParams{MaxTokens: 5, PrefillChunk: 32, Sampling: sample.Params{Temperature: 0.8, Seed: 3}}
+	host := &countingSeq{vocab: 20, ctxLen: 100}
+	want, err := Generate(context.Background(), host, prompt, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := &samplingSeq{countingSeq: countingSeq{vocab: 20, ctxLen: 100}}
+	got, err := Generate(context.Background(), dev, prompt, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Tokens, want.Tokens) || !slices.Equal(dev.calls, host.calls) {
+		t.Fatalf("on device: tokens %v calls %v; on the host: %v %v", got.Tokens, dev.calls, want.Tokens, host.calls)
+	}
+	if len(dev.recents) != len(got.Tokens) {
+		t.Fatalf("%d ForwardSample calls for %d tokens", len(dev.recents), len(got.Tokens))
+	}
+	history := slices.Concat(prompt, got.Tokens)
+	for i, r := range dev.recents {
+		end := len(prompt) + i
+		if !slices.Equal(r, history[end-sample.PenaltyWindow:end]) {
+			t.Fatalf("call %d: recent %v, want the %d ids before position %d", i, r, sample.PenaltyWindow, end)
+		}
+	}
+}

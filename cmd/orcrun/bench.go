@@ -18,6 +18,7 @@ import (
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
 	"github.com/llama-orch/orc/runtime/cuda"
+	"github.com/llama-orch/orc/runtime/sample"
 )
 
 // benchCmd measures a plan as PERF.md describes: decode tg128 after a short
@@ -54,17 +55,20 @@ type benchResult struct {
 	UploadMs         float64 `json:"upload_ms"`          // weight upload inside the load (CUDA)
 	ChunkBytes       int     `json:"chunk_bytes"`
 
-	PP           int     `json:"pp"`
-	PrefillTokS  float64 `json:"prefill_tok_s"`
-	PrefillMs    float64 `json:"prefill_ms"`
-	TTFTMs       float64 `json:"ttft_ms"` // pp prompt to the first token's id
-	Prompt       int     `json:"prompt"`
-	TG           int     `json:"tg"`
-	DecodeTokS   float64 `json:"decode_tok_s"`
-	DecodeMsTok  float64 `json:"decode_ms_per_token"`
-	FirstStepMs  float64 `json:"first_decode_ms"` // first decode step of a sequence (a graph capture unless a parked cache fits)
-	VRAMBytes    int64   `json:"vram_bytes"`      // weights, arena and one KV cache of ctx tokens, as the device reports
-	GPUUsedBytes int64   `json:"gpu_used_bytes"`  // total − free on the GPU while loaded (CUDA)
+	PP          int     `json:"pp"`
+	PrefillTokS float64 `json:"prefill_tok_s"`
+	PrefillMs   float64 `json:"prefill_ms"`
+	TTFTMs      float64 `json:"ttft_ms"` // pp prompt to the first token's id
+	Prompt      int     `json:"prompt"`
+	TG          int     `json:"tg"`
+	DecodeTokS  float64 `json:"decode_tok_s"`
+	DecodeMsTok float64 `json:"decode_ms_per_token"` // each step returns the greedy token's id (sampled on the GPU where it can be)
+	// DecodeLogitsMsTok is the same loop with each step's logits copied to
+	// the host instead (the path of a device that cannot sample).
+	DecodeLogitsMsTok float64 `json:"decode_logits_ms_per_token"`
+	FirstStepMs       float64 `json:"first_decode_ms"` // first decode step of a sequence (a graph capture unless a parked cache fits)
+	VRAMBytes         int64   `json:"vram_bytes"`      // weights, arena and one KV cache of ctx tokens, as the device reports
+	GPUUsedBytes      int64   `json:"gpu_used_bytes"`  // total − free on the GPU while loaded (CUDA)
 }
 
 func (c *benchCmd) Run() error {
@@ -216,26 +220,31 @@ func (c *benchCmd) measure(dev runtime.Device, r *benchResult) error {
 	if err := full.Close(); err != nil {
 		return err
 	}
-	var pp, ttft, tg, first []float64
+	var pp, ttft, tg, tgLogits, first []float64
 	for run := range c.Runs + 1 {
 		rng := rand.New(rand.NewPCG(uint64(run), 1))
 		p, t, err := c.prefill(dev, info, rng)
 		if err != nil {
 			return err
 		}
-		f, d, err := c.decode(dev, info, rng)
+		f, d, err := c.decode(dev, info, rng, true)
+		if err != nil {
+			return err
+		}
+		_, dl, err := c.decode(dev, info, rng, false)
 		if err != nil {
 			return err
 		}
 		if run == 0 {
 			continue // warm-up: lazy module loading, first-touch allocations
 		}
-		pp, ttft, first, tg = append(pp, p), append(ttft, t), append(first, f), append(tg, d)
+		pp, ttft, first, tg, tgLogits = append(pp, p), append(ttft, t), append(first, f), append(tg, d), append(tgLogits, dl)
 	}
 	r.PrefillMs, r.TTFTMs, r.FirstStepMs = median(pp), median(ttft), median(first)
 	r.PrefillTokS = float64(c.PP) / (r.PrefillMs / 1e3)
 	r.DecodeMsTok = median(tg) / float64(c.TG)
 	r.DecodeTokS = 1e3 / r.DecodeMsTok
+	r.DecodeLogitsMsTok = median(tgLogits) / float64(c.TG)
 	return nil
 }
 
@@ -275,9 +284,11 @@ func (c *benchCmd) prefill(dev runtime.Device, info runtime.Info, rng *rand.Rand
 }
 
 // decode feeds a short prompt, one step timed apart (the CUDA device may
-// capture its decode graph there), then times c.TG single-token steps. Each step returns the logits
-// to the host, as generation needs; tokens are random, as in llama-bench.
-func (c *benchCmd) decode(dev runtime.Device, info runtime.Info, rng *rand.Rand) (firstMs, tgMs float64, err error) {
+// capture its decode graph there), then times c.TG single-token steps, each
+// synchronised with its result on the host: the greedy token's id when
+// sampled (on the GPU where the sequence samples there, as generation
+// does), else the logits. Tokens fed are random, as in llama-bench.
+func (c *benchCmd) decode(dev runtime.Device, info runtime.Info, rng *rand.Rand, sampled bool) (firstMs, tgMs float64, err error) {
 	seq, err := dev.NewSequence(c.Prompt + 1 + c.TG)
 	if err != nil {
 		return 0, 0, err
@@ -286,15 +297,32 @@ func (c *benchCmd) decode(dev runtime.Device, info runtime.Info, rng *rand.Rand)
 	if _, err := seq.Forward(context.Background(), randomTokens(rng, c.Prompt, info.Vocab)); err != nil {
 		return 0, 0, err
 	}
+	greedy := sample.New(sample.Params{})
+	step := func(id int32) error {
+		tokens := []int32{id}
+		if !sampled {
+			_, err := seq.Forward(context.Background(), tokens)
+			return err
+		}
+		if s, ok := seq.(runtime.SamplingSequence); ok {
+			_, err := s.ForwardSample(context.Background(), tokens, greedy, nil)
+			return err
+		}
+		logits, err := seq.Forward(context.Background(), tokens)
+		if err == nil && greedy.Sample(logits, nil) < 0 {
+			err = errors.New("bench: the decode step returned no logits")
+		}
+		return err
+	}
 	ids := randomTokens(rng, c.TG+1, info.Vocab)
 	start := time.Now()
-	if _, err := seq.Forward(context.Background(), ids[:1]); err != nil {
+	if err := step(ids[0]); err != nil {
 		return 0, 0, err
 	}
 	firstMs = ms(time.Since(start))
 	start = time.Now()
 	for _, id := range ids[1:] {
-		if _, err := seq.Forward(context.Background(), []int32{id}); err != nil {
+		if err := step(id); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -333,8 +361,8 @@ func (r *benchResult) print() {
 	fmt.Printf("load     %8.1f ms  process start to ready (%.1f ms without hashing weights.bin; upload %.1f ms in %d-byte chunks)\n",
 		r.LoadMs, r.LoadUnverifiedMs, r.UploadMs, r.ChunkBytes)
 	fmt.Printf("prefill  %8.1f tok/s pp%d (%.2f ms)\n", r.PrefillTokS, r.PP, r.PrefillMs)
-	fmt.Printf("decode   %8.1f tok/s tg%d after a %d-token prompt (%.3f ms/token; first step %.2f ms)\n",
-		r.DecodeTokS, r.TG, r.Prompt, r.DecodeMsTok, r.FirstStepMs)
+	fmt.Printf("decode   %8.1f tok/s tg%d after a %d-token prompt (%.3f ms/token, greedy id back; first step %.2f ms; %.3f ms/token with the logits back)\n",
+		r.DecodeTokS, r.TG, r.Prompt, r.DecodeMsTok, r.FirstStepMs, r.DecodeLogitsMsTok)
 	fmt.Printf("ttft     %8.2f ms  for a %d-token prompt\n", r.TTFTMs, r.PP)
 	fmt.Printf("vram     %8.1f MiB weights+arena+KV of %d tokens", float64(r.VRAMBytes)/(1<<20), r.Ctx)
 	if r.GPUUsedBytes > 0 {

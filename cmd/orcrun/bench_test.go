@@ -35,7 +35,8 @@ func TestBenchCPU(t *testing.T) {
 		t.Errorf("report %+v", r)
 	}
 	for name, v := range map[string]float64{"load_ms": r.LoadMs, "load_unverified_ms": r.LoadUnverifiedMs,
-		"prefill_tok_s": r.PrefillTokS, "ttft_ms": r.TTFTMs, "decode_tok_s": r.DecodeTokS, "first_decode_ms": r.FirstStepMs} {
+		"prefill_tok_s": r.PrefillTokS, "ttft_ms": r.TTFTMs, "decode_tok_s": r.DecodeTokS, "first_decode_ms": r.FirstStepMs,
+		"decode_logits_ms_per_token": r.DecodeLogitsMsTok} {
 		if !(v > 0) {
 			t.Errorf("%s = %v, want > 0", name, v)
 		}

@@ -87,6 +87,7 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	if err != nil || logits.Kind != plans.ArgArena || g.Outputs[0].DType != ir.F32 {
 		return nil, fmt.Errorf("codegen/cuda: output node %d (%s) is not an f32 value in the arena", g.Outputs[0].ID, g.Outputs[0].Op)
 	}
+	sampler := e.sampler()
 	src, err := render(sourceData{
 		StateT: e.state.T / 4, StateCtx: e.state.Ctx / 4,
 		MaxTokens: maxTokens,
@@ -104,6 +105,7 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 			Decode:  schedules[1],
 			State:   e.state,
 			Logits:  logits.Offset,
+			Sampler: sampler,
 		},
 		ArenaBytes: e.scratchBase + e.scratchBytes,
 	}, nil

@@ -34,6 +34,8 @@ type Device struct {
 	fns   map[string]uint64
 	state []byte // pinned host image of the step-state block
 
+	sampling *sampling // nil when the plan has no GPU sampler
+
 	seqs    map[*sequence]struct{}
 	idle    []*kvCache // caches of closed sequences, for reuse
 	kvBytes int64      // VRAM of all caches, live and idle
@@ -157,6 +159,9 @@ func (d *Device) load(p *plans.Plan, progress func(int)) error {
 	if err := d.loadKernels(p); err != nil {
 		return err
 	}
+	if err := d.loadSampler(m.Kernels.Sampler); err != nil {
+		return err
+	}
 	if d.state, err = d.g.hostAlloc(int(max(m.Kernels.State.Bytes, 1))); err != nil {
 		return err
 	}
@@ -244,6 +249,9 @@ func (d *Device) Info() runtime.Info {
 	defer d.mu.Unlock()
 	i := d.info
 	i.VRAMBytesUsed = d.arenaBytes + d.kvBytes
+	if d.sampling != nil {
+		i.VRAMBytesUsed += d.sampling.bytes
+	}
 	return i
 }
 
@@ -301,7 +309,7 @@ func (d *Device) Close() error {
 // release frees what load made, in reverse, and closes the GPU.
 func (d *Device) release() error {
 	d.closed = true
-	var err error
+	err := d.freeSampler()
 	if d.state != nil {
 		err = errors.Join(err, d.g.hostFree(d.state))
 		d.state = nil

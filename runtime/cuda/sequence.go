@@ -49,37 +49,50 @@ func (s *sequence) Pos() int { return s.pos }
 // prefill launches for several tokens, the captured decode graph for one.
 // The returned logits alias a pinned buffer, valid until the next call.
 func (s *sequence) Forward(ctx context.Context, tokens []int32) ([]float32, error) {
-	d := s.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if s.closed {
-		return nil, errors.New("cuda: sequence is closed")
+	s.d.mu.Lock()
+	defer s.d.mu.Unlock()
+	if err := s.run(ctx, tokens); err != nil {
+		return nil, err
 	}
-	m := &d.plan.Manifest
+	return s.hostLogits()
+}
+
+// run enqueues tokens' steps; d.mu is held.
+func (s *sequence) run(ctx context.Context, tokens []int32) error {
+	if s.closed {
+		return errors.New("cuda: sequence is closed")
+	}
+	m := &s.d.plan.Manifest
 	if len(tokens) == 0 {
-		return nil, errors.New("cuda: Forward needs at least one token")
+		return errors.New("cuda: Forward needs at least one token")
 	}
 	if s.pos+len(tokens) > s.limit {
-		return nil, fmt.Errorf("%w: %d tokens at position %d pass the sequence's context of %d", runtime.ErrContextFull, len(tokens), s.pos, s.limit)
+		return fmt.Errorf("%w: %d tokens at position %d pass the sequence's context of %d", runtime.ErrContextFull, len(tokens), s.pos, s.limit)
 	}
 	for i, t := range tokens {
 		if t < 0 || int(t) >= m.Model.Vocab {
-			return nil, fmt.Errorf("cuda: token %d at index %d is outside the vocabulary of %d", t, i, m.Model.Vocab)
+			return fmt.Errorf("cuda: token %d at index %d is outside the vocabulary of %d", t, i, m.Model.Vocab)
 		}
 	}
 	for len(tokens) > 0 {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		n := min(len(tokens), m.Memory.MaxTokens)
 		if err := s.step(tokens[:n]); err != nil {
-			return nil, err
+			return err
 		}
 		s.pos += n
 		tokens = tokens[n:]
 	}
-	k := m.Kernels
-	if err := d.g.copyDtoH(s.c.logits, devptr(s.c.reg.arena+uint64(k.Logits))); err != nil {
+	return nil
+}
+
+// hostLogits copies the last step's logits into the pinned buffer, once
+// the queued work is done.
+func (s *sequence) hostLogits() ([]float32, error) {
+	m := &s.d.plan.Manifest
+	if err := s.d.g.copyDtoH(s.c.logits, devptr(s.c.reg.arena+uint64(m.Kernels.Logits))); err != nil {
 		return nil, err
 	}
 	return unsafe.Slice((*float32)(unsafe.Pointer(&s.c.logits[0])), m.Model.Vocab), nil

@@ -29,6 +29,20 @@
 // of the sorted order, so the implementation sorts only the candidates above
 // a weight threshold, lowered until that prefix provably holds them. A
 // vocabulary of 150k then costs a few linear passes, not a sort.
+//
+// A device that samples where its logits lie (the CUDA runtime, through
+// runtime.SamplingSequence) returns exactly Sample's token, by this
+// contract: greedy decoding is step 1 and 2 on the device (float32 IEEE
+// operations, the same argmax and tie rule), an id back. A draw is steps 1
+// and 3 on the device, which then hands back a Prefix (prefix.go): the best
+// candidates in sorted order and its own sum of all weights. The host
+// finishes with this file's code: the candidates' weights by the same
+// math.Exp, every sum that decides the draw in the CPU's order, the same
+// generator. Where the CPU's sum over the whole vocabulary enters, the host
+// runs the draw at both ends of an interval that provably holds it and
+// accepts the token only when both agree; otherwise (and for logits that
+// are not all finite) the device copies the logits and Sample runs as on
+// the CPU. Either way the token and the generator's state are Sample's.
 package sample
 
 import (
@@ -92,6 +106,9 @@ type candidate struct {
 func New(p Params) *Sampler {
 	return &Sampler{p: p, rng: newRNG(p.Seed), seen: map[int32]bool{}}
 }
+
+// Params are the settings s samples with.
+func (s *Sampler) Params() Params { return s.p }
 
 // Sample returns the next token id for logits [vocab], penalising the ids in
 // recent. logits is not modified. It returns -1 only for empty logits.
@@ -229,32 +246,71 @@ var thresholds = func() []float64 {
 
 // draw applies top-p and min-p to c (id order) and draws (steps 6 to 8).
 func (s *Sampler) draw(c []candidate) int32 {
-	topP := s.p.TopP > 0 && s.p.TopP < 1
-	minW := float64(s.p.MinP)
 	total := 0.0
 	for _, x := range c {
 		total += x.w
 	}
 	// Without top-p the kept set is known without sorting: w ≥ MinP.
 	keptTotal := 0.0
-	if !topP {
+	if !s.topP() {
 		for _, x := range c {
-			if x.w >= minW {
+			if x.w >= float64(s.p.MinP) {
 				keptTotal += x.w
 			}
 		}
 	}
-	u := s.rng.float64()
+	id, _, _ := s.drawFrom(&allCandidates{s: s, c: c}, total, keptTotal, s.rng.float64())
+	return id
+}
+
+func (s *Sampler) topP() bool { return s.p.TopP > 0 && s.p.TopP < 1 }
+
+// pool is what drawFrom reads of the candidates: the whole vocabulary
+// (allCandidates), or a sorted prefix of it (prefix.go), which knows the
+// mass and the candidates above a threshold only when the threshold lies
+// inside it (known false).
+type pool interface {
+	// mass sums the weights ≥ tau in id order.
+	mass(tau float64) (sum float64, known bool)
+	// sortedAbove returns the candidates with w ≥ tau in sorted order.
+	sortedAbove(tau float64) []candidate
+	// first is the lowest candidate id.
+	first() (id int32, known bool)
+}
+
+type allCandidates struct {
+	s *Sampler
+	c []candidate // id order
+}
+
+func (a *allCandidates) mass(tau float64) (float64, bool) {
+	mass := 0.0
+	for _, x := range a.c {
+		if x.w >= tau {
+			mass += x.w
+		}
+	}
+	return mass, true
+}
+
+func (a *allCandidates) sortedAbove(tau float64) []candidate { return a.s.sortedAbove(a.c, tau) }
+func (a *allCandidates) first() (int32, bool)                { return a.c[0].id, true }
+
+// drawFrom is steps 6 to 8 given the sum of all weights (total), the sum
+// of the kept weights without top-p (keptTotal, both in id order) and the
+// uniform draw u. It returns the token and, with top-p, how many sorted
+// candidates top-p kept; known is false when p does not know enough.
+func (s *Sampler) drawFrom(p pool, total, keptTotal, u float64) (id int32, cut int, known bool) {
+	topP := s.topP()
+	minW := float64(s.p.MinP)
 	for _, tau := range thresholds {
 		// Below MinP nothing is kept, so MinP (or 0) is the last
 		// threshold: there the prefix is the whole kept set.
 		whole := tau <= minW
 		tau = max(tau, minW)
-		mass := 0.0
-		for _, x := range c {
-			if x.w >= tau {
-				mass += x.w
-			}
+		mass, ok := p.mass(tau)
+		if !ok {
+			return 0, 0, false
 		}
 		need := u * keptTotal
 		if topP {
@@ -263,9 +319,10 @@ func (s *Sampler) draw(c []candidate) int32 {
 		if !whole && mass <= need {
 			continue
 		}
-		kept := s.sortedAbove(c, tau)
+		kept := p.sortedAbove(tau)
 		if len(kept) == 0 { // only when the logits hold NaN
-			return c[0].id
+			id, ok := p.first()
+			return id, 0, ok
 		}
 		if topP {
 			n, reached := runUntil(kept, float64(s.p.TopP)*total, false)
@@ -273,14 +330,15 @@ func (s *Sampler) draw(c []candidate) int32 {
 				continue
 			}
 			kept = kept[:n]
+			cut = n
 			keptTotal = s.sumByID(kept)
 		}
 		n, reached := runUntil(kept, u*keptTotal, true)
 		if reached || topP || whole {
-			return kept[max(n, 1)-1].id
+			return kept[max(n, 1)-1].id, cut, true
 		}
 	}
-	return c[0].id // unreachable: the last threshold is whole
+	return 0, 0, false // unreachable: the last threshold is whole
 }
 
 // sortedAbove returns the candidates with w ≥ tau in sorted order. It sorts

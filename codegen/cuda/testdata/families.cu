@@ -1135,3 +1135,198 @@ __device__ __forceinline__ void attend(const float* __restrict__ q, const __half
         }
     }
 }
+
+// Sampling on the GPU (runtime/sample's order of operations; plans.Sampler
+// is the contract). A step's logits f32 [V] stay where the graph wrote them;
+// the runtime launches, after the step:
+//   sample_prep    grid ceil(V/CHUNK): penalty and temperature into lt [V],
+//                  each block's best key and whether it saw a non-finite value
+//   sample_argmax  one block: the best id (greedy stops here) into out
+//   sample_weights grid ceil(V/CHUNK): each block's Σ exp(lt − lt[best]) in f64
+//   sample_select  one block: the sum, and the candidates above the
+//                  (CAP+1)-th best logit, sorted, into out
+// in (int32 words): [0] recent ids n (≤ RECENT), [1] penalty (f32 bits, 1 =
+// off), [2] temperature (f32 bits, 0 = greedy), [3] 0, [4, 4+RECENT) ids.
+// out: int32 [0] best id, [1] non-finite seen, [2] candidates n, [3] 0,
+// f64 at byte 16: the sum, int32 ids [CAP] at byte 32, f32 logits [CAP] after.
+// Penalty and temperature use the IEEE float32 operations the CPU does, so lt
+// is bit for bit the CPU's; the sum is not (its own order and exp), which the
+// host's proof allows for.
+typedef unsigned long long u64;
+
+// sample_ordered maps a float to bits whose unsigned order is the float
+// order, -0 as +0 (sample.orderedBits).
+__device__ __forceinline__ uint32_t sample_ordered(float f) {
+    uint32_t b = f == 0.f ? 0u : __float_as_uint(f);
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+// Keys order candidates as the CPU's sorted order does: larger is better,
+// the lower id winning a tie.
+__device__ __forceinline__ u64 sample_key(float v, int id) { return ((u64)sample_ordered(v) << 32) | (0xFFFFFFFFu - (uint32_t)id); }
+
+__device__ __forceinline__ u64 warp_max_u64(u64 v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+template <int V, int CHUNK, int RECENT>
+__device__ __forceinline__ void sample_prep(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt,
+                                            u64* __restrict__ part, int* __restrict__ bad) {
+    __shared__ uint32_t pen[CHUNK / 32];  // ids of this chunk to penalise
+    __shared__ u64 best[32];
+    __shared__ int anyBad;
+    const int lo = blockIdx.x * CHUNK;
+    for (int i = threadIdx.x; i < CHUNK / 32; i += blockDim.x) pen[i] = 0;
+    if (threadIdx.x == 0) anyBad = 0;
+    __syncthreads();
+    const float rp = __int_as_float(in[1]), temp = __int_as_float(in[2]);
+    const int n = min(in[0], RECENT);
+    if (rp != 1.f)
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
+            const int id = in[4 + i];
+            if (id >= lo && id < min(lo + CHUNK, V)) atomicOr(&pen[(id - lo) >> 5], 1u << ((id - lo) & 31));
+        }
+    __syncthreads();
+    u64 key = 0;
+    int seenBad = 0;
+    for (int i = threadIdx.x; i < CHUNK && lo + i < V; i += blockDim.x) {
+        float v = logits[lo + i];
+        if (pen[i >> 5] >> (i & 31) & 1) v = v > 0.f ? __fdiv_rn(v, rp) : __fmul_rn(v, rp);
+        if (temp != 0.f) v = __fdiv_rn(v, temp);
+        lt[lo + i] = v;
+        if (isfinite(v)) key = max(key, sample_key(v, lo + i));
+        else seenBad = 1;
+    }
+    key = warp_max_u64(key);
+    if (seenBad) anyBad = 1;
+    if ((threadIdx.x & 31) == 0) best[threadIdx.x >> 5] = key;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        key = threadIdx.x < (blockDim.x >> 5) ? best[threadIdx.x] : 0;
+        key = warp_max_u64(key);
+        if (threadIdx.x == 0) {
+            part[blockIdx.x] = key;
+            bad[blockIdx.x] = anyBad;
+        }
+    }
+}
+
+template <int G>
+__device__ __forceinline__ void sample_argmax(const u64* __restrict__ part, const int* __restrict__ bad, int* __restrict__ out) {
+    __shared__ u64 best[32];
+    __shared__ int anyBad;
+    if (threadIdx.x == 0) anyBad = 0;
+    __syncthreads();
+    u64 key = 0;
+    for (int i = threadIdx.x; i < G; i += blockDim.x) {
+        key = max(key, part[i]);
+        if (bad[i]) anyBad = 1;
+    }
+    key = warp_max_u64(key);
+    if ((threadIdx.x & 31) == 0) best[threadIdx.x >> 5] = key;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        key = threadIdx.x < (blockDim.x >> 5) ? best[threadIdx.x] : 0;
+        key = warp_max_u64(key);
+        if (threadIdx.x == 0) {
+            out[0] = (int)(0xFFFFFFFFu - (uint32_t)key);
+            out[1] = anyBad;
+        }
+    }
+}
+
+template <int V, int CHUNK>
+__device__ __forceinline__ void sample_weights(const float* __restrict__ lt, const int* __restrict__ out, double* __restrict__ psum) {
+    __shared__ double sums[32];
+    const double top = (double)lt[out[0]];
+    const int lo = blockIdx.x * CHUNK;
+    double s = 0;
+    for (int i = threadIdx.x; i < CHUNK && lo + i < V; i += blockDim.x) s += exp((double)lt[lo + i] - top);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if ((threadIdx.x & 31) == 0) sums[threadIdx.x >> 5] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        s = 0;
+        for (int w = 0; w < (int)(blockDim.x >> 5); w++) s += sums[w];
+        psum[blockIdx.x] = s;
+    }
+}
+
+// sample_select finds the (CAP+1)-th best value by a radix select over its
+// ordered bits, 8 bits a pass, then sorts the candidates strictly above it.
+template <int V, int G, int CAP>
+__device__ __forceinline__ void sample_select(const float* __restrict__ lt, const double* __restrict__ psum, int* __restrict__ out) {
+    __shared__ u64 keys[CAP];
+    __shared__ int hist[256];
+    __shared__ int digit, rank, count;
+    if (threadIdx.x == 0) {
+        double s = 0;
+        for (int i = 0; i < G; i++) s += psum[i];
+        *(double*)(out + 4) = s;
+        count = 0;
+    }
+    __syncthreads();
+    // Candidates with ordered bits > cut are taken: all when V ≤ CAP.
+    uint32_t cut = 0;
+    bool all = V <= CAP;
+    if (!all) {
+        uint32_t prefix = 0, mask = 0;
+        int k = CAP + 1;
+        for (int shift = 24; shift >= 0; shift -= 8) {
+            for (int i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
+            __syncthreads();
+            // Most values share their top bits: lanes adding to the same
+            // bin add once, as a warp (whole warps run every iteration).
+            for (int base = 0; base < V; base += blockDim.x) {
+                const int i = base + threadIdx.x;
+                const uint32_t b = i < V ? sample_ordered(lt[i]) : 0u;
+                const int bin = i < V && (b & mask) == prefix ? (int)((b >> shift) & 255) : -1;
+                const uint32_t peers = __match_any_sync(0xffffffffu, bin);
+                if (bin >= 0 && (threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&hist[bin], __popc(peers));
+            }
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                int d = 255;
+                while (hist[d] < k) k -= hist[d--];
+                digit = d;
+                rank = k;
+            }
+            __syncthreads();
+            prefix |= (uint32_t)digit << shift;
+            mask |= 255u << shift;
+            k = rank;
+            __syncthreads();  // digit and rank are rewritten next pass
+        }
+        cut = prefix;
+    }
+    for (int i = threadIdx.x; i < V; i += blockDim.x) {
+        const uint32_t b = sample_ordered(lt[i]);
+        if (all || b > cut) keys[atomicAdd(&count, 1)] = ((u64)~b << 32) | (uint32_t)i;
+    }
+    __syncthreads();
+    const int n = count;
+    for (int i = n + threadIdx.x; i < CAP; i += blockDim.x) keys[i] = ~0ull;
+    __syncthreads();
+    // Bitonic sort, ascending: larger logit first, then lower id.
+    for (int k = 2; k <= CAP; k <<= 1)
+        for (int j = k >> 1; j > 0; j >>= 1) {
+            for (int i = threadIdx.x; i < CAP; i += blockDim.x) {
+                const int p = i ^ j;
+                if (p > i) {
+                    const u64 a = keys[i], b = keys[p];
+                    if (((i & k) == 0) == (a > b)) { keys[i] = b; keys[p] = a; }
+                }
+            }
+            __syncthreads();
+        }
+    int* ids = out + 8;
+    float* vals = (float*)(out + 8 + CAP);
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const int id = (int)(uint32_t)keys[i];
+        ids[i] = id;
+        vals[i] = lt[id];
+    }
+    if (threadIdx.x == 0) out[2] = n;
+}

@@ -37,3 +37,15 @@ extern "C" __global__ void __launch_bounds__(256) last_row_0_256(const float* __
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_12865792_B_none_256_50257(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y) {
     linear_gemv<W_f16<12865792>, B_none, 256, 50257>(w, nullptr, x, y);
 }
+extern "C" __global__ void __launch_bounds__(256) sample_prep_50257_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
+    sample_prep<50257, 1024, 64>(logits, in, lt, part, bad);
+}
+extern "C" __global__ void __launch_bounds__(1024) sample_argmax_50(const u64* __restrict__ part, const int* __restrict__ bad, int* __restrict__ out) {
+    sample_argmax<50>(part, bad, out);
+}
+extern "C" __global__ void __launch_bounds__(256) sample_weights_50257_1024(const float* __restrict__ lt, const int* __restrict__ out, double* __restrict__ psum) {
+    sample_weights<50257, 1024>(lt, out, psum);
+}
+extern "C" __global__ void __launch_bounds__(1024) sample_select_50257_50_1024(const float* __restrict__ lt, const double* __restrict__ psum, int* __restrict__ out) {
+    sample_select<50257, 50, 1024>(lt, psum, out);
+}

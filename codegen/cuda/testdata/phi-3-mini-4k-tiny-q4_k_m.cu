@@ -59,3 +59,15 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_512_B_non
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_512_B_none_512_256_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     linear_q8<W_q6_k_split_dot<512>, B_none, 512, 256, 0, 1>(w, nullptr, xq, xs, y, state);
 }
+extern "C" __global__ void __launch_bounds__(256) sample_prep_32064_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
+    sample_prep<32064, 1024, 64>(logits, in, lt, part, bad);
+}
+extern "C" __global__ void __launch_bounds__(1024) sample_argmax_32(const u64* __restrict__ part, const int* __restrict__ bad, int* __restrict__ out) {
+    sample_argmax<32>(part, bad, out);
+}
+extern "C" __global__ void __launch_bounds__(256) sample_weights_32064_1024(const float* __restrict__ lt, const int* __restrict__ out, double* __restrict__ psum) {
+    sample_weights<32064, 1024>(lt, out, psum);
+}
+extern "C" __global__ void __launch_bounds__(1024) sample_select_32064_32_1024(const float* __restrict__ lt, const double* __restrict__ psum, int* __restrict__ out) {
+    sample_select<32064, 32, 1024>(lt, psum, out);
+}
