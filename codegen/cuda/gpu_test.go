@@ -93,12 +93,13 @@ func openGPUPlan(t *testing.T, g *ir.Graph, man *plans.Manifest, ctx int, data f
 }
 
 // TestGPUPresetsMatchCPU runs every tiny preset on the GPU and on the CPU
-// reference device with the same tokens: a 7-token prefill, then 24 decode
+// reference device with the same tokens: a 7-token prefill, then 64 decode
 // steps fed the CPU's greedy choice. It reports the largest logit error
-// relative to the largest CPU logit and the greedy top-1 agreement.
+// relative to the largest CPU logit and the greedy top-1 agreement, which
+// must be 99 % (issue #5): every step at this length.
 func TestGPUPresetsMatchCPU(t *testing.T) {
 	gpuOnly(t)
-	const maxTokens, ctx, steps = 16, 128, 24
+	const maxTokens, ctx, steps = 16, 128, 64
 	for _, tp := range tinyPresets {
 		t.Run(tp.preset+"-"+string(tp.quant), func(t *testing.T) {
 			path := writeTiny(t, tp.preset, tp.quant)
@@ -128,7 +129,7 @@ func TestGPUPresetsMatchCPU(t *testing.T) {
 			worst, agree := compareSequences(t, cdev, gdev, prompt, steps)
 			t.Logf("%s %s: max |gpu-cpu|/max|cpu| = %.2e over %d steps, greedy top-1 agreement %d/%d",
 				tp.preset, tp.quant, worst, steps+1, agree, steps+1)
-			if worst > 2e-2 || agree < steps*9/10 {
+			if worst > 2e-3 || agree*100 < (steps+1)*99 {
 				t.Errorf("GPU and CPU disagree: relative error %.2e, top-1 %d/%d", worst, agree, steps+1)
 			}
 		})
@@ -333,15 +334,15 @@ func timeDecode(t *testing.T, dev runtime.Device, tok int32) (time.Duration, []f
 }
 
 // gemvTolerance is the relative error a GEMV may have: float rounding for
-// kernels that dequantize to fp32, and int8 rounding of the activations
-// (one part in 254 per element, mostly averaging out) for the integer-dot
-// types.
+// the float types, and for the quantized ones (all on the integer path)
+// the int16 rounding of the activations (one part in 65534 per element,
+// mostly averaging out).
 func gemvTolerance(gt gguf.Type) float64 {
 	switch gt {
-	case gguf.Q4_0, gguf.Q5_0, gguf.Q8_0, gguf.Q4_K, gguf.Q6_K:
-		return 1e-2
+	case gguf.F32, gguf.F16, gguf.BF16:
+		return 1e-4
 	}
-	return 1e-4
+	return 2e-4
 }
 
 func tile(b []byte, n int) []byte {
