@@ -5,8 +5,8 @@ struct Rope_1 { static constexpr int MODE = 2, HD = 64, ROT = 64; static constex
 struct Attn_2 { static constexpr int HEADS = 4, KVH = 4, HD = 64, WINDOW = 2047; static constexpr float SCALE = 1.25e-01f; };
 
 // ---- kernels: one per distinct instantiation ----
-extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_0_256512_32064_256(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
-    embed_rows<W_q4_0<256512>, 32064, 256>(table, ids, y);
+extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_0_split_256512_32064_256(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
+    embed_rows<W_q4_0_split<256512>, 32064, 256>(table, ids, y);
 }
 extern "C" __global__ void __launch_bounds__(256) rmsnorm_rows_Norm_0_W_f32_256_256_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     rmsnorm_rows<Norm_0, W_f32<256>, 256, false, true>(a, nullptr, w, nullptr, y, xq, xs);
