@@ -108,8 +108,8 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 		c.ptr(e, cOut, "y", n)
 		return e.emit(c, "linear_gemv", linThreads, g, wa, ba, cInt(in), cInt(out))
 	}
-	s, blocks := e.intLanes(x, w.DType, in, func(sets int64) int64 { return ceilDiv(out, 4*sets) })
-	return e.intDot(c, n, x, in, "linear_q8", blocks, dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s))
+	s, sets := intLanes(w.DType, in)
+	return e.intDot(c, n, x, in, "linear_q8", ceilDiv(out, 4*sets), dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s))
 }
 
 // intDot emits an integer-path kernel fn (its weight and bias parameters
@@ -163,21 +163,15 @@ func (e *emitter) quantizedX(c *call, x *ir.Node, in int64) ([]plans.Launch, err
 var intDot = map[ir.DType]int64{ir.Q4_0: 32, ir.Q5_0: 32, ir.Q8_0: 32, ir.MXFP4: 32, ir.Q4_K: 64, ir.Q5_K: 64, ir.Q6_K: 64}
 
 // intLanes is the lane-set size S of the integer-path kernels for rows of
-// in elements of dtype dt (q8.cu.tmpl, rows_dot8) and the blocks they
-// launch, blocks(sets per block) of them: the smallest power of two ≥ the
-// row's groups, from a warp to the whole block, and for one token x (a
-// decode) doubled while the launch would have fewer blocks than an H100 has
-// SMs (Qwen's 1152-row qkv made 36 blocks of 32-lane sets: 7.0 µs against
-// 5.6 µs for 288 blocks).
-func (e *emitter) intLanes(x *ir.Node, dt ir.DType, in int64, blocks func(sets int64) int64) (s, n int64) {
-	minBlocks := int64(1)
-	if e.tokenTile(x) == 1 {
-		minBlocks = 132
-	}
+// in elements of dtype dt (q8.cu.tmpl, rows_dot8): the smallest power of two
+// ≥ the row's groups, from a warp to the whole block; and the sets per block.
+// Widening the sets of small decode launches to give every SM a block was
+// measured no faster (KERNELS.md).
+func intLanes(dt ir.DType, in int64) (s, sets int64) {
 	groups := in / intDot[dt]
-	for s = 32; s < linThreads && (s < groups || blocks(linThreads/s) < minBlocks); s *= 2 {
+	for s = 32; s < linThreads && s < groups; s *= 2 {
 	}
-	return s, blocks(linThreads / s)
+	return s, linThreads / s
 }
 
 // dotAccessor is the integer-dot variant of a weight accessor:
@@ -365,12 +359,11 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 		targs[i] = dotAccessor(targs[i])
 	}
 	// Blocks of 2·sets rotation pairs, each within one part (qkv_q8).
-	s, blocks := e.intLanes(x, n.Inputs[1].DType, in, func(sets int64) (b int64) {
-		for _, o := range outs {
-			b += ceilDiv(o/2, 2*sets)
-		}
-		return b
-	})
+	s, sets := intLanes(n.Inputs[1].DType, in)
+	var blocks int64
+	for _, o := range outs {
+		blocks += ceilDiv(o/2, 2*sets)
+	}
 	tt := e.tokenTile(x)
 	ls, err := e.emit(c, "qkv_q8", linThreads, gridTokenTiles(blocks, rowsOf(x), tt), append(targs, cInt(s), cInt(rowsOf(x)), cInt(tt))...)
 	return append(quant, ls...), err
@@ -430,8 +423,8 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 		c.ptr(e, cOut, "y", n)
 		return e.emit(c, "swiglu_gemv", 128, gridRowsY(ceilDiv(f, 4), rowsOf(x)), ga, ua, cInt(in), cInt(f), cInt(upRow0))
 	}
-	s, blocks := e.intLanes(x, n.Inputs[1].DType, in, func(sets int64) int64 { return ceilDiv(f, 2*sets) })
-	return e.intDot(c, n, x, in, "swiglu_q8", blocks, dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0), cInt(s))
+	s, sets := intLanes(n.Inputs[1].DType, in)
+	return e.intDot(c, n, x, in, "swiglu_q8", ceilDiv(f, 2*sets), dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0), cInt(s))
 }
 
 // linThreads is the block of linear_gemv, linear_q8 and swiglu_q8:

@@ -50,21 +50,21 @@ extern "C" __global__ void __launch_bounds__(256) quantize_x8_1_256(const float*
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_32000_B_none_256_32000_32_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     linear_q8<W_q6_k_split_dot<32000>, B_none, 256, 32000, 32, 1, 1>(w, nullptr, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_256_W_q4_k_dot_128_W_q4_k_dot_128_B_none_B_none_B_none_Rope_1_256_256_128_128_true_256_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    qkv_q8<W_q4_k_dot<256>, W_q4_k_dot<128>, W_q4_k_dot<128>, B_none, B_none, B_none, Rope_1, 256, 256, 128, 128, true, 256, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_256_W_q4_k_dot_128_W_q4_k_dot_128_B_none_B_none_B_none_Rope_1_256_256_128_128_true_32_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    qkv_q8<W_q4_k_dot<256>, W_q4_k_dot<128>, W_q4_k_dot<128>, B_none, B_none, B_none, Rope_1, 256, 256, 128, 128, true, 32, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_256_256_256_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    linear_q8<W_q4_k_dot<256>, B_none, 256, 256, 256, 0, 1>(w, nullptr, xq, xs, y, state);
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_256_256_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    linear_q8<W_q4_k_dot<256>, B_none, 256, 256, 32, 0, 1>(w, nullptr, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_k_dot_768_256_768_0_128_0_1(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    swiglu_q8<W_q4_k_dot<768>, 256, 768, 0, 128, 0, 1>(wg, wu, xq, xs, y, state);
+extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_k_dot_768_256_768_0_32_0_1(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    swiglu_q8<W_q4_k_dot<768>, 256, 768, 0, 32, 0, 1>(wg, wu, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_768_B_none_768_256_256_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    linear_q8<W_q4_k_dot<768>, B_none, 768, 256, 256, 0, 1>(w, nullptr, xq, xs, y, state);
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_768_B_none_768_256_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    linear_q8<W_q4_k_dot<768>, B_none, 768, 256, 32, 0, 1>(w, nullptr, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_256_W_q4_k_dot_128_W_q6_k_split_dot_128_B_none_B_none_B_none_Rope_1_256_256_128_128_true_256_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    qkv_q8<W_q4_k_dot<256>, W_q4_k_dot<128>, W_q6_k_split_dot<128>, B_none, B_none, B_none, Rope_1, 256, 256, 128, 128, true, 256, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_256_W_q4_k_dot_128_W_q6_k_split_dot_128_B_none_B_none_B_none_Rope_1_256_256_128_128_true_32_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    qkv_q8<W_q4_k_dot<256>, W_q4_k_dot<128>, W_q6_k_split_dot<128>, B_none, B_none, B_none, Rope_1, 256, 256, 128, 128, true, 32, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_768_B_none_768_256_256_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    linear_q8<W_q6_k_split_dot<768>, B_none, 768, 256, 256, 0, 1>(w, nullptr, xq, xs, y, state);
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_768_B_none_768_256_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    linear_q8<W_q6_k_split_dot<768>, B_none, 768, 256, 32, 0, 1>(w, nullptr, xq, xs, y, state);
 }

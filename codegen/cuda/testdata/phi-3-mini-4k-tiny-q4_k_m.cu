@@ -47,18 +47,18 @@ extern "C" __global__ void __launch_bounds__(256) quantize_x8_1_256(const float*
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_32064_B_none_256_32064_32_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     linear_q8<W_q6_k_split_dot<32064>, B_none, 256, 32064, 32, 1, 1>(w, nullptr, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_k_dot_256_W_q5_k_dot_256_W_q5_k_dot_256_B_none_B_none_B_none_Rope_1_256_256_256_256_true_256_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    qkv_q8<W_q5_k_dot<256>, W_q5_k_dot<256>, W_q5_k_dot<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 256, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_k_dot_256_W_q5_k_dot_256_W_q5_k_dot_256_B_none_B_none_B_none_Rope_1_256_256_256_256_true_32_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    qkv_q8<W_q5_k_dot<256>, W_q5_k_dot<256>, W_q5_k_dot<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 32, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_256_256_256_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    linear_q8<W_q4_k_dot<256>, B_none, 256, 256, 256, 0, 1>(w, nullptr, xq, xs, y, state);
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_256_256_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    linear_q8<W_q4_k_dot<256>, B_none, 256, 256, 32, 0, 1>(w, nullptr, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_k_dot_1024_256_512_512_256_0_1(const uint8_t* __restrict__ wg, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    swiglu_q8<W_q4_k_dot<1024>, 256, 512, 512, 256, 0, 1>(wg, wg, xq, xs, y, state);
+extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_k_dot_1024_256_512_512_32_0_1(const uint8_t* __restrict__ wg, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    swiglu_q8<W_q4_k_dot<1024>, 256, 512, 512, 32, 0, 1>(wg, wg, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_512_B_none_512_256_256_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    linear_q8<W_q4_k_dot<512>, B_none, 512, 256, 256, 0, 1>(w, nullptr, xq, xs, y, state);
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_512_B_none_512_256_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    linear_q8<W_q4_k_dot<512>, B_none, 512, 256, 32, 0, 1>(w, nullptr, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_512_B_none_512_256_256_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    linear_q8<W_q6_k_split_dot<512>, B_none, 512, 256, 256, 0, 1>(w, nullptr, xq, xs, y, state);
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_512_B_none_512_256_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    linear_q8<W_q6_k_split_dot<512>, B_none, 512, 256, 32, 0, 1>(w, nullptr, xq, xs, y, state);
 }

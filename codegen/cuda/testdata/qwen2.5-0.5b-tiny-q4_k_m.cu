@@ -50,21 +50,21 @@ extern "C" __global__ void __launch_bounds__(256) quantize_x8_1_128(const float*
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_607744_B_none_128_151936_32_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     linear_q8<W_q8_0_split_dot<607744>, B_none, 128, 151936, 32, 1, 1>(w, nullptr, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_0_split_dot_512_W_q5_0_split_dot_256_W_q5_0_split_dot_256_W_f32_128_W_f32_64_W_f32_64_Rope_1_128_128_64_64_true_256_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    qkv_q8<W_q5_0_split_dot<512>, W_q5_0_split_dot<256>, W_q5_0_split_dot<256>, W_f32<128>, W_f32<64>, W_f32<64>, Rope_1, 128, 128, 64, 64, true, 256, 0, 1>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, kc, vc, state);
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_0_split_dot_512_W_q5_0_split_dot_256_W_q5_0_split_dot_256_W_f32_128_W_f32_64_W_f32_64_Rope_1_128_128_64_64_true_32_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    qkv_q8<W_q5_0_split_dot<512>, W_q5_0_split_dot<256>, W_q5_0_split_dot<256>, W_f32<128>, W_f32<64>, W_f32<64>, Rope_1, 128, 128, 64, 64, true, 32, 0, 1>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q5_0_split_dot_512_B_none_128_128_256_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    linear_q8<W_q5_0_split_dot<512>, B_none, 128, 128, 256, 0, 1>(w, nullptr, xq, xs, y, state);
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q5_0_split_dot_512_B_none_128_128_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    linear_q8<W_q5_0_split_dot<512>, B_none, 128, 128, 32, 0, 1>(w, nullptr, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q5_0_split_dot_2048_128_512_0_256_0_1(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    swiglu_q8<W_q5_0_split_dot<2048>, 128, 512, 0, 256, 0, 1>(wg, wu, xq, xs, y, state);
+extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q5_0_split_dot_2048_128_512_0_32_0_1(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    swiglu_q8<W_q5_0_split_dot<2048>, 128, 512, 0, 32, 0, 1>(wg, wu, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_512_128_256_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    linear_q8<W_q4_k_dot<256>, B_none, 512, 128, 256, 0, 1>(w, nullptr, xq, xs, y, state);
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_512_128_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    linear_q8<W_q4_k_dot<256>, B_none, 512, 128, 32, 0, 1>(w, nullptr, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_0_split_dot_512_W_q5_0_split_dot_256_W_q8_0_split_dot_256_W_f32_128_W_f32_64_W_f32_64_Rope_1_128_128_64_64_true_256_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    qkv_q8<W_q5_0_split_dot<512>, W_q5_0_split_dot<256>, W_q8_0_split_dot<256>, W_f32<128>, W_f32<64>, W_f32<64>, Rope_1, 128, 128, 64, 64, true, 256, 0, 1>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, kc, vc, state);
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_0_split_dot_512_W_q5_0_split_dot_256_W_q8_0_split_dot_256_W_f32_128_W_f32_64_W_f32_64_Rope_1_128_128_64_64_true_32_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    qkv_q8<W_q5_0_split_dot<512>, W_q5_0_split_dot<256>, W_q8_0_split_dot<256>, W_f32<128>, W_f32<64>, W_f32<64>, Rope_1, 128, 128, 64, 64, true, 32, 0, 1>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_256_B_none_512_128_256_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    linear_q8<W_q6_k_split_dot<256>, B_none, 512, 128, 256, 0, 1>(w, nullptr, xq, xs, y, state);
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_256_B_none_512_128_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    linear_q8<W_q6_k_split_dot<256>, B_none, 512, 128, 32, 0, 1>(w, nullptr, xq, xs, y, state);
 }
