@@ -6,9 +6,10 @@ import "github.com/llama-orch/orc/ir"
 // only. Each marks the weights of its dtype that matrix kernels read
 // (linear, qkv, swiglu_linear, moe) with layout="gpu_<dtype>": codegen/cuda
 // defines that byte order (blocks re-tiled for coalesced loads) and
-// rewrites the bytes when it writes the plan. A weight that any other op
-// also reads (a tied embedding table read by embed) keeps the GGUF order,
-// because those kernels read blocks in file order.
+// rewrites the bytes when it writes the plan. embed reads its table
+// through the same accessors, so a tied embedding table (embed and the LM
+// head) takes the layout too; a weight that any other op also reads keeps
+// the GGUF order.
 var (
 	layoutQ4_0  = layoutPass(ir.Q4_0)
 	layoutQ5_0  = layoutPass(ir.Q5_0)
@@ -34,7 +35,8 @@ func layoutPass(d ir.DType) func(*ir.Graph) error {
 					continue
 				}
 				prev, seen := onlyMatrix[in]
-				onlyMatrix[in] = matrixOps[n.Op] && (prev || !seen)
+				laidOut := matrixOps[n.Op] || n.Op == ir.OpEmbed && n.Inputs[0] == in
+				onlyMatrix[in] = laidOut && (prev || !seen)
 			}
 		}
 		for w, ok := range onlyMatrix {

@@ -24,7 +24,7 @@ const (
 	cOut    = "float* __restrict__"
 	cInts   = "const int* __restrict__"
 	cCache  = "__half* __restrict__"
-	cInt8   = "const xq_t* __restrict__"
+	cXq     = "const xq_t* __restrict__"
 	cScales = "const float2* __restrict__"
 )
 
@@ -108,20 +108,19 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 		c.ptr(e, cOut, "y", n)
 		return e.emit(c, "linear_gemv", linThreads, g, wa, ba, cInt(in), cInt(out))
 	}
-	return e.intDot(c, n, x, in, "linear_q8", ceilDiv(out, 4), dotAccessor(wa), ba, cInt(in), cInt(out))
+	s, sets := intLanes(w.DType, in)
+	return e.intDot(c, n, x, in, "linear_q8", ceilDiv(out, 4*sets), dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s))
 }
 
 // intDot emits an integer-path kernel fn (its weight and bias parameters
-// already in c) after the launch quantizing x: it adds the int8 activations,
-// n's output and the state, and the template arguments rows and token tile
-// after targs. blocksX blocks cover the output columns.
+// already in c) after the launch quantizing x: it adds the int16
+// activations, n's output and the state, and the template arguments rows
+// and token tile after targs. blocksX blocks cover the output columns.
 func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, blocksX int64, targs ...string) ([]plans.Launch, error) {
-	quant, xq, xs, err := e.quantizeX(x, in)
+	quant, err := e.quantizedX(c, x, in)
 	if err != nil {
 		return nil, err
 	}
-	c.arg(cInt8, "xq", xq)
-	c.arg(cScales, "xs", xs)
 	c.ptr(e, cOut, "y", n)
 	e.stateArg(c)
 	tt := e.tokenTile(x)
@@ -150,9 +149,30 @@ func gridTokenTiles(x, rows, tt int64) grid {
 	return grid{a: [3]int64{0, 1, 0}, b: [3]int64{x, 0, 1}, div: [3]int64{0, tt, 0}}
 }
 
-// intDot are the weight dtypes with an integer dot (q8.cu.tmpl): their
-// matrix kernels read activations quantized to int8.
-var intDot = map[ir.DType]bool{ir.Q4_0: true, ir.Q5_0: true, ir.Q8_0: true, ir.Q4_K: true, ir.Q6_K: true}
+// quantizedX emits the launch quantizing x (none when its producer did) and
+// adds the int16 activations and their scales to c.
+func (e *emitter) quantizedX(c *call, x *ir.Node, in int64) ([]plans.Launch, error) {
+	quant, xq, xs, err := e.quantizeX(x, in)
+	c.arg(cXq, "xq", xq)
+	c.arg(cScales, "xs", xs)
+	return quant, err
+}
+
+// intDot are the weight dtypes with an integer dot (q8.cu.tmpl), by their
+// accessors' GROUP: their matrix kernels read activations quantized to int16.
+var intDot = map[ir.DType]int64{ir.Q4_0: 32, ir.Q5_0: 32, ir.Q8_0: 32, ir.MXFP4: 32, ir.Q4_K: 64, ir.Q5_K: 64, ir.Q6_K: 64}
+
+// intLanes is the lane-set size S of the integer-path kernels for rows of
+// in elements of dtype dt (q8.cu.tmpl, rows_dot8): the smallest power of two
+// ≥ the row's groups, from a warp to the whole block; and the sets per block.
+// Widening the sets of small decode launches to give every SM a block was
+// measured no faster (KERNELS.md).
+func intLanes(dt ir.DType, in int64) (s, sets int64) {
+	groups := in / intDot[dt]
+	for s = 32; s < linThreads && s < groups; s *= 2 {
+	}
+	return s, linThreads / s
+}
 
 // dotAccessor is the integer-dot variant of a weight accessor:
 // W_q4_k<N> → W_q4_k_dot<N>.
@@ -161,41 +181,54 @@ func dotAccessor(acc string) string {
 	return acc[:i] + "_dot" + acc[i:]
 }
 
-// takesIntDot reports whether matrix node n (linear, swiglu_linear) runs on
-// the integer path: weights with an integer dot, a row length of whole
-// 32-groups, and for swiglu_linear one accessor for gate and up.
+// takesIntDot reports whether matrix node n (linear, swiglu_linear, qkv)
+// runs on the integer path: weights with an integer dot, a row length of
+// whole 32-groups, for swiglu_linear one accessor for gate and up, for qkv
+// one group size for q, k and v (one lane-set size serves them all).
 func (e *emitter) takesIntDot(n *ir.Node) bool {
-	if len(n.Inputs) < 2 || !intDot[n.Inputs[1].DType] || n.Inputs[0].Shape[len(n.Inputs[0].Shape)-1]%32 != 0 {
+	if n.Op != ir.OpLinear && n.Op != ir.OpSwiGLULinear && n.Op != ir.OpQKV {
 		return false
 	}
-	if n.Op == ir.OpSwiGLULinear && len(n.Inputs) == 3 {
-		ga, err1 := e.accessor(n.Inputs[1])
-		ua, err2 := e.accessor(n.Inputs[2])
-		return err1 == nil && err2 == nil && ga == ua
+	if intDot[n.Inputs[1].DType] == 0 || n.Inputs[0].Shape[len(n.Inputs[0].Shape)-1]%32 != 0 {
+		return false
 	}
-	return n.Op == ir.OpLinear || n.Op == ir.OpSwiGLULinear
+	switch n.Op {
+	case ir.OpLinear:
+		return true
+	case ir.OpSwiGLULinear:
+		if len(n.Inputs) == 3 {
+			ga, err1 := e.accessor(n.Inputs[1])
+			ua, err2 := e.accessor(n.Inputs[2])
+			return err1 == nil && err2 == nil && ga == ua
+		}
+		return true
+	case ir.OpQKV:
+		g := intDot[n.Inputs[1].DType]
+		return intDot[n.Inputs[2].DType] == g && intDot[n.Inputs[3].DType] == g
+	}
+	return true
 }
 
 // feedsIntDot reports whether value v is the input x of an integer-path
 // matrix node, so its producer should quantize it as it writes it.
 func (e *emitter) feedsIntDot(v *ir.Node) bool {
 	for _, u := range e.users[v] {
-		if (u.Op == ir.OpLinear || u.Op == ir.OpSwiGLULinear) && u.Inputs[0] == v && e.takesIntDot(u) {
+		if u.Inputs[0] == v && e.takesIntDot(u) {
 			return true
 		}
 	}
 	return false
 }
 
-// scratchArgs returns the int8 scratch's arguments for activations of width
-// in, growing the scratch to fit them.
+// scratchArgs returns the int16 scratch's arguments for activations of
+// width in, growing the scratch to fit them.
 func (e *emitter) scratchArgs(in int64) (xq, xs plans.Arg) {
-	qBytes := alignUp(e.maxTokens*in, plans.Alignment)
+	qBytes := alignUp(e.maxTokens*in*2, plans.Alignment)
 	e.scratchBytes = max(e.scratchBytes, qBytes+alignUp(e.maxTokens*in/32*8, plans.Alignment))
 	return plans.Arg{Kind: plans.ArgArena, Offset: e.scratchBase}, plans.Arg{Kind: plans.ArgArena, Offset: e.scratchBase + qBytes}
 }
 
-// quantizes adds a producer's int8 outputs for value v (its arena argument
+// quantizes adds a producer's int16 outputs for value v (its arena argument
 // out, width cols) when v feeds the integer path, else nullptrs; it returns
 // the Q8 template argument.
 func (e *emitter) quantizes(c *call, v *ir.Node, out plans.Arg, cols int64) string {
@@ -211,7 +244,7 @@ func (e *emitter) quantizes(c *call, v *ir.Node, out plans.Arg, cols int64) stri
 	return "true"
 }
 
-// quantizeX emits the launch quantizing x [rows, in] to int8 in the scratch
+// quantizeX emits the launch quantizing x [rows, in] to int16 in the scratch
 // after the planned arena, unless the scratch already holds x (its producer
 // quantized it and nothing has overwritten it since), and returns the
 // scratch arguments.
@@ -276,7 +309,15 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 		}
 		bAccs = append(bAccs, e.bias(c, b, outs[i], "b"+"qkv"[i:i+1]))
 	}
-	c.ptr(e, cIn, "x", x)
+	intPath := e.takesIntDot(n)
+	var quant []plans.Launch
+	if intPath {
+		if quant, err = e.quantizedX(c, x, in); err != nil {
+			return nil, err
+		}
+	} else {
+		c.ptr(e, cIn, "x", x)
+	}
 	rope := "Rope_none"
 	if n.Str("rope_mode") != "" {
 		if positions == nil {
@@ -309,9 +350,23 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 		c.null()
 	}
 	e.stateArg(c)
-	pairs := (outs[0] + outs[1] + outs[2]) / 2
 	targs := append(append(accs, bAccs...), rope, cInt(in), cInt(outs[0]), cInt(outs[1]), cInt(outs[2]), kv)
-	return e.emit(c, "qkv_gemv", 128, gridRowsY(ceilDiv(pairs, 4), rowsOf(x)), targs...)
+	if !intPath {
+		pairs := (outs[0] + outs[1] + outs[2]) / 2
+		return e.emit(c, "qkv_gemv", 128, gridRowsY(ceilDiv(pairs, 4), rowsOf(x)), targs...)
+	}
+	for i := range 3 {
+		targs[i] = dotAccessor(targs[i])
+	}
+	// Blocks of 2·sets rotation pairs, each within one part (qkv_q8).
+	s, sets := intLanes(n.Inputs[1].DType, in)
+	var blocks int64
+	for _, o := range outs {
+		blocks += ceilDiv(o/2, 2*sets)
+	}
+	tt := e.tokenTile(x)
+	ls, err := e.emit(c, "qkv_q8", linThreads, gridTokenTiles(blocks, rowsOf(x), tt), append(targs, cInt(s), cInt(rowsOf(x)), cInt(tt))...)
+	return append(quant, ls...), err
 }
 
 // attentionOf is the attention whose k and v are parts 1 and 2 of qkv node
@@ -368,7 +423,8 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 		c.ptr(e, cOut, "y", n)
 		return e.emit(c, "swiglu_gemv", 128, gridRowsY(ceilDiv(f, 4), rowsOf(x)), ga, ua, cInt(in), cInt(f), cInt(upRow0))
 	}
-	return e.intDot(c, n, x, in, "swiglu_q8", ceilDiv(f, 2), dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0))
+	s, sets := intLanes(n.Inputs[1].DType, in)
+	return e.intDot(c, n, x, in, "swiglu_q8", ceilDiv(f, 2*sets), dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0), cInt(s))
 }
 
 // linThreads is the block of linear_gemv, linear_q8 and swiglu_q8:

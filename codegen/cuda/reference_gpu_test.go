@@ -65,7 +65,7 @@ func TestGPUReference(t *testing.T) {
 	}) {
 		t.FailNow()
 	}
-	for i, c := range configs {
+	for i := range configs {
 		t.Run(names[i], func(t *testing.T) {
 			want := goldens[i]
 			seq, err := openGPUModel(t, filepath.Join(models, names[i]+".gguf")).NewSequence(agreeCtx)
@@ -91,9 +91,9 @@ func TestGPUReference(t *testing.T) {
 				}
 				in = want.Greedy[s : s+1]
 			}
-			t.Logf("%-26s max|gpu-hf|/max|hf| %.2e (bound %.0e)  top-1 %d/%d", names[i], worst, agreeTolerance(c.quant), agree, len(want.Steps))
-			if worst > agreeTolerance(c.quant) || agree != len(want.Steps) {
-				t.Errorf("GPU vs transformers: relative error %.2e (bound %.0e), greedy top-1 %d/%d", worst, agreeTolerance(c.quant), agree, len(want.Steps))
+			t.Logf("%-26s max|gpu-hf|/max|hf| %.2e (bound %.0e)  top-1 %d/%d", names[i], worst, agreeTolerance, agree, len(want.Steps))
+			if worst > agreeTolerance || agree != len(want.Steps) {
+				t.Errorf("GPU vs transformers: relative error %.2e (bound %.0e), greedy top-1 %d/%d", worst, agreeTolerance, agree, len(want.Steps))
 			}
 		})
 	}

@@ -77,7 +77,7 @@ __device__ __forceinline__ float block_max(float v, float* scratch) {
 // xq_t: the integer path's activation code (q8.cu.tmpl's quantize32 writes
 // it; every producer that quantizes its output and every integer-dot kernel
 // reads it through this name).
-typedef int8_t xq_t;
+typedef int16_t xq_t;
 
 // Weight accessors. W::load(w, grp, v) dequantizes group grp (GROUP
 // consecutive elements, counted from the tensor's start) into v. NBLK is the
@@ -608,24 +608,29 @@ __device__ __forceinline__ void qkv_gemv(const uint8_t* __restrict__ wq, const u
 
 // Integer GEMV path. The float path dequantizes every weight element to fp32
 // (≈ 6 instructions per element per row) and is bound by instruction issue
-// on quantized weights; here the activation row is quantized once to int8
-// per 32 elements (scale d_x and d_x·Σq_x, as ggml's Q8_1) and the weights'
-// integer codes meet it in dp4a: ≈ 0.5 instructions per element.
+// on quantized weights; here the activation row is quantized once to int16
+// per 32 elements (scale d_x and d_x·Σq_x, ggml's Q8_1 scheme with 16-bit
+// codes) and the weights' integer codes meet it in dp2a (two int16 × int8
+// products per instruction). int8 activations (dp4a) rounded each dot by
+// ≈ 0.5 %, which flipped 4-5 % of greedy tokens on random-weight models
+// against the fp32 CPU reference; int16 rounding is 256 times finer.
+// Sums stay exact in int32: 32 products of |q_x| ≤ 32767 and |q_w| ≤ 127
+// are < 2^27, and K-quant scales multiply only after conversion to float.
 
 // quantize32: the 32 lanes of a warp hold elements i..i+31 (i % 32 == 0) of
-// an activation [rows, cols]: lane's int8 code to xq[i + lane], the group's
+// an activation [rows, cols]: lane's int16 code to xq[i + lane], the group's
 // (d_x, d_x·Σq_x) to xs[i / 32]. Producers call it on the values they have
 // just computed (norms, attention), so most GEMVs need no quantize launch.
 __device__ __forceinline__ void quantize32(float v, i64 i, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     const float amax = warp_max(fabsf(v));
-    const float d = amax / 127.f;
-    const int q = amax == 0.f ? 0 : __float2int_rn(v * (127.f / amax));
+    const float d = amax / 32767.f;
+    const int q = amax == 0.f ? 0 : __float2int_rn(v * (32767.f / amax));
     xq[i + (threadIdx.x & 31)] = (xq_t)q;
-    const float s = warp_sum((float)q);
+    const float s = warp_sum((float)q);  // |s| ≤ 2^20: exact in fp32
     if ((threadIdx.x & 31) == 0) xs[i / 32] = make_float2(d, d * s);
 }
 
-// quantize_x8: x [rows, IN] → xq int8 [rows, IN], xs [rows, IN/32] of
+// quantize_x8: x [rows, IN] → xq int16 [rows, IN], xs [rows, IN/32] of
 // (d_x, d_x·Σq_x); one warp per 32 elements. For activations whose producer
 // does not quantize them itself.
 template <int ROWS, int IN>
@@ -636,20 +641,26 @@ __device__ __forceinline__ void quantize_x8(const float* __restrict__ x, xq_t* _
     quantize32(x[i], i & ~(i64)31, xq, xs);
 }
 
-// dot8 helpers: the dot of one weight group with its int8 activations xw
-// (G/4 words) and scales xs (G/32), from words already loaded.
+// dot4: s + the dot of four int8 weight codes (bytes of w, in element
+// order) with four int16 activations (x[0]: elements 0, 1; x[1]: 2, 3).
+__device__ __forceinline__ int dot4(uint32_t w, const int* x, int s) {
+    return __dp2a_hi(x[1], (int)w, __dp2a_lo(x[0], (int)w, s));
+}
+
+// dot8 helpers: the dot of one weight group with its int16 activations xw
+// (G/2 words) and scales xs (G/32), from words already loaded.
 __device__ __forceinline__ float dot8_q8_0(const uint32_t* q, float d, const int* xw, float2 xs) {
     int s = 0;
 #pragma unroll
-    for (int i = 0; i < 8; i++) s = __dp4a((int)q[i], xw[i], s);
+    for (int i = 0; i < 8; i++) s = dot4(q[i], xw + 2 * i, s);
     return d * xs.x * (float)s;
 }
 __device__ __forceinline__ float dot8_q4_0(const uint32_t* q, float d, const int* xw, float2 xs) {
     int s = 0;
 #pragma unroll
     for (int i = 0; i < 4; i++) {
-        s = __dp4a((int)(q[i] & 0x0F0F0F0Fu), xw[i], s);
-        s = __dp4a((int)((q[i] >> 4) & 0x0F0F0F0Fu), xw[4 + i], s);
+        s = dot4(q[i] & 0x0F0F0F0Fu, xw + 2 * i, s);
+        s = dot4((q[i] >> 4) & 0x0F0F0F0Fu, xw + 8 + 2 * i, s);
     }
     return d * (xs.x * (float)s - 8.f * xs.y);
 }
@@ -661,10 +672,38 @@ __device__ __forceinline__ float dot8_q5_0(const uint32_t* q, uint32_t qh, float
     int s = 0;
 #pragma unroll
     for (int i = 0; i < 4; i++) {
-        s = __dp4a((int)((q[i] & 0x0F0F0F0Fu) | spread4(qh >> (4 * i))), xw[i], s);
-        s = __dp4a((int)(((q[i] >> 4) & 0x0F0F0F0Fu) | spread4(qh >> (16 + 4 * i))), xw[4 + i], s);
+        s = dot4((q[i] & 0x0F0F0F0Fu) | spread4(qh >> (4 * i)), xw + 2 * i, s);
+        s = dot4(((q[i] >> 4) & 0x0F0F0F0Fu) | spread4(qh >> (16 + 4 * i)), xw + 8 + 2 * i, s);
     }
     return d * (xs.x * (float)s - 16.f * xs.y);
+}
+// The eight E2M1 codes of word q (4 bytes of two nibbles) as doubled signed
+// int8 values: lo holds the low nibbles' values, hi the high nibbles'. A
+// 16-entry byte table (magnitudes 0,1,2,3,4,6,8,12 and their negatives) is
+// read with PRMT, as ggml's get_int_from_table_16.
+__device__ __forceinline__ void e2m1x2_bytes(uint32_t q, uint32_t& lo, uint32_t& hi) {
+    const uint32_t sel = 0x32103210u | ((q & 0x88888888u) >> 1);  // byte n, or n + 4 for a negative code
+    uint32_t t[2];
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        const uint32_t s = (q >> (16 * i)) & 0x7777u;
+        const uint32_t pos = __byte_perm(0x03020100u, 0x0C080604u, s);
+        const uint32_t neg = __byte_perm(0xFDFEFF00u, 0xF4F8FAFCu, s);
+        t[i] = __byte_perm(pos, neg, sel >> (16 * i));  // values of nibbles 4i..4i+3 in nibble order
+    }
+    lo = __byte_perm(t[0], t[1], 0x6420);
+    hi = __byte_perm(t[0], t[1], 0x7531);
+}
+__device__ __forceinline__ float dot8_mxfp4(const uint32_t* q, uint32_t e, const int* xw, float2 xs) {
+    int s = 0;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        uint32_t lo, hi;
+        e2m1x2_bytes(q[i], lo, hi);
+        s = dot4(lo, xw + 2 * i, s);
+        s = dot4(hi, xw + 8 + 2 * i, s);
+    }
+    return e8m0_half(e) * xs.x * (float)s;
 }
 
 // The _dot accessors split reading from arithmetic: fetch(w, grp, raw) only
@@ -738,12 +777,56 @@ template <i64 NBLK> struct W_q4_k_dot : W_q4_k<NBLK> {
         int a0 = 0, a1 = 0;
 #pragma unroll
         for (int i = 0; i < 8; i++) {
-            a0 = __dp4a((int)(r.q[i] & 0x0F0F0F0Fu), xw[i], a0);
-            a1 = __dp4a((int)((r.q[i] >> 4) & 0x0F0F0F0Fu), xw[8 + i], a1);
+            a0 = dot4(r.q[i] & 0x0F0F0F0Fu, xw + 2 * i, a0);
+            a1 = dot4((r.q[i] >> 4) & 0x0F0F0F0Fu, xw + 16 + 2 * i, a1);
         }
         return h2f(r.hd.x & 0xFFFF) * (s0 * xs[0].x * (float)a0 + s1 * xs[1].x * (float)a1) -
                h2f(r.hd.x >> 16) * (m0 * xs[0].y + m1 * xs[1].y);
     }
+};
+// Q5_K group c: as Q4_K, the fifth bits of sub-blocks 2c and 2c+1 in bits
+// 2c and 2c+1 of the block's qh bytes (one per element of the sub-block).
+template <i64 NBLK> struct W_q5_k_dot : W_q5_k<NBLK> {
+    struct Raw { uint4 hd; uint32_t qh[8], q[8]; int c; };
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
+        const uint8_t* b = w + (grp >> 2) * 176;
+        r.c = (int)(grp & 3);
+        r.hd = __ldg((const uint4*)b);
+        ld_words16<32>(b + 16, r.qh);
+        ld_words16<32>(b + 48 + 32 * r.c, r.q);
+    }
+    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) {
+        const uint32_t h[3] = {r.hd.y, r.hd.z, r.hd.w};
+        float s0, m0, s1, m1;
+        scale_min_k4(2 * r.c, h, &s0, &m0);
+        scale_min_k4(2 * r.c + 1, h, &s1, &m1);
+        int a0 = 0, a1 = 0;
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const uint32_t hb = r.qh[i] >> (2 * r.c);
+            a0 = dot4((r.q[i] & 0x0F0F0F0Fu) | ((hb & 0x01010101u) << 4), xw + 2 * i, a0);
+            a1 = dot4(((r.q[i] >> 4) & 0x0F0F0F0Fu) | ((hb & 0x02020202u) << 3), xw + 16 + 2 * i, a1);
+        }
+        return h2f(r.hd.x & 0xFFFF) * (s0 * xs[0].x * (float)a0 + s1 * xs[1].x * (float)a1) -
+               h2f(r.hd.x >> 16) * (m0 * xs[0].y + m1 * xs[1].y);
+    }
+};
+template <i64 NBLK> struct W_mxfp4_dot : W_mxfp4<NBLK> {
+    struct Raw { uint32_t q[4]; uint32_t e; };
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
+        const uint8_t* b = w + grp * 17;
+        ld_words1<16>(b + 1, r.q);
+        r.e = b[0];
+    }
+    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) { return dot8_mxfp4(r.q, r.e, xw, xs[0]); }
+};
+template <i64 NBLK> struct W_mxfp4_split_dot : W_mxfp4_split<NBLK> {
+    struct Raw { uint32_t q[4]; uint32_t e; };
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
+        ld_words16<16>(w + grp * 16, r.q);
+        r.e = __ldg(w + NBLK * 16 + grp);
+    }
+    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) { return dot8_mxfp4(r.q, r.e, xw, xs[0]); }
 };
 // Q6_K group: half h, part p (see dq_q6_k); codes made signed (q - 32) per
 // byte, scales per 16 elements.
@@ -755,8 +838,8 @@ __device__ __forceinline__ float dot8_q6_k(const uint32_t* ql, const uint32_t* q
     for (int i = 0; i < 8; i++) {
         const uint32_t lo = ((ql[i] >> sh) & 0x0F0F0F0Fu) | (((qh[i] >> sh) & 0x03030303u) << 4);
         const uint32_t hi = ((ql[8 + i] >> sh) & 0x0F0F0F0Fu) | (((qh[i] >> (sh + 2)) & 0x03030303u) << 4);
-        a[i / 4] = __dp4a((int)__vsubss4(lo, 0x20202020u), xw[i], a[i / 4]);
-        a[2 + i / 4] = __dp4a((int)__vsubss4(hi, 0x20202020u), xw[8 + i], a[2 + i / 4]);
+        a[i / 4] = dot4(__vsubss4(lo, 0x20202020u), xw + 2 * i, a[i / 4]);
+        a[2 + i / 4] = dot4(__vsubss4(hi, 0x20202020u), xw + 16 + 2 * i, a[2 + i / 4]);
     }
     const uint32_t s4 = p ? sc[1] : sc[0];  // scales sh..sh+3 (a select: a run-time index would put sc in local memory)
     return d * (xs[0].x * (i8f(s4) * (float)a[0] + i8f(s4 >> 8) * (float)a[1]) +
@@ -795,30 +878,37 @@ template <i64 NBLK> struct W_q6_k_split_dot : W_q6_k_split<NBLK> {
     }
 };
 
-// Per-lane partial dots of NR weight rows (ws[r], rows[r]) with the int8
-// activation rows of TT tokens (row indexes tok[]) over this warp's share of IN:
-// groups g = warp·32 + lane + k·32·LIN_WARPS. Each weight group is fetched
-// once and used for all TT tokens, so a prefill reads the weights T/TT
-// times instead of T. The loop over k has a compile-time trip count and
-// every row index is valid (callers clamp), so only predicates guard loads.
-template <class W, int IN, int NR, int TT>
+
+// Block geometry: the LIN_WARPS·32 threads of a block form sets of S lanes
+// (S a multiple of 32, chosen by codegen as the smallest power of two ≥ the
+// row's group count, at most the block); each set owns NR rows and its lane
+// j takes groups j, j + S, ... of them. With whole-block sets, rows of
+// 28-48 groups (Qwen's 896-wide, Phi-3's 3072-wide Q4_K) kept 1 lane in 5-9
+// busy; sets sized to the row keep most lanes loading.
+// Per-lane partial dots of NR weight rows (ws[r], rows[r]) with the int16
+// activation rows of TT tokens (row indexes tok[]) over this lane's groups.
+// Each weight group is fetched once and used for all TT tokens, so a
+// prefill reads the weights T/TT times instead of T. The loop over k has a
+// compile-time trip count and every row index is valid (callers clamp), so
+// only predicates guard loads.
+template <class W, int IN, int NR, int TT, int S>
 __device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* rows, const xq_t* __restrict__ xq,
                                           const float2* __restrict__ xs, const int* tok, float (*acc)[TT]) {
-    constexpr int G = W::GROUP, NG = IN / G, STEP = 32 * LIN_WARPS, ITER = (NG + STEP - 1) / STEP;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    constexpr int G = W::GROUP, NG = IN / G, ITER = (NG + S - 1) / S;
+    const int j = threadIdx.x % S;
 #pragma unroll(ITER <= 8 ? ITER : 4)
     for (int k = 0; k < ITER; k++) {
-        const int g = warp * 32 + lane + k * STEP;
-        if (NG % STEP == 0 || g < NG) {
+        const int g = j + k * S;
+        if (NG % S == 0 || g < NG) {
             typename W::Raw raw[NR];
 #pragma unroll
             for (int r = 0; r < NR; r++) W::fetch(ws[r], rows[r] * NG + g, raw[r]);
 #pragma unroll
             for (int tt = 0; tt < TT; tt++) {
-                int xw[G / 4];
+                int xw[G / 2];
                 const int4* xp = (const int4*)(xq + (i64)tok[tt] * IN + g * G);
 #pragma unroll
-                for (int i = 0; i < G / 16; i++) {
+                for (int i = 0; i < G / 8; i++) {
                     int4 a = xp[i];
                     xw[4 * i] = a.x; xw[4 * i + 1] = a.y; xw[4 * i + 2] = a.z; xw[4 * i + 3] = a.w;
                 }
@@ -832,9 +922,11 @@ __device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* r
     }
 }
 
-// Sums each of N partials over the block's warps; thread i < N gets sum i.
-template <int N>
+// Sums each of N partials over the lanes of its set: thread i < SETS·N
+// gets sum i % N of set i / N.
+template <int N, int S>
 __device__ __forceinline__ float block_rows_sum(const float* acc) {
+    constexpr int WPS = S / 32;  // warps per set
     __shared__ float part[LIN_WARPS][N];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
@@ -844,9 +936,11 @@ __device__ __forceinline__ float block_rows_sum(const float* acc) {
     }
     __syncthreads();
     float s = 0.f;
-    if (threadIdx.x < N)
+    if (threadIdx.x < LIN_WARPS / WPS * N) {
+        const int set = threadIdx.x / N, r = threadIdx.x % N;
 #pragma unroll
-        for (int k = 0; k < LIN_WARPS; k++) s += part[k][threadIdx.x];
+        for (int k = 0; k < WPS; k++) s += part[set * WPS + k][r];
+    }
     return s;
 }
 
@@ -861,12 +955,13 @@ __device__ __forceinline__ int block_tokens(const int* __restrict__ state, int* 
     return min(TT, rows - t0);
 }
 
-// linear_q8: 8 warps share 4 rows on the integer path; TT tokens per block
-// (1 for decode).
-template <class W, class B, int IN, int OUT, int ROWS, int TT>
+// linear_q8: each set of S lanes owns LIN_ROWS rows, a block LIN_ROWS·SETS;
+// TT tokens per block (1 for decode).
+template <class W, class B, int IN, int OUT, int S, int ROWS, int TT>
 __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq,
                                           const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    const i64 r0 = (i64)blockIdx.x * LIN_ROWS;
+    constexpr int SETS = LIN_WARPS * 32 / S, N = LIN_ROWS * TT;
+    const i64 b0 = (i64)blockIdx.x * SETS * LIN_ROWS, r0 = b0 + threadIdx.x / S * LIN_ROWS;
     int tok[TT];
     const int ntok = block_tokens<ROWS, TT>(state, tok);
     const uint8_t* ws[LIN_ROWS];
@@ -879,38 +974,129 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
 #pragma unroll
         for (int tt = 0; tt < TT; tt++) acc[r][tt] = 0.f;
     }
-    rows_dot8<W, IN, LIN_ROWS, TT>(ws, rows, xq, xs, tok, acc);
-    const float s = block_rows_sum<LIN_ROWS * TT>(&acc[0][0]);
-    const int r = threadIdx.x / TT, tt = threadIdx.x % TT;
-    if (threadIdx.x < LIN_ROWS * TT && r0 + r < OUT && tt < ntok) y[(i64)tok[tt] * OUT + r0 + r] = s + B::at(b, r0 + r);
+    rows_dot8<W, IN, LIN_ROWS, TT, S>(ws, rows, xq, xs, tok, acc);
+    const float s = block_rows_sum<N, S>(&acc[0][0]);
+    const i64 row = b0 + threadIdx.x / N * LIN_ROWS + threadIdx.x % N / TT;
+    const int tt = threadIdx.x % TT;
+    if (threadIdx.x < SETS * N && row < OUT && tt < ntok) y[(i64)tok[tt] * OUT + row] = s + B::at(b, row);
 }
 
-// swiglu_q8: output columns 2·blockIdx.x and +1; their gate and up rows are
-// the block's 4 rows.
-template <class W, int IN, int F, int UP_ROW0, int ROWS, int TT>
+// swiglu_q8: each set computes two output columns from their gate and up
+// rows (its 4 rows), a block 2·SETS columns.
+template <class W, int IN, int F, int UP_ROW0, int S, int ROWS, int TT>
 __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
                                           const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    const i64 c0 = (i64)blockIdx.x * 2;
+    constexpr int SETS = LIN_WARPS * 32 / S, N = 4 * TT;
+    const i64 b0 = (i64)blockIdx.x * SETS * 2, c0 = b0 + threadIdx.x / S * 2;
     int tok[TT];
     const int ntok = block_tokens<ROWS, TT>(state, tok);
-    const bool two = c0 + 1 < F;
-    const i64 c1 = two ? c0 + 1 : c0;  // past the end: a duplicate column, not written
+    const i64 g0 = min(c0, (i64)F - 1), g1 = min(c0 + 1, (i64)F - 1);  // past the end: duplicates, not written
     const uint8_t* ws[4] = {wg, wg, wu, wu};
-    const i64 rows[4] = {c0, c1, c0 + UP_ROW0, c1 + UP_ROW0};
+    const i64 rows[4] = {g0, g1, g0 + UP_ROW0, g1 + UP_ROW0};
     float acc[4][TT];
 #pragma unroll
     for (int r = 0; r < 4; r++)
 #pragma unroll
         for (int tt = 0; tt < TT; tt++) acc[r][tt] = 0.f;
-    rows_dot8<W, IN, 4, TT>(ws, rows, xq, xs, tok, acc);
-    const float s = block_rows_sum<4 * TT>(&acc[0][0]);
-    __shared__ float gu[4 * TT];
-    if (threadIdx.x < 4 * TT) gu[threadIdx.x] = s;
+    rows_dot8<W, IN, 4, TT, S>(ws, rows, xq, xs, tok, acc);
+    const float s = block_rows_sum<N, S>(&acc[0][0]);
+    __shared__ float gu[SETS * N];
+    if (threadIdx.x < SETS * N) gu[threadIdx.x] = s;
     __syncthreads();
-    const int c = threadIdx.x / TT, tt = threadIdx.x % TT;
-    if (threadIdx.x < 2 * TT && (c == 0 || two) && tt < ntok) {
-        const float g = gu[c * TT + tt], u = gu[(2 + c) * TT + tt];
-        y[(i64)tok[tt] * F + c0 + c] = g / (1.f + expf(-g)) * u;
+    const int set = threadIdx.x / (2 * TT), c = threadIdx.x % (2 * TT) / TT, tt = threadIdx.x % TT;
+    const i64 col = b0 + 2 * set + c;
+    if (threadIdx.x < SETS * 2 * TT && col < F && tt < ntok) {
+        const float g = gu[set * N + c * TT + tt], u = gu[set * N + (2 + c) * TT + tt];
+        y[(i64)tok[tt] * F + col] = g / (1.f + expf(-g)) * u;
+    }
+}
+
+// qkv_q8: qkv_gemv (gemv.cu.tmpl) on the integer path. Each set computes two
+// rotation pairs (4 rows) of one part, a block 2·SETS pairs; blocks are
+// assigned to q, k and v in turn, so a block reads one weight. With a rope
+// config R the q and k pairs come out rotated, with KV k and v also go to
+// the fp16 cache at their positions.
+template <class WQ, class WK, class WV, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV, int S, int ROWS, int TT>
+__device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
+                                       const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
+                                       const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions,
+                                       float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    constexpr int SETS = LIN_WARPS * 32 / S, PB = 2 * SETS, N = 4 * TT;  // PB: pairs per block
+    constexpr int BLK_Q = (NQ / 2 + PB - 1) / PB, BLK_K = (NK / 2 + PB - 1) / PB;
+    int part = 0, blk = blockIdx.x, n = NQ;
+    if (blk >= BLK_Q + BLK_K) { part = 2; blk -= BLK_Q + BLK_K; n = NV; }
+    else if (blk >= BLK_Q) { part = 1; blk -= BLK_Q; n = NK; }
+    int tok[TT];
+    const int ntok = block_tokens<ROWS, TT>(state, tok);
+    // Rows of pair lp of the part (clamped: a pair past the end is a
+    // duplicate, not written); rot: whether it rotates.
+    auto pair_rows = [&](int lp, int* r0, int* r1) {
+        lp = min(lp, n / 2 - 1);
+        *r0 = 2 * lp;
+        *r1 = 2 * lp + 1;
+        bool rot = false;
+        if (part < 2 && R::MODE != 0) {
+            const int head = lp / (R::HD / 2);
+            rot = rope_pair<R>(lp % (R::HD / 2), r0, r1);
+            *r0 += head * R::HD;
+            *r1 += head * R::HD;
+        }
+        return rot;
+    };
+    const int lp0 = blk * PB + threadIdx.x / S * 2;
+    int r[4];
+    pair_rows(lp0, &r[0], &r[1]);
+    pair_rows(lp0 + 1, &r[2], &r[3]);
+    const i64 rows[4] = {r[0], r[1], r[2], r[3]};
+    float acc[4][TT];
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int tt = 0; tt < TT; tt++) acc[i][tt] = 0.f;
+    if (part == 0) {
+        const uint8_t* ws[4] = {wq, wq, wq, wq};
+        rows_dot8<WQ, IN, 4, TT, S>(ws, rows, xq, xs, tok, acc);
+    } else if (part == 1) {
+        const uint8_t* ws[4] = {wk, wk, wk, wk};
+        rows_dot8<WK, IN, 4, TT, S>(ws, rows, xq, xs, tok, acc);
+    } else {
+        const uint8_t* ws[4] = {wv, wv, wv, wv};
+        rows_dot8<WV, IN, 4, TT, S>(ws, rows, xq, xs, tok, acc);
+    }
+    const float s = block_rows_sum<N, S>(&acc[0][0]);
+    __shared__ float res[SETS * N];
+    if (threadIdx.x < SETS * N) res[threadIdx.x] = s;
+    __syncthreads();
+    // Epilogue: thread (set, k, tt) finishes pair lp0 + k of its set for token tt.
+    const int set = threadIdx.x / (2 * TT), k = threadIdx.x % (2 * TT) / TT, tt = threadIdx.x % TT;
+    const int lp = blk * PB + 2 * set + k;
+    if (threadIdx.x >= SETS * 2 * TT || lp >= n / 2 || tt >= ntok) return;
+    int r0, r1;
+    const bool rot = pair_rows(lp, &r0, &r1);
+    float a0 = res[set * N + 2 * k * TT + tt], a1 = res[set * N + (2 * k + 1) * TT + tt];
+    float* out;
+    if (part == 0) { a0 += BQ::at(bq, r0); a1 += BQ::at(bq, r1); out = y; }
+    else if (part == 1) { a0 += BK::at(bk, r0); a1 += BK::at(bk, r1); out = y + (i64)MAX_TOKENS * NQ; }
+    else { a0 += BV::at(bv, r0); a1 += BV::at(bv, r1); out = y + (i64)MAX_TOKENS * (NQ + NK); }
+    const int t = tok[tt];
+    if constexpr (R::MODE != 0) {
+        if (rot) {
+            float c, sn;
+            rope_cos_sin<R>(positions[t], lp % (R::HD / 2), &c, &sn);
+            const float b0 = a0 * c - a1 * sn;
+            a1 = a0 * sn + a1 * c;
+            a0 = b0;
+        }
+    }
+    out[(i64)t * n + r0] = a0;
+    out[(i64)t * n + r1] = a1;
+    if constexpr (KV) {
+        const int pos = positions[t];
+        if (part > 0 && pos >= 0 && pos < STATE_CTX(state)) {  // the runtime refuses steps past ctx
+            __half* cache = (part == 1 ? kc : vc) + (i64)pos * n;
+            cache[r0] = __float2half(a0);
+            cache[r1] = __float2half(a1);
+        }
     }
 }
 
