@@ -96,6 +96,11 @@ type Kernels struct {
 	// Logits is the arena offset of the step's result, f32 [vocab]: the
 	// logits of the step's last token.
 	Logits int64 `msgpack:"logits"`
+	// GridDepWait says every kernel waits for the grid before it on the
+	// stream (griddepcontrol.wait) before it touches global memory, so the
+	// runtime may let each start while that grid finishes (programmatic
+	// dependent launch, sm_90 and newer).
+	GridDepWait bool `msgpack:"grid_dep_wait,omitempty"`
 }
 
 // State gives byte offsets inside the step-state block, which codegen lays

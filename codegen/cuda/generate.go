@@ -104,6 +104,8 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 			Decode:  schedules[1],
 			State:   e.state,
 			Logits:  logits.Offset,
+			// Every kernel waits on the grid before it (wrappers.cu.tmpl).
+			GridDepWait: true,
 		},
 		ArenaBytes: e.scratchBase + e.scratchBytes,
 	}, nil

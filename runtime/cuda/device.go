@@ -157,6 +157,7 @@ func (d *Device) load(p *plans.Plan, progress func(int)) error {
 	if err := d.loadKernels(p); err != nil {
 		return err
 	}
+	d.g.setProgrammatic(m.Kernels.GridDepWait)
 	if d.state, err = d.g.hostAlloc(int(max(m.Kernels.State.Bytes, 1))); err != nil {
 		return err
 	}
