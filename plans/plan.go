@@ -99,6 +99,11 @@ type Kernels struct {
 	// Sampler samples the logits on the GPU; nil in plans made before it,
 	// which the runtime samples on the host.
 	Sampler *Sampler `msgpack:"sampler,omitempty"`
+	// GridDepWait says every kernel waits for the grid before it on the
+	// stream (griddepcontrol.wait) before it touches global memory, so the
+	// runtime may let each start while that grid finishes (programmatic
+	// dependent launch, sm_90 and newer).
+	GridDepWait bool `msgpack:"grid_dep_wait,omitempty"`
 }
 
 // State gives byte offsets inside the step-state block, which codegen lays

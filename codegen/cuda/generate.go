@@ -106,6 +106,8 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 			State:   e.state,
 			Logits:  logits.Offset,
 			Sampler: sampler,
+			// Every kernel waits on the grid before it (wrappers.cu.tmpl).
+			GridDepWait: true,
 		},
 		ArenaBytes: e.scratchBase + e.scratchBytes,
 	}, nil

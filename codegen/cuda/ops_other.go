@@ -87,13 +87,22 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 		c.null()
 		c.null()
 	}
-	targs = append(targs, cInt(cols), fmt.Sprint(add), q8)
+	threads := normThreads(cols)
+	targs = append(targs, cInt(cols), cInt(int64(threads)), fmt.Sprint(add), q8)
 	fn := "rmsnorm_rows"
 	if layer {
 		fn = "layernorm_rows"
 	}
-	threads := int(min(256, ceilDiv(cols, 32)*32))
 	return e.emit(c, fn, threads, gridRowsX(rowsOf(n.Inputs[0])), targs...)
+}
+
+// normThreads is a norm block's size for rows of cols: whole warps, each
+// thread holding 4 elements of the row in registers (more past 4096 columns,
+// at most 1024 threads). One row is a decode step's latency: few elements
+// per thread keep its loads, reduction and quantization short.
+func normThreads(cols int64) int {
+	per := max(4, ceilDiv(cols, 1024))
+	return int(min(1024, ceilDiv(ceilDiv(cols, per), 32)*32))
 }
 
 // elementwise: add, swiglu, gelu, split, last.
@@ -141,8 +150,13 @@ func (e *emitter) elementwise(n *ir.Node) ([]plans.Launch, error) {
 	case ir.OpLast:
 		c.ptr(e, cIn, "x", x)
 		c.ptr(e, cOut, "y", n)
+		out, err := e.value(n)
+		if err != nil {
+			return nil, err
+		}
+		q8 := e.quantizes(c, n, out, cols)
 		e.stateArg(c)
-		return e.emit(c, "last_row", 256, gridFixed(ceilDiv(cols, 256)), cInt(rows), cInt(cols))
+		return e.emit(c, "last_row", 256, gridFixed(ceilDiv(cols, 256)), cInt(rows), cInt(cols), q8)
 	}
 	return e.split(n, cols)
 }

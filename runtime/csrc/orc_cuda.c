@@ -36,7 +36,27 @@ enum {
 	CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
 	CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
 	CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+	CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
 };
+
+/* cuLaunchKernelEx's configuration, laid out as cuda.h (CUDA >= 11.8) has it. */
+typedef struct {
+	int id;
+	char pad[4];
+	union {
+		char pad[64];
+		int programmaticStreamSerializationAllowed;
+	} value;
+} CUlaunchAttribute;
+
+typedef struct {
+	unsigned gridDimX, gridDimY, gridDimZ;
+	unsigned blockDimX, blockDimY, blockDimZ;
+	unsigned sharedMemBytes;
+	CUstream hStream;
+	CUlaunchAttribute *attrs;
+	unsigned numAttrs;
+} CUlaunchConfig;
 
 /* The driver API, resolved once. */
 static struct {
@@ -64,6 +84,7 @@ static struct {
 	CUresult (*FuncSetAttribute)(CUfunction, int, int);
 	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 	                         CUstream, void **, void **);
+	CUresult (*LaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
 	CUresult (*StreamCreate)(CUstream *, unsigned);
 	CUresult (*StreamDestroy)(CUstream);
 	CUresult (*StreamSynchronize)(CUstream);
@@ -86,6 +107,7 @@ static struct {
 static const struct {
 	const char *name;
 	void **slot;
+	int optional; /* left NULL when the driver lacks it */
 } symbols[] = {
 	{"cuInit", (void **)&cu.Init},
 	{"cuDriverGetVersion", (void **)&cu.DriverGetVersion},
@@ -110,6 +132,7 @@ static const struct {
 	{"cuModuleGetFunction", (void **)&cu.ModuleGetFunction},
 	{"cuFuncSetAttribute", (void **)&cu.FuncSetAttribute},
 	{"cuLaunchKernel", (void **)&cu.LaunchKernel},
+	{"cuLaunchKernelEx", (void **)&cu.LaunchKernelEx, 1},
 	{"cuStreamCreate", (void **)&cu.StreamCreate},
 	{"cuStreamDestroy_v2", (void **)&cu.StreamDestroy},
 	{"cuStreamSynchronize", (void **)&cu.StreamSynchronize},
@@ -164,7 +187,7 @@ static void load(void) {
 	}
 	for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
 		*symbols[i].slot = dlsym(lib, symbols[i].name);
-		if (!*symbols[i].slot) {
+		if (!*symbols[i].slot && !symbols[i].optional) {
 			load_code = failf(load_msg, ORC_ENOSYM, "libcuda.so.1 lacks %s: the NVIDIA driver is too old (CUDA >= 11.4 needed)", symbols[i].name);
 			return;
 		}
@@ -228,6 +251,7 @@ int orc_open(int ordinal, orc_dev *d, char *err) {
 	cu.DriverGetVersion(&d->driver_version);
 	cu.DeviceTotalMem(&total, dev);
 	d->total_mem = total;
+	d->launch_ex = cu.LaunchKernelEx != NULL;
 	return 0;
 }
 
@@ -366,6 +390,19 @@ int orc_function(orc_dev *d, uint64_t module, const char *name, uint32_t smem, u
 /* More arguments than any kernel of ours takes; checked, not assumed. */
 #define ORC_MAX_ARGS 64
 
+static CUresult launch_one(orc_dev *d, const orc_launch_rec *l, void **params) {
+	CUfunction fn = (CUfunction)(uintptr_t)l->fn;
+	if (!d->pdl || !cu.LaunchKernelEx)
+		return cu.LaunchKernel(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], l->smem,
+		                       d->stream, params, NULL);
+	CUlaunchAttribute attr;
+	memset(&attr, 0, sizeof attr);
+	attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+	attr.value.programmaticStreamSerializationAllowed = 1;
+	CUlaunchConfig cfg = {l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], l->smem, d->stream, &attr, 1};
+	return cu.LaunchKernelEx(&cfg, fn, params, NULL);
+}
+
 int orc_launch(orc_dev *d, const orc_launch_rec *launches, uint32_t n, const uint64_t *argv, char *err) {
 	ENTER(d);
 	void *params[ORC_MAX_ARGS];
@@ -377,11 +414,10 @@ int orc_launch(orc_dev *d, const orc_launch_rec *launches, uint32_t n, const uin
 		/* The driver copies each parameter's declared size from its slot. */
 		for (uint32_t j = 0; j < l->argc; j++) params[j] = (void *)(uintptr_t)&argv[off + j];
 		off += l->argc;
-		CUresult r = cu.LaunchKernel((CUfunction)(uintptr_t)l->fn, l->grid[0], l->grid[1], l->grid[2], l->block[0],
-		                             l->block[1], l->block[2], l->smem, d->stream, params, NULL);
+		CUresult r = launch_one(d, l, params);
 		if (r != 0) {
 			char what[64];
-			snprintf(what, sizeof what, "cuLaunchKernel (launch %u)", i);
+			snprintf(what, sizeof what, "%s (launch %u)", d->pdl ? "cuLaunchKernelEx" : "cuLaunchKernel", i);
 			return cufail(err, what, r);
 		}
 	}

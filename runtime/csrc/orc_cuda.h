@@ -36,6 +36,13 @@ typedef struct orc_dev {
 	int smem_optin; /* max dynamic shared memory per block after opt-in */
 	int driver_version;
 	uint64_t total_mem;
+	int launch_ex; /* the driver has cuLaunchKernelEx (CUDA >= 11.8) */
+	/* Launch with programmatic stream serialization (Hopper's programmatic
+	 * dependent launch): a kernel may start while the one before it on the
+	 * stream finishes, and must execute griddepcontrol.wait before it touches
+	 * memory that kernel writes or reads. Zero after orc_open; the caller
+	 * sets it when the GPU, the driver and the loaded kernels allow it. */
+	int pdl;
 } orc_dev;
 
 /* One kernel launch of a batch: grid, block, dynamic shared memory and a
@@ -77,7 +84,9 @@ int orc_module_unload(orc_dev *d, uint64_t module, char *err);
 int orc_function(orc_dev *d, uint64_t module, const char *name, uint32_t smem, uint64_t *fn, char *err);
 
 /* Enqueues n launches; launch i reads its arguments from argv[off_i ..
- * off_i+argc_i), off_i being the sum of the earlier argc. */
+ * off_i+argc_i), off_i being the sum of the earlier argc. With d->pdl each
+ * goes through cuLaunchKernelEx with programmatic stream serialization;
+ * under stream capture these become programmatic edges of the graph. */
 int orc_launch(orc_dev *d, const orc_launch_rec *launches, uint32_t n, const uint64_t *argv, char *err);
 
 /* Stream capture into a CUDA graph, instantiated for replay. */

@@ -162,6 +162,7 @@ func (d *Device) load(p *plans.Plan, progress func(int)) error {
 	if err := d.loadSampler(m.Kernels.Sampler); err != nil {
 		return err
 	}
+	d.g.setProgrammatic(m.Kernels.GridDepWait)
 	if d.state, err = d.g.hostAlloc(int(max(m.Kernels.State.Bytes, 1))); err != nil {
 		return err
 	}

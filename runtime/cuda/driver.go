@@ -11,6 +11,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"os"
 	"unsafe"
 
 	"github.com/llama-orch/orc/runtime"
@@ -194,6 +195,25 @@ func (g *gpu) function(m module, name string, smem int) (uint64, error) {
 	var fn C.uint64_t
 	err := check(C.orc_function(&g.d, C.uint64_t(m), cname, C.uint32_t(smem), &fn, e.ptr()), &e)
 	return uint64(fn), err
+}
+
+// programmaticLaunch says whether kernels are launched with programmatic
+// stream serialization, each allowed to start while the one before it
+// finishes: the kernels must all wait for that grid before touching memory
+// (plans.Kernels.GridDepWait), the driver must have cuLaunchKernelEx and the
+// GPU be sm_90 or newer (older GPUs have no programmatic dependent launch).
+// ORC_CUDA_PDL=0 (env) turns it off, to measure what it buys.
+func programmaticLaunch(kernelsWait, launchEx bool, ccMajor int, env string) bool {
+	return kernelsWait && launchEx && ccMajor >= 9 && env != "0"
+}
+
+// setProgrammatic decides programmaticLaunch for this GPU and driver; it
+// holds for every later launch and capture.
+func (g *gpu) setProgrammatic(kernelsWait bool) {
+	g.d.pdl = 0
+	if programmaticLaunch(kernelsWait, g.d.launch_ex != 0, int(g.d.cc_major), os.Getenv("ORC_CUDA_PDL")) {
+		g.d.pdl = 1
+	}
 }
 
 // launch enqueues a resolved batch in one C call.

@@ -14,6 +14,27 @@ typedef long long i64;
 // last), else the step's T.
 #define ROWS_OR_T(ROWS, s) ((ROWS) > 0 ? (ROWS) : STATE_T(s))
 
+// Programmatic dependent launch (Hopper): on sm_90 the runtime launches every
+// kernel with programmatic stream serialization (plans.Kernels.GridDepWait),
+// so a kernel's blocks may be resident while the grid before it still runs.
+// grid_dep_wait returns once that grid has completed and its memory is
+// visible; no global memory may be touched before it, except weights, which
+// no kernel writes (KERNELS.md: how a kernel would fetch weights before
+// waiting). grid_dep_launch lets the next grid launch: after the wait it
+// is safe at once, since that grid waits for this one's completion in turn.
+// Without a programmatic launch (sm_80, ORC_CUDA_PDL=0) both are no-ops;
+// PTX ISA 7.8 (CUDA 11.8) has them.
+__device__ __forceinline__ void grid_dep_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void grid_dep_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
 __device__ __forceinline__ float h2f(uint32_t h) { return __half2float(__ushort_as_half((unsigned short)h)); }
 __device__ __forceinline__ float bf2f(uint32_t b) { return __uint_as_float(b << 16); }
 
@@ -1100,60 +1121,104 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
     }
 }
 
-// Norms: one block per row, the row re-read from L1/L2 for the second pass.
+// Norms: one block per row (a prefill's rows run in parallel), THREADS
+// threads holding the row in registers, PER = ceil(COLS / THREADS) elements
+// each: thread t holds elements k·THREADS + t, so every warp holds whole
+// 32-element groups and quantizes them straight from registers (quantize32).
+// a, b and the weights are read once, s and y only written; one block
+// reduction (two for layernorm's mean and variance).
 // A config N (emitted per model) has EPS. W and B are plain-float accessors.
-// With Q8 the result is also quantized for the integer GEMV path (xq, xs).
+// With Q8 the result is also quantized for the integer GEMV path (xq, xs):
+// COLS % 32 == 0 and THREADS % 32 == 0, so whole warps take part.
 
-// norm_quantize: after a block wrote its row of y, quantize it (COLS % 32 ==
-// 0; every warp takes whole 32-element groups).
-template <int COLS>
-__device__ __forceinline__ void norm_quantize(const float* __restrict__ y, i64 off, xq_t* __restrict__ xq, float2* __restrict__ xs) {
-    __syncthreads();  // the row's y, written by other warps of the block
-    for (int i = threadIdx.x; i < COLS; i += blockDim.x) quantize32(y[off + i], off + (i & ~31), xq, xs);
+template <int COLS, int THREADS> struct NormRow {
+    static constexpr int PER = (COLS + THREADS - 1) / THREADS;
+    // in: element k of this thread lies inside the row.
+    static __device__ __forceinline__ bool in(int k) { return COLS % THREADS == 0 || k * THREADS + (int)threadIdx.x < COLS; }
+    static __device__ __forceinline__ int col(int k) { return k * THREADS + threadIdx.x; }
+};
+
+// norm_load: v = a (+ b, stored to s with ADD) of row off, zero past COLS;
+// wv = the weights of the same columns.
+template <class W, int COLS, int THREADS, bool ADD>
+__device__ __forceinline__ void norm_load(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w,
+                                          float* __restrict__ s, i64 off, float* v, float* wv) {
+    using R = NormRow<COLS, THREADS>;
+#pragma unroll
+    for (int k = 0; k < R::PER; k++) {
+        v[k] = 0.f;
+        wv[k] = 0.f;
+        if (R::in(k)) {
+            wv[k] = W::at(w, R::col(k));
+            v[k] = a[off + R::col(k)];
+            if constexpr (ADD) v[k] += b[off + R::col(k)];
+        }
+    }
+    if constexpr (ADD) {
+#pragma unroll
+        for (int k = 0; k < R::PER; k++)
+            if (R::in(k)) s[off + R::col(k)] = v[k];
+    }
 }
 
-// rmsnorm: y = x / sqrt(mean(x²)+eps) · w. With A2 (add_rmsnorm) the row is
+// norm_store: the normed row y to memory, and with Q8 its int8 codes.
+template <int COLS, int THREADS, bool Q8>
+__device__ __forceinline__ void norm_store(const float* v, i64 off, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    using R = NormRow<COLS, THREADS>;
+#pragma unroll
+    for (int k = 0; k < R::PER; k++) {
+        if (R::in(k)) {  // with Q8, the same for all 32 lanes of a warp
+            y[off + R::col(k)] = v[k];
+            if constexpr (Q8) quantize32(v[k], off + (R::col(k) & ~31), xq, xs);
+        }
+    }
+}
+
+// rmsnorm: y = x / sqrt(mean(x²)+eps) · w. With ADD (add_rmsnorm) the row is
 // a + b, stored to s first (part 0 of the packed result).
-template <class N, class W, int COLS, bool ADD, bool Q8>
+template <class N, class W, int COLS, int THREADS, bool ADD, bool Q8>
 __device__ __forceinline__ void rmsnorm_rows(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w,
                                              float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    using R = NormRow<COLS, THREADS>;
     __shared__ float scratch[32];
     const i64 off = (i64)blockIdx.x * COLS;
+    float v[R::PER], wv[R::PER];
+    norm_load<W, COLS, THREADS, ADD>(a, b, w, s, off, v, wv);
     float ss = 0.f;
-    for (int i = threadIdx.x; i < COLS; i += blockDim.x) {
-        float v = a[off + i];
-        if constexpr (ADD) { v += b[off + i]; s[off + i] = v; }
-        ss += v * v;
-    }
+#pragma unroll
+    for (int k = 0; k < R::PER; k++) ss += v[k] * v[k];
     const float inv = rsqrtf(block_sum(ss, scratch) / (float)COLS + N::EPS);
-    const float* src = ADD ? s : a;
-    for (int i = threadIdx.x; i < COLS; i += blockDim.x) y[off + i] = src[off + i] * inv * W::at(w, i);
-    if constexpr (Q8) norm_quantize<COLS>(y, off, xq, xs);
+#pragma unroll
+    for (int k = 0; k < R::PER; k++) v[k] *= inv * wv[k];
+    norm_store<COLS, THREADS, Q8>(v, off, y, xq, xs);
 }
 
 // layernorm: y = (x - mean) / sqrt(var + eps) · w + bias; ADD as above.
-template <class N, class W, class B, int COLS, bool ADD, bool Q8>
+template <class N, class W, class B, int COLS, int THREADS, bool ADD, bool Q8>
 __device__ __forceinline__ void layernorm_rows(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w,
                                                const uint8_t* __restrict__ bias, float* __restrict__ s, float* __restrict__ y,
                                                xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    using R = NormRow<COLS, THREADS>;
     __shared__ float scratch[32];
     const i64 off = (i64)blockIdx.x * COLS;
+    float v[R::PER], wv[R::PER], bv[R::PER];
+#pragma unroll
+    for (int k = 0; k < R::PER; k++) bv[k] = R::in(k) ? B::at(bias, R::col(k)) : 0.f;
+    norm_load<W, COLS, THREADS, ADD>(a, b, w, s, off, v, wv);
     float sum = 0.f;
-    for (int i = threadIdx.x; i < COLS; i += blockDim.x) {
-        float v = a[off + i];
-        if constexpr (ADD) { v += b[off + i]; s[off + i] = v; }
-        sum += v;
-    }
+#pragma unroll
+    for (int k = 0; k < R::PER; k++) sum += v[k];
     const float mean = block_sum(sum, scratch) / (float)COLS;
-    const float* src = ADD ? s : a;
     float var = 0.f;
-    for (int i = threadIdx.x; i < COLS; i += blockDim.x) {
-        float d = src[off + i] - mean;
-        var += d * d;
+#pragma unroll
+    for (int k = 0; k < R::PER; k++) {
+        const float d = v[k] - mean;
+        if (R::in(k)) var += d * d;
     }
     const float inv = rsqrtf(block_sum(var, scratch) / (float)COLS + N::EPS);
-    for (int i = threadIdx.x; i < COLS; i += blockDim.x) y[off + i] = (src[off + i] - mean) * inv * W::at(w, i) + B::at(bias, i);
-    if constexpr (Q8) norm_quantize<COLS>(y, off, xq, xs);
+#pragma unroll
+    for (int k = 0; k < R::PER; k++) v[k] = (v[k] - mean) * inv * wv[k] + bv[k];
+    norm_store<COLS, THREADS, Q8>(v, off, y, xq, xs);
 }
 
 // Elementwise ops over [ROWS or T, COLS]: one thread per element; the grid
@@ -1190,11 +1255,16 @@ __device__ __forceinline__ void split_ew(const float* __restrict__ x, float* __r
     const i64 t = i / N, c = i % N;
     y[i] = x[t * IN + C0 + c];
 }
-// last: y[0, :] = x[rows-1, :].
-template <int ROWS, int COLS>
-__device__ __forceinline__ void last_row(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+// last: y[0, :] = x[rows-1, :]; with Q8 also quantized for the integer
+// GEMV that reads it (the logits' head), sparing a quantize_x8 launch.
+template <int ROWS, int COLS, bool Q8>
+__device__ __forceinline__ void last_row(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq,
+                                         float2* __restrict__ xs, const int* __restrict__ state) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < COLS) y[i] = x[(i64)(ROWS_OR_T(ROWS, state) - 1) * COLS + i];
+    if (i >= COLS) return;  // with Q8, COLS % 32 == 0: whole warps leave
+    const float v = x[(i64)(ROWS_OR_T(ROWS, state) - 1) * COLS + i];
+    y[i] = v;
+    if constexpr (Q8) quantize32(v, i & ~31, xq, xs);
 }
 
 // embed: y[t, COLS] = row ids[t] of table [ROWS, COLS], any weight dtype; one
@@ -1214,8 +1284,10 @@ __device__ __forceinline__ void embed_rows(const uint8_t* __restrict__ table, co
         for (int g = threadIdx.x; g < COLS / G; g += blockDim.x) {
             float v[G];
             W::load(table, (i64)id * (COLS / G) + g, v);
+            static_assert(G % 4 == 0, "groups are stored as float4");
+            float4* y4 = (float4*)(yr + g * G);  // 16-byte aligned: G·g and COLS are multiples of 4
 #pragma unroll
-            for (int k = 0; k < G; k++) yr[g * G + k] = v[k];
+            for (int k = 0; k < G / 4; k++) y4[k] = make_float4(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]);
         }
     } else {
         for (int i = threadIdx.x; i < COLS; i += blockDim.x) yr[i] = W::at(table, (i64)id * COLS + i);

@@ -4,48 +4,81 @@ struct Norm_0 { static constexpr float EPS = 1e-05f; };
 struct Attn_1 { static constexpr int HEADS = 4, KVH = 4, HD = 64, WINDOW = 0; static constexpr float SCALE = 1.25e-01f; };
 
 // ---- kernels: one per distinct instantiation ----
+// Each waits for the grid before it, then lets the next one launch
+// (grid_dep_wait, grid_dep_launch in common): the one place a kernel's
+// memory accesses are ordered after the previous kernel's.
 extern "C" __global__ void __launch_bounds__(128) embed_rows_W_f16_12865792_50257_256(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
     embed_rows<W_f16<12865792>, 50257, 256>(table, ids, y);
 }
 extern "C" __global__ void __launch_bounds__(128) embed_rows_W_f32_262144_1024_256(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
     embed_rows<W_f32<262144>, 1024, 256>(table, ids, y);
 }
-extern "C" __global__ void __launch_bounds__(256) layernorm_rows_Norm_0_W_f32_256_W_f32_256_256_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, const uint8_t* __restrict__ bias, float* __restrict__ s, float* __restrict__ y) {
-    layernorm_rows<Norm_0, W_f32<256>, W_f32<256>, 256, true, false>(a, b, w, bias, s, y, nullptr, nullptr);
+extern "C" __global__ void __launch_bounds__(64) layernorm_rows_Norm_0_W_f32_256_W_f32_256_256_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, const uint8_t* __restrict__ bias, float* __restrict__ s, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
+    layernorm_rows<Norm_0, W_f32<256>, W_f32<256>, 256, 64, true, false>(a, b, w, bias, s, y, nullptr, nullptr);
 }
 extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_f16_65536_W_f16_65536_W_f16_65536_W_f32_256_W_f32_256_W_f32_256_Rope_none_256_256_256_256_true(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
     qkv_gemv<W_f16<65536>, W_f16<65536>, W_f16<65536>, W_f32<256>, W_f32<256>, W_f32<256>, Rope_none, 256, 256, 256, 256, true>(wq, wk, wv, bq, bk, bv, x, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_Attn_1_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
     attend<Attn_1, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_65536_W_f32_256_256_256(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
     linear_gemv<W_f16<65536>, W_f32<256>, 256, 256>(w, b, x, y);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_262144_W_f32_1024_256_1024(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
     linear_gemv<W_f16<262144>, W_f32<1024>, 256, 1024>(w, b, x, y);
 }
 extern "C" __global__ void __launch_bounds__(256) gelu_ew_0_1024(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
     gelu_ew<0, 1024>(x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_262144_W_f32_256_1024_256(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
     linear_gemv<W_f16<262144>, W_f32<256>, 1024, 256>(w, b, x, y);
 }
-extern "C" __global__ void __launch_bounds__(256) last_row_0_256(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    last_row<0, 256>(x, y, state);
+extern "C" __global__ void __launch_bounds__(256) last_row_0_256_false(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    last_row<0, 256, false>(x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_12865792_B_none_256_50257(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
     linear_gemv<W_f16<12865792>, B_none, 256, 50257>(w, nullptr, x, y);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_prep_50257_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
+    grid_dep_wait();
+    grid_dep_launch();
     sample_prep<50257, 1024, 64>(logits, in, lt, part, bad);
 }
 extern "C" __global__ void __launch_bounds__(1024) sample_argmax_50(const u64* __restrict__ part, const int* __restrict__ bad, int* __restrict__ out) {
+    grid_dep_wait();
+    grid_dep_launch();
     sample_argmax<50>(part, bad, out);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_weights_50257_1024(const float* __restrict__ lt, const int* __restrict__ out, double* __restrict__ psum) {
+    grid_dep_wait();
+    grid_dep_launch();
     sample_weights<50257, 1024>(lt, out, psum);
 }
 extern "C" __global__ void __launch_bounds__(1024) sample_select_50257_50_1024(const float* __restrict__ lt, const double* __restrict__ psum, int* __restrict__ out) {
+    grid_dep_wait();
+    grid_dep_launch();
     sample_select<50257, 50, 1024>(lt, psum, out);
 }

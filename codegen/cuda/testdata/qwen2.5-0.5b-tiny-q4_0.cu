@@ -5,66 +5,106 @@ struct Rope_1 { static constexpr int MODE = 2, HD = 64, ROT = 64; static constex
 struct Attn_2 { static constexpr int HEADS = 2, KVH = 1, HD = 64, WINDOW = 0; static constexpr float SCALE = 1.25e-01f; };
 
 // ---- kernels: one per distinct instantiation ----
+// Each waits for the grid before it, then lets the next one launch
+// (grid_dep_wait, grid_dep_launch in common): the one place a kernel's
+// memory accesses are ordered after the previous kernel's.
 extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q8_0_split_607744_151936_128(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
     embed_rows<W_q8_0_split<607744>, 151936, 128>(table, ids, y);
 }
-extern "C" __global__ void __launch_bounds__(128) rmsnorm_rows_Norm_0_W_f32_128_128_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
-    rmsnorm_rows<Norm_0, W_f32<128>, 128, false, true>(a, nullptr, w, nullptr, y, xq, xs);
+extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_128_32_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<128>, 128, 32, false, true>(a, nullptr, w, nullptr, y, xq, xs);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_0_split_dot_512_W_q4_0_split_dot_256_W_q4_0_split_dot_256_W_f32_128_W_f32_64_W_f32_64_Rope_1_128_128_64_64_true_32_0_8(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
     qkv_q8<W_q4_0_split_dot<512>, W_q4_0_split_dot<256>, W_q4_0_split_dot<256>, W_f32<128>, W_f32<64>, W_f32<64>, Rope_1, 128, 128, 64, 64, true, 32, 0, 8>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_true(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    grid_dep_launch();
     attend<Attn_2, B_none, false, true>(q, kc, vc, nullptr, positions, y, xq, xs);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_512_B_none_128_128_32_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
     linear_q8<W_q4_0_split_dot<512>, B_none, 128, 128, 32, 0, 8>(w, nullptr, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(128) rmsnorm_rows_Norm_0_W_f32_128_128_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
-    rmsnorm_rows<Norm_0, W_f32<128>, 128, true, true>(a, b, w, s, y, xq, xs);
+extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_128_32_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<128>, 128, 32, true, true>(a, b, w, s, y, xq, xs);
 }
 extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_0_split_dot_2048_128_512_0_32_0_8(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
     swiglu_q8<W_q4_0_split_dot<2048>, 128, 512, 0, 32, 0, 8>(wg, wu, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_512(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
     quantize_x8<0, 512>(x, xq, xs, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_2048_B_none_512_128_32_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
     linear_q8<W_q4_0_split_dot<2048>, B_none, 512, 128, 32, 0, 8>(w, nullptr, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(128) rmsnorm_rows_Norm_0_W_f32_128_128_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
-    rmsnorm_rows<Norm_0, W_f32<128>, 128, true, false>(a, b, w, s, y, nullptr, nullptr);
+extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_128_32_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<128>, 128, 32, true, false>(a, b, w, s, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256) last_row_0_128(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    last_row<0, 128>(x, y, state);
-}
-extern "C" __global__ void __launch_bounds__(256) quantize_x8_1_128(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
-    quantize_x8<1, 128>(x, xq, xs, state);
+extern "C" __global__ void __launch_bounds__(256) last_row_0_128_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    last_row<0, 128, true>(x, y, xq, xs, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_607744_B_none_128_151936_32_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
     linear_q8<W_q8_0_split_dot<607744>, B_none, 128, 151936, 32, 1, 1>(w, nullptr, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_0_split_dot_512_W_q4_0_split_dot_256_W_q4_0_split_dot_256_W_f32_128_W_f32_64_W_f32_64_Rope_1_128_128_64_64_true_32_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
     qkv_q8<W_q4_0_split_dot<512>, W_q4_0_split_dot<256>, W_q4_0_split_dot<256>, W_f32<128>, W_f32<64>, W_f32<64>, Rope_1, 128, 128, 64, 64, true, 32, 0, 1>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_512_B_none_128_128_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
     linear_q8<W_q4_0_split_dot<512>, B_none, 128, 128, 32, 0, 1>(w, nullptr, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_0_split_dot_2048_128_512_0_32_0_1(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
     swiglu_q8<W_q4_0_split_dot<2048>, 128, 512, 0, 32, 0, 1>(wg, wu, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_2048_B_none_512_128_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
     linear_q8<W_q4_0_split_dot<2048>, B_none, 512, 128, 32, 0, 1>(w, nullptr, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_prep_151936_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
+    grid_dep_wait();
+    grid_dep_launch();
     sample_prep<151936, 1024, 64>(logits, in, lt, part, bad);
 }
 extern "C" __global__ void __launch_bounds__(1024) sample_argmax_149(const u64* __restrict__ part, const int* __restrict__ bad, int* __restrict__ out) {
+    grid_dep_wait();
+    grid_dep_launch();
     sample_argmax<149>(part, bad, out);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_weights_151936_1024(const float* __restrict__ lt, const int* __restrict__ out, double* __restrict__ psum) {
+    grid_dep_wait();
+    grid_dep_launch();
     sample_weights<151936, 1024>(lt, out, psum);
 }
 extern "C" __global__ void __launch_bounds__(1024) sample_select_151936_149_1024(const float* __restrict__ lt, const double* __restrict__ psum, int* __restrict__ out) {
+    grid_dep_wait();
+    grid_dep_launch();
     sample_select<151936, 149, 1024>(lt, psum, out);
 }
