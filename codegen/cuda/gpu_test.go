@@ -45,10 +45,18 @@ var fatbins = map[[32]byte][]byte{} // nvcc output by source hash: identical sou
 // opens it on GPU 0.
 func openGPUPlan(t *testing.T, g *ir.Graph, man *plans.Manifest, ctx int, data func(name string) []byte) *rcuda.Device {
 	t.Helper()
+	return openEditedPlan(t, g, man, ctx, data, func(*plans.Kernels) {})
+}
+
+// openEditedPlan is openGPUPlan with edit applied to the generated schedules
+// before the plan is written (the source is unchanged).
+func openEditedPlan(t *testing.T, g *ir.Graph, man *plans.Manifest, ctx int, data func(name string) []byte, edit func(*plans.Kernels)) *rcuda.Device {
+	t.Helper()
 	out, err := cuda.Generate(g, man, cuda.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	edit(out.Kernels)
 	key := sha256.Sum256([]byte(out.Source))
 	fb, ok := fatbins[key]
 	if !ok {

@@ -11,29 +11,26 @@ extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q8_0_607744_15193
 extern "C" __global__ void __launch_bounds__(128) rmsnorm_rows_Norm_0_W_f32_128_128_false_false(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y) {
     rmsnorm_rows<Norm_0, W_f32<128>, 128, false, false>(a, nullptr, w, nullptr, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_q4_0_split_512_W_q4_0_split_256_W_q4_0_split_256_W_f32_128_W_f32_64_W_f32_64_Rope_1_128_128_64_64_true(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    qkv_gemv<W_q4_0_split<512>, W_q4_0_split<256>, W_q4_0_split<256>, W_f32<128>, W_f32<64>, W_f32<64>, Rope_1, 128, 128, 64, 64, true>(wq, wk, wv, bq, bk, bv, x, positions, y, kc, vc, state);
+extern "C" __global__ void __launch_bounds__(256) gemm_qkv_W_q4_0_split_512_W_q4_0_split_256_W_q4_0_split_256_W_f32_128_W_f32_64_W_f32_64_128_128_64_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    gemm_qkv<W_q4_0_split<512>, W_q4_0_split<256>, W_q4_0_split<256>, W_f32<128>, W_f32<64>, W_f32<64>, 128, 128, 64, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_true(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
-    attend<Attn_2, B_none, false, true>(q, kc, vc, nullptr, positions, y, xq, xs);
+extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_128_64_64_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    qkv_rope_store<Rope_1, 128, 64, 64, true>(positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_512_B_none_128_128_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    linear_q8<W_q4_0_split_dot<512>, B_none, 128, 128, 0, 8>(w, nullptr, xq, xs, y, state);
+extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y) {
+    attend<Attn_2, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(128) rmsnorm_rows_Norm_0_W_f32_128_128_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
-    rmsnorm_rows<Norm_0, W_f32<128>, 128, true, true>(a, b, w, s, y, xq, xs);
-}
-extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_0_split_dot_2048_128_512_0_0_8(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    swiglu_q8<W_q4_0_split_dot<2048>, 128, 512, 0, 0, 8>(wg, wu, xq, xs, y, state);
-}
-extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_512(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
-    quantize_x8<0, 512>(x, xq, xs, state);
-}
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_2048_B_none_512_128_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    linear_q8<W_q4_0_split_dot<2048>, B_none, 512, 128, 0, 8>(w, nullptr, xq, xs, y, state);
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_q4_0_split_512_B_none_128_128_64(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    gemm_linear<W_q4_0_split<512>, B_none, 128, 128, 64>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(128) rmsnorm_rows_Norm_0_W_f32_128_128_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     rmsnorm_rows<Norm_0, W_f32<128>, 128, true, false>(a, b, w, s, y, nullptr, nullptr);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_swiglu_W_q4_0_split_2048_W_q4_0_split_2048_128_512_0_64(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    gemm_swiglu<W_q4_0_split<2048>, W_q4_0_split<2048>, 128, 512, 0, 64>(wg, wu, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_q4_0_split_2048_B_none_512_128_64(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    gemm_linear<W_q4_0_split<2048>, B_none, 512, 128, 64>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_128(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     last_row<0, 128>(x, y, state);
@@ -44,11 +41,23 @@ extern "C" __global__ void __launch_bounds__(256) quantize_x8_1_128(const float*
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_dot_607744_B_none_128_151936_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     linear_q8<W_q8_0_dot<607744>, B_none, 128, 151936, 1, 1>(w, nullptr, xq, xs, y, state);
 }
+extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_q4_0_split_512_W_q4_0_split_256_W_q4_0_split_256_W_f32_128_W_f32_64_W_f32_64_Rope_1_128_128_64_64_true(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    qkv_gemv<W_q4_0_split<512>, W_q4_0_split<256>, W_q4_0_split<256>, W_f32<128>, W_f32<64>, W_f32<64>, Rope_1, 128, 128, 64, 64, true>(wq, wk, wv, bq, bk, bv, x, positions, y, kc, vc, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_true(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    attend<Attn_2, B_none, false, true>(q, kc, vc, nullptr, positions, y, xq, xs);
+}
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_512_B_none_128_128_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     linear_q8<W_q4_0_split_dot<512>, B_none, 128, 128, 0, 1>(w, nullptr, xq, xs, y, state);
 }
+extern "C" __global__ void __launch_bounds__(128) rmsnorm_rows_Norm_0_W_f32_128_128_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    rmsnorm_rows<Norm_0, W_f32<128>, 128, true, true>(a, b, w, s, y, xq, xs);
+}
 extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_0_split_dot_2048_128_512_0_0_1(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     swiglu_q8<W_q4_0_split_dot<2048>, 128, 512, 0, 0, 1>(wg, wu, xq, xs, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_512(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    quantize_x8<0, 512>(x, xq, xs, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_2048_B_none_512_128_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     linear_q8<W_q4_0_split_dot<2048>, B_none, 512, 128, 0, 1>(w, nullptr, xq, xs, y, state);
