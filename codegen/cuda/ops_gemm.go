@@ -13,10 +13,10 @@ import (
 // the decode kernels' token tile of prefillTile reads the weights T/8 times
 // and multiplies in fp32 or dp4a.
 
-// gemmBM and gemmBN are GEMM_BM and GEMM_BN: a CTA's tokens and weight rows.
-const gemmBM, gemmBN = 32, 128
+// gemmBM is GEMM_BM, the tokens per CTA.
+const gemmBM = 64
 
-// gemmThreads is GEMM_THREADS: 4 producer and 4 consumer warps.
+// gemmThreads is GEMM_THREADS: 8 warps.
 const gemmThreads = 256
 
 // takesGEMM reports whether matrix node n (linear, swiglu_linear, qkv) runs
@@ -29,9 +29,19 @@ func (e *emitter) takesGEMM(n *ir.Node) bool {
 		(n.Op == ir.OpLinear || n.Op == ir.OpSwiGLULinear || n.Op == ir.OpQKV)
 }
 
-// gemmGrid is (ceil(rows/gemmBN), ceil(T/gemmBM)) for a product with rows
-// weight rows.
-func gemmGrid(rows int64) grid { return gridTokenTiles(ceilDiv(rows, gemmBN), 0, gemmBM) }
+// gemmBN is the weight rows per CTA for a product with rows weight rows:
+// 128 (more reuse of each staged x tile) when that still gives a few
+// hundred CTAs at max_tokens, else 64, so that narrow products (Qwen2.5's
+// 896 outputs) keep the SMs busy.
+func (e *emitter) gemmBN(rows int64) int64 {
+	if ceilDiv(rows, 128)*ceilDiv(e.maxTokens, gemmBM) >= 256 {
+		return 128
+	}
+	return 64
+}
+
+// gemmGrid is (ceil(rows/bn), ceil(T/gemmBM)).
+func gemmGrid(rows, bn int64) grid { return gridTokenTiles(ceilDiv(rows, bn), 0, gemmBM) }
 
 // gemmLinear: linear(x, w [, b]) as gemm_linear.
 func (e *emitter) gemmLinear(n *ir.Node) ([]plans.Launch, error) {
@@ -54,7 +64,8 @@ func (e *emitter) gemmLinear(n *ir.Node) ([]plans.Launch, error) {
 	c.ptr(e, cIn, "x", x)
 	c.ptr(e, cOut, "y", n)
 	e.stateArg(c)
-	return e.emit(c, "gemm_linear", gemmThreads, gemmGrid(out), wa, ba, cInt(in), cInt(out))
+	bn := e.gemmBN(out)
+	return e.emit(c, "gemm_linear", gemmThreads, gemmGrid(out, bn), wa, ba, cInt(in), cInt(out), cInt(bn))
 }
 
 // gemmSwiGLU: swiglu_linear(x, wg, wu) or (x, wgu [2F, in]) as gemm_swiglu.
@@ -91,7 +102,8 @@ func (e *emitter) gemmSwiGLU(n *ir.Node) ([]plans.Launch, error) {
 	c.ptr(e, cIn, "x", x)
 	c.ptr(e, cOut, "y", n)
 	e.stateArg(c)
-	return e.emit(c, "gemm_swiglu", gemmThreads, gemmGrid(2*f), ga, ua, cInt(in), cInt(f), cInt(upRow0))
+	bn := e.gemmBN(2 * f)
+	return e.emit(c, "gemm_swiglu", gemmThreads, gemmGrid(2*f, bn), ga, ua, cInt(in), cInt(f), cInt(upRow0), cInt(bn))
 }
 
 // gemmQKV: qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]) as gemm_qkv, then
@@ -122,8 +134,9 @@ func (e *emitter) gemmQKV(n *ir.Node) ([]plans.Launch, error) {
 	c.ptr(e, cOut, "y", n)
 	e.stateArg(c)
 	rows := q.outs[0] + q.outs[1] + q.outs[2]
-	targs := append(append(q.accs, bAccs...), cInt(in), cInt(q.outs[0]), cInt(q.outs[1]), cInt(q.outs[2]))
-	ls, err := e.emit(c, "gemm_qkv", gemmThreads, gemmGrid(rows), targs...)
+	bn := e.gemmBN(rows)
+	targs := append(append(q.accs, bAccs...), cInt(in), cInt(q.outs[0]), cInt(q.outs[1]), cInt(q.outs[2]), cInt(bn))
+	ls, err := e.emit(c, "gemm_qkv", gemmThreads, gemmGrid(rows, bn), targs...)
 	if err != nil {
 		return nil, err
 	}

@@ -916,23 +916,16 @@ __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const 
 
 // Prefill GEMM family: y[T, OUT] = x[T, IN] · Wᵀ on tensor cores
 // (mma.sync m16n8k16, f16 operands, f32 accumulate; sm_80+). A CTA owns a
-// tile of GEMM_BM tokens × GEMM_BN weight rows and walks IN in steps of
-// GEMM_BK. Warps 0-3 are producers: they convert the x tile to f16 and
-// dequantize the weight tile through the accessor's W::load into shared
-// memory, once per CTA for all its tokens. Warps 4-7 are consumers, each
-// 32 tokens × 32 rows, reading the tiles with ldmatrix. The tiles are
-// double buffered, so the producers stage step k+1 while the consumers
-// multiply step k: measured (KERNELS.md), a single buffer that all warps
-// staged and then multiplied in turn spent most of each step waiting on
-// the loads. The tile is wide in rows and short in tokens because every
-// CTA of a token tile re-reads its f32 x from L2: per step a CTA reads
-// 8 KB of x against 4.5 KB of Q4_K weights. grid (ceil(OUT/GEMM_BN),
-// ceil(T/GEMM_BM)): consecutive CTAs share a token tile.
-#define GEMM_BM 32
-#define GEMM_BN 128
+// tile of GEMM_BM tokens × BN weight rows and walks IN in steps of GEMM_BK:
+// it converts its x tile to f16 and dequantizes its weight tile through the
+// accessor's W::load into shared memory once, then all 8 warps (2 along the
+// tokens × 4 along the rows, each 32 × BN/4) read it with ldmatrix. The
+// tile is single-buffered: the other CTAs on the SM (27 KB of shared memory
+// each at BN = 128) overlap their staging with this one's MMAs.
+// grid (ceil(OUT/BN), ceil(T/GEMM_BM)): consecutive CTAs share a token tile.
+#define GEMM_BM 64
 #define GEMM_BK 64
 #define GEMM_THREADS 256
-#define GEMM_PRODUCERS 128
 #define GEMM_LD (GEMM_BK + 8)  // halves per shared row: 144 bytes, so ldmatrix's 8 rows hit distinct banks
 
 __device__ __forceinline__ void ldsm_x4(uint32_t* r, const __half* p) {
@@ -951,13 +944,12 @@ __device__ __forceinline__ uint32_t pack_h2(float a, float b) {
 }
 
 // One staging unit: weight row wrow's group at column k (a multiple of
-// W::GROUP) as f16 at dst; with TAIL, zeros past IN, so the K tail adds
-// nothing.
-template <class W, int IN, bool TAIL>
+// W::GROUP) as f16 at dst; zeros past IN, so the K tail adds nothing.
+template <class W, int IN>
 __device__ __forceinline__ void gemm_stage_group(const uint8_t* __restrict__ w, i64 wrow, int k, __half* dst) {
     constexpr int G = W::GROUP;
     uint32_t h[G / 2];
-    if (!TAIL || k < IN) {
+    if (k < IN) {
         float v[G];
         W::load(w, wrow * (IN / G) + k / G, v);
 #pragma unroll
@@ -974,105 +966,84 @@ __device__ __forceinline__ void gemm_stage_group(const uint8_t* __restrict__ w, 
     }
 }
 
-// Stages cnt (<= CNT) weight rows wrow0.. into shared rows nofs + nstride·j,
-// columns k0..k0+GEMM_BK-1, with NP threads of which this is p. Unit u is
-// row j = u % cnt, group u / cnt, so a warp's units are consecutive rows.
-// A whole tile has a fixed count of units per thread, unrolled so that all
-// their loads are in flight at once; rows it leaves unset feed only
-// columns the epilogue never writes.
-template <class W, int IN, int CNT, int NP>
-__device__ __forceinline__ void gemm_stage_rows(const uint8_t* __restrict__ w, i64 wrow0, int cnt, int nofs, int nstride, int k0,
-                                                __half* ws, int p) {
-    constexpr int G = W::GROUP, GPR = GEMM_BK / G, U = CNT * GPR;
-    if (cnt == CNT && k0 + GEMM_BK <= IN) {
-#pragma unroll
-        for (int j = 0; j < (U + NP - 1) / NP; j++) {
-            const int u = p + j * NP;
-            if (U % NP == 0 || u < U)
-                gemm_stage_group<W, IN, false>(w, wrow0 + u % CNT, k0 + u / CNT * G, ws + (nofs + nstride * (u % CNT)) * GEMM_LD + u / CNT * G);
-        }
-    } else {
-        for (int u = p; u < cnt * GPR; u += NP)
-            gemm_stage_group<W, IN, true>(w, wrow0 + u % cnt, k0 + u / cnt * G, ws + (nofs + nstride * (u % cnt)) * GEMM_LD + u / cnt * G);
-    }
+// A segment of the weight tile: cnt weight rows wrow0.. go to shared rows
+// nofs + nstride·j. Unit u (0 <= u < cnt·GEMM_BK/GROUP) is row j = u % cnt,
+// group u / cnt, so a warp's units are consecutive rows of one weight.
+template <class W, int IN>
+__device__ __forceinline__ void gemm_stage_unit(int u, const uint8_t* __restrict__ w, i64 wrow0, int cnt, int nofs, int nstride,
+                                                int k0, __half* ws) {
+    const int j = u % cnt, gi = u / cnt;
+    gemm_stage_group<W, IN>(w, wrow0 + j, k0 + gi * W::GROUP, ws + (nofs + nstride * j) * GEMM_LD + gi * W::GROUP);
 }
+template <class W>
+__device__ __forceinline__ int gemm_units(int cnt) { return cnt > 0 ? cnt * (GEMM_BK / W::GROUP) : 0; }
 
-// The core: stage(ws, k0, p) is run by producer thread p (< GEMM_PRODUCERS)
-// to fill the weight tile for columns k0..k0+GEMM_BK-1; epi(t, n, a, b) gets
-// the results of token t (< T) for tile rows n and n+1 (n even).
-template <int IN, class Stage, class Epi>
+// The core: stage(ws, k0) fills the weight tile's shared rows for columns
+// k0..k0+GEMM_BK-1 (rows it leaves unset feed only columns epi never
+// writes); epi(t, n, a, b) gets the results of token t (< T) for tile rows
+// n and n+1 (n even).
+template <int BN, int IN, class Stage, class Epi>
 __device__ __forceinline__ void gemm_tc(const float* __restrict__ x, const int* __restrict__ state, Stage stage, Epi epi) {
-    constexpr int NK = (IN + GEMM_BK - 1) / GEMM_BK;
-    __shared__ __align__(16) __half xs[2][GEMM_BM * GEMM_LD];
-    __shared__ __align__(16) __half ws[2][GEMM_BN * GEMM_LD];
+    constexpr int NT = BN / 32;  // n8 tiles per warp
+    __shared__ __align__(16) __half xs[GEMM_BM * GEMM_LD];
+    __shared__ __align__(16) __half ws[BN * GEMM_LD];
     const int T = STATE_T(state), t0 = blockIdx.y * GEMM_BM;
-    const bool producer = threadIdx.x < GEMM_PRODUCERS;
-    const int lane = threadIdx.x & 31, wn = (threadIdx.x - GEMM_PRODUCERS) >> 5;
-    auto fill = [&](int kt) {
-        const int k0 = kt * GEMM_BK, p = threadIdx.x;
-        __half* xb = xs[kt & 1];
-#pragma unroll
-        for (int j = 0; j < GEMM_BM * GEMM_BK / 4 / GEMM_PRODUCERS; j++) {
-            const int i = p + j * GEMM_PRODUCERS, r = i / (GEMM_BK / 4), c = i % (GEMM_BK / 4) * 4;
-            float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-            if (t0 + r < T && k0 + c < IN) v = *(const float4*)(x + (i64)(t0 + r) * IN + k0 + c);
-            *(uint2*)(xb + r * GEMM_LD + c) = make_uint2(pack_h2(v.x, v.y), pack_h2(v.z, v.w));
-        }
-        stage(ws[kt & 1], k0, p);
-    };
-    float acc[2][4][4];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wm = warp & 1, wn = warp >> 1;
+    float acc[2][NT][4];
 #pragma unroll
     for (int m = 0; m < 2; m++)
 #pragma unroll
-        for (int n = 0; n < 4; n++)
+        for (int n = 0; n < NT; n++)
 #pragma unroll
             for (int i = 0; i < 4; i++) acc[m][n][i] = 0.f;
-    if (producer) fill(0);
-    __syncthreads();
-    for (int kt = 0; kt < NK; kt++) {
-        if (producer) {
-            if (kt + 1 < NK) fill(kt + 1);
-        } else {
-            const __half* xb = xs[kt & 1];
-            const __half* wb = ws[kt & 1];
+    for (int k0 = 0; k0 < IN; k0 += GEMM_BK) {
 #pragma unroll
-            for (int kk = 0; kk < GEMM_BK; kk += 16) {
-                uint32_t a[2][4], b[4][2];
+        for (int i = threadIdx.x; i < GEMM_BM * GEMM_BK / 4; i += GEMM_THREADS) {
+            const int r = i / (GEMM_BK / 4), c = i % (GEMM_BK / 4) * 4;
+            float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+            if (t0 + r < T && k0 + c < IN) v = *(const float4*)(x + (i64)(t0 + r) * IN + k0 + c);
+            *(uint2*)(xs + r * GEMM_LD + c) = make_uint2(pack_h2(v.x, v.y), pack_h2(v.z, v.w));
+        }
+        stage(ws, k0);
+        __syncthreads();
 #pragma unroll
-                for (int m = 0; m < 2; m++) ldsm_x4(a[m], xb + (m * 16 + (lane & 15)) * GEMM_LD + kk + (lane >> 4) * 8);
+        for (int kk = 0; kk < GEMM_BK; kk += 16) {
+            uint32_t a[2][4], b[NT][2];
 #pragma unroll
-                for (int q = 0; q < 2; q++) {
-                    uint32_t r[4];
-                    ldsm_x4(r, wb + (wn * 32 + q * 16 + (lane & 7) + ((lane >> 4) << 3)) * GEMM_LD + kk + ((lane >> 3) & 1) * 8);
-                    b[2 * q][0] = r[0]; b[2 * q][1] = r[1];
-                    b[2 * q + 1][0] = r[2]; b[2 * q + 1][1] = r[3];
-                }
+            for (int m = 0; m < 2; m++) ldsm_x4(a[m], xs + (wm * 32 + m * 16 + (lane & 15)) * GEMM_LD + kk + (lane >> 4) * 8);
 #pragma unroll
-                for (int m = 0; m < 2; m++)
-#pragma unroll
-                    for (int n = 0; n < 4; n++) mma_16816(acc[m][n], a[m], b[n]);
+            for (int p = 0; p < NT / 2; p++) {
+                uint32_t r[4];
+                ldsm_x4(r, ws + (wn * (BN / 4) + p * 16 + (lane & 7) + ((lane >> 4) << 3)) * GEMM_LD + kk + ((lane >> 3) & 1) * 8);
+                b[2 * p][0] = r[0]; b[2 * p][1] = r[1];
+                b[2 * p + 1][0] = r[2]; b[2 * p + 1][1] = r[3];
             }
+#pragma unroll
+            for (int m = 0; m < 2; m++)
+#pragma unroll
+                for (int n = 0; n < NT; n++) mma_16816(acc[m][n], a[m], b[n]);
         }
         __syncthreads();
     }
-    if (producer) return;
 #pragma unroll
     for (int m = 0; m < 2; m++)
 #pragma unroll
-        for (int n = 0; n < 4; n++) {
-            const int t = t0 + m * 16 + (lane >> 2), col = wn * 32 + n * 8 + (lane & 3) * 2;
+        for (int n = 0; n < NT; n++) {
+            const int t = t0 + wm * 32 + m * 16 + (lane >> 2), col = wn * (BN / 4) + n * 8 + (lane & 3) * 2;
             if (t < T) epi(t, col, acc[m][n][0], acc[m][n][1]);
             if (t + 8 < T) epi(t + 8, col, acc[m][n][2], acc[m][n][3]);
         }
 }
 
-// gemm_linear: y = x·Wᵀ (+ b); the CTA's rows are n0..n0+GEMM_BN-1.
-template <class W, class B, int IN, int OUT>
+// gemm_linear: y = x·Wᵀ (+ b); the CTA's rows are n0..n0+BN-1.
+template <class W, class B, int IN, int OUT, int BN>
 __device__ __forceinline__ void gemm_linear(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x,
                                             float* __restrict__ y, const int* __restrict__ state) {
-    const int n0 = blockIdx.x * GEMM_BN, cnt = min(GEMM_BN, OUT - n0);
-    gemm_tc<IN>(x, state,
-        [&](__half* ws, int k0, int p) { gemm_stage_rows<W, IN, GEMM_BN, GEMM_PRODUCERS>(w, n0, cnt, 0, 1, k0, ws, p); },
+    const int n0 = blockIdx.x * BN, cnt = min(BN, OUT - n0);
+    gemm_tc<BN, IN>(x, state,
+        [&](__half* ws, int k0) {
+            for (int u = threadIdx.x; u < gemm_units<W>(cnt); u += GEMM_THREADS) gemm_stage_unit<W, IN>(u, w, n0, cnt, 0, 1, k0, ws);
+        },
         [&](int t, int n, float a0, float a1) {
             const int o = n0 + n;
             if (o < OUT) y[(i64)t * OUT + o] = a0 + B::at(b, o);
@@ -1081,19 +1052,20 @@ __device__ __forceinline__ void gemm_linear(const uint8_t* __restrict__ w, const
 }
 
 // gemm_swiglu: y[T, F] = silu(x·wgᵀ) · (x·wuᵀ). The tile interleaves gate
-// and up rows of the CTA's GEMM_BN/2 columns (even shared rows gate, odd
-// up), so each accumulator pair of the MMA's output is one column's (g, u);
-// half the producers stage the gate rows, half the up rows. With one packed
-// weight [2F, IN], wu is wg and UP_ROW0 = F.
-template <class WG, class WU, int IN, int F, int UP_ROW0>
+// and up rows of the CTA's BN/2 columns (even shared rows gate, odd up), so
+// each accumulator pair of the MMA's output is one column's (g, u). With one
+// packed weight [2F, IN], wu is wg and UP_ROW0 = F.
+template <class WG, class WU, int IN, int F, int UP_ROW0, int BN>
 __device__ __forceinline__ void gemm_swiglu(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ x,
                                             float* __restrict__ y, const int* __restrict__ state) {
-    constexpr int C = GEMM_BN / 2, NP = GEMM_PRODUCERS / 2;
-    const int f0 = blockIdx.x * C, cnt = min(C, F - f0);
-    gemm_tc<IN>(x, state,
-        [&](__half* ws, int k0, int p) {
-            if (p < NP) gemm_stage_rows<WG, IN, C, NP>(wg, f0, cnt, 0, 2, k0, ws, p);
-            else gemm_stage_rows<WU, IN, C, NP>(wu, f0 + UP_ROW0, cnt, 1, 2, k0, ws, p - NP);
+    const int f0 = blockIdx.x * (BN / 2), cnt = min(BN / 2, F - f0);
+    gemm_tc<BN, IN>(x, state,
+        [&](__half* ws, int k0) {
+            const int ug = gemm_units<WG>(cnt), uu = gemm_units<WU>(cnt);
+            for (int u = threadIdx.x; u < ug + uu; u += GEMM_THREADS) {
+                if (u < ug) gemm_stage_unit<WG, IN>(u, wg, f0, cnt, 0, 2, k0, ws);
+                else gemm_stage_unit<WU, IN>(u - ug, wu, f0 + UP_ROW0, cnt, 1, 2, k0, ws);
+            }
         },
         [&](int t, int n, float g, float u) {
             const int f = f0 + n / 2;
@@ -1103,25 +1075,27 @@ __device__ __forceinline__ void gemm_swiglu(const uint8_t* __restrict__ wg, cons
 
 // gemm_qkv: the three projections into the packed q|k|v output (part
 // offsets MAX_TOKENS·NQ and MAX_TOKENS·(NQ+NK) floats, as qkv_gemv), with
-// biases; the CTA's rows o0..o0+GEMM_BN-1 are of the concatenation
-// [NQ+NK+NV], each part's rows in the tile a segment of its own weight
-// (only a tile across a part boundary has two). The parts being even, the
-// pair (o, o+1) of an accumulator never straddles two. RoPE and the cache
-// store follow in qkv_rope_store.
-template <class WQ, class WK, class WV, class BQ, class BK, class BV, int IN, int NQ, int NK, int NV>
+// biases; the CTA's rows o0..o0+BN-1 are of the concatenation [NQ+NK+NV],
+// each part a segment of its own weight. The parts being even, the pair
+// (o, o+1) of an accumulator never straddles two. RoPE and the cache store
+// follow in qkv_rope_store.
+template <class WQ, class WK, class WV, class BQ, class BK, class BV, int IN, int NQ, int NK, int NV, int BN>
 __device__ __forceinline__ void gemm_qkv(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
                                          const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
                                          const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    const int o0 = blockIdx.x * GEMM_BN, o1 = o0 + GEMM_BN;
+    const int o0 = blockIdx.x * BN, o1 = o0 + BN;
     // Rows of each part in this tile: [lo, hi) of the concatenation.
     const int lq = o0, hq = min(o1, NQ);
     const int lk = max(o0, NQ), hk = min(o1, NQ + NK);
     const int lv = max(o0, NQ + NK), hv = min(o1, NQ + NK + NV);
-    gemm_tc<IN>(x, state,
-        [&](__half* ws, int k0, int p) {
-            if (hq > lq) gemm_stage_rows<WQ, IN, GEMM_BN, GEMM_PRODUCERS>(wq, lq, hq - lq, lq - o0, 1, k0, ws, p);
-            if (hk > lk) gemm_stage_rows<WK, IN, GEMM_BN, GEMM_PRODUCERS>(wk, lk - NQ, hk - lk, lk - o0, 1, k0, ws, p);
-            if (hv > lv) gemm_stage_rows<WV, IN, GEMM_BN, GEMM_PRODUCERS>(wv, lv - NQ - NK, hv - lv, lv - o0, 1, k0, ws, p);
+    gemm_tc<BN, IN>(x, state,
+        [&](__half* ws, int k0) {
+            const int uq = gemm_units<WQ>(hq - lq), uk = gemm_units<WK>(hk - lk), uv = gemm_units<WV>(hv - lv);
+            for (int u = threadIdx.x; u < uq + uk + uv; u += GEMM_THREADS) {
+                if (u < uq) gemm_stage_unit<WQ, IN>(u, wq, lq, hq - lq, lq - o0, 1, k0, ws);
+                else if (u < uq + uk) gemm_stage_unit<WK, IN>(u - uq, wk, lk - NQ, hk - lk, lk - o0, 1, k0, ws);
+                else gemm_stage_unit<WV, IN>(u - uq - uk, wv, lv - NQ - NK, hv - lv, lv - o0, 1, k0, ws);
+            }
         },
         [&](int t, int n, float a0, float a1) {
             const int o = o0 + n;

@@ -13,8 +13,8 @@ extern "C" __global__ void __launch_bounds__(128) embed_rows_W_f32_262144_1024_2
 extern "C" __global__ void __launch_bounds__(256) layernorm_rows_Norm_0_W_f32_256_W_f32_256_256_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, const uint8_t* __restrict__ bias, float* __restrict__ s, float* __restrict__ y) {
     layernorm_rows<Norm_0, W_f32<256>, W_f32<256>, 256, true, false>(a, b, w, bias, s, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256) gemm_qkv_W_f16_65536_W_f16_65536_W_f16_65536_W_f32_256_W_f32_256_W_f32_256_256_256_256_256(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    gemm_qkv<W_f16<65536>, W_f16<65536>, W_f16<65536>, W_f32<256>, W_f32<256>, W_f32<256>, 256, 256, 256, 256>(wq, wk, wv, bq, bk, bv, x, y, state);
+extern "C" __global__ void __launch_bounds__(256) gemm_qkv_W_f16_65536_W_f16_65536_W_f16_65536_W_f32_256_W_f32_256_W_f32_256_256_256_256_256_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    gemm_qkv<W_f16<65536>, W_f16<65536>, W_f16<65536>, W_f32<256>, W_f32<256>, W_f32<256>, 256, 256, 256, 256, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_none_256_256_256_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     qkv_rope_store<Rope_none, 256, 256, 256, true>(positions, y, kc, vc, state);
@@ -22,17 +22,17 @@ extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_none_256_2
 extern "C" __global__ void __launch_bounds__(128) attend_Attn_1_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y) {
     attend<Attn_1, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_f16_65536_W_f32_256_256_256(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    gemm_linear<W_f16<65536>, W_f32<256>, 256, 256>(w, b, x, y, state);
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_f16_65536_W_f32_256_256_256_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    gemm_linear<W_f16<65536>, W_f32<256>, 256, 256, 64>(w, b, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_f16_262144_W_f32_1024_256_1024(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    gemm_linear<W_f16<262144>, W_f32<1024>, 256, 1024>(w, b, x, y, state);
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_f16_262144_W_f32_1024_256_1024_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    gemm_linear<W_f16<262144>, W_f32<1024>, 256, 1024, 64>(w, b, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gelu_ew_0_1024(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     gelu_ew<0, 1024>(x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_f16_262144_W_f32_256_1024_256(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    gemm_linear<W_f16<262144>, W_f32<256>, 1024, 256>(w, b, x, y, state);
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_f16_262144_W_f32_256_1024_256_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    gemm_linear<W_f16<262144>, W_f32<256>, 1024, 256, 64>(w, b, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_256(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     last_row<0, 256>(x, y, state);

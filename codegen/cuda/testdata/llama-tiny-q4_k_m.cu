@@ -11,8 +11,8 @@ extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_k_32000_32000_
 extern "C" __global__ void __launch_bounds__(256) rmsnorm_rows_Norm_0_W_f32_256_256_false_false(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y) {
     rmsnorm_rows<Norm_0, W_f32<256>, 256, false, false>(a, nullptr, w, nullptr, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256) gemm_qkv_W_q4_k_256_W_q4_k_128_W_q4_k_128_B_none_B_none_B_none_256_256_128_128(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    gemm_qkv<W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, 256, 256, 128, 128>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+extern "C" __global__ void __launch_bounds__(256) gemm_qkv_W_q4_k_256_W_q4_k_128_W_q4_k_128_B_none_B_none_B_none_256_256_128_128_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    gemm_qkv<W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, 256, 256, 128, 128, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_256_128_128_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     qkv_rope_store<Rope_1, 256, 128, 128, true>(positions, y, kc, vc, state);
@@ -20,23 +20,23 @@ extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_256_128_
 extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y) {
     attend<Attn_2, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_q4_k_256_B_none_256_256(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    gemm_linear<W_q4_k<256>, B_none, 256, 256>(w, nullptr, x, y, state);
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_q4_k_256_B_none_256_256_64(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    gemm_linear<W_q4_k<256>, B_none, 256, 256, 64>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) rmsnorm_rows_Norm_0_W_f32_256_256_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     rmsnorm_rows<Norm_0, W_f32<256>, 256, true, false>(a, b, w, s, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256) gemm_swiglu_W_q4_k_768_W_q4_k_768_256_768_0(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    gemm_swiglu<W_q4_k<768>, W_q4_k<768>, 256, 768, 0>(wg, wu, x, y, state);
+extern "C" __global__ void __launch_bounds__(256) gemm_swiglu_W_q4_k_768_W_q4_k_768_256_768_0_64(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    gemm_swiglu<W_q4_k<768>, W_q4_k<768>, 256, 768, 0, 64>(wg, wu, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_q4_k_768_B_none_768_256(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    gemm_linear<W_q4_k<768>, B_none, 768, 256>(w, nullptr, x, y, state);
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_q4_k_768_B_none_768_256_64(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    gemm_linear<W_q4_k<768>, B_none, 768, 256, 64>(w, nullptr, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) gemm_qkv_W_q4_k_256_W_q4_k_128_W_q6_k_split_128_B_none_B_none_B_none_256_256_128_128(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    gemm_qkv<W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, 256, 256, 128, 128>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+extern "C" __global__ void __launch_bounds__(256) gemm_qkv_W_q4_k_256_W_q4_k_128_W_q6_k_split_128_B_none_B_none_B_none_256_256_128_128_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    gemm_qkv<W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, 256, 256, 128, 128, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_q6_k_split_768_B_none_768_256(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    gemm_linear<W_q6_k_split<768>, B_none, 768, 256>(w, nullptr, x, y, state);
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_q6_k_split_768_B_none_768_256_64(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    gemm_linear<W_q6_k_split<768>, B_none, 768, 256, 64>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_256(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     last_row<0, 256>(x, y, state);
