@@ -921,7 +921,9 @@ __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const 
 // accessor's W::load into shared memory once, then all 8 warps (2 along the
 // tokens × 4 along the rows, each 32 × BN/4) read it with ldmatrix. The
 // tile is single-buffered: the other CTAs on the SM (27 KB of shared memory
-// each at BN = 128) overlap their staging with this one's MMAs.
+// each at BN = 128) overlap their staging with this one's MMAs (a double
+// buffered variant with producer and consumer warps measured slower at
+// T = 512, KERNELS.md).
 // grid (ceil(OUT/BN), ceil(T/GEMM_BM)): consecutive CTAs share a token tile.
 #define GEMM_BM 64
 #define GEMM_BK 64
