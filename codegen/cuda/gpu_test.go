@@ -59,10 +59,18 @@ func fatbin(src string) ([]byte, error) {
 // opens it on GPU 0.
 func openGPUPlan(t *testing.T, g *ir.Graph, man *plans.Manifest, ctx int, data func(name string) []byte) *rcuda.Device {
 	t.Helper()
+	return openEditedPlan(t, g, man, ctx, data, func(*plans.Kernels) {})
+}
+
+// openEditedPlan is openGPUPlan with edit applied to the generated schedules
+// before the plan is written (the source is unchanged).
+func openEditedPlan(t *testing.T, g *ir.Graph, man *plans.Manifest, ctx int, data func(name string) []byte, edit func(*plans.Kernels)) *rcuda.Device {
+	t.Helper()
 	out, err := cuda.Generate(g, man, cuda.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	edit(out.Kernels)
 	fb, err := fatbin(out.Source)
 	if err != nil {
 		t.Fatal(err)

@@ -86,6 +86,9 @@ func (e *emitter) bias(c *call, b *ir.Node, out int64, name string) string {
 
 // linear(x, w [, b]): decode GEMV, grid (ceil(out/4), rows): 4 warps share 4 rows.
 func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
+	if e.takesGEMM(n) {
+		return e.gemmLinear(n)
+	}
 	x, w := n.Inputs[0], n.Inputs[1]
 	in, err := activation(x)
 	if err != nil {
@@ -213,7 +216,7 @@ func (e *emitter) takesIntDot(n *ir.Node) bool {
 // matrix node, so its producer should quantize it as it writes it.
 func (e *emitter) feedsIntDot(v *ir.Node) bool {
 	for _, u := range e.users[v] {
-		if u.Inputs[0] == v && e.takesIntDot(u) {
+		if u.Inputs[0] == v && e.takesIntDot(u) && !e.takesGEMM(u) {
 			return true
 		}
 	}
@@ -271,6 +274,9 @@ func (e *emitter) quantizeX(x *ir.Node, in int64) ([]plans.Launch, plans.Arg, pl
 // qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]): one launch for the three
 // projections, roped when the node carries rope_mode.
 func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
+	if e.takesGEMM(n) {
+		return e.gemmQKV(n)
+	}
 	x := n.Inputs[0]
 	in, err := activation(x)
 	if err != nil {
@@ -389,6 +395,9 @@ func (e *emitter) attentionOf(n *ir.Node) *ir.Node {
 // swiglu_linear(x, wg, wu) or (x, wgu [2F, in]): gate and up rows of one
 // output column per warp, SiLU product epilogue.
 func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
+	if e.takesGEMM(n) {
+		return e.gemmSwiGLU(n)
+	}
 	x := n.Inputs[0]
 	in, err := activation(x)
 	if err != nil {

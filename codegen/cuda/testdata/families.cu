@@ -1121,6 +1121,251 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
     }
 }
 
+// Prefill GEMM family: y[T, OUT] = x[T, IN] · Wᵀ on tensor cores
+// (mma.sync m16n8k16, f16 operands, f32 accumulate; sm_80+). A CTA owns a
+// tile of GEMM_BM tokens × BN weight rows and walks IN in steps of GEMM_BK:
+// it converts its x tile to f16 and dequantizes its weight tile through the
+// accessor's W::load into shared memory once, then all 8 warps (2 along the
+// tokens × 4 along the rows, each 32 × BN/4) read it with ldmatrix. The
+// tile is single-buffered: the other CTAs on the SM (27 KB of shared memory
+// each at BN = 128) overlap their staging with this one's MMAs (a double
+// buffered variant with producer and consumer warps measured slower at
+// T = 512, KERNELS.md).
+// grid (ceil(OUT/BN), ceil(T/GEMM_BM)): consecutive CTAs share a token tile.
+#define GEMM_BM 64
+#define GEMM_BK 64
+#define GEMM_THREADS 256
+#define GEMM_LD (GEMM_BK + 8)  // halves per shared row: 144 bytes, so ldmatrix's 8 rows hit distinct banks
+
+__device__ __forceinline__ void ldsm_x4(uint32_t* r, const __half* p) {
+    const uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+__device__ __forceinline__ void mma_16816(float* c, const uint32_t* a, const uint32_t* b) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ uint32_t pack_h2(float a, float b) {
+    const __half2 h = __floats2half2_rn(a, b);
+    return *(const uint32_t*)&h;
+}
+
+// One staging unit: weight row wrow's group at column k (a multiple of
+// W::GROUP) as f16 at dst; zeros past IN, so the K tail adds nothing.
+template <class W, int IN>
+__device__ __forceinline__ void gemm_stage_group(const uint8_t* __restrict__ w, i64 wrow, int k, __half* dst) {
+    constexpr int G = W::GROUP;
+    uint32_t h[G / 2];
+    if (k < IN) {
+        float v[G];
+        W::load(w, wrow * (IN / G) + k / G, v);
+#pragma unroll
+        for (int i = 0; i < G / 2; i++) h[i] = pack_h2(v[2 * i], v[2 * i + 1]);
+    } else {
+#pragma unroll
+        for (int i = 0; i < G / 2; i++) h[i] = 0;
+    }
+    if constexpr (G >= 8) {
+#pragma unroll
+        for (int i = 0; i < G / 8; i++) ((uint4*)dst)[i] = make_uint4(h[4 * i], h[4 * i + 1], h[4 * i + 2], h[4 * i + 3]);
+    } else {
+        *(uint2*)dst = make_uint2(h[0], h[1]);
+    }
+}
+
+// A segment of the weight tile: cnt weight rows wrow0.. go to shared rows
+// nofs + nstride·j. Unit u (0 <= u < cnt·GEMM_BK/GROUP) is row j = u % cnt,
+// group u / cnt, so a warp's units are consecutive rows of one weight.
+template <class W, int IN>
+__device__ __forceinline__ void gemm_stage_unit(int u, const uint8_t* __restrict__ w, i64 wrow0, int cnt, int nofs, int nstride,
+                                                int k0, __half* ws) {
+    const int j = u % cnt, gi = u / cnt;
+    gemm_stage_group<W, IN>(w, wrow0 + j, k0 + gi * W::GROUP, ws + (nofs + nstride * j) * GEMM_LD + gi * W::GROUP);
+}
+template <class W>
+__device__ __forceinline__ int gemm_units(int cnt) { return cnt > 0 ? cnt * (GEMM_BK / W::GROUP) : 0; }
+
+// The core: stage(ws, k0) fills the weight tile's shared rows for columns
+// k0..k0+GEMM_BK-1 (rows it leaves unset feed only columns epi never
+// writes); epi(t, n, a, b) gets the results of token t (< T) for tile rows
+// n and n+1 (n even).
+template <int BN, int IN, class Stage, class Epi>
+__device__ __forceinline__ void gemm_tc(const float* __restrict__ x, const int* __restrict__ state, Stage stage, Epi epi) {
+    constexpr int NT = BN / 32;  // n8 tiles per warp
+    __shared__ __align__(16) __half xs[GEMM_BM * GEMM_LD];
+    __shared__ __align__(16) __half ws[BN * GEMM_LD];
+    const int T = STATE_T(state), t0 = blockIdx.y * GEMM_BM;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wm = warp & 1, wn = warp >> 1;
+    float acc[2][NT][4];
+#pragma unroll
+    for (int m = 0; m < 2; m++)
+#pragma unroll
+        for (int n = 0; n < NT; n++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) acc[m][n][i] = 0.f;
+    for (int k0 = 0; k0 < IN; k0 += GEMM_BK) {
+#pragma unroll
+        for (int i = threadIdx.x; i < GEMM_BM * GEMM_BK / 4; i += GEMM_THREADS) {
+            const int r = i / (GEMM_BK / 4), c = i % (GEMM_BK / 4) * 4;
+            float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+            if (t0 + r < T && k0 + c < IN) v = *(const float4*)(x + (i64)(t0 + r) * IN + k0 + c);
+            *(uint2*)(xs + r * GEMM_LD + c) = make_uint2(pack_h2(v.x, v.y), pack_h2(v.z, v.w));
+        }
+        stage(ws, k0);
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < GEMM_BK; kk += 16) {
+            uint32_t a[2][4], b[NT][2];
+#pragma unroll
+            for (int m = 0; m < 2; m++) ldsm_x4(a[m], xs + (wm * 32 + m * 16 + (lane & 15)) * GEMM_LD + kk + (lane >> 4) * 8);
+#pragma unroll
+            for (int p = 0; p < NT / 2; p++) {
+                uint32_t r[4];
+                ldsm_x4(r, ws + (wn * (BN / 4) + p * 16 + (lane & 7) + ((lane >> 4) << 3)) * GEMM_LD + kk + ((lane >> 3) & 1) * 8);
+                b[2 * p][0] = r[0]; b[2 * p][1] = r[1];
+                b[2 * p + 1][0] = r[2]; b[2 * p + 1][1] = r[3];
+            }
+#pragma unroll
+            for (int m = 0; m < 2; m++)
+#pragma unroll
+                for (int n = 0; n < NT; n++) mma_16816(acc[m][n], a[m], b[n]);
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int m = 0; m < 2; m++)
+#pragma unroll
+        for (int n = 0; n < NT; n++) {
+            const int t = t0 + wm * 32 + m * 16 + (lane >> 2), col = wn * (BN / 4) + n * 8 + (lane & 3) * 2;
+            if (t < T) epi(t, col, acc[m][n][0], acc[m][n][1]);
+            if (t + 8 < T) epi(t + 8, col, acc[m][n][2], acc[m][n][3]);
+        }
+}
+
+// gemm_linear: y = x·Wᵀ (+ b); the CTA's rows are n0..n0+BN-1.
+template <class W, class B, int IN, int OUT, int BN>
+__device__ __forceinline__ void gemm_linear(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x,
+                                            float* __restrict__ y, const int* __restrict__ state) {
+    const int n0 = blockIdx.x * BN, cnt = min(BN, OUT - n0);
+    gemm_tc<BN, IN>(x, state,
+        [&](__half* ws, int k0) {
+            for (int u = threadIdx.x; u < gemm_units<W>(cnt); u += GEMM_THREADS) gemm_stage_unit<W, IN>(u, w, n0, cnt, 0, 1, k0, ws);
+        },
+        [&](int t, int n, float a0, float a1) {
+            const int o = n0 + n;
+            if (o < OUT) y[(i64)t * OUT + o] = a0 + B::at(b, o);
+            if (o + 1 < OUT) y[(i64)t * OUT + o + 1] = a1 + B::at(b, o + 1);
+        });
+}
+
+// gemm_swiglu: y[T, F] = silu(x·wgᵀ) · (x·wuᵀ). The tile interleaves gate
+// and up rows of the CTA's BN/2 columns (even shared rows gate, odd up), so
+// each accumulator pair of the MMA's output is one column's (g, u). With one
+// packed weight [2F, IN], wu is wg and UP_ROW0 = F.
+template <class WG, class WU, int IN, int F, int UP_ROW0, int BN>
+__device__ __forceinline__ void gemm_swiglu(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ x,
+                                            float* __restrict__ y, const int* __restrict__ state) {
+    const int f0 = blockIdx.x * (BN / 2), cnt = min(BN / 2, F - f0);
+    gemm_tc<BN, IN>(x, state,
+        [&](__half* ws, int k0) {
+            const int ug = gemm_units<WG>(cnt), uu = gemm_units<WU>(cnt);
+            for (int u = threadIdx.x; u < ug + uu; u += GEMM_THREADS) {
+                if (u < ug) gemm_stage_unit<WG, IN>(u, wg, f0, cnt, 0, 2, k0, ws);
+                else gemm_stage_unit<WU, IN>(u - ug, wu, f0 + UP_ROW0, cnt, 1, 2, k0, ws);
+            }
+        },
+        [&](int t, int n, float g, float u) {
+            const int f = f0 + n / 2;
+            if (f < F) y[(i64)t * F + f] = g / (1.f + expf(-g)) * u;
+        });
+}
+
+// gemm_qkv: the three projections into the packed q|k|v output (part
+// offsets MAX_TOKENS·NQ and MAX_TOKENS·(NQ+NK) floats, as qkv_gemv), with
+// biases; the CTA's rows o0..o0+BN-1 are of the concatenation [NQ+NK+NV],
+// each part a segment of its own weight. The parts being even, the pair
+// (o, o+1) of an accumulator never straddles two. RoPE and the cache store
+// follow in qkv_rope_store.
+template <class WQ, class WK, class WV, class BQ, class BK, class BV, int IN, int NQ, int NK, int NV, int BN>
+__device__ __forceinline__ void gemm_qkv(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
+                                         const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
+                                         const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    const int o0 = blockIdx.x * BN, o1 = o0 + BN;
+    // Rows of each part in this tile: [lo, hi) of the concatenation.
+    const int lq = o0, hq = min(o1, NQ);
+    const int lk = max(o0, NQ), hk = min(o1, NQ + NK);
+    const int lv = max(o0, NQ + NK), hv = min(o1, NQ + NK + NV);
+    gemm_tc<BN, IN>(x, state,
+        [&](__half* ws, int k0) {
+            const int uq = gemm_units<WQ>(hq - lq), uk = gemm_units<WK>(hk - lk), uv = gemm_units<WV>(hv - lv);
+            for (int u = threadIdx.x; u < uq + uk + uv; u += GEMM_THREADS) {
+                if (u < uq) gemm_stage_unit<WQ, IN>(u, wq, lq, hq - lq, lq - o0, 1, k0, ws);
+                else if (u < uq + uk) gemm_stage_unit<WK, IN>(u - uq, wk, lk - NQ, hk - lk, lk - o0, 1, k0, ws);
+                else gemm_stage_unit<WV, IN>(u - uq - uk, wv, lv - NQ - NK, hv - lv, lv - o0, 1, k0, ws);
+            }
+        },
+        [&](int t, int n, float a0, float a1) {
+            const int o = o0 + n;
+            if (o < NQ) {
+                y[(i64)t * NQ + o] = a0 + BQ::at(bq, o);
+                y[(i64)t * NQ + o + 1] = a1 + BQ::at(bq, o + 1);
+            } else if (o < NQ + NK) {
+                float* yk = y + (i64)MAX_TOKENS * NQ + (i64)t * NK;
+                yk[o - NQ] = a0 + BK::at(bk, o - NQ);
+                yk[o - NQ + 1] = a1 + BK::at(bk, o - NQ + 1);
+            } else if (o < NQ + NK + NV) {
+                float* yv = y + (i64)MAX_TOKENS * (NQ + NK) + (i64)t * NV;
+                yv[o - NQ - NK] = a0 + BV::at(bv, o - NQ - NK);
+                yv[o - NQ - NK + 1] = a1 + BV::at(bv, o - NQ - NK + 1);
+            }
+        });
+}
+
+// qkv_rope_store: after gemm_qkv, rotates q and k in place by config R
+// (Rope_none: no rotation) and with KV stores k and v in the attention's
+// fp16 cache (kc, vc [ctx][NK]) at their positions, as qkv_gemv's epilogue
+// does. One thread per pair of the T·(NQ+NK+NV)/2.
+template <class R, int NQ, int NK, int NV, bool KV>
+__device__ __forceinline__ void qkv_rope_store(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc,
+                                               __half* __restrict__ vc, const int* __restrict__ state) {
+    constexpr int PAIRS = (NQ + NK + NV) / 2;
+    const i64 idx = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (i64)STATE_T(state) * PAIRS) return;
+    const int t = (int)(idx / PAIRS), p = (int)(idx % PAIRS);
+    int part, lp, n;
+    float* out;
+    if (p < NQ / 2) { part = 0; lp = p; n = NQ; out = y; }
+    else if (p < (NQ + NK) / 2) { part = 1; lp = p - NQ / 2; n = NK; out = y + (i64)MAX_TOKENS * NQ; }
+    else { part = 2; lp = p - (NQ + NK) / 2; n = NV; out = y + (i64)MAX_TOKENS * (NQ + NK); }
+    int r0 = 2 * lp, r1 = 2 * lp + 1;
+    out += (i64)t * n;
+    if (part < 2 && R::MODE != 0) {
+        const int head = lp / (R::HD / 2), hp = lp % (R::HD / 2);
+        const bool rot = rope_pair<R>(hp, &r0, &r1);
+        r0 += head * R::HD;
+        r1 += head * R::HD;
+        if constexpr (R::MODE != 0) {
+            if (rot) {
+                float c, s;
+                rope_cos_sin<R>(positions[t], hp, &c, &s);
+                const float a0 = out[r0], a1 = out[r1];
+                out[r0] = a0 * c - a1 * s;
+                out[r1] = a0 * s + a1 * c;
+            }
+        }
+    }
+    if constexpr (KV) {
+        const int pos = positions[t];
+        if (part > 0 && pos >= 0 && pos < STATE_CTX(state)) {  // the runtime refuses steps past ctx
+            __half* cache = (part == 1 ? kc : vc) + (i64)pos * n;
+            cache[r0] = __float2half(out[r0]);
+            cache[r1] = __float2half(out[r1]);
+        }
+    }
+}
+
 // Norms: one block per row (a prefill's rows run in parallel), THREADS
 // threads holding the row in registers, PER = ceil(COLS / THREADS) elements
 // each: thread t holds elements k·THREADS + t, so every warp holds whole

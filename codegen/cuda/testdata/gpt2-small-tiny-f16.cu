@@ -22,15 +22,55 @@ extern "C" __global__ void __launch_bounds__(64) layernorm_rows_Norm_0_W_f32_256
     grid_dep_launch();
     layernorm_rows<Norm_0, W_f32<256>, W_f32<256>, 256, 64, true, false>(a, b, w, bias, s, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_f16_65536_W_f16_65536_W_f16_65536_W_f32_256_W_f32_256_W_f32_256_Rope_none_256_256_256_256_true(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) gemm_qkv_W_f16_65536_W_f16_65536_W_f16_65536_W_f32_256_W_f32_256_W_f32_256_256_256_256_256_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
-    qkv_gemv<W_f16<65536>, W_f16<65536>, W_f16<65536>, W_f32<256>, W_f32<256>, W_f32<256>, Rope_none, 256, 256, 256, 256, true>(wq, wk, wv, bq, bk, bv, x, positions, y, kc, vc, state);
+    gemm_qkv<W_f16<65536>, W_f16<65536>, W_f16<65536>, W_f32<256>, W_f32<256>, W_f32<256>, 256, 256, 256, 256, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_none_256_256_256_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    qkv_rope_store<Rope_none, 256, 256, 256, true>(positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_Attn_1_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y) {
     grid_dep_wait();
     grid_dep_launch();
     attend<Attn_1, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_f16_65536_W_f32_256_256_256_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    gemm_linear<W_f16<65536>, W_f32<256>, 256, 256, 64>(w, b, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_f16_262144_W_f32_1024_256_1024_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    gemm_linear<W_f16<262144>, W_f32<1024>, 256, 1024, 64>(w, b, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gelu_ew_0_1024(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    gelu_ew<0, 1024>(x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_f16_262144_W_f32_256_1024_256_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    gemm_linear<W_f16<262144>, W_f32<256>, 1024, 256, 64>(w, b, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) last_row_0_256_false(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    last_row<0, 256, false>(x, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_12865792_B_none_256_50257(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
+    linear_gemv<W_f16<12865792>, B_none, 256, 50257>(w, nullptr, x, y);
+}
+extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_f16_65536_W_f16_65536_W_f16_65536_W_f32_256_W_f32_256_W_f32_256_Rope_none_256_256_256_256_true(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    qkv_gemv<W_f16<65536>, W_f16<65536>, W_f16<65536>, W_f32<256>, W_f32<256>, W_f32<256>, Rope_none, 256, 256, 256, 256, true>(wq, wk, wv, bq, bk, bv, x, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_65536_W_f32_256_256_256(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y) {
     grid_dep_wait();
@@ -42,25 +82,10 @@ extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_262144_W_f32
     grid_dep_launch();
     linear_gemv<W_f16<262144>, W_f32<1024>, 256, 1024>(w, b, x, y);
 }
-extern "C" __global__ void __launch_bounds__(256) gelu_ew_0_1024(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    grid_dep_launch();
-    gelu_ew<0, 1024>(x, y, state);
-}
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_262144_W_f32_256_1024_256(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y) {
     grid_dep_wait();
     grid_dep_launch();
     linear_gemv<W_f16<262144>, W_f32<256>, 1024, 256>(w, b, x, y);
-}
-extern "C" __global__ void __launch_bounds__(256) last_row_0_256_false(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    grid_dep_launch();
-    last_row<0, 256, false>(x, y, nullptr, nullptr, state);
-}
-extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_12865792_B_none_256_50257(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y) {
-    grid_dep_wait();
-    grid_dep_launch();
-    linear_gemv<W_f16<12865792>, B_none, 256, 50257>(w, nullptr, x, y);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_prep_50257_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
     grid_dep_wait();

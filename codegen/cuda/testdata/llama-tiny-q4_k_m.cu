@@ -13,60 +13,55 @@ extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_k_32000_32000_
     grid_dep_launch();
     embed_rows<W_q4_k<32000>, 32000, 256>(table, ids, y);
 }
-extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_false_false(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y) {
     grid_dep_wait();
     grid_dep_launch();
-    rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, false, true>(a, nullptr, w, nullptr, y, xq, xs);
+    rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, false, false>(a, nullptr, w, nullptr, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_256_W_q4_k_dot_128_W_q4_k_dot_128_B_none_B_none_B_none_Rope_1_256_256_128_128_true_32_0_8(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) gemm_qkv_W_q4_k_256_W_q4_k_128_W_q4_k_128_B_none_B_none_B_none_256_256_128_128_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
-    qkv_q8<W_q4_k_dot<256>, W_q4_k_dot<128>, W_q4_k_dot<128>, B_none, B_none, B_none, Rope_1, 256, 256, 128, 128, true, 32, 0, 8>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
+    gemm_qkv<W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, 256, 256, 128, 128, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_true(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_256_128_128_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
-    attend<Attn_2, B_none, false, true>(q, kc, vc, nullptr, positions, y, xq, xs);
+    qkv_rope_store<Rope_1, 256, 128, 128, true>(positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_256_256_32_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y) {
     grid_dep_wait();
     grid_dep_launch();
-    linear_q8<W_q4_k_dot<256>, B_none, 256, 256, 32, 0, 8>(w, nullptr, xq, xs, y, state);
+    attend<Attn_2, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_q4_k_256_B_none_256_256_64(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
-    rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, true, true>(a, b, w, s, y, xq, xs);
-}
-extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_k_dot_768_256_768_0_32_0_8(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    grid_dep_launch();
-    swiglu_q8<W_q4_k_dot<768>, 256, 768, 0, 32, 0, 8>(wg, wu, xq, xs, y, state);
-}
-extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_768(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
-    grid_dep_wait();
-    grid_dep_launch();
-    quantize_x8<0, 768>(x, xq, xs, state);
-}
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_768_B_none_768_256_32_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    grid_dep_launch();
-    linear_q8<W_q4_k_dot<768>, B_none, 768, 256, 32, 0, 8>(w, nullptr, xq, xs, y, state);
-}
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_256_W_q4_k_dot_128_W_q6_k_split_dot_128_B_none_B_none_B_none_Rope_1_256_256_128_128_true_32_0_8(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    grid_dep_wait();
-    grid_dep_launch();
-    qkv_q8<W_q4_k_dot<256>, W_q4_k_dot<128>, W_q6_k_split_dot<128>, B_none, B_none, B_none, Rope_1, 256, 256, 128, 128, true, 32, 0, 8>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
-}
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_768_B_none_768_256_32_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    grid_dep_launch();
-    linear_q8<W_q6_k_split_dot<768>, B_none, 768, 256, 32, 0, 8>(w, nullptr, xq, xs, y, state);
+    gemm_linear<W_q4_k<256>, B_none, 256, 256, 64>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, true, false>(a, b, w, s, y, nullptr, nullptr);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_swiglu_W_q4_k_768_W_q4_k_768_256_768_0_64(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    gemm_swiglu<W_q4_k<768>, W_q4_k<768>, 256, 768, 0, 64>(wg, wu, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_q4_k_768_B_none_768_256_64(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    gemm_linear<W_q4_k<768>, B_none, 768, 256, 64>(w, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_qkv_W_q4_k_256_W_q4_k_128_W_q6_k_split_128_B_none_B_none_B_none_256_256_128_128_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    gemm_qkv<W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, 256, 256, 128, 128, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_q6_k_split_768_B_none_768_256_64(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    gemm_linear<W_q6_k_split<768>, B_none, 768, 256, 64>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_256_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
@@ -78,20 +73,40 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_320
     grid_dep_launch();
     linear_q8<W_q6_k_split_dot<32000>, B_none, 256, 32000, 32, 1, 1>(w, nullptr, xq, xs, y, state);
 }
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, false, true>(a, nullptr, w, nullptr, y, xq, xs);
+}
 extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_256_W_q4_k_dot_128_W_q4_k_dot_128_B_none_B_none_B_none_Rope_1_256_256_128_128_true_32_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
     qkv_q8<W_q4_k_dot<256>, W_q4_k_dot<128>, W_q4_k_dot<128>, B_none, B_none, B_none, Rope_1, 256, 256, 128, 128, true, 32, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_true(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    grid_dep_launch();
+    attend<Attn_2, B_none, false, true>(q, kc, vc, nullptr, positions, y, xq, xs);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_256_256_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
     linear_q8<W_q4_k_dot<256>, B_none, 256, 256, 32, 0, 1>(w, nullptr, xq, xs, y, state);
 }
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, true, true>(a, b, w, s, y, xq, xs);
+}
 extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_k_dot_768_256_768_0_32_0_1(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
     swiglu_q8<W_q4_k_dot<768>, 256, 768, 0, 32, 0, 1>(wg, wu, xq, xs, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_768(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    quantize_x8<0, 768>(x, xq, xs, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_768_B_none_768_256_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();

@@ -13,55 +13,50 @@ extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_k_32064_32064_
     grid_dep_launch();
     embed_rows<W_q4_k<32064>, 32064, 256>(table, ids, y);
 }
-extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_false_false(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y) {
     grid_dep_wait();
     grid_dep_launch();
-    rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, false, true>(a, nullptr, w, nullptr, y, xq, xs);
+    rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, false, false>(a, nullptr, w, nullptr, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_k_dot_256_W_q5_k_dot_256_W_q5_k_dot_256_B_none_B_none_B_none_Rope_1_256_256_256_256_true_32_0_8(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) gemm_qkv_W_q5_k_256_W_q5_k_256_W_q5_k_256_B_none_B_none_B_none_256_256_256_256_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
-    qkv_q8<W_q5_k_dot<256>, W_q5_k_dot<256>, W_q5_k_dot<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 32, 0, 8>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
+    gemm_qkv<W_q5_k<256>, W_q5_k<256>, W_q5_k<256>, B_none, B_none, B_none, 256, 256, 256, 256, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_true(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_256_256_256_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
-    attend<Attn_2, B_none, false, true>(q, kc, vc, nullptr, positions, y, xq, xs);
+    qkv_rope_store<Rope_1, 256, 256, 256, true>(positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_256_256_32_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y) {
     grid_dep_wait();
     grid_dep_launch();
-    linear_q8<W_q4_k_dot<256>, B_none, 256, 256, 32, 0, 8>(w, nullptr, xq, xs, y, state);
+    attend<Attn_2, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_q4_k_256_B_none_256_256_64(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
-    rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, true, true>(a, b, w, s, y, xq, xs);
-}
-extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_k_dot_1024_256_512_512_32_0_8(const uint8_t* __restrict__ wg, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    grid_dep_launch();
-    swiglu_q8<W_q4_k_dot<1024>, 256, 512, 512, 32, 0, 8>(wg, wg, xq, xs, y, state);
-}
-extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_512(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
-    grid_dep_wait();
-    grid_dep_launch();
-    quantize_x8<0, 512>(x, xq, xs, state);
-}
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_512_B_none_512_256_32_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    grid_dep_launch();
-    linear_q8<W_q4_k_dot<512>, B_none, 512, 256, 32, 0, 8>(w, nullptr, xq, xs, y, state);
-}
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_512_B_none_512_256_32_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    grid_dep_launch();
-    linear_q8<W_q6_k_split_dot<512>, B_none, 512, 256, 32, 0, 8>(w, nullptr, xq, xs, y, state);
+    gemm_linear<W_q4_k<256>, B_none, 256, 256, 64>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, true, false>(a, b, w, s, y, nullptr, nullptr);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_swiglu_W_q4_k_1024_W_q4_k_1024_256_512_512_64(const uint8_t* __restrict__ wg, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    gemm_swiglu<W_q4_k<1024>, W_q4_k<1024>, 256, 512, 512, 64>(wg, wg, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_q4_k_512_B_none_512_256_64(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    gemm_linear<W_q4_k<512>, B_none, 512, 256, 64>(w, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_q6_k_split_512_B_none_512_256_64(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    gemm_linear<W_q6_k_split<512>, B_none, 512, 256, 64>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_256_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
@@ -73,20 +68,40 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_320
     grid_dep_launch();
     linear_q8<W_q6_k_split_dot<32064>, B_none, 256, 32064, 32, 1, 1>(w, nullptr, xq, xs, y, state);
 }
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, false, true>(a, nullptr, w, nullptr, y, xq, xs);
+}
 extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_k_dot_256_W_q5_k_dot_256_W_q5_k_dot_256_B_none_B_none_B_none_Rope_1_256_256_256_256_true_32_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
     qkv_q8<W_q5_k_dot<256>, W_q5_k_dot<256>, W_q5_k_dot<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 32, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_true(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    grid_dep_launch();
+    attend<Attn_2, B_none, false, true>(q, kc, vc, nullptr, positions, y, xq, xs);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_256_256_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
     linear_q8<W_q4_k_dot<256>, B_none, 256, 256, 32, 0, 1>(w, nullptr, xq, xs, y, state);
 }
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, true, true>(a, b, w, s, y, xq, xs);
+}
 extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_k_dot_1024_256_512_512_32_0_1(const uint8_t* __restrict__ wg, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
     swiglu_q8<W_q4_k_dot<1024>, 256, 512, 512, 32, 0, 1>(wg, wg, xq, xs, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_512(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    quantize_x8<0, 512>(x, xq, xs, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_512_B_none_512_256_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();

@@ -13,50 +13,45 @@ extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q8_0_split_607744
     grid_dep_launch();
     embed_rows<W_q8_0_split<607744>, 151936, 128>(table, ids, y);
 }
-extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_128_32_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_128_32_false_false(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y) {
     grid_dep_wait();
     grid_dep_launch();
-    rmsnorm_rows<Norm_0, W_f32<128>, 128, 32, false, true>(a, nullptr, w, nullptr, y, xq, xs);
+    rmsnorm_rows<Norm_0, W_f32<128>, 128, 32, false, false>(a, nullptr, w, nullptr, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_0_split_dot_512_W_q4_0_split_dot_256_W_q4_0_split_dot_256_W_f32_128_W_f32_64_W_f32_64_Rope_1_128_128_64_64_true_32_0_8(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) gemm_qkv_W_q4_0_split_512_W_q4_0_split_256_W_q4_0_split_256_W_f32_128_W_f32_64_W_f32_64_128_128_64_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
-    qkv_q8<W_q4_0_split_dot<512>, W_q4_0_split_dot<256>, W_q4_0_split_dot<256>, W_f32<128>, W_f32<64>, W_f32<64>, Rope_1, 128, 128, 64, 64, true, 32, 0, 8>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, kc, vc, state);
+    gemm_qkv<W_q4_0_split<512>, W_q4_0_split<256>, W_q4_0_split<256>, W_f32<128>, W_f32<64>, W_f32<64>, 128, 128, 64, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_true(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_128_64_64_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
-    attend<Attn_2, B_none, false, true>(q, kc, vc, nullptr, positions, y, xq, xs);
+    qkv_rope_store<Rope_1, 128, 64, 64, true>(positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_512_B_none_128_128_32_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y) {
     grid_dep_wait();
     grid_dep_launch();
-    linear_q8<W_q4_0_split_dot<512>, B_none, 128, 128, 32, 0, 8>(w, nullptr, xq, xs, y, state);
+    attend<Attn_2, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_128_32_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_q4_0_split_512_B_none_128_128_64(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
-    rmsnorm_rows<Norm_0, W_f32<128>, 128, 32, true, true>(a, b, w, s, y, xq, xs);
-}
-extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_0_split_dot_2048_128_512_0_32_0_8(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    grid_dep_launch();
-    swiglu_q8<W_q4_0_split_dot<2048>, 128, 512, 0, 32, 0, 8>(wg, wu, xq, xs, y, state);
-}
-extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_512(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
-    grid_dep_wait();
-    grid_dep_launch();
-    quantize_x8<0, 512>(x, xq, xs, state);
-}
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_2048_B_none_512_128_32_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    grid_dep_launch();
-    linear_q8<W_q4_0_split_dot<2048>, B_none, 512, 128, 32, 0, 8>(w, nullptr, xq, xs, y, state);
+    gemm_linear<W_q4_0_split<512>, B_none, 128, 128, 64>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_128_32_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<128>, 128, 32, true, false>(a, b, w, s, y, nullptr, nullptr);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_swiglu_W_q4_0_split_2048_W_q4_0_split_2048_128_512_0_64(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    gemm_swiglu<W_q4_0_split<2048>, W_q4_0_split<2048>, 128, 512, 0, 64>(wg, wu, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_q4_0_split_2048_B_none_512_128_64(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    gemm_linear<W_q4_0_split<2048>, B_none, 512, 128, 64>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_128_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
@@ -68,20 +63,40 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_607
     grid_dep_launch();
     linear_q8<W_q8_0_split_dot<607744>, B_none, 128, 151936, 32, 1, 1>(w, nullptr, xq, xs, y, state);
 }
+extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_128_32_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<128>, 128, 32, false, true>(a, nullptr, w, nullptr, y, xq, xs);
+}
 extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_0_split_dot_512_W_q4_0_split_dot_256_W_q4_0_split_dot_256_W_f32_128_W_f32_64_W_f32_64_Rope_1_128_128_64_64_true_32_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
     qkv_q8<W_q4_0_split_dot<512>, W_q4_0_split_dot<256>, W_q4_0_split_dot<256>, W_f32<128>, W_f32<64>, W_f32<64>, Rope_1, 128, 128, 64, 64, true, 32, 0, 1>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, kc, vc, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_true(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    grid_dep_launch();
+    attend<Attn_2, B_none, false, true>(q, kc, vc, nullptr, positions, y, xq, xs);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_512_B_none_128_128_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
     linear_q8<W_q4_0_split_dot<512>, B_none, 128, 128, 32, 0, 1>(w, nullptr, xq, xs, y, state);
 }
+extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_128_32_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<128>, 128, 32, true, true>(a, b, w, s, y, xq, xs);
+}
 extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_0_split_dot_2048_128_512_0_32_0_1(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
     swiglu_q8<W_q4_0_split_dot<2048>, 128, 512, 0, 32, 0, 1>(wg, wu, xq, xs, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_512(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    quantize_x8<0, 512>(x, xq, xs, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_2048_B_none_512_128_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
