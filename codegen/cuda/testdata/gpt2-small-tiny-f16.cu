@@ -16,8 +16,8 @@ extern "C" __global__ void __launch_bounds__(256) layernorm_rows_Norm_0_W_f32_25
 extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_f16_65536_W_f16_65536_W_f16_65536_W_f32_256_W_f32_256_W_f32_256_Rope_none_256_256_256_256_true(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     qkv_gemv<W_f16<65536>, W_f16<65536>, W_f16<65536>, W_f32<256>, W_f32<256>, W_f32<256>, Rope_none, 256, 256, 256, 256, true>(wq, wk, wv, bq, bk, bv, x, positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_Attn_1_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y) {
-    attend<Attn_1, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr);
+extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_1_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    attend_prefill<Attn_1, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_65536_W_f32_256_256_256(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y) {
     linear_gemv<W_f16<65536>, W_f32<256>, 256, 256>(w, b, x, y);
@@ -36,4 +36,7 @@ extern "C" __global__ void __launch_bounds__(256) last_row_0_256(const float* __
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_12865792_B_none_256_50257(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y) {
     linear_gemv<W_f16<12865792>, B_none, 256, 50257>(w, nullptr, x, y);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_1_B_none_false_false_8(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    attend_decode<Attn_1, B_none, false, false, 8>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }

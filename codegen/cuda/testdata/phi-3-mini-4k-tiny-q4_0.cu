@@ -14,8 +14,8 @@ extern "C" __global__ void __launch_bounds__(256) rmsnorm_rows_Norm_0_W_f32_256_
 extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_q4_0_split_2048_W_q4_0_split_2048_W_q4_0_split_2048_B_none_B_none_B_none_Rope_1_256_256_256_256_true(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     qkv_gemv<W_q4_0_split<2048>, W_q4_0_split<2048>, W_q4_0_split<2048>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true>(wq, wk, wv, nullptr, nullptr, nullptr, x, positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_true(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
-    attend<Attn_2, B_none, false, true>(q, kc, vc, nullptr, positions, y, xq, xs);
+extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_2_B_none_false_true(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    attend_prefill<Attn_2, B_none, false, true>(q, kc, vc, nullptr, positions, y, xq, xs, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_2048_B_none_256_256_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     linear_q8<W_q4_0_split_dot<2048>, B_none, 256, 256, 0, 8>(w, nullptr, xq, xs, y, state);
@@ -43,6 +43,9 @@ extern "C" __global__ void __launch_bounds__(256) quantize_x8_1_256(const float*
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_32064_B_none_256_32064_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     linear_q8<W_q6_k_split_dot<32064>, B_none, 256, 32064, 1, 1>(w, nullptr, xq, xs, y, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_32(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    attend_decode<Attn_2, B_none, false, true, 32>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_2048_B_none_256_256_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     linear_q8<W_q4_0_split_dot<2048>, B_none, 256, 256, 0, 1>(w, nullptr, xq, xs, y, state);

@@ -14,8 +14,8 @@ extern "C" __global__ void __launch_bounds__(128) rmsnorm_rows_Norm_0_W_f32_128_
 extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_q5_0_split_512_W_q5_0_split_256_W_q5_0_split_256_W_f32_128_W_f32_64_W_f32_64_Rope_1_128_128_64_64_true(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     qkv_gemv<W_q5_0_split<512>, W_q5_0_split<256>, W_q5_0_split<256>, W_f32<128>, W_f32<64>, W_f32<64>, Rope_1, 128, 128, 64, 64, true>(wq, wk, wv, bq, bk, bv, x, positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_true(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
-    attend<Attn_2, B_none, false, true>(q, kc, vc, nullptr, positions, y, xq, xs);
+extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_2_B_none_false_true(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    attend_prefill<Attn_2, B_none, false, true>(q, kc, vc, nullptr, positions, y, xq, xs, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q5_0_split_dot_512_B_none_128_128_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     linear_q8<W_q5_0_split_dot<512>, B_none, 128, 128, 0, 8>(w, nullptr, xq, xs, y, state);
@@ -49,6 +49,9 @@ extern "C" __global__ void __launch_bounds__(256) quantize_x8_1_128(const float*
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_dot_607744_B_none_128_151936_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     linear_q8<W_q8_0_dot<607744>, B_none, 128, 151936, 1, 1>(w, nullptr, xq, xs, y, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_32(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    attend_decode<Attn_2, B_none, false, true, 32>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q5_0_split_dot_512_B_none_128_128_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     linear_q8<W_q5_0_split_dot<512>, B_none, 128, 128, 0, 1>(w, nullptr, xq, xs, y, state);
