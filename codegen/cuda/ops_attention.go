@@ -56,16 +56,21 @@ func (d decodeShape) partBytes() int64 {
 // later the warps' rows (o, m, l), the block's (m, l) and the split merge's
 // weights (attend_decode's layout).
 func (d decodeShape) smem() int64 {
-	tiles := attWarps * 2 * decodeKeys * (d.hd + 8) * 2
-	merge := (attWarps*decodeRows*(d.hd+4) + 2*attWarps*decodeRows + 2*decodeRows + 2*d.splits*decodeRows) * 4
+	hdp := paddedHD(d.hd)
+	tiles := attWarps * 2 * decodeKeys * (hdp + 8) * 2
+	merge := (attWarps*decodeRows*(hdp+4) + 2*attWarps*decodeRows + 2*decodeRows + 2*d.splits*decodeRows) * 4
 	return max(tiles, merge)
 }
 
 // prefillSmem is attend_prefill's dynamic shared memory: two stages of K and
 // V tiles, later the block's rows (o, m, l).
 func prefillSmem(hd int64) int64 {
-	return max(2*2*prefillKeys*(hd+8)*2, (prefillRows*(hd+4)+2*prefillRows)*4)
+	hdp := paddedHD(hd)
+	return max(2*2*prefillKeys*(hdp+8)*2, (prefillRows*(hdp+4)+2*prefillRows)*4)
 }
+
+// paddedHD is the tensor-core tiles' width: head_dim rounded up to 16.
+func paddedHD(hd int64) int64 { return ceilDiv(hd, 16) * 16 }
 
 // attnScratch is the arena the decode attentions share after the planned
 // buffers: the partials of the largest, and one arrival counter per (kv
@@ -91,8 +96,8 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	q, k, v := n.Inputs[0], n.Inputs[1], n.Inputs[2]
 	heads, kvh, hd := n.Int("heads"), n.Int("kv_heads"), n.Int("head_dim")
 	layer, window := n.Int("layer"), n.Int("window")
-	if heads < 1 || kvh < 1 || heads%kvh != 0 || hd < 16 || hd%16 != 0 || hd > 256 {
-		return nil, fmt.Errorf("heads %d, kv_heads %d, head_dim %d out of range (head_dim a multiple of 16 up to 256)", heads, kvh, hd)
+	if heads < 1 || kvh < 1 || heads%kvh != 0 || hd < 8 || hd%8 != 0 || hd > 256 {
+		return nil, fmt.Errorf("heads %d, kv_heads %d, head_dim %d out of range (head_dim a multiple of 8 up to 256)", heads, kvh, hd)
 	}
 	for i, want := range []int64{heads * hd, kvh * hd, kvh * hd} {
 		if cols, err := activation(n.Inputs[i]); err != nil || cols != want || rowsOf(n.Inputs[i]) != 0 {

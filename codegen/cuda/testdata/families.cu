@@ -1063,7 +1063,8 @@ __device__ __forceinline__ void kv_store(const float* __restrict__ k, const floa
 // Scores live in the log2 domain: q is scaled by SCALE·log2(e) as it is
 // loaded, and exp2 replaces exp. Positions are the state's pos0 + t, so a
 // block's rows need the keys from the first row's window start to the last
-// row's position.
+// row's position. The tensor-core tiles are HDP = HD rounded up to 16 dims
+// wide; the padding holds zeros (HD % 8 == 0).
 #define ATT_WARPS 4
 #define ATT_LOG2E 1.4426950408889634f
 
@@ -1092,34 +1093,34 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t* r, const void* p) {
 // exp2(x - m), 0 where m is -inf (a row that has seen no key yet).
 __device__ __forceinline__ float att_exp2(float x, float m) { return m == -INFINITY ? 0.f : exp2f(x - m); }
 
-// att_load_kv: keys [k0, k0 + KT) of kv head kvh to ks, vs ([KT][HD + 8]
+// att_load_kv: keys [k0, k0 + KT) of kv head kvh to ks, vs ([KT][HDP + 8]
 // halves), by NT threads from thread index i0, as 16-byte async copies;
-// keys at or past kend are zero-filled (never read past the cache's rows).
+// keys at or past kend and the padding dims are zero-filled (never read
+// past the cache's rows).
 template <class A, int KT, int NT>
 __device__ __forceinline__ void att_load_kv(const __half* __restrict__ kc, const __half* __restrict__ vc, int kvh, int k0, int kend,
                                             __half* ks, __half* vs, int i0, bool v_group) {
-    constexpr int HD = A::HD, KV = A::KVH * A::HD, CH = HD / 8, SROW = HD + 8;
-    for (int i = i0; i < KT * CH; i += NT) {
-        const int row = i / CH, ch = i % CH, key = k0 + row;
-        const i64 src = (i64)(key < kend ? key : 0) * KV + kvh * HD + ch * 8;
-        cp_async16(ks + row * SROW + ch * 8, kc + src, key < kend ? 16 : 0);
+    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, KV = A::KVH * HD, CH = HDP / 8, SROW = HDP + 8;
+#pragma unroll
+    for (int kv = 0; kv < 2; kv++) {
+        const __half* src = kv ? vc : kc;
+        __half* dst = kv ? vs : ks;
+        for (int i = i0; i < KT * CH; i += NT) {
+            const int row = i / CH, ch = i % CH, key = k0 + row;
+            const bool real = key < kend && ch * 8 < HD;
+            cp_async16(dst + row * SROW + ch * 8, src + (real ? (i64)key * KV + kvh * HD + ch * 8 : 0), real ? 16 : 0);
+        }
+        if (kv == 1 || v_group) cp_async_commit();  // v_group: K first, its scores can start while V lands
     }
-    if (v_group) cp_async_commit();  // K first: its scores can start while V lands
-    for (int i = i0; i < KT * CH; i += NT) {
-        const int row = i / CH, ch = i % CH, key = k0 + row;
-        const i64 src = (i64)(key < kend ? key : 0) * KV + kvh * HD + ch * 8;
-        cp_async16(vs + row * SROW + ch * 8, vc + src, key < kend ? 16 : 0);
-    }
-    cp_async_commit();
 }
 
-// att_load_q: the Q fragments (A operand, 16 rows × HD) of the warp's rows
+// att_load_q: the Q fragments (A operand, 16 rows × HDP) of the warp's rows
 // rbase.. rbase+15 of kv head kvh's group, scaled, and each lane's two rows'
 // (lane/4 and lane/4+8) positions and first keys; rows past T·G get
 // position -1, which masks every key.
 template <class A>
 __device__ __forceinline__ void att_load_q(const float* __restrict__ q, const int* __restrict__ positions, int rows, int rbase, int kvh,
-                                           uint32_t (&qf)[A::HD / 16][4], int (&pos)[2], int (&lo)[2]) {
+                                           uint32_t (&qf)[(A::HD + 15) / 16][4], int (&pos)[2], int (&lo)[2]) {
     constexpr int HD = A::HD, G = A::HEADS / A::KVH;
     constexpr float SC = A::SCALE * ATT_LOG2E;
     const int lane = threadIdx.x & 31, c = lane & 3;
@@ -1132,9 +1133,9 @@ __device__ __forceinline__ void att_load_q(const float* __restrict__ q, const in
         lo[h] = A::WINDOW > 0 ? pos[h] - A::WINDOW + 1 : 0;
         const float* qr = q + (i64)t * A::HEADS * HD + (kvh * G + g) * HD + 2 * c;
 #pragma unroll
-        for (int kk = 0; kk < HD / 16; kk++) {
-            const float2 a = valid ? *(const float2*)(qr + kk * 16) : make_float2(0.f, 0.f);
-            const float2 b = valid ? *(const float2*)(qr + kk * 16 + 8) : make_float2(0.f, 0.f);
+        for (int kk = 0; kk < (HD + 15) / 16; kk++) {  // dim pairs lie wholly inside or past HD (HD % 8 == 0)
+            const float2 a = valid && kk * 16 + 2 * c < HD ? *(const float2*)(qr + kk * 16) : make_float2(0.f, 0.f);
+            const float2 b = valid && kk * 16 + 8 + 2 * c < HD ? *(const float2*)(qr + kk * 16 + 8) : make_float2(0.f, 0.f);
             qf[kk][h] = pack_half2(a.x * SC, a.y * SC);
             qf[kk][2 + h] = pack_half2(b.x * SC, b.y * SC);
         }
@@ -1145,7 +1146,7 @@ __device__ __forceinline__ void att_load_q(const float* __restrict__ q, const in
 // (C fragments: lane holds rows lane/4, lane/4+8 at columns 2·(lane%4)+{0,1}
 // of each 8-key slice), the mask (key ≥ kend, past the row's position or
 // before its window), the online softmax, and P·V accumulated into o (the
-// same C layout over HD). m is the running row max, l the lane's share of
+// same C layout over HD, the padded width). m is the running row max, l the lane's share of
 // the row sum. WAIT_V: V's copy group is still in flight and is awaited
 // between the two products.
 template <int HD, int KT, bool WAIT_V>
@@ -1216,8 +1217,8 @@ __device__ __forceinline__ void att_tile(const uint32_t (&qf)[HD / 16][4], const
     }
 }
 
-// att_rows_out: a warp's rows (o unnormalised, m, l) to shared os [rows][HD
-// + 4] floats, ms, ls [rows] from row rbase.
+// att_rows_out: a warp's rows (o unnormalised, m, l; HD the padded width)
+// to shared os [rows][HD + 4] floats, ms, ls [rows] from row rbase.
 template <int HD>
 __device__ __forceinline__ void att_rows_out(float* os, float* ms, float* ls, int rbase, const float (&m)[2], float (&l)[2],
                                              const float (&o)[HD / 8][4]) {
@@ -1236,20 +1237,20 @@ __device__ __forceinline__ void att_rows_out(float* os, float* ms, float* ls, in
 }
 
 // att_store: rows row0 .. row0+nrows-1 of kv head kvh's group from shared
-// os, ms, ls: the sink joins the denominator, y = o / l, and with Q8 (HD %
+// os ([rows][HDP + 4]), ms, ls: the sink joins the denominator, y = o / l, and with Q8 (HD %
 // 32 == 0) the output is quantized for the integer GEMV path. One warp per
 // (row, 32 dims), so quantize32 sees a whole warp.
 template <class A, class S, bool SINKS, bool Q8>
 __device__ __forceinline__ void att_store(const float* os, const float* ms, const float* ls, int nrows, int row0, int kvh, int rows,
                                           const uint8_t* __restrict__ sinks, float* __restrict__ y, xq_t* __restrict__ xq,
                                           float2* __restrict__ xs) {
-    constexpr int HD = A::HD, G = A::HEADS / A::KVH, NG = (HD + 31) / 32;
+    constexpr int HD = A::HD, OROW = (HD + 15) / 16 * 16 + 4, G = A::HEADS / A::KVH, NG = (HD + 31) / 32;
     const int lane = threadIdx.x & 31;
     for (int it = threadIdx.x >> 5; it < nrows * NG; it += blockDim.x >> 5) {
         const int row = it / NG, d = (it % NG) * 32 + lane, r0 = row0 + row;
         if (r0 >= rows) continue;  // whole warps
         const int t = r0 / G, h = kvh * G + r0 % G;
-        float m = ms[row], l = ls[row], v = d < HD ? os[row * (HD + 4) + d] : 0.f;
+        float m = ms[row], l = ls[row], v = d < HD ? os[row * OROW + d] : 0.f;
         if constexpr (SINKS) {
             const float sk = S::at(sinks, h) * ATT_LOG2E, mf = fmaxf(m, sk), r = att_exp2(m, mf);
             l = l * r + exp2f(sk - mf);
@@ -1264,27 +1265,27 @@ __device__ __forceinline__ void att_store(const float* os, const float* ms, cons
 
 // attend_prefill: one block of ATT_WARPS warps per 64 rows of a kv head's
 // group; K/V tiles of 64 keys double-buffered in dynamic shared memory
-// (2 · 2 · 64 · (HD + 8) halves), every warp using each tile for its 16
+// (2 · 2 · 64 · (HDP + 8) halves), every warp using each tile for its 16
 // rows. Grid (ceil(T·G / 64), KVH).
 template <class A, class S, bool SINKS, bool Q8>
 __device__ __forceinline__ void attend_prefill(const float* __restrict__ q, const __half* __restrict__ kc, const __half* __restrict__ vc,
                                                const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y,
                                                xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
-    constexpr int HD = A::HD, G = A::HEADS / A::KVH, KT = 64, SROW = HD + 8, NT = ATT_WARPS * 32;
+    constexpr int HDP = (A::HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = 64, SROW = HDP + 8, NT = ATT_WARPS * 32;
     extern __shared__ __align__(16) unsigned char att_smem[];
     __half* kvs = (__half*)att_smem;  // [stage][K, V][KT][SROW]
     const int rows = STATE_T(state) * G, row0 = blockIdx.x * 16 * ATT_WARPS, kvh = blockIdx.y, warp = threadIdx.x >> 5;
     const int kmin = A::WINDOW > 0 ? max(0, positions[row0 / G] - A::WINDOW + 1) : 0;
     const int kmax = positions[(min(row0 + 16 * ATT_WARPS, rows) - 1) / G] + 1;
-    uint32_t qf[HD / 16][4];
+    uint32_t qf[HDP / 16][4];
     int pos[2], lo[2];
     att_load_q<A>(q, positions, rows, row0 + 16 * warp, kvh, qf, pos, lo);
     // The warp's key span, to skip tiles none of its rows sees.
     const int wlast = __reduce_max_sync(0xffffffffu, max(pos[0], pos[1]));
     const int wfirst = __reduce_min_sync(0xffffffffu, min(pos[0] < 0 ? 0x7fffffff : lo[0], pos[1] < 0 ? 0x7fffffff : lo[1]));
-    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, o[HD / 8][4];
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, o[HDP / 8][4];
 #pragma unroll
-    for (int d = 0; d < HD / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
+    for (int d = 0; d < HDP / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
     const int tiles = (kmax - kmin + KT - 1) / KT;
     att_load_kv<A, KT, NT>(kc, vc, kvh, kmin, kmax, kvs, kvs + KT * SROW, threadIdx.x, false);
     for (int i = 0; i < tiles; i++) {
@@ -1298,13 +1299,13 @@ __device__ __forceinline__ void attend_prefill(const float* __restrict__ q, cons
         }
         __syncthreads();
         const int k0 = kmin + i * KT;
-        if (k0 <= wlast && k0 + KT > wfirst) att_tile<HD, KT, false>(qf, ks, ks + KT * SROW, k0, kmax, pos, lo, m, l, o);
+        if (k0 <= wlast && k0 + KT > wfirst) att_tile<HDP, KT, false>(qf, ks, ks + KT * SROW, k0, kmax, pos, lo, m, l, o);
         __syncthreads();  // the next iteration's copy overwrites this stage
     }
-    float* os = (float*)att_smem;  // [64][HD + 4], then ms, ls [64]
-    float* ms = os + 16 * ATT_WARPS * (HD + 4);
+    float* os = (float*)att_smem;  // [64][HDP + 4], then ms, ls [64]
+    float* ms = os + 16 * ATT_WARPS * (HDP + 4);
     float* ls = ms + 16 * ATT_WARPS;
-    att_rows_out<HD>(os, ms, ls, 16 * warp, m, l, o);
+    att_rows_out<HDP>(os, ms, ls, 16 * warp, m, l, o);
     __syncthreads();
     att_store<A, S, SINKS, Q8>(os, ms, ls, 16 * ATT_WARPS, row0, kvh, rows, sinks, y, xq, xs);
 }
@@ -1324,7 +1325,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
                                               const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y,
                                               xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters,
                                               const int* __restrict__ state) {
-    constexpr int HD = A::HD, G = A::HEADS / A::KVH, KT = 32, SROW = HD + 8, OROW = HD + 4;
+    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = 32, SROW = HDP + 8, OROW = HDP + 4;
     extern __shared__ __align__(16) unsigned char att_smem[];
     const int rows = STATE_T(state) * G, row0 = blockIdx.z * 16, kvh = blockIdx.y, split = blockIdx.x;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -1338,18 +1339,18 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     if (split >= nsplit) return;
     const int kbegin = kmin + split * chunk, kend = min(kmax, kbegin + chunk);
 
-    uint32_t qf[HD / 16][4];
+    uint32_t qf[HDP / 16][4];
     int pos[2], lo[2];
     att_load_q<A>(q, positions, rows, row0, kvh, qf, pos, lo);
-    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, o[HD / 8][4];
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, o[HDP / 8][4];
 #pragma unroll
-    for (int d = 0; d < HD / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
+    for (int d = 0; d < HDP / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
     __half* ks = (__half*)att_smem + warp * 2 * KT * SROW;  // this warp's [K, V][KT][SROW]
     for (int k0 = kbegin + warp * KT; k0 < kend; k0 += ATT_WARPS * KT) {
         att_load_kv<A, KT, 32>(kc, vc, kvh, k0, kend, ks, ks + KT * SROW, lane, true);
         cp_async_wait<1>();
         __syncwarp();
-        att_tile<HD, KT, true>(qf, ks, ks + KT * SROW, k0, kend, pos, lo, m, l, o);
+        att_tile<HDP, KT, true>(qf, ks, ks + KT * SROW, k0, kend, pos, lo, m, l, o);
         __syncwarp();  // the next tile's copy overwrites these buffers
     }
     __syncthreads();  // the output area below overlaps other warps' tiles
@@ -1359,7 +1360,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     float* mf = ls + ATT_WARPS * 16;  // [16]: the block's rows
     float* lf = mf + 16;
     float2* wl = (float2*)(lf + 16);  // [SPLITS][16]: the merge's weights and sums
-    att_rows_out<HD>(os + warp * 16 * OROW, ms + warp * 16, ls + warp * 16, 0, m, l, o);
+    att_rows_out<HDP>(os + warp * 16 * OROW, ms + warp * 16, ls + warp * 16, 0, m, l, o);
     __syncthreads();
     if (threadIdx.x < 16) {
         const int r = threadIdx.x;
