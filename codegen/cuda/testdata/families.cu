@@ -1370,7 +1370,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
         mf[r] = mm, lf[r] = ll;
     }
     __syncthreads();
-    for (int i = threadIdx.x; i < nrows * HD; i += blockDim.x) {  // merged into warp 0's rows
+    for (int i = threadIdx.x; i < 16 * HD; i += blockDim.x) {  // merged into warp 0's rows
         const int r = i / HD, d = i % HD;
         float acc = 0.f;
         for (int w = 0; w < ATT_WARPS; w++) acc += att_exp2(ms[w * 16 + r], mf[r]) * os[(w * 16 + r) * OROW + d];
