@@ -51,9 +51,11 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	if !ok {
 		return nil, fmt.Errorf("codegen/cuda: graph has no arena_bytes: run the planMemory pass first")
 	}
+	attn := newAttnScratch(g, int64(m.Model.ContextLength), alignUp(arenaBytes, plans.Alignment))
 	e := &emitter{
 		maxTokens:   maxTokens,
-		scratchBase: alignUp(arenaBytes, plans.Alignment),
+		attn:        attn,
+		scratchBase: attn.end,
 		model:       m.Model,
 		state:       StateLayout(maxTokens),
 		tensors:     map[string]*plans.Tensor{},
@@ -116,9 +118,10 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 // emitter turns nodes into kernel instances and launches.
 type emitter struct {
 	maxTokens    int64
-	scratchBase  int64 // arena offset of codegen's scratch, after the planned buffers
-	scratchBytes int64 // the most scratch one launch pair needs
-	prefill      bool  // emitting the prefill schedule (else decode)
+	attn         attnScratch // the decode attentions' partials and counters, after the planned buffers
+	scratchBase  int64       // arena offset of codegen's int8 scratch, after attn
+	scratchBytes int64       // the most scratch one launch pair needs
+	prefill      bool        // emitting the prefill schedule (else decode)
 	// scratchHolds is the arena offset of the value whose int8 form the
 	// scratch holds at this point of the schedule (-1: none).
 	scratchHolds int64

@@ -244,14 +244,6 @@ func (e *emitter) ropeConfig(n *ir.Node, mode string) (string, error) {
 	return e.kernels.config("Rope", members...), nil
 }
 
-// kvArgs are the K and V cache arguments of attention node n's layer
-// (plans.ArgKV: the base at ctx = 1, which the runtime scales by ctx).
-func kvArgs(n *ir.Node) (kc, vc plans.Arg) {
-	row := n.Int("kv_heads") * n.Int("head_dim") * 2 // one cached fp16 row
-	layer := n.Int("layer")
-	return plans.Arg{Kind: plans.ArgKV, Offset: (layer*2 + 0) * row}, plans.Arg{Kind: plans.ArgKV, Offset: (layer*2 + 1) * row}
-}
-
 // yarnCorrDims is ggml's ggml_rope_yarn_corr_dims: the pair indexes between
 // which YaRN ramps from interpolation to extrapolation.
 func yarnCorrDims(nDims, origCtx int64, base, betaFast, betaSlow float64) (float64, float64) {
@@ -261,76 +253,4 @@ func yarnCorrDims(nDims, origCtx int64, base, betaFast, betaSlow float64) (float
 	lo := max(0, math.Floor(dim(betaFast)))
 	hi := min(float64(nDims-1), math.Ceil(dim(betaSlow)))
 	return lo, hi
-}
-
-// attention(q, k, v [, sinks]): store this step's k, v in the layer's cache,
-// then one block per (head, token) attends.
-func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
-	q, k, v := n.Inputs[0], n.Inputs[1], n.Inputs[2]
-	heads, kvh, hd := n.Int("heads"), n.Int("kv_heads"), n.Int("head_dim")
-	layer, window := n.Int("layer"), n.Int("window")
-	if heads < 1 || kvh < 1 || heads%kvh != 0 || hd < 2 || hd%2 != 0 {
-		return nil, fmt.Errorf("heads %d, kv_heads %d, head_dim %d out of range", heads, kvh, hd)
-	}
-	for i, want := range []int64{heads * hd, kvh * hd, kvh * hd} {
-		if cols, err := activation(n.Inputs[i]); err != nil || cols != want || rowsOf(n.Inputs[i]) != 0 {
-			return nil, fmt.Errorf("input %d is %v, want [T, %d]: attention runs on this step's tokens", i, n.Inputs[i].Shape, want)
-		}
-	}
-	if e.model.NHeadKV != 0 && (int64(e.model.NHeadKV) != kvh || int64(e.model.HeadDim) != hd || layer >= int64(e.model.NLayer)) {
-		return nil, fmt.Errorf("layer %d's cache [%d·%d] does not fit the plan's KV layout (%d layers of %d·%d)",
-			layer, kvh, hd, e.model.NLayer, e.model.NHeadKV, e.model.HeadDim)
-	}
-	if layer < 0 {
-		return nil, fmt.Errorf("negative layer %d", layer)
-	}
-	cfg := e.kernels.config("Attn",
-		fmt.Sprintf("static constexpr int HEADS = %d, KVH = %d, HD = %d, WINDOW = %d;", heads, kvh, hd, window),
-		"static constexpr float SCALE = "+cFloat(n.Float("scale"))+";")
-	kc, vc := kvArgs(n)
-	positions := plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions}
-
-	var ls []plans.Launch
-	var err error
-	if !e.kvStored[n] { // else the qkv kernel stored k and v
-		store := &call{}
-		store.ptr(e, cIn, "k", k)
-		store.ptr(e, cIn, "v", v)
-		store.arg(cInts, "positions", positions)
-		store.arg(cCache, "kc", kc)
-		store.arg(cCache, "vc", vc)
-		e.stateArg(store)
-		if ls, err = e.emit(store, "kv_store", 256, gridElems(0, kvh*hd, 256), cfg); err != nil {
-			return nil, err
-		}
-	}
-
-	att := &call{}
-	att.ptr(e, cIn, "q", q)
-	att.arg(cCache, "kc", kc)
-	att.arg(cCache, "vc", vc)
-	sinks := "B_none"
-	if len(n.Inputs) == 4 {
-		if sinks, err = e.vectorAccessor(n.Inputs[3], heads); err != nil {
-			return nil, err
-		}
-		att.ptr(e, cWeight, "sinks", n.Inputs[3])
-	} else {
-		att.null()
-	}
-	att.arg(cInts, "positions", positions)
-	att.ptr(e, cOut, "y", n)
-	out, err := e.value(n)
-	if err != nil {
-		return nil, err
-	}
-	q8 := "false"
-	if hd%32 == 0 {
-		q8 = e.quantizes(att, n, out, heads*hd)
-	} else {
-		att.null()
-		att.null()
-	}
-	la, err := e.emit(att, "attend", 128, gridRowsY(heads, 0), cfg, sinks, fmt.Sprint(len(n.Inputs) == 4), q8)
-	return append(ls, la...), err
 }

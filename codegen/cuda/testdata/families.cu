@@ -1559,84 +1559,369 @@ __device__ __forceinline__ void kv_store(const float* __restrict__ k, const floa
     vc[(i64)pos * KV + c] = __float2half(v[i]);
 }
 
-// attend: one block of ATT_THREADS per (head, token); keys in chunks of
-// ATT_CHUNK with an online softmax: warps score keys (lanes split head_dim,
-// half2 loads), then every thread accumulates its output dims over the chunk.
-// Sinks (optional, [HEADS] plain floats) join the softmax denominator.
-#define ATT_THREADS 128
-#define ATT_CHUNK 256
-// With Q8 (HD % 32 == 0) the output is also quantized for the integer GEMV
-// path: each warp holds 32 consecutive dims of the head.
+// Attention proper: flash attention on tensor cores (mma.sync m16n8k16,
+// fp16 inputs, fp32 accumulators). A warp holds 16 query rows; the rows of
+// a kv head's group are its (token, head) pairs, row r = t·G + g with G =
+// HEADS/KVH, so the group's query heads share every K/V tile loaded (GQA).
+// Scores live in the log2 domain: q is scaled by SCALE·log2(e) as it is
+// loaded, and exp2 replaces exp. Positions are the state's pos0 + t, so a
+// block's rows need the keys from the first row's window start to the last
+// row's position. The tensor-core tiles are HDP = HD rounded up to 16 dims
+// wide; the padding holds zeros (HD % 8 == 0).
+#define ATT_WARPS 4
+#define ATT_LOG2E 1.4426950408889634f
+
+__device__ __forceinline__ void mma_f16_16816(float* d, const uint32_t* a, uint32_t b0, uint32_t b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
+    __half2 h = __floats2half2_rn(lo, hi);
+    return *(uint32_t*)&h;
+}
+// 16-byte global→shared copy; src_bytes 0 fills the destination with zeros.
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, int src_bytes) {
+    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t* r, const void* p) {
+    const uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
+}
+// exp2(x - m), 0 where m is -inf (a row that has seen no key yet).
+__device__ __forceinline__ float att_exp2(float x, float m) { return m == -INFINITY ? 0.f : exp2f(x - m); }
+
+// att_load_kv: keys [k0, k0 + KT) of kv head kvh to ks, vs ([KT][HDP + 8]
+// halves), by NT threads from thread index i0, as 16-byte async copies;
+// keys at or past kend and the padding dims are zero-filled (never read
+// past the cache's rows).
+template <class A, int KT, int NT>
+__device__ __forceinline__ void att_load_kv(const __half* __restrict__ kc, const __half* __restrict__ vc, int kvh, int k0, int kend,
+                                            __half* ks, __half* vs, int i0, bool v_group) {
+    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, KV = A::KVH * HD, CH = HDP / 8, SROW = HDP + 8;
+#pragma unroll
+    for (int kv = 0; kv < 2; kv++) {
+        const __half* src = kv ? vc : kc;
+        __half* dst = kv ? vs : ks;
+        for (int i = i0; i < KT * CH; i += NT) {
+            const int row = i / CH, ch = i % CH, key = k0 + row;
+            const bool real = key < kend && ch * 8 < HD;
+            cp_async16(dst + row * SROW + ch * 8, src + (real ? (i64)key * KV + kvh * HD + ch * 8 : 0), real ? 16 : 0);
+        }
+        if (kv == 1 || v_group) cp_async_commit();  // v_group: K first, its scores can start while V lands
+    }
+}
+
+// att_load_q: the Q fragments (A operand, 16 rows × HDP) of the warp's rows
+// rbase.. rbase+15 of kv head kvh's group, scaled, and each lane's two rows'
+// (lane/4 and lane/4+8) positions and first keys; rows past T·G get
+// position -1, which masks every key.
+template <class A>
+__device__ __forceinline__ void att_load_q(const float* __restrict__ q, const int* __restrict__ positions, int rows, int rbase, int kvh,
+                                           uint32_t (&qf)[(A::HD + 15) / 16][4], int (&pos)[2], int (&lo)[2]) {
+    constexpr int HD = A::HD, G = A::HEADS / A::KVH;
+    constexpr float SC = A::SCALE * ATT_LOG2E;
+    const int lane = threadIdx.x & 31, c = lane & 3;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int r0 = rbase + (lane >> 2) + 8 * h;
+        const bool valid = r0 < rows;
+        const int t = valid ? r0 / G : 0, g = r0 % G;
+        pos[h] = valid ? positions[t] : -1;
+        lo[h] = A::WINDOW > 0 ? pos[h] - A::WINDOW + 1 : 0;
+        const float* qr = q + (i64)t * A::HEADS * HD + (kvh * G + g) * HD + 2 * c;
+#pragma unroll
+        for (int kk = 0; kk < (HD + 15) / 16; kk++) {  // dim pairs lie wholly inside or past HD (HD % 8 == 0)
+            const float2 a = valid && kk * 16 + 2 * c < HD ? *(const float2*)(qr + kk * 16) : make_float2(0.f, 0.f);
+            const float2 b = valid && kk * 16 + 8 + 2 * c < HD ? *(const float2*)(qr + kk * 16 + 8) : make_float2(0.f, 0.f);
+            qf[kk][h] = pack_half2(a.x * SC, a.y * SC);
+            qf[kk][2 + h] = pack_half2(b.x * SC, b.y * SC);
+        }
+    }
+}
+
+// att_tile: one warp's 16 rows against keys k0 .. k0+KT-1 in ks, vs: scores
+// (C fragments: lane holds rows lane/4, lane/4+8 at columns 2·(lane%4)+{0,1}
+// of each 8-key slice), the mask (key ≥ kend, past the row's position or
+// before its window), the online softmax, and P·V accumulated into o (the
+// same C layout over HD, the padded width). m is the running row max, l the lane's share of
+// the row sum. WAIT_V: V's copy group is still in flight and is awaited
+// between the two products.
+template <int HD, int KT, bool WAIT_V>
+__device__ __forceinline__ void att_tile(const uint32_t (&qf)[HD / 16][4], const __half* ks, const __half* vs, int k0, int kend,
+                                         const int (&pos)[2], const int (&lo)[2], float (&m)[2], float (&l)[2], float (&o)[HD / 8][4]) {
+    constexpr int SROW = HD + 8;
+    const int lane = threadIdx.x & 31, r = lane >> 2, c = lane & 3;
+    float s[KT / 8][4];
+#pragma unroll
+    for (int n = 0; n < KT / 8; n++) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; kk++) {
+#pragma unroll
+        for (int n = 0; n < KT / 8; n++) {
+            const __half* kr = ks + (n * 8 + r) * SROW + kk * 16 + 2 * c;
+            mma_f16_16816(s[n], qf[kk], *(const uint32_t*)kr, *(const uint32_t*)(kr + 8));
+        }
+    }
+    float mx[2] = {m[0], m[1]};
+#pragma unroll
+    for (int n = 0; n < KT / 8; n++) {
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int h = e >> 1, j = k0 + n * 8 + 2 * c + (e & 1);
+            if (j >= kend || j > pos[h] || j < lo[h]) s[n][e] = -INFINITY;
+            mx[h] = fmaxf(mx[h], s[n][e]);
+        }
+    }
+    float corr[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+        corr[h] = att_exp2(m[h], mx[h]);
+        m[h] = mx[h];
+        l[h] *= corr[h];
+    }
+#pragma unroll
+    for (int n = 0; n < KT / 8; n++) {
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const float p = att_exp2(s[n][e], m[e >> 1]);
+            l[e >> 1] += p;
+            s[n][e] = p;
+        }
+    }
+#pragma unroll
+    for (int d = 0; d < HD / 8; d++) {
+        o[d][0] *= corr[0], o[d][1] *= corr[0];
+        o[d][2] *= corr[1], o[d][3] *= corr[1];
+    }
+    if constexpr (WAIT_V) {
+        cp_async_wait<0>();
+        __syncwarp();
+    }
+#pragma unroll
+    for (int kk = 0; kk < KT / 16; kk++) {
+        const uint32_t a[4] = {pack_half2(s[2 * kk][0], s[2 * kk][1]), pack_half2(s[2 * kk][2], s[2 * kk][3]),
+                               pack_half2(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack_half2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+        const int mi = lane >> 3;
+#pragma unroll
+        for (int dp = 0; dp < HD / 16; dp++) {
+            uint32_t b[4];
+            ldmatrix_x4_trans(b, vs + (kk * 16 + (mi & 1) * 8 + (lane & 7)) * SROW + dp * 16 + (mi >> 1) * 8);
+            mma_f16_16816(o[2 * dp], a, b[0], b[1]);
+            mma_f16_16816(o[2 * dp + 1], a, b[2], b[3]);
+        }
+    }
+}
+
+// att_rows_out: a warp's rows (o unnormalised, m, l; HD the padded width)
+// to shared os [rows][HD + 4] floats, ms, ls [rows] from row rbase.
+template <int HD>
+__device__ __forceinline__ void att_rows_out(float* os, float* ms, float* ls, int rbase, const float (&m)[2], float (&l)[2],
+                                             const float (&o)[HD / 8][4]) {
+    const int lane = threadIdx.x & 31, r = rbase + (lane >> 2), c = lane & 3;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+    }
+#pragma unroll
+    for (int d = 0; d < HD / 8; d++) {
+        *(float2*)(os + r * (HD + 4) + d * 8 + 2 * c) = make_float2(o[d][0], o[d][1]);
+        *(float2*)(os + (r + 8) * (HD + 4) + d * 8 + 2 * c) = make_float2(o[d][2], o[d][3]);
+    }
+    if (c == 0) ms[r] = m[0], ls[r] = l[0], ms[r + 8] = m[1], ls[r + 8] = l[1];
+}
+
+// att_store: rows row0 .. row0+nrows-1 of kv head kvh's group from shared
+// os ([rows][HDP + 4]), ms, ls: the sink joins the denominator, y = o / l, and with Q8 (HD %
+// 32 == 0) the output is quantized for the integer GEMV path. One warp per
+// (row, 32 dims), so quantize32 sees a whole warp.
 template <class A, class S, bool SINKS, bool Q8>
-__device__ __forceinline__ void attend(const float* __restrict__ q, const __half* __restrict__ kc, const __half* __restrict__ vc,
-                                       const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y,
-                                       xq_t* __restrict__ xq, float2* __restrict__ xs) {
-    constexpr int KV = A::KVH * A::HD, DPT = (A::HD + ATT_THREADS - 1) / ATT_THREADS;
-    __shared__ float qs[A::HD];
-    __shared__ float ps[ATT_CHUNK];
-    __shared__ float scratch[32];
-    const int h = blockIdx.x, t = blockIdx.y, kvh = h / (A::HEADS / A::KVH);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int pos = positions[t];
-    const int lo = A::WINDOW > 0 ? max(0, pos - A::WINDOW + 1) : 0;
-    for (int d = threadIdx.x; d < A::HD; d += ATT_THREADS) qs[d] = q[(i64)t * A::HEADS * A::HD + h * A::HD + d] * A::SCALE;
+__device__ __forceinline__ void att_store(const float* os, const float* ms, const float* ls, int nrows, int row0, int kvh, int rows,
+                                          const uint8_t* __restrict__ sinks, float* __restrict__ y, xq_t* __restrict__ xq,
+                                          float2* __restrict__ xs) {
+    constexpr int HD = A::HD, OROW = (HD + 15) / 16 * 16 + 4, G = A::HEADS / A::KVH, NG = (HD + 31) / 32;
+    const int lane = threadIdx.x & 31;
+    for (int it = threadIdx.x >> 5; it < nrows * NG; it += blockDim.x >> 5) {
+        const int row = it / NG, d = (it % NG) * 32 + lane, r0 = row0 + row;
+        if (r0 >= rows) continue;  // whole warps
+        const int t = r0 / G, h = kvh * G + r0 % G;
+        float m = ms[row], l = ls[row], v = d < HD ? os[row * OROW + d] : 0.f;
+        if constexpr (SINKS) {
+            const float sk = S::at(sinks, h) * ATT_LOG2E, mf = fmaxf(m, sk), r = att_exp2(m, mf);
+            l = l * r + exp2f(sk - mf);
+            v *= r;
+        }
+        v /= l;
+        const i64 i = (i64)t * A::HEADS * HD + h * HD + d;
+        if (d < HD) y[i] = v;
+        if constexpr (Q8) quantize32(v, i & ~(i64)31, xq, xs);
+    }
+}
+
+// attend_prefill: one block of ATT_WARPS warps per 64 rows of a kv head's
+// group; K/V tiles of 64 keys double-buffered in dynamic shared memory
+// (2 · 2 · 64 · (HDP + 8) halves), every warp using each tile for its 16
+// rows. Grid (ceil(T·G / 64), KVH).
+template <class A, class S, bool SINKS, bool Q8>
+__device__ __forceinline__ void attend_prefill(const float* __restrict__ q, const __half* __restrict__ kc, const __half* __restrict__ vc,
+                                               const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y,
+                                               xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    constexpr int HDP = (A::HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = 64, SROW = HDP + 8, NT = ATT_WARPS * 32;
+    extern __shared__ __align__(16) unsigned char att_smem[];
+    __half* kvs = (__half*)att_smem;  // [stage][K, V][KT][SROW]
+    const int rows = STATE_T(state) * G, row0 = blockIdx.x * 16 * ATT_WARPS, kvh = blockIdx.y, warp = threadIdx.x >> 5;
+    const int kmin = A::WINDOW > 0 ? max(0, positions[row0 / G] - A::WINDOW + 1) : 0;
+    const int kmax = positions[(min(row0 + 16 * ATT_WARPS, rows) - 1) / G] + 1;
+    uint32_t qf[HDP / 16][4];
+    int pos[2], lo[2];
+    att_load_q<A>(q, positions, rows, row0 + 16 * warp, kvh, qf, pos, lo);
+    // The warp's key span, to skip tiles none of its rows sees.
+    const int wlast = __reduce_max_sync(0xffffffffu, max(pos[0], pos[1]));
+    const int wfirst = __reduce_min_sync(0xffffffffu, min(pos[0] < 0 ? 0x7fffffff : lo[0], pos[1] < 0 ? 0x7fffffff : lo[1]));
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, o[HDP / 8][4];
+#pragma unroll
+    for (int d = 0; d < HDP / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
+    const int tiles = (kmax - kmin + KT - 1) / KT;
+    att_load_kv<A, KT, NT>(kc, vc, kvh, kmin, kmax, kvs, kvs + KT * SROW, threadIdx.x, false);
+    for (int i = 0; i < tiles; i++) {
+        __half* ks = kvs + (i & 1) * 2 * KT * SROW;
+        if (i + 1 < tiles) {
+            __half* next = kvs + ((i + 1) & 1) * 2 * KT * SROW;
+            att_load_kv<A, KT, NT>(kc, vc, kvh, kmin + (i + 1) * KT, kmax, next, next + KT * SROW, threadIdx.x, false);
+            cp_async_wait<1>();
+        } else {
+            cp_async_wait<0>();
+        }
+        __syncthreads();
+        const int k0 = kmin + i * KT;
+        if (k0 <= wlast && k0 + KT > wfirst) att_tile<HDP, KT, false>(qf, ks, ks + KT * SROW, k0, kmax, pos, lo, m, l, o);
+        __syncthreads();  // the next iteration's copy overwrites this stage
+    }
+    float* os = (float*)att_smem;  // [64][HDP + 4], then ms, ls [64]
+    float* ms = os + 16 * ATT_WARPS * (HDP + 4);
+    float* ls = ms + 16 * ATT_WARPS;
+    att_rows_out<HDP>(os, ms, ls, 16 * warp, m, l, o);
     __syncthreads();
-    float m = -INFINITY, l = 0.f, acc[DPT];
+    att_store<A, S, SINKS, Q8>(os, ms, ls, 16 * ATT_WARPS, row0, kvh, rows, sinks, y, xq, xs);
+}
+
+// attend_decode (flash-decoding): block (split, kvh, z) takes the 16 rows
+// z·16.. of kv head kvh's group (T = 1: its first 16 query heads) and a
+// SPLITS-th of their keys, in chunks of a multiple of ATT_WARPS·32 keys so
+// short contexts use few blocks; blocks past the last chunk exit at once.
+// Each warp takes every ATT_WARPS-th tile of 32 keys into its own shared
+// buffers, the warps merge in shared memory, and with more than one chunk
+// each block leaves (m, l, o) in part and the last block of the group to
+// finish (counters, reset for the next launch) merges them. The grid is
+// fixed at codegen (SPLITS × KVH × ceil(G/16)), so a captured decode graph
+// serves every position.
+template <class A, class S, bool SINKS, bool Q8, int SPLITS>
+__device__ __forceinline__ void attend_decode(const float* __restrict__ q, const __half* __restrict__ kc, const __half* __restrict__ vc,
+                                              const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y,
+                                              xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters,
+                                              const int* __restrict__ state) {
+    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = 32, SROW = HDP + 8, OROW = HDP + 4;
+    extern __shared__ __align__(16) unsigned char att_smem[];
+    const int rows = STATE_T(state) * G, row0 = blockIdx.z * 16, kvh = blockIdx.y, split = blockIdx.x;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (row0 >= rows) return;
+    const int nrows = min(16, rows - row0);
+    const int kmin = A::WINDOW > 0 ? max(0, positions[row0 / G] - A::WINDOW + 1) : 0;
+    const int kmax = positions[(row0 + nrows - 1) / G] + 1;
+    const int n = kmax - kmin;
+    const int chunk = ((n + SPLITS - 1) / SPLITS + ATT_WARPS * KT - 1) / (ATT_WARPS * KT) * (ATT_WARPS * KT);
+    const int nsplit = (n + chunk - 1) / chunk;
+    if (split >= nsplit) return;
+    const int kbegin = kmin + split * chunk, kend = min(kmax, kbegin + chunk);
+
+    uint32_t qf[HDP / 16][4];
+    int pos[2], lo[2];
+    att_load_q<A>(q, positions, rows, row0, kvh, qf, pos, lo);
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, o[HDP / 8][4];
 #pragma unroll
-    for (int k = 0; k < DPT; k++) acc[k] = 0.f;
-    for (int c0 = lo; c0 <= pos; c0 += ATT_CHUNK) {
-        const int n = min(ATT_CHUNK, pos + 1 - c0);
-        for (int j = warp; j < n; j += ATT_THREADS / 32) {
-            const __half2* kr = (const __half2*)(kc + (i64)(c0 + j) * KV + kvh * A::HD);
-            float s = 0.f;
-            for (int d2 = lane; d2 < A::HD / 2; d2 += 32) {
-                float2 kk = __half22float2(kr[d2]);
-                s += qs[2 * d2] * kk.x + qs[2 * d2 + 1] * kk.y;
+    for (int d = 0; d < HDP / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
+    __half* ks = (__half*)att_smem + warp * 2 * KT * SROW;  // this warp's [K, V][KT][SROW]
+    for (int k0 = kbegin + warp * KT; k0 < kend; k0 += ATT_WARPS * KT) {
+        att_load_kv<A, KT, 32>(kc, vc, kvh, k0, kend, ks, ks + KT * SROW, lane, true);
+        cp_async_wait<1>();
+        __syncwarp();
+        att_tile<HDP, KT, true>(qf, ks, ks + KT * SROW, k0, kend, pos, lo, m, l, o);
+        __syncwarp();  // the next tile's copy overwrites these buffers
+    }
+    __syncthreads();  // the output area below overlaps other warps' tiles
+    float* os = (float*)att_smem;  // [warp][16][OROW]
+    float* ms = os + ATT_WARPS * 16 * OROW;  // [warp][16]
+    float* ls = ms + ATT_WARPS * 16;
+    float* mf = ls + ATT_WARPS * 16;  // [16]: the block's rows
+    float* lf = mf + 16;
+    float2* wl = (float2*)(lf + 16);  // [SPLITS][16]: the merge's weights and sums
+    att_rows_out<HDP>(os + warp * 16 * OROW, ms + warp * 16, ls + warp * 16, 0, m, l, o);
+    __syncthreads();
+    if (threadIdx.x < 16) {
+        const int r = threadIdx.x;
+        float mm = -INFINITY, ll = 0.f;
+        for (int w = 0; w < ATT_WARPS; w++) mm = fmaxf(mm, ms[w * 16 + r]);
+        for (int w = 0; w < ATT_WARPS; w++) ll += att_exp2(ms[w * 16 + r], mm) * ls[w * 16 + r];
+        mf[r] = mm, lf[r] = ll;
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < 16 * HD; i += blockDim.x) {  // merged into warp 0's rows
+        const int r = i / HD, d = i % HD;
+        float acc = 0.f;
+        for (int w = 0; w < ATT_WARPS; w++) acc += att_exp2(ms[w * 16 + r], mf[r]) * os[(w * 16 + r) * OROW + d];
+        os[r * OROW + d] = acc;
+    }
+    __syncthreads();
+    if (nsplit > 1) {
+        const int grp = kvh * gridDim.z + blockIdx.z;
+        float* po = part + (i64)grp * SPLITS * 16 * HD;  // [SPLITS][16][HD]
+        float2* pml = (float2*)(part + (i64)gridDim.y * gridDim.z * SPLITS * 16 * HD) + grp * SPLITS * 16;  // [SPLITS][16]
+        for (int i = threadIdx.x; i < nrows * HD; i += blockDim.x) po[(split * 16 + i / HD) * HD + i % HD] = os[(i / HD) * OROW + i % HD];
+        if (threadIdx.x < nrows) pml[split * 16 + threadIdx.x] = make_float2(mf[threadIdx.x], lf[threadIdx.x]);
+        __threadfence();
+        __syncthreads();
+        __shared__ int last;
+        if (threadIdx.x == 0) last = atomicAdd(&counters[grp], 1) == nsplit - 1;
+        __syncthreads();
+        if (!last) return;
+        __threadfence();
+        for (int i = threadIdx.x; i < nsplit * 16; i += blockDim.x) wl[i] = i % 16 < nrows ? __ldcg(pml + i) : make_float2(-INFINITY, 0.f);
+        __syncthreads();
+        if (threadIdx.x < nrows) {
+            const int r = threadIdx.x;
+            float mm = -INFINITY, ll = 0.f;
+            for (int s = 0; s < nsplit; s++) mm = fmaxf(mm, wl[s * 16 + r].x);
+            for (int s = 0; s < nsplit; s++) {
+                const float w = att_exp2(wl[s * 16 + r].x, mm);
+                ll += w * wl[s * 16 + r].y;
+                wl[s * 16 + r].x = w;
             }
-            s = warp_sum(s);
-            if (lane == 0) ps[j] = s;
+            mf[r] = mm, lf[r] = ll;
         }
         __syncthreads();
-        float cm = -INFINITY;
-        for (int j = threadIdx.x; j < n; j += ATT_THREADS) cm = fmaxf(cm, ps[j]);
-        const float mn = fmaxf(m, block_max(cm, scratch));
-        const float r = __expf(m - mn);
-        float cs = 0.f;
-        for (int j = threadIdx.x; j < n; j += ATT_THREADS) {
-            float e = __expf(ps[j] - mn);
-            ps[j] = e;
-            cs += e;
-        }
-        l = l * r + block_sum(cs, scratch);  // block_sum's barriers also publish ps
-        m = mn;
-#pragma unroll
-        for (int k = 0; k < DPT; k++) {
-            const int d = threadIdx.x + k * ATT_THREADS;
-            if (d < A::HD) {
-                float a = acc[k] * r;
-                const __half* vr = vc + (i64)c0 * KV + kvh * A::HD + d;
-                for (int j = 0; j < n; j++) a += ps[j] * __half2float(vr[(i64)j * KV]);
-                acc[k] = a;
+        for (int i = threadIdx.x; i < nrows * HD / 4; i += blockDim.x) {
+            const int r = i / (HD / 4), d = i % (HD / 4) * 4;
+            float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 8
+            for (int s = 0; s < nsplit; s++) {
+                const float w = wl[s * 16 + r].x;
+                const float4 v = __ldcg((const float4*)(po + (s * 16 + r) * HD + d));
+                acc.x += w * v.x, acc.y += w * v.y, acc.z += w * v.z, acc.w += w * v.w;
             }
+            *(float4*)(os + r * OROW + d) = acc;
         }
+        if (threadIdx.x == 0) counters[grp] = 0;
         __syncthreads();
     }
-    if constexpr (SINKS) {
-        const float sk = S::at(sinks, h);
-        const float mn = fmaxf(m, sk), r = __expf(m - mn);
-        l = l * r + __expf(sk - mn);
-#pragma unroll
-        for (int k = 0; k < DPT; k++) acc[k] *= r;
-    }
-#pragma unroll
-    for (int k = 0; k < DPT; k++) {
-        const int d = threadIdx.x + k * ATT_THREADS;
-        const i64 i = (i64)t * A::HEADS * A::HD + h * A::HD + d;
-        if (d < A::HD) {  // whole warps, HD being a multiple of 32 when Q8
-            y[i] = acc[k] / l;
-            if constexpr (Q8) quantize32(acc[k] / l, i & ~(i64)31, xq, xs);
-        }
-    }
+    att_store<A, S, SINKS, Q8>(os, mf, lf, nrows, row0, kvh, rows, sinks, y, xq, xs);
 }
 
 // Sampling on the GPU (runtime/sample's order of operations; plans.Sampler

@@ -28,10 +28,10 @@ extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_256_256_
     grid_dep_launch();
     qkv_rope_store<Rope_1, 256, 256, 256, true>(positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_2_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
-    attend<Attn_2, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr);
+    attend_prefill<Attn_2, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_q4_k_256_B_none_256_256_64(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -78,10 +78,10 @@ extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_k_dot_256_W_q5_k_d
     grid_dep_launch();
     qkv_q8<W_q5_k_dot<256>, W_q5_k_dot<256>, W_q5_k_dot<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 32, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_Attn_2_B_none_false_true(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_32(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
-    attend<Attn_2, B_none, false, true>(q, kc, vc, nullptr, positions, y, xq, xs);
+    attend_decode<Attn_2, B_none, false, true, 32>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_256_256_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();

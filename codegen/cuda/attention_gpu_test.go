@@ -1,0 +1,430 @@
+package cuda_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/x448/float16"
+
+	"github.com/llama-orch/orc/codegen/cuda"
+	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
+	"github.com/llama-orch/orc/plans"
+	"github.com/llama-orch/orc/runtime"
+)
+
+// attnCase is one attention shape of the GPU harness: Qwen2.5-0.5B's,
+// Phi-3-mini's, gpt-oss's (sliding window and sinks), all timed, and
+// stories260K's (head_dim 8: tiles padded to 16).
+type attnCase struct {
+	name           string
+	heads, kvh, hd int
+	window         int
+	sinks, timed   bool
+}
+
+var attnCases = []attnCase{
+	{"qwen2.5-0.5b", 14, 2, 64, 0, false, true},
+	{"phi-3-mini", 32, 32, 96, 0, false, true},
+	{"gpt-oss", 64, 8, 64, 128, true, true},
+	{"stories260K", 8, 4, 8, 0, false, false},
+}
+
+// The token at position p has row attnRow(p) of the q, k and v tables.
+const attnRows, attnMaxTokens = 887, 512
+
+func attnRow(p int) int32 { return int32((p*7919 + 13) % attnRows) }
+
+func attnTokens(from, to int) []int32 {
+	ts := make([]int32, 0, to-from)
+	for p := from; p < to; p++ {
+		ts = append(ts, attnRow(p))
+	}
+	return ts
+}
+
+// attnData are a case's random q, k, v tables [attnRows, width] and sinks,
+// and k, v rounded to fp16 as the cache holds them (the reference's).
+type attnData struct {
+	c              attnCase
+	q, k, v, sinks []float32
+	kh, vh         []float64
+}
+
+func newAttnData(c attnCase, r *rand.Rand) *attnData {
+	fill := func(n int, sd float64) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * sd)
+		}
+		return x
+	}
+	// q's spread makes the softmax neither flat nor one-hot.
+	d := &attnData{c: c, q: fill(attnRows*c.heads*c.hd, 2), k: fill(attnRows*c.kvh*c.hd, 1), v: fill(attnRows*c.kvh*c.hd, 1)}
+	if c.sinks {
+		d.sinks = fill(c.heads, 2)
+	}
+	half := func(x []float32) []float64 {
+		y := make([]float64, len(x))
+		for i, f := range x {
+			y[i] = float64(float16.Fromfloat32(f).Float32())
+		}
+		return y
+	}
+	d.kh, d.vh = half(d.k), half(d.v)
+	return d
+}
+
+// ref is the attention of the tokens at positions from..to-1 over every key
+// up to each one's position, in float64 (rows [to-from, heads·hd]).
+func (d *attnData) ref(from, to int) []float64 {
+	c := d.c
+	w, kw, g := c.heads*c.hd, c.kvh*c.hd, c.heads/c.kvh
+	out := make([]float64, (to-from)*w)
+	var wg sync.WaitGroup
+	for p := from; p < to; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			first := 0
+			if c.window > 0 {
+				first = max(0, p-c.window+1)
+			}
+			qr := d.q[int(attnRow(p))*w:]
+			scores := make([]float64, p+1-first)
+			for h := range c.heads {
+				off := (h / g) * c.hd
+				top := math.Inf(-1)
+				if c.sinks {
+					top = float64(d.sinks[h])
+				}
+				for j := first; j <= p; j++ {
+					kr := d.kh[int(attnRow(j))*kw+off:]
+					s := 0.0
+					for i := range c.hd {
+						s += float64(qr[h*c.hd+i]) * kr[i]
+					}
+					s /= math.Sqrt(float64(c.hd))
+					scores[j-first], top = s, max(top, s)
+				}
+				den := 0.0
+				if c.sinks {
+					den = math.Exp(float64(d.sinks[h]) - top)
+				}
+				o := out[(p-from)*w+h*c.hd : (p-from)*w+(h+1)*c.hd]
+				for j := first; j <= p; j++ {
+					e := math.Exp(scores[j-first] - top)
+					den += e
+					vr := d.vh[int(attnRow(j))*kw+off:]
+					for i := range c.hd {
+						o[i] += e * vr[i]
+					}
+				}
+				for i := range o {
+					o[i] /= den
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// attnGraph is q, k, v = embed(tables, tokens) feeding the attention of
+// layers 0..layers-1. whole: the first output is layer 0's [T, width], read
+// back whole (the plan's vocab is max_tokens·width); else last() of the
+// final layer, the others kept as outputs.
+func attnGraph(t *testing.T, c attnCase, layers int, whole bool, ctx int) (*ir.Graph, *plans.Manifest) {
+	t.Helper()
+	w, kw := int64(c.heads*c.hd), int64(c.kvh*c.hd)
+	g := ir.New()
+	g.Attrs["max_tokens"] = int64(attnMaxTokens)
+	tok := g.Add(ir.OpInput, ir.I32, ir.Shape{ir.T}, map[string]any{"name": "tokens"})
+	vocab := int(w)
+	if whole {
+		vocab = attnMaxTokens * int(w)
+	}
+	man := &plans.Manifest{CompilerVersion: "codegen/cuda test", Target: "sm_90",
+		Model: plans.Model{Name: c.name, Arch: "attention", NLayer: layers, NHead: c.heads, NHeadKV: c.kvh, HeadDim: c.hd,
+			Vocab: vocab, ContextLength: ctx},
+		Memory: plans.Memory{MaxTokens: attnMaxTokens}}
+	table := func(name string, width int64) *ir.Node {
+		man.Tensors = append(man.Tensors, plans.Tensor{Name: name, DType: "f32", Shape: []int64{attnRows, width}, Bytes: 4 * attnRows * width})
+		tab := g.Add(ir.OpWeight, ir.F32, ir.Shape{attnRows, width}, map[string]any{"name": name})
+		return g.Add(ir.OpEmbed, ir.F32, ir.Shape{ir.T, width}, nil, tab, tok)
+	}
+	in := []*ir.Node{table("q", w), table("k", kw), table("v", kw)}
+	if c.sinks {
+		man.Tensors = append(man.Tensors, plans.Tensor{Name: "sinks", DType: "f32", Shape: []int64{int64(c.heads)}, Bytes: 4 * int64(c.heads)})
+		in = append(in, g.Add(ir.OpWeight, ir.F32, ir.Shape{int64(c.heads)}, map[string]any{"name": "sinks"}))
+	}
+	var ys []*ir.Node
+	for l := range layers {
+		attrs := map[string]any{"layer": int64(l), "heads": int64(c.heads), "kv_heads": int64(c.kvh), "head_dim": int64(c.hd),
+			"scale": 1 / math.Sqrt(float64(c.hd)), "window": int64(c.window)}
+		ys = append(ys, g.Add(ir.OpAttention, ir.F32, ir.Shape{ir.T, w}, attrs, in...))
+	}
+	if whole {
+		g.Outputs = ys
+	} else {
+		g.Outputs = append([]*ir.Node{g.Add(ir.OpLast, ir.F32, ir.Shape{1, w}, nil, ys[layers-1])}, ys[:layers-1]...)
+	}
+	if err := passes.Run(g, passes.Options{Target: "sm_90", Verify: true}); err != nil {
+		t.Fatal(err)
+	}
+	placeTensors(man.Tensors)
+	man.Graph = ir.Print(g)
+	return g, man
+}
+
+func (d *attnData) bytes(name string) []byte {
+	switch name {
+	case "q":
+		return f32Bytes(d.q)
+	case "k":
+		return f32Bytes(d.k)
+	case "v":
+		return f32Bytes(d.v)
+	}
+	return f32Bytes(d.sinks)
+}
+
+// TestCompileAttention compiles the harness's attention plans with nvcc for
+// sm_80 and sm_90 (head_dim 96, window and sinks beside the presets' 64).
+func TestCompileAttention(t *testing.T) {
+	if _, err := cuda.FindNVCC(); err != nil {
+		t.Skipf("no nvcc, so the emitted CUDA cannot be compiled here: %v", err)
+	}
+	for _, c := range attnCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			g, man := attnGraph(t, c, 2, true, 4096)
+			out, err := cuda.Generate(g, man, cuda.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, arch := range []string{"sm_80", "sm_90"} {
+				if _, err := cuda.Compile(out.Source, arch); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// precompile compiles the plans' sources side by side into fatbins, which
+// openGPUPlan then finds (nvcc is single-threaded).
+func precompile(t *testing.T, gs []*ir.Graph, mans []*plans.Manifest) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(gs))
+	for i, g := range gs {
+		out, err := cuda.Generate(g, mans[i], cuda.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := fatbin(out.Source); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// forward runs tokens at the sequence's position and returns a copy of the
+// first rows·width outputs.
+func forward(t *testing.T, s runtime.Sequence, tokens []int32, n int) []float32 {
+	t.Helper()
+	out, err := s.Forward(context.Background(), tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.Clone(out[:n])
+}
+
+// attnTolerance bounds max|gpu − ref| / max|ref|: q and the softmax
+// weights enter the tensor cores as fp16 (2⁻¹¹ relative each), accumulated
+// in fp32; k and v are fp16 in the reference too.
+const attnTolerance = 5e-3
+
+// TestGPUAttention checks the decode and prefill attention kernels against
+// a float64 reference along one sequence: decode steps at positions 0, 1,
+// 17, 300 and 4000, prefills of 5, 128 and 512 tokens after 301 cached
+// ones, and of 512 after 4001. Every checked step's rows were last written
+// by a different step (the output buffer is reused), so a row the kernels
+// skip shows as an error.
+func TestGPUAttention(t *testing.T) {
+	gpuOnly(t)
+	const ctx = 4608
+	r := rand.New(rand.NewPCG(7, 8))
+	var ds []*attnData
+	var gs []*ir.Graph
+	var mans []*plans.Manifest
+	for _, c := range attnCases {
+		d := newAttnData(c, r)
+		g, man := attnGraph(t, c, 1, true, ctx)
+		ds, gs, mans = append(ds, d), append(gs, g), append(mans, man)
+	}
+	precompile(t, gs, mans)
+	for i, d := range ds {
+		t.Run(d.c.name, func(t *testing.T) {
+			dev := openGPUPlan(t, gs[i], mans[i], ctx, d.bytes)
+			s, err := dev.NewSequence(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			w := d.c.heads * d.c.hd
+			check := func(what string, from, to int) {
+				if s.Pos() < from {
+					forward(t, s, attnTokens(s.Pos(), from), 0)
+				}
+				got := forward(t, s, attnTokens(from, to), (to-from)*w)
+				want := d.ref(from, to)
+				var diff, top float64
+				for j, x := range want {
+					e := math.Abs(float64(got[j]) - x)
+					if math.IsNaN(e) {
+						e = math.Inf(1)
+					}
+					diff, top = max(diff, e), max(top, math.Abs(x))
+				}
+				t.Logf("%-24s rel. error %.2e", what, diff/top)
+				if !(diff/top <= attnTolerance) {
+					t.Errorf("%s: relative error %.2e over %.0e", what, diff/top, attnTolerance)
+				}
+			}
+			for _, p := range []int{0, 1, 17, 300} {
+				check(fmt.Sprintf("decode at %d", p), p, p+1)
+			}
+			from := 301
+			for _, n := range []int{5, 128, 512} {
+				check(fmt.Sprintf("prefill %d at %d", n, from), from, from+n)
+				from += n
+			}
+			check("decode at 4000", 4000, 4001)
+			check("prefill 512 at 4001", 4001, 4513)
+		})
+	}
+}
+
+// TestGPUAttentionTiming times attention per layer: plans of 8 and of 1
+// attention layers over the same q, k, v (so (t₈ − t₁)/7 is one layer's
+// kv_store and attend launches inside the decode graph), decode steps at
+// positions 16, 1024, 4096 and 8192 (median of 20 graph replays), and a
+// 512-token prefill after 0 and after 3584 cached tokens (median of 5).
+// ORC_ATTN_STEPS=n runs n steps a measurement and the 1-layer plan only,
+// for an ncu profile of the kernels themselves.
+func TestGPUAttentionTiming(t *testing.T) {
+	gpuOnly(t)
+	const ctx = 8192 + 64
+	steps, reps, layerCounts := 20, 5, []int{1, 8}
+	if n := os.Getenv("ORC_ATTN_STEPS"); n != "" {
+		fmt.Sscan(n, &steps)
+		reps, layerCounts = 1, []int{1}
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	var ds []*attnData
+	var gs []*ir.Graph
+	var mans []*plans.Manifest
+	for _, c := range attnCases {
+		if !c.timed {
+			continue
+		}
+		d := newAttnData(c, r)
+		ds = append(ds, d)
+		for _, l := range layerCounts {
+			g, man := attnGraph(t, c, l, false, ctx)
+			gs, mans = append(gs, g), append(mans, man)
+		}
+	}
+	precompile(t, gs, mans)
+	positions := []int{16, 1024, 4096, 8192}
+	prefills := []int{0, 3584}
+	for i, d := range ds {
+		c := d.c
+		// times[plan][measurement]: decode positions, then prefills.
+		times := make([][]time.Duration, len(layerCounts))
+		for pi := range layerCounts {
+			k := i*len(layerCounts) + pi
+			dev := openGPUPlan(t, gs[k], mans[k], ctx, d.bytes)
+			for _, p := range positions {
+				s, err := dev.NewSequence(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				forward(t, s, attnTokens(0, p), 0)
+				var ts []time.Duration
+				for j := range steps + 3 { // the first step captures the graph
+					start := time.Now()
+					forward(t, s, attnTokens(p+j, p+j+1), 0)
+					if j >= 3 {
+						ts = append(ts, time.Since(start))
+					}
+				}
+				times[pi] = append(times[pi], median(ts))
+				s.Close()
+			}
+			for _, p := range prefills {
+				var ts []time.Duration
+				for range reps {
+					s, err := dev.NewSequence(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if p > 0 {
+						forward(t, s, attnTokens(0, p), 0)
+					}
+					start := time.Now()
+					forward(t, s, attnTokens(p, p+attnMaxTokens), 0)
+					ts = append(ts, time.Since(start))
+					s.Close()
+				}
+				times[pi] = append(times[pi], median(ts))
+			}
+			dev.Close()
+		}
+		if len(layerCounts) < 2 {
+			continue
+		}
+		perLayer := func(m int) float64 { return float64((times[1][m] - times[0][m]).Nanoseconds()) / 7 / 1e3 }
+		keys := func(p int) int {
+			if c.window > 0 {
+				return min(p+1, c.window)
+			}
+			return p + 1
+		}
+		for m, p := range positions {
+			us := perLayer(m)
+			kvBytes := float64(keys(p) * c.kvh * c.hd * 2 * 2)
+			t.Logf("%-13s decode at %5d: %7.1f µs/layer (kv_store + attend), K+V %8.0f KB, %6.0f GB/s", c.name, p, us, kvBytes/1e3, kvBytes/us/1e3)
+		}
+		for m, p := range prefills {
+			us := perLayer(len(positions) + m)
+			var flops float64
+			for j := p; j < p+attnMaxTokens; j++ {
+				flops += float64(keys(j) * c.heads * c.hd * 4)
+			}
+			t.Logf("%-13s prefill 512 after %4d: %7.1f µs/layer, %6.1f TFLOP/s (causal q·k and p·v)", c.name, p, us, flops/us/1e6)
+		}
+	}
+}
+
+func median(ts []time.Duration) time.Duration {
+	slices.Sort(ts)
+	return ts[len(ts)/2]
+}

@@ -1,0 +1,182 @@
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/plans"
+)
+
+// Attention kernels (templates/attention.cu.tmpl): a block is attWarps warps
+// of 16 query rows each on tensor cores; the prefill takes 64 rows a block
+// and K/V tiles of 64 keys, the decode 16 rows a block and tiles of 32 keys
+// per warp, split over the keys (flash-decoding).
+const (
+	attWarps        = 4
+	prefillRows     = 16 * attWarps
+	prefillKeys     = 64
+	decodeRows      = 16
+	decodeKeys      = 32
+	decodeBlocks    = 256 // blocks a decode aims at for long contexts: about two per SM of an H100 (132 SMs)
+	maxDecodeSplits = 64  // bounds the last block's merge (one partial per split)
+)
+
+// kvArgs are the K and V cache arguments of attention node n's layer
+// (plans.ArgKV: the base at ctx = 1, which the runtime scales by ctx).
+func kvArgs(n *ir.Node) (kc, vc plans.Arg) {
+	row := n.Int("kv_heads") * n.Int("head_dim") * 2 // one cached fp16 row
+	layer := n.Int("layer")
+	return plans.Arg{Kind: plans.ArgKV, Offset: (layer*2 + 0) * row}, plans.Arg{Kind: plans.ArgKV, Offset: (layer*2 + 1) * row}
+}
+
+// decodeShape is a decode attention's grid: splits × kv heads × row groups
+// (ceil(G/16) for the G query heads of a kv head at T = 1).
+type decodeShape struct{ splits, kvh, groups, hd int64 }
+
+// decodeShapeOf picks the splits of attention node n: enough blocks for
+// decodeBlocks, no more than the plan's context fills with chunks of
+// attWarps·decodeKeys keys (ctx 0: unknown).
+func decodeShapeOf(n *ir.Node, ctx int64) decodeShape {
+	kvh, hd := n.Int("kv_heads"), n.Int("head_dim")
+	groups := ceilDiv(n.Int("heads")/kvh, decodeRows)
+	splits := min(ceilDiv(decodeBlocks, kvh*groups), maxDecodeSplits)
+	if ctx > 0 {
+		splits = min(splits, ceilDiv(ctx, attWarps*decodeKeys))
+	}
+	return decodeShape{max(splits, 1), kvh, groups, hd}
+}
+
+// partBytes is the decode's per-split partial results: o [groups][splits]
+// [16][HD] floats, then (m, l) [groups][splits][16] float pairs.
+func (d decodeShape) partBytes() int64 {
+	return d.kvh * d.groups * d.splits * decodeRows * (4*d.hd + 8)
+}
+
+// smem is the decode's dynamic shared memory: each warp's K and V tile,
+// later the warps' rows (o, m, l), the block's (m, l) and the split merge's
+// weights (attend_decode's layout).
+func (d decodeShape) smem() int64 {
+	hdp := paddedHD(d.hd)
+	tiles := attWarps * 2 * decodeKeys * (hdp + 8) * 2
+	merge := (attWarps*decodeRows*(hdp+4) + 2*attWarps*decodeRows + 2*decodeRows + 2*d.splits*decodeRows) * 4
+	return max(tiles, merge)
+}
+
+// prefillSmem is attend_prefill's dynamic shared memory: two stages of K and
+// V tiles, later the block's rows (o, m, l).
+func prefillSmem(hd int64) int64 {
+	hdp := paddedHD(hd)
+	return max(2*2*prefillKeys*(hdp+8)*2, (prefillRows*(hdp+4)+2*prefillRows)*4)
+}
+
+// paddedHD is the tensor-core tiles' width: head_dim rounded up to 16.
+func paddedHD(hd int64) int64 { return ceilDiv(hd, 16) * 16 }
+
+// attnScratch is the arena the decode attentions share after the planned
+// buffers: the partials of the largest, and one arrival counter per (kv
+// head, row group), zero between launches (the arena starts zeroed and the
+// last block of a group resets its counter).
+type attnScratch struct{ part, counters, end int64 }
+
+func newAttnScratch(g *ir.Graph, ctx, base int64) attnScratch {
+	var part, counters int64
+	for _, n := range g.Nodes {
+		if n.Op == ir.OpAttention && n.Int("kv_heads") > 0 {
+			d := decodeShapeOf(n, ctx)
+			part, counters = max(part, d.partBytes()), max(counters, 4*d.kvh*d.groups)
+		}
+	}
+	cnt := base + alignUp(part, plans.Alignment)
+	return attnScratch{part: base, counters: cnt, end: cnt + alignUp(counters, plans.Alignment)}
+}
+
+// attention(q, k, v [, sinks]): store this step's k, v in the layer's cache
+// (unless the qkv kernel did), then attend_prefill or attend_decode.
+func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
+	q, k, v := n.Inputs[0], n.Inputs[1], n.Inputs[2]
+	heads, kvh, hd := n.Int("heads"), n.Int("kv_heads"), n.Int("head_dim")
+	layer, window := n.Int("layer"), n.Int("window")
+	if heads < 1 || kvh < 1 || heads%kvh != 0 || hd < 8 || hd%8 != 0 || hd > 256 {
+		return nil, fmt.Errorf("heads %d, kv_heads %d, head_dim %d out of range (head_dim a multiple of 8 up to 256)", heads, kvh, hd)
+	}
+	for i, want := range []int64{heads * hd, kvh * hd, kvh * hd} {
+		if cols, err := activation(n.Inputs[i]); err != nil || cols != want || rowsOf(n.Inputs[i]) != 0 {
+			return nil, fmt.Errorf("input %d is %v, want [T, %d]: attention runs on this step's tokens", i, n.Inputs[i].Shape, want)
+		}
+	}
+	if e.model.NHeadKV != 0 && (int64(e.model.NHeadKV) != kvh || int64(e.model.HeadDim) != hd || layer >= int64(e.model.NLayer)) {
+		return nil, fmt.Errorf("layer %d's cache [%d·%d] does not fit the plan's KV layout (%d layers of %d·%d)",
+			layer, kvh, hd, e.model.NLayer, e.model.NHeadKV, e.model.HeadDim)
+	}
+	if layer < 0 {
+		return nil, fmt.Errorf("negative layer %d", layer)
+	}
+	cfg := e.kernels.config("Attn",
+		fmt.Sprintf("static constexpr int HEADS = %d, KVH = %d, HD = %d, WINDOW = %d;", heads, kvh, hd, window),
+		"static constexpr float SCALE = "+cFloat(n.Float("scale"))+";")
+	kc, vc := kvArgs(n)
+	positions := plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions}
+
+	var ls []plans.Launch
+	var err error
+	if !e.kvStored[n] { // else the qkv kernel stored k and v
+		store := &call{}
+		store.ptr(e, cIn, "k", k)
+		store.ptr(e, cIn, "v", v)
+		store.arg(cInts, "positions", positions)
+		store.arg(cCache, "kc", kc)
+		store.arg(cCache, "vc", vc)
+		e.stateArg(store)
+		if ls, err = e.emit(store, "kv_store", 256, gridElems(0, kvh*hd, 256), cfg); err != nil {
+			return nil, err
+		}
+	}
+
+	att := &call{}
+	att.ptr(e, cIn, "q", q)
+	att.arg(cCache, "kc", kc)
+	att.arg(cCache, "vc", vc)
+	sinks := "B_none"
+	if len(n.Inputs) == 4 {
+		if sinks, err = e.vectorAccessor(n.Inputs[3], heads); err != nil {
+			return nil, err
+		}
+		att.ptr(e, cWeight, "sinks", n.Inputs[3])
+	} else {
+		att.null()
+	}
+	att.arg(cInts, "positions", positions)
+	att.ptr(e, cOut, "y", n)
+	out, err := e.value(n)
+	if err != nil {
+		return nil, err
+	}
+	q8 := "false"
+	if hd%32 == 0 {
+		q8 = e.quantizes(att, n, out, heads*hd)
+	} else {
+		att.null()
+		att.null()
+	}
+	targs := []string{cfg, sinks, fmt.Sprint(len(n.Inputs) == 4), q8}
+	var la []plans.Launch
+	if e.prefill {
+		e.stateArg(att)
+		g := grid{a: [3]int64{heads / kvh, 0, 0}, b: [3]int64{0, kvh, 1}, div: [3]int64{prefillRows, 0, 0}}
+		la, err = e.emit(att, "attend_prefill", attWarps*32, g, targs...)
+		if err == nil {
+			la[0].Smem = int(prefillSmem(hd))
+		}
+	} else {
+		d := decodeShapeOf(n, int64(e.model.ContextLength))
+		att.arg(cOut, "part", plans.Arg{Kind: plans.ArgArena, Offset: e.attn.part})
+		att.arg("int* __restrict__", "counters", plans.Arg{Kind: plans.ArgArena, Offset: e.attn.counters})
+		e.stateArg(att)
+		g := grid{b: [3]int64{d.splits, kvh, d.groups}}
+		la, err = e.emit(att, "attend_decode", attWarps*32, g, append(targs, cInt(d.splits))...)
+		if err == nil {
+			la[0].Smem = int(d.smem())
+		}
+	}
+	return append(ls, la...), err
+}
