@@ -102,25 +102,8 @@ func TestGPUPresetsMatchCPU(t *testing.T) {
 	for _, tp := range tinyPresets {
 		t.Run(tp.preset+"-"+string(tp.quant), func(t *testing.T) {
 			path := writeTiny(t, tp.preset, tp.quant)
-			cdir := filepath.Join(t.TempDir(), "cpu")
-			if err := compiler.Compile(compiler.Options{Model: path, Out: cdir, Target: "cpu", MaxTokens: maxTokens}); err != nil {
-				t.Fatal(err)
-			}
-			cp, err := plans.Open(cdir, plans.OpenOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cdev, err := cpu.Open(cp, cpu.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cdev.Close()
-			g, man, f := lowerGPU(t, path, maxTokens)
-			gdev := openGPUPlan(t, g, man, ctx, func(name string) []byte {
-				info, _ := f.Tensor(name)
-				return f.Data(info)
-			})
-			vocab := man.Model.Vocab
+			cdev := openCPU(t, path, maxTokens)
+			gdev, vocab := openGPUFile(t, path, maxTokens, ctx)
 			prompt := make([]int32, 7)
 			for i := range prompt {
 				prompt[i] = int32((i*7919 + 13) % vocab)
@@ -133,6 +116,37 @@ func TestGPUPresetsMatchCPU(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openCPU compiles a GGUF model for the CPU reference device and opens it.
+func openCPU(t *testing.T, path string, maxTokens int) *cpu.Device {
+	t.Helper()
+	cdir := filepath.Join(t.TempDir(), "cpu")
+	if err := compiler.Compile(compiler.Options{Model: path, Out: cdir, Target: "cpu", MaxTokens: maxTokens}); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := plans.Open(cdir, plans.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cdev, err := cpu.Open(cp, cpu.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cdev.Close() })
+	return cdev
+}
+
+// openGPUFile lowers a GGUF model for the GPU and opens it with a KV cache
+// of ctx tokens; it returns the device and the model's vocabulary size.
+func openGPUFile(t *testing.T, path string, maxTokens, ctx int) (*rcuda.Device, int) {
+	t.Helper()
+	g, man, f := lowerGPU(t, path, maxTokens)
+	dev := openGPUPlan(t, g, man, ctx, func(name string) []byte {
+		info, _ := f.Tensor(name)
+		return f.Data(info)
+	})
+	return dev, man.Model.Vocab
 }
 
 // compareSequences feeds both devices the prompt, then steps greedy tokens
@@ -287,6 +301,14 @@ func gemvGraph(t *testing.T, dt ir.DType, k int, wbytes int64) (*ir.Graph, *plan
 	}
 	last := g.Add(ir.OpLast, ir.F32, ir.Shape{1, gemvOut}, nil, ys[k-1])
 	g.Outputs = append([]*ir.Node{last}, ys[:k-1]...)
+	runGPUPasses(t, g, man)
+	return g, man
+}
+
+// runGPUPasses runs the GPU pipeline on a hand-built graph and completes its
+// manifest: the layouts the passes chose, placed offsets, the graph.
+func runGPUPasses(t *testing.T, g *ir.Graph, man *plans.Manifest) {
+	t.Helper()
 	if err := passes.Run(g, passes.Options{Target: "sm_90", Verify: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +321,6 @@ func gemvGraph(t *testing.T, dt ir.DType, k int, wbytes int64) (*ir.Graph, *plan
 	}
 	placeTensors(man.Tensors)
 	man.Graph = ir.Print(g)
-	return g, man
 }
 
 // timeDecode runs one decode step of token tok repeatedly and returns the
