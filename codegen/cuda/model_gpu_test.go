@@ -6,6 +6,8 @@ import (
 	"math"
 	"os"
 	"testing"
+
+	"github.com/llama-orch/orc/runtime"
 )
 
 // transformersGolden is the part of a scripts/reference_logits.py golden
@@ -25,21 +27,25 @@ type transformersGolden struct {
 }
 
 // TestGPUModelFile runs the GGUF model ORC_GGUF names (a model too big to
-// synthesise in a test, e.g. `orcc synth --preset gpt-oss-20b-2l`) on the GPU
-// and on the CPU reference device, as TestGPUPresetsMatchCPU does. When
-// ORC_REF_JSON names a transformers golden of the same model
-// (reference_logits.py hf on its --hf-dir export), the GPU also gets the
-// golden's prompt and then its greedy ids, and every logit the golden keeps
-// is compared: error relative to the golden's largest kept |logit|, and
-// top-1 agreement.
+// synthesise in a test: `orcc synth --preset gpt-oss-20b-2l` or the full
+// gpt-oss-20b) on the GPU and on the CPU reference device for a 7-token
+// prompt and 64 greedy steps. A mixture of experts routes discontinuously:
+// where two router logits nearly tie, rounding picks another expert on one
+// device and that step's logits move by far more than rounding (the step
+// log shows such steps), so the bound is on greedy top-1 agreement (≥ 95 %),
+// and the largest logit error is reported. When ORC_REF_JSON names a
+// transformers golden of the same model (reference_logits.py hf on its
+// --hf-dir export), both devices also get the golden's prompt and then its
+// greedy ids, and every logit the golden keeps is compared.
 func TestGPUModelFile(t *testing.T) {
 	gpuOnly(t)
 	path := os.Getenv("ORC_GGUF")
 	if path == "" {
 		t.Skip("set ORC_GGUF to a GGUF model")
 	}
-	const maxTokens, ctx, steps = 16, 128, 24
+	const maxTokens, ctx, steps = 16, 128, 64
 	gdev, vocab := openGPUFile(t, path, maxTokens, ctx)
+	cdev := openCPU(t, path, maxTokens)
 	if ref := os.Getenv("ORC_REF_JSON"); ref != "" {
 		var want transformersGolden
 		data, err := os.ReadFile(ref)
@@ -52,49 +58,62 @@ func TestGPUModelFile(t *testing.T) {
 		if want.Vocab != vocab {
 			t.Fatalf("golden vocab %d, model %d", want.Vocab, vocab)
 		}
-		seq, err := gdev.NewSequence(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var diff, scale float64
-		agree := 0
-		in := want.Prompt
-		for s, ws := range want.Steps {
-			row, err := seq.Forward(context.Background(), in)
-			if err != nil {
-				t.Fatal(err)
+		for _, d := range []struct {
+			name string
+			dev  runtime.Device
+		}{{"GPU", gdev}, {"CPU", cdev}} {
+			rel, agree := compareGolden(t, d.dev, &want)
+			t.Logf("%s vs transformers: max |Δlogit| / max |logit| %.2e, top-1 %d/%d", d.name, rel, agree, len(want.Steps))
+			if rel > 2e-2 || agree < len(want.Steps)*8/9 {
+				t.Errorf("%s and transformers disagree: relative error %.2e, top-1 %d/%d", d.name, rel, agree, len(want.Steps))
 			}
-			check := func(id int, v float64) {
-				diff, scale = max(diff, math.Abs(float64(row[id])-v)), max(scale, math.Abs(v))
-			}
-			for i, v := range ws.Logits {
-				check(i, v)
-			}
-			for i, id := range ws.TopIDs {
-				check(id, ws.TopLogits[i])
-			}
-			for i, id := range want.ProbeIDs {
-				check(id, ws.ProbeLogits[i])
-			}
-			if argmax(row) == ws.Argmax {
-				agree++
-			}
-			in = want.Greedy[s : s+1]
-		}
-		seq.Close()
-		t.Logf("GPU vs transformers: max |Δlogit| %.3g of max |logit| %.3g (%.2e), top-1 %d/%d", diff, scale, diff/scale, agree, len(want.Steps))
-		if diff/scale > 2e-2 || agree < len(want.Steps)*8/9 {
-			t.Errorf("GPU and transformers disagree: relative error %.2e, top-1 %d/%d", diff/scale, agree, len(want.Steps))
 		}
 	}
-	cdev := openCPU(t, path, maxTokens)
 	prompt := make([]int32, 7)
 	for i := range prompt {
 		prompt[i] = int32((i*7919 + 13) % vocab)
 	}
 	worst, agree := compareSequences(t, cdev, gdev, prompt, steps)
 	t.Logf("GPU vs CPU device: max |gpu-cpu|/max|cpu| = %.2e over %d steps, greedy top-1 agreement %d/%d", worst, steps+1, agree, steps+1)
-	if worst > 2e-2 || agree < steps*9/10 {
-		t.Errorf("GPU and CPU disagree: relative error %.2e, top-1 %d/%d", worst, agree, steps+1)
+	if agree*100 < (steps+1)*95 {
+		t.Errorf("GPU and CPU disagree: top-1 %d/%d", agree, steps+1)
 	}
+}
+
+// compareGolden feeds dev the golden's prompt, then its greedy ids, and
+// returns the largest |logit − golden| over every logit the golden keeps,
+// relative to the largest such |golden logit|, and the steps whose top-1 is
+// the golden's.
+func compareGolden(t *testing.T, dev runtime.Device, want *transformersGolden) (rel float64, agree int) {
+	t.Helper()
+	seq, err := dev.NewSequence(len(want.Prompt) + len(want.Steps))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seq.Close()
+	var diff, scale float64
+	in := want.Prompt
+	for s, ws := range want.Steps {
+		row, err := seq.Forward(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(id int, v float64) {
+			diff, scale = max(diff, math.Abs(float64(row[id])-v)), max(scale, math.Abs(v))
+		}
+		for i, v := range ws.Logits {
+			check(i, v)
+		}
+		for i, id := range ws.TopIDs {
+			check(id, ws.TopLogits[i])
+		}
+		for i, id := range want.ProbeIDs {
+			check(id, ws.ProbeLogits[i])
+		}
+		if argmax(row) == ws.Argmax {
+			agree++
+		}
+		in = want.Greedy[s : s+1]
+	}
+	return diff / scale, agree
 }
