@@ -10,12 +10,9 @@ import (
 	"time"
 
 	"github.com/llama-orch/orc/codegen/cuda"
-	"github.com/llama-orch/orc/compiler"
 	"github.com/llama-orch/orc/compiler/synth"
 	"github.com/llama-orch/orc/gguf"
-	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
-	"github.com/llama-orch/orc/runtime/cpu"
 )
 
 // Issue 5's acceptance for GPU correctness, against the CPU reference
@@ -112,20 +109,7 @@ type cpuRun struct {
 func runCPU(t *testing.T, model string) *cpuRun {
 	t.Helper()
 	start := time.Now()
-	dir := filepath.Join(t.TempDir(), "cpu")
-	if err := compiler.Compile(compiler.Options{Model: model, Out: dir, Target: "cpu", MaxTokens: agreePromptLen}); err != nil {
-		t.Fatal(err)
-	}
-	p, err := plans.Open(dir, plans.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev, err := cpu.Open(p, cpu.Options{})
-	if err != nil {
-		p.Close()
-		t.Fatal(err)
-	}
-	defer dev.Close()
+	dev := openCPU(t, model, agreePromptLen)
 	seq, err := dev.NewSequence(agreeCtx)
 	if err != nil {
 		t.Fatal(err)
@@ -282,6 +266,18 @@ func TestGPUFullPresetsMatchCPU(t *testing.T) {
 			c.quant = q
 			configs = append(configs, c)
 		}
+	}
+	matchCPU(t, configs)
+}
+
+// TestGPUMoEMatchesCPU is the agreement matrix for gpt-oss (issue 7): the
+// tiny preset, and with ORC_GPU_FULL=1 gpt-oss-20b cut to 4 layers at real
+// widths (32 experts, top-4), both MXFP4.
+func TestGPUMoEMatchesCPU(t *testing.T) {
+	gpuOnly(t)
+	configs := []agreeConfig{{preset: "gpt-oss-20b-tiny", quant: synth.QuantMXFP4}}
+	if os.Getenv("ORC_GPU_FULL") == "1" {
+		configs = append(configs, agreeConfig{preset: "gpt-oss-20b", quant: synth.QuantMXFP4, layers: 4})
 	}
 	matchCPU(t, configs)
 }

@@ -46,12 +46,32 @@ func TestGenerateRefuses(t *testing.T) {
 	}
 }
 
-// gpt-oss's mixture of experts has no CUDA kernel yet: compiling it says so.
-func TestGenerateMoEUnsupported(t *testing.T) {
-	g, man, _ := tinyPlan(t, "gpt-oss-20b-tiny", synth.QuantMXFP4)
-	_, err := cuda.Generate(g, man, cuda.Options{})
-	if err == nil || !strings.Contains(err.Error(), "moe has no CUDA kernel") {
-		t.Fatalf("error %v, want one saying moe has no CUDA kernel", err)
+// A mixture of experts whose routing or expert tensors do not fit its
+// attributes is refused with the reason.
+func TestGenerateRefusesMoE(t *testing.T) {
+	g0, man, _ := tinyPlan(t, "gpt-oss-20b-tiny", synth.QuantMXFP4)
+	cases := []struct {
+		name   string
+		mutate func(n *ir.Node)
+		want   string
+	}{
+		{"top_k above experts", func(n *ir.Node) { n.Attrs["top_k"] = n.Int("experts") + 1 }, "top_k"},
+		{"experts differ from the router", func(n *ir.Node) { n.Attrs["experts"] = n.Int("experts") * 2 }, "router"},
+		{"down expert shape", func(n *ir.Node) { n.Inputs[7].Shape = n.Inputs[3].Shape }, "expert weight"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := cloneGraph(t, g0)
+			for _, n := range g.Nodes {
+				if n.Op == ir.OpMoE {
+					tc.mutate(n)
+				}
+			}
+			_, err := cuda.Generate(g, man, cuda.Options{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
 	}
 }
 

@@ -161,6 +161,8 @@ func (e *emitter) node(n *ir.Node) ([]plans.Launch, error) {
 		return e.rope(n)
 	case ir.OpAttention:
 		return e.attention(n)
+	case ir.OpMoE:
+		return e.moe(n)
 	}
 	return nil, fmt.Errorf("op %s has no CUDA kernel yet", n.Op)
 }

@@ -16,12 +16,14 @@ import (
 	"time"
 
 	"github.com/llama-orch/orc/codegen/cuda"
+	"github.com/llama-orch/orc/compiler"
 	"github.com/llama-orch/orc/gguf"
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/quant"
 	"github.com/llama-orch/orc/runtime"
+	"github.com/llama-orch/orc/runtime/cpu"
 	rcuda "github.com/llama-orch/orc/runtime/cuda"
 )
 
@@ -108,6 +110,25 @@ func openEditedPlan(t *testing.T, g *ir.Graph, man *plans.Manifest, ctx int, dat
 	}
 	t.Cleanup(func() { dev.Close() })
 	return dev
+}
+
+// openCPU compiles a GGUF model for the CPU reference device and opens it.
+func openCPU(t *testing.T, path string, maxTokens int) *cpu.Device {
+	t.Helper()
+	cdir := filepath.Join(t.TempDir(), "cpu")
+	if err := compiler.Compile(compiler.Options{Model: path, Out: cdir, Target: "cpu", MaxTokens: maxTokens}); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := plans.Open(cdir, plans.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cdev, err := cpu.Open(cp, cpu.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cdev.Close() })
+	return cdev
 }
 
 // relErr is max|got-want| / max|want|; NaN counts as infinitely wrong.
@@ -228,6 +249,14 @@ func gemvGraph(t *testing.T, dt ir.DType, k int, wbytes int64) (*ir.Graph, *plan
 	}
 	last := g.Add(ir.OpLast, ir.F32, ir.Shape{1, gemvOut}, nil, ys[k-1])
 	g.Outputs = append([]*ir.Node{last}, ys[:k-1]...)
+	runGPUPasses(t, g, man)
+	return g, man
+}
+
+// runGPUPasses runs the GPU pipeline on a hand-built graph and completes its
+// manifest: the layouts the passes chose, placed offsets, the graph.
+func runGPUPasses(t *testing.T, g *ir.Graph, man *plans.Manifest) {
+	t.Helper()
 	if err := passes.Run(g, passes.Options{Target: "sm_90", Verify: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +269,6 @@ func gemvGraph(t *testing.T, dt ir.DType, k int, wbytes int64) (*ir.Graph, *plan
 	}
 	placeTensors(man.Tensors)
 	man.Graph = ir.Print(g)
-	return g, man
 }
 
 // timeDecode runs one decode step of token tok repeatedly and returns the

@@ -14,7 +14,7 @@ import (
 )
 
 // tinyPresets are the synthetic tiny models whose emitted CUDA is compiled
-// and compared with goldens (gpt-oss waits for a moe kernel).
+// and compared with goldens.
 var tinyPresets = []struct {
 	preset string
 	quant  synth.Quant
@@ -27,6 +27,8 @@ var tinyPresets = []struct {
 	// q, k, v segment (fuseQKV's row ranges).
 	{"phi-3-mini-4k-tiny", synth.QuantQ4_0},
 	{"gpt2-small-tiny", synth.QuantF16},
+	// MXFP4 experts, Q8_0 attention, sinks, sliding window, YaRN.
+	{"gpt-oss-20b-tiny", synth.QuantMXFP4},
 }
 
 const testMaxTokens = 64

@@ -79,6 +79,8 @@ var presets = []Preset{
 		H: phi3H(2, 256, 4, 512, 2047), Tokenizer: "gguf:phi-3", Keys: phi3Keys, DefaultQuant: QuantQ4KM},
 	{Name: "gpt-oss-20b", Description: "gpt-oss-20b: 24 layers, 2880, 64/8 heads of 64, 32 experts top-4, YaRN",
 		H: gptossH(24, 2880, 64, 8, 32, 4, 2880, 131072, 4096), Tokenizer: "hf:gpt-oss", Keys: gptossKeys, DefaultQuant: QuantMXFP4},
+	{Name: "gpt-oss-20b-2l", Description: "gpt-oss-20b cut to 2 layers (real widths): one sliding and one full layer, checked against transformers",
+		H: gptossH(2, 2880, 64, 8, 32, 4, 2880, 131072, 4096), Tokenizer: "hf:gpt-oss", Keys: gptossKeys, DefaultQuant: QuantMXFP4},
 	{Name: "gpt-oss-20b-tiny", Description: "gpt-oss tiny: 2 layers, 192, 4/2 heads of 64, 4 experts top-2 of 256, real o200k tokenizer",
 		H: gptossH(2, 192, 4, 2, 4, 2, 256, 8192, 256), Tokenizer: "hf:gpt-oss", Keys: gptossKeys, DefaultQuant: QuantMXFP4},
 	{Name: "gpt2-small", Description: "GPT-2 small: 12 layers, 768, 12 heads, ffn 3072, learned positions",

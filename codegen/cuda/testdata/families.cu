@@ -1924,6 +1924,178 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     att_store<A, S, SINKS, Q8>(os, mf, lf, nrows, row0, kvh, rows, sinks, y, xq, xs);
 }
 
+// gpt-oss mixture of experts (ops_moe.go). Cfg holds E experts, K chosen per
+// token, widths D (model) and F (expert), MT (max tokens a step) and the
+// clamped SwiGLU's LIMIT and ALPHA. A step's tokens become T·K slots
+// (slot s = t·K + k: token t's k-th choice). Launches:
+//   moe_route        grid T: router logits, top K, softmax over the K
+//   moe_lists        prefill only, one block: each expert's slots, in order
+//   moe_expert_gemv  gate+up with the clamped SwiGLU into h [slots, F], then
+//                    down with its bias into ys [slots, D]; a block owns
+//                    MOE_WARPS rows of one expert, so only routed experts'
+//                    weights are read (decode: grid y = K, expert sel[k];
+//                    prefill: grid y = E, an expert without slots returns)
+//   moe_sum          out[t] = Σ_k gw[t·K+k]·ys[t·K+k], k in order
+// Every output element is written by one thread in a fixed order: the
+// result does not depend on scheduling (no atomics).
+#define MOE_WARPS 8
+
+// moe_route: block t; warp w computes the logits of experts w, w+MOE_WARPS,
+// ...; thread 0 picks the K largest (the lower expert first on ties, as
+// torch.topk and the CPU device) and writes their softmax weights.
+template <class Cfg, class WR, class BR>
+__device__ __forceinline__ void moe_route(const uint8_t* __restrict__ wr, const uint8_t* __restrict__ br,
+                                          const float* __restrict__ x, int* __restrict__ sel, float* __restrict__ gw) {
+    constexpr int D = Cfg::D, E = Cfg::E, K = Cfg::K, G = WR::GROUP, NG = D / G;
+    static_assert(D % G == 0 && E <= 64, "router rows must be whole groups; at most 64 experts");
+    __shared__ float logit[E];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const i64 t = blockIdx.x;
+    const float* xr = x + t * D;
+    for (int e = warp; e < E; e += MOE_WARPS) {
+        float acc = 0.f;
+        for (int g = lane; g < NG; g += 32) {
+            float v[G];
+            WR::load(wr, (i64)e * NG + g, v);
+#pragma unroll
+            for (int i = 0; i < G; i++) acc += v[i] * xr[g * G + i];
+        }
+        acc = warp_sum(acc);
+        if (lane == 0) logit[e] = acc + BR::at(br, e);
+    }
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    unsigned long long taken = 0;
+    int idx[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        int best = -1;
+        for (int e = 0; e < E; e++)
+            if (!((taken >> e) & 1) && (best < 0 || logit[e] > logit[best])) best = e;
+        taken |= 1ull << best;
+        idx[k] = best;
+    }
+    float w[K], sum = 0.f;
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        w[k] = expf(logit[idx[k]] - logit[idx[0]]);
+        sum += w[k];
+    }
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        sel[t * K + k] = idx[k];
+        gw[t * K + k] = w[k] / sum;
+    }
+}
+
+// moe_lists: warp w lists the slots of experts w, w+32, ... in slot order
+// (ballot and prefix count over 32 slots at a time): list[e·MT + i] is
+// expert e's i-th slot, cnt[e] how many it has.
+template <class Cfg>
+__device__ __forceinline__ void moe_lists(const int* __restrict__ sel, int* __restrict__ cnt, int* __restrict__ list,
+                                          const int* __restrict__ state) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    const int slots = STATE_T(state) * Cfg::K;
+    for (int e = warp; e < Cfg::E; e += nw) {
+        int n = 0;
+        for (int s0 = 0; s0 < slots; s0 += 32) {
+            const bool mine = s0 + lane < slots && sel[s0 + lane] == e;
+            const unsigned m = __ballot_sync(0xffffffffu, mine);
+            if (mine) list[(i64)e * Cfg::MT + n + __popc(m & ((1u << lane) - 1))] = s0 + lane;
+            n += __popc(m);
+        }
+        if (lane == 0) cnt[e] = n;
+    }
+}
+
+// moe_expert_gemv: warp w of block (bx, by) owns row o = bx·MOE_WARPS + w of
+// one expert's [OUT, IN] matrix (GATED: the gate and up rows o; else the
+// down row o) and serves the expert's slots TT at a time: each weight group
+// is dequantized once per tile and dotted with the tile's inputs (GATED: the
+// slot's token row of x [T, IN]; else the slot's row of h [slots, IN]). The
+// result goes to y [slots, OUT]: GATED h = (u+1)·g·σ(ALPHA·g) with
+// g = min(gate+b, LIMIT), u = clamp(up+b, ±LIMIT); else down + b.
+template <class Cfg, class W, class B, int IN, int OUT, bool GATED, int TT, bool LISTS>
+__device__ __forceinline__ void moe_expert_gemv(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0,
+                                                const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1,
+                                                const float* __restrict__ x, const int* __restrict__ sel,
+                                                const int* __restrict__ cnt, const int* __restrict__ list,
+                                                float* __restrict__ y) {
+    constexpr int G = W::GROUP, NG = IN / G, NW = GATED ? 2 : 1;
+    static_assert(IN % G == 0 && G % 4 == 0, "expert rows must be whole groups of float4s");
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int o = blockIdx.x * MOE_WARPS + warp;
+    int e, n;
+    if constexpr (LISTS) {
+        e = blockIdx.y;
+        n = cnt[e];
+    } else {  // decode: one token, grid y = K, slot k is expert sel[k]'s only slot
+        e = sel[blockIdx.y];
+        n = 1;
+    }
+    if (o >= OUT || n == 0) return;
+    const i64 row = (i64)e * OUT + o;
+    for (int base = 0; base < n; base += TT) {
+        const int m = min(TT, n - base);
+        int slot[TT];
+        const float* xr[TT];
+#pragma unroll
+        for (int j = 0; j < TT; j++) {
+            slot[j] = LISTS ? list[(i64)e * Cfg::MT + base + min(j, m - 1)] : (int)blockIdx.y;
+            xr[j] = x + (i64)(GATED ? slot[j] / Cfg::K : slot[j]) * IN;
+        }
+        float acc[NW][TT];
+#pragma unroll
+        for (int r = 0; r < NW; r++)
+#pragma unroll
+            for (int j = 0; j < TT; j++) acc[r][j] = 0.f;
+#pragma unroll(NG <= 96 ? (NG + 31) / 32 : 2)
+        for (int g = lane; g < NG; g += 32) {
+            float v[NW][G];
+            W::load(w0, row * NG + g, v[0]);
+            if constexpr (GATED) W::load(w1, row * NG + g, v[1]);
+#pragma unroll
+            for (int j = 0; j < TT; j++) {
+                if (j >= m) break;
+                const float4* xp = (const float4*)(xr[j] + g * G);
+#pragma unroll
+                for (int i = 0; i < G / 4; i++) {
+                    const float4 a = xp[i];
+#pragma unroll
+                    for (int r = 0; r < NW; r++)
+                        acc[r][j] += v[r][4 * i] * a.x + v[r][4 * i + 1] * a.y + v[r][4 * i + 2] * a.z + v[r][4 * i + 3] * a.w;
+                }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < TT; j++) {
+            if (j >= m) break;
+            const float s0 = warp_sum(acc[0][j]) + B::at(b0, row);
+            float out = s0;
+            if constexpr (GATED) {
+                const float g = fminf(s0, Cfg::LIMIT);
+                const float u = fminf(fmaxf(warp_sum(acc[1][j]) + B::at(b1, row), -Cfg::LIMIT), Cfg::LIMIT);
+                out = (u + 1.f) * g / (1.f + expf(-Cfg::ALPHA * g));
+            }
+            if (lane == 0) y[(i64)slot[j] * OUT + o] = out;
+        }
+    }
+}
+
+// moe_sum: one thread per output element, the K experts' rows in order.
+template <class Cfg>
+__device__ __forceinline__ void moe_sum(const float* __restrict__ ys, const float* __restrict__ gw, float* __restrict__ y,
+                                        const int* __restrict__ state) {
+    constexpr int D = Cfg::D, K = Cfg::K;
+    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (i64)STATE_T(state) * D) return;
+    const i64 t = i / D, c = i % D;
+    float acc = 0.f;
+#pragma unroll
+    for (int k = 0; k < K; k++) acc += gw[t * K + k] * ys[(t * K + k) * D + c];
+    y[i] = acc;
+}
+
 // Sampling on the GPU (runtime/sample's order of operations; plans.Sampler
 // is the contract). A step's logits f32 [V] stay where the graph wrote them;
 // the runtime launches, after the step:

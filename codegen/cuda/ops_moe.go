@@ -1,0 +1,173 @@
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/plans"
+)
+
+// moeTile is how many of an expert's tokens one block of moe_expert_gemv
+// serves per pass over its weight rows in a prefill.
+const moeTile = 8
+
+// moeWarps is MOE_WARPS (moe.cu.tmpl): the rows one expert-GEMV block owns.
+const moeWarps = 8
+
+// moeScratch is where the MoE keeps its per-step intermediates in codegen's
+// scratch (arena offsets), for a step of up to maxTokens tokens:
+//
+//	sel  int32[MT·K]    slot t·K+k's expert
+//	gw   f32[MT·K]      its softmax weight
+//	cnt  int32[E]       prefill: slots per expert
+//	list int32[E·MT]    prefill: each expert's slots
+//	h    f32[MT·K, F]   the experts' SwiGLU outputs
+//	ys   f32[MT·K, D]   the experts' down projections, before weighting
+type moeScratch struct{ sel, gw, cnt, list, h, ys plans.Arg }
+
+// moeScratchArgs lays out the MoE scratch, growing codegen's scratch to fit.
+// It overwrites whatever int8 activations the scratch held.
+func (e *emitter) moeScratchArgs(experts, k, d, f int64) moeScratch {
+	slots := e.maxTokens * k
+	off := e.scratchBase
+	next := func(bytes int64) plans.Arg {
+		a := plans.Arg{Kind: plans.ArgArena, Offset: off}
+		off += alignUp(bytes, plans.Alignment)
+		return a
+	}
+	s := moeScratch{sel: next(4 * slots), gw: next(4 * slots), cnt: next(4 * experts), list: next(4 * experts * e.maxTokens),
+		h: next(4 * slots * f), ys: next(4 * slots * d)}
+	e.scratchBytes = max(e.scratchBytes, off-e.scratchBase)
+	e.scratchHolds = -1
+	return s
+}
+
+// moe(x, wr, br, wg, bg, wu, bu, wd, bd): route, (prefill) list each
+// expert's tokens, gate+up with the clamped SwiGLU, down, weighted sum; see
+// moe.cu.tmpl. Expert matrices are [E, rows, cols] tensors read through one
+// accessor over the whole tensor.
+func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
+	x := n.Inputs[0]
+	d, err := activation(x)
+	if err != nil {
+		return nil, err
+	}
+	experts, k := n.Int("experts"), n.Int("top_k")
+	if k < 1 || k > experts || experts > 64 {
+		return nil, fmt.Errorf("experts %d, top_k %d: want 1 ≤ top_k ≤ experts ≤ 64", experts, k)
+	}
+	wr, br := n.Inputs[1], n.Inputs[2]
+	ra, rout, err := e.matrix(wr, d)
+	if err != nil {
+		return nil, err
+	}
+	if rout != experts {
+		return nil, fmt.Errorf("router %q has %d rows, want %d experts", wr.Str("name"), rout, experts)
+	}
+	rba, err := e.vectorAccessor(br, experts)
+	if err != nil {
+		return nil, err
+	}
+	wg, wu, wd := n.Inputs[3], n.Inputs[5], n.Inputs[7]
+	if len(wg.Shape) != 3 || wg.Shape[0] != experts || wg.Shape[2] != d {
+		return nil, fmt.Errorf("gate experts %q are %v, want [%d, F, %d]", wg.Str("name"), wg.Shape, experts, d)
+	}
+	f := wg.Shape[1]
+	if d%32 != 0 || f%32 != 0 {
+		return nil, fmt.Errorf("widths %d and %d must be multiples of 32 (whole weight groups)", d, f)
+	}
+	var accs [3]string // gate, up, down
+	var biasAccs [3]string
+	for i, want := range []ir.Shape{{experts, f, d}, {experts, f, d}, {experts, d, f}} {
+		w, b := n.Inputs[3+2*i], n.Inputs[4+2*i]
+		if !want.Equal(w.Shape) {
+			return nil, fmt.Errorf("expert weight %q is %v, want %v", w.Str("name"), w.Shape, want)
+		}
+		if accs[i], err = e.accessor(w); err != nil {
+			return nil, err
+		}
+		if biasAccs[i], err = e.vectorAccessor(b, want[0]*want[1]); err != nil {
+			return nil, err
+		}
+	}
+	if accs[0] != accs[1] || biasAccs[0] != biasAccs[1] {
+		return nil, fmt.Errorf("gate and up experts %q, %q differ in type (%s, %s)", wg.Str("name"), wu.Str("name"), accs[0], accs[1])
+	}
+	rows := rowsOf(x)
+	if rows != 0 {
+		return nil, fmt.Errorf("input is %v, want [T, %d]", x.Shape, d)
+	}
+	cfg := e.kernels.config("Moe",
+		fmt.Sprintf("static constexpr int E = %d, K = %d, D = %d, F = %d, MT = %d;", experts, k, d, f, e.maxTokens),
+		fmt.Sprintf("static constexpr float LIMIT = %s, ALPHA = %s;", cFloat(n.Float("limit")), cFloat(n.Float("alpha"))))
+	s := e.moeScratchArgs(experts, k, d, f)
+	var ls []plans.Launch
+	add := func(l []plans.Launch, err error) error {
+		ls = append(ls, l...)
+		return err
+	}
+
+	route := &call{}
+	route.ptr(e, cWeight, "wr", wr)
+	route.ptr(e, cWeight, "br", br)
+	route.ptr(e, cIn, "x", x)
+	route.arg("int* __restrict__", "sel", s.sel)
+	route.arg(cOut, "gw", s.gw)
+	if err := add(e.emit(route, "moe_route", moeWarps*32, gridRowsX(0), cfg, ra, rba)); err != nil {
+		return nil, err
+	}
+
+	// Decode reads the routing directly (grid y = K slots of one token); a
+	// prefill lists each expert's slots first (grid y = E).
+	lists, tile, gridY := "false", int64(1), k
+	if e.prefill {
+		lists, tile, gridY = "true", moeTile, experts
+		l := &call{}
+		l.arg(cInts, "sel", s.sel)
+		l.arg("int* __restrict__", "cnt", s.cnt)
+		l.arg("int* __restrict__", "list", s.list)
+		e.stateArg(l)
+		if err := add(e.emit(l, "moe_lists", int(min(experts, 32))*32, gridFixed(1), cfg)); err != nil {
+			return nil, err
+		}
+	}
+	expertGEMV := func(w0, b0, w1, b1 *ir.Node, in plans.Arg, out plans.Arg, acc, bacc string, inW, outW int64, gated bool) error {
+		c := &call{}
+		c.ptr(e, cWeight, "w0", w0)
+		c.ptr(e, cWeight, "b0", b0)
+		if gated {
+			c.ptr(e, cWeight, "w1", w1)
+			c.ptr(e, cWeight, "b1", b1)
+		} else {
+			c.null()
+			c.null()
+		}
+		c.arg(cIn, "x", in)
+		c.arg(cInts, "sel", s.sel)
+		c.arg(cInts, "cnt", s.cnt)
+		c.arg(cInts, "list", s.list)
+		c.arg(cOut, "y", out)
+		g := grid{b: [3]int64{ceilDiv(outW, moeWarps), gridY, 1}}
+		return add(e.emit(c, "moe_expert_gemv", moeWarps*32, g, cfg, acc, bacc, cInt(inW), cInt(outW), fmt.Sprint(gated), cInt(tile), lists))
+	}
+	xa, err := e.value(x)
+	if err != nil {
+		return nil, err
+	}
+	if err := expertGEMV(wg, n.Inputs[4], wu, n.Inputs[6], xa, s.h, accs[0], biasAccs[0], d, f, true); err != nil {
+		return nil, err
+	}
+	if err := expertGEMV(wd, n.Inputs[8], nil, nil, s.h, s.ys, accs[2], biasAccs[2], f, d, false); err != nil {
+		return nil, err
+	}
+
+	sum := &call{}
+	sum.arg(cIn, "ys", s.ys)
+	sum.arg(cIn, "gw", s.gw)
+	sum.ptr(e, cOut, "y", n)
+	e.stateArg(sum)
+	if err := add(e.emit(sum, "moe_sum", 256, gridElems(0, d, 256), cfg)); err != nil {
+		return nil, err
+	}
+	return ls, nil
+}

@@ -1,0 +1,147 @@
+
+// ---- this model's constants ----
+struct Norm_0 { static constexpr float EPS = 1e-05f; };
+struct Rope_1 { static constexpr int MODE = 2, HD = 64, ROT = 64; static constexpr float BASE = 1.5e+05f; static constexpr bool YARN = true; static constexpr float FREQ_SCALE = 3.125e-02f, CORR0 = 0e+00f, CORR1 = 1e+01f, MSCALE = 1.3465736e+00f; };
+struct Attn_2 { static constexpr int HEADS = 4, KVH = 2, HD = 64, WINDOW = 128; static constexpr float SCALE = 1.25e-01f; };
+struct Moe_3 { static constexpr int E = 4, K = 2, D = 192, F = 256, MT = 64; static constexpr float LIMIT = 7e+00f, ALPHA = 1.702e+00f; };
+struct Attn_4 { static constexpr int HEADS = 4, KVH = 2, HD = 64, WINDOW = 0; static constexpr float SCALE = 1.25e-01f; };
+
+// ---- kernels: one per distinct instantiation ----
+// Each waits for the grid before it, then lets the next one launch
+// (grid_dep_wait, grid_dep_launch in common): the one place a kernel's
+// memory accesses are ordered after the previous kernel's.
+extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q8_0_split_1206528_201088_192(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
+    embed_rows<W_q8_0_split<1206528>, 201088, 192>(table, ids, y);
+}
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_192_64_false_false(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<192>, 192, 64, false, false>(a, nullptr, w, nullptr, y, nullptr, nullptr);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_qkv_W_q8_0_split_1536_W_q8_0_split_768_W_q8_0_split_768_W_f32_256_W_f32_128_W_f32_128_192_256_128_128_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    gemm_qkv<W_q8_0_split<1536>, W_q8_0_split<768>, W_q8_0_split<768>, W_f32<256>, W_f32<128>, W_f32<128>, 192, 256, 128, 128, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_256_128_128_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    qkv_rope_store<Rope_1, 256, 128, 128, true>(positions, y, kc, vc, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_2_W_f32_4_true_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    attend_prefill<Attn_2, W_f32<4>, true, false>(q, kc, vc, sinks, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_linear_W_q8_0_split_1536_W_f32_192_256_192_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    gemm_linear<W_q8_0_split<1536>, W_f32<192>, 256, 192, 64>(w, b, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_192_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<192>, 192, 64, true, false>(a, b, w, s, y, nullptr, nullptr);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_route_Moe_3_W_f32_768_W_f32_4(const uint8_t* __restrict__ wr, const uint8_t* __restrict__ br, const float* __restrict__ x, int* __restrict__ sel, float* __restrict__ gw) {
+    grid_dep_wait();
+    grid_dep_launch();
+    moe_route<Moe_3, W_f32<768>, W_f32<4>>(wr, br, x, sel, gw);
+}
+extern "C" __global__ void __launch_bounds__(128) moe_lists_Moe_3(const int* __restrict__ sel, int* __restrict__ cnt, int* __restrict__ list, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    moe_lists<Moe_3>(sel, cnt, list, state);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_1024_192_256_true_8_true(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1, const float* __restrict__ x, const int* __restrict__ sel, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
+    moe_expert_gemv<Moe_3, W_mxfp4_split<6144>, W_f32<1024>, 192, 256, true, 8, true>(w0, b0, w1, b1, x, sel, cnt, list, y);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_768_256_192_false_8_true(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const float* __restrict__ x, const int* __restrict__ sel, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
+    moe_expert_gemv<Moe_3, W_mxfp4_split<6144>, W_f32<768>, 256, 192, false, 8, true>(w0, b0, nullptr, nullptr, x, sel, cnt, list, y);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_sum_Moe_3(const float* __restrict__ ys, const float* __restrict__ gw, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    moe_sum<Moe_3>(ys, gw, y, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_4_W_f32_4_true_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    attend_prefill<Attn_4, W_f32<4>, true, false>(q, kc, vc, sinks, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) last_row_0_192_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    last_row<0, 192, true>(x, y, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_1206528_B_none_192_201088_32_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    linear_q8<W_q8_0_split_dot<1206528>, B_none, 192, 201088, 32, 1, 1>(w, nullptr, xq, xs, y, state);
+}
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_192_64_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<192>, 192, 64, false, true>(a, nullptr, w, nullptr, y, xq, xs);
+}
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q8_0_split_dot_1536_W_q8_0_split_dot_768_W_q8_0_split_dot_768_W_f32_256_W_f32_128_W_f32_128_Rope_1_192_256_128_128_true_32_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    qkv_q8<W_q8_0_split_dot<1536>, W_q8_0_split_dot<768>, W_q8_0_split_dot<768>, W_f32<256>, W_f32<128>, W_f32<128>, Rope_1, 192, 256, 128, 128, true, 32, 0, 1>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, kc, vc, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_W_f32_4_true_true_64(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    attend_decode<Attn_2, W_f32<4>, true, true, 64>(q, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_1536_W_f32_192_256_192_32_0_1(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    linear_q8<W_q8_0_split_dot<1536>, W_f32<192>, 256, 192, 32, 0, 1>(w, b, xq, xs, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_1024_192_256_true_1_false(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1, const float* __restrict__ x, const int* __restrict__ sel, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
+    moe_expert_gemv<Moe_3, W_mxfp4_split<6144>, W_f32<1024>, 192, 256, true, 1, false>(w0, b0, w1, b1, x, sel, cnt, list, y);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_768_256_192_false_1_false(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const float* __restrict__ x, const int* __restrict__ sel, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
+    moe_expert_gemv<Moe_3, W_mxfp4_split<6144>, W_f32<768>, 256, 192, false, 1, false>(w0, b0, nullptr, nullptr, x, sel, cnt, list, y);
+}
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_192_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<192>, 192, 64, true, true>(a, b, w, s, y, xq, xs);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_4_W_f32_4_true_true_64(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    attend_decode<Attn_4, W_f32<4>, true, true, 64>(q, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
+}
+extern "C" __global__ void __launch_bounds__(256) sample_prep_201088_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
+    grid_dep_wait();
+    grid_dep_launch();
+    sample_prep<201088, 1024, 64>(logits, in, lt, part, bad);
+}
+extern "C" __global__ void __launch_bounds__(1024) sample_argmax_197(const u64* __restrict__ part, const int* __restrict__ bad, int* __restrict__ out) {
+    grid_dep_wait();
+    grid_dep_launch();
+    sample_argmax<197>(part, bad, out);
+}
+extern "C" __global__ void __launch_bounds__(256) sample_weights_201088_1024(const float* __restrict__ lt, const int* __restrict__ out, double* __restrict__ psum) {
+    grid_dep_wait();
+    grid_dep_launch();
+    sample_weights<201088, 1024>(lt, out, psum);
+}
+extern "C" __global__ void __launch_bounds__(1024) sample_select_201088_197_1024(const float* __restrict__ lt, const double* __restrict__ psum, int* __restrict__ out) {
+    grid_dep_wait();
+    grid_dep_launch();
+    sample_select<201088, 197, 1024>(lt, psum, out);
+}
