@@ -113,7 +113,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	route.ptr(e, cIn, "x", x)
 	route.arg("int* __restrict__", "sel", s.sel)
 	route.arg(cOut, "gw", s.gw)
-	if err := add(e.emit(route, "moe_route", moeWarps*32, gridRowsX(0), cfg, ra, rba)); err != nil {
+	if err := add(e.emit(route, "moe_route", int(min(experts, 32))*32, gridRowsX(0), cfg, ra, rba)); err != nil {
 		return nil, err
 	}
 

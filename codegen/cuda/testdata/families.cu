@@ -1140,7 +1140,7 @@ __device__ __forceinline__ void attend(const float* __restrict__ q, const __half
 // token, widths D (model) and F (expert), MT (max tokens a step) and the
 // clamped SwiGLU's LIMIT and ALPHA. A step's tokens become T·K slots
 // (slot s = t·K + k: token t's k-th choice). Launches:
-//   moe_route        grid T: router logits, top K, softmax over the K
+//   moe_route        grid T, a warp per expert: router logits, top K, softmax
 //   moe_lists        prefill only, one block: each expert's slots, in order
 //   moe_expert_gemv  gate+up with the clamped SwiGLU into h [slots, F], then
 //                    down with its bias into ys [slots, D]; a block owns
@@ -1152,25 +1152,32 @@ __device__ __forceinline__ void attend(const float* __restrict__ q, const __half
 // result does not depend on scheduling (no atomics).
 #define MOE_WARPS 8
 
-// moe_route: block t; warp w computes the logits of experts w, w+MOE_WARPS,
-// ...; thread 0 picks the K largest (the lower expert first on ties, as
-// torch.topk and the CPU device) and writes their softmax weights.
+// moe_route: block t; warp w computes the logits of experts w, w+warps, ...
+// with its groups' loads unrolled, so the router's weights are all in flight
+// at once (a warp walking them one load after another made this launch
+// latency-bound); thread 0 picks the K largest (the lower expert first on
+// ties, as torch.topk and the CPU device) and writes their softmax weights.
 template <class Cfg, class WR, class BR>
 __device__ __forceinline__ void moe_route(const uint8_t* __restrict__ wr, const uint8_t* __restrict__ br,
                                           const float* __restrict__ x, int* __restrict__ sel, float* __restrict__ gw) {
     constexpr int D = Cfg::D, E = Cfg::E, K = Cfg::K, G = WR::GROUP, NG = D / G;
-    static_assert(D % G == 0 && E <= 64, "router rows must be whole groups; at most 64 experts");
+    static_assert(D % G == 0 && G % 4 == 0 && E <= 64, "router rows must be whole groups of float4s; at most 64 experts");
     __shared__ float logit[E];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
     const i64 t = blockIdx.x;
     const float* xr = x + t * D;
-    for (int e = warp; e < E; e += MOE_WARPS) {
+    for (int e = warp; e < E; e += nw) {
         float acc = 0.f;
+#pragma unroll 8
         for (int g = lane; g < NG; g += 32) {
             float v[G];
             WR::load(wr, (i64)e * NG + g, v);
+            const float4* xp = (const float4*)(xr + g * G);
 #pragma unroll
-            for (int i = 0; i < G; i++) acc += v[i] * xr[g * G + i];
+            for (int i = 0; i < G / 4; i++) {
+                const float4 a = xp[i];
+                acc += v[4 * i] * a.x + v[4 * i + 1] * a.y + v[4 * i + 2] * a.z + v[4 * i + 3] * a.w;
+            }
         }
         acc = warp_sum(acc);
         if (lane == 0) logit[e] = acc + BR::at(br, e);

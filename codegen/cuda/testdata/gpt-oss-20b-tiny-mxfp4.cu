@@ -25,7 +25,7 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_153
 extern "C" __global__ void __launch_bounds__(192) rmsnorm_rows_Norm_0_W_f32_192_192_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     rmsnorm_rows<Norm_0, W_f32<192>, 192, true, false>(a, b, w, s, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_route_Moe_3_W_f32_768_W_f32_4(const uint8_t* __restrict__ wr, const uint8_t* __restrict__ br, const float* __restrict__ x, int* __restrict__ sel, float* __restrict__ gw) {
+extern "C" __global__ void __launch_bounds__(128) moe_route_Moe_3_W_f32_768_W_f32_4(const uint8_t* __restrict__ wr, const uint8_t* __restrict__ br, const float* __restrict__ x, int* __restrict__ sel, float* __restrict__ gw) {
     moe_route<Moe_3, W_f32<768>, W_f32<4>>(wr, br, x, sel, gw);
 }
 extern "C" __global__ void __launch_bounds__(128) moe_lists_Moe_3(const int* __restrict__ sel, int* __restrict__ cnt, int* __restrict__ list, const int* __restrict__ state) {
