@@ -31,11 +31,11 @@ extern "C" __global__ void __launch_bounds__(128) moe_route_Moe_3_W_f32_768_W_f3
 extern "C" __global__ void __launch_bounds__(128) moe_lists_Moe_3(const int* __restrict__ sel, int* __restrict__ cnt, int* __restrict__ list, const int* __restrict__ state) {
     moe_lists<Moe_3>(sel, cnt, list, state);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_1024_192_256_true_8_true(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1, const float* __restrict__ x, const int* __restrict__ sel, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ y) {
-    moe_expert_gemv<Moe_3, W_mxfp4_split<6144>, W_f32<1024>, 192, 256, true, 8, true>(w0, b0, w1, b1, x, sel, cnt, list, y);
+extern "C" __global__ void __launch_bounds__(256) moe_expert_tiles_Moe_3_W_mxfp4_split_6144_W_f32_1024_192_256_true_8(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1, const float* __restrict__ x, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ y) {
+    moe_expert_tiles<Moe_3, W_mxfp4_split<6144>, W_f32<1024>, 192, 256, true, 8>(w0, b0, w1, b1, x, cnt, list, y);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_768_256_192_false_8_true(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const float* __restrict__ x, const int* __restrict__ sel, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ y) {
-    moe_expert_gemv<Moe_3, W_mxfp4_split<6144>, W_f32<768>, 256, 192, false, 8, true>(w0, b0, nullptr, nullptr, x, sel, cnt, list, y);
+extern "C" __global__ void __launch_bounds__(256) moe_expert_tiles_Moe_3_W_mxfp4_split_6144_W_f32_768_256_192_false_8(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const float* __restrict__ x, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ y) {
+    moe_expert_tiles<Moe_3, W_mxfp4_split<6144>, W_f32<768>, 256, 192, false, 8>(w0, b0, nullptr, nullptr, x, cnt, list, y);
 }
 extern "C" __global__ void __launch_bounds__(256) moe_sum_Moe_3(const float* __restrict__ ys, const float* __restrict__ gw, float* __restrict__ y, const int* __restrict__ state) {
     moe_sum<Moe_3>(ys, gw, y, state);
@@ -55,9 +55,9 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_120
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_1536_W_f32_192_256_192_0_1(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     linear_q8<W_q8_0_split_dot<1536>, W_f32<192>, 256, 192, 0, 1>(w, b, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_1024_192_256_true_1_false(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1, const float* __restrict__ x, const int* __restrict__ sel, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ y) {
-    moe_expert_gemv<Moe_3, W_mxfp4_split<6144>, W_f32<1024>, 192, 256, true, 1, false>(w0, b0, w1, b1, x, sel, cnt, list, y);
+extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_1024_192_256_true(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1, const float* __restrict__ x, const int* __restrict__ sel, float* __restrict__ y) {
+    moe_expert_gemv<Moe_3, W_mxfp4_split<6144>, W_f32<1024>, 192, 256, true>(w0, b0, w1, b1, x, sel, y);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_768_256_192_false_1_false(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const float* __restrict__ x, const int* __restrict__ sel, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ y) {
-    moe_expert_gemv<Moe_3, W_mxfp4_split<6144>, W_f32<768>, 256, 192, false, 1, false>(w0, b0, nullptr, nullptr, x, sel, cnt, list, y);
+extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_768_256_192_false(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const float* __restrict__ x, const int* __restrict__ sel, float* __restrict__ y) {
+    moe_expert_gemv<Moe_3, W_mxfp4_split<6144>, W_f32<768>, 256, 192, false>(w0, b0, nullptr, nullptr, x, sel, y);
 }
