@@ -238,15 +238,15 @@ func kvArgs(n *ir.Node) (kc, vc plans.Arg) {
 	return plans.Arg{Kind: plans.ArgKV, Offset: (layer*2 + 0) * row}, plans.Arg{Kind: plans.ArgKV, Offset: (layer*2 + 1) * row}
 }
 
-// yarnCorrDims is ggml's ggml_rope_yarn_corr_dims: the pair indexes between
-// which YaRN ramps from interpolation to extrapolation.
+// yarnCorrDims are the pair indexes between which YaRN ramps from
+// interpolation to extrapolation, as transformers' _compute_yarn_parameters
+// with truncate=false (gpt-oss's setting, and the CPU device's): not rounded
+// outward as ggml_rope_yarn_corr_dims rounds them.
 func yarnCorrDims(nDims, origCtx int64, base, betaFast, betaSlow float64) (float64, float64) {
 	dim := func(nRot float64) float64 {
 		return float64(nDims) * math.Log(float64(origCtx)/(nRot*2*math.Pi)) / (2 * math.Log(base))
 	}
-	lo := max(0, math.Floor(dim(betaFast)))
-	hi := min(float64(nDims-1), math.Ceil(dim(betaSlow)))
-	return lo, hi
+	return max(0, dim(betaFast)), min(float64(nDims-1), dim(betaSlow))
 }
 
 // attention(q, k, v [, sinks]): store this step's k, v in the layer's cache,
