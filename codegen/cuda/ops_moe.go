@@ -7,7 +7,7 @@ import (
 	"github.com/llama-orch/orc/plans"
 )
 
-// moeTile is how many of an expert's tokens one block of moe_expert_gemv
+// moeTile is how many of an expert's tokens one block of moe_expert_tiles
 // serves per pass over its weight rows in a prefill.
 const moeTile = 8
 
@@ -113,15 +113,13 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	route.ptr(e, cIn, "x", x)
 	route.arg("int* __restrict__", "sel", s.sel)
 	route.arg(cOut, "gw", s.gw)
-	if err := add(e.emit(route, "moe_route", moeWarps*32, gridRowsX(0), cfg, ra, rba)); err != nil {
+	if err := add(e.emit(route, "moe_route", int(min(experts, 32))*32, gridRowsX(0), cfg, ra, rba)); err != nil {
 		return nil, err
 	}
 
 	// Decode reads the routing directly (grid y = K slots of one token); a
 	// prefill lists each expert's slots first (grid y = E).
-	lists, tile, gridY := "false", int64(1), k
 	if e.prefill {
-		lists, tile, gridY = "true", moeTile, experts
 		l := &call{}
 		l.arg(cInts, "sel", s.sel)
 		l.arg("int* __restrict__", "cnt", s.cnt)
@@ -143,12 +141,18 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 			c.null()
 		}
 		c.arg(cIn, "x", in)
-		c.arg(cInts, "sel", s.sel)
-		c.arg(cInts, "cnt", s.cnt)
-		c.arg(cInts, "list", s.list)
+		targs := []string{cfg, acc, bacc, cInt(inW), cInt(outW), fmt.Sprint(gated)}
+		fn, gridY := "moe_expert_gemv", k
+		if e.prefill {
+			c.arg(cInts, "cnt", s.cnt)
+			c.arg(cInts, "list", s.list)
+			fn, gridY, targs = "moe_expert_tiles", experts, append(targs, cInt(moeTile))
+		} else {
+			c.arg(cInts, "sel", s.sel)
+		}
 		c.arg(cOut, "y", out)
 		g := grid{b: [3]int64{ceilDiv(outW, moeWarps), gridY, 1}}
-		return add(e.emit(c, "moe_expert_gemv", moeWarps*32, g, cfg, acc, bacc, cInt(inW), cInt(outW), fmt.Sprint(gated), cInt(tile), lists))
+		return add(e.emit(c, fn, moeWarps*32, g, targs...))
 	}
 	xa, err := e.value(x)
 	if err != nil {

@@ -244,13 +244,13 @@ func (e *emitter) ropeConfig(n *ir.Node, mode string) (string, error) {
 	return e.kernels.config("Rope", members...), nil
 }
 
-// yarnCorrDims is ggml's ggml_rope_yarn_corr_dims: the pair indexes between
-// which YaRN ramps from interpolation to extrapolation.
+// yarnCorrDims are the pair indexes between which YaRN ramps from
+// interpolation to extrapolation, as transformers' _compute_yarn_parameters
+// with truncate=false (gpt-oss's setting, and the CPU device's): not rounded
+// outward as ggml_rope_yarn_corr_dims rounds them.
 func yarnCorrDims(nDims, origCtx int64, base, betaFast, betaSlow float64) (float64, float64) {
 	dim := func(nRot float64) float64 {
 		return float64(nDims) * math.Log(float64(origCtx)/(nRot*2*math.Pi)) / (2 * math.Log(base))
 	}
-	lo := max(0, math.Floor(dim(betaFast)))
-	hi := min(float64(nDims-1), math.Ceil(dim(betaSlow)))
-	return lo, hi
+	return max(0, dim(betaFast)), min(float64(nDims-1), dim(betaSlow))
 }

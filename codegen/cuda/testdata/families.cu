@@ -1928,37 +1928,45 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 // token, widths D (model) and F (expert), MT (max tokens a step) and the
 // clamped SwiGLU's LIMIT and ALPHA. A step's tokens become T·K slots
 // (slot s = t·K + k: token t's k-th choice). Launches:
-//   moe_route        grid T: router logits, top K, softmax over the K
+//   moe_route        grid T, a warp per expert: router logits, top K, softmax
 //   moe_lists        prefill only, one block: each expert's slots, in order
-//   moe_expert_gemv  gate+up with the clamped SwiGLU into h [slots, F], then
-//                    down with its bias into ys [slots, D]; a block owns
-//                    MOE_WARPS rows of one expert, so only routed experts'
-//                    weights are read (decode: grid y = K, expert sel[k];
-//                    prefill: grid y = E, an expert without slots returns)
+//   moe_expert_gemv  (decode) or moe_expert_tiles (prefill): gate+up with the
+//                    clamped SwiGLU into h [slots, F], then down with its
+//                    bias into ys [slots, D]; a block owns MOE_WARPS rows of
+//                    one expert, so only routed experts' weights are read
+//                    (decode: grid y = K, expert sel[k]; prefill: grid y = E,
+//                    an expert without slots returns)
 //   moe_sum          out[t] = Σ_k gw[t·K+k]·ys[t·K+k], k in order
 // Every output element is written by one thread in a fixed order: the
 // result does not depend on scheduling (no atomics).
 #define MOE_WARPS 8
 
-// moe_route: block t; warp w computes the logits of experts w, w+MOE_WARPS,
-// ...; thread 0 picks the K largest (the lower expert first on ties, as
-// torch.topk and the CPU device) and writes their softmax weights.
+// moe_route: block t; warp w computes the logits of experts w, w+warps, ...
+// with its groups' loads unrolled, so the router's weights are all in flight
+// at once (a warp walking them one load after another made this launch
+// latency-bound); thread 0 picks the K largest (the lower expert first on
+// ties, as torch.topk and the CPU device) and writes their softmax weights.
 template <class Cfg, class WR, class BR>
 __device__ __forceinline__ void moe_route(const uint8_t* __restrict__ wr, const uint8_t* __restrict__ br,
                                           const float* __restrict__ x, int* __restrict__ sel, float* __restrict__ gw) {
     constexpr int D = Cfg::D, E = Cfg::E, K = Cfg::K, G = WR::GROUP, NG = D / G;
-    static_assert(D % G == 0 && E <= 64, "router rows must be whole groups; at most 64 experts");
+    static_assert(D % G == 0 && G % 4 == 0 && E <= 64, "router rows must be whole groups of float4s; at most 64 experts");
     __shared__ float logit[E];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
     const i64 t = blockIdx.x;
     const float* xr = x + t * D;
-    for (int e = warp; e < E; e += MOE_WARPS) {
+    for (int e = warp; e < E; e += nw) {
         float acc = 0.f;
+#pragma unroll 8
         for (int g = lane; g < NG; g += 32) {
             float v[G];
             WR::load(wr, (i64)e * NG + g, v);
+            const float4* xp = (const float4*)(xr + g * G);
 #pragma unroll
-            for (int i = 0; i < G; i++) acc += v[i] * xr[g * G + i];
+            for (int i = 0; i < G / 4; i++) {
+                const float4 a = xp[i];
+                acc += v[4 * i] * a.x + v[4 * i + 1] * a.y + v[4 * i + 2] * a.z + v[4 * i + 3] * a.w;
+            }
         }
         acc = warp_sum(acc);
         if (lane == 0) logit[e] = acc + BR::at(br, e);
@@ -2008,76 +2016,112 @@ __device__ __forceinline__ void moe_lists(const int* __restrict__ sel, int* __re
     }
 }
 
-// moe_expert_gemv: warp w of block (bx, by) owns row o = bx·MOE_WARPS + w of
-// one expert's [OUT, IN] matrix (GATED: the gate and up rows o; else the
-// down row o) and serves the expert's slots TT at a time: each weight group
-// is dequantized once per tile and dotted with the tile's inputs (GATED: the
-// slot's token row of x [T, IN]; else the slot's row of h [slots, IN]). The
-// result goes to y [slots, OUT]: GATED h = (u+1)·g·σ(ALPHA·g) with
-// g = min(gate+b, LIMIT), u = clamp(up+b, ±LIMIT); else down + b.
-template <class Cfg, class W, class B, int IN, int OUT, bool GATED, int TT, bool LISTS>
+// An expert row's output from its warp's partial dots (reduced here):
+// GATED h = (u+1)·g·σ(ALPHA·g) with g = min(gate+b, LIMIT),
+// u = clamp(up+b, ±LIMIT); else down + b.
+template <class Cfg, class B, bool GATED>
+__device__ __forceinline__ float moe_row_out(float a0, float a1, const uint8_t* __restrict__ b0, const uint8_t* __restrict__ b1, i64 row) {
+    const float s0 = warp_sum(a0) + B::at(b0, row);
+    if constexpr (!GATED) return s0;
+    const float g = fminf(s0, Cfg::LIMIT);
+    const float u = fminf(fmaxf(warp_sum(a1) + B::at(b1, row), -Cfg::LIMIT), Cfg::LIMIT);
+    return (u + 1.f) * g / (1.f + expf(-Cfg::ALPHA * g));
+}
+
+// moe_expert_gemv (decode, one token): warp w of block (bx, k) owns row
+// o = bx·MOE_WARPS + w of expert sel[k]'s [OUT, IN] matrix (GATED: the gate
+// and up rows o; else the down row o) and writes slot k's output to
+// y [slots, OUT]. Its input is x [T, IN] (GATED) or slot k's row of h.
+template <class Cfg, class W, class B, int IN, int OUT, bool GATED>
 __device__ __forceinline__ void moe_expert_gemv(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0,
                                                 const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1,
                                                 const float* __restrict__ x, const int* __restrict__ sel,
-                                                const int* __restrict__ cnt, const int* __restrict__ list,
                                                 float* __restrict__ y) {
     constexpr int G = W::GROUP, NG = IN / G, NW = GATED ? 2 : 1;
     static_assert(IN % G == 0 && G % 4 == 0, "expert rows must be whole groups of float4s");
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int o = blockIdx.x * MOE_WARPS + warp;
-    int e, n;
-    if constexpr (LISTS) {
-        e = blockIdx.y;
-        n = cnt[e];
-    } else {  // decode: one token, grid y = K, slot k is expert sel[k]'s only slot
-        e = sel[blockIdx.y];
-        n = 1;
+    const int o = blockIdx.x * MOE_WARPS + warp, slot = blockIdx.y;
+    if (o >= OUT) return;
+    const i64 row = (i64)sel[slot] * OUT + o;
+    const float* xr = x + (i64)(GATED ? 0 : slot) * IN;
+    float acc[NW] = {};
+#pragma unroll(NG <= 96 ? (NG + 31) / 32 : 2)
+    for (int g = lane; g < NG; g += 32) {
+        float v[NW][G];
+        W::load(w0, row * NG + g, v[0]);
+        if constexpr (GATED) W::load(w1, row * NG + g, v[1]);
+        const float4* xp = (const float4*)(xr + g * G);
+#pragma unroll
+        for (int i = 0; i < G / 4; i++) {
+            const float4 a = xp[i];
+#pragma unroll
+            for (int r = 0; r < NW; r++)
+                acc[r] += v[r][4 * i] * a.x + v[r][4 * i + 1] * a.y + v[r][4 * i + 2] * a.z + v[r][4 * i + 3] * a.w;
+        }
     }
-    if (o >= OUT || n == 0) return;
-    const i64 row = (i64)e * OUT + o;
+    const float out = moe_row_out<Cfg, B, GATED>(acc[0], acc[NW - 1], b0, b1, row);
+    if (lane == 0) y[(i64)slot * OUT + o] = out;
+}
+
+// moe_expert_tiles (prefill): block (bx, e) owns rows bx·MOE_WARPS + w of
+// expert e (as above) and serves e's slots (list, cnt) TT at a time. The
+// tile's input rows are staged in shared memory 32 groups at a time, shared
+// by the block's rows (each warp reading them from L2 made the prefill bound
+// by activation traffic); a staged group takes G+4 floats, so the float4
+// reads of a quarter warp (lanes 144 bytes apart for G = 32) hit distinct
+// banks. Lane l dequantizes group l of the chunk once per tile.
+template <class Cfg, class W, class B, int IN, int OUT, bool GATED, int TT>
+__device__ __forceinline__ void moe_expert_tiles(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0,
+                                                 const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1,
+                                                 const float* __restrict__ x, const int* __restrict__ cnt,
+                                                 const int* __restrict__ list, float* __restrict__ y) {
+    constexpr int G = W::GROUP, NG = IN / G, NW = GATED ? 2 : 1, GS = G + 4, Q = G / 4;
+    static_assert(IN % G == 0 && G % 4 == 0, "expert rows must be whole groups of float4s");
+    __shared__ __align__(16) float xs[TT][32 * GS];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int o = blockIdx.x * MOE_WARPS + warp, e = blockIdx.y, n = cnt[e];
+    if (n == 0) return;  // the whole block: no __syncthreads is skipped by part of it
+    const i64 row = (i64)e * OUT + min(o, OUT - 1);  // rows past OUT compute and do not write
+    const int* slots = list + (i64)e * Cfg::MT;
     for (int base = 0; base < n; base += TT) {
         const int m = min(TT, n - base);
-        int slot[TT];
-        const float* xr[TT];
+        float acc[NW][TT] = {};
+        for (int c0 = 0; c0 < NG; c0 += 32) {
+            const int ng = min(32, NG - c0);
+            __syncthreads();  // the previous chunk is read
+            for (int i = threadIdx.x; i < TT * ng * Q; i += blockDim.x) {
+                const int j = i / (ng * Q), gi = i % (ng * Q) / Q, q = i % Q;
+                float4 val = make_float4(0.f, 0.f, 0.f, 0.f);
+                if (j < m) {
+                    const int s = slots[base + j];
+                    val = ((const float4*)(x + (i64)(GATED ? s / Cfg::K : s) * IN + (i64)(c0 + gi) * G))[q];
+                }
+                *(float4*)&xs[j][gi * GS + 4 * q] = val;
+            }
+            __syncthreads();
+            if (lane < ng) {
+                float v[NW][G];
+                W::load(w0, row * NG + c0 + lane, v[0]);
+                if constexpr (GATED) W::load(w1, row * NG + c0 + lane, v[1]);
 #pragma unroll
-        for (int j = 0; j < TT; j++) {
-            slot[j] = LISTS ? list[(i64)e * Cfg::MT + base + min(j, m - 1)] : (int)blockIdx.y;
-            xr[j] = x + (i64)(GATED ? slot[j] / Cfg::K : slot[j]) * IN;
-        }
-        float acc[NW][TT];
+                for (int j = 0; j < TT; j++) {
+                    if (j >= m) break;
+                    const float4* xp = (const float4*)&xs[j][lane * GS];
 #pragma unroll
-        for (int r = 0; r < NW; r++)
+                    for (int i = 0; i < Q; i++) {
+                        const float4 a = xp[i];
 #pragma unroll
-            for (int j = 0; j < TT; j++) acc[r][j] = 0.f;
-#pragma unroll(NG <= 96 ? (NG + 31) / 32 : 2)
-        for (int g = lane; g < NG; g += 32) {
-            float v[NW][G];
-            W::load(w0, row * NG + g, v[0]);
-            if constexpr (GATED) W::load(w1, row * NG + g, v[1]);
-#pragma unroll
-            for (int j = 0; j < TT; j++) {
-                if (j >= m) break;
-                const float4* xp = (const float4*)(xr[j] + g * G);
-#pragma unroll
-                for (int i = 0; i < G / 4; i++) {
-                    const float4 a = xp[i];
-#pragma unroll
-                    for (int r = 0; r < NW; r++)
-                        acc[r][j] += v[r][4 * i] * a.x + v[r][4 * i + 1] * a.y + v[r][4 * i + 2] * a.z + v[r][4 * i + 3] * a.w;
+                        for (int r = 0; r < NW; r++)
+                            acc[r][j] += v[r][4 * i] * a.x + v[r][4 * i + 1] * a.y + v[r][4 * i + 2] * a.z + v[r][4 * i + 3] * a.w;
+                    }
                 }
             }
         }
 #pragma unroll
         for (int j = 0; j < TT; j++) {
             if (j >= m) break;
-            const float s0 = warp_sum(acc[0][j]) + B::at(b0, row);
-            float out = s0;
-            if constexpr (GATED) {
-                const float g = fminf(s0, Cfg::LIMIT);
-                const float u = fminf(fmaxf(warp_sum(acc[1][j]) + B::at(b1, row), -Cfg::LIMIT), Cfg::LIMIT);
-                out = (u + 1.f) * g / (1.f + expf(-Cfg::ALPHA * g));
-            }
-            if (lane == 0) y[(i64)slot[j] * OUT + o] = out;
+            const float out = moe_row_out<Cfg, B, GATED>(acc[0][j], acc[NW - 1][j], b0, b1, row);
+            if (lane == 0 && o < OUT) y[(i64)slots[base + j] * OUT + o] = out;
         }
     }
 }

@@ -1,7 +1,7 @@
 
 // ---- this model's constants ----
 struct Norm_0 { static constexpr float EPS = 1e-05f; };
-struct Rope_1 { static constexpr int MODE = 2, HD = 64, ROT = 64; static constexpr float BASE = 1.5e+05f; static constexpr bool YARN = true; static constexpr float FREQ_SCALE = 3.125e-02f, CORR0 = 0e+00f, CORR1 = 1e+01f, MSCALE = 1.3465736e+00f; };
+struct Rope_1 { static constexpr int MODE = 2, HD = 64, ROT = 64; static constexpr float BASE = 1.5e+05f; static constexpr bool YARN = true; static constexpr float FREQ_SCALE = 3.125e-02f, CORR0 = 6.485828e-01f, CORR1 = 9.953828e+00f, MSCALE = 1.3465736e+00f; };
 struct Attn_2 { static constexpr int HEADS = 4, KVH = 2, HD = 64, WINDOW = 128; static constexpr float SCALE = 1.25e-01f; };
 struct Moe_3 { static constexpr int E = 4, K = 2, D = 192, F = 256, MT = 64; static constexpr float LIMIT = 7e+00f, ALPHA = 1.702e+00f; };
 struct Attn_4 { static constexpr int HEADS = 4, KVH = 2, HD = 64, WINDOW = 0; static constexpr float SCALE = 1.25e-01f; };
@@ -45,7 +45,7 @@ extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_1
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<192>, 192, 64, true, false>(a, b, w, s, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_route_Moe_3_W_f32_768_W_f32_4(const uint8_t* __restrict__ wr, const uint8_t* __restrict__ br, const float* __restrict__ x, int* __restrict__ sel, float* __restrict__ gw) {
+extern "C" __global__ void __launch_bounds__(128) moe_route_Moe_3_W_f32_768_W_f32_4(const uint8_t* __restrict__ wr, const uint8_t* __restrict__ br, const float* __restrict__ x, int* __restrict__ sel, float* __restrict__ gw) {
     grid_dep_wait();
     grid_dep_launch();
     moe_route<Moe_3, W_f32<768>, W_f32<4>>(wr, br, x, sel, gw);
@@ -55,15 +55,15 @@ extern "C" __global__ void __launch_bounds__(128) moe_lists_Moe_3(const int* __r
     grid_dep_launch();
     moe_lists<Moe_3>(sel, cnt, list, state);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_1024_192_256_true_8_true(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1, const float* __restrict__ x, const int* __restrict__ sel, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) moe_expert_tiles_Moe_3_W_mxfp4_split_6144_W_f32_1024_192_256_true_8(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1, const float* __restrict__ x, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ y) {
     grid_dep_wait();
     grid_dep_launch();
-    moe_expert_gemv<Moe_3, W_mxfp4_split<6144>, W_f32<1024>, 192, 256, true, 8, true>(w0, b0, w1, b1, x, sel, cnt, list, y);
+    moe_expert_tiles<Moe_3, W_mxfp4_split<6144>, W_f32<1024>, 192, 256, true, 8>(w0, b0, w1, b1, x, cnt, list, y);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_768_256_192_false_8_true(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const float* __restrict__ x, const int* __restrict__ sel, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) moe_expert_tiles_Moe_3_W_mxfp4_split_6144_W_f32_768_256_192_false_8(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const float* __restrict__ x, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ y) {
     grid_dep_wait();
     grid_dep_launch();
-    moe_expert_gemv<Moe_3, W_mxfp4_split<6144>, W_f32<768>, 256, 192, false, 8, true>(w0, b0, nullptr, nullptr, x, sel, cnt, list, y);
+    moe_expert_tiles<Moe_3, W_mxfp4_split<6144>, W_f32<768>, 256, 192, false, 8>(w0, b0, nullptr, nullptr, x, cnt, list, y);
 }
 extern "C" __global__ void __launch_bounds__(256) moe_sum_Moe_3(const float* __restrict__ ys, const float* __restrict__ gw, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -105,15 +105,15 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_153
     grid_dep_launch();
     linear_q8<W_q8_0_split_dot<1536>, W_f32<192>, 256, 192, 32, 0, 1>(w, b, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_1024_192_256_true_1_false(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1, const float* __restrict__ x, const int* __restrict__ sel, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_1024_192_256_true(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1, const float* __restrict__ x, const int* __restrict__ sel, float* __restrict__ y) {
     grid_dep_wait();
     grid_dep_launch();
-    moe_expert_gemv<Moe_3, W_mxfp4_split<6144>, W_f32<1024>, 192, 256, true, 1, false>(w0, b0, w1, b1, x, sel, cnt, list, y);
+    moe_expert_gemv<Moe_3, W_mxfp4_split<6144>, W_f32<1024>, 192, 256, true>(w0, b0, w1, b1, x, sel, y);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_768_256_192_false_1_false(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const float* __restrict__ x, const int* __restrict__ sel, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_768_256_192_false(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const float* __restrict__ x, const int* __restrict__ sel, float* __restrict__ y) {
     grid_dep_wait();
     grid_dep_launch();
-    moe_expert_gemv<Moe_3, W_mxfp4_split<6144>, W_f32<768>, 256, 192, false, 1, false>(w0, b0, nullptr, nullptr, x, sel, cnt, list, y);
+    moe_expert_gemv<Moe_3, W_mxfp4_split<6144>, W_f32<768>, 256, 192, false>(w0, b0, nullptr, nullptr, x, sel, y);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_192_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
