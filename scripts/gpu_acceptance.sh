@@ -5,13 +5,13 @@
 #
 #   bash scripts/gpu_acceptance.sh OUTDIR [STEP...]
 #
-# Steps (default: all): harness runtime hf agree qwen serve phi3. Each writes
+# Steps (default: all): harness runtime hf agree qwen serve phi3 gptoss. Each writes
 # its log to OUTDIR/STEP.log; a summary of what passed goes to
 # OUTDIR/summary.txt. ORC_BUNDLE names another bundle directory.
 set -uo pipefail
 out=${1:?usage: gpu_acceptance.sh OUTDIR [STEP...]}
 shift
-steps=${*:-harness runtime hf agree qwen serve phi3}
+steps=${*:-harness runtime hf agree qwen serve phi3 gptoss}
 b=${ORC_BUNDLE:-.gpu/bundle}
 work=/tmp/orc-acceptance
 mkdir -p "$out" "$work"
@@ -19,7 +19,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 summary() { echo "$1: $2" | tee -a "$out/summary.txt"; }
 
 step_harness() { # the kernel families on the GPU against their CPU references (whole models: agree)
-	ORC_GPU=1 $b/codegen.test -test.run GPU -test.skip 'MatchCPU|GPUReference' -test.v
+	ORC_GPU=1 $b/codegen.test -test.run GPU -test.skip 'MatchCPU|MatchesCPU|GPUReference' -test.v
 }
 step_runtime() { # driver layer, graphs, OOM paths, upload integrity, fault injection
 	ORC_GPU_TESTS=1 $b/cuda.test -test.run GPU -test.v
@@ -54,9 +54,12 @@ sys.exit(got["ids"] != want["ids"])' $work/stories.json testdata/reference/stori
 	ORC_GPU=1 ORC_REFERENCE_DIR=$ref $agree -test.run '^TestGPUReference$' || rc=1
 	echo "== real widths, fewer layers × f16, q4_0, q4_k_m: GPU vs CPU device"
 	ORC_GPU=1 ORC_GPU_FULL=1 $agree -test.run '^TestGPUFullPresetsMatchCPU$' || rc=1
+	echo "== gpt-oss (issue 7): tiny, and 4 layers at real widths, MXFP4: GPU vs CPU device"
+	ORC_GPU=1 ORC_GPU_FULL=1 $agree -test.run '^TestGPUMoEMatchesCPU$' || rc=1
 	return $rc
 }
-model() { # synth + compile a full-size preset
+model() { # synth + compile a full-size preset (once per host)
+	[ -f $work/$1.plan/manifest.bin ] && return 0
 	$b/orcc synth --preset "$1" --quant "$2" -o $work/$1.gguf >/dev/null &&
 		$b/orcc compile $work/$1.gguf -o $work/$1.plan --device cuda
 }
@@ -66,6 +69,15 @@ step_qwen() { # bench, then GPU sampling against the CPU sampler on the full-siz
 }
 step_phi3() {
 	model phi-3-mini-4k q4_k_m && $b/orcrun bench --plan $work/phi-3-mini-4k.plan --runs 3 --json | tee "$out/bench-phi3.json"
+}
+step_gptoss() { # issue 7: 2 layers at real widths vs transformers, then the full model's bench at ctx 8192
+	local rc=0
+	{ $b/orcc synth --preset gpt-oss-20b-2l --quant mxfp4 -o $work/gpt-oss-2l.gguf >/dev/null &&
+		ORC_GPU=1 ORC_GGUF=$work/gpt-oss-2l.gguf ORC_REF_JSON=testdata/reference/gpt-oss-20b-2l.json \
+			$b/codegen.test -test.run '^TestGPUModelFile$' -test.v; } || rc=1
+	{ model gpt-oss-20b mxfp4 &&
+		$b/orcrun bench --plan $work/gpt-oss-20b.plan --ctx 8192 --runs 3 --json | tee "$out/bench-gptoss.json"; } || rc=1
+	return $rc
 }
 step_serve() { # issue 6 on the GPU: the haiku request twice, then latency through HTTP
 	[ -d $work/qwen2.5-0.5b.plan ] || model qwen2.5-0.5b q4_k_m || return 1

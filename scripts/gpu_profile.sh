@@ -13,7 +13,7 @@ out=${1:?usage: gpu_profile.sh OUTDIR PRESET QUANT [TG]}
 preset=${2:?preset}
 quant=${3:?quant}
 tg=${4:-8}
-b=.gpu/bundle
+b=${ORC_BUNDLE:-.gpu/bundle}
 work=/tmp/orc-profile
 mkdir -p "$out" "$work"
 export PATH=/usr/local/cuda/bin:$PATH
