@@ -75,29 +75,10 @@ func (e *emitter) gemmSwiGLU(n *ir.Node) ([]plans.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := n.Shape[len(n.Shape)-1]
 	c := &call{}
-	ga, gout, err := e.matrix(n.Inputs[1], in)
+	ga, ua, f, upRow0, err := e.swigluWeights(c, n, in)
 	if err != nil {
 		return nil, err
-	}
-	c.ptr(e, cWeight, "wg", n.Inputs[1])
-	ua, upRow0 := ga, f
-	if len(n.Inputs) == 3 {
-		var uout int64
-		if ua, uout, err = e.matrix(n.Inputs[2], in); err != nil {
-			return nil, err
-		}
-		if gout != f || uout != f {
-			return nil, fmt.Errorf("gate and up have %d and %d rows, want %d", gout, uout, f)
-		}
-		c.ptr(e, cWeight, "wu", n.Inputs[2])
-		upRow0 = 0
-	} else {
-		if gout != 2*f {
-			return nil, fmt.Errorf("packed gate+up has %d rows, want %d", gout, 2*f)
-		}
-		c.args = append(c.args, "wg")
 	}
 	c.ptr(e, cIn, "x", x)
 	c.ptr(e, cOut, "y", n)
@@ -119,17 +100,7 @@ func (e *emitter) gemmQKV(n *ir.Node) ([]plans.Launch, error) {
 		return nil, err
 	}
 	c := &call{}
-	for i, w := range n.Inputs[1:4] {
-		c.ptr(e, cWeight, "w"+"qkv"[i:i+1], w)
-	}
-	var bAccs []string
-	for i := range 3 {
-		var b *ir.Node
-		if q.biases != nil {
-			b = q.biases[i]
-		}
-		bAccs = append(bAccs, e.bias(c, b, q.outs[i], "b"+"qkv"[i:i+1]))
-	}
+	bAccs := e.qkvWeights(c, n, q)
 	c.ptr(e, cIn, "x", x)
 	c.ptr(e, cOut, "y", n)
 	e.stateArg(c)
@@ -174,8 +145,7 @@ type qkvParts struct {
 
 // qkvInputs checks qkv node n's inputs after x (of width in): three weights,
 // then three biases and/or positions, the parts matching the weights, and
-// with rope_mode a positions input and heads·head_dim rows. (The decode
-// body of qkv in ops_linear.go checks the same inline.)
+// with rope_mode a positions input and heads·head_dim rows.
 func (e *emitter) qkvInputs(n *ir.Node, in int64) (qkvParts, error) {
 	var q qkvParts
 	rest := n.Inputs[4:]
@@ -217,4 +187,21 @@ func (e *emitter) qkvInputs(n *ir.Node, in int64) (qkvParts, error) {
 		}
 	}
 	return q, nil
+}
+
+// qkvWeights adds qkv node n's three weights and their biases (nullptr when
+// it has none) to c and returns the bias accessors.
+func (e *emitter) qkvWeights(c *call, n *ir.Node, q qkvParts) []string {
+	for i, w := range n.Inputs[1:4] {
+		c.ptr(e, cWeight, "w"+"qkv"[i:i+1], w)
+	}
+	bAccs := make([]string, 3)
+	for i := range bAccs {
+		var b *ir.Node
+		if q.biases != nil {
+			b = q.biases[i]
+		}
+		bAccs[i] = e.bias(c, b, q.outs[i], "b"+"qkv"[i:i+1])
+	}
+	return bAccs
 }

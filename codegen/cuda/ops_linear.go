@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/llama-orch/orc/ir"
@@ -282,39 +281,13 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	rest := n.Inputs[4:]
-	var biases []*ir.Node
-	if len(rest) >= 3 && rest[0].Op == ir.OpWeight {
-		biases, rest = rest[:3], rest[3:]
-	}
-	var positions *ir.Node
-	if len(rest) == 1 && rest[0].Op == ir.OpInput {
-		positions, rest = rest[0], nil
-	}
-	if len(rest) != 0 {
-		return nil, fmt.Errorf("inputs after the weights must be three biases and/or positions")
+	q, err := e.qkvInputs(n, in)
+	if err != nil {
+		return nil, err
 	}
 	c := &call{}
-	var accs, bAccs []string
-	var outs []int64
-	for i, w := range n.Inputs[1:4] {
-		a, out, err := e.matrix(w, in)
-		if err != nil {
-			return nil, err
-		}
-		accs, outs = append(accs, a), append(outs, out)
-		c.ptr(e, cWeight, "w"+"qkv"[i:i+1], w)
-	}
-	if !slices.Equal(n.Ints("parts"), outs) {
-		return nil, fmt.Errorf("parts %v do not match the weights' rows %v", n.Ints("parts"), outs)
-	}
-	for i := range 3 {
-		var b *ir.Node
-		if biases != nil {
-			b = biases[i]
-		}
-		bAccs = append(bAccs, e.bias(c, b, outs[i], "b"+"qkv"[i:i+1]))
-	}
+	accs, outs, rope := q.accs, q.outs, q.rope
+	bAccs := e.qkvWeights(c, n, q)
 	intPath := e.takesIntDot(n)
 	var quant []plans.Launch
 	if intPath {
@@ -324,26 +297,10 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 	} else {
 		c.ptr(e, cIn, "x", x)
 	}
-	rope := "Rope_none"
-	if n.Str("rope_mode") != "" {
-		if positions == nil {
-			return nil, fmt.Errorf("rope_mode %q without a positions input", n.Str("rope_mode"))
-		}
-		if rope, err = e.ropeConfig(n, n.Str("rope_mode")); err != nil {
-			return nil, err
-		}
-		hd := n.Int("head_dim")
-		if outs[0] != n.Int("heads")*hd || outs[1] != n.Int("kv_heads")*hd {
-			return nil, fmt.Errorf("q, k rows %d, %d are not heads·head_dim, kv_heads·head_dim", outs[0], outs[1])
-		}
-	}
 	// The positions of this step, from the state block (what a positions
 	// input reads too): the rope epilogue and the cache store need them.
 	c.arg(cInts, "positions", plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions})
 	c.ptr(e, cOut, "y", n)
-	if outs[0]%2 != 0 || outs[1]%2 != 0 || outs[2]%2 != 0 {
-		return nil, fmt.Errorf("qkv parts %v must be even", outs)
-	}
 	kv := "false"
 	if att := e.attentionOf(n); att != nil && rowsOf(x) == 0 && outs[1] == att.Int("kv_heads")*att.Int("head_dim") && outs[2] == outs[1] {
 		kc, vc := kvArgs(att)
@@ -403,29 +360,10 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := n.Shape[len(n.Shape)-1]
 	c := &call{}
-	ga, gout, err := e.matrix(n.Inputs[1], in)
+	ga, ua, f, upRow0, err := e.swigluWeights(c, n, in)
 	if err != nil {
 		return nil, err
-	}
-	c.ptr(e, cWeight, "wg", n.Inputs[1])
-	ua, upRow0 := ga, f
-	if len(n.Inputs) == 3 {
-		var uout int64
-		if ua, uout, err = e.matrix(n.Inputs[2], in); err != nil {
-			return nil, err
-		}
-		if gout != f || uout != f {
-			return nil, fmt.Errorf("gate and up have %d and %d rows, want %d", gout, uout, f)
-		}
-		c.ptr(e, cWeight, "wu", n.Inputs[2])
-		upRow0 = 0
-	} else {
-		if gout != 2*f {
-			return nil, fmt.Errorf("packed gate+up has %d rows, want %d", gout, 2*f)
-		}
-		c.args = append(c.args, "wg")
 	}
 	if !e.takesIntDot(n) {
 		c.ptr(e, cIn, "x", x)
@@ -439,3 +377,32 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 // linThreads is the block of linear_gemv, linear_q8 and swiglu_q8:
 // LIN_WARPS (gemv.cu.tmpl) warps.
 const linThreads = 8 * 32
+
+// swigluWeights checks swiglu_linear n's gate and up weights — separate
+// (x, wg, wu) or packed (x, wgu [2F, in]) — against the input width in,
+// adds their parameters to c, and returns their accessors, F, and the row
+// where up starts in the tensor wu points at (F when packed, else 0).
+func (e *emitter) swigluWeights(c *call, n *ir.Node, in int64) (ga, ua string, f, upRow0 int64, err error) {
+	f = n.Shape[len(n.Shape)-1]
+	ga, gout, err := e.matrix(n.Inputs[1], in)
+	if err != nil {
+		return "", "", 0, 0, err
+	}
+	c.ptr(e, cWeight, "wg", n.Inputs[1])
+	if len(n.Inputs) == 2 {
+		if gout != 2*f {
+			return "", "", 0, 0, fmt.Errorf("packed gate+up has %d rows, want %d", gout, 2*f)
+		}
+		c.args = append(c.args, "wg")
+		return ga, ga, f, f, nil
+	}
+	ua, uout, err := e.matrix(n.Inputs[2], in)
+	if err != nil {
+		return "", "", 0, 0, err
+	}
+	if gout != f || uout != f {
+		return "", "", 0, 0, fmt.Errorf("gate and up have %d and %d rows, want %d", gout, uout, f)
+	}
+	c.ptr(e, cWeight, "wu", n.Inputs[2])
+	return ga, ua, f, 0, nil
+}
