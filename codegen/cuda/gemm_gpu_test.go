@@ -15,7 +15,6 @@ import (
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
-	"github.com/llama-orch/orc/quant"
 	rcuda "github.com/llama-orch/orc/runtime/cuda"
 )
 
@@ -177,18 +176,7 @@ func gemmStep(t *testing.T, dev *rcuda.Device, T int) []float32 {
 // slabRows distinct random rows, tiled.
 func randomWeight(t *testing.T, r *rand.Rand, name string, gt gguf.Type, dt ir.DType, out int64, slabRows int) *gemmWeight {
 	t.Helper()
-	src := make([]float32, slabRows*gemmIn)
-	for i := range src {
-		src[i] = float32(r.NormFloat64())
-	}
-	b, err := randomBlocks(gt, src, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deq := make([]float32, len(src))
-	if err := quant.Dequantize(gt, b, deq); err != nil {
-		t.Fatal(err)
-	}
+	b, deq := randomSlab(t, r, gt, slabRows*gemmIn)
 	rowBytes := len(b) / slabRows
 	data := make([]byte, 0, int(out)*rowBytes)
 	for o := range int(out) {

@@ -176,18 +176,7 @@ func TestGPUGEMV(t *testing.T) {
 		if !ok {
 			t.Fatalf("no ir dtype for %s", gt)
 		}
-		src := make([]float32, gemvSlab*gemvIn)
-		for i := range src {
-			src[i] = float32(r.NormFloat64())
-		}
-		slab, err := randomBlocks(gt, src, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		deq := make([]float32, len(src))
-		if err := quant.Dequantize(gt, slab, deq); err != nil {
-			t.Fatal(err)
-		}
+		slab, deq := randomSlab(t, r, gt, gemvSlab*gemvIn)
 		table := make([]float32, 4*gemvIn)
 		for i := range table {
 			table[i] = float32(r.NormFloat64())
@@ -330,23 +319,39 @@ func f32Bytes(x []float32) []byte {
 	return b
 }
 
-// randomBlocks encodes src with quant.Quantize where the type has an encoder;
-// otherwise (Q5_K) it draws random blocks whose two leading f16 scales (d,
-// dmin) are set to sane values, which is all a GEMV test needs.
-func randomBlocks(gt gguf.Type, src []float32, r *rand.Rand) ([]byte, error) {
-	if quant.Encodable(gt) {
-		return quant.Quantize(gt, src)
+// randomSlab draws n normal values and encodes them as type gt with
+// quant.Quantize where the type has an encoder; otherwise (Q5_K) it draws
+// random blocks whose two leading f16 scales (d, dmin) are set to sane
+// values, which is all a matrix test needs. It returns the blocks and their
+// dequantized values, the reference's weights.
+func randomSlab(t *testing.T, r *rand.Rand, gt gguf.Type, n int) ([]byte, []float32) {
+	t.Helper()
+	var b []byte
+	switch {
+	case quant.Encodable(gt):
+		src := make([]float32, n)
+		for i := range src {
+			src[i] = float32(r.NormFloat64())
+		}
+		var err error
+		if b, err = quant.Quantize(gt, src); err != nil {
+			t.Fatal(err)
+		}
+	case gt == gguf.Q5_K:
+		b = make([]byte, gt.RowBytes(int64(n)))
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		for o := 0; o < len(b); o += gt.BlockBytes() {
+			b[o], b[o+1] = 0x1f, 0x20   // d = 0.0079 (f16 0x201f)
+			b[o+2], b[o+3] = 0x1f, 0x1c // dmin = 0.0040 (f16 0x1c1f)
+		}
+	default:
+		t.Fatalf("no way to make %s blocks", gt)
 	}
-	if gt != gguf.Q5_K {
-		return nil, fmt.Errorf("no way to make %s blocks", gt)
+	deq := make([]float32, n)
+	if err := quant.Dequantize(gt, b, deq); err != nil {
+		t.Fatal(err)
 	}
-	b := make([]byte, gt.RowBytes(int64(len(src))))
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	for o := 0; o < len(b); o += gt.BlockBytes() {
-		b[o], b[o+1] = 0x1f, 0x20   // d = 0.0079 (f16 0x201f)
-		b[o+2], b[o+3] = 0x1f, 0x1c // dmin = 0.0040 (f16 0x1c1f)
-	}
-	return b, nil
+	return b, deq
 }

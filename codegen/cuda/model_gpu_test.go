@@ -1,30 +1,12 @@
 package cuda_test
 
 import (
-	"context"
-	"encoding/json"
-	"math"
 	"os"
 	"testing"
 
+	"github.com/llama-orch/orc/internal/reference"
 	"github.com/llama-orch/orc/runtime"
 )
-
-// transformersGolden is the part of a scripts/reference_logits.py golden
-// this test reads (testdata/reference/README.md has the format).
-type transformersGolden struct {
-	Vocab    int     `json:"vocab"`
-	Prompt   []int32 `json:"prompt"`
-	Greedy   []int32 `json:"greedy"`
-	ProbeIDs []int   `json:"probe_ids"`
-	Steps    []struct {
-		Argmax      int       `json:"argmax"`
-		Logits      []float64 `json:"logits"`
-		TopIDs      []int     `json:"top_ids"`
-		TopLogits   []float64 `json:"top_logits"`
-		ProbeLogits []float64 `json:"probe_logits"`
-	} `json:"steps"`
-}
 
 // TestGPUModelFile runs the GGUF model ORC_GGUF names (a model too big to
 // synthesise in a test: `orcc synth --preset gpt-oss-20b-2l` or the full
@@ -46,12 +28,8 @@ func TestGPUModelFile(t *testing.T) {
 	}
 	gdev := openGPUModel(t, path)
 	if ref := os.Getenv("ORC_REF_JSON"); ref != "" {
-		var want transformersGolden
-		data, err := os.ReadFile(ref)
+		want, err := reference.Load(ref)
 		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(data, &want); err != nil {
 			t.Fatal(err)
 		}
 		if vocab := gdev.Info().Vocab; want.Vocab != vocab {
@@ -61,7 +39,7 @@ func TestGPUModelFile(t *testing.T) {
 			name string
 			dev  runtime.Device
 		}{{"GPU", gdev}, {"CPU", openCPU(t, path, agreePromptLen)}} {
-			rel, agree := compareGolden(t, d.dev, &want)
+			rel, agree := compareGolden(t, d.dev, want)
 			t.Logf("%s vs transformers: max |Δlogit| / max |logit| %.2e, top-1 %d/%d", d.name, rel, agree, len(want.Steps))
 			if rel > 2e-2 || agree < len(want.Steps)*8/9 {
 				t.Errorf("%s and transformers disagree: relative error %.2e, top-1 %d/%d", d.name, rel, agree, len(want.Steps))
@@ -74,42 +52,4 @@ func TestGPUModelFile(t *testing.T) {
 	if agree*100 < len(r.rows)*95 {
 		t.Errorf("GPU and CPU disagree: top-1 %d/%d", agree, len(r.rows))
 	}
-}
-
-// compareGolden feeds dev the golden's prompt, then its greedy ids, and
-// returns the largest |logit − golden| over every logit the golden keeps,
-// relative to the largest such |golden logit|, and the steps whose top-1 is
-// the golden's.
-func compareGolden(t *testing.T, dev runtime.Device, want *transformersGolden) (rel float64, agree int) {
-	t.Helper()
-	seq, err := dev.NewSequence(len(want.Prompt) + len(want.Steps))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer seq.Close()
-	var diff, scale float64
-	in := want.Prompt
-	for s, ws := range want.Steps {
-		row, err := seq.Forward(context.Background(), in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		check := func(id int, v float64) {
-			diff, scale = max(diff, math.Abs(float64(row[id])-v)), max(scale, math.Abs(v))
-		}
-		for i, v := range ws.Logits {
-			check(i, v)
-		}
-		for i, id := range ws.TopIDs {
-			check(id, ws.TopLogits[i])
-		}
-		for i, id := range want.ProbeIDs {
-			check(id, ws.ProbeLogits[i])
-		}
-		if argmax(row) == ws.Argmax {
-			agree++
-		}
-		in = want.Greedy[s : s+1]
-	}
-	return diff / scale, agree
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/llama-orch/orc/compiler/synth"
 	"github.com/llama-orch/orc/internal/reference"
+	"github.com/llama-orch/orc/runtime"
 )
 
 // referenceGolden is where a tiny preset's transformers golden lies in
@@ -68,33 +69,40 @@ func TestGPUReference(t *testing.T) {
 	for i := range configs {
 		t.Run(names[i], func(t *testing.T) {
 			want := goldens[i]
-			seq, err := openGPUModel(t, filepath.Join(models, names[i]+".gguf")).NewSequence(agreeCtx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer seq.Close()
-			var worst float64
-			agree := 0
-			in := want.Prompt
-			for s := range want.Steps {
-				row, err := seq.Forward(context.Background(), in)
-				if err != nil {
-					t.Fatal(err)
-				}
-				e, scale, err := want.StepError(s, row)
-				if err != nil {
-					t.Fatal(err)
-				}
-				worst = max(worst, e/scale)
-				if int32(argmax(row)) == want.Greedy[s] {
-					agree++
-				}
-				in = want.Greedy[s : s+1]
-			}
+			worst, agree := compareGolden(t, openGPUModel(t, filepath.Join(models, names[i]+".gguf")), want)
 			t.Logf("%-26s max|gpu-hf|/max|hf| %.2e (bound %.0e)  top-1 %d/%d", names[i], worst, agreeTolerance, agree, len(want.Steps))
 			if worst > agreeTolerance || agree != len(want.Steps) {
 				t.Errorf("GPU vs transformers: relative error %.2e (bound %.0e), greedy top-1 %d/%d", worst, agreeTolerance, agree, len(want.Steps))
 			}
 		})
 	}
+}
+
+// compareGolden feeds dev the golden's prompt, then its greedy ids, and
+// returns the largest step error (reference.Golden.StepError) relative to
+// that step's scale, and how many steps' argmax is the golden's greedy id.
+func compareGolden(t *testing.T, dev runtime.Device, want *reference.Golden) (worst float64, agree int) {
+	t.Helper()
+	seq, err := dev.NewSequence(len(want.Prompt) + len(want.Steps))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seq.Close()
+	in := want.Prompt
+	for s := range want.Steps {
+		row, err := seq.Forward(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, scale, err := want.StepError(s, row)
+		if err != nil {
+			t.Fatal(err)
+		}
+		worst = max(worst, e/scale)
+		if int32(argmax(row)) == want.Greedy[s] {
+			agree++
+		}
+		in = want.Greedy[s : s+1]
+	}
+	return worst, agree
 }
