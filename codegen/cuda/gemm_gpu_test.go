@@ -13,7 +13,6 @@ import (
 
 	"github.com/llama-orch/orc/gguf"
 	"github.com/llama-orch/orc/ir"
-	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 	rcuda "github.com/llama-orch/orc/runtime/cuda"
 )
@@ -246,19 +245,8 @@ func gemmGraph(t *testing.T, ws []*gemmWeight, gate, up *gemmWeight) (*ir.Graph,
 	}
 	sw := g.Add(ir.OpSwiGLULinear, ir.F32, ir.Shape{ir.T, gemmF}, nil, x, weight(gate), weight(up))
 	g.Outputs = append(ys, sw)
-	if err := passes.Run(g, passes.Options{Target: "sm_90", Verify: true}); err != nil {
-		t.Fatal(err)
-	}
+	runGPUPasses(t, g, man)
 	ys, sw = g.Outputs[:len(ws)], g.Outputs[len(ws)] // the passes may have replaced nodes
-	for _, n := range g.Nodes {
-		for i := range man.Tensors {
-			if n.Op == ir.OpWeight && n.Str("name") == man.Tensors[i].Name {
-				man.Tensors[i].Layout = n.Str("layout")
-			}
-		}
-	}
-	placeTensors(man.Tensors)
-	man.Graph = ir.Print(g)
 	return g, man, ys, sw
 }
 

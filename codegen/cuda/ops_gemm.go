@@ -45,22 +45,16 @@ func gemmGrid(rows, bn int64) grid { return gridTokenTiles(ceilDiv(rows, bn), 0,
 
 // gemmLinear: linear(x, w [, b]) as gemm_linear.
 func (e *emitter) gemmLinear(n *ir.Node) ([]plans.Launch, error) {
-	x, w := n.Inputs[0], n.Inputs[1]
+	x := n.Inputs[0]
 	in, err := activation(x)
 	if err != nil {
 		return nil, err
 	}
-	wa, out, err := e.matrix(w, in)
+	c := &call{}
+	wa, ba, out, err := e.linearWeights(c, n, in)
 	if err != nil {
 		return nil, err
 	}
-	c := &call{}
-	c.ptr(e, cWeight, "w", w)
-	var b *ir.Node
-	if len(n.Inputs) == 3 {
-		b = n.Inputs[2]
-	}
-	ba := e.bias(c, b, out, "b")
 	c.ptr(e, cIn, "x", x)
 	c.ptr(e, cOut, "y", n)
 	e.stateArg(c)

@@ -88,29 +88,23 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 	if e.takesGEMM(n) {
 		return e.gemmLinear(n)
 	}
-	x, w := n.Inputs[0], n.Inputs[1]
+	x := n.Inputs[0]
 	in, err := activation(x)
 	if err != nil {
 		return nil, err
 	}
-	wa, out, err := e.matrix(w, in)
+	c := &call{}
+	wa, ba, out, err := e.linearWeights(c, n, in)
 	if err != nil {
 		return nil, err
 	}
-	c := &call{}
-	c.ptr(e, cWeight, "w", w)
-	var b *ir.Node
-	if len(n.Inputs) == 3 {
-		b = n.Inputs[2]
-	}
-	ba := e.bias(c, b, out, "b")
 	g := gridRowsY(ceilDiv(out, 4), rowsOf(x))
 	if !e.takesIntDot(n) {
 		c.ptr(e, cIn, "x", x)
 		c.ptr(e, cOut, "y", n)
 		return e.emit(c, "linear_gemv", linThreads, g, wa, ba, cInt(in), cInt(out))
 	}
-	s, sets := intLanes(w.DType, in)
+	s, sets := intLanes(n.Inputs[1].DType, in)
 	return e.intDot(c, n, x, in, "linear_q8", ceilDiv(out, 4*sets), dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s))
 }
 
@@ -405,4 +399,19 @@ func (e *emitter) swigluWeights(c *call, n *ir.Node, in int64) (ga, ua string, f
 	}
 	c.ptr(e, cWeight, "wu", n.Inputs[2])
 	return ga, ua, f, 0, nil
+}
+
+// linearWeights checks linear n's weight [out, in] and optional bias, adds
+// their parameters to c, and returns their accessors and out.
+func (e *emitter) linearWeights(c *call, n *ir.Node, in int64) (wa, ba string, out int64, err error) {
+	w := n.Inputs[1]
+	if wa, out, err = e.matrix(w, in); err != nil {
+		return "", "", 0, err
+	}
+	c.ptr(e, cWeight, "w", w)
+	var b *ir.Node
+	if len(n.Inputs) == 3 {
+		b = n.Inputs[2]
+	}
+	return wa, e.bias(c, b, out, "b"), out, nil
 }
