@@ -25,7 +25,7 @@ type Output struct {
 	Source  string         // the .cu file (plans.SourceFile)
 	Kernels *plans.Kernels // schedules, state layout, logits offset
 	// ArenaBytes is the activation arena the schedules address: the graph's
-	// arena_bytes plus codegen's scratch (int8 activations) after it. The
+	// arena_bytes plus codegen's scratch (quantized activations, scratch for attention and MoE) after it. The
 	// plan's Memory.ArenaBytes must be this.
 	ArenaBytes int64
 }
@@ -119,10 +119,10 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 type emitter struct {
 	maxTokens    int64
 	attn         attnScratch // the decode attentions' partials and counters, after the planned buffers
-	scratchBase  int64       // arena offset of codegen's int8 scratch, after attn
+	scratchBase  int64       // arena offset of codegen's scratch (quantized activations, MoE), after attn
 	scratchBytes int64       // the most scratch one launch pair needs
 	prefill      bool        // emitting the prefill schedule (else decode)
-	// scratchHolds is the arena offset of the value whose int8 form the
+	// scratchHolds is the arena offset of the value whose quantized form (xq_t codes, scales) the
 	// scratch holds at this point of the schedule (-1: none).
 	scratchHolds int64
 	users        map[*ir.Node][]*ir.Node // each node's readers

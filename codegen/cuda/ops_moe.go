@@ -26,7 +26,7 @@ const moeWarps = 8
 type moeScratch struct{ sel, gw, cnt, list, h, ys plans.Arg }
 
 // moeScratchArgs lays out the MoE scratch, growing codegen's scratch to fit.
-// It overwrites whatever int8 activations the scratch held.
+// It overwrites whatever quantized activations the scratch held.
 func (e *emitter) moeScratchArgs(experts, k, d, f int64) moeScratch {
 	slots := e.maxTokens * k
 	off := e.scratchBase

@@ -1406,7 +1406,7 @@ __device__ __forceinline__ void norm_load(const float* __restrict__ a, const flo
     }
 }
 
-// norm_store: the normed row y to memory, and with Q8 its int8 codes.
+// norm_store: the normed row y to memory, and with Q8 its xq_t codes and scales.
 template <int COLS, int THREADS, bool Q8>
 __device__ __forceinline__ void norm_store(const float* v, i64 off, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     using R = NormRow<COLS, THREADS>;
