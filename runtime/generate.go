@@ -60,22 +60,9 @@ func Generate(ctx context.Context, seq Sequence, prompt []int32, p GenerateParam
 	sampler := sample.New(p.Sampling)
 	// history holds the prompt and the generated tokens, for the penalty.
 	history := slices.Clone(prompt)
-	sampling, onDevice := seq.(SamplingSequence)
 	// next runs tokens and samples the token after them.
 	next := func(tokens []int32) (int32, error) {
-		recent := history[max(0, len(history)-sample.PenaltyWindow):]
-		if onDevice {
-			return sampling.ForwardSample(ctx, tokens, sampler, recent)
-		}
-		logits, err := seq.Forward(ctx, tokens)
-		if err != nil {
-			return -1, err
-		}
-		id := sampler.Sample(logits, recent)
-		if id < 0 {
-			return -1, errors.New("the device returned empty logits")
-		}
-		return id, nil
+		return ForwardSample(ctx, seq, tokens, sampler, history[max(0, len(history)-sample.PenaltyWindow):])
 	}
 
 	start := time.Now()
@@ -134,4 +121,22 @@ func Generate(ctx context.Context, seq Sequence, prompt []int32, p GenerateParam
 			return res, fmt.Errorf("generate: decode step %d: %w", len(res.Tokens), err)
 		}
 	}
+}
+
+// ForwardSample runs tokens on seq and returns the token s draws from the
+// last step's logits with recent: on the device when seq samples there
+// (SamplingSequence), else from the logits on the host.
+func ForwardSample(ctx context.Context, seq Sequence, tokens []int32, s *sample.Sampler, recent []int32) (int32, error) {
+	if ss, ok := seq.(SamplingSequence); ok {
+		return ss.ForwardSample(ctx, tokens, s, recent)
+	}
+	logits, err := seq.Forward(ctx, tokens)
+	if err != nil {
+		return -1, err
+	}
+	id := s.Sample(logits, recent)
+	if id < 0 {
+		return -1, errors.New("the device returned empty logits")
+	}
+	return id, nil
 }

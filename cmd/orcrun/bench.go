@@ -304,14 +304,7 @@ func (c *benchCmd) decode(dev runtime.Device, info runtime.Info, rng *rand.Rand,
 			_, err := seq.Forward(context.Background(), tokens)
 			return err
 		}
-		if s, ok := seq.(runtime.SamplingSequence); ok {
-			_, err := s.ForwardSample(context.Background(), tokens, greedy, nil)
-			return err
-		}
-		logits, err := seq.Forward(context.Background(), tokens)
-		if err == nil && greedy.Sample(logits, nil) < 0 {
-			err = errors.New("bench: the decode step returned no logits")
-		}
+		_, err := runtime.ForwardSample(context.Background(), seq, tokens, greedy, nil)
 		return err
 	}
 	ids := randomTokens(rng, c.TG+1, info.Vocab)
