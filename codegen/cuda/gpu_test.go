@@ -172,71 +172,99 @@ func TestGPUGEMV(t *testing.T) {
 		if only != "" && !slices.Contains(strings.Split(only, ","), gt.String()) {
 			continue
 		}
-		dt, ok := ir.ParseDType(strings.ToLower(gt.String()))
-		if !ok {
-			t.Fatalf("no ir dtype for %s", gt)
-		}
-		slab, deq := randomSlab(t, r, gt, gemvSlab*gemvIn)
-		table := make([]float32, 4*gemvIn)
-		for i := range table {
-			table[i] = float32(r.NormFloat64())
-		}
-		weight := tile(slab, gemvOut/gemvSlab)
-		data := func(name string) []byte {
-			if name == "table" {
-				return f32Bytes(table)
+		gemvCase(t, r, gt, gemvOut, gemvIn, gemvSlab)
+	}
+}
+
+// TestGPUSmallGEMV runs the decode GEMVs of Qwen2.5-0.5B's shapes (down
+// 4864 → 896, o-proj 896 → 896) on the integer path, where each block
+// quantizes x itself (no quantize_x8 launch) and fetches its first weight
+// groups before waiting for the grid before it (ops_linear.go: stagesX,
+// fetchesEarly): against the same float64 reference as TestGPUGEMV.
+func TestGPUSmallGEMV(t *testing.T) {
+	gpuOnly(t)
+	r := rand.New(rand.NewPCG(7, 8))
+	t.Logf("%-6s %10s %10s %10s %8s %9s", "type", "bytes", "time_us", "GB/s", "of_4.27", "rel_err")
+	for _, shape := range [][2]int{{896, 4864}, {896, 896}} {
+		for _, gt := range []gguf.Type{gguf.Q4_0, gguf.Q5_0, gguf.Q8_0, gguf.Q4_K, gguf.Q6_K} {
+			if shape[1]%256 != 0 && (gt == gguf.Q4_K || gt == gguf.Q6_K) {
+				continue // 896 is not whole 256-element K-quant blocks
 			}
-			return weight
-		}
-		const tok = 1
-		want := make([]float32, gemvOut)
-		x := table[tok*gemvIn : (tok+1)*gemvIn]
-		for o := range want {
-			row := deq[(o%gemvSlab)*gemvIn : (o%gemvSlab+1)*gemvIn]
-			var s float64
-			for i, w := range row {
-				s += float64(w) * float64(x[i])
-			}
-			want[o] = float32(s)
-		}
-		var times [2]time.Duration
-		var got []float32
-		for i, k := range []int{1, 8} {
-			g, man := gemvGraph(t, dt, k, int64(len(weight)))
-			dev := openGPUPlan(t, g, man, 16, data)
-			times[i], got = timeDecode(t, dev, tok)
-			dev.Close()
-		}
-		per := (times[1] - times[0]) / 7
-		gbs := float64(len(weight)) / per.Seconds() / 1e9
-		t.Logf("%-6s %10d %10.1f %10.0f %7.0f%% %9.1e", gt, len(weight), float64(per.Nanoseconds())/1e3, gbs, gbs/4270*100, relErr(got, want))
-		if e := relErr(got, want); e > gemvTolerance(gt) {
-			t.Errorf("%s GEMV: relative error %.2e", gt, e)
+			t.Logf("%d -> %d", shape[1], shape[0])
+			gemvCase(t, r, gt, shape[0], shape[1], 128)
 		}
 	}
 }
 
-// gemvGraph is x = embed(table, tokens); y_i = linear(x, w_i) for i < k; the
+// gemvCase times one decode GEMV [out, in] of type gt inside a decode graph
+// (8 GEMVs against 1, as TestGPUGEMV describes), its weight a random slab
+// of slab rows tiled to out, and checks it against a float64 dot.
+func gemvCase(t *testing.T, r *rand.Rand, gt gguf.Type, out, in, slab int) {
+	t.Helper()
+	dt, ok := ir.ParseDType(strings.ToLower(gt.String()))
+	if !ok {
+		t.Fatalf("no ir dtype for %s", gt)
+	}
+	rows, deq := randomSlab(t, r, gt, slab*in)
+	table := make([]float32, 4*in)
+	for i := range table {
+		table[i] = float32(r.NormFloat64())
+	}
+	weight := tile(rows, out/slab)
+	data := func(name string) []byte {
+		if name == "table" {
+			return f32Bytes(table)
+		}
+		return weight
+	}
+	const tok = 1
+	want := make([]float32, out)
+	x := table[tok*in : (tok+1)*in]
+	for o := range want {
+		row := deq[(o%slab)*in : (o%slab+1)*in]
+		var s float64
+		for i, w := range row {
+			s += float64(w) * float64(x[i])
+		}
+		want[o] = float32(s)
+	}
+	var times [2]time.Duration
+	var got []float32
+	for i, k := range []int{1, 8} {
+		g, man := gemvGraph(t, dt, k, int64(out), int64(in), int64(len(weight)))
+		dev := openGPUPlan(t, g, man, 16, data)
+		times[i], got = timeDecode(t, dev, tok)
+		dev.Close()
+	}
+	per := (times[1] - times[0]) / 7
+	gbs := float64(len(weight)) / per.Seconds() / 1e9
+	t.Logf("%-6s %10d %10.1f %10.0f %7.0f%% %9.1e", gt, len(weight), float64(per.Nanoseconds())/1e3, gbs, gbs/4270*100, relErr(got, want))
+	if e := relErr(got, want); e > gemvTolerance(gt) {
+		t.Errorf("%s GEMV %d -> %d: relative error %.2e", gt, in, out, e)
+	}
+}
+
+// gemvGraph is x = embed(table, tokens); y_i = linear(x, w_i [out, in]) for i < k; the
 // logits are last(y_{k-1}) and the other y_i are outputs so they stay.
-func gemvGraph(t *testing.T, dt ir.DType, k int, wbytes int64) (*ir.Graph, *plans.Manifest) {
+func gemvGraph(t *testing.T, dt ir.DType, k int, out, in, wbytes int64) (*ir.Graph, *plans.Manifest) {
 	t.Helper()
 	g := ir.New()
 	g.Attrs["max_tokens"] = int64(4)
 	tok := g.Add(ir.OpInput, ir.I32, ir.Shape{ir.T}, map[string]any{"name": "tokens"})
-	tab := g.Add(ir.OpWeight, ir.F32, ir.Shape{4, gemvIn}, map[string]any{"name": "table"})
-	x := g.Add(ir.OpEmbed, ir.F32, ir.Shape{ir.T, gemvIn}, nil, tab, tok)
+	tab := g.Add(ir.OpWeight, ir.F32, ir.Shape{4, in}, map[string]any{"name": "table"})
+	x := g.Add(ir.OpEmbed, ir.F32, ir.Shape{ir.T, in}, nil, tab, tok)
 	man := &plans.Manifest{CompilerVersion: "codegen/cuda test", Target: "sm_90",
-		Model:   plans.Model{Name: "gemv", Arch: "gemv", NLayer: 1, Vocab: gemvOut, ContextLength: 16},
+		Model:   plans.Model{Name: "gemv", Arch: "gemv", NLayer: 1, Vocab: int(out), ContextLength: 16},
 		Memory:  plans.Memory{MaxTokens: 4},
-		Tensors: []plans.Tensor{{Name: "table", DType: "f32", Shape: []int64{4, gemvIn}, Bytes: 4 * 4 * gemvIn}}}
+		Tensors: []plans.Tensor{{Name: "table", DType: "f32", Shape: []int64{4, in}, Bytes: 4 * 4 * in}}}
 	var ys []*ir.Node
 	for i := range k {
 		name := fmt.Sprintf("w%d", i)
-		w := g.Add(ir.OpWeight, dt, ir.Shape{gemvOut, gemvIn}, map[string]any{"name": name})
-		ys = append(ys, g.Add(ir.OpLinear, ir.F32, ir.Shape{ir.T, gemvOut}, nil, x, w))
-		man.Tensors = append(man.Tensors, plans.Tensor{Name: name, DType: dt.String(), Shape: []int64{gemvOut, gemvIn}, Bytes: wbytes})
+		w := g.Add(ir.OpWeight, dt, ir.Shape{out, in}, map[string]any{"name": name})
+		ys = append(ys, g.Add(ir.OpLinear, ir.F32, ir.Shape{ir.T, out}, nil, x, w))
+		man.Tensors = append(man.Tensors, plans.Tensor{Name: name, DType: dt.String(), Shape: []int64{out, in}, Bytes: wbytes})
 	}
-	last := g.Add(ir.OpLast, ir.F32, ir.Shape{1, gemvOut}, nil, ys[k-1])
+	last := g.Add(ir.OpLast, ir.F32, ir.Shape{1, out}, nil, ys[k-1])
 	g.Outputs = append([]*ir.Node{last}, ys[:k-1]...)
 	runGPUPasses(t, g, man)
 	return g, man

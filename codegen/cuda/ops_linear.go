@@ -105,23 +105,78 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 		return e.emit(c, "linear_gemv", linThreads, g, wa, ba, cInt(in), cInt(out))
 	}
 	s, sets := intLanes(n.Inputs[1].DType, in)
-	return e.intDot(c, n, x, in, "linear_q8", ceilDiv(out, 4*sets), dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s))
+	blocks := ceilDiv(out, 4*sets)
+	stage := e.stagesX(x, in, blocks)
+	if stage {
+		c.ptr(e, cIn, "x", x)
+	} else {
+		c.null()
+	}
+	return e.intDot(c, n, x, in, "linear_q8", blocks, stage, dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s), fmt.Sprint(stage))
+}
+
+// Limits of linear_q8 quantizing its own input (stagesX): the int16 row and
+// its scales in static shared memory (48 KiB at most), and a grid of about
+// one block per SM (an H100 or H200 has 132), so that every block's copy of
+// the work runs at once and the redundant quantization costs one block's
+// time. Qwen2.5-0.5B's down projection (4864 → 896: 112 blocks, 11 KiB)
+// stages; Phi-3's (8192 → 3072: 384 blocks) keeps its quantize_x8 launch.
+const (
+	stagedXBytes  = 40 << 10
+	stagedXBlocks = 132
+)
+
+// stagesX reports whether the integer linear over x [rows, in] in blocks
+// blocks quantizes x itself, in shared memory (q8.cu.tmpl, rows_dot8 with
+// QX), instead of after a quantize_x8 launch: x's producer did not quantize
+// it (e.g. swiglu_q8 before the down projection: no block of it holds a
+// whole 32-group), a block serves one token, and the limits above hold.
+func (e *emitter) stagesX(x *ir.Node, in, blocks int64) bool {
+	if e.tokenTile(x) != 1 || in*2+in/32*8 > stagedXBytes || blocks > stagedXBlocks {
+		return false
+	}
+	held, err := e.scratchHoldsX(x)
+	return err == nil && !held
 }
 
 // intDot emits an integer-path kernel fn (its weight and bias parameters
-// already in c) after the launch quantizing x: it adds the int16
-// activations, n's output and the state, and the template arguments rows
-// and token tile after targs. blocksX blocks cover the output columns.
-func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, blocksX int64, targs ...string) ([]plans.Launch, error) {
-	quant, err := e.quantizedX(c, x, in)
-	if err != nil {
-		return nil, err
+// already in c) after the launch quantizing x, unless the kernel stages x
+// itself: it adds the int16 activations (nullptrs when staged), n's output
+// and the state, and the template arguments rows and token tile after targs.
+// blocksX blocks cover the output columns.
+func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, blocksX int64, staged bool, targs ...string) ([]plans.Launch, error) {
+	var quant []plans.Launch
+	if staged {
+		c.null()
+		c.null()
+	} else {
+		var err error
+		if quant, err = e.quantizedX(c, x, in); err != nil {
+			return nil, err
+		}
 	}
 	c.ptr(e, cOut, "y", n)
 	e.stateArg(c)
 	tt := e.tokenTile(x)
-	ls, err := e.emit(c, fn, linThreads, gridTokenTiles(blocksX, rowsOf(x), tt), append(targs, cInt(rowsOf(x)), cInt(tt))...)
+	targs = append(targs, e.fetchesEarly(x, blocksX), cInt(rowsOf(x)), cInt(tt))
+	ls, err := e.emit(c, fn, linThreads, gridTokenTiles(blocksX, rowsOf(x), tt), targs...)
 	return append(quant, ls...), err
+}
+
+// earlyFetchBlocks is the largest integer-path grid that fetches its first
+// weight groups before waiting for the grid before it (rows_dot8's EARLY):
+// 4 blocks of 256 threads per SM on an H100's or H200's 132 SMs, resident at
+// once even with 64 registers a thread. Such launches (Qwen2.5-0.5B's qkv,
+// o-proj, swiglu and down: 28-304 blocks) sit at the launch-latency floor,
+// where the DRAM round trip saved counts; larger ones are bandwidth-bound,
+// and the registers holding the first groups across the wait (ptxas, sm_90:
+// Phi-3's qkv 84 → 128, a Q6_K LM head 77 → 128) would cost them occupancy.
+const earlyFetchBlocks = 4 * 132
+
+// fetchesEarly is the EARLY template argument of an integer-path kernel
+// over x with blocksX blocks a token tile.
+func (e *emitter) fetchesEarly(x *ir.Node, blocksX int64) string {
+	return fmt.Sprint(e.tokenTile(x) == 1 && blocksX*max(1, rowsOf(x)) <= earlyFetchBlocks)
 }
 
 // prefillTile is how many tokens one block of the integer-path kernels
@@ -246,13 +301,11 @@ func (e *emitter) quantizes(c *call, v *ir.Node, out plans.Arg, cols int64) stri
 // scratch arguments.
 func (e *emitter) quantizeX(x *ir.Node, in int64) ([]plans.Launch, plans.Arg, plans.Arg, error) {
 	xq, xs := e.scratchArgs(in)
-	xa, err := e.value(x)
-	if err != nil {
+	held, err := e.scratchHoldsX(x)
+	if err != nil || held {
 		return nil, xq, xs, err
 	}
-	if xa.Kind == plans.ArgArena && xa.Offset == e.scratchHolds {
-		return nil, xq, xs, nil
-	}
+	xa, _ := e.value(x)
 	e.scratchHolds = xa.Offset
 	c := &call{}
 	c.ptr(e, cIn, "x", x)
@@ -262,6 +315,13 @@ func (e *emitter) quantizeX(x *ir.Node, in int64) ([]plans.Launch, plans.Arg, pl
 	rows := rowsOf(x)
 	ls, err := e.emit(c, "quantize_x8", 256, gridElems(rows, in, 256), cInt(rows), cInt(in))
 	return ls, xq, xs, err
+}
+
+// scratchHoldsX reports whether the int16 scratch holds x: its producer
+// quantized it and nothing has overwritten the scratch since.
+func (e *emitter) scratchHoldsX(x *ir.Node) (bool, error) {
+	xa, err := e.value(x)
+	return err == nil && xa.Kind == plans.ArgArena && xa.Offset == e.scratchHolds, err
 }
 
 // qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]): one launch for the three
@@ -322,7 +382,8 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 		blocks += ceilDiv(o/2, 2*sets)
 	}
 	tt := e.tokenTile(x)
-	ls, err := e.emit(c, "qkv_q8", linThreads, gridTokenTiles(blocks, rowsOf(x), tt), append(targs, cInt(s), cInt(rowsOf(x)), cInt(tt))...)
+	targs = append(targs, cInt(s), e.fetchesEarly(x, blocks), cInt(rowsOf(x)), cInt(tt))
+	ls, err := e.emit(c, "qkv_q8", linThreads, gridTokenTiles(blocks, rowsOf(x), tt), targs...)
 	return append(quant, ls...), err
 }
 
@@ -365,7 +426,7 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 		return e.emit(c, "swiglu_gemv", 128, gridRowsY(ceilDiv(f, 4), rowsOf(x)), ga, ua, cInt(in), cInt(f), cInt(upRow0))
 	}
 	s, sets := intLanes(n.Inputs[1].DType, in)
-	return e.intDot(c, n, x, in, "swiglu_q8", ceilDiv(f, 2*sets), dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0), cInt(s))
+	return e.intDot(c, n, x, in, "swiglu_q8", ceilDiv(f, 2*sets), false, dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0), cInt(s))
 }
 
 // linThreads is the block of linear_gemv, linear_q8 and swiglu_q8:

@@ -18,10 +18,11 @@ typedef long long i64;
 // kernel with programmatic stream serialization (plans.Kernels.GridDepWait),
 // so a kernel's blocks may be resident while the grid before it still runs.
 // grid_dep_wait returns once that grid has completed and its memory is
-// visible; no global memory may be touched before it, except weights, which
-// no kernel writes (KERNELS.md: how a kernel would fetch weights before
-// waiting). grid_dep_launch lets the next grid launch: after the wait it
-// is safe at once, since that grid waits for this one's completion in turn.
+// visible; no global memory may be touched before it, except weights and
+// the step-state block, which no kernel writes (the integer GEMVs fetch
+// weights before it: q8.cu.tmpl, rows_dot8). grid_dep_launch lets the next
+// grid launch; it is safe before or after the wait, since that grid waits
+// for this one's completion in turn.
 // Without a programmatic launch (sm_80, ORC_CUDA_PDL=0) both are no-ops;
 // PTX ISA 7.8 (CUDA 11.8) has them.
 __device__ __forceinline__ void grid_dep_wait() {
@@ -662,6 +663,32 @@ __device__ __forceinline__ void quantize_x8(const float* __restrict__ x, xq_t* _
     quantize32(x[i], i & ~(i64)31, xq, xs);
 }
 
+// quantize_row: the LIN_WARPS warps of a block quantize one row x [IN] to
+// xq, xs as quantize_x8 does (the same codes), e.g. into shared memory.
+// Each warp takes groups warp, warp + LIN_WARPS, ...; its loads go in chunks
+// of at most 16 groups, all issued before the chunk's quantize32 calls, so a
+// row costs one or two L2 round trips without holding it all in registers.
+template <int IN>
+__device__ __forceinline__ void quantize_row(const float* __restrict__ x, xq_t* xq, float2* xs) {
+    constexpr int NG = IN / 32, PER = (NG + LIN_WARPS - 1) / LIN_WARPS;
+    constexpr int CHUNKS = (PER + 15) / 16, CH = (PER + CHUNKS - 1) / CHUNKS;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll 1
+    for (int k0 = 0; k0 < PER; k0 += CH) {
+        float v[CH];
+#pragma unroll
+        for (int k = 0; k < CH; k++) {
+            const int g = warp + (k0 + k) * LIN_WARPS;
+            v[k] = g < NG ? x[g * 32 + lane] : 0.f;
+        }
+#pragma unroll
+        for (int k = 0; k < CH; k++) {
+            const int g = warp + (k0 + k) * LIN_WARPS;
+            if (g < NG) quantize32(v[k], g * 32, xq, xs);  // the same for all 32 lanes of the warp
+        }
+    }
+}
+
 // dot4: s + the dot of four int8 weight codes (bytes of w, in element
 // order) with four int16 activations (x[0]: elements 0, 1; x[1]: 2, 3).
 __device__ __forceinline__ int dot4(uint32_t w, const int* x, int s) {
@@ -900,6 +927,29 @@ template <i64 NBLK> struct W_q6_k_split_dot : W_q6_k_split<NBLK> {
 };
 
 
+// dot8_tokens: acc[r][tt] += the dot of weight group g of row r (raw[r],
+// already loaded) with the int16 activations of token tok[tt].
+template <class W, int IN, int NR, int TT>
+__device__ __forceinline__ void dot8_tokens(const typename W::Raw* raw, int g, const xq_t* __restrict__ xq,
+                                            const float2* __restrict__ xs, const int* tok, float (*acc)[TT]) {
+    constexpr int G = W::GROUP;
+#pragma unroll
+    for (int tt = 0; tt < TT; tt++) {
+        int xw[G / 2];
+        const int4* xp = (const int4*)(xq + (i64)tok[tt] * IN + g * G);
+#pragma unroll
+        for (int i = 0; i < G / 8; i++) {
+            int4 a = xp[i];
+            xw[4 * i] = a.x; xw[4 * i + 1] = a.y; xw[4 * i + 2] = a.z; xw[4 * i + 3] = a.w;
+        }
+        float2 xsv[G / 32];
+#pragma unroll
+        for (int i = 0; i < G / 32; i++) xsv[i] = xs[(i64)tok[tt] * (IN / 32) + g * (G / 32) + i];
+#pragma unroll
+        for (int r = 0; r < NR; r++) acc[r][tt] += W::dot(raw[r], xw, xsv);
+    }
+}
+
 // Block geometry: the LIN_WARPS·32 threads of a block form sets of S lanes
 // (S a multiple of 32, chosen by codegen as the smallest power of two ≥ the
 // row's group count, at most the block); each set owns NR rows and its lane
@@ -912,33 +962,55 @@ template <i64 NBLK> struct W_q6_k_split_dot : W_q6_k_split<NBLK> {
 // prefill reads the weights T/TT times instead of T. The loop over k has a
 // compile-time trip count and every row index is valid (callers clamp), so
 // only predicates guard loads.
-template <class W, int IN, int NR, int TT, int S>
-__device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* rows, const xq_t* __restrict__ xq,
-                                          const float2* __restrict__ xs, const int* tok, float (*acc)[TT]) {
+//
+// rows_dot8 is where its callers (linear_q8, swiglu_q8, qkv_q8: kernels.go's
+// waitsInside) wait for the grid before them (grid_dep_wait). With EARLY it
+// fetches the lane's first weight groups, which no kernel writes, before
+// waiting, so that DRAM round trip overlaps the previous kernel's tail; the
+// registers holding them across the wait (up to 128 a thread with Q6_K) cost
+// occupancy, so codegen sets EARLY only for grids resident at once
+// (ops_linear.go, fetchesEarly). Every thread of the block calls rows_dot8,
+// and callers touch no memory before it but weights and the step-state block
+// (written by the runtime before the step, by no kernel).
+// With QX, x is the f32 activation (TT = 1, token tok[0]), which the block
+// quantizes into shared memory after the wait (quantize_row), instead of a
+// quantize_x8 launch before this kernel; xq and xs are unused.
+template <class W, int IN, int NR, int TT, int S, bool QX, bool EARLY>
+__device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* rows, const float* __restrict__ x,
+                                          const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* tok,
+                                          float (*acc)[TT]) {
     constexpr int G = W::GROUP, NG = IN / G, ITER = (NG + S - 1) / S;
     const int j = threadIdx.x % S;
+    typename W::Raw raw[NR];
+    if constexpr (EARLY) {
+        if (NG % S == 0 || j < NG) {
+#pragma unroll
+            for (int r = 0; r < NR; r++) W::fetch(ws[r], rows[r] * NG + j, raw[r]);
+        }
+    }
+    grid_dep_wait();
+    int t[TT];
+#pragma unroll
+    for (int tt = 0; tt < TT; tt++) t[tt] = tok[tt];
+    if constexpr (QX) {
+        static_assert(TT == 1, "a block stages one token's row");
+        __shared__ __align__(16) xq_t sq[IN];
+        __shared__ float2 ss[IN / 32];
+        quantize_row<IN>(x + (i64)tok[0] * IN, sq, ss);
+        __syncthreads();
+        xq = sq;
+        xs = ss;
+        t[0] = 0;
+    }
 #pragma unroll(ITER <= 8 ? ITER : 4)
     for (int k = 0; k < ITER; k++) {
         const int g = j + k * S;
         if (NG % S == 0 || g < NG) {
-            typename W::Raw raw[NR];
+            if (!EARLY || k > 0) {
 #pragma unroll
-            for (int r = 0; r < NR; r++) W::fetch(ws[r], rows[r] * NG + g, raw[r]);
-#pragma unroll
-            for (int tt = 0; tt < TT; tt++) {
-                int xw[G / 2];
-                const int4* xp = (const int4*)(xq + (i64)tok[tt] * IN + g * G);
-#pragma unroll
-                for (int i = 0; i < G / 8; i++) {
-                    int4 a = xp[i];
-                    xw[4 * i] = a.x; xw[4 * i + 1] = a.y; xw[4 * i + 2] = a.z; xw[4 * i + 3] = a.w;
-                }
-                float2 xsv[G / 32];
-#pragma unroll
-                for (int i = 0; i < G / 32; i++) xsv[i] = xs[(i64)tok[tt] * (IN / 32) + g * (G / 32) + i];
-#pragma unroll
-                for (int r = 0; r < NR; r++) acc[r][tt] += W::dot(raw[r], xw, xsv);
+                for (int r = 0; r < NR; r++) W::fetch(ws[r], rows[r] * NG + g, raw[r]);
             }
+            dot8_tokens<W, IN, NR, TT>(raw, g, xq, xs, t, acc);
         }
     }
 }
@@ -977,10 +1049,12 @@ __device__ __forceinline__ int block_tokens(const int* __restrict__ state, int* 
 }
 
 // linear_q8: each set of S lanes owns LIN_ROWS rows, a block LIN_ROWS·SETS;
-// TT tokens per block (1 for decode).
-template <class W, class B, int IN, int OUT, int S, int ROWS, int TT>
-__device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq,
-                                          const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+// TT tokens per block (1 for decode). With QX it reads the f32 x and
+// quantizes it itself, else xq and xs; QX and EARLY: see rows_dot8.
+template <class W, class B, int IN, int OUT, int S, bool QX, bool EARLY, int ROWS, int TT>
+__device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x,
+                                          const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y,
+                                          const int* __restrict__ state) {
     constexpr int SETS = LIN_WARPS * 32 / S, N = LIN_ROWS * TT;
     const i64 b0 = (i64)blockIdx.x * SETS * LIN_ROWS, r0 = b0 + threadIdx.x / S * LIN_ROWS;
     int tok[TT];
@@ -995,7 +1069,7 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
 #pragma unroll
         for (int tt = 0; tt < TT; tt++) acc[r][tt] = 0.f;
     }
-    rows_dot8<W, IN, LIN_ROWS, TT, S>(ws, rows, xq, xs, tok, acc);
+    rows_dot8<W, IN, LIN_ROWS, TT, S, QX, EARLY>(ws, rows, x, xq, xs, tok, acc);
     const float s = block_rows_sum<N, S>(&acc[0][0]);
     const i64 row = b0 + threadIdx.x / N * LIN_ROWS + threadIdx.x % N / TT;
     const int tt = threadIdx.x % TT;
@@ -1004,7 +1078,7 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
 
 // swiglu_q8: each set computes two output columns from their gate and up
 // rows (its 4 rows), a block 2·SETS columns.
-template <class W, int IN, int F, int UP_ROW0, int S, int ROWS, int TT>
+template <class W, int IN, int F, int UP_ROW0, int S, bool EARLY, int ROWS, int TT>
 __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
                                           const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     constexpr int SETS = LIN_WARPS * 32 / S, N = 4 * TT;
@@ -1019,7 +1093,7 @@ __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const 
     for (int r = 0; r < 4; r++)
 #pragma unroll
         for (int tt = 0; tt < TT; tt++) acc[r][tt] = 0.f;
-    rows_dot8<W, IN, 4, TT, S>(ws, rows, xq, xs, tok, acc);
+    rows_dot8<W, IN, 4, TT, S, false, EARLY>(ws, rows, nullptr, xq, xs, tok, acc);
     const float s = block_rows_sum<N, S>(&acc[0][0]);
     __shared__ float gu[SETS * N];
     if (threadIdx.x < SETS * N) gu[threadIdx.x] = s;
@@ -1037,7 +1111,7 @@ __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const 
 // assigned to q, k and v in turn, so a block reads one weight. With a rope
 // config R the q and k pairs come out rotated, with KV k and v also go to
 // the fp16 cache at their positions.
-template <class WQ, class WK, class WV, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV, int S, int ROWS, int TT>
+template <class WQ, class WK, class WV, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV, int S, bool EARLY, int ROWS, int TT>
 __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
                                        const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
                                        const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions,
@@ -1076,13 +1150,13 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
         for (int tt = 0; tt < TT; tt++) acc[i][tt] = 0.f;
     if (part == 0) {
         const uint8_t* ws[4] = {wq, wq, wq, wq};
-        rows_dot8<WQ, IN, 4, TT, S>(ws, rows, xq, xs, tok, acc);
+        rows_dot8<WQ, IN, 4, TT, S, false, EARLY>(ws, rows, nullptr, xq, xs, tok, acc);
     } else if (part == 1) {
         const uint8_t* ws[4] = {wk, wk, wk, wk};
-        rows_dot8<WK, IN, 4, TT, S>(ws, rows, xq, xs, tok, acc);
+        rows_dot8<WK, IN, 4, TT, S, false, EARLY>(ws, rows, nullptr, xq, xs, tok, acc);
     } else {
         const uint8_t* ws[4] = {wv, wv, wv, wv};
-        rows_dot8<WV, IN, 4, TT, S>(ws, rows, xq, xs, tok, acc);
+        rows_dot8<WV, IN, 4, TT, S, false, EARLY>(ws, rows, nullptr, xq, xs, tok, acc);
     }
     const float s = block_rows_sum<N, S>(&acc[0][0]);
     __shared__ float res[SETS * N];

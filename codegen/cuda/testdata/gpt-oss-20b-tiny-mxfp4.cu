@@ -9,7 +9,10 @@ struct Attn_4 { static constexpr int HEADS = 4, KVH = 2, HD = 64, WINDOW = 0; st
 // ---- kernels: one per distinct instantiation ----
 // Each waits for the grid before it, then lets the next one launch
 // (grid_dep_wait, grid_dep_launch in common): the one place a kernel's
-// memory accesses are ordered after the previous kernel's.
+// memory accesses are ordered after the previous kernel's, except for the
+// integer GEMVs, which wait inside (kernels.go, waitsInside) after fetching
+// weights: their grid_dep_launch comes first, which is safe since the next
+// grid waits for this one's completion in turn.
 extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q8_0_split_1206528_201088_192(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
     grid_dep_wait();
     grid_dep_launch();
@@ -80,30 +83,27 @@ extern "C" __global__ void __launch_bounds__(256) last_row_0_192_true(const floa
     grid_dep_launch();
     last_row<0, 192, true>(x, y, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_1206528_B_none_192_201088_32_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_1206528_B_none_192_201088_32_false_false_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q8_0_split_dot<1206528>, B_none, 192, 201088, 32, 1, 1>(w, nullptr, xq, xs, y, state);
+    linear_q8<W_q8_0_split_dot<1206528>, B_none, 192, 201088, 32, false, false, 1, 1>(w, nullptr, nullptr, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_192_64_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<192>, 192, 64, false, true>(a, nullptr, w, nullptr, y, xq, xs);
 }
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q8_0_split_dot_1536_W_q8_0_split_dot_768_W_q8_0_split_dot_768_W_f32_256_W_f32_128_W_f32_128_Rope_1_192_256_128_128_true_32_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    grid_dep_wait();
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q8_0_split_dot_1536_W_q8_0_split_dot_768_W_q8_0_split_dot_768_W_f32_256_W_f32_128_W_f32_128_Rope_1_192_256_128_128_true_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_q8<W_q8_0_split_dot<1536>, W_q8_0_split_dot<768>, W_q8_0_split_dot<768>, W_f32<256>, W_f32<128>, W_f32<128>, Rope_1, 192, 256, 128, 128, true, 32, 0, 1>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, kc, vc, state);
+    qkv_q8<W_q8_0_split_dot<1536>, W_q8_0_split_dot<768>, W_q8_0_split_dot<768>, W_f32<256>, W_f32<128>, W_f32<128>, Rope_1, 192, 256, 128, 128, true, 32, true, 0, 1>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_W_f32_4_true_true_64(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
     attend_decode<Attn_2, W_f32<4>, true, true, 64>(q, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_1536_W_f32_192_256_192_32_0_1(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_1536_W_f32_192_256_192_32_false_true_0_1(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q8_0_split_dot<1536>, W_f32<192>, 256, 192, 32, 0, 1>(w, b, xq, xs, y, state);
+    linear_q8<W_q8_0_split_dot<1536>, W_f32<192>, 256, 192, 32, false, true, 0, 1>(w, b, nullptr, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_1024_192_256_true(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1, const float* __restrict__ x, const int* __restrict__ sel, float* __restrict__ y) {
     grid_dep_wait();

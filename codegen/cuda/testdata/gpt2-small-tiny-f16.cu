@@ -6,7 +6,10 @@ struct Attn_1 { static constexpr int HEADS = 4, KVH = 4, HD = 64, WINDOW = 0; st
 // ---- kernels: one per distinct instantiation ----
 // Each waits for the grid before it, then lets the next one launch
 // (grid_dep_wait, grid_dep_launch in common): the one place a kernel's
-// memory accesses are ordered after the previous kernel's.
+// memory accesses are ordered after the previous kernel's, except for the
+// integer GEMVs, which wait inside (kernels.go, waitsInside) after fetching
+// weights: their grid_dep_launch comes first, which is safe since the next
+// grid waits for this one's completion in turn.
 extern "C" __global__ void __launch_bounds__(128) embed_rows_W_f16_12865792_50257_256(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
     grid_dep_wait();
     grid_dep_launch();

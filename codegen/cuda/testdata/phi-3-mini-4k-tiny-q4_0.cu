@@ -7,7 +7,10 @@ struct Attn_2 { static constexpr int HEADS = 4, KVH = 4, HD = 64, WINDOW = 2047;
 // ---- kernels: one per distinct instantiation ----
 // Each waits for the grid before it, then lets the next one launch
 // (grid_dep_wait, grid_dep_launch in common): the one place a kernel's
-// memory accesses are ordered after the previous kernel's.
+// memory accesses are ordered after the previous kernel's, except for the
+// integer GEMVs, which wait inside (kernels.go, waitsInside) after fetching
+// weights: their grid_dep_launch comes first, which is safe since the next
+// grid waits for this one's completion in turn.
 extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_0_split_256512_32064_256(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
     grid_dep_wait();
     grid_dep_launch();
@@ -58,50 +61,40 @@ extern "C" __global__ void __launch_bounds__(256) last_row_0_256_true(const floa
     grid_dep_launch();
     last_row<0, 256, true>(x, y, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_32064_B_none_256_32064_32_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_32064_B_none_256_32064_32_false_false_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q6_k_split_dot<32064>, B_none, 256, 32064, 32, 1, 1>(w, nullptr, xq, xs, y, state);
+    linear_q8<W_q6_k_split_dot<32064>, B_none, 256, 32064, 32, false, false, 1, 1>(w, nullptr, nullptr, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, false, true>(a, nullptr, w, nullptr, y, xq, xs);
 }
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_0_split_dot_2048_W_q4_0_split_dot_2048_W_q4_0_split_dot_2048_B_none_B_none_B_none_Rope_1_256_256_256_256_true_32_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    grid_dep_wait();
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_0_split_dot_2048_W_q4_0_split_dot_2048_W_q4_0_split_dot_2048_B_none_B_none_B_none_Rope_1_256_256_256_256_true_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_q8<W_q4_0_split_dot<2048>, W_q4_0_split_dot<2048>, W_q4_0_split_dot<2048>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 32, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
+    qkv_q8<W_q4_0_split_dot<2048>, W_q4_0_split_dot<2048>, W_q4_0_split_dot<2048>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_32(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
     attend_decode<Attn_2, B_none, false, true, 32>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_2048_B_none_256_256_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_2048_B_none_256_256_32_false_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q4_0_split_dot<2048>, B_none, 256, 256, 32, 0, 1>(w, nullptr, xq, xs, y, state);
+    linear_q8<W_q4_0_split_dot<2048>, B_none, 256, 256, 32, false, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, true, true>(a, b, w, s, y, xq, xs);
 }
-extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_0_split_dot_8192_256_512_512_32_0_1(const uint8_t* __restrict__ wg, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
+extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_0_split_dot_8192_256_512_512_32_true_0_1(const uint8_t* __restrict__ wg, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    swiglu_q8<W_q4_0_split_dot<8192>, 256, 512, 512, 32, 0, 1>(wg, wg, xq, xs, y, state);
+    swiglu_q8<W_q4_0_split_dot<8192>, 256, 512, 512, 32, true, 0, 1>(wg, wg, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_512(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
-    grid_dep_wait();
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_4096_B_none_512_256_32_true_true_0_1(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    quantize_x8<0, 512>(x, xq, xs, state);
-}
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_4096_B_none_512_256_32_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    grid_dep_launch();
-    linear_q8<W_q4_0_split_dot<4096>, B_none, 512, 256, 32, 0, 1>(w, nullptr, xq, xs, y, state);
+    linear_q8<W_q4_0_split_dot<4096>, B_none, 512, 256, 32, true, true, 0, 1>(w, nullptr, x, nullptr, nullptr, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_prep_32064_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
     grid_dep_wait();

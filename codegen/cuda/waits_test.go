@@ -1,0 +1,105 @@
+package cuda_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/llama-orch/orc/codegen/cuda"
+)
+
+// TestEveryKernelWaits checks, in every tiny preset's source, that each
+// kernel reaches grid_dep_wait in exactly one place: its wrapper, or the
+// device function the wrapper calls (through the device functions that one
+// calls). A kernel reaching it nowhere would race with the grid before it;
+// one reaching it in both would wait before fetching weights early.
+func TestEveryKernelWaits(t *testing.T) {
+	for _, tp := range tinyPresets {
+		name := tp.preset + "-" + string(tp.quant)
+		g, man, _ := tinyPlan(t, tp.preset, tp.quant)
+		out, err := cuda.Generate(g, man, cuda.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies := deviceBodies(out.Source)
+		kernels := wrapperRE.FindAllStringSubmatch(out.Source, -1)
+		if len(kernels) == 0 {
+			t.Fatalf("%s: no kernels found", name)
+		}
+		for _, k := range kernels {
+			kernel, body, fn := k[1], k[2], k[3]
+			inWrapper := strings.Contains(body, "grid_dep_wait();")
+			inside := reaches(fn, "grid_dep_wait", bodies, map[string]bool{})
+			if inWrapper == inside {
+				t.Errorf("%s: kernel %s waits in its wrapper: %v, in %s: %v; want exactly one", name, kernel, inWrapper, fn, inside)
+			}
+		}
+	}
+}
+
+// wrapperRE matches a kernel wrapper (templates/wrappers.cu.tmpl): its name,
+// its body, and the device function its last statement calls.
+var wrapperRE = regexp.MustCompile(`(?s)extern "C" __global__ void __launch_bounds__\(\d+\) (\w+)\([^{]*\) \{\n(.*?\n    (\w+)<[^\n]*)\n\}\n`)
+
+var deviceRE = regexp.MustCompile(`__device__ __forceinline__ [^;{}()]*?\b(\w+)\(`)
+
+// deviceBodies maps each device function's name to its bodies (overloads
+// and member functions of one name together).
+func deviceBodies(src string) map[string]string {
+	bodies := map[string]string{}
+	for _, m := range deviceRE.FindAllStringSubmatchIndex(src, -1) {
+		name := src[m[2]:m[3]]
+		i := matching(src, m[1]-1, '(', ')')
+		if i < 0 {
+			continue
+		}
+		j := i + 1
+		for j < len(src) && (src[j] == ' ' || src[j] == '\n') {
+			j++
+		}
+		if j >= len(src) || src[j] != '{' {
+			continue // a declaration
+		}
+		if end := matching(src, j, '{', '}'); end > 0 {
+			bodies[name] += src[j : end+1]
+		}
+	}
+	return bodies
+}
+
+// matching is the index of the bracket closing the one at src[i], or -1.
+func matching(src string, i int, open, close byte) int {
+	depth := 0
+	for ; i < len(src); i++ {
+		switch src[i] {
+		case open:
+			depth++
+		case close:
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+var callRE = regexp.MustCompile(`\b(\w+)\s*[<(]`)
+
+// reaches reports whether device function fn is target or calls a device
+// function that reaches it.
+func reaches(fn, target string, bodies map[string]string, seen map[string]bool) bool {
+	if fn == target {
+		return true
+	}
+	if seen[fn] {
+		return false
+	}
+	seen[fn] = true
+	for _, c := range callRE.FindAllStringSubmatch(bodies[fn], -1) {
+		if _, ok := bodies[c[1]]; ok && reaches(c[1], target, bodies, seen) {
+			return true
+		}
+	}
+	return false
+}
