@@ -183,11 +183,19 @@ func (w *moeWeights) reference(token int) []float32 {
 	return y
 }
 
+// Relative errors the MoE block may have against the float64 reference: a
+// prefill's expert GEMVs dequantize to fp32 (measured 2.0e-7 to 4.4e-7);
+// decode's run on the integer path, x and h rounded to int16 per 32, as the
+// dense GEMVs whose bound is gemvTolerance's 2e-4 (measured ≈ 2e-5 a GEMV).
+const moePrefillTolerance, moeDecodeTolerance = 1e-5, 2e-4
+
 // TestGPUMoE checks gpt-oss's MoE block at the real widths against the
 // float64 reference: a 7-token prefill (experts' token lists, tiles) and
-// three decode steps (routing read directly), the last token's row each;
-// then times one block's decode step (route, gate+up, down, sum) as the
-// difference between plans of four blocks and of one over 3.
+// three decode steps (routing read directly, integer path), the last
+// token's row each; then times one block's decode step (route, gate+up,
+// quantize h, down, sum; the blocks share x, quantized once, as a model's
+// norm quantizes it) as the difference between plans of four blocks and of
+// one over 3.
 func TestGPUMoE(t *testing.T) {
 	gpuOnly(t)
 	w := newMoEWeights()
@@ -206,8 +214,12 @@ func TestGPUMoE(t *testing.T) {
 				t.Fatal(err)
 			}
 			tok := int(in[len(in)-1])
-			if e := relErr(got, w.reference(tok)); e > 1e-3 {
-				t.Errorf("%d blocks, %d tokens ending in %d: relative error %.2e", k, len(in), tok, e)
+			bound := moeDecodeTolerance
+			if len(in) > 1 {
+				bound = moePrefillTolerance
+			}
+			if e := relErr(got, w.reference(tok)); e > bound {
+				t.Errorf("%d blocks, %d tokens ending in %d: relative error %.2e, bound %.0e", k, len(in), tok, e, bound)
 			} else if k == 1 {
 				t.Logf("%d tokens ending in %d: relative error %.2e", len(in), tok, e)
 			}

@@ -261,10 +261,10 @@ func (e *emitter) takesIntDot(n *ir.Node) bool {
 }
 
 // feedsIntDot reports whether value v is the input x of an integer-path
-// matrix node, so its producer should quantize it as it writes it.
+// matrix node or MoE, so its producer should quantize it as it writes it.
 func (e *emitter) feedsIntDot(v *ir.Node) bool {
 	for _, u := range e.users[v] {
-		if u.Inputs[0] == v && e.takesIntDot(u) && !e.takesGEMM(u) {
+		if u.Inputs[0] == v && (e.takesIntDot(u) && !e.takesGEMM(u) || u.Op == ir.OpMoE && e.moeTakesIntDot(u)) {
 			return true
 		}
 	}
@@ -275,8 +275,14 @@ func (e *emitter) feedsIntDot(v *ir.Node) bool {
 // width in, growing the scratch to fit them.
 func (e *emitter) scratchArgs(in int64) (xq, xs plans.Arg) {
 	qBytes := alignUp(e.maxTokens*in*2, plans.Alignment)
-	e.scratchBytes = max(e.scratchBytes, qBytes+alignUp(e.maxTokens*in/32*8, plans.Alignment))
+	e.scratchBytes = max(e.scratchBytes, e.intScratchBytes(in))
 	return plans.Arg{Kind: plans.ArgArena, Offset: e.scratchBase}, plans.Arg{Kind: plans.ArgArena, Offset: e.scratchBase + qBytes}
+}
+
+// intScratchBytes is the size of scratchArgs' int16 activations of width in
+// and their scales.
+func (e *emitter) intScratchBytes(in int64) int64 {
+	return alignUp(e.maxTokens*in*2, plans.Alignment) + alignUp(e.maxTokens*in/32*8, plans.Alignment)
 }
 
 // quantizes adds a producer's int16 outputs for value v (its arena argument
@@ -307,14 +313,19 @@ func (e *emitter) quantizeX(x *ir.Node, in int64) ([]plans.Launch, plans.Arg, pl
 	}
 	xa, _ := e.value(x)
 	e.scratchHolds = xa.Offset
+	ls, err := e.quantizeLaunch(xa, xq, xs, rowsOf(x), in)
+	return ls, xq, xs, err
+}
+
+// quantizeLaunch is the quantize_x8 launch of the activation at xa [rows,
+// in] (rows 0: T) into the int16 codes xq and scales xs.
+func (e *emitter) quantizeLaunch(xa, xq, xs plans.Arg, rows, in int64) ([]plans.Launch, error) {
 	c := &call{}
-	c.ptr(e, cIn, "x", x)
+	c.arg(cIn, "x", xa)
 	c.arg("xq_t* __restrict__", "xq", xq)
 	c.arg("float2* __restrict__", "xs", xs)
 	e.stateArg(c)
-	rows := rowsOf(x)
-	ls, err := e.emit(c, "quantize_x8", 256, gridElems(rows, in, 256), cInt(rows), cInt(in))
-	return ls, xq, xs, err
+	return e.emit(c, "quantize_x8", 256, gridElems(rows, in, 256), cInt(rows), cInt(in))
 }
 
 // scratchHoldsX reports whether the int16 scratch holds x: its producer

@@ -15,7 +15,8 @@ const moeTile = 8
 const moeWarps = 8
 
 // moeScratch is where the MoE keeps its per-step intermediates in codegen's
-// scratch (arena offsets), for a step of up to maxTokens tokens:
+// scratch (arena offsets), for a step of up to maxTokens tokens, after the
+// int16 form of x (the integer path's gate+up reads it after moe_route):
 //
 //	sel  int32[MT·K]    slot t·K+k's expert
 //	gw   f32[MT·K]      its softmax weight
@@ -23,23 +24,36 @@ const moeWarps = 8
 //	list int32[E·MT]    prefill: each expert's slots
 //	h    f32[MT·K, F]   the experts' SwiGLU outputs
 //	ys   f32[MT·K, D]   the experts' down projections, before weighting
-type moeScratch struct{ sel, gw, cnt, list, h, ys plans.Arg }
+//	hq   int16[K, F]    decode's h as int16 codes (integer path)
+//	hs   float2[K, F/32] and their scales
+type moeScratch struct{ sel, gw, cnt, list, h, ys, hq, hs plans.Arg }
 
 // moeScratchArgs lays out the MoE scratch, growing codegen's scratch to fit.
-// It overwrites whatever quantized activations the scratch held.
 func (e *emitter) moeScratchArgs(experts, k, d, f int64) moeScratch {
 	slots := e.maxTokens * k
-	off := e.scratchBase
+	off := e.scratchBase + e.intScratchBytes(d)
 	next := func(bytes int64) plans.Arg {
 		a := plans.Arg{Kind: plans.ArgArena, Offset: off}
 		off += alignUp(bytes, plans.Alignment)
 		return a
 	}
 	s := moeScratch{sel: next(4 * slots), gw: next(4 * slots), cnt: next(4 * experts), list: next(4 * experts * e.maxTokens),
-		h: next(4 * slots * f), ys: next(4 * slots * d)}
+		h: next(4 * slots * f), ys: next(4 * slots * d), hq: next(2 * k * f), hs: next(8 * k * f / 32)}
 	e.scratchBytes = max(e.scratchBytes, off-e.scratchBase)
-	e.scratchHolds = -1
 	return s
+}
+
+// moeInput is an expert GEMV's input: x as floats, or its int16 codes xq
+// and scales xs on the integer path.
+type moeInput struct{ x, xq, xs plans.Arg }
+
+// moeTakesIntDot reports whether moe node n's decode expert GEMVs run on the
+// integer path (moe_expert_q8): gate/up and down weights with an integer dot
+// and rows of whole groups. Prefill keeps moe_expert_tiles, on floats.
+func (e *emitter) moeTakesIntDot(n *ir.Node) bool {
+	gate, down := intDot[n.Inputs[3].DType], intDot[n.Inputs[7].DType]
+	return !e.prefill && gate != 0 && down != 0 && n.Inputs[0].Shape[len(n.Inputs[0].Shape)-1]%gate == 0 &&
+		n.Inputs[7].Shape[len(n.Inputs[7].Shape)-1]%down == 0
 }
 
 // moe(x, wr, br, wg, bg, wu, bu, wd, bd): route, (prefill) list each
@@ -129,7 +143,8 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 			return nil, err
 		}
 	}
-	expertGEMV := func(w0, b0, w1, b1 *ir.Node, in plans.Arg, out plans.Arg, acc, bacc string, inW, outW int64, gated bool) error {
+	intPath := e.moeTakesIntDot(n)
+	expertGEMV := func(w0, b0, w1, b1 *ir.Node, in moeInput, out plans.Arg, acc, bacc string, inW, outW int64, gated bool) error {
 		c := &call{}
 		c.ptr(e, cWeight, "w0", w0)
 		c.ptr(e, cWeight, "b0", b0)
@@ -140,28 +155,59 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 			c.null()
 			c.null()
 		}
-		c.arg(cIn, "x", in)
 		targs := []string{cfg, acc, bacc, cInt(inW), cInt(outW), fmt.Sprint(gated)}
-		fn, gridY := "moe_expert_gemv", k
-		if e.prefill {
+		fn, threads, blocksX, gridY := "moe_expert_gemv", moeWarps*32, ceilDiv(outW, moeWarps), k
+		switch {
+		case e.prefill:
+			c.arg(cIn, "x", in.x)
 			c.arg(cInts, "cnt", s.cnt)
 			c.arg(cInts, "list", s.list)
 			fn, gridY, targs = "moe_expert_tiles", experts, append(targs, cInt(moeTile))
-		} else {
+		case intPath:
+			c.arg(cXq, "xq", in.xq)
+			c.arg(cScales, "xs", in.xs)
+			c.arg(cInts, "sel", s.sel)
+			// A set of lanes owns LIN_ROWS (4) down rows, or 2 columns' gate and up rows.
+			lanes, sets := intLanes(w0.DType, inW)
+			perSet := int64(4)
+			if gated {
+				perSet = 2
+			}
+			fn, threads, blocksX = "moe_expert_q8", linThreads, ceilDiv(outW, perSet*sets)
+			targs[1] = dotAccessor(acc)
+			targs = append(targs, cInt(lanes))
+		default:
+			c.arg(cIn, "x", in.x)
 			c.arg(cInts, "sel", s.sel)
 		}
 		c.arg(cOut, "y", out)
-		g := grid{b: [3]int64{ceilDiv(outW, moeWarps), gridY, 1}}
-		return add(e.emit(c, fn, moeWarps*32, g, targs...))
+		return add(e.emit(c, fn, threads, grid{b: [3]int64{blocksX, gridY, 1}}, targs...))
 	}
 	xa, err := e.value(x)
 	if err != nil {
 		return nil, err
 	}
-	if err := expertGEMV(wg, n.Inputs[4], wu, n.Inputs[6], xa, s.h, accs[0], biasAccs[0], d, f, true); err != nil {
+	gateIn, downIn := moeInput{x: xa}, moeInput{x: s.h}
+	if intPath {
+		// x as its norm quantized it (else a quantize_x8 launch); h is
+		// quantized between the two GEMVs: no block of gate+up writes a
+		// whole 32-group of it.
+		quant, xq, xs, err := e.quantizeX(x, d)
+		if err := add(quant, err); err != nil {
+			return nil, err
+		}
+		gateIn.xq, gateIn.xs = xq, xs
+		downIn.xq, downIn.xs = s.hq, s.hs
+	}
+	if err := expertGEMV(wg, n.Inputs[4], wu, n.Inputs[6], gateIn, s.h, accs[0], biasAccs[0], d, f, true); err != nil {
 		return nil, err
 	}
-	if err := expertGEMV(wd, n.Inputs[8], nil, nil, s.h, s.ys, accs[2], biasAccs[2], f, d, false); err != nil {
+	if intPath {
+		if err := add(e.quantizeLaunch(s.h, s.hq, s.hs, k, f)); err != nil {
+			return nil, err
+		}
+	}
+	if err := expertGEMV(wd, n.Inputs[8], nil, nil, downIn, s.ys, accs[2], biasAccs[2], f, d, false); err != nil {
 		return nil, err
 	}
 
@@ -173,5 +219,9 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	if err := add(e.emit(sum, "moe_sum", 256, gridElems(0, d, 256), cfg)); err != nil {
 		return nil, err
 	}
+	if !intPath {
+		// The MoE scratch overlaps the int16 form of wider activations.
+		e.scratchHolds = -1
+	} // else the scratch still holds x's (the MoE scratch starts past it)
 	return ls, nil
 }

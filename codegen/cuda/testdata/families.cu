@@ -2010,6 +2010,10 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 //                    one expert, so only routed experts' weights are read
 //                    (decode: grid y = K, expert sel[k]; prefill: grid y = E,
 //                    an expert without slots returns)
+//   moe_expert_q8    decode on the integer path (weights with an integer
+//                    dot, q8.cu.tmpl) in place of moe_expert_gemv: x comes
+//                    quantized by its producer (or quantize_x8), and h is
+//                    quantized by quantize_x8 between gate+up and down
 //   moe_sum          out[t] = Σ_k gw[t·K+k]·ys[t·K+k], k in order
 // Every output element is written by one thread in a fixed order: the
 // result does not depend on scheduling (no atomics).
@@ -2090,16 +2094,22 @@ __device__ __forceinline__ void moe_lists(const int* __restrict__ sel, int* __re
     }
 }
 
+// The clamped SwiGLU of biased gate and up sums: (u+1)·g·σ(ALPHA·g) with
+// g = min(gate, LIMIT), u = clamp(up, ±LIMIT).
+template <class Cfg>
+__device__ __forceinline__ float moe_glu(float gate, float up) {
+    const float g = fminf(gate, Cfg::LIMIT);
+    const float u = fminf(fmaxf(up, -Cfg::LIMIT), Cfg::LIMIT);
+    return (u + 1.f) * g / (1.f + expf(-Cfg::ALPHA * g));
+}
+
 // An expert row's output from its warp's partial dots (reduced here):
-// GATED h = (u+1)·g·σ(ALPHA·g) with g = min(gate+b, LIMIT),
-// u = clamp(up+b, ±LIMIT); else down + b.
+// GATED moe_glu(gate+b, up+b); else down + b.
 template <class Cfg, class B, bool GATED>
 __device__ __forceinline__ float moe_row_out(float a0, float a1, const uint8_t* __restrict__ b0, const uint8_t* __restrict__ b1, i64 row) {
     const float s0 = warp_sum(a0) + B::at(b0, row);
     if constexpr (!GATED) return s0;
-    const float g = fminf(s0, Cfg::LIMIT);
-    const float u = fminf(fmaxf(warp_sum(a1) + B::at(b1, row), -Cfg::LIMIT), Cfg::LIMIT);
-    return (u + 1.f) * g / (1.f + expf(-Cfg::ALPHA * g));
+    return moe_glu<Cfg>(s0, warp_sum(a1) + B::at(b1, row));
 }
 
 // moe_expert_gemv (decode, one token): warp w of block (bx, k) owns row
@@ -2135,6 +2145,42 @@ __device__ __forceinline__ void moe_expert_gemv(const uint8_t* __restrict__ w0, 
     }
     const float out = moe_row_out<Cfg, B, GATED>(acc[0], acc[NW - 1], b0, b1, row);
     if (lane == 0) y[(i64)slot * OUT + o] = out;
+}
+
+// moe_expert_q8 (decode, one token, integer path): moe_expert_gemv's
+// outputs from int16 activations xq, xs (x's row 0 when GATED, else slot
+// k's row of h) in linear_q8's geometry: the block's sets of S lanes
+// (rows_dot8) each own NO outputs of expert sel[k], k = blockIdx.y — GATED:
+// 2 columns, i.e. their gate rows in w0 and up rows in w1; else LIN_ROWS
+// rows of w0. Sums are reduced in a fixed order (block_rows_sum).
+template <class Cfg, class W, class B, int IN, int OUT, bool GATED, int S>
+__device__ __forceinline__ void moe_expert_q8(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0,
+                                              const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1,
+                                              const xq_t* __restrict__ xq, const float2* __restrict__ xs,
+                                              const int* __restrict__ sel, float* __restrict__ y) {
+    constexpr int SETS = LIN_WARPS * 32 / S, NO = GATED ? 2 : LIN_ROWS, NR = GATED ? 2 * NO : NO;
+    const int slot = blockIdx.y, tok[1] = {GATED ? 0 : slot};
+    const i64 e0 = (i64)sel[slot] * OUT, o0 = (i64)blockIdx.x * SETS * NO, c0 = o0 + threadIdx.x / S * NO;
+    const uint8_t* ws[NR];
+    i64 rows[NR];
+    float acc[NR][1];
+#pragma unroll
+    for (int r = 0; r < NR; r++) {
+        ws[r] = r < NO ? w0 : w1;
+        rows[r] = e0 + min(c0 + r % NO, (i64)OUT - 1);  // past the end: a duplicate row, not written
+        acc[r][0] = 0.f;
+    }
+    rows_dot8<W, IN, NR, 1, S>(ws, rows, xq, xs, tok, acc);
+    const float s = block_rows_sum<NR, S>(&acc[0][0]);
+    __shared__ float res[SETS * NR];
+    if (threadIdx.x < SETS * NR) res[threadIdx.x] = s;
+    __syncthreads();
+    const int set = threadIdx.x / NO, j = threadIdx.x % NO;
+    const i64 o = o0 + set * NO + j;
+    if (threadIdx.x >= SETS * NO || o >= OUT) return;
+    float v = res[set * NR + j] + B::at(b0, e0 + o);
+    if constexpr (GATED) v = moe_glu<Cfg>(v, res[set * NR + NO + j] + B::at(b1, e0 + o));
+    y[(i64)slot * OUT + o] = v;
 }
 
 // moe_expert_tiles (prefill): block (bx, e) owns rows bx·MOE_WARPS + w of

@@ -105,20 +105,25 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_153
     grid_dep_launch();
     linear_q8<W_q8_0_split_dot<1536>, W_f32<192>, 256, 192, 32, false, true, 0, 1>(w, b, nullptr, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_1024_192_256_true(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1, const float* __restrict__ x, const int* __restrict__ sel, float* __restrict__ y) {
-    grid_dep_wait();
-    grid_dep_launch();
-    moe_expert_gemv<Moe_3, W_mxfp4_split<6144>, W_f32<1024>, 192, 256, true>(w0, b0, w1, b1, x, sel, y);
-}
-extern "C" __global__ void __launch_bounds__(256) moe_expert_gemv_Moe_3_W_mxfp4_split_6144_W_f32_768_256_192_false(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const float* __restrict__ x, const int* __restrict__ sel, float* __restrict__ y) {
-    grid_dep_wait();
-    grid_dep_launch();
-    moe_expert_gemv<Moe_3, W_mxfp4_split<6144>, W_f32<768>, 256, 192, false>(w0, b0, nullptr, nullptr, x, sel, y);
-}
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_192_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<192>, 192, 64, true, true>(a, b, w, s, y, xq, xs);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_expert_q8_Moe_3_W_mxfp4_split_dot_6144_W_f32_1024_192_256_true_32(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ sel, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
+    moe_expert_q8<Moe_3, W_mxfp4_split_dot<6144>, W_f32<1024>, 192, 256, true, 32>(w0, b0, w1, b1, xq, xs, sel, y);
+}
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_2_256(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    quantize_x8<2, 256>(x, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_expert_q8_Moe_3_W_mxfp4_split_dot_6144_W_f32_768_256_192_false_32(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ sel, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
+    moe_expert_q8<Moe_3, W_mxfp4_split_dot<6144>, W_f32<768>, 256, 192, false, 32>(w0, b0, nullptr, nullptr, xq, xs, sel, y);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_4_W_f32_4_true_true_64(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
