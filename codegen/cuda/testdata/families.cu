@@ -963,8 +963,8 @@ __device__ __forceinline__ void dot8_tokens(const typename W::Raw* raw, int g, c
 // compile-time trip count and every row index is valid (callers clamp), so
 // only predicates guard loads.
 //
-// rows_dot8 is where its callers (linear_q8, swiglu_q8, qkv_q8: kernels.go's
-// waitsInside) wait for the grid before them (grid_dep_wait). With EARLY it
+// rows_dot8 is where its callers (kernels.go's waitsInside) wait for the
+// grid before them (grid_dep_wait). With EARLY it
 // fetches the lane's first weight groups, which no kernel writes, before
 // waiting, so that DRAM round trip overlaps the previous kernel's tail; the
 // registers holding them across the wait (up to 128 a thread with Q6_K) cost
@@ -2159,6 +2159,7 @@ __device__ __forceinline__ void moe_expert_q8(const uint8_t* __restrict__ w0, co
                                               const xq_t* __restrict__ xq, const float2* __restrict__ xs,
                                               const int* __restrict__ sel, float* __restrict__ y) {
     constexpr int SETS = LIN_WARPS * 32 / S, NO = GATED ? 2 : LIN_ROWS, NR = GATED ? 2 * NO : NO;
+    grid_dep_wait();  // sel is moe_route's; rows_dot8's own wait (no EARLY fetch here) is then a no-op
     const int slot = blockIdx.y, tok[1] = {GATED ? 0 : slot};
     const i64 e0 = (i64)sel[slot] * OUT, o0 = (i64)blockIdx.x * SETS * NO, c0 = o0 + threadIdx.x / S * NO;
     const uint8_t* ws[NR];
@@ -2170,7 +2171,7 @@ __device__ __forceinline__ void moe_expert_q8(const uint8_t* __restrict__ w0, co
         rows[r] = e0 + min(c0 + r % NO, (i64)OUT - 1);  // past the end: a duplicate row, not written
         acc[r][0] = 0.f;
     }
-    rows_dot8<W, IN, NR, 1, S>(ws, rows, xq, xs, tok, acc);
+    rows_dot8<W, IN, NR, 1, S, false, false>(ws, rows, nullptr, xq, xs, tok, acc);
     const float s = block_rows_sum<NR, S>(&acc[0][0]);
     __shared__ float res[SETS * NR];
     if (threadIdx.x < SETS * NR) res[threadIdx.x] = s;

@@ -111,7 +111,6 @@ extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_1
     rmsnorm_rows<Norm_0, W_f32<192>, 192, 64, true, true>(a, b, w, s, y, xq, xs);
 }
 extern "C" __global__ void __launch_bounds__(256) moe_expert_q8_Moe_3_W_mxfp4_split_dot_6144_W_f32_1024_192_256_true_32(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ sel, float* __restrict__ y) {
-    grid_dep_wait();
     grid_dep_launch();
     moe_expert_q8<Moe_3, W_mxfp4_split_dot<6144>, W_f32<1024>, 192, 256, true, 32>(w0, b0, w1, b1, xq, xs, sel, y);
 }
@@ -121,7 +120,6 @@ extern "C" __global__ void __launch_bounds__(256) quantize_x8_2_256(const float*
     quantize_x8<2, 256>(x, xq, xs, state);
 }
 extern "C" __global__ void __launch_bounds__(256) moe_expert_q8_Moe_3_W_mxfp4_split_dot_6144_W_f32_768_256_192_false_32(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ sel, float* __restrict__ y) {
-    grid_dep_wait();
     grid_dep_launch();
     moe_expert_q8<Moe_3, W_mxfp4_split_dot<6144>, W_f32<768>, 256, 192, false, 32>(w0, b0, nullptr, nullptr, xq, xs, sel, y);
 }
