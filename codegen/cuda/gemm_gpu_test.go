@@ -21,6 +21,14 @@ import (
 // the swiglu's F = 2000 leaves a partial tile of output columns.
 const gemmOut, gemmIn, gemmT, gemmF = 4096, 14336, 512, 2000
 
+// gemmTailIn is the row length of the K-tail products: not a multiple of
+// GEMM_BK (64), so the last K-step is half past IN; only the types of
+// 32-element (or smaller) groups can have such rows.
+const gemmTailIn = 160
+
+// gemmQKV is the qkv product's parts: uneven, so 64-row tiles straddle q|k.
+var gemmQKV = [3]int64{1000, 200, 200}
+
 // gemmTolerance is the relative error the f16 tensor-core GEMM may have:
 // both operands are rounded to f16 (2^-11 relative each), accumulation is
 // fp32.
@@ -32,91 +40,110 @@ type gemmWeight struct {
 	name     string
 	dt       ir.DType
 	gt       gguf.Type
-	out      int64
+	out, in  int64
 	data     []byte
-	deq      []float32 // [slabRows, gemmIn]
+	deq      []float32 // [slabRows, in]
 	slabRows int
 }
 
+// gemmCheck is one checked result: cols columns of output y, starting off
+// floats into y's arena span, row-major over the step's tokens (a qkv part
+// sits at MAX_TOKENS·(earlier parts' columns)); ref is [gemmT, cols].
+type gemmCheck struct {
+	name string
+	y    *ir.Node
+	off  int64
+	cols int
+	ref  []float64
+}
+
 // TestGPUGEMM checks the prefill schedule's tensor-core GEMM for every weight
-// dtype at 4096×14336, and a Q4_K swiglu_linear (separate gate and up, F =
-// 2000), against a float64 reference from quant.Dequantize, at T = 1, 7, 64,
-// 333 and 512. One plan holds them all (one nvcc run); its decode schedule
-// is replaced by the prefill schedule so that T = 1 runs the GEMM too, and
-// its "logits" span every output, so one Forward reads them all back. Before
-// each checked step the same sequence runs 512 other tokens, so a row the
-// kernel fails to write keeps another token's values. Timing: the last
-// steps are 512-token prefills; run under ncu (see the log) for per-kernel
-// times, the harness reports only the whole step.
+// dtype at 4096×14336, for the dtypes of 32-element groups at 4096×160 (a
+// K tail), a Q4_K swiglu_linear (separate gate and up, F = 2000) and a qkv
+// of Q4_K q, k and Q6_K v (one tile mixing accessor types), against a
+// float64 reference from quant.Dequantize, at T = 1, 7, 64, 333 and 512. One
+// plan holds them all (one nvcc run); its decode schedule is replaced by the
+// prefill schedule so that T = 1 runs the GEMM too, and its "logits" span
+// every output, so one Forward reads them all back. Before each checked
+// step the same sequence runs 512 other tokens, so a row the kernel fails to
+// write keeps another token's values. Timing: the last steps are 512-token
+// prefills; run under ncu (see the log) for per-kernel times, the harness
+// reports only the whole step.
 func TestGPUGEMM(t *testing.T) {
 	gpuOnly(t)
 	r := rand.New(rand.NewPCG(7, 8))
 	const slab = 256
-	var ws []*gemmWeight
+	var ws, tails []*gemmWeight
 	for _, gt := range gemvTypes {
 		dt, ok := ir.ParseDType(strings.ToLower(gt.String()))
 		if !ok {
 			t.Fatalf("no ir dtype for %s", gt)
 		}
-		ws = append(ws, randomWeight(t, r, "w_"+gt.String(), gt, dt, gemmOut, slab))
+		ws = append(ws, randomWeight(t, r, "w_"+gt.String(), gt, dt, gemmOut, gemmIn, slab))
+		if gt.BlockSize() <= 32 {
+			tails = append(tails, randomWeight(t, r, "tail_"+gt.String(), gt, dt, gemmOut, gemmTailIn, slab))
+		}
 	}
-	gate := randomWeight(t, r, "gate", gguf.Q4_K, ir.Q4_K, gemmF, 200)
-	up := randomWeight(t, r, "up", gguf.Q4_K, ir.Q4_K, gemmF, 200)
-	table := make([]float32, gemmT*gemmIn)
-	for i := range table {
-		table[i] = float32(r.NormFloat64())
+	gate := randomWeight(t, r, "gate", gguf.Q4_K, ir.Q4_K, gemmF, gemmIn, 200)
+	up := randomWeight(t, r, "up", gguf.Q4_K, ir.Q4_K, gemmF, gemmIn, 200)
+	qkv := [3]*gemmWeight{
+		randomWeight(t, r, "wq", gguf.Q4_K, ir.Q4_K, gemmQKV[0], gemmIn, 200),
+		randomWeight(t, r, "wk", gguf.Q4_K, ir.Q4_K, gemmQKV[1], gemmIn, 200),
+		randomWeight(t, r, "wv", gguf.Q6_K, ir.Q6_K, gemmQKV[2], gemmIn, 200),
 	}
+	table, tailTable := randomTable(r, gemmIn), randomTable(r, gemmTailIn)
 
-	g, man, ys, sw := gemmGraph(t, ws, gate, up)
-	byName := map[string][]byte{"table": f32Bytes(table), gate.name: gate.data, up.name: up.data}
-	for _, w := range ws {
+	pl := gemmGraph(t, ws, tails, gate, up, qkv)
+	byName := map[string][]byte{"table": f32Bytes(table), "tail_table": f32Bytes(tailTable), gate.name: gate.data, up.name: up.data}
+	for _, w := range append(append(slices.Clone(ws), tails...), qkv[:]...) {
 		byName[w.name] = w.data
 	}
 	// The "logits" are the arena span holding every output.
 	lo, hi := int64(math.MaxInt64), int64(0)
-	outs := append(slices.Clone(ys), sw)
-	for _, y := range outs {
+	for _, y := range pl.g.Outputs {
 		off := y.Attrs["offset"].(int64)
 		lo, hi = min(lo, off), max(hi, off+4*gemmT*y.Shape[1])
 	}
-	man.Model.Vocab = int((hi - lo) / 4)
-	dev := openEditedPlan(t, g, man, 2*gemmT, func(name string) []byte { return byName[name] }, func(k *plans.Kernels) {
+	pl.man.Model.Vocab = int((hi - lo) / 4)
+	dev := openEditedPlan(t, pl.g, pl.man, 2*gemmT, func(name string) []byte { return byName[name] }, func(k *plans.Kernels) {
 		k.Decode = k.Prefill
 		k.Logits = lo
 	})
 
-	// References, [gemmT, out] per output, tokens 0..gemmT-1 (row t of table).
-	refs := make([][]float64, len(outs))
+	var checks []gemmCheck
 	for i, w := range ws {
-		refs[i] = gemmRef(table, w)
+		checks = append(checks, gemmCheck{w.gt.String(), pl.ys[i], 0, int(w.out), gemmRef(table, w)})
+	}
+	for i, w := range tails {
+		checks = append(checks, gemmCheck{w.gt.String() + " K tail", pl.tails[i], 0, int(w.out), gemmRef(tailTable, w)})
 	}
 	gu := [][]float64{gemmRef(table, gate), gemmRef(table, up)}
-	refs[len(ws)] = make([]float64, gemmT*gemmF)
-	for i := range refs[len(ws)] {
+	swiRef := make([]float64, gemmT*gemmF)
+	for i := range swiRef {
 		gv, uv := gu[0][i], gu[1][i]
-		refs[len(ws)][i] = gv / (1 + math.Exp(-gv)) * uv
+		swiRef[i] = gv / (1 + math.Exp(-gv)) * uv
+	}
+	checks = append(checks, gemmCheck{"swiglu Q4_K", pl.sw, 0, gemmF, swiRef})
+	var partOff int64
+	for i, w := range qkv {
+		checks = append(checks, gemmCheck{"qkv " + "qkv"[i:i+1] + " " + w.gt.String(), pl.qkv, partOff, int(w.out), gemmRef(table, w)})
+		partOff += gemmT * w.out // MAX_TOKENS = gemmT
 	}
 
-	names := make([]string, len(outs))
-	for i, w := range ws {
-		names[i] = w.gt.String()
-	}
-	names[len(ws)] = "swiglu Q4_K"
-	worst := make([]float64, len(outs))
+	worst := make([]float64, len(checks))
 	for _, T := range []int{1, 7, 64, 333, 512} {
 		got := gemmStep(t, dev, T)
-		for i, y := range outs {
-			off := (y.Attrs["offset"].(int64) - lo) / 4
-			cols := int(y.Shape[1])
-			e := relErr64(got[off:off+int64(T*cols)], refs[i][:T*cols])
+		for i, c := range checks {
+			off := (c.y.Attrs["offset"].(int64)-lo)/4 + c.off
+			e := relErr64(got[off:off+int64(T*c.cols)], c.ref[:T*c.cols])
 			worst[i] = max(worst[i], e)
 			if e > gemmTolerance {
-				t.Errorf("%s at T=%d: relative error %.2e", names[i], T, e)
+				t.Errorf("%s at T=%d: relative error %.2e", c.name, T, e)
 			}
 		}
 	}
-	for i := range outs {
-		t.Logf("%-12s max |gpu-ref|/max|ref| over T=1,7,64,333,512: %.2e", names[i], worst[i])
+	for i, c := range checks {
+		t.Logf("%-16s max |gpu-ref|/max|ref| over T=1,7,64,333,512: %.2e", c.name, worst[i])
 	}
 
 	// Timing: whole 512-token steps (every GEMM of the plan, the embedding
@@ -141,7 +168,7 @@ func TestGPUGEMM(t *testing.T) {
 		seq.Close()
 	}
 	slices.Sort(ts)
-	t.Logf("512-token step of %d GEMMs + swiglu (with read-back of %d MB): median %v", len(ws), (hi-lo)>>20, ts[len(ts)/2])
+	t.Logf("512-token step of %d GEMMs + swiglu + qkv (with read-back of %d MB): median %v", len(ws)+len(tails), (hi-lo)>>20, ts[len(ts)/2])
 }
 
 // gemmStep runs 512 poison tokens, then tokens 0..T-1, in one sequence and
@@ -171,23 +198,34 @@ func gemmStep(t *testing.T, dev *rcuda.Device, T int) []float32 {
 	return slices.Clone(got)
 }
 
-// randomWeight makes an [out, gemmIn] weight of type gt from a slab of
+// randomWeight makes an [out, in] weight of type gt from a slab of
 // slabRows distinct random rows, tiled.
-func randomWeight(t *testing.T, r *rand.Rand, name string, gt gguf.Type, dt ir.DType, out int64, slabRows int) *gemmWeight {
+func randomWeight(t *testing.T, r *rand.Rand, name string, gt gguf.Type, dt ir.DType, out, in int64, slabRows int) *gemmWeight {
 	t.Helper()
-	b, deq := randomSlab(t, r, gt, slabRows*gemmIn)
+	b, deq := randomSlab(t, r, gt, slabRows*int(in))
 	rowBytes := len(b) / slabRows
 	data := make([]byte, 0, int(out)*rowBytes)
 	for o := range int(out) {
 		k := o % slabRows
 		data = append(data, b[k*rowBytes:(k+1)*rowBytes]...)
 	}
-	return &gemmWeight{name: name, dt: dt, gt: gt, out: out, data: data, deq: deq, slabRows: slabRows}
+	return &gemmWeight{name: name, dt: dt, gt: gt, out: out, in: in, data: data, deq: deq, slabRows: slabRows}
 }
 
-// gemmRef is x·wᵀ in float64 for tokens 0..gemmT-1 (x row t = table row t),
-// [gemmT, w.out]; the distinct rows are computed in parallel.
+// randomTable is the embedding [gemmT, in] whose row t is token t's x.
+func randomTable(r *rand.Rand, in int) []float32 {
+	table := make([]float32, gemmT*in)
+	for i := range table {
+		table[i] = float32(r.NormFloat64())
+	}
+	return table
+}
+
+// gemmRef is x·wᵀ in float64 for tokens 0..gemmT-1 (x row t = table row t,
+// table [gemmT, w.in]), [gemmT, w.out]; the distinct rows are computed in
+// parallel.
 func gemmRef(table []float32, w *gemmWeight) []float64 {
+	in := int(w.in)
 	dots := make([]float64, gemmT*w.slabRows) // [slab row][token]
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -196,9 +234,9 @@ func gemmRef(table []float32, w *gemmWeight) []float64 {
 		go func() {
 			defer wg.Done()
 			for k := range next {
-				row := w.deq[k*gemmIn : (k+1)*gemmIn]
+				row := w.deq[k*in : (k+1)*in]
 				for tok := range gemmT {
-					x := table[tok*gemmIn : (tok+1)*gemmIn]
+					x := table[tok*in : (tok+1)*in]
 					var s float64
 					for i, v := range row {
 						s += float64(v) * float64(x[i])
@@ -222,32 +260,52 @@ func gemmRef(table []float32, w *gemmWeight) []float64 {
 	return out
 }
 
-// gemmGraph is x = embed(table, tokens); y_i = linear(x, w_i) for each
-// weight; s = swiglu_linear(x, gate, up); every y_i and s are outputs.
-func gemmGraph(t *testing.T, ws []*gemmWeight, gate, up *gemmWeight) (*ir.Graph, *plans.Manifest, []*ir.Node, *ir.Node) {
+// gemmPlan is the GEMM test's graph after the passes, with its outputs: the
+// linears ys (x [T, gemmIn]) and tails (x [T, gemmTailIn]), the swiglu sw and
+// the qkv.
+type gemmPlan struct {
+	g         *ir.Graph
+	man       *plans.Manifest
+	ys, tails []*ir.Node
+	sw, qkv   *ir.Node
+}
+
+// gemmGraph is x = embed(table, tokens), xt = embed(tail_table, tokens);
+// y_i = linear(x, w_i) for each weight of ws, linear(xt, w) for each of
+// tails; s = swiglu_linear(x, gate, up); qkv(x, wq, wk, wv). All are outputs.
+func gemmGraph(t *testing.T, ws, tails []*gemmWeight, gate, up *gemmWeight, qkv [3]*gemmWeight) gemmPlan {
 	t.Helper()
 	g := ir.New()
 	g.Attrs["max_tokens"] = int64(gemmT)
 	tok := g.Add(ir.OpInput, ir.I32, ir.Shape{ir.T}, map[string]any{"name": "tokens"})
-	tab := g.Add(ir.OpWeight, ir.F32, ir.Shape{gemmT, gemmIn}, map[string]any{"name": "table"})
-	x := g.Add(ir.OpEmbed, ir.F32, ir.Shape{ir.T, gemmIn}, nil, tab, tok)
 	man := &plans.Manifest{CompilerVersion: "codegen/cuda test", Target: "sm_90",
-		Model:   plans.Model{Name: "gemm", Arch: "gemm", NLayer: 1, ContextLength: 2 * gemmT},
-		Memory:  plans.Memory{MaxTokens: gemmT},
-		Tensors: []plans.Tensor{{Name: "table", DType: "f32", Shape: []int64{gemmT, gemmIn}, Bytes: 4 * gemmT * gemmIn}}}
+		Model:  plans.Model{Name: "gemm", Arch: "gemm", NLayer: 1, ContextLength: 2 * gemmT},
+		Memory: plans.Memory{MaxTokens: gemmT}}
+	embed := func(name string, in int64) *ir.Node {
+		man.Tensors = append(man.Tensors, plans.Tensor{Name: name, DType: "f32", Shape: []int64{gemmT, in}, Bytes: 4 * gemmT * in})
+		tab := g.Add(ir.OpWeight, ir.F32, ir.Shape{gemmT, in}, map[string]any{"name": name})
+		return g.Add(ir.OpEmbed, ir.F32, ir.Shape{ir.T, in}, nil, tab, tok)
+	}
+	x, xt := embed("table", gemmIn), embed("tail_table", gemmTailIn)
 	weight := func(w *gemmWeight) *ir.Node {
-		man.Tensors = append(man.Tensors, plans.Tensor{Name: w.name, DType: w.dt.String(), Shape: []int64{w.out, gemmIn}, Bytes: int64(len(w.data))})
-		return g.Add(ir.OpWeight, w.dt, ir.Shape{w.out, gemmIn}, map[string]any{"name": w.name})
+		man.Tensors = append(man.Tensors, plans.Tensor{Name: w.name, DType: w.dt.String(), Shape: []int64{w.out, w.in}, Bytes: int64(len(w.data))})
+		return g.Add(ir.OpWeight, w.dt, ir.Shape{w.out, w.in}, map[string]any{"name": w.name})
 	}
-	var ys []*ir.Node
+	var outs []*ir.Node
 	for _, w := range ws {
-		ys = append(ys, g.Add(ir.OpLinear, ir.F32, ir.Shape{ir.T, w.out}, nil, x, weight(w)))
+		outs = append(outs, g.Add(ir.OpLinear, ir.F32, ir.Shape{ir.T, w.out}, nil, x, weight(w)))
 	}
-	sw := g.Add(ir.OpSwiGLULinear, ir.F32, ir.Shape{ir.T, gemmF}, nil, x, weight(gate), weight(up))
-	g.Outputs = append(ys, sw)
+	for _, w := range tails {
+		outs = append(outs, g.Add(ir.OpLinear, ir.F32, ir.Shape{ir.T, w.out}, nil, xt, weight(w)))
+	}
+	outs = append(outs, g.Add(ir.OpSwiGLULinear, ir.F32, ir.Shape{ir.T, gemmF}, nil, x, weight(gate), weight(up)))
+	outs = append(outs, g.Add(ir.OpQKV, ir.F32, ir.Shape{ir.T, gemmQKV[0] + gemmQKV[1] + gemmQKV[2]},
+		map[string]any{"parts": gemmQKV[:]}, x, weight(qkv[0]), weight(qkv[1]), weight(qkv[2])))
+	g.Outputs = outs
 	runGPUPasses(t, g, man)
-	ys, sw = g.Outputs[:len(ws)], g.Outputs[len(ws)] // the passes may have replaced nodes
-	return g, man, ys, sw
+	outs = g.Outputs // the passes may have replaced nodes
+	n := len(ws) + len(tails)
+	return gemmPlan{g: g, man: man, ys: outs[:len(ws)], tails: outs[len(ws):n], sw: outs[n], qkv: outs[n+1]}
 }
 
 // relErr64 is max|got-want| / max|want|; NaN counts as infinitely wrong.

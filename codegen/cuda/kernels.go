@@ -12,12 +12,21 @@ type param struct{ ctype, name string }
 // instance is one extern "C" kernel: a family's device template called with
 // the model's constants as template arguments.
 type instance struct {
-	Name    string
-	Threads int
-	Params  []param
-	Fn      string   // device template, e.g. linear_gemv
-	TArgs   []string // its template arguments
-	Args    []string // its call arguments (parameter names, or nullptr)
+	Name      string
+	Threads   int
+	MinBlocks int // blocks per SM its registers must allow (0: no bound)
+	Params    []param
+	Fn        string   // device template, e.g. linear_gemv
+	TArgs     []string // its template arguments
+	Args      []string // its call arguments (parameter names, or nullptr)
+}
+
+// LaunchBounds is the argument list of its __launch_bounds__.
+func (k *instance) LaunchBounds() string {
+	if k.MinBlocks > 0 {
+		return fmt.Sprintf("%d, %d", k.Threads, k.MinBlocks)
+	}
+	return strconv.Itoa(k.Threads)
 }
 
 // Signature is the parameter list in C.

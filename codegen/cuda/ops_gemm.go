@@ -19,6 +19,12 @@ const gemmBM = 64
 // gemmThreads is GEMM_THREADS: 8 warps.
 const gemmThreads = 256
 
+// gemmMinBlocks is the GEMM's CTAs per SM that its registers must allow
+// (128 registers a thread): each thread holds the next K-step's raw loads
+// across the MMAs, which left unbounded took a mixed-type qkv to 212
+// registers (one CTA per SM, nvcc 11.8) for a spill of 80 bytes bounded.
+const gemmMinBlocks = 2
+
 // takesGEMM reports whether matrix node n (linear, swiglu_linear, qkv) runs
 // as a tensor-core GEMM: in the prefill schedule, on the step's T rows, with
 // a row length the f16 staging reads as whole float4s and accessor groups
@@ -59,7 +65,7 @@ func (e *emitter) gemmLinear(n *ir.Node) ([]plans.Launch, error) {
 	c.ptr(e, cOut, "y", n)
 	e.stateArg(c)
 	bn := e.gemmBN(out)
-	return e.emit(c, "gemm_linear", gemmThreads, gemmGrid(out, bn), wa, ba, cInt(in), cInt(out), cInt(bn))
+	return e.emitBounded(c, "gemm_linear", gemmThreads, gemmMinBlocks, gemmGrid(out, bn), wa, ba, cInt(in), cInt(out), cInt(bn))
 }
 
 // gemmSwiGLU: swiglu_linear(x, wg, wu) or (x, wgu [2F, in]) as gemm_swiglu.
@@ -78,7 +84,7 @@ func (e *emitter) gemmSwiGLU(n *ir.Node) ([]plans.Launch, error) {
 	c.ptr(e, cOut, "y", n)
 	e.stateArg(c)
 	bn := e.gemmBN(2 * f)
-	return e.emit(c, "gemm_swiglu", gemmThreads, gemmGrid(2*f, bn), ga, ua, cInt(in), cInt(f), cInt(upRow0), cInt(bn))
+	return e.emitBounded(c, "gemm_swiglu", gemmThreads, gemmMinBlocks, gemmGrid(2*f, bn), ga, ua, cInt(in), cInt(f), cInt(upRow0), cInt(bn))
 }
 
 // gemmQKV: qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]) as gemm_qkv, then
@@ -101,7 +107,7 @@ func (e *emitter) gemmQKV(n *ir.Node) ([]plans.Launch, error) {
 	rows := q.outs[0] + q.outs[1] + q.outs[2]
 	bn := e.gemmBN(rows)
 	targs := append(append(q.accs, bAccs...), cInt(in), cInt(q.outs[0]), cInt(q.outs[1]), cInt(q.outs[2]), cInt(bn))
-	ls, err := e.emit(c, "gemm_qkv", gemmThreads, gemmGrid(rows, bn), targs...)
+	ls, err := e.emitBounded(c, "gemm_qkv", gemmThreads, gemmMinBlocks, gemmGrid(rows, bn), targs...)
 	if err != nil {
 		return nil, err
 	}

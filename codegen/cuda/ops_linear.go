@@ -51,10 +51,16 @@ func (e *emitter) stateArg(c *call) { c.arg(cInts, "state", plans.Arg{Kind: plan
 
 // emit registers the kernel and returns its one launch.
 func (e *emitter) emit(c *call, fn string, threads int, g grid, targs ...string) ([]plans.Launch, error) {
+	return e.emitBounded(c, fn, threads, 0, g, targs...)
+}
+
+// emitBounded is emit for a kernel whose registers must let minBlocks
+// blocks share an SM.
+func (e *emitter) emitBounded(c *call, fn string, threads, minBlocks int, g grid, targs ...string) ([]plans.Launch, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	k := &instance{Threads: threads, Params: c.params, Fn: fn, TArgs: targs, Args: c.args}
+	k := &instance{Threads: threads, MinBlocks: minBlocks, Params: c.params, Fn: fn, TArgs: targs, Args: c.args}
 	return []plans.Launch{e.launch(k, g, c.largs...)}, nil
 }
 

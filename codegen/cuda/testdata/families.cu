@@ -117,29 +117,48 @@ __device__ __forceinline__ float i8f(uint32_t b) { return u2f((b & 0xFF) ^ 0x80,
 struct B_none {
     static __device__ __forceinline__ float at(const uint8_t* __restrict__, i64) { return 0.f; }
 };
-template <i64 NBLK> struct W_f32 {
-    static constexpr int GROUP = 4;
+
+// Every accessor splits load into fetch(w, grp, raw), which only issues the
+// group's global loads into registers (a Raw struct), and dequant(raw, v),
+// which computes: the prefill GEMM issues the fetches of its next K-step
+// before the MMAs of this one, the integer GEMV (q8.cu.tmpl) fetches a
+// group once for all its tokens. Accessors of one Raw type hold the same
+// fields, so one register slot serves any of them (gemm_qkv's parts).
+// W_loads<W> gives W its load from the two.
+template <class W> struct W_loads {
     static __device__ __forceinline__ void load(const uint8_t* __restrict__ w, i64 grp, float* v) {
-        float4 u = __ldg((const float4*)w + grp);
-        v[0] = u.x; v[1] = u.y; v[2] = u.z; v[3] = u.w;
+        typename W::Raw r;
+        W::fetch(w, grp, r);
+        W::dequant(r, v);
     }
+};
+
+struct Raw_f32 { float4 u; };
+template <i64 NBLK> struct W_f32 : W_loads<W_f32<NBLK>> {
+    static constexpr int GROUP = 4;
+    using Raw = Raw_f32;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) { r.u = __ldg((const float4*)w + grp); }
+    static __device__ __forceinline__ void dequant(const Raw& r, float* v) { v[0] = r.u.x; v[1] = r.u.y; v[2] = r.u.z; v[3] = r.u.w; }
     static __device__ __forceinline__ float at(const uint8_t* __restrict__ w, i64 i) { return __ldg((const float*)w + i); }
 };
-template <i64 NBLK> struct W_f16 {
+struct Raw_16 { uint4 u; };  // eight 16-bit floats
+template <i64 NBLK> struct W_f16 : W_loads<W_f16<NBLK>> {
     static constexpr int GROUP = 8;
-    static __device__ __forceinline__ void load(const uint8_t* __restrict__ w, i64 grp, float* v) {
-        uint4 u = __ldg((const uint4*)w + grp);
-        uint32_t q[4] = {u.x, u.y, u.z, u.w};
+    using Raw = Raw_16;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) { r.u = __ldg((const uint4*)w + grp); }
+    static __device__ __forceinline__ void dequant(const Raw& r, float* v) {
+        const uint32_t q[4] = {r.u.x, r.u.y, r.u.z, r.u.w};
 #pragma unroll
         for (int i = 0; i < 4; i++) { v[2 * i] = h2f(q[i] & 0xFFFF); v[2 * i + 1] = h2f(q[i] >> 16); }
     }
     static __device__ __forceinline__ float at(const uint8_t* __restrict__ w, i64 i) { return h2f(__ldg((const unsigned short*)w + i)); }
 };
-template <i64 NBLK> struct W_bf16 {
+template <i64 NBLK> struct W_bf16 : W_loads<W_bf16<NBLK>> {
     static constexpr int GROUP = 8;
-    static __device__ __forceinline__ void load(const uint8_t* __restrict__ w, i64 grp, float* v) {
-        uint4 u = __ldg((const uint4*)w + grp);
-        uint32_t q[4] = {u.x, u.y, u.z, u.w};
+    using Raw = Raw_16;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) { r.u = __ldg((const uint4*)w + grp); }
+    static __device__ __forceinline__ void dequant(const Raw& r, float* v) {
+        const uint32_t q[4] = {r.u.x, r.u.y, r.u.z, r.u.w};
 #pragma unroll
         for (int i = 0; i < 4; i++) { v[2 * i] = bf2f(q[i] & 0xFFFF); v[2 * i + 1] = __uint_as_float(q[i] & 0xFFFF0000u); }
     }
@@ -147,82 +166,95 @@ template <i64 NBLK> struct W_bf16 {
 };
 
 // Q4_0: 32 elements, d then 16 bytes of nibbles (low: elements 0-15, high: 16-31).
-__device__ __forceinline__ void dq_q4_0(const uint32_t* q, float d, float* v) {
+struct Raw_q4_0 { uint32_t q[4]; uint32_t d; };
+__device__ __forceinline__ void dq_q4_0(const Raw_q4_0& r, float* v) {
+    const float d = h2f(r.d);
 #pragma unroll
     for (int j = 0; j < 16; j++) {
-        uint32_t b = byte_of(q, j);
+        uint32_t b = byte_of(r.q, j);
         v[j] = u2f(b & 15, 8.f) * d;
         v[j + 16] = u2f(b >> 4, 8.f) * d;
     }
 }
-template <i64 NBLK> struct W_q4_0 {  // GGUF order: 18-byte blocks
+template <i64 NBLK> struct W_q4_0 : W_loads<W_q4_0<NBLK>> {  // GGUF order: 18-byte blocks
     static constexpr int GROUP = 32;
-    static __device__ __forceinline__ void load(const uint8_t* __restrict__ w, i64 grp, float* v) {
+    using Raw = Raw_q4_0;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
         const uint8_t* b = w + grp * 18;
-        uint32_t q[4];
-        ld_words2<16>(b + 2, q);
-        dq_q4_0(q, h2f(*(const uint16_t*)b), v);
+        ld_words2<16>(b + 2, r.q);
+        r.d = *(const uint16_t*)b;
     }
+    static __device__ __forceinline__ void dequant(const Raw& r, float* v) { dq_q4_0(r, v); }
 };
-template <i64 NBLK> struct W_q4_0_split {  // [NBLK][16] quants, then [NBLK] f16 d
+template <i64 NBLK> struct W_q4_0_split : W_loads<W_q4_0_split<NBLK>> {  // [NBLK][16] quants, then [NBLK] f16 d
     static constexpr int GROUP = 32;
-    static __device__ __forceinline__ void load(const uint8_t* __restrict__ w, i64 grp, float* v) {
-        uint32_t q[4];
-        ld_words16<16>(w + grp * 16, q);
-        dq_q4_0(q, h2f(__ldg((const uint16_t*)(w + NBLK * 16) + grp)), v);
+    using Raw = Raw_q4_0;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
+        ld_words16<16>(w + grp * 16, r.q);
+        r.d = __ldg((const uint16_t*)(w + NBLK * 16) + grp);
     }
+    static __device__ __forceinline__ void dequant(const Raw& r, float* v) { dq_q4_0(r, v); }
 };
 
 // Q5_0: 32 elements, d, qh (32 high bits), 16 bytes of nibbles.
-__device__ __forceinline__ void dq_q5_0(const uint32_t* q, uint32_t qh, float d, float* v) {
+struct Raw_q5_0 { uint32_t q[4]; uint32_t qh, d; };
+__device__ __forceinline__ void dq_q5_0(const Raw_q5_0& r, float* v) {
+    const float d = h2f(r.d);
 #pragma unroll
     for (int j = 0; j < 16; j++) {
-        uint32_t b = byte_of(q, j);
-        uint32_t h0 = (qh >> j) & 1, h1 = (qh >> (j + 16)) & 1;
+        uint32_t b = byte_of(r.q, j);
+        uint32_t h0 = (r.qh >> j) & 1, h1 = (r.qh >> (j + 16)) & 1;
         v[j] = u2f((b & 15) | (h0 << 4), 16.f) * d;
         v[j + 16] = u2f((b >> 4) | (h1 << 4), 16.f) * d;
     }
 }
-template <i64 NBLK> struct W_q5_0 {  // GGUF order: 22-byte blocks
+template <i64 NBLK> struct W_q5_0 : W_loads<W_q5_0<NBLK>> {  // GGUF order: 22-byte blocks
     static constexpr int GROUP = 32;
-    static __device__ __forceinline__ void load(const uint8_t* __restrict__ w, i64 grp, float* v) {
+    using Raw = Raw_q5_0;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
         const uint8_t* b = w + grp * 22;
-        uint32_t q[5];
-        ld_words2<20>(b + 2, q);
-        dq_q5_0(q + 1, q[0], h2f(*(const uint16_t*)b), v);
+        ld_words2<4>(b + 2, &r.qh);
+        ld_words2<16>(b + 6, r.q);
+        r.d = *(const uint16_t*)b;
     }
+    static __device__ __forceinline__ void dequant(const Raw& r, float* v) { dq_q5_0(r, v); }
 };
-template <i64 NBLK> struct W_q5_0_split {  // [NBLK][16] quants, [NBLK] u32 qh, [NBLK] f16 d
+template <i64 NBLK> struct W_q5_0_split : W_loads<W_q5_0_split<NBLK>> {  // [NBLK][16] quants, [NBLK] u32 qh, [NBLK] f16 d
     static constexpr int GROUP = 32;
-    static __device__ __forceinline__ void load(const uint8_t* __restrict__ w, i64 grp, float* v) {
-        uint32_t q[4];
-        ld_words16<16>(w + grp * 16, q);
-        uint32_t qh = __ldg((const uint32_t*)(w + NBLK * 16) + grp);
-        dq_q5_0(q, qh, h2f(__ldg((const uint16_t*)(w + NBLK * 20) + grp)), v);
+    using Raw = Raw_q5_0;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
+        ld_words16<16>(w + grp * 16, r.q);
+        r.qh = __ldg((const uint32_t*)(w + NBLK * 16) + grp);
+        r.d = __ldg((const uint16_t*)(w + NBLK * 20) + grp);
     }
+    static __device__ __forceinline__ void dequant(const Raw& r, float* v) { dq_q5_0(r, v); }
 };
 
 // Q8_0: 32 elements, d then 32 int8.
-__device__ __forceinline__ void dq_q8_0(const uint32_t* q, float d, float* v) {
+struct Raw_q8_0 { uint32_t q[8]; uint32_t d; };
+__device__ __forceinline__ void dq_q8_0(const Raw_q8_0& r, float* v) {
+    const float d = h2f(r.d);
 #pragma unroll
-    for (int j = 0; j < 32; j++) v[j] = i8f(byte_of(q, j)) * d;
+    for (int j = 0; j < 32; j++) v[j] = i8f(byte_of(r.q, j)) * d;
 }
-template <i64 NBLK> struct W_q8_0 {  // GGUF order: 34-byte blocks
+template <i64 NBLK> struct W_q8_0 : W_loads<W_q8_0<NBLK>> {  // GGUF order: 34-byte blocks
     static constexpr int GROUP = 32;
-    static __device__ __forceinline__ void load(const uint8_t* __restrict__ w, i64 grp, float* v) {
+    using Raw = Raw_q8_0;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
         const uint8_t* b = w + grp * 34;
-        uint32_t q[8];
-        ld_words2<32>(b + 2, q);
-        dq_q8_0(q, h2f(*(const uint16_t*)b), v);
+        ld_words2<32>(b + 2, r.q);
+        r.d = *(const uint16_t*)b;
     }
+    static __device__ __forceinline__ void dequant(const Raw& r, float* v) { dq_q8_0(r, v); }
 };
-template <i64 NBLK> struct W_q8_0_split {  // [NBLK][32] int8, then [NBLK] f16 d
+template <i64 NBLK> struct W_q8_0_split : W_loads<W_q8_0_split<NBLK>> {  // [NBLK][32] int8, then [NBLK] f16 d
     static constexpr int GROUP = 32;
-    static __device__ __forceinline__ void load(const uint8_t* __restrict__ w, i64 grp, float* v) {
-        uint32_t q[8];
-        ld_words16<32>(w + grp * 32, q);
-        dq_q8_0(q, h2f(__ldg((const uint16_t*)(w + NBLK * 32) + grp)), v);
+    using Raw = Raw_q8_0;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
+        ld_words16<32>(w + grp * 32, r.q);
+        r.d = __ldg((const uint16_t*)(w + NBLK * 32) + grp);
     }
+    static __device__ __forceinline__ void dequant(const Raw& r, float* v) { dq_q8_0(r, v); }
 };
 
 // MXFP4: 32 elements, an E8M0 exponent byte, then 16 bytes of E2M1 codes
@@ -234,31 +266,34 @@ __device__ __forceinline__ float e2m1x2(uint32_t c) {
     const float m = u2f(__byte_perm(0x03020100u, 0x0C080604u, c & 7));
     return __int_as_float(__float_as_int(m) ^ ((c & 8u) << 28));
 }
-__device__ __forceinline__ void dq_mxfp4(const uint32_t* q, uint32_t e, float* v) {
-    float s = e8m0_half(e);
+struct Raw_mxfp4 { uint32_t q[4]; uint32_t e; };
+__device__ __forceinline__ void dq_mxfp4(const Raw_mxfp4& r, float* v) {
+    const float s = e8m0_half(r.e);
 #pragma unroll
     for (int j = 0; j < 16; j++) {
-        uint32_t b = byte_of(q, j);
+        uint32_t b = byte_of(r.q, j);
         v[j] = e2m1x2(b & 15) * s;
         v[j + 16] = e2m1x2(b >> 4) * s;
     }
 }
-template <i64 NBLK> struct W_mxfp4 {  // GGUF order: 17-byte blocks
+template <i64 NBLK> struct W_mxfp4 : W_loads<W_mxfp4<NBLK>> {  // GGUF order: 17-byte blocks
     static constexpr int GROUP = 32;
-    static __device__ __forceinline__ void load(const uint8_t* __restrict__ w, i64 grp, float* v) {
+    using Raw = Raw_mxfp4;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
         const uint8_t* b = w + grp * 17;
-        uint32_t q[4];
-        ld_words1<16>(b + 1, q);
-        dq_mxfp4(q, b[0], v);
+        ld_words1<16>(b + 1, r.q);
+        r.e = b[0];
     }
+    static __device__ __forceinline__ void dequant(const Raw& r, float* v) { dq_mxfp4(r, v); }
 };
-template <i64 NBLK> struct W_mxfp4_split {  // [NBLK][16] codes, then [NBLK] exponents
+template <i64 NBLK> struct W_mxfp4_split : W_loads<W_mxfp4_split<NBLK>> {  // [NBLK][16] codes, then [NBLK] exponents
     static constexpr int GROUP = 32;
-    static __device__ __forceinline__ void load(const uint8_t* __restrict__ w, i64 grp, float* v) {
-        uint32_t q[4];
-        ld_words16<16>(w + grp * 16, q);
-        dq_mxfp4(q, __ldg(w + NBLK * 16 + grp), v);
+    using Raw = Raw_mxfp4;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
+        ld_words16<16>(w + grp * 16, r.q);
+        r.e = __ldg(w + NBLK * 16 + grp);
     }
+    static __device__ __forceinline__ void dequant(const Raw& r, float* v) { dq_mxfp4(r, v); }
 };
 
 // K-quant scales: eight 6-bit scales and eight 6-bit mins in 12 bytes
@@ -275,24 +310,27 @@ __device__ __forceinline__ void scale_min_k4(int j, const uint32_t* h, float* sc
 // Q4_K: 256 elements in 144 bytes (d, dmin, scales[12], qs[128]); a group is
 // 64 elements: sub-blocks 2c (low nibbles of qs[32c..32c+31]) and 2c+1 (high).
 // Blocks are 16-byte aligned, so GGUF order is already the GPU layout.
-template <i64 NBLK> struct W_q4_k {
+struct Raw_q4_k { uint4 hd; uint32_t q[8]; int c; };  // hd: d, dmin, scales
+template <i64 NBLK> struct W_q4_k : W_loads<W_q4_k<NBLK>> {
     static constexpr int GROUP = 64;
-    static __device__ __forceinline__ void load(const uint8_t* __restrict__ w, i64 grp, float* v) {
+    using Raw = Raw_q4_k;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
         const uint8_t* b = w + (grp >> 2) * 144;
-        int c = (int)(grp & 3);
-        uint4 hd = __ldg((const uint4*)b);
-        uint32_t h[3] = {hd.y, hd.z, hd.w};
-        float d = h2f(hd.x & 0xFFFF), dmin = h2f(hd.x >> 16);
+        r.c = (int)(grp & 3);
+        r.hd = __ldg((const uint4*)b);
+        ld_words16<32>(b + 16 + 32 * r.c, r.q);
+    }
+    static __device__ __forceinline__ void dequant(const Raw& r, float* v) {
+        const uint32_t h[3] = {r.hd.y, r.hd.z, r.hd.w};
+        float d = h2f(r.hd.x & 0xFFFF), dmin = h2f(r.hd.x >> 16);
         float s0, m0, s1, m1;
-        scale_min_k4(2 * c, h, &s0, &m0);
-        scale_min_k4(2 * c + 1, h, &s1, &m1);
+        scale_min_k4(2 * r.c, h, &s0, &m0);
+        scale_min_k4(2 * r.c + 1, h, &s1, &m1);
         float d0 = d * s0, d1 = d * s1;
         m0 *= dmin; m1 *= dmin;
-        uint32_t q[8];
-        ld_words16<32>(b + 16 + 32 * c, q);
 #pragma unroll
         for (int l = 0; l < 32; l++) {
-            uint32_t x = byte_of(q, l);
+            uint32_t x = byte_of(r.q, l);
             v[l] = d0 * u2f(x & 15) - m0;
             v[l + 32] = d1 * u2f(x >> 4) - m1;
         }
@@ -300,25 +338,28 @@ template <i64 NBLK> struct W_q4_k {
 };
 // Q5_K: 256 elements in 176 bytes (d, dmin, scales[12], qh[32], qs[128]);
 // groups as Q4_K, the fifth bits of group c in bits 2c and 2c+1 of qh.
-template <i64 NBLK> struct W_q5_k {
+struct Raw_q5_k { uint4 hd; uint32_t qh[8], q[8]; int c; };
+template <i64 NBLK> struct W_q5_k : W_loads<W_q5_k<NBLK>> {
     static constexpr int GROUP = 64;
-    static __device__ __forceinline__ void load(const uint8_t* __restrict__ w, i64 grp, float* v) {
+    using Raw = Raw_q5_k;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
         const uint8_t* b = w + (grp >> 2) * 176;
-        int c = (int)(grp & 3);
-        uint4 hd = __ldg((const uint4*)b);
-        uint32_t h[3] = {hd.y, hd.z, hd.w};
-        float d = h2f(hd.x & 0xFFFF), dmin = h2f(hd.x >> 16);
+        r.c = (int)(grp & 3);
+        r.hd = __ldg((const uint4*)b);
+        ld_words16<32>(b + 16, r.qh);
+        ld_words16<32>(b + 48 + 32 * r.c, r.q);
+    }
+    static __device__ __forceinline__ void dequant(const Raw& r, float* v) {
+        const uint32_t h[3] = {r.hd.y, r.hd.z, r.hd.w};
+        float d = h2f(r.hd.x & 0xFFFF), dmin = h2f(r.hd.x >> 16);
         float s0, m0, s1, m1;
-        scale_min_k4(2 * c, h, &s0, &m0);
-        scale_min_k4(2 * c + 1, h, &s1, &m1);
+        scale_min_k4(2 * r.c, h, &s0, &m0);
+        scale_min_k4(2 * r.c + 1, h, &s1, &m1);
         float d0 = d * s0, d1 = d * s1;
         m0 *= dmin; m1 *= dmin;
-        uint32_t qh[8], q[8];
-        ld_words16<32>(b + 16, qh);
-        ld_words16<32>(b + 48 + 32 * c, q);
 #pragma unroll
         for (int l = 0; l < 32; l++) {
-            uint32_t x = byte_of(q, l), hb = byte_of(qh, l) >> (2 * c);
+            uint32_t x = byte_of(r.q, l), hb = byte_of(r.qh, l) >> (2 * r.c);
             v[l] = d0 * u2f((x & 15) | ((hb & 1) << 4)) - m0;
             v[l + 32] = d1 * u2f((x >> 4) | ((hb & 2) << 3)) - m1;
         }
@@ -328,41 +369,48 @@ template <i64 NBLK> struct W_q5_k {
 // group is 64 elements: half h = (grp&3)/2 of the block, part p = grp&1 picks
 // the low (p = 0) or high nibbles of ql[64h..64h+63]; qh[32h+l] carries the
 // two high bits of elements l, l+32, l+64, l+96 of the half.
-__device__ __forceinline__ void dq_q6_k(const uint32_t* ql, const uint32_t* qh, const uint32_t* sc, float d, int p, float* v) {
-    int sh = 4 * p;
+struct Raw_q6_k { uint32_t ql[16], qh[8], sc[2], d; int p; };
+__device__ __forceinline__ void dq_q6_k(const Raw_q6_k& r, float* v) {
+    const int sh = 4 * r.p;
+    const float d = h2f(r.d);
+    const uint32_t s4 = r.p ? r.sc[1] : r.sc[0];  // scales sh..sh+3 (a select: a run-time index would put r in local memory)
 #pragma unroll
     for (int l = 0; l < 32; l++) {
-        uint32_t a = byte_of(ql, l) >> sh, b = byte_of(ql, l + 32) >> sh, hb = byte_of(qh, l) >> sh;
-        float s0 = d * i8f(byte_of(sc, l / 16 + sh)), s1 = d * i8f(byte_of(sc, l / 16 + 2 + sh));
+        uint32_t a = byte_of(r.ql, l) >> sh, b = byte_of(r.ql, l + 32) >> sh, hb = byte_of(r.qh, l) >> sh;
+        float s0 = d * i8f(s4 >> (8 * (l / 16))), s1 = d * i8f(s4 >> (8 * (l / 16 + 2)));
         v[l] = s0 * u2f((a & 15) | ((hb & 3) << 4), 32.f);
         v[l + 32] = s1 * u2f((b & 15) | (((hb >> 2) & 3) << 4), 32.f);
     }
 }
-template <i64 NBLK> struct W_q6_k {  // GGUF order: 210-byte blocks
+template <i64 NBLK> struct W_q6_k : W_loads<W_q6_k<NBLK>> {  // GGUF order: 210-byte blocks
     static constexpr int GROUP = 64;
-    static __device__ __forceinline__ void load(const uint8_t* __restrict__ w, i64 grp, float* v) {
+    using Raw = Raw_q6_k;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
         const uint8_t* b = w + (grp >> 2) * 210;
-        int h = (int)(grp >> 1) & 1, p = (int)(grp & 1);
-        uint32_t ql[16], qh[8], sc[2];
-        ld_words2<64>(b + 64 * h, ql);
-        ld_words2<32>(b + 128 + 32 * h, qh);
-        ld_words2<8>(b + 192 + 8 * h, sc);
-        dq_q6_k(ql, qh, sc, h2f(*(const uint16_t*)(b + 208)), p, v);
+        const int h = (int)(grp >> 1) & 1;
+        r.p = (int)(grp & 1);
+        ld_words2<64>(b + 64 * h, r.ql);
+        ld_words2<32>(b + 128 + 32 * h, r.qh);
+        ld_words2<8>(b + 192 + 8 * h, r.sc);
+        r.d = *(const uint16_t*)(b + 208);
     }
+    static __device__ __forceinline__ void dequant(const Raw& r, float* v) { dq_q6_k(r, v); }
 };
-template <i64 NBLK> struct W_q6_k_split {  // [NBLK][ql 128, qh 64], [NBLK][16] scales, [NBLK] f16 d
+template <i64 NBLK> struct W_q6_k_split : W_loads<W_q6_k_split<NBLK>> {  // [NBLK][ql 128, qh 64], [NBLK][16] scales, [NBLK] f16 d
     static constexpr int GROUP = 64;
-    static __device__ __forceinline__ void load(const uint8_t* __restrict__ w, i64 grp, float* v) {
-        i64 blk = grp >> 2;
+    using Raw = Raw_q6_k;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
+        const i64 blk = grp >> 2;
         const uint8_t* b = w + blk * 192;
-        int h = (int)(grp >> 1) & 1, p = (int)(grp & 1);
-        uint32_t ql[16], qh[8], sc[2];
-        ld_words16<64>(b + 64 * h, ql);
-        ld_words16<32>(b + 128 + 32 * h, qh);
-        uint2 s = __ldg((const uint2*)(w + NBLK * 192 + blk * 16) + h);
-        sc[0] = s.x; sc[1] = s.y;
-        dq_q6_k(ql, qh, sc, h2f(__ldg((const uint16_t*)(w + NBLK * 208) + blk)), p, v);
+        const int h = (int)(grp >> 1) & 1;
+        r.p = (int)(grp & 1);
+        ld_words16<64>(b + 64 * h, r.ql);
+        ld_words16<32>(b + 128 + 32 * h, r.qh);
+        const uint2 s = __ldg((const uint2*)(w + NBLK * 192 + blk * 16) + h);
+        r.sc[0] = s.x; r.sc[1] = s.y;
+        r.d = __ldg((const uint16_t*)(w + NBLK * 208) + blk);
     }
+    static __device__ __forceinline__ void dequant(const Raw& r, float* v) { dq_q6_k(r, v); }
 };
 
 // RoPE. A config R (emitted per model) has MODE (0 none, 1 normal: pairs
@@ -754,70 +802,29 @@ __device__ __forceinline__ float dot8_mxfp4(const uint32_t* q, uint32_t e, const
     return e8m0_half(e) * xs.x * (float)s;
 }
 
-// The _dot accessors split reading from arithmetic: fetch(w, grp, raw) only
-// loads a group's bytes into registers, dot(raw, xw, xs) computes.
+// The _dot accessors add dot(raw, xw, xs) to a weight accessor: the dot of
+// a group fetched with its fetch (weights.cu.tmpl) with int16 activations.
 template <i64 NBLK> struct W_q8_0_dot : W_q8_0<NBLK> {
-    struct Raw { uint32_t q[8]; uint32_t d; };
-    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
-        const uint8_t* b = w + grp * 34;
-        ld_words2<32>(b + 2, r.q);
-        r.d = *(const uint16_t*)b;
-    }
-    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) { return dot8_q8_0(r.q, h2f(r.d), xw, xs[0]); }
+    static __device__ __forceinline__ float dot(const Raw_q8_0& r, const int* xw, const float2* xs) { return dot8_q8_0(r.q, h2f(r.d), xw, xs[0]); }
 };
 template <i64 NBLK> struct W_q8_0_split_dot : W_q8_0_split<NBLK> {
-    struct Raw { uint32_t q[8]; uint32_t d; };
-    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
-        ld_words16<32>(w + grp * 32, r.q);
-        r.d = __ldg((const uint16_t*)(w + NBLK * 32) + grp);
-    }
-    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) { return dot8_q8_0(r.q, h2f(r.d), xw, xs[0]); }
+    static __device__ __forceinline__ float dot(const Raw_q8_0& r, const int* xw, const float2* xs) { return dot8_q8_0(r.q, h2f(r.d), xw, xs[0]); }
 };
 template <i64 NBLK> struct W_q4_0_dot : W_q4_0<NBLK> {
-    struct Raw { uint32_t q[4]; uint32_t d; };
-    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
-        const uint8_t* b = w + grp * 18;
-        ld_words2<16>(b + 2, r.q);
-        r.d = *(const uint16_t*)b;
-    }
-    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) { return dot8_q4_0(r.q, h2f(r.d), xw, xs[0]); }
+    static __device__ __forceinline__ float dot(const Raw_q4_0& r, const int* xw, const float2* xs) { return dot8_q4_0(r.q, h2f(r.d), xw, xs[0]); }
 };
 template <i64 NBLK> struct W_q4_0_split_dot : W_q4_0_split<NBLK> {
-    struct Raw { uint32_t q[4]; uint32_t d; };
-    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
-        ld_words16<16>(w + grp * 16, r.q);
-        r.d = __ldg((const uint16_t*)(w + NBLK * 16) + grp);
-    }
-    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) { return dot8_q4_0(r.q, h2f(r.d), xw, xs[0]); }
+    static __device__ __forceinline__ float dot(const Raw_q4_0& r, const int* xw, const float2* xs) { return dot8_q4_0(r.q, h2f(r.d), xw, xs[0]); }
 };
 template <i64 NBLK> struct W_q5_0_dot : W_q5_0<NBLK> {
-    struct Raw { uint32_t q[5]; uint32_t d; };  // q[0] = qh
-    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
-        const uint8_t* b = w + grp * 22;
-        ld_words2<20>(b + 2, r.q);
-        r.d = *(const uint16_t*)b;
-    }
-    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) { return dot8_q5_0(r.q + 1, r.q[0], h2f(r.d), xw, xs[0]); }
+    static __device__ __forceinline__ float dot(const Raw_q5_0& r, const int* xw, const float2* xs) { return dot8_q5_0(r.q, r.qh, h2f(r.d), xw, xs[0]); }
 };
 template <i64 NBLK> struct W_q5_0_split_dot : W_q5_0_split<NBLK> {
-    struct Raw { uint32_t q[4]; uint32_t qh, d; };
-    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
-        ld_words16<16>(w + grp * 16, r.q);
-        r.qh = __ldg((const uint32_t*)(w + NBLK * 16) + grp);
-        r.d = __ldg((const uint16_t*)(w + NBLK * 20) + grp);
-    }
-    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) { return dot8_q5_0(r.q, r.qh, h2f(r.d), xw, xs[0]); }
+    static __device__ __forceinline__ float dot(const Raw_q5_0& r, const int* xw, const float2* xs) { return dot8_q5_0(r.q, r.qh, h2f(r.d), xw, xs[0]); }
 };
 // Q4_K group c of a block: sub-blocks 2c (low nibbles) and 2c+1 (high).
 template <i64 NBLK> struct W_q4_k_dot : W_q4_k<NBLK> {
-    struct Raw { uint4 hd; uint32_t q[8]; int c; };
-    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
-        const uint8_t* b = w + (grp >> 2) * 144;
-        r.c = (int)(grp & 3);
-        r.hd = __ldg((const uint4*)b);
-        ld_words16<32>(b + 16 + 32 * r.c, r.q);
-    }
-    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) {
+    static __device__ __forceinline__ float dot(const Raw_q4_k& r, const int* xw, const float2* xs) {
         const uint32_t h[3] = {r.hd.y, r.hd.z, r.hd.w};
         float s0, m0, s1, m1;
         scale_min_k4(2 * r.c, h, &s0, &m0);
@@ -835,15 +842,7 @@ template <i64 NBLK> struct W_q4_k_dot : W_q4_k<NBLK> {
 // Q5_K group c: as Q4_K, the fifth bits of sub-blocks 2c and 2c+1 in bits
 // 2c and 2c+1 of the block's qh bytes (one per element of the sub-block).
 template <i64 NBLK> struct W_q5_k_dot : W_q5_k<NBLK> {
-    struct Raw { uint4 hd; uint32_t qh[8], q[8]; int c; };
-    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
-        const uint8_t* b = w + (grp >> 2) * 176;
-        r.c = (int)(grp & 3);
-        r.hd = __ldg((const uint4*)b);
-        ld_words16<32>(b + 16, r.qh);
-        ld_words16<32>(b + 48 + 32 * r.c, r.q);
-    }
-    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) {
+    static __device__ __forceinline__ float dot(const Raw_q5_k& r, const int* xw, const float2* xs) {
         const uint32_t h[3] = {r.hd.y, r.hd.z, r.hd.w};
         float s0, m0, s1, m1;
         scale_min_k4(2 * r.c, h, &s0, &m0);
@@ -860,70 +859,32 @@ template <i64 NBLK> struct W_q5_k_dot : W_q5_k<NBLK> {
     }
 };
 template <i64 NBLK> struct W_mxfp4_dot : W_mxfp4<NBLK> {
-    struct Raw { uint32_t q[4]; uint32_t e; };
-    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
-        const uint8_t* b = w + grp * 17;
-        ld_words1<16>(b + 1, r.q);
-        r.e = b[0];
-    }
-    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) { return dot8_mxfp4(r.q, r.e, xw, xs[0]); }
+    static __device__ __forceinline__ float dot(const Raw_mxfp4& r, const int* xw, const float2* xs) { return dot8_mxfp4(r.q, r.e, xw, xs[0]); }
 };
 template <i64 NBLK> struct W_mxfp4_split_dot : W_mxfp4_split<NBLK> {
-    struct Raw { uint32_t q[4]; uint32_t e; };
-    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
-        ld_words16<16>(w + grp * 16, r.q);
-        r.e = __ldg(w + NBLK * 16 + grp);
-    }
-    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) { return dot8_mxfp4(r.q, r.e, xw, xs[0]); }
+    static __device__ __forceinline__ float dot(const Raw_mxfp4& r, const int* xw, const float2* xs) { return dot8_mxfp4(r.q, r.e, xw, xs[0]); }
 };
 // Q6_K group: half h, part p (see dq_q6_k); codes made signed (q - 32) per
 // byte, scales per 16 elements.
-__device__ __forceinline__ float dot8_q6_k(const uint32_t* ql, const uint32_t* qh, const uint32_t* sc, float d, int p,
-                                           const int* xw, const float2* xs) {
-    const int sh = 4 * p;
+__device__ __forceinline__ float dot8_q6_k(const Raw_q6_k& r, const int* xw, const float2* xs) {
+    const int sh = 4 * r.p;
     int a[4] = {0, 0, 0, 0};
 #pragma unroll
     for (int i = 0; i < 8; i++) {
-        const uint32_t lo = ((ql[i] >> sh) & 0x0F0F0F0Fu) | (((qh[i] >> sh) & 0x03030303u) << 4);
-        const uint32_t hi = ((ql[8 + i] >> sh) & 0x0F0F0F0Fu) | (((qh[i] >> (sh + 2)) & 0x03030303u) << 4);
+        const uint32_t lo = ((r.ql[i] >> sh) & 0x0F0F0F0Fu) | (((r.qh[i] >> sh) & 0x03030303u) << 4);
+        const uint32_t hi = ((r.ql[8 + i] >> sh) & 0x0F0F0F0Fu) | (((r.qh[i] >> (sh + 2)) & 0x03030303u) << 4);
         a[i / 4] = dot4(__vsubss4(lo, 0x20202020u), xw + 2 * i, a[i / 4]);
         a[2 + i / 4] = dot4(__vsubss4(hi, 0x20202020u), xw + 16 + 2 * i, a[2 + i / 4]);
     }
-    const uint32_t s4 = p ? sc[1] : sc[0];  // scales sh..sh+3 (a select: a run-time index would put sc in local memory)
-    return d * (xs[0].x * (i8f(s4) * (float)a[0] + i8f(s4 >> 8) * (float)a[1]) +
-                xs[1].x * (i8f(s4 >> 16) * (float)a[2] + i8f(s4 >> 24) * (float)a[3]));
+    const uint32_t s4 = r.p ? r.sc[1] : r.sc[0];  // scales sh..sh+3 (a select: a run-time index would put sc in local memory)
+    return h2f(r.d) * (xs[0].x * (i8f(s4) * (float)a[0] + i8f(s4 >> 8) * (float)a[1]) +
+                       xs[1].x * (i8f(s4 >> 16) * (float)a[2] + i8f(s4 >> 24) * (float)a[3]));
 }
 template <i64 NBLK> struct W_q6_k_dot : W_q6_k<NBLK> {
-    struct Raw { uint32_t ql[16], qh[8], sc[2], d; int p; };
-    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
-        const uint8_t* b = w + (grp >> 2) * 210;
-        const int h = (int)(grp >> 1) & 1;
-        r.p = (int)(grp & 1);
-        ld_words2<64>(b + 64 * h, r.ql);
-        ld_words2<32>(b + 128 + 32 * h, r.qh);
-        ld_words2<8>(b + 192 + 8 * h, r.sc);
-        r.d = *(const uint16_t*)(b + 208);
-    }
-    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) {
-        return dot8_q6_k(r.ql, r.qh, r.sc, h2f(r.d), r.p, xw, xs);
-    }
+    static __device__ __forceinline__ float dot(const Raw_q6_k& r, const int* xw, const float2* xs) { return dot8_q6_k(r, xw, xs); }
 };
 template <i64 NBLK> struct W_q6_k_split_dot : W_q6_k_split<NBLK> {
-    struct Raw { uint32_t ql[16], qh[8], sc[2], d; int p; };
-    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
-        const i64 blk = grp >> 2;
-        const uint8_t* b = w + blk * 192;
-        const int h = (int)(grp >> 1) & 1;
-        r.p = (int)(grp & 1);
-        ld_words16<64>(b + 64 * h, r.ql);
-        ld_words16<32>(b + 128 + 32 * h, r.qh);
-        const uint2 s = __ldg((const uint2*)(w + NBLK * 192 + blk * 16) + h);
-        r.sc[0] = s.x; r.sc[1] = s.y;
-        r.d = __ldg((const uint16_t*)(w + NBLK * 208) + blk);
-    }
-    static __device__ __forceinline__ float dot(const Raw& r, const int* xw, const float2* xs) {
-        return dot8_q6_k(r.ql, r.qh, r.sc, h2f(r.d), r.p, xw, xs);
-    }
+    static __device__ __forceinline__ float dot(const Raw_q6_k& r, const int* xw, const float2* xs) { return dot8_q6_k(r, xw, xs); }
 };
 
 
@@ -1198,13 +1159,19 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
 // Prefill GEMM family: y[T, OUT] = x[T, IN] · Wᵀ on tensor cores
 // (mma.sync m16n8k16, f16 operands, f32 accumulate; sm_80+). A CTA owns a
 // tile of GEMM_BM tokens × BN weight rows and walks IN in steps of GEMM_BK:
-// it converts its x tile to f16 and dequantizes its weight tile through the
-// accessor's W::load into shared memory once, then all 8 warps (2 along the
-// tokens × 4 along the rows, each 32 × BN/4) read it with ldmatrix. The
-// tile is single-buffered: the other CTAs on the SM (27 KB of shared memory
-// each at BN = 128) overlap their staging with this one's MMAs (a double
-// buffered variant with producer and consumer warps measured slower at
-// T = 512, KERNELS.md).
+// it converts its x tile to f16 and dequantizes its weight tile into shared
+// memory once, then all 8 warps (2 along the tokens × 4 along the rows, each
+// 32 × BN/4) read it with ldmatrix. The global loads are software-pipelined
+// through registers: the raw bytes of step k+1 (x's f32 and the weights'
+// quantized groups, W::fetch) are issued before the MMAs of step k and
+// converted / dequantized (W::dequant) into shared memory after them, so
+// their latency, which bounded the K-step when each step loaded, then
+// dequantized, then multiplied (KERNELS.md), overlaps the tensor-core work.
+// The shared tile stays single: a second one would pass the 48 KB of static
+// shared memory at BN = 128, and the other CTAs on the SM cover the two
+// barriers. The kernels are bounded to 2 CTAs per SM (ops_gemm.go), so the
+// held loads cost registers, not occupancy. (A variant with producer and
+// consumer warps and 32-token tiles measured slower at T = 512, KERNELS.md.)
 // grid (ceil(OUT/BN), ceil(T/GEMM_BM)): consecutive CTAs share a token tile.
 #define GEMM_BM 64
 #define GEMM_BK 64
@@ -1226,15 +1193,20 @@ __device__ __forceinline__ uint32_t pack_h2(float a, float b) {
     return *(const uint32_t*)&h;
 }
 
-// One staging unit: weight row wrow's group at column k (a multiple of
-// W::GROUP) as f16 at dst; zeros past IN, so the K tail adds nothing.
+// Staging of one weight group (row, column k, a multiple of W::GROUP) of
+// the tile: fetch issues its global loads (none past IN); store dequantizes
+// them to f16 at dst, zeros past IN, so the K tail adds nothing.
 template <class W, int IN>
-__device__ __forceinline__ void gemm_stage_group(const uint8_t* __restrict__ w, i64 wrow, int k, __half* dst) {
+__device__ __forceinline__ void gemm_fetch_group(const uint8_t* __restrict__ w, i64 row, int k, typename W::Raw& r) {
+    if (k < IN) W::fetch(w, row * (IN / W::GROUP) + k / W::GROUP, r);
+}
+template <class W, int IN>
+__device__ __forceinline__ void gemm_store_group(const typename W::Raw& r, int k, __half* dst) {
     constexpr int G = W::GROUP;
     uint32_t h[G / 2];
     if (k < IN) {
         float v[G];
-        W::load(w, wrow * (IN / G) + k / G, v);
+        W::dequant(r, v);
 #pragma unroll
         for (int i = 0; i < G / 2; i++) h[i] = pack_h2(v[2 * i], v[2 * i + 1]);
     } else {
@@ -1249,25 +1221,71 @@ __device__ __forceinline__ void gemm_stage_group(const uint8_t* __restrict__ w, 
     }
 }
 
-// A segment of the weight tile: cnt weight rows wrow0.. go to shared rows
-// nofs + nstride·j. Unit u (0 <= u < cnt·GEMM_BK/GROUP) is row j = u % cnt,
-// group u / cnt, so a warp's units are consecutive rows of one weight.
-template <class W, int IN>
-__device__ __forceinline__ void gemm_stage_unit(int u, const uint8_t* __restrict__ w, i64 wrow0, int cnt, int nofs, int nstride,
-                                                int k0, __half* ws) {
-    const int j = u % cnt, gi = u / cnt;
-    gemm_stage_group<W, IN>(w, wrow0 + j, k0 + gi * W::GROUP, ws + (nofs + nstride * j) * GEMM_LD + gi * W::GROUP);
-}
-template <class W>
-__device__ __forceinline__ int gemm_units(int cnt) { return cnt > 0 ? cnt * (GEMM_BK / W::GROUP) : 0; }
+__host__ __device__ constexpr int gemm_max(int a) { return a; }
+template <class... R>
+__host__ __device__ constexpr int gemm_max(int a, int b, R... r) { return gemm_max(a > b ? a : b, r...); }
 
-// The core: stage(ws, k0) fills the weight tile's shared rows for columns
-// k0..k0+GEMM_BK-1 (rows it leaves unset feed only columns epi never
-// writes); epi(t, n, a, b) gets the results of token t (< T) for tile rows
-// n and n+1 (n even).
-template <int BN, int IN, class Stage, class Epi>
-__device__ __forceinline__ void gemm_tc(const float* __restrict__ x, const int* __restrict__ state, Stage stage, Epi epi) {
-    constexpr int NT = BN / 32;  // n8 tiles per warp
+// The weight tile of a CTA: BN shared rows, each a row of one of the parts'
+// weights w[i] (read through accessor Ws[i]) or of none (such rows feed only
+// columns epi never writes). Thread i stages shared row i % BN, groups
+// i / BN, i / BN + STEP, ... of the K-step, so its weight row, and so its
+// part, are fixed for the whole walk, and a warp reads consecutive rows.
+// Between fetch and store a thread holds its groups' raw bytes in raw, as
+// words, so that one slot serves whichever part's Raw type the thread has
+// (qkv may mix types, e.g. Q4_K_M's Q6_K v); the copies to and from it are
+// register moves.
+template <int IN, int BN, class... Ws>
+struct GemmTile {
+    static constexpr int STEP = GEMM_THREADS / BN;  // threads per shared row
+    static constexpr int UNITS = gemm_max((GEMM_BK / Ws::GROUP + STEP - 1) / STEP...);  // groups per thread
+    static constexpr int WORDS = gemm_max((int)(sizeof(typename Ws::Raw) / 4)...);
+    const uint8_t* w[sizeof...(Ws)];
+    int part;  // this thread's shared row is a row of w[part] (-1: none)
+    i64 row;   // that row
+    uint32_t raw[UNITS][WORDS];
+
+    // f(W{}, w[part]) with part's accessor W.
+    template <class F>
+    __device__ __forceinline__ void with_part(F f) const {
+        int i = 0;
+        ((part == i ? f(Ws{}, w[i]) : void(), i++), ...);
+    }
+    __device__ __forceinline__ void fetch(int k0) {
+#pragma unroll
+        for (int u = 0; u < UNITS; u++)
+            with_part([&](auto tag, const uint8_t* wp) {
+                using W = decltype(tag);
+                const int gi = (int)threadIdx.x / BN + u * STEP;
+                if (gi < GEMM_BK / W::GROUP) {
+                    typename W::Raw r;
+                    gemm_fetch_group<W, IN>(wp, row, k0 + gi * W::GROUP, r);
+                    memcpy(raw[u], &r, sizeof r);
+                }
+            });
+    }
+    __device__ __forceinline__ void store(__half* ws, int k0) const {
+        __half* dst = ws + threadIdx.x % BN * GEMM_LD;
+#pragma unroll
+        for (int u = 0; u < UNITS; u++)
+            with_part([&](auto tag, const uint8_t*) {
+                using W = decltype(tag);
+                const int gi = (int)threadIdx.x / BN + u * STEP;
+                if (gi < GEMM_BK / W::GROUP) {
+                    typename W::Raw r;
+                    memcpy(&r, raw[u], sizeof r);
+                    gemm_store_group<W, IN>(r, k0 + gi * W::GROUP, dst + gi * W::GROUP);
+                }
+            });
+    }
+};
+
+// The core: tile (a GemmTile) fetches and stores the weight tile's columns
+// k0..k0+GEMM_BK-1; epi(t, n, a, b) gets the results of token t (< T) for
+// tile rows n and n+1 (n even).
+template <int BN, int IN, class Tile, class Epi>
+__device__ __forceinline__ void gemm_tc(const float* __restrict__ x, const int* __restrict__ state, Tile tile, Epi epi) {
+    constexpr int NT = BN / 32;                                     // n8 tiles per warp
+    constexpr int XV = GEMM_BM * GEMM_BK / 4 / GEMM_THREADS;        // float4s of x per thread and step
     __shared__ __align__(16) __half xs[GEMM_BM * GEMM_LD];
     __shared__ __align__(16) __half ws[BN * GEMM_LD];
     const int T = STATE_T(state), t0 = blockIdx.y * GEMM_BM;
@@ -1279,16 +1297,31 @@ __device__ __forceinline__ void gemm_tc(const float* __restrict__ x, const int* 
         for (int n = 0; n < NT; n++)
 #pragma unroll
             for (int i = 0; i < 4; i++) acc[m][n][i] = 0.f;
+    // This thread's x float4s of a step: tile rows xrow + j·XSTEP, columns
+    // xcol..xcol+3 (zeros past T and IN).
+    constexpr int XSTEP = GEMM_THREADS / (GEMM_BK / 4);
+    const int xrow = threadIdx.x / (GEMM_BK / 4), xcol = threadIdx.x % (GEMM_BK / 4) * 4;
+    const float* xp = x + (i64)(t0 + xrow) * IN + xcol;
+    float4 xr[XV];
+    auto fetch_x = [&](int k0) {
+#pragma unroll
+        for (int j = 0; j < XV; j++) {
+            xr[j] = make_float4(0.f, 0.f, 0.f, 0.f);
+            if (t0 + xrow + j * XSTEP < T && k0 + xcol < IN) xr[j] = *(const float4*)(xp + (i64)j * XSTEP * IN + k0);
+        }
+    };
+    fetch_x(0);
+    tile.fetch(0);
+#pragma unroll 1  // an unrolled walk would hold two steps' raw loads
     for (int k0 = 0; k0 < IN; k0 += GEMM_BK) {
 #pragma unroll
-        for (int i = threadIdx.x; i < GEMM_BM * GEMM_BK / 4; i += GEMM_THREADS) {
-            const int r = i / (GEMM_BK / 4), c = i % (GEMM_BK / 4) * 4;
-            float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-            if (t0 + r < T && k0 + c < IN) v = *(const float4*)(x + (i64)(t0 + r) * IN + k0 + c);
-            *(uint2*)(xs + r * GEMM_LD + c) = make_uint2(pack_h2(v.x, v.y), pack_h2(v.z, v.w));
-        }
-        stage(ws, k0);
+        for (int j = 0; j < XV; j++)
+            *(uint2*)(xs + (xrow + j * XSTEP) * GEMM_LD + xcol) = make_uint2(pack_h2(xr[j].x, xr[j].y), pack_h2(xr[j].z, xr[j].w));
+        tile.store(ws, k0);
         __syncthreads();
+        // The next step's loads, in flight during these MMAs (past IN none).
+        fetch_x(k0 + GEMM_BK);
+        tile.fetch(k0 + GEMM_BK);
 #pragma unroll
         for (int kk = 0; kk < GEMM_BK; kk += 16) {
             uint32_t a[2][4], b[NT][2];
@@ -1322,11 +1355,8 @@ __device__ __forceinline__ void gemm_tc(const float* __restrict__ x, const int* 
 template <class W, class B, int IN, int OUT, int BN>
 __device__ __forceinline__ void gemm_linear(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x,
                                             float* __restrict__ y, const int* __restrict__ state) {
-    const int n0 = blockIdx.x * BN, cnt = min(BN, OUT - n0);
-    gemm_tc<BN, IN>(x, state,
-        [&](__half* ws, int k0) {
-            for (int u = threadIdx.x; u < gemm_units<W>(cnt); u += GEMM_THREADS) gemm_stage_unit<W, IN>(u, w, n0, cnt, 0, 1, k0, ws);
-        },
+    const int n0 = blockIdx.x * BN, o = n0 + (int)threadIdx.x % BN;
+    gemm_tc<BN, IN>(x, state, GemmTile<IN, BN, W>{ {w}, o < OUT ? 0 : -1, o },
         [&](int t, int n, float a0, float a1) {
             const int o = n0 + n;
             if (o < OUT) y[(i64)t * OUT + o] = a0 + B::at(b, o);
@@ -1341,15 +1371,8 @@ __device__ __forceinline__ void gemm_linear(const uint8_t* __restrict__ w, const
 template <class WG, class WU, int IN, int F, int UP_ROW0, int BN>
 __device__ __forceinline__ void gemm_swiglu(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ x,
                                             float* __restrict__ y, const int* __restrict__ state) {
-    const int f0 = blockIdx.x * (BN / 2), cnt = min(BN / 2, F - f0);
-    gemm_tc<BN, IN>(x, state,
-        [&](__half* ws, int k0) {
-            const int ug = gemm_units<WG>(cnt), uu = gemm_units<WU>(cnt);
-            for (int u = threadIdx.x; u < ug + uu; u += GEMM_THREADS) {
-                if (u < ug) gemm_stage_unit<WG, IN>(u, wg, f0, cnt, 0, 2, k0, ws);
-                else gemm_stage_unit<WU, IN>(u - ug, wu, f0 + UP_ROW0, cnt, 1, 2, k0, ws);
-            }
-        },
+    const int f0 = blockIdx.x * (BN / 2), n = (int)threadIdx.x % BN, f = f0 + n / 2, up = n & 1;
+    gemm_tc<BN, IN>(x, state, GemmTile<IN, BN, WG, WU>{ {wg, wu}, f < F ? up : -1, f + up * UP_ROW0 },
         [&](int t, int n, float g, float u) {
             const int f = f0 + n / 2;
             if (f < F) y[(i64)t * F + f] = g / (1.f + expf(-g)) * u;
@@ -1366,20 +1389,9 @@ template <class WQ, class WK, class WV, class BQ, class BK, class BV, int IN, in
 __device__ __forceinline__ void gemm_qkv(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
                                          const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
                                          const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
-    const int o0 = blockIdx.x * BN, o1 = o0 + BN;
-    // Rows of each part in this tile: [lo, hi) of the concatenation.
-    const int lq = o0, hq = min(o1, NQ);
-    const int lk = max(o0, NQ), hk = min(o1, NQ + NK);
-    const int lv = max(o0, NQ + NK), hv = min(o1, NQ + NK + NV);
-    gemm_tc<BN, IN>(x, state,
-        [&](__half* ws, int k0) {
-            const int uq = gemm_units<WQ>(hq - lq), uk = gemm_units<WK>(hk - lk), uv = gemm_units<WV>(hv - lv);
-            for (int u = threadIdx.x; u < uq + uk + uv; u += GEMM_THREADS) {
-                if (u < uq) gemm_stage_unit<WQ, IN>(u, wq, lq, hq - lq, lq - o0, 1, k0, ws);
-                else if (u < uq + uk) gemm_stage_unit<WK, IN>(u - uq, wk, lk - NQ, hk - lk, lk - o0, 1, k0, ws);
-                else gemm_stage_unit<WV, IN>(u - uq - uk, wv, lv - NQ - NK, hv - lv, lv - o0, 1, k0, ws);
-            }
-        },
+    const int o0 = blockIdx.x * BN, o = o0 + (int)threadIdx.x % BN;  // o: this thread's row of the concatenation
+    const int part = o < NQ ? 0 : o < NQ + NK ? 1 : o < NQ + NK + NV ? 2 : -1;
+    gemm_tc<BN, IN>(x, state, GemmTile<IN, BN, WQ, WK, WV>{ {wq, wk, wv}, part, o - (part == 2 ? NQ + NK : part == 1 ? NQ : 0) },
         [&](int t, int n, float a0, float a1) {
             const int o = o0 + n;
             if (o < NQ) {
