@@ -16,8 +16,8 @@ import (
 // as a Hugging Face model directory: model.safetensors with the dequantized
 // weights under transformers' names and layouts, config.json, and the
 // tokenizer files where the preset has them. transformers then loads
-// exactly the model the GGUF holds, as the reference implementation.
-// Weights are float32, bfloat16 above a billion parameters (disk size).
+// exactly the model the GGUF holds, as the reference implementation:
+// every weight keeps its dequantized value (exportType).
 func WriteHF(ggufPath string, p *Preset, dir string) error {
 	f, err := gguf.Open(ggufPath)
 	if err != nil {
@@ -48,16 +48,9 @@ func WriteHF(ggufPath string, p *Preset, dir string) error {
 	if err != nil {
 		return err
 	}
-	var params int64
-	for _, t := range tensors {
-		params += t.elements()
-	}
-	dtype, dtypeName := gguf.F32, "float32"
-	if params > 1e9 {
-		dtype, dtypeName = gguf.BF16, "bfloat16"
-	}
-	config["torch_dtype"] = dtypeName
-	config["dtype"] = dtypeName
+	// The reference computes in float32 whatever the stored types.
+	config["torch_dtype"] = "float32"
+	config["dtype"] = "float32"
 	config["vocab_size"] = m.H.NVocab
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -72,7 +65,7 @@ func WriteHF(ggufPath string, p *Preset, dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), append(js, '\n'), 0o644); err != nil {
 		return err
 	}
-	return writeSafetensors(filepath.Join(dir, "model.safetensors"), tensors, dtype)
+	return writeSafetensors(filepath.Join(dir, "model.safetensors"), tensors)
 }
 
 // writeHFTokenizer copies the preset's tokenizer.json (and
@@ -116,6 +109,21 @@ func (r hfReader) rows(t *gguf.TensorInfo, first, n uint64) ([]float32, error) {
 
 func nRows(t *gguf.TensorInfo) uint64 { return t.Elements() / t.Dims[0] }
 
+// exportType is how a tensor made from sources is stored: bfloat16 where
+// every value of each source is exactly a bfloat16 (MXFP4's e2m1 codes
+// times a power of two, bf16 itself), halving the export of gpt-oss's
+// experts; float32 otherwise. A rounded weight would make the transformers
+// golden a different model from the GGUF (at real widths, enough to move
+// the router's choices).
+func exportType(sources ...*gguf.TensorInfo) gguf.Type {
+	for _, t := range sources {
+		if t.Type != gguf.MXFP4 && t.Type != gguf.BF16 {
+			return gguf.F32
+		}
+	}
+	return gguf.BF16
+}
+
 // hfShape is the HF (row-major, outermost first) shape of a GGUF tensor.
 func hfShape(t *gguf.TensorInfo) []int {
 	s := make([]int, len(t.Dims))
@@ -127,7 +135,7 @@ func hfShape(t *gguf.TensorInfo) []int {
 
 // same exports t unchanged: GGUF [ne1][ne0] is HF's [out, in].
 func (r hfReader) same(name string, t *gguf.TensorInfo) stTensor {
-	return stTensor{name: name, shape: hfShape(t), produce: func(emit func([]float32) error) error {
+	return stTensor{name: name, shape: hfShape(t), dtype: exportType(t), produce: func(emit func([]float32) error) error {
 		step := max(1, (1<<20)/t.Dims[0])
 		for first := uint64(0); first < nRows(t); first += step {
 			vals, err := r.rows(t, first, min(step, nRows(t)-first))
@@ -145,7 +153,7 @@ func (r hfReader) same(name string, t *gguf.TensorInfo) stTensor {
 // transposed exports a GGUF matrix [out][in] as HF's [in, out] (GPT-2's Conv1D).
 func (r hfReader) transposed(name string, t *gguf.TensorInfo) stTensor {
 	in, out := t.Dims[0], t.Dims[1]
-	return stTensor{name: name, shape: []int{int(in), int(out)}, produce: func(emit func([]float32) error) error {
+	return stTensor{name: name, shape: []int{int(in), int(out)}, dtype: exportType(t), produce: func(emit func([]float32) error) error {
 		vals, err := r.rows(t, 0, out)
 		if err != nil {
 			return err

@@ -15,7 +15,7 @@ import (
 // gateUp interleaves expert e's gate and up ([F][hidden] each) into [hidden][2F].
 func (r hfReader) gateUp(name string, gate, up *gguf.TensorInfo) stTensor {
 	hidden, ff, experts := gate.Dims[0], gate.Dims[1], gate.Dims[2]
-	return stTensor{name: name, shape: []int{int(experts), int(hidden), int(2 * ff)}, produce: func(emit func([]float32) error) error {
+	return stTensor{name: name, shape: []int{int(experts), int(hidden), int(2 * ff)}, dtype: exportType(gate, up), produce: func(emit func([]float32) error) error {
 		for e := uint64(0); e < experts; e++ {
 			g, err := r.rows(gate, e*ff, ff)
 			if err != nil {
@@ -43,7 +43,7 @@ func (r hfReader) gateUp(name string, gate, up *gguf.TensorInfo) stTensor {
 // gateUpBias interleaves the [E][F] gate and up biases into [E, 2F].
 func (r hfReader) gateUpBias(name string, gate, up *gguf.TensorInfo) stTensor {
 	ff, experts := gate.Dims[0], gate.Dims[1]
-	return stTensor{name: name, shape: []int{int(experts), int(2 * ff)}, produce: func(emit func([]float32) error) error {
+	return stTensor{name: name, shape: []int{int(experts), int(2 * ff)}, dtype: exportType(gate, up), produce: func(emit func([]float32) error) error {
 		g, err := r.rows(gate, 0, experts)
 		if err != nil {
 			return err
@@ -63,7 +63,7 @@ func (r hfReader) gateUpBias(name string, gate, up *gguf.TensorInfo) stTensor {
 // down transposes each expert's [hidden][F] into HF's [F, hidden].
 func (r hfReader) down(name string, t *gguf.TensorInfo) stTensor {
 	ff, hidden, experts := t.Dims[0], t.Dims[1], t.Dims[2]
-	return stTensor{name: name, shape: []int{int(experts), int(ff), int(hidden)}, produce: func(emit func([]float32) error) error {
+	return stTensor{name: name, shape: []int{int(experts), int(ff), int(hidden)}, dtype: exportType(t), produce: func(emit func([]float32) error) error {
 		for e := uint64(0); e < experts; e++ {
 			d, err := r.rows(t, e*hidden, hidden)
 			if err != nil {

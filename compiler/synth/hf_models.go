@@ -16,7 +16,7 @@ func layerName(prefix string, i int, rest string) string {
 // head GGUF row 2i+s holds HF row s·D/2+i, so that adjacent pairs rotate.
 // Vectors (biases) are permuted the same way.
 func (r hfReader) unpermuted(name string, t *gguf.TensorInfo, heads int) stTensor {
-	return stTensor{name: name, shape: hfShape(t), produce: func(emit func([]float32) error) error {
+	return stTensor{name: name, shape: hfShape(t), dtype: exportType(t), produce: func(emit func([]float32) error) error {
 		cols := 1
 		if len(t.Dims) == 2 {
 			cols = int(t.Dims[0])

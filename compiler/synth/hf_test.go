@@ -12,7 +12,7 @@ import (
 	"github.com/llama-orch/orc/quant"
 )
 
-// safetensors is a parsed model.safetensors (float32 only, as tiny exports are).
+// safetensors is a parsed model.safetensors (F32 and BF16 entries).
 type safetensors struct {
 	header map[string]struct {
 		Dtype   string  `json:"dtype"`
@@ -40,10 +40,10 @@ func readSafetensors(t *testing.T, path string) *safetensors {
 	}
 	var end int64
 	for name, e := range st.header {
-		if e.Dtype != "F32" {
+		size := map[string]int64{"F32": 4, "BF16": 2}[e.Dtype]
+		if size == 0 {
 			t.Fatalf("%s: dtype %s", name, e.Dtype)
 		}
-		size := int64(4)
 		for _, d := range e.Shape {
 			size *= int64(d)
 		}
@@ -75,6 +75,9 @@ func (s *safetensors) at(t *testing.T, name string, idx ...int) float32 {
 	off := 0
 	for i, d := range e.Shape {
 		off = off*d + idx[i]
+	}
+	if e.Dtype == "BF16" {
+		return math.Float32frombits(uint32(binary.LittleEndian.Uint16(s.data[e.Offsets[0]+int64(2*off):])) << 16)
 	}
 	return math.Float32frombits(binary.LittleEndian.Uint32(s.data[e.Offsets[0]+int64(4*off):]))
 }
@@ -198,6 +201,13 @@ func TestHFGPTOSSExperts(t *testing.T) {
 		}
 		if hf, gg := st.at(t, "model.layers.0.mlp.experts.gate_up_proj_bias", c.e, 2*c.f+1), ggufAt(t, f, "blk.0.ffn_up_exps.bias", uint64(c.e), uint64(c.f)); hf != gg {
 			t.Errorf("up bias %v: %v, GGUF %v", c, hf, gg)
+		}
+	}
+	// MXFP4 experts are stored as bf16 (exact: the equalities above), the rest as f32.
+	for name, want := range map[string]string{"model.layers.0.mlp.experts.gate_up_proj": "BF16", "model.layers.0.mlp.experts.down_proj": "BF16",
+		"model.layers.0.mlp.experts.gate_up_proj_bias": "F32", "model.embed_tokens.weight": "F32"} {
+		if got := st.header[name].Dtype; got != want {
+			t.Errorf("%s stored as %s, want %s", name, got, want)
 		}
 	}
 	if e := st.header["model.layers.0.self_attn.sinks"]; len(e.Shape) != 1 || e.Shape[0] != 4 {

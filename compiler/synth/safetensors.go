@@ -13,10 +13,12 @@ import (
 )
 
 // stTensor is one safetensors entry whose float32 values (row-major, in the
-// entry's shape) produce emits in order, in as many pieces as it likes.
+// entry's shape) produce emits in order, in as many pieces as it likes;
+// they are stored as dtype (gguf.F32 or gguf.BF16: exportType).
 type stTensor struct {
 	name    string
 	shape   []int
+	dtype   gguf.Type
 	produce func(emit func([]float32) error) error
 }
 
@@ -28,17 +30,16 @@ func (t *stTensor) elements() int64 {
 	return n
 }
 
-// writeSafetensors writes tensors as dtype (gguf.F32 or gguf.BF16) in the
-// safetensors format: an 8-byte little-endian header length, the JSON
-// header (names → dtype, shape, data offsets), then the raw data.
-func writeSafetensors(path string, tensors []stTensor, dtype gguf.Type) error {
+// writeSafetensors writes tensors in the safetensors format: an 8-byte
+// little-endian header length, the JSON header (names → dtype, shape, data
+// offsets), then the raw data.
+func writeSafetensors(path string, tensors []stTensor) error {
 	names := map[gguf.Type]string{gguf.F32: "F32", gguf.BF16: "BF16"}
-	elemBytes := dtype.RowBytes(1)
 	header := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
 	var off int64
 	for _, t := range tensors {
-		n := t.elements() * elemBytes
-		header[t.name] = map[string]any{"dtype": names[dtype], "shape": t.shape, "data_offsets": []int64{off, off + n}}
+		n := t.elements() * t.dtype.RowBytes(1)
+		header[t.name] = map[string]any{"dtype": names[t.dtype], "shape": t.shape, "data_offsets": []int64{off, off + n}}
 		off += n
 	}
 	js, err := json.Marshal(header)
@@ -54,7 +55,7 @@ func writeSafetensors(path string, tensors []stTensor, dtype gguf.Type) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(fd, 4<<20)
-	err = writeST(bw, js, tensors, dtype)
+	err = writeST(bw, js, tensors)
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}
@@ -64,7 +65,7 @@ func writeSafetensors(path string, tensors []stTensor, dtype gguf.Type) error {
 	return err
 }
 
-func writeST(w io.Writer, header []byte, tensors []stTensor, dtype gguf.Type) error {
+func writeST(w io.Writer, header []byte, tensors []stTensor) error {
 	var n [8]byte
 	binary.LittleEndian.PutUint64(n[:], uint64(len(header)))
 	if _, err := w.Write(n[:]); err != nil {
@@ -77,7 +78,7 @@ func writeST(w io.Writer, header []byte, tensors []stTensor, dtype gguf.Type) er
 		var written int64
 		err := t.produce(func(vals []float32) error {
 			written += int64(len(vals))
-			enc, err := quant.Quantize(dtype, vals)
+			enc, err := quant.Quantize(t.dtype, vals)
 			if err != nil {
 				return err
 			}
