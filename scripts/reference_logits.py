@@ -37,6 +37,7 @@ import heapq
 import inspect
 import json
 import math
+import os
 import struct
 import sys
 
@@ -114,6 +115,10 @@ def cmd_hf(a):
 
     model = AutoModelForCausalLM.from_pretrained(
         a.hf_dir, dtype=torch.float32, attn_implementation="eager").eval()
+    rp = json.load(open(os.path.join(a.hf_dir, "config.json"))).get("rope_parameters")
+    if rp:
+        yarn = (rp["factor"], rp["original_max_position_embeddings"]) if rp["rope_type"] == "yarn" else None
+        check_rope(model, model.config.head_dim, rp["rope_theta"], yarn)
     emit_golden(model, model.config.vocab_size, a.name or model.config.model_type, a.out, {})
 
 
@@ -257,6 +262,30 @@ def rope_kwargs(cls, theta, scaling=None):
     return kw
 
 
+def check_rope(model, rot, theta, yarn=None):
+    """Exits unless model's rotary frequencies are base theta's over rot
+    dims, or, with yarn = (factor, original context), YaRN's as gpt-oss
+    configures it: truncate=false, the ramp's ends not rounded to whole dims
+    (ggml rounds them), as orc's devices apply it."""
+    inv = model.model.rotary_emb.inv_freq.double().cpu().numpy()
+    plain = 1.0 / theta ** (np.arange(0, rot, 2) / rot)
+    if len(inv) != rot // 2:
+        sys.exit(f"rotary inv_freq has {len(inv)} entries, want {rot // 2}")
+    if yarn is None:
+        if not np.allclose(inv, plain, rtol=1e-5):
+            sys.exit(f"rotary inv_freq {inv[:4]}... is not base {theta}'s {plain[:4]}...")
+        return
+    factor, orig = yarn
+    corr = lambda rotations: rot * math.log(orig / (rotations * 2 * math.pi)) / (2 * math.log(theta))
+    low, high = max(corr(32.0), 0), min(corr(1.0), rot - 1)
+    ramp = np.clip((np.arange(rot // 2) - low) / (high - low), 0, 1)
+    want = plain / factor * ramp + plain * (1 - ramp)
+    scale = model.model.rotary_emb.attention_scaling
+    if not (np.allclose(inv, want, rtol=1e-5) and np.isclose(scale, 0.1 * math.log(factor) + 1)):
+        sys.exit(f"YaRN not applied as configured (ramp {low:.3f}..{high:.3f}, unrounded): inv_freq {inv}, "
+                 f"want {want}; attention scaling {scale}")
+
+
 class Converter:
     """Builds a transformers model from an F32/F16 GGUF of one of orc's five
     architectures, copying every tensor to its Hugging Face name."""
@@ -316,21 +345,10 @@ class Converter:
         the model really got the GGUF's RoPE base, dims and scaling."""
         if self.arch == "gpt2":
             return
-        rot = self.k("rope.dimension_count", self.head_dim)
-        theta = self.k("rope.freq_base", 10000.0)
-        inv = model.model.rotary_emb.inv_freq.double().numpy()
-        plain = 1.0 / theta ** (np.arange(0, rot, 2) / rot)
-        if len(inv) != rot // 2:
-            sys.exit(f"rotary inv_freq has {len(inv)} entries, want {rot // 2}")
-        if self.arch != "gpt-oss":
-            if not np.allclose(inv, plain, rtol=1e-5):
-                sys.exit(f"rotary inv_freq {inv[:4]}... is not base {theta}'s {plain[:4]}...")
-            return
-        factor = self.k("rope.scaling.factor")
-        scale = model.model.rotary_emb.attention_scaling
-        if not (np.isclose(inv[0], plain[0]) and np.isclose(inv[-1], plain[-1] / factor, rtol=1e-4)
-                and np.isclose(scale, 0.1 * math.log(factor) + 1)):
-            sys.exit(f"YaRN not applied as configured: inv_freq ends {inv[0]}, {inv[-1]}, attention scaling {scale}")
+        yarn = None
+        if self.arch == "gpt-oss":
+            yarn = (self.k("rope.scaling.factor"), self.k("rope.scaling.original_context_length"))
+        check_rope(model, self.k("rope.dimension_count", self.head_dim), self.k("rope.freq_base", 10000.0), yarn)
 
     def common(self, cls, **kw):
         kw.update(vocab_size=self.vocab, num_hidden_layers=self.n_layer, hidden_size=self.n_embd,
