@@ -5,13 +5,13 @@
 #
 #   bash scripts/gpu_acceptance.sh OUTDIR [STEP...]
 #
-# Steps (default: all): harness runtime hf agree qwen serve phi3 gptoss. Each writes
+# Steps (default: all): harness runtime hf agree qwen serve phi3 gptoss full. Each writes
 # its log to OUTDIR/STEP.log; a summary of what passed goes to
 # OUTDIR/summary.txt. ORC_BUNDLE names another bundle directory.
 set -uo pipefail
 out=${1:?usage: gpu_acceptance.sh OUTDIR [STEP...]}
 shift
-steps=${*:-harness runtime hf agree qwen serve phi3 gptoss}
+steps=${*:-harness runtime hf agree qwen serve phi3 gptoss full}
 b=${ORC_BUNDLE:-.gpu/bundle}
 work=/tmp/orc-acceptance
 mkdir -p "$out" "$work"
@@ -56,6 +56,22 @@ sys.exit(got["ids"] != want["ids"])' $work/stories.json testdata/reference/stori
 	ORC_GPU=1 ORC_GPU_FULL=1 $agree -test.run '^TestGPUFullPresetsMatchCPU$' || rc=1
 	echo "== gpt-oss (issue 7): tiny, and 4 layers at real widths, MXFP4: GPU vs CPU device"
 	ORC_GPU=1 ORC_GPU_FULL=1 $agree -test.run '^TestGPUMoEMatchesCPU$' || rc=1
+	return $rc
+}
+step_full() { # issue 5: full-size presets on the GPU against transformers directly, 64 greedy steps each
+	local m n rc=0
+	for m in "qwen2.5-0.5b f16" "qwen2.5-0.5b q4_0" "qwen2.5-0.5b q4_k_m" "gpt2-small f16" "gpt2-small q4_k_m" \
+		"phi-3-mini-4k q4_k_m" "llama-2-7b q4_k_m"; do
+		set -- $m
+		n=$1-$2
+		echo "== $n"
+		{ $b/orcc synth --preset $1 --quant $2 -o $work/$n.gguf --hf-dir $work/$n.hf >/dev/null &&
+			python3 scripts/reference_logits.py hf --hf-dir $work/$n.hf --out $work/$n.ref.json --name $n --steps 64 &&
+			rm -rf $work/$n.hf &&
+			ORC_GPU=1 ORC_REF_ONLY=1 ORC_GGUF=$work/$n.gguf ORC_REF_JSON=$work/$n.ref.json \
+				$b/codegen.test -test.run '^TestGPUModelFile$' -test.v -test.timeout 10m; } || rc=1
+		rm -rf $work/$n.hf $work/$n.gguf
+	done
 	return $rc
 }
 model() { # synth + compile a full-size preset (once per host)

@@ -15,9 +15,10 @@ Three modes:
            them when the vocabulary is small, else the top 64, a fixed probe
            of 512 ids, and the log-sum-exp of the whole row).
 
-  hf       --hf-dir DIR --out FILE.json [--name NAME]
+  hf       --hf-dir DIR --out FILE.json [--name NAME] [--steps 8]
            The same golden from an `orcc synth --hf-dir` export, loaded with
-           AutoModelForCausalLM.
+           AutoModelForCausalLM (full-size presets too: 64 steps for the
+           acceptance's greedy agreement).
 
   compare  A.json B.json [--tol 1e-4]
            Two goldens of one model agree: same greedy ids, logits within tol
@@ -98,9 +99,9 @@ def greedy(model, ids, steps):
     return rows, toks
 
 
-def emit_golden(model, vocab, name, out, extra):
+def emit_golden(model, vocab, name, out, extra, steps=DECODE):
     ids = prompt_ids(vocab)
-    rows, toks = greedy(model, ids, DECODE)
+    rows, toks = greedy(model, ids, steps)
     golden = {"name": name, "model_type": model.config.model_type, "vocab": vocab, "prompt": ids, "greedy": toks}
     golden.update(extra)
     golden["steps"] = [step_record(r, vocab) for r in rows]
@@ -119,7 +120,7 @@ def cmd_hf(a):
     if rp:
         yarn = (rp["factor"], rp["original_max_position_embeddings"]) if rp["rope_type"] == "yarn" else None
         check_rope(model, model.config.head_dim, rp["rope_theta"], yarn)
-    emit_golden(model, model.config.vocab_size, a.name or model.config.model_type, a.out, {})
+    emit_golden(model, model.config.vocab_size, a.name or model.config.model_type, a.out, {}, a.steps)
 
 
 # --- GGUF (enough of it for an all-F32/F16 llama) ---------------------------
@@ -522,6 +523,7 @@ def main():
     h.add_argument("--hf-dir", required=True)
     h.add_argument("--out", required=True)
     h.add_argument("--name")
+    h.add_argument("--steps", type=int, default=DECODE, help="greedy decode steps after the prompt")
     c = sub.add_parser("gguf", help="golden logits of an F32/F16 GGUF converted to transformers")
     c.add_argument("--gguf", required=True)
     c.add_argument("--out", required=True)

@@ -19,7 +19,8 @@ import (
 // ORC_REF_JSON names a transformers golden of the same model
 // (reference_logits.py hf on its --hf-dir export), both devices also get the
 // golden's prompt and then its greedy ids, and every logit the golden keeps
-// is compared.
+// is compared. ORC_REF_ONLY=1 compares the GPU with the golden alone: a
+// full-size dense model takes the CPU device minutes.
 func TestGPUModelFile(t *testing.T) {
 	gpuOnly(t)
 	path := os.Getenv("ORC_GGUF")
@@ -35,15 +36,26 @@ func TestGPUModelFile(t *testing.T) {
 		if vocab := gdev.Info().Vocab; want.Vocab != vocab {
 			t.Fatalf("golden vocab %d, model %d", want.Vocab, vocab)
 		}
-		for _, d := range []struct {
-			name string
-			dev  runtime.Device
-		}{{"GPU", gdev}, {"CPU", openCPU(t, path, agreePromptLen)}} {
-			rel, agree := compareGolden(t, d.dev, want)
-			t.Logf("%s vs transformers: max |Δlogit| / max |logit| %.2e, top-1 %d/%d", d.name, rel, agree, len(want.Steps))
-			if rel > 2e-2 || agree < len(want.Steps)*8/9 {
-				t.Errorf("%s and transformers disagree: relative error %.2e, top-1 %d/%d", d.name, rel, agree, len(want.Steps))
+		// A dense model is held to the agreement matrix's bound and at most
+		// one greedy flip; a MoE's router near-ties move whole rows.
+		bound, flips := 2e-3, 1
+		if want.ModelType == "gpt_oss" {
+			bound, flips = 2e-2, len(want.Steps)/9
+		}
+		refOnly := os.Getenv("ORC_REF_ONLY") != ""
+		devs := map[string]runtime.Device{"GPU": gdev}
+		if !refOnly {
+			devs["CPU"] = openCPU(t, path, agreePromptLen)
+		}
+		for name, dev := range devs {
+			rel, agree := compareGolden(t, dev, want)
+			t.Logf("%s vs transformers (%s): max |Δlogit| / max |logit| %.2e (bound %.0e), top-1 %d/%d", name, want.Name, rel, bound, agree, len(want.Steps))
+			if rel > bound || agree < len(want.Steps)-flips {
+				t.Errorf("%s and transformers disagree: relative error %.2e, top-1 %d/%d", name, rel, agree, len(want.Steps))
 			}
+		}
+		if refOnly {
+			return
 		}
 	}
 	r := runCPU(t, path)

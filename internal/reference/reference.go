@@ -14,6 +14,7 @@ import (
 // the logits it kept per step (prefill's last row first).
 type Golden struct {
 	Name       string  `json:"name"`
+	ModelType  string  `json:"model_type"` // transformers' config.model_type
 	GGUFSHA256 string  `json:"gguf_sha256"`
 	Vocab      int     `json:"vocab"`
 	Prompt     []int32 `json:"prompt"`
