@@ -119,7 +119,8 @@ def cmd_hf(a):
     rp = json.load(open(os.path.join(a.hf_dir, "config.json"))).get("rope_parameters")
     if rp:
         yarn = (rp["factor"], rp["original_max_position_embeddings"]) if rp["rope_type"] == "yarn" else None
-        check_rope(model, model.config.head_dim, rp["rope_theta"], yarn)
+        c = model.config
+        check_rope(model, getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads, rp["rope_theta"], yarn)
     emit_golden(model, model.config.vocab_size, a.name or model.config.model_type, a.out, {}, a.steps)
 
 
