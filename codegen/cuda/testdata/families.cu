@@ -1159,8 +1159,8 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
 // Prefill GEMM family: y[T, OUT] = x[T, IN] · Wᵀ on tensor cores
 // (mma.sync m16n8k16, f16 operands, f32 accumulate; sm_80+). x arrives in
 // f16 (gemm_x_f16 converts the f32 activation once per product into the
-// scratch), so every CTA of a token tile reads half the bytes it read as f32:
-// the kernel was bound by the L2 → SM traffic of its tiles (KERNELS.md). A
+// scratch), so the CTAs of a token tile load half the bytes they loaded as
+// f32 and convert nothing. A
 // CTA owns a tile of BM tokens × BN weight rows and walks IN in steps of
 // GEMM_BK: it stores its x tile and dequantizes its weight tile into shared
 // memory once, then all 8 warps (2 along the tokens × 4 along the rows, each
