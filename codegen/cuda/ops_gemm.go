@@ -9,21 +9,29 @@ import (
 )
 
 // The prefill's matrix products run on tensor cores (templates/gemm.cu.tmpl):
-// a CTA dequantizes a weight tile once and uses it for gemmBM tokens, where
+// a CTA dequantizes a weight tile once and uses it for 64 or 128 tokens, where
 // the decode kernels' token tile of prefillTile reads the weights T/8 times
 // and multiplies in fp32 or dp4a.
-
-// gemmBM is GEMM_BM, the tokens per CTA.
-const gemmBM = 64
 
 // gemmThreads is GEMM_THREADS: 8 warps.
 const gemmThreads = 256
 
-// gemmMinBlocks is the GEMM's CTAs per SM that its registers must allow
-// (128 registers a thread): each thread holds the next K-step's raw loads
-// across the MMAs, which left unbounded took a mixed-type qkv to 212
-// registers (one CTA per SM, nvcc 11.8) for a spill of 80 bytes bounded.
-const gemmMinBlocks = 2
+// gemmMinBlocks is the CTAs per SM that the registers of a GEMM of bm
+// tokens per CTA must allow: with bm = 64, 2 (128 registers a thread): each
+// thread holds the next K-step's raw loads across the MMAs, which left
+// unbounded took a mixed-type qkv to 212 registers (one CTA per SM, nvcc
+// 11.8) for a spill of 80 bytes bounded. The bm = 128 tiles hold twice the
+// accumulators and run where the grid is about one CTA per SM: 1.
+func gemmMinBlocks(bm int64) int {
+	if bm == 128 {
+		return 1
+	}
+	return 2
+}
+
+// gemmSMs is about the SMs of the GPUs the plans target (an H100 or H200
+// has 132): the grid the 128-token tiles must still fill.
+const gemmSMs = 128
 
 // takesGEMM reports whether matrix node n (linear, swiglu_linear, qkv) runs
 // as a tensor-core GEMM: in the prefill schedule, on the step's T rows, with
@@ -40,14 +48,40 @@ func (e *emitter) takesGEMM(n *ir.Node) bool {
 // hundred CTAs at max_tokens, else 64, so that narrow products (Qwen2.5's
 // 896 outputs) keep the SMs busy.
 func (e *emitter) gemmBN(rows int64) int64 {
-	if ceilDiv(rows, 128)*ceilDiv(e.maxTokens, gemmBM) >= 256 {
+	if ceilDiv(rows, 128)*ceilDiv(e.maxTokens, 64) >= 256 {
 		return 128
 	}
 	return 64
 }
 
-// gemmGrid is (ceil(rows/bn), ceil(T/gemmBM)).
-func gemmGrid(rows, bn int64) grid { return gridTokenTiles(ceilDiv(rows, bn), 0, gemmBM) }
+// gemmBM is the tokens per CTA of a product with rows weight rows in tiles
+// of bn: 128 (each dequantized weight tile serves twice the tokens, and the
+// CTA reads half the weight bytes per MMA) when that still gives a CTA per
+// SM at max_tokens, else 64.
+func (e *emitter) gemmBM(rows, bn int64) int64 {
+	if ceilDiv(rows, bn)*ceilDiv(e.maxTokens, 128) >= gemmSMs {
+		return 128
+	}
+	return 64
+}
+
+// gemmGrid is (ceil(rows/bn), ceil(T/bm)).
+func gemmGrid(rows, bm, bn int64) grid { return gridTokenTiles(ceilDiv(rows, bn), 0, bm) }
+
+// gemmX adds the GEMM's f16 x parameter to c: the scratch after the planned
+// arena, and returns the gemm_x_f16 launch converting x [T, in] into it.
+// It overwrites what the scratch held.
+func (e *emitter) gemmX(c *call, x *ir.Node, in int64) ([]plans.Launch, error) {
+	xh := plans.Arg{Kind: plans.ArgArena, Offset: e.scratchBase}
+	e.scratchBytes = max(e.scratchBytes, alignUp(e.maxTokens*in*2, plans.Alignment))
+	e.scratchHolds = -1
+	cv := &call{}
+	cv.ptr(e, cIn, "x", x)
+	cv.arg("__half* __restrict__", "xh", xh)
+	e.stateArg(cv)
+	c.arg("const __half* __restrict__", "x", xh)
+	return e.emit(cv, "gemm_x_f16", 256, gridElems(0, in/4, 256), cInt(in))
+}
 
 // gemmLinear: linear(x, w [, b]) as gemm_linear.
 func (e *emitter) gemmLinear(n *ir.Node) ([]plans.Launch, error) {
@@ -61,11 +95,16 @@ func (e *emitter) gemmLinear(n *ir.Node) ([]plans.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.ptr(e, cIn, "x", x)
+	conv, err := e.gemmX(c, x, in)
+	if err != nil {
+		return nil, err
+	}
 	c.ptr(e, cOut, "y", n)
 	e.stateArg(c)
 	bn := e.gemmBN(out)
-	return e.emitBounded(c, "gemm_linear", gemmThreads, gemmMinBlocks, gemmGrid(out, bn), wa, ba, cInt(in), cInt(out), cInt(bn))
+	bm := e.gemmBM(out, bn)
+	ls, err := e.emitBounded(c, "gemm_linear", gemmThreads, gemmMinBlocks(bm), gemmGrid(out, bm, bn), wa, ba, cInt(in), cInt(out), cInt(bm), cInt(bn))
+	return append(conv, ls...), err
 }
 
 // gemmSwiGLU: swiglu_linear(x, wg, wu) or (x, wgu [2F, in]) as gemm_swiglu.
@@ -80,11 +119,16 @@ func (e *emitter) gemmSwiGLU(n *ir.Node) ([]plans.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.ptr(e, cIn, "x", x)
+	conv, err := e.gemmX(c, x, in)
+	if err != nil {
+		return nil, err
+	}
 	c.ptr(e, cOut, "y", n)
 	e.stateArg(c)
 	bn := e.gemmBN(2 * f)
-	return e.emitBounded(c, "gemm_swiglu", gemmThreads, gemmMinBlocks, gemmGrid(2*f, bn), ga, ua, cInt(in), cInt(f), cInt(upRow0), cInt(bn))
+	bm := e.gemmBM(2*f, bn)
+	ls, err := e.emitBounded(c, "gemm_swiglu", gemmThreads, gemmMinBlocks(bm), gemmGrid(2*f, bm, bn), ga, ua, cInt(in), cInt(f), cInt(upRow0), cInt(bm), cInt(bn))
+	return append(conv, ls...), err
 }
 
 // gemmQKV: qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]) as gemm_qkv, then
@@ -101,16 +145,21 @@ func (e *emitter) gemmQKV(n *ir.Node) ([]plans.Launch, error) {
 	}
 	c := &call{}
 	bAccs := e.qkvWeights(c, n, q)
-	c.ptr(e, cIn, "x", x)
+	conv, err := e.gemmX(c, x, in)
+	if err != nil {
+		return nil, err
+	}
 	c.ptr(e, cOut, "y", n)
 	e.stateArg(c)
 	rows := q.outs[0] + q.outs[1] + q.outs[2]
 	bn := e.gemmBN(rows)
-	targs := append(append(q.accs, bAccs...), cInt(in), cInt(q.outs[0]), cInt(q.outs[1]), cInt(q.outs[2]), cInt(bn))
-	ls, err := e.emitBounded(c, "gemm_qkv", gemmThreads, gemmMinBlocks, gemmGrid(rows, bn), targs...)
+	bm := e.gemmBM(rows, bn)
+	targs := append(append(q.accs, bAccs...), cInt(in), cInt(q.outs[0]), cInt(q.outs[1]), cInt(q.outs[2]), cInt(bm), cInt(bn))
+	ls, err := e.emitBounded(c, "gemm_qkv", gemmThreads, gemmMinBlocks(bm), gemmGrid(rows, bm, bn), targs...)
 	if err != nil {
 		return nil, err
 	}
+	ls = append(conv, ls...)
 	att := e.attentionOf(n)
 	kv := att != nil && q.outs[1] == att.Int("kv_heads")*att.Int("head_dim") && q.outs[2] == q.outs[1]
 	if q.rope == "Rope_none" && !kv {

@@ -1157,23 +1157,24 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
 }
 
 // Prefill GEMM family: y[T, OUT] = x[T, IN] · Wᵀ on tensor cores
-// (mma.sync m16n8k16, f16 operands, f32 accumulate; sm_80+). A CTA owns a
-// tile of GEMM_BM tokens × BN weight rows and walks IN in steps of GEMM_BK:
-// it converts its x tile to f16 and dequantizes its weight tile into shared
+// (mma.sync m16n8k16, f16 operands, f32 accumulate; sm_80+). x arrives in
+// f16 (gemm_x_f16 converts the f32 activation once per product into the
+// scratch), so the CTAs of a token tile load half the bytes they loaded as
+// f32 and convert nothing. A
+// CTA owns a tile of BM tokens × BN weight rows and walks IN in steps of
+// GEMM_BK: it stores its x tile and dequantizes its weight tile into shared
 // memory once, then all 8 warps (2 along the tokens × 4 along the rows, each
-// 32 × BN/4) read it with ldmatrix. The global loads are software-pipelined
-// through registers: the raw bytes of step k+1 (x's f32 and the weights'
-// quantized groups, W::fetch) are issued before the MMAs of step k and
-// converted / dequantized (W::dequant) into shared memory after them, so
-// their latency, which bounded the K-step when each step loaded, then
-// dequantized, then multiplied (KERNELS.md), overlaps the tensor-core work.
-// The shared tile stays single: a second one would pass the 48 KB of static
-// shared memory at BN = 128, and the other CTAs on the SM cover the two
-// barriers. The kernels are bounded to 2 CTAs per SM (ops_gemm.go), so the
-// held loads cost registers, not occupancy. (A variant with producer and
-// consumer warps and 32-token tiles measured slower at T = 512, KERNELS.md.)
-// grid (ceil(OUT/BN), ceil(T/GEMM_BM)): consecutive CTAs share a token tile.
-#define GEMM_BM 64
+// BM/2 × BN/4) read it with ldmatrix. BM = 128 where the grid still has a
+// CTA per SM (each dequantized weight tile then serves twice the tokens),
+// else 64. The global loads are software-pipelined through registers: the
+// raw bytes of step k+1 (x's halves and the weights' quantized groups,
+// W::fetch) are issued before the MMAs of step k and stored / dequantized
+// (W::dequant) into shared memory after them. The shared tile stays single:
+// a second one would pass the 48 KB of static shared memory. The BM = 64
+// kernels are bounded to 2 CTAs per SM (ops_gemm.go), so the held loads cost
+// registers, not occupancy. (A variant with producer and consumer warps and
+// 32-token tiles measured slower at T = 512, KERNELS.md.)
+// grid (ceil(OUT/BN), ceil(T/BM)): consecutive CTAs share a token tile.
 #define GEMM_BK 64
 #define GEMM_THREADS 256
 #define GEMM_LD (GEMM_BK + 8)  // halves per shared row: 144 bytes, so ldmatrix's 8 rows hit distinct banks
@@ -1219,6 +1220,16 @@ __device__ __forceinline__ void gemm_store_group(const typename W::Raw& r, int k
     } else {
         *(uint2*)dst = make_uint2(h[0], h[1]);
     }
+}
+
+// gemm_x_f16: xh[T, IN] = x rounded to f16, 4 elements a thread; the GEMM
+// reads xh in the f16 its MMAs take.
+template <int IN>
+__device__ __forceinline__ void gemm_x_f16(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
+    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (i64)STATE_T(state) * (IN / 4)) return;
+    const float4 v = ((const float4*)x)[i];
+    ((uint2*)xh)[i] = make_uint2(pack_h2(v.x, v.y), pack_h2(v.z, v.w));
 }
 
 __host__ __device__ constexpr int gemm_max(int a) { return a; }
@@ -1282,32 +1293,33 @@ struct GemmTile {
 // The core: tile (a GemmTile) fetches and stores the weight tile's columns
 // k0..k0+GEMM_BK-1; epi(t, n, a, b) gets the results of token t (< T) for
 // tile rows n and n+1 (n even).
-template <int BN, int IN, class Tile, class Epi>
-__device__ __forceinline__ void gemm_tc(const float* __restrict__ x, const int* __restrict__ state, Tile tile, Epi epi) {
+template <int BM, int BN, int IN, class Tile, class Epi>
+__device__ __forceinline__ void gemm_tc(const __half* __restrict__ x, const int* __restrict__ state, Tile tile, Epi epi) {
+    constexpr int MT = BM / 32;                                     // m16 tiles per warp
     constexpr int NT = BN / 32;                                     // n8 tiles per warp
-    constexpr int XV = GEMM_BM * GEMM_BK / 4 / GEMM_THREADS;        // float4s of x per thread and step
-    __shared__ __align__(16) __half xs[GEMM_BM * GEMM_LD];
+    constexpr int XV = BM * GEMM_BK / 8 / GEMM_THREADS;             // 8-half chunks of x per thread and step
+    __shared__ __align__(16) __half xs[BM * GEMM_LD];
     __shared__ __align__(16) __half ws[BN * GEMM_LD];
-    const int T = STATE_T(state), t0 = blockIdx.y * GEMM_BM;
+    const int T = STATE_T(state), t0 = blockIdx.y * BM;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wm = warp & 1, wn = warp >> 1;
-    float acc[2][NT][4];
+    float acc[MT][NT][4];
 #pragma unroll
-    for (int m = 0; m < 2; m++)
+    for (int m = 0; m < MT; m++)
 #pragma unroll
         for (int n = 0; n < NT; n++)
 #pragma unroll
             for (int i = 0; i < 4; i++) acc[m][n][i] = 0.f;
-    // This thread's x float4s of a step: tile rows xrow + j·XSTEP, columns
-    // xcol..xcol+3 (zeros past T and IN).
-    constexpr int XSTEP = GEMM_THREADS / (GEMM_BK / 4);
-    const int xrow = threadIdx.x / (GEMM_BK / 4), xcol = threadIdx.x % (GEMM_BK / 4) * 4;
-    const float* xp = x + (i64)(t0 + xrow) * IN + xcol;
-    float4 xr[XV];
+    // This thread's x chunks of a step: tile rows xrow + j·XSTEP, columns
+    // xcol..xcol+7 (zeros past T and IN; IN is a multiple of 8).
+    constexpr int XSTEP = GEMM_THREADS / (GEMM_BK / 8);
+    const int xrow = threadIdx.x / (GEMM_BK / 8), xcol = threadIdx.x % (GEMM_BK / 8) * 8;
+    const __half* xp = x + (i64)(t0 + xrow) * IN + xcol;
+    uint4 xr[XV];
     auto fetch_x = [&](int k0) {
 #pragma unroll
         for (int j = 0; j < XV; j++) {
-            xr[j] = make_float4(0.f, 0.f, 0.f, 0.f);
-            if (t0 + xrow + j * XSTEP < T && k0 + xcol < IN) xr[j] = *(const float4*)(xp + (i64)j * XSTEP * IN + k0);
+            xr[j] = make_uint4(0, 0, 0, 0);
+            if (t0 + xrow + j * XSTEP < T && k0 + xcol < IN) xr[j] = *(const uint4*)(xp + (i64)j * XSTEP * IN + k0);
         }
     };
     fetch_x(0);
@@ -1316,7 +1328,7 @@ __device__ __forceinline__ void gemm_tc(const float* __restrict__ x, const int* 
     for (int k0 = 0; k0 < IN; k0 += GEMM_BK) {
 #pragma unroll
         for (int j = 0; j < XV; j++)
-            *(uint2*)(xs + (xrow + j * XSTEP) * GEMM_LD + xcol) = make_uint2(pack_h2(xr[j].x, xr[j].y), pack_h2(xr[j].z, xr[j].w));
+            *(uint4*)(xs + (xrow + j * XSTEP) * GEMM_LD + xcol) = xr[j];
         tile.store(ws, k0);
         __syncthreads();
         // The next step's loads, in flight during these MMAs (past IN none).
@@ -1324,9 +1336,9 @@ __device__ __forceinline__ void gemm_tc(const float* __restrict__ x, const int* 
         tile.fetch(k0 + GEMM_BK);
 #pragma unroll
         for (int kk = 0; kk < GEMM_BK; kk += 16) {
-            uint32_t a[2][4], b[NT][2];
+            uint32_t a[MT][4], b[NT][2];
 #pragma unroll
-            for (int m = 0; m < 2; m++) ldsm_x4(a[m], xs + (wm * 32 + m * 16 + (lane & 15)) * GEMM_LD + kk + (lane >> 4) * 8);
+            for (int m = 0; m < MT; m++) ldsm_x4(a[m], xs + (wm * (BM / 2) + m * 16 + (lane & 15)) * GEMM_LD + kk + (lane >> 4) * 8);
 #pragma unroll
             for (int p = 0; p < NT / 2; p++) {
                 uint32_t r[4];
@@ -1335,28 +1347,28 @@ __device__ __forceinline__ void gemm_tc(const float* __restrict__ x, const int* 
                 b[2 * p + 1][0] = r[2]; b[2 * p + 1][1] = r[3];
             }
 #pragma unroll
-            for (int m = 0; m < 2; m++)
+            for (int m = 0; m < MT; m++)
 #pragma unroll
                 for (int n = 0; n < NT; n++) mma_16816(acc[m][n], a[m], b[n]);
         }
         __syncthreads();
     }
 #pragma unroll
-    for (int m = 0; m < 2; m++)
+    for (int m = 0; m < MT; m++)
 #pragma unroll
         for (int n = 0; n < NT; n++) {
-            const int t = t0 + wm * 32 + m * 16 + (lane >> 2), col = wn * (BN / 4) + n * 8 + (lane & 3) * 2;
+            const int t = t0 + wm * (BM / 2) + m * 16 + (lane >> 2), col = wn * (BN / 4) + n * 8 + (lane & 3) * 2;
             if (t < T) epi(t, col, acc[m][n][0], acc[m][n][1]);
             if (t + 8 < T) epi(t + 8, col, acc[m][n][2], acc[m][n][3]);
         }
 }
 
 // gemm_linear: y = x·Wᵀ (+ b); the CTA's rows are n0..n0+BN-1.
-template <class W, class B, int IN, int OUT, int BN>
-__device__ __forceinline__ void gemm_linear(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x,
+template <class W, class B, int IN, int OUT, int BM, int BN>
+__device__ __forceinline__ void gemm_linear(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x,
                                             float* __restrict__ y, const int* __restrict__ state) {
     const int n0 = blockIdx.x * BN, o = n0 + (int)threadIdx.x % BN;
-    gemm_tc<BN, IN>(x, state, GemmTile<IN, BN, W>{ {w}, o < OUT ? 0 : -1, o },
+    gemm_tc<BM, BN, IN>(x, state, GemmTile<IN, BN, W>{ {w}, o < OUT ? 0 : -1, o },
         [&](int t, int n, float a0, float a1) {
             const int o = n0 + n;
             if (o < OUT) y[(i64)t * OUT + o] = a0 + B::at(b, o);
@@ -1368,11 +1380,11 @@ __device__ __forceinline__ void gemm_linear(const uint8_t* __restrict__ w, const
 // and up rows of the CTA's BN/2 columns (even shared rows gate, odd up), so
 // each accumulator pair of the MMA's output is one column's (g, u). With one
 // packed weight [2F, IN], wu is wg and UP_ROW0 = F.
-template <class WG, class WU, int IN, int F, int UP_ROW0, int BN>
-__device__ __forceinline__ void gemm_swiglu(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ x,
+template <class WG, class WU, int IN, int F, int UP_ROW0, int BM, int BN>
+__device__ __forceinline__ void gemm_swiglu(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x,
                                             float* __restrict__ y, const int* __restrict__ state) {
     const int f0 = blockIdx.x * (BN / 2), n = (int)threadIdx.x % BN, f = f0 + n / 2, up = n & 1;
-    gemm_tc<BN, IN>(x, state, GemmTile<IN, BN, WG, WU>{ {wg, wu}, f < F ? up : -1, f + up * UP_ROW0 },
+    gemm_tc<BM, BN, IN>(x, state, GemmTile<IN, BN, WG, WU>{ {wg, wu}, f < F ? up : -1, f + up * UP_ROW0 },
         [&](int t, int n, float g, float u) {
             const int f = f0 + n / 2;
             if (f < F) y[(i64)t * F + f] = g / (1.f + expf(-g)) * u;
@@ -1385,13 +1397,13 @@ __device__ __forceinline__ void gemm_swiglu(const uint8_t* __restrict__ wg, cons
 // each part a segment of its own weight. The parts being even, the pair
 // (o, o+1) of an accumulator never straddles two. RoPE and the cache store
 // follow in qkv_rope_store.
-template <class WQ, class WK, class WV, class BQ, class BK, class BV, int IN, int NQ, int NK, int NV, int BN>
+template <class WQ, class WK, class WV, class BQ, class BK, class BV, int IN, int NQ, int NK, int NV, int BM, int BN>
 __device__ __forceinline__ void gemm_qkv(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
                                          const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
-                                         const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+                                         const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     const int o0 = blockIdx.x * BN, o = o0 + (int)threadIdx.x % BN;  // o: this thread's row of the concatenation
     const int part = o < NQ ? 0 : o < NQ + NK ? 1 : o < NQ + NK + NV ? 2 : -1;
-    gemm_tc<BN, IN>(x, state, GemmTile<IN, BN, WQ, WK, WV>{ {wq, wk, wv}, part, o - (part == 2 ? NQ + NK : part == 1 ? NQ : 0) },
+    gemm_tc<BM, BN, IN>(x, state, GemmTile<IN, BN, WQ, WK, WV>{ {wq, wk, wv}, part, o - (part == 2 ? NQ + NK : part == 1 ? NQ : 0) },
         [&](int t, int n, float a0, float a1) {
             const int o = o0 + n;
             if (o < NQ) {

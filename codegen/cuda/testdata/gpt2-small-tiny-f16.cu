@@ -25,10 +25,15 @@ extern "C" __global__ void __launch_bounds__(64) layernorm_rows_Norm_0_W_f32_256
     grid_dep_launch();
     layernorm_rows<Norm_0, W_f32<256>, W_f32<256>, 256, 64, true, false>(a, b, w, bias, s, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_f16_65536_W_f16_65536_W_f16_65536_W_f32_256_W_f32_256_W_f32_256_256_256_256_256_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_256(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
-    gemm_qkv<W_f16<65536>, W_f16<65536>, W_f16<65536>, W_f32<256>, W_f32<256>, W_f32<256>, 256, 256, 256, 256, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
+    gemm_x_f16<256>(x, xh, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_f16_65536_W_f16_65536_W_f16_65536_W_f32_256_W_f32_256_W_f32_256_256_256_256_256_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    gemm_qkv<W_f16<65536>, W_f16<65536>, W_f16<65536>, W_f32<256>, W_f32<256>, W_f32<256>, 256, 256, 256, 256, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_none_256_256_256_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -40,25 +45,30 @@ extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_1_B_none_f
     grid_dep_launch();
     attend_prefill<Attn_1, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_65536_W_f32_256_256_256_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_65536_W_f32_256_256_256_64_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
-    gemm_linear<W_f16<65536>, W_f32<256>, 256, 256, 64>(w, b, x, y, state);
+    gemm_linear<W_f16<65536>, W_f32<256>, 256, 256, 64, 64>(w, b, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_262144_W_f32_1024_256_1024_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_262144_W_f32_1024_256_1024_64_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
-    gemm_linear<W_f16<262144>, W_f32<1024>, 256, 1024, 64>(w, b, x, y, state);
+    gemm_linear<W_f16<262144>, W_f32<1024>, 256, 1024, 64, 64>(w, b, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gelu_ew_0_1024(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
     gelu_ew<0, 1024>(x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_262144_W_f32_256_1024_256_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_1024(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
     grid_dep_launch();
-    gemm_linear<W_f16<262144>, W_f32<256>, 1024, 256, 64>(w, b, x, y, state);
+    gemm_x_f16<1024>(x, xh, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_262144_W_f32_256_1024_256_64_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    grid_dep_launch();
+    gemm_linear<W_f16<262144>, W_f32<256>, 1024, 256, 64, 64>(w, b, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_256_false(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
