@@ -176,22 +176,45 @@ func TestGPUGEMV(t *testing.T) {
 	}
 }
 
-// TestGPUSmallGEMV runs the decode GEMVs of Qwen2.5-0.5B's shapes (down
-// 4864 → 896, o-proj 896 → 896) on the integer path, where each block
-// quantizes x itself (no quantize_x8 launch) and fetches its first weight
-// groups before waiting for the grid before it (ops_linear.go: stagesX,
-// fetchesEarly): against the same float64 reference as TestGPUGEMV.
+// TestGPUSmallGEMV runs the decode GEMVs of model shapes on the integer
+// path against the same float64 reference as TestGPUGEMV: Qwen2.5-0.5B's
+// (down 4864 → 896, o-proj 896 → 896), where each block quantizes x itself
+// (no quantize_x8 launch) and fetches its first weight groups before waiting
+// for the grid before it (ops_linear.go: stagesX, fetchesEarly), and
+// Phi-3-mini's Q4_K_M ones (3072-wide rows: 48 K-quant groups) as linears
+// (qkv_q8 and swiglu_q8 share linear_q8's rows_dot8 and its 4 rows a lane
+// set): qkv 3072 → 9216 (Q5_K), gate+up 3072 → 16384 and o-proj 3072 →
+// 3072 (Q4_K), down 8192 → 3072 (Q4_K, Q6_K), head 3072 → 32064 (Q6_K);
+// their times include a quantize_x8 launch, as x comes from an embedding.
+// ORC_GEMV_TYPES selects types as in TestGPUGEMV. Small weights stay partly
+// L2-resident across the timed replays (50 MB of L2 on an H100).
 func TestGPUSmallGEMV(t *testing.T) {
 	gpuOnly(t)
 	r := rand.New(rand.NewPCG(7, 8))
 	t.Logf("%-6s %10s %10s %10s %8s %9s", "type", "bytes", "time_us", "GB/s", "of_4.27", "rel_err")
-	for _, shape := range [][2]int{{896, 4864}, {896, 896}} {
-		for _, gt := range []gguf.Type{gguf.Q4_0, gguf.Q5_0, gguf.Q8_0, gguf.Q4_K, gguf.Q6_K} {
-			if shape[1]%256 != 0 && (gt == gguf.Q4_K || gt == gguf.Q6_K) {
+	only := os.Getenv("ORC_GEMV_TYPES")
+	smallInts := []gguf.Type{gguf.Q4_0, gguf.Q5_0, gguf.Q8_0, gguf.Q4_K, gguf.Q6_K}
+	for _, c := range []struct {
+		out, in, slab int
+		types         []gguf.Type
+	}{
+		{896, 4864, 128, smallInts},
+		{896, 896, 128, smallInts},
+		{9216, 3072, 64, []gguf.Type{gguf.Q5_K}},
+		{16384, 3072, 64, []gguf.Type{gguf.Q4_K}},
+		{3072, 8192, 64, []gguf.Type{gguf.Q4_K, gguf.Q6_K}},
+		{3072, 3072, 64, []gguf.Type{gguf.Q4_K}},
+		{32064, 3072, 64, []gguf.Type{gguf.Q6_K}},
+	} {
+		for _, gt := range c.types {
+			if c.in%256 != 0 && (gt == gguf.Q4_K || gt == gguf.Q6_K) {
 				continue // 896 is not whole 256-element K-quant blocks
 			}
-			t.Logf("%d -> %d", shape[1], shape[0])
-			gemvCase(t, r, gt, shape[0], shape[1], 128)
+			if only != "" && !slices.Contains(strings.Split(only, ","), gt.String()) {
+				continue
+			}
+			t.Logf("%d -> %d", c.in, c.out)
+			gemvCase(t, r, gt, c.out, c.in, c.slab)
 		}
 	}
 }
