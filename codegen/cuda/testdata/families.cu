@@ -2223,8 +2223,8 @@ __device__ __forceinline__ void moe_logits(const uint8_t* __restrict__ wr, const
 // tok[r] (xq [.., IN], xs); lane j takes groups j, j+32, ... The fetches
 // come first and unconditionally (lanes past the row's end fetch its last
 // group again and skip it), so ptxas may issue them together; it keeps
-// about 6 of a lane's groups in flight (SASS, nvcc 11.8), enough with the
-// whole grid resident at once.
+// about 5 of a lane's groups in flight (SASS, nvcc 11.8), which bounds the
+// expert GEMVs at 1.1-1.6 TB/s (KERNELS.md).
 template <class W, int IN, int NR>
 __device__ __forceinline__ void moe_group_dots(const uint8_t* const* ws, const i64* rows, const int* tok,
                                                const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* acc) {
