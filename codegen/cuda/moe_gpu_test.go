@@ -191,9 +191,9 @@ const moePrefillTolerance, moeDecodeTolerance = 1e-5, 2e-4
 
 // TestGPUMoE checks gpt-oss's MoE block at the real widths against the
 // float64 reference: a 7-token prefill (experts' token lists, tiles) and
-// three decode steps (routing read directly, integer path), the last
-// token's row each; then times one block's decode step (route, gate+up,
-// quantize h, down, sum; the blocks share x, quantized once, as a model's
+// three decode steps (integer path), the last token's row each; then times
+// one block's decode step (router logits, gate+up quantizing h, down with
+// the weighted sum; the blocks share x, quantized once, as a model's
 // norm quantizes it) as the difference between plans of four blocks and of
 // one over 3.
 func TestGPUMoE(t *testing.T) {

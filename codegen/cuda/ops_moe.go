@@ -26,7 +26,8 @@ const moeWarps = 8
 //	ys   f32[MT·K, D]   the experts' down projections, before weighting
 //	hq   int16[K, F]    decode's h as int16 codes (integer path)
 //	hs   float2[K, F/32] and their scales
-type moeScratch struct{ sel, gw, cnt, list, h, ys, hq, hs plans.Arg }
+//	logit f32[E]        decode's router logits (integer path)
+type moeScratch struct{ sel, gw, cnt, list, h, ys, hq, hs, logit plans.Arg }
 
 // moeScratchArgs lays out the MoE scratch, growing codegen's scratch to fit.
 func (e *emitter) moeScratchArgs(experts, k, d, f int64) moeScratch {
@@ -38,18 +39,14 @@ func (e *emitter) moeScratchArgs(experts, k, d, f int64) moeScratch {
 		return a
 	}
 	s := moeScratch{sel: next(4 * slots), gw: next(4 * slots), cnt: next(4 * experts), list: next(4 * experts * e.maxTokens),
-		h: next(4 * slots * f), ys: next(4 * slots * d), hq: next(2 * k * f), hs: next(8 * k * f / 32)}
+		h: next(4 * slots * f), ys: next(4 * slots * d), hq: next(2 * k * f), hs: next(8 * k * f / 32), logit: next(4 * experts)}
 	e.scratchBytes = max(e.scratchBytes, off-e.scratchBase)
 	return s
 }
 
-// moeInput is an expert GEMV's input: x as floats, or its int16 codes xq
-// and scales xs on the integer path.
-type moeInput struct{ x, xq, xs plans.Arg }
-
-// moeTakesIntDot reports whether moe node n's decode expert GEMVs run on the
-// integer path (moe_expert_q8): gate/up and down weights with an integer dot
-// and rows of whole groups. Prefill keeps moe_expert_tiles, on floats.
+// moeTakesIntDot reports whether moe node n's decode runs on the integer
+// path (moeDecodeQ8): gate/up and down weights with an integer dot and rows
+// of whole groups. Prefill keeps moe_expert_tiles, on floats.
 func (e *emitter) moeTakesIntDot(n *ir.Node) bool {
 	gate, down := intDot[n.Inputs[3].DType], intDot[n.Inputs[7].DType]
 	return !e.prefill && gate != 0 && down != 0 && n.Inputs[0].Shape[len(n.Inputs[0].Shape)-1]%gate == 0 &&
@@ -120,6 +117,9 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 		ls = append(ls, l...)
 		return err
 	}
+	if e.moeTakesIntDot(n) {
+		return e.moeDecodeQ8(n, cfg, s, ra, rba, dotAccessor(accs[0]), biasAccs[0], dotAccessor(accs[2]), biasAccs[2], d, f, experts)
+	}
 
 	route := &call{}
 	route.ptr(e, cWeight, "wr", wr)
@@ -143,8 +143,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 			return nil, err
 		}
 	}
-	intPath := e.moeTakesIntDot(n)
-	expertGEMV := func(w0, b0, w1, b1 *ir.Node, in moeInput, out plans.Arg, acc, bacc string, inW, outW int64, gated bool) error {
+	expertGEMV := func(w0, b0, w1, b1 *ir.Node, in, out plans.Arg, acc, bacc string, inW, outW int64, gated bool) error {
 		c := &call{}
 		c.ptr(e, cWeight, "w0", w0)
 		c.ptr(e, cWeight, "b0", b0)
@@ -159,25 +158,12 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 		fn, threads, blocksX, gridY := "moe_expert_gemv", moeWarps*32, ceilDiv(outW, moeWarps), k
 		switch {
 		case e.prefill:
-			c.arg(cIn, "x", in.x)
+			c.arg(cIn, "x", in)
 			c.arg(cInts, "cnt", s.cnt)
 			c.arg(cInts, "list", s.list)
 			fn, gridY, targs = "moe_expert_tiles", experts, append(targs, cInt(moeTile))
-		case intPath:
-			c.arg(cXq, "xq", in.xq)
-			c.arg(cScales, "xs", in.xs)
-			c.arg(cInts, "sel", s.sel)
-			// A set of lanes owns LIN_ROWS (4) down rows, or 2 columns' gate and up rows.
-			lanes, sets := intLanes(w0.DType, inW)
-			perSet := int64(4)
-			if gated {
-				perSet = 2
-			}
-			fn, threads, blocksX = "moe_expert_q8", linThreads, ceilDiv(outW, perSet*sets)
-			targs[1] = dotAccessor(acc)
-			targs = append(targs, cInt(lanes))
 		default:
-			c.arg(cIn, "x", in.x)
+			c.arg(cIn, "x", in)
 			c.arg(cInts, "sel", s.sel)
 		}
 		c.arg(cOut, "y", out)
@@ -187,27 +173,10 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	gateIn, downIn := moeInput{x: xa}, moeInput{x: s.h}
-	if intPath {
-		// x as its norm quantized it (else a quantize_x8 launch); h is
-		// quantized between the two GEMVs: no block of gate+up writes a
-		// whole 32-group of it.
-		quant, xq, xs, err := e.quantizeX(x, d)
-		if err := add(quant, err); err != nil {
-			return nil, err
-		}
-		gateIn.xq, gateIn.xs = xq, xs
-		downIn.xq, downIn.xs = s.hq, s.hs
-	}
-	if err := expertGEMV(wg, n.Inputs[4], wu, n.Inputs[6], gateIn, s.h, accs[0], biasAccs[0], d, f, true); err != nil {
+	if err := expertGEMV(wg, n.Inputs[4], wu, n.Inputs[6], xa, s.h, accs[0], biasAccs[0], d, f, true); err != nil {
 		return nil, err
 	}
-	if intPath {
-		if err := add(e.quantizeLaunch(s.h, s.hq, s.hs, k, f)); err != nil {
-			return nil, err
-		}
-	}
-	if err := expertGEMV(wd, n.Inputs[8], nil, nil, downIn, s.ys, accs[2], biasAccs[2], f, d, false); err != nil {
+	if err := expertGEMV(wd, n.Inputs[8], nil, nil, s.h, s.ys, accs[2], biasAccs[2], f, d, false); err != nil {
 		return nil, err
 	}
 
@@ -219,9 +188,58 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	if err := add(e.emit(sum, "moe_sum", 256, gridElems(0, d, 256), cfg)); err != nil {
 		return nil, err
 	}
-	if !intPath {
-		// The MoE scratch overlaps the int16 form of wider activations.
-		e.scratchHolds = -1
-	} // else the scratch still holds x's (the MoE scratch starts past it)
+	// The MoE scratch overlaps the int16 form of wider activations.
+	e.scratchHolds = -1
+	return ls, nil
+}
+
+// moeDecodeQ8 is a decode MoE on the integer path (moe.cu.tmpl): router
+// logits, gate+up with the SwiGLU and h's quantization, down with the
+// weighted sum; both GEMV kernels pick the experts from the logits
+// themselves. x comes quantized by its norm (else a quantize_x8 launch).
+func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa, ba, da, dba string, d, f, experts int64) ([]plans.Launch, error) {
+	var ls []plans.Launch
+	add := func(l []plans.Launch, err error) error {
+		ls = append(ls, l...)
+		return err
+	}
+	x := n.Inputs[0]
+	logits := &call{}
+	logits.ptr(e, cWeight, "wr", n.Inputs[1])
+	logits.ptr(e, cWeight, "br", n.Inputs[2])
+	logits.ptr(e, cIn, "x", x)
+	logits.arg(cOut, "logit", s.logit)
+	if err := add(e.emit(logits, "moe_logits", linThreads, gridFixed(experts), cfg, ra, rba)); err != nil {
+		return nil, err
+	}
+	quant, xq, xs, err := e.quantizeX(x, d)
+	if err := add(quant, err); err != nil {
+		return nil, err
+	}
+	gateUp := &call{}
+	gateUp.ptr(e, cWeight, "wg", n.Inputs[3])
+	gateUp.ptr(e, cWeight, "bg", n.Inputs[4])
+	gateUp.ptr(e, cWeight, "wu", n.Inputs[5])
+	gateUp.ptr(e, cWeight, "bu", n.Inputs[6])
+	gateUp.arg(cXq, "xq", xq)
+	gateUp.arg(cScales, "xs", xs)
+	gateUp.arg(cIn, "logit", s.logit)
+	gateUp.arg("xq_t* __restrict__", "hq", s.hq)
+	gateUp.arg("float2* __restrict__", "hs", s.hs)
+	k := n.Int("top_k")
+	if err := add(e.emit(gateUp, "moe_gate_up_q8", moeWarps*32, grid{b: [3]int64{f / 32, k, 1}}, cfg, wa, ba)); err != nil {
+		return nil, err
+	}
+	down := &call{}
+	down.ptr(e, cWeight, "wd", n.Inputs[7])
+	down.ptr(e, cWeight, "bd", n.Inputs[8])
+	down.arg(cXq, "hq", s.hq)
+	down.arg(cScales, "hs", s.hs)
+	down.arg(cIn, "logit", s.logit)
+	down.ptr(e, cOut, "y", n)
+	if err := add(e.emit(down, "moe_down_sum_q8", moeWarps*32, gridFixed(d/moeWarps), cfg, da, dba)); err != nil {
+		return nil, err
+	}
+	// The scratch still holds x's int16 form (the MoE scratch starts past it).
 	return ls, nil
 }

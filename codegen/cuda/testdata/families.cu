@@ -2027,6 +2027,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 // clamped SwiGLU's LIMIT and ALPHA. A step's tokens become T·K slots
 // (slot s = t·K + k: token t's k-th choice). Launches:
 //   moe_route        grid T, a warp per expert: router logits, top K, softmax
+//                    (moe_pick)
 //   moe_lists        prefill only, one block: each expert's slots, in order
 //   moe_expert_gemv  (decode) or moe_expert_tiles (prefill): gate+up with the
 //                    clamped SwiGLU into h [slots, F], then down with its
@@ -2034,14 +2035,58 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 //                    one expert, so only routed experts' weights are read
 //                    (decode: grid y = K, expert sel[k]; prefill: grid y = E,
 //                    an expert without slots returns)
-//   moe_expert_q8    decode on the integer path (weights with an integer
-//                    dot, q8.cu.tmpl) in place of moe_expert_gemv: x comes
-//                    quantized by its producer (or quantize_x8), and h is
-//                    quantized by quantize_x8 between gate+up and down
 //   moe_sum          out[t] = Σ_k gw[t·K+k]·ys[t·K+k], k in order
+// Decode on the integer path (weights with an integer dot, q8.cu.tmpl) is
+// three launches in place of route, the expert GEMVs and the sum:
+//   moe_logits       grid E: one router logit per block
+//   moe_gate_up_q8   grid (F/32, K): every warp picks the K experts from the
+//                    logits (moe_pick), the block computes 32 columns of
+//                    slot k's h from x's int16 codes (by its producer, or
+//                    quantize_x8) and quantizes them (a whole 32-group)
+//   moe_down_sum_q8  grid D/MOE_WARPS: a warp computes one output row of all
+//                    K experts and sums them weighted, in order
 // Every output element is written by one thread in a fixed order: the
 // result does not depend on scheduling (no atomics).
 #define MOE_WARPS 8
+
+// moe_pick: the 32 lanes of a warp pick the K largest of E ≤ 64 logits (the
+// lower expert first on ties, as torch.topk and the CPU device) into idx,
+// and their softmax weights into w; every lane gets the same answer. Lane l
+// holds experts l and l+32; each round is a butterfly arg-max over
+// (logit, -expert), a total order, so all lanes agree.
+template <class Cfg>
+__device__ __forceinline__ void moe_pick(const float* logit, int* idx, float* w) {
+    constexpr int E = Cfg::E, K = Cfg::K, NONE = 1 << 30;
+    const int lane = threadIdx.x & 31;
+    float l0 = lane < E ? logit[lane] : -INFINITY, l1 = lane + 32 < E ? logit[lane + 32] : -INFINITY;
+    bool free0 = lane < E, free1 = lane + 32 < E;
+    float v[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        float bv = -INFINITY;
+        int bi = NONE;
+        if (free1) bv = l1, bi = lane + 32;
+        if (free0 && (bi == NONE || l0 >= bv)) bv = l0, bi = lane;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+            const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+            if (oi != NONE && (bi == NONE || ov > bv || (ov == bv && oi < bi))) bv = ov, bi = oi;
+        }
+        free0 &= bi != lane;
+        free1 &= bi != lane + 32;
+        idx[k] = bi;
+        v[k] = bv;
+    }
+    float sum = 0.f;
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        w[k] = expf(v[k] - v[0]);
+        sum += w[k];
+    }
+#pragma unroll
+    for (int k = 0; k < K; k++) w[k] /= sum;
+}
 
 // moe_route: block t; warp w computes the logits of experts w, w+warps, ...
 // with its groups' loads unrolled, so the router's weights are all in flight
@@ -2074,27 +2119,15 @@ __device__ __forceinline__ void moe_route(const uint8_t* __restrict__ wr, const 
         if (lane == 0) logit[e] = acc + BR::at(br, e);
     }
     __syncthreads();
-    if (threadIdx.x != 0) return;
-    unsigned long long taken = 0;
+    if (warp != 0) return;
     int idx[K];
-#pragma unroll
-    for (int k = 0; k < K; k++) {
-        int best = -1;
-        for (int e = 0; e < E; e++)
-            if (!((taken >> e) & 1) && (best < 0 || logit[e] > logit[best])) best = e;
-        taken |= 1ull << best;
-        idx[k] = best;
-    }
-    float w[K], sum = 0.f;
-#pragma unroll
-    for (int k = 0; k < K; k++) {
-        w[k] = expf(logit[idx[k]] - logit[idx[0]]);
-        sum += w[k];
-    }
+    float w[K];
+    moe_pick<Cfg>(logit, idx, w);
+    if (lane != 0) return;
 #pragma unroll
     for (int k = 0; k < K; k++) {
         sel[t * K + k] = idx[k];
-        gw[t * K + k] = w[k] / sum;
+        gw[t * K + k] = w[k];
     }
 }
 
@@ -2171,41 +2204,120 @@ __device__ __forceinline__ void moe_expert_gemv(const uint8_t* __restrict__ w0, 
     if (lane == 0) y[(i64)slot * OUT + o] = out;
 }
 
-// moe_expert_q8 (decode, one token, integer path): moe_expert_gemv's
-// outputs from int16 activations xq, xs (x's row 0 when GATED, else slot
-// k's row of h) in linear_q8's geometry: the block's sets of S lanes
-// (rows_dot8) each own NO outputs of expert sel[k], k = blockIdx.y — GATED:
-// 2 columns, i.e. their gate rows in w0 and up rows in w1; else LIN_ROWS
-// rows of w0. Sums are reduced in a fixed order (block_rows_sum).
-template <class Cfg, class W, class B, int IN, int OUT, bool GATED, int S>
-__device__ __forceinline__ void moe_expert_q8(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0,
-                                              const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1,
-                                              const xq_t* __restrict__ xq, const float2* __restrict__ xs,
-                                              const int* __restrict__ sel, float* __restrict__ y) {
-    constexpr int SETS = LIN_WARPS * 32 / S, NO = GATED ? 2 : LIN_ROWS, NR = GATED ? 2 * NO : NO;
-    grid_dep_wait();  // sel is moe_route's; rows_dot8's own wait (no EARLY fetch here) is then a no-op
-    const int slot = blockIdx.y, tok[1] = {GATED ? 0 : slot};
-    const i64 e0 = (i64)sel[slot] * OUT, o0 = (i64)blockIdx.x * SETS * NO, c0 = o0 + threadIdx.x / S * NO;
-    const uint8_t* ws[NR];
-    i64 rows[NR];
-    float acc[NR][1];
+// moe_logits (decode, one token): block e writes expert e's router logit
+// x·Wr[e] + br[e] to logit[e]; the block's threads take the row's groups in
+// turn and are summed in a fixed order (block_sum).
+template <class Cfg, class WR, class BR>
+__device__ __forceinline__ void moe_logits(const uint8_t* __restrict__ wr, const uint8_t* __restrict__ br,
+                                           const float* __restrict__ x, float* __restrict__ logit) {
+    constexpr int D = Cfg::D, G = WR::GROUP, NG = D / G;
+    static_assert(D % G == 0 && G % 4 == 0, "router rows must be whole groups of float4s");
+    __shared__ float part[32];
+    const int e = blockIdx.x;
+    float acc = 0.f;
+#pragma unroll 4
+    for (int g = threadIdx.x; g < NG; g += blockDim.x) {
+        float v[G];
+        WR::load(wr, (i64)e * NG + g, v);
+        const float4* xp = (const float4*)(x + g * G);
 #pragma unroll
-    for (int r = 0; r < NR; r++) {
-        ws[r] = r < NO ? w0 : w1;
-        rows[r] = e0 + min(c0 + r % NO, (i64)OUT - 1);  // past the end: a duplicate row, not written
-        acc[r][0] = 0.f;
+        for (int i = 0; i < G / 4; i++) {
+            const float4 a = xp[i];
+            acc += v[4 * i] * a.x + v[4 * i + 1] * a.y + v[4 * i + 2] * a.z + v[4 * i + 3] * a.w;
+        }
     }
-    rows_dot8<W, IN, NR, 1, S, false, false>(ws, rows, nullptr, xq, xs, tok, acc);
-    const float s = block_rows_sum<NR, S>(&acc[0][0]);
-    __shared__ float res[SETS * NR];
-    if (threadIdx.x < SETS * NR) res[threadIdx.x] = s;
+    acc = block_sum(acc, part);
+    if (threadIdx.x == 0) logit[e] = acc + BR::at(br, e);
+}
+
+// moe_group_dots: acc[r] = lane's part of the dot of weight row rows[r] of
+// tensor ws[r] (NR rows, all routed, so all valid) with int16 activation row
+// tok[r] (xq [.., IN], xs); lane j takes groups j, j+32, ... The fetches
+// come first and unconditionally (lanes past the row's end fetch its last
+// group again and skip it), so ptxas may issue them together; it keeps
+// about 5 of a lane's groups in flight (SASS, nvcc 11.8), which bounds the
+// expert GEMVs at 1.1-1.6 TB/s (KERNELS.md).
+template <class W, int IN, int NR>
+__device__ __forceinline__ void moe_group_dots(const uint8_t* const* ws, const i64* rows, const int* tok,
+                                               const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* acc) {
+    constexpr int NG = IN / W::GROUP, ITER = (NG + 31) / 32;
+    const int lane = threadIdx.x & 31;
+    typename W::Raw raw[ITER][NR];
+#pragma unroll
+    for (int it = 0; it < ITER; it++)
+#pragma unroll
+        for (int r = 0; r < NR; r++) W::fetch(ws[r], rows[r] * NG + min(lane + 32 * it, NG - 1), raw[it][r]);
+#pragma unroll
+    for (int it = 0; it < ITER; it++) {
+        const int g = lane + 32 * it;
+        if (NG % 32 != 0 && g >= NG) break;
+#pragma unroll
+        for (int r = 0; r < NR; r++) {
+            float a[1][1] = {};
+            dot8_tokens<W, IN, 1, 1>(&raw[it][r], g, xq, xs, &tok[r], a);
+            acc[r] += a[0][0];
+        }
+    }
+}
+
+// moe_gate_up_q8 (decode, one token): block (c, k) computes h's columns
+// 32c..32c+31 of slot k (expert idx[k]): warp w the columns 32c+4w..+3 from
+// their gate and up rows, then the clamped SwiGLU with the biases; the
+// block quantizes the 32 values as quantize_x8 would (hq [K, F], hs [K,
+// F/32]), so down needs no quantize launch.
+template <class Cfg, class W, class B>
+__device__ __forceinline__ void moe_gate_up_q8(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ bg,
+                                               const uint8_t* __restrict__ wu, const uint8_t* __restrict__ bu,
+                                               const xq_t* __restrict__ xq, const float2* __restrict__ xs,
+                                               const float* __restrict__ logit, xq_t* __restrict__ hq,
+                                               float2* __restrict__ hs) {
+    constexpr int D = Cfg::D, F = Cfg::F, K = Cfg::K, C = 32 / MOE_WARPS;
+    static_assert(F % 32 == 0 && D % W::GROUP == 0, "h is quantized in whole 32-groups");
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, slot = blockIdx.y;
+    int idx[K];
+    float gw[K];
+    moe_pick<Cfg>(logit, idx, gw);
+    const i64 col0 = (i64)blockIdx.x * 32 + warp * C, row0 = (i64)idx[slot] * F + col0;
+    const uint8_t* ws[2 * C];
+    i64 rows[2 * C];
+    int tok[2 * C];
+    float acc[2 * C] = {};  // gate rows, then up rows
+#pragma unroll
+    for (int r = 0; r < 2 * C; r++) ws[r] = r < C ? wg : wu, rows[r] = row0 + r % C, tok[r] = 0;
+    moe_group_dots<W, D, 2 * C>(ws, rows, tok, xq, xs, acc);
+    __shared__ float h[32];
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+        const float g = warp_sum(acc[c]) + B::at(bg, row0 + c), u = warp_sum(acc[C + c]) + B::at(bu, row0 + c);
+        if (lane == c) h[warp * C + c] = moe_glu<Cfg>(g, u);
+    }
     __syncthreads();
-    const int set = threadIdx.x / NO, j = threadIdx.x % NO;
-    const i64 o = o0 + set * NO + j;
-    if (threadIdx.x >= SETS * NO || o >= OUT) return;
-    float v = res[set * NR + j] + B::at(b0, e0 + o);
-    if constexpr (GATED) v = moe_glu<Cfg>(v, res[set * NR + NO + j] + B::at(b1, e0 + o));
-    y[(i64)slot * OUT + o] = v;
+    if (warp == 0) quantize32(h[lane], (i64)slot * F + blockIdx.x * 32, hq, hs);
+}
+
+// moe_down_sum_q8 (decode, one token): warp w of block b computes output
+// row o = b·MOE_WARPS + w of each of the K experts' down matrices from
+// slot k's row of hq, hs, and writes y[o] = Σ_k gw[k]·(dot_k + bias_k),
+// k in order (moe_sum's arithmetic).
+template <class Cfg, class W, class B>
+__device__ __forceinline__ void moe_down_sum_q8(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd,
+                                                const xq_t* __restrict__ hq, const float2* __restrict__ hs,
+                                                const float* __restrict__ logit, float* __restrict__ y) {
+    constexpr int D = Cfg::D, F = Cfg::F, K = Cfg::K;
+    static_assert(D % MOE_WARPS == 0 && F % W::GROUP == 0, "whole warps of output rows");
+    const int lane = threadIdx.x & 31, o = blockIdx.x * MOE_WARPS + (threadIdx.x >> 5);
+    int idx[K], tok[K];
+    float gw[K], acc[K] = {};
+    const uint8_t* ws[K];
+    i64 rows[K];
+    moe_pick<Cfg>(logit, idx, gw);
+#pragma unroll
+    for (int k = 0; k < K; k++) ws[k] = wd, rows[k] = (i64)idx[k] * D + o, tok[k] = k;
+    moe_group_dots<W, F, K>(ws, rows, tok, hq, hs, acc);
+    float out = 0.f;
+#pragma unroll
+    for (int k = 0; k < K; k++) out += gw[k] * (warp_sum(acc[k]) + B::at(bd, rows[k]));
+    if (lane == 0) y[o] = out;
 }
 
 // moe_expert_tiles (prefill): block (bx, e) owns rows bx·MOE_WARPS + w of

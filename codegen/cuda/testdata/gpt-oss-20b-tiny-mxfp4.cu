@@ -120,18 +120,20 @@ extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_1
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<192>, 192, 64, true, true>(a, b, w, s, y, xq, xs);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_expert_q8_Moe_3_W_mxfp4_split_dot_6144_W_f32_1024_192_256_true_32(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ sel, float* __restrict__ y) {
-    grid_dep_launch();
-    moe_expert_q8<Moe_3, W_mxfp4_split_dot<6144>, W_f32<1024>, 192, 256, true, 32>(w0, b0, w1, b1, xq, xs, sel, y);
-}
-extern "C" __global__ void __launch_bounds__(256) quantize_x8_2_256(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) moe_logits_Moe_3_W_f32_768_W_f32_4(const uint8_t* __restrict__ wr, const uint8_t* __restrict__ br, const float* __restrict__ x, float* __restrict__ logit) {
     grid_dep_wait();
     grid_dep_launch();
-    quantize_x8<2, 256>(x, xq, xs, state);
+    moe_logits<Moe_3, W_f32<768>, W_f32<4>>(wr, br, x, logit);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_expert_q8_Moe_3_W_mxfp4_split_dot_6144_W_f32_768_256_192_false_32(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ sel, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) moe_gate_up_q8_Moe_3_W_mxfp4_split_dot_6144_W_f32_1024(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ bg, const uint8_t* __restrict__ wu, const uint8_t* __restrict__ bu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const float* __restrict__ logit, xq_t* __restrict__ hq, float2* __restrict__ hs) {
+    grid_dep_wait();
     grid_dep_launch();
-    moe_expert_q8<Moe_3, W_mxfp4_split_dot<6144>, W_f32<768>, 256, 192, false, 32>(w0, b0, nullptr, nullptr, xq, xs, sel, y);
+    moe_gate_up_q8<Moe_3, W_mxfp4_split_dot<6144>, W_f32<1024>>(wg, bg, wu, bu, xq, xs, logit, hq, hs);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_mxfp4_split_dot_6144_W_f32_768(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
+    grid_dep_wait();
+    grid_dep_launch();
+    moe_down_sum_q8<Moe_3, W_mxfp4_split_dot<6144>, W_f32<768>>(wd, bd, hq, hs, logit, y);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_4_W_f32_4_true_true_64(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
