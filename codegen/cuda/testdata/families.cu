@@ -1576,13 +1576,18 @@ __device__ __forceinline__ void linear_q8_norm(const uint8_t* __restrict__ w, co
                                                xq_t* __restrict__ nxq, float2* __restrict__ nxs, int* __restrict__ counters) {
     static_assert(TT == 1, "a block row is one token");
     linear_q8<W, B, IN, OUT, S, QX, EARLY, ROWS, TT>(w, b, x, xq, xs, y, state);
-    __threadfence();  // this block's y before its arrival
+    // Thread 0 alone fences and arrives after the barrier that orders the
+    // block's y stores before it (cooperative groups' grid sync does the
+    // same): a fence in every thread of every block was measured slower.
     __syncthreads();
     __shared__ bool last;
-    if (threadIdx.x == 0) last = atomicAdd(&counters[blockIdx.y], 1) == (int)gridDim.x - 1;
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(&counters[blockIdx.y], 1) == (int)gridDim.x - 1;
+        if (last) __threadfence();
+    }
     __syncthreads();
     if (!last) return;
-    __threadfence();
     norm_row<N, WN, BN, OUT, LIN_WARPS * 32, LAYER, true, Q8>(a, y, wn, bn, s, yn, nxq, nxs, blockIdx.y);
     if (threadIdx.x == 0) counters[blockIdx.y] = 0;
 }
