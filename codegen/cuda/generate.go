@@ -53,16 +53,15 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	}
 	attn := newAttnScratch(g, int64(m.Model.ContextLength), alignUp(arenaBytes, plans.Alignment))
 	e := &emitter{
-		maxTokens:    maxTokens,
-		attn:         attn,
-		normCounters: attn.end,
-		scratchBase:  attn.end + alignUp(4*maxTokens, plans.Alignment),
-		model:        m.Model,
-		state:        StateLayout(maxTokens),
-		tensors:      map[string]*plans.Tensor{},
-		users:        map[*ir.Node][]*ir.Node{},
-		kvStored:     map[*ir.Node]bool{},
-		kernels:      newKernelSet(),
+		maxTokens:   maxTokens,
+		attn:        attn,
+		scratchBase: attn.end,
+		model:       m.Model,
+		state:       StateLayout(maxTokens),
+		tensors:     map[string]*plans.Tensor{},
+		users:       map[*ir.Node][]*ir.Node{},
+		kvStored:    map[*ir.Node]bool{},
+		kernels:     newKernelSet(),
 	}
 	for i := range m.Tensors {
 		e.tensors[m.Tensors[i].Name] = &m.Tensors[i]
@@ -78,7 +77,6 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	for i := range schedules {
 		e.prefill = i == 0
 		e.scratchHolds = -1
-		e.normsFused = map[*ir.Node]bool{}
 		for _, n := range g.Nodes {
 			ls, err := e.node(n)
 			if err != nil {
@@ -121,8 +119,7 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 type emitter struct {
 	maxTokens    int64
 	attn         attnScratch // the decode attentions' partials and counters, after the planned buffers
-	normCounters int64       // arena offset of linear_q8_norm's arrival counters (one int per token, zero between launches), after attn
-	scratchBase  int64       // arena offset of codegen's scratch (quantized activations, MoE), after normCounters
+	scratchBase  int64       // arena offset of codegen's scratch (quantized activations, MoE), after attn
 	scratchBytes int64       // the most scratch one launch pair needs
 	prefill      bool        // emitting the prefill schedule (else decode)
 	// scratchHolds is the arena offset of the value whose quantized form (xq_t codes, scales) the
@@ -130,7 +127,6 @@ type emitter struct {
 	scratchHolds int64
 	users        map[*ir.Node][]*ir.Node // each node's readers
 	kvStored     map[*ir.Node]bool       // attentions whose k, v a qkv kernel stores
-	normsFused   map[*ir.Node]bool       // norms a linear_q8_norm of this schedule computes (no launch of their own)
 	model        plans.Model
 	state        plans.State
 	tensors      map[string]*plans.Tensor

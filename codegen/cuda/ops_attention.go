@@ -153,7 +153,7 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	}
 	q8 := "false"
 	if hd%32 == 0 {
-		q8 = e.quantizes(att, n, out, heads*hd, "")
+		q8 = e.quantizes(att, n, out, heads*hd)
 	} else {
 		att.null()
 		att.null()

@@ -118,11 +118,7 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 	} else {
 		c.null()
 	}
-	targs := []string{dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s), fmt.Sprint(stage)}
-	if norm := e.normAfter(n); norm != nil {
-		return e.linearNorm(c, n, norm, in, blocks, stage, targs)
-	}
-	return e.intDot(c, n, x, in, "linear_q8", blocks, stage, targs...)
+	return e.intDot(c, n, x, in, "linear_q8", blocks, stage, dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s), fmt.Sprint(stage))
 }
 
 // Limits of linear_q8 quantizing its own input (stagesX): the int16 row and
@@ -155,17 +151,6 @@ func (e *emitter) stagesX(x *ir.Node, in, blocks int64) bool {
 // and the state, and the template arguments rows and token tile after targs.
 // blocksX blocks cover the output columns.
 func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, blocksX int64, staged bool, targs ...string) ([]plans.Launch, error) {
-	quant, targs, err := e.intDotArgs(c, n, x, in, blocksX, staged, targs)
-	if err != nil {
-		return nil, err
-	}
-	ls, err := e.emit(c, fn, linThreads, gridTokenTiles(blocksX, rowsOf(x), e.tokenTile(x)), targs...)
-	return append(quant, ls...), err
-}
-
-// intDotArgs is intDot up to the emission: it returns the quantize launch
-// (if any) and the template arguments.
-func (e *emitter) intDotArgs(c *call, n, x *ir.Node, in, blocksX int64, staged bool, targs []string) ([]plans.Launch, []string, error) {
 	var quant []plans.Launch
 	if staged {
 		c.null()
@@ -173,12 +158,15 @@ func (e *emitter) intDotArgs(c *call, n, x *ir.Node, in, blocksX int64, staged b
 	} else {
 		var err error
 		if quant, err = e.quantizedX(c, x, in); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	c.ptr(e, cOut, "y", n)
 	e.stateArg(c)
-	return quant, append(targs, e.fetchesEarly(x, blocksX), cInt(rowsOf(x)), cInt(e.tokenTile(x))), nil
+	tt := e.tokenTile(x)
+	targs = append(targs, e.fetchesEarly(x, blocksX), cInt(rowsOf(x)), cInt(tt))
+	ls, err := e.emit(c, fn, linThreads, gridTokenTiles(blocksX, rowsOf(x), tt), targs...)
+	return append(quant, ls...), err
 }
 
 // earlyFetchBlocks is the largest integer-path grid that fetches its first
@@ -304,17 +292,17 @@ func (e *emitter) intScratchBytes(in int64) int64 {
 }
 
 // quantizes adds a producer's int16 outputs for value v (its arena argument
-// out, width cols; parameter names prefixed by prefix) when v feeds the
-// integer path, else nullptrs; it returns the Q8 template argument.
-func (e *emitter) quantizes(c *call, v *ir.Node, out plans.Arg, cols int64, prefix string) string {
+// out, width cols) when v feeds the integer path, else nullptrs; it returns
+// the Q8 template argument.
+func (e *emitter) quantizes(c *call, v *ir.Node, out plans.Arg, cols int64) string {
 	if cols%32 != 0 || !e.feedsIntDot(v) {
 		c.null()
 		c.null()
 		return "false"
 	}
 	xq, xs := e.scratchArgs(cols)
-	c.arg("xq_t* __restrict__", prefix+"xq", xq)
-	c.arg("float2* __restrict__", prefix+"xs", xs)
+	c.arg("xq_t* __restrict__", "xq", xq)
+	c.arg("float2* __restrict__", "xs", xs)
 	e.scratchHolds = out.Offset
 	return "true"
 }

@@ -28,88 +28,47 @@ func (e *emitter) embed(n *ir.Node) ([]plans.Launch, error) {
 	return e.emit(c, "embed_rows", 128, gridRowsX(rowsOf(ids)), acc, cInt(table.Shape[0]), cInt(table.Shape[1]))
 }
 
-// norm: rmsnorm, layernorm and their add_ fusions; one block per row, none
-// where the linear producing the addend norms the row itself
-// (linear_q8_norm, ops_norm_fused.go).
+// norm: rmsnorm, layernorm and their add_ fusions; one block per row.
 func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
-	if e.normsFused[n] {
-		return nil, nil
-	}
-	c := &call{}
-	p, err := e.normArgs(c, n, "", nil)
-	if err != nil {
-		return nil, err
-	}
-	threads := normThreads(p.cols)
-	targs := []string{p.cfg, p.w}
-	fn := "rmsnorm_rows"
-	if p.layer {
-		targs = append(targs, p.b)
-		fn = "layernorm_rows"
-	}
-	targs = append(targs, cInt(p.cols), cInt(int64(threads)), fmt.Sprint(p.add), p.q8)
-	return e.emit(c, fn, threads, gridRowsX(rowsOf(n.Inputs[0])), targs...)
-}
-
-// normParts are a norm node's template arguments: its config, weight and
-// bias accessors (B_none without a bias), width, kind, and Q8.
-type normParts struct {
-	cfg, w, b  string
-	cols       int64
-	layer, add bool
-	q8         string
-}
-
-// normArgs adds norm n's parameters to c, their names prefixed by prefix:
-// a, b (nullptr without an add), w, bias (layernorm only), s (nullptr
-// without an add), y, xq and xs (nullptrs unless y feeds the integer path).
-// With addend, one of n's add operands, the caller's kernel computed that
-// operand as its "y": the other operand is a, b is not a parameter, and bias
-// is nullptr for an rmsnorm (linear_q8_norm's arguments).
-func (e *emitter) normArgs(c *call, n *ir.Node, prefix string, addend *ir.Node) (normParts, error) {
-	p := normParts{add: n.Op == ir.OpAddRMSNorm || n.Op == ir.OpAddLayerNorm, layer: n.Op == ir.OpLayerNorm || n.Op == ir.OpAddLayerNorm, b: "B_none"}
+	add := n.Op == ir.OpAddRMSNorm || n.Op == ir.OpAddLayerNorm
+	layer := n.Op == ir.OpLayerNorm || n.Op == ir.OpAddLayerNorm
 	in := n.Inputs
 	cols, err := activation(in[0])
 	if err != nil {
-		return p, err
+		return nil, err
 	}
-	p.cols = cols
-	a := in[0]
-	if addend == a {
-		a = in[1]
-	}
-	c.ptr(e, cIn, prefix+"a", a)
-	if p.add {
+	c := &call{}
+	c.ptr(e, cIn, "a", in[0])
+	if add {
 		if bc, err := activation(in[1]); err != nil || bc != cols {
-			return p, fmt.Errorf("add operands differ: %v and %v", in[0].Shape, in[1].Shape)
+			return nil, fmt.Errorf("add operands differ: %v and %v", in[0].Shape, in[1].Shape)
 		}
-		if addend == nil {
-			c.ptr(e, cIn, prefix+"b", in[1])
-		}
+		c.ptr(e, cIn, "b", in[1])
 		in = in[1:]
 	} else {
 		c.null()
 	}
-	if p.w, err = e.vectorAccessor(in[1], cols); err != nil {
-		return p, err
+	wa, err := e.vectorAccessor(in[1], cols)
+	if err != nil {
+		return nil, err
 	}
-	c.ptr(e, cWeight, prefix+"w", in[1])
-	if p.layer {
-		if p.b, err = e.vectorAccessor(in[2], cols); err != nil {
-			return p, err
+	c.ptr(e, cWeight, "w", in[1])
+	targs := []string{e.kernels.config("Norm", "static constexpr float EPS = "+cFloat(n.Float("eps"))+";"), wa}
+	if layer {
+		ba, err := e.vectorAccessor(in[2], cols)
+		if err != nil {
+			return nil, err
 		}
-		c.ptr(e, cWeight, prefix+"bias", in[2])
-	} else if addend != nil {
-		c.null()
+		c.ptr(e, cWeight, "bias", in[2])
+		targs = append(targs, ba)
 	}
-	p.cfg = e.kernels.config("Norm", "static constexpr float EPS = "+cFloat(n.Float("eps"))+";")
 	out, err := e.value(n)
 	if err != nil {
-		return p, err
+		return nil, err
 	}
 	normed := n // the node consumers read the normed row through
-	if p.add {
-		c.arg(cOut, prefix+"s", out)
+	if add {
+		c.arg(cOut, "s", out)
 		out.Offset += 4 * e.maxTokens * cols // part 1: the normed sum
 		normed = nil
 		for _, u := range e.users[n] {
@@ -120,15 +79,21 @@ func (e *emitter) normArgs(c *call, n *ir.Node, prefix string, addend *ir.Node) 
 	} else {
 		c.null()
 	}
-	c.arg(cOut, prefix+"y", out)
-	p.q8 = "false"
+	c.arg(cOut, "y", out)
+	q8 := "false"
 	if normed != nil {
-		p.q8 = e.quantizes(c, normed, out, cols, prefix)
+		q8 = e.quantizes(c, normed, out, cols)
 	} else {
 		c.null()
 		c.null()
 	}
-	return p, nil
+	threads := normThreads(cols)
+	targs = append(targs, cInt(cols), cInt(int64(threads)), fmt.Sprint(add), q8)
+	fn := "rmsnorm_rows"
+	if layer {
+		fn = "layernorm_rows"
+	}
+	return e.emit(c, fn, threads, gridRowsX(rowsOf(n.Inputs[0])), targs...)
 }
 
 // normThreads is a norm block's size for rows of cols: whole warps, each
@@ -189,7 +154,7 @@ func (e *emitter) elementwise(n *ir.Node) ([]plans.Launch, error) {
 		if err != nil {
 			return nil, err
 		}
-		q8 := e.quantizes(c, n, out, cols, "")
+		q8 := e.quantizes(c, n, out, cols)
 		e.stateArg(c)
 		return e.emit(c, "last_row", 256, gridFixed(ceilDiv(cols, 256)), cInt(rows), cInt(cols), q8)
 	}

@@ -1470,8 +1470,7 @@ template <int COLS, int THREADS> struct NormRow {
 };
 
 // norm_load: v = a (+ b, stored to s with ADD) of row off, zero past COLS;
-// wv = the weights of the same columns. b is read through L2 (__ldcg): in
-// linear_q8_norm other blocks of the same grid have just written it.
+// wv = the weights of the same columns.
 template <class W, int COLS, int THREADS, bool ADD>
 __device__ __forceinline__ void norm_load(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w,
                                           float* __restrict__ s, i64 off, float* v, float* wv) {
@@ -1483,7 +1482,7 @@ __device__ __forceinline__ void norm_load(const float* __restrict__ a, const flo
         if (R::in(k)) {
             wv[k] = W::at(w, R::col(k));
             v[k] = a[off + R::col(k)];
-            if constexpr (ADD) v[k] += __ldcg(b + off + R::col(k));
+            if constexpr (ADD) v[k] += b[off + R::col(k)];
         }
     }
     if constexpr (ADD) {
@@ -1506,90 +1505,51 @@ __device__ __forceinline__ void norm_store(const float* v, i64 off, float* __res
     }
 }
 
-// norm_row: row `row` of a (+ b with ADD, stored to s first: part 0 of the
-// packed result) normed to y by a block of THREADS threads. rmsnorm: y = x /
-// sqrt(mean(x²)+eps) · w; with LAYER layernorm: y = (x - mean) / sqrt(var +
-// eps) · w + bias.
-template <class N, class W, class B, int COLS, int THREADS, bool LAYER, bool ADD, bool Q8>
-__device__ __forceinline__ void norm_row(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w,
-                                         const uint8_t* __restrict__ bias, float* __restrict__ s, float* __restrict__ y,
-                                         xq_t* __restrict__ xq, float2* __restrict__ xs, i64 row) {
-    using R = NormRow<COLS, THREADS>;
-    __shared__ float scratch[32];
-    const i64 off = row * COLS;
-    float v[R::PER], wv[R::PER];
-    norm_load<W, COLS, THREADS, ADD>(a, b, w, s, off, v, wv);
-    if constexpr (LAYER) {
-        float bv[R::PER], sum = 0.f;
-#pragma unroll
-        for (int k = 0; k < R::PER; k++) {
-            bv[k] = R::in(k) ? B::at(bias, R::col(k)) : 0.f;
-            sum += v[k];
-        }
-        const float mean = block_sum(sum, scratch) / (float)COLS;
-        float var = 0.f;
-#pragma unroll
-        for (int k = 0; k < R::PER; k++) {
-            const float d = v[k] - mean;
-            if (R::in(k)) var += d * d;
-        }
-        const float inv = rsqrtf(block_sum(var, scratch) / (float)COLS + N::EPS);
-#pragma unroll
-        for (int k = 0; k < R::PER; k++) v[k] = (v[k] - mean) * inv * wv[k] + bv[k];
-    } else {
-        float ss = 0.f;
-#pragma unroll
-        for (int k = 0; k < R::PER; k++) ss += v[k] * v[k];
-        const float inv = rsqrtf(block_sum(ss, scratch) / (float)COLS + N::EPS);
-#pragma unroll
-        for (int k = 0; k < R::PER; k++) v[k] *= inv * wv[k];
-    }
-    norm_store<COLS, THREADS, Q8>(v, off, y, xq, xs);
-}
-
-// rmsnorm_rows, layernorm_rows: one block per row.
+// rmsnorm: y = x / sqrt(mean(x²)+eps) · w. With ADD (add_rmsnorm) the row is
+// a + b, stored to s first (part 0 of the packed result).
 template <class N, class W, int COLS, int THREADS, bool ADD, bool Q8>
 __device__ __forceinline__ void rmsnorm_rows(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w,
                                              float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
-    norm_row<N, W, B_none, COLS, THREADS, false, ADD, Q8>(a, b, w, nullptr, s, y, xq, xs, blockIdx.x);
+    using R = NormRow<COLS, THREADS>;
+    __shared__ float scratch[32];
+    const i64 off = (i64)blockIdx.x * COLS;
+    float v[R::PER], wv[R::PER];
+    norm_load<W, COLS, THREADS, ADD>(a, b, w, s, off, v, wv);
+    float ss = 0.f;
+#pragma unroll
+    for (int k = 0; k < R::PER; k++) ss += v[k] * v[k];
+    const float inv = rsqrtf(block_sum(ss, scratch) / (float)COLS + N::EPS);
+#pragma unroll
+    for (int k = 0; k < R::PER; k++) v[k] *= inv * wv[k];
+    norm_store<COLS, THREADS, Q8>(v, off, y, xq, xs);
 }
+
+// layernorm: y = (x - mean) / sqrt(var + eps) · w + bias; ADD as above.
 template <class N, class W, class B, int COLS, int THREADS, bool ADD, bool Q8>
 __device__ __forceinline__ void layernorm_rows(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w,
                                                const uint8_t* __restrict__ bias, float* __restrict__ s, float* __restrict__ y,
                                                xq_t* __restrict__ xq, float2* __restrict__ xs) {
-    norm_row<N, W, B, COLS, THREADS, true, ADD, Q8>(a, b, w, bias, s, y, xq, xs, blockIdx.x);
-}
-
-// linear_q8_norm: linear_q8 (one token a block row, LIN_WARPS·32 threads),
-// then the add_rmsnorm / add_layernorm that adds its output y to the
-// residual stream a: the last block of a token row to finish (arrival
-// counter counters[token], zero between launches: the arena starts zeroed
-// and that block resets it) norms the whole row, so the norm needs no launch
-// of its own. Every block's reads of x, xq and xs are done before it
-// arrives, so the norm's outputs may reuse their memory.
-template <class W, class B, int IN, int OUT, int S, bool QX, bool EARLY, int ROWS, int TT,
-          class N, class WN, class BN, bool LAYER, bool Q8>
-__device__ __forceinline__ void linear_q8_norm(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x,
-                                               const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y,
-                                               const int* __restrict__ state, const float* __restrict__ a, const uint8_t* __restrict__ wn,
-                                               const uint8_t* __restrict__ bn, float* __restrict__ s, float* __restrict__ yn,
-                                               xq_t* __restrict__ nxq, float2* __restrict__ nxs, int* __restrict__ counters) {
-    static_assert(TT == 1, "a block row is one token");
-    linear_q8<W, B, IN, OUT, S, QX, EARLY, ROWS, TT>(w, b, x, xq, xs, y, state);
-    // Thread 0 alone fences and arrives after the barrier that orders the
-    // block's y stores before it (cooperative groups' grid sync does the
-    // same): a fence in every thread of every block was measured slower.
-    __syncthreads();
-    __shared__ bool last;
-    if (threadIdx.x == 0) {
-        __threadfence();
-        last = atomicAdd(&counters[blockIdx.y], 1) == (int)gridDim.x - 1;
-        if (last) __threadfence();
+    using R = NormRow<COLS, THREADS>;
+    __shared__ float scratch[32];
+    const i64 off = (i64)blockIdx.x * COLS;
+    float v[R::PER], wv[R::PER], bv[R::PER];
+#pragma unroll
+    for (int k = 0; k < R::PER; k++) bv[k] = R::in(k) ? B::at(bias, R::col(k)) : 0.f;
+    norm_load<W, COLS, THREADS, ADD>(a, b, w, s, off, v, wv);
+    float sum = 0.f;
+#pragma unroll
+    for (int k = 0; k < R::PER; k++) sum += v[k];
+    const float mean = block_sum(sum, scratch) / (float)COLS;
+    float var = 0.f;
+#pragma unroll
+    for (int k = 0; k < R::PER; k++) {
+        const float d = v[k] - mean;
+        if (R::in(k)) var += d * d;
     }
-    __syncthreads();
-    if (!last) return;
-    norm_row<N, WN, BN, OUT, LIN_WARPS * 32, LAYER, true, Q8>(a, y, wn, bn, s, yn, nxq, nxs, blockIdx.y);
-    if (threadIdx.x == 0) counters[blockIdx.y] = 0;
+    const float inv = rsqrtf(block_sum(var, scratch) / (float)COLS + N::EPS);
+#pragma unroll
+    for (int k = 0; k < R::PER; k++) v[k] = (v[k] - mean) * inv * wv[k] + bv[k];
+    norm_store<COLS, THREADS, Q8>(v, off, y, xq, xs);
 }
 
 // Elementwise ops over [ROWS or T, COLS]: one thread per element; the grid

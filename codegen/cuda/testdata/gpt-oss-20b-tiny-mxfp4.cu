@@ -101,9 +101,14 @@ extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_W_f32_4_t
     grid_dep_launch();
     attend_decode<Attn_2, W_f32<4>, true, true, 64>(q, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_norm_W_q8_0_split_dot_1536_W_f32_192_256_192_32_false_true_0_1_Norm_0_W_f32_192_B_none_false_true(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state, const float* __restrict__ n_a, const uint8_t* __restrict__ n_w, float* __restrict__ n_s, float* __restrict__ n_y, xq_t* __restrict__ n_xq, float2* __restrict__ n_xs, int* __restrict__ counters) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_1536_W_f32_192_256_192_32_false_true_0_1(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8_norm<W_q8_0_split_dot<1536>, W_f32<192>, 256, 192, 32, false, true, 0, 1, Norm_0, W_f32<192>, B_none, false, true>(w, b, nullptr, xq, xs, y, state, n_a, n_w, nullptr, n_s, n_y, n_xq, n_xs, counters);
+    linear_q8<W_q8_0_split_dot<1536>, W_f32<192>, 256, 192, 32, false, true, 0, 1>(w, b, nullptr, xq, xs, y, state);
+}
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_192_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<192>, 192, 64, true, true>(a, b, w, s, y, xq, xs);
 }
 extern "C" __global__ void __launch_bounds__(256) moe_expert_q8_Moe_3_W_mxfp4_split_dot_6144_W_f32_1024_192_256_true_32(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ sel, float* __restrict__ y) {
     grid_dep_launch();
@@ -117,11 +122,6 @@ extern "C" __global__ void __launch_bounds__(256) quantize_x8_2_256(const float*
 extern "C" __global__ void __launch_bounds__(256) moe_expert_q8_Moe_3_W_mxfp4_split_dot_6144_W_f32_768_256_192_false_32(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ sel, float* __restrict__ y) {
     grid_dep_launch();
     moe_expert_q8<Moe_3, W_mxfp4_split_dot<6144>, W_f32<768>, 256, 192, false, 32>(w0, b0, nullptr, nullptr, xq, xs, sel, y);
-}
-extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_192_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
-    grid_dep_wait();
-    grid_dep_launch();
-    rmsnorm_rows<Norm_0, W_f32<192>, 192, 64, true, true>(a, b, w, s, y, xq, xs);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_4_W_f32_4_true_true_64(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();

@@ -79,21 +79,22 @@ extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_fa
     grid_dep_launch();
     attend_decode<Attn_2, B_none, false, true, 32>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_norm_W_q4_0_split_dot_2048_B_none_256_256_32_false_true_0_1_Norm_0_W_f32_256_B_none_false_true(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state, const float* __restrict__ n_a, const uint8_t* __restrict__ n_w, float* __restrict__ n_s, float* __restrict__ n_y, xq_t* __restrict__ n_xq, float2* __restrict__ n_xs, int* __restrict__ counters) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_2048_B_none_256_256_32_false_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8_norm<W_q4_0_split_dot<2048>, B_none, 256, 256, 32, false, true, 0, 1, Norm_0, W_f32<256>, B_none, false, true>(w, nullptr, nullptr, xq, xs, y, state, n_a, n_w, nullptr, n_s, n_y, n_xq, n_xs, counters);
+    linear_q8<W_q4_0_split_dot<2048>, B_none, 256, 256, 32, false, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, state);
+}
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, true, true>(a, b, w, s, y, xq, xs);
 }
 extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_0_split_dot_8192_256_512_512_32_true_0_1(const uint8_t* __restrict__ wg, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     swiglu_q8<W_q4_0_split_dot<8192>, 256, 512, 512, 32, true, 0, 1>(wg, wg, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_norm_W_q4_0_split_dot_4096_B_none_512_256_32_true_true_0_1_Norm_0_W_f32_256_B_none_false_true(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state, const float* __restrict__ n_a, const uint8_t* __restrict__ n_w, float* __restrict__ n_s, float* __restrict__ n_y, xq_t* __restrict__ n_xq, float2* __restrict__ n_xs, int* __restrict__ counters) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_4096_B_none_512_256_32_true_true_0_1(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8_norm<W_q4_0_split_dot<4096>, B_none, 512, 256, 32, true, true, 0, 1, Norm_0, W_f32<256>, B_none, false, true>(w, nullptr, x, nullptr, nullptr, y, state, n_a, n_w, nullptr, n_s, n_y, n_xq, n_xs, counters);
-}
-extern "C" __global__ void __launch_bounds__(256) linear_q8_norm_W_q4_0_split_dot_4096_B_none_512_256_32_true_true_0_1_Norm_0_W_f32_256_B_none_false_false(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state, const float* __restrict__ n_a, const uint8_t* __restrict__ n_w, float* __restrict__ n_s, float* __restrict__ n_y, int* __restrict__ counters) {
-    grid_dep_launch();
-    linear_q8_norm<W_q4_0_split_dot<4096>, B_none, 512, 256, 32, true, true, 0, 1, Norm_0, W_f32<256>, B_none, false, false>(w, nullptr, x, nullptr, nullptr, y, state, n_a, n_w, nullptr, n_s, n_y, nullptr, nullptr, counters);
+    linear_q8<W_q4_0_split_dot<4096>, B_none, 512, 256, 32, true, true, 0, 1>(w, nullptr, x, nullptr, nullptr, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_prep_32064_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
     grid_dep_wait();
