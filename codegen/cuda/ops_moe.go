@@ -16,7 +16,7 @@ const moeWarps = 8
 
 // moeScratch is where the MoE keeps its per-step intermediates in codegen's
 // scratch (arena offsets), for a step of up to maxTokens tokens, after the
-// int16 form of x (the integer path's gate+up reads it after moe_route):
+// int16 form of x (the integer path's gate+up reads it after moe_logits):
 //
 //	sel  int32[MT·K]    slot t·K+k's expert
 //	gw   f32[MT·K]      its softmax weight
@@ -154,20 +154,19 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 			c.null()
 			c.null()
 		}
+		c.arg(cIn, "x", in)
 		targs := []string{cfg, acc, bacc, cInt(inW), cInt(outW), fmt.Sprint(gated)}
-		fn, threads, blocksX, gridY := "moe_expert_gemv", moeWarps*32, ceilDiv(outW, moeWarps), k
-		switch {
-		case e.prefill:
-			c.arg(cIn, "x", in)
+		fn, gridY := "moe_expert_gemv", k
+		if e.prefill {
 			c.arg(cInts, "cnt", s.cnt)
 			c.arg(cInts, "list", s.list)
 			fn, gridY, targs = "moe_expert_tiles", experts, append(targs, cInt(moeTile))
-		default:
-			c.arg(cIn, "x", in)
+		} else {
 			c.arg(cInts, "sel", s.sel)
 		}
 		c.arg(cOut, "y", out)
-		return add(e.emit(c, fn, threads, grid{b: [3]int64{blocksX, gridY, 1}}, targs...))
+		g := grid{b: [3]int64{ceilDiv(outW, moeWarps), gridY, 1}}
+		return add(e.emit(c, fn, moeWarps*32, g, targs...))
 	}
 	xa, err := e.value(x)
 	if err != nil {
