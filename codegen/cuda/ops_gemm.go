@@ -84,6 +84,22 @@ func (e *emitter) gemmX(c *call, x *ir.Node, in int64) ([]plans.Launch, error) {
 	return e.emit(cv, "gemm_x_f16", 256, gridElems(0, in/4, 256), cInt(in))
 }
 
+// emitGEMM emits GEMM kernel fn of node n over rows weight rows: x [T, in]
+// converted to f16 (gemmX), the output y and the step state after c's
+// weights, the tile sizes appended to targs.
+func (e *emitter) emitGEMM(c *call, n *ir.Node, in, rows int64, fn string, targs ...string) ([]plans.Launch, error) {
+	conv, err := e.gemmX(c, n.Inputs[0], in)
+	if err != nil {
+		return nil, err
+	}
+	c.ptr(e, cOut, "y", n)
+	e.stateArg(c)
+	bn := e.gemmBN(rows)
+	bm := e.gemmBM(rows, bn)
+	ls, err := e.emitBounded(c, fn, gemmThreads, gemmMinBlocks(bm), gemmGrid(rows, bm, bn), append(targs, cInt(bm), cInt(bn))...)
+	return append(conv, ls...), err
+}
+
 // gemmLinear: linear(x, w [, b]) as gemm_linear.
 func (e *emitter) gemmLinear(n *ir.Node) ([]plans.Launch, error) {
 	x := n.Inputs[0]
@@ -96,16 +112,7 @@ func (e *emitter) gemmLinear(n *ir.Node) ([]plans.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	conv, err := e.gemmX(c, x, in)
-	if err != nil {
-		return nil, err
-	}
-	c.ptr(e, cOut, "y", n)
-	e.stateArg(c)
-	bn := e.gemmBN(out)
-	bm := e.gemmBM(out, bn)
-	ls, err := e.emitBounded(c, "gemm_linear", gemmThreads, gemmMinBlocks(bm), gemmGrid(out, bm, bn), wa, ba, cInt(in), cInt(out), cInt(bm), cInt(bn))
-	return append(conv, ls...), err
+	return e.emitGEMM(c, n, in, out, "gemm_linear", wa, ba, cInt(in), cInt(out))
 }
 
 // gemmSwiGLU: swiglu_linear(x, wg, wu) or (x, wgu [2F, in]) as gemm_swiglu.
@@ -120,16 +127,7 @@ func (e *emitter) gemmSwiGLU(n *ir.Node) ([]plans.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	conv, err := e.gemmX(c, x, in)
-	if err != nil {
-		return nil, err
-	}
-	c.ptr(e, cOut, "y", n)
-	e.stateArg(c)
-	bn := e.gemmBN(2 * f)
-	bm := e.gemmBM(2*f, bn)
-	ls, err := e.emitBounded(c, "gemm_swiglu", gemmThreads, gemmMinBlocks(bm), gemmGrid(2*f, bm, bn), ga, ua, cInt(in), cInt(f), cInt(upRow0), cInt(bm), cInt(bn))
-	return append(conv, ls...), err
+	return e.emitGEMM(c, n, in, 2*f, "gemm_swiglu", ga, ua, cInt(in), cInt(f), cInt(upRow0))
 }
 
 // gemmQKV: qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]) as gemm_qkv, then
@@ -146,21 +144,12 @@ func (e *emitter) gemmQKV(n *ir.Node) ([]plans.Launch, error) {
 	}
 	c := &call{}
 	bAccs := e.qkvWeights(c, n, q)
-	conv, err := e.gemmX(c, x, in)
-	if err != nil {
-		return nil, err
-	}
-	c.ptr(e, cOut, "y", n)
-	e.stateArg(c)
 	rows := q.outs[0] + q.outs[1] + q.outs[2]
-	bn := e.gemmBN(rows)
-	bm := e.gemmBM(rows, bn)
-	targs := append(append(q.accs, bAccs...), cInt(in), cInt(q.outs[0]), cInt(q.outs[1]), cInt(q.outs[2]), cInt(bm), cInt(bn))
-	ls, err := e.emitBounded(c, "gemm_qkv", gemmThreads, gemmMinBlocks(bm), gemmGrid(rows, bm, bn), targs...)
+	targs := append(append(q.accs, bAccs...), cInt(in), cInt(q.outs[0]), cInt(q.outs[1]), cInt(q.outs[2]))
+	ls, err := e.emitGEMM(c, n, in, rows, "gemm_qkv", targs...)
 	if err != nil {
 		return nil, err
 	}
-	ls = append(conv, ls...)
 	att := e.attentionOf(n)
 	kv := att != nil && q.outs[1] == att.Int("kv_heads")*att.Int("head_dim") && q.outs[2] == q.outs[1]
 	if q.rope == "Rope_none" && !kv {
