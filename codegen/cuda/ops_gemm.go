@@ -100,50 +100,10 @@ func (e *emitter) emitGEMM(c *call, n *ir.Node, in, rows int64, fn string, targs
 	return append(conv, ls...), err
 }
 
-// gemmLinear: linear(x, w [, b]) as gemm_linear.
-func (e *emitter) gemmLinear(n *ir.Node) ([]plans.Launch, error) {
-	x := n.Inputs[0]
-	in, err := activation(x)
-	if err != nil {
-		return nil, err
-	}
-	c := &call{}
-	wa, ba, out, err := e.linearWeights(c, n, in)
-	if err != nil {
-		return nil, err
-	}
-	return e.emitGEMM(c, n, in, out, "gemm_linear", wa, ba, cInt(in), cInt(out))
-}
-
-// gemmSwiGLU: swiglu_linear(x, wg, wu) or (x, wgu [2F, in]) as gemm_swiglu.
-func (e *emitter) gemmSwiGLU(n *ir.Node) ([]plans.Launch, error) {
-	x := n.Inputs[0]
-	in, err := activation(x)
-	if err != nil {
-		return nil, err
-	}
-	c := &call{}
-	ga, ua, f, upRow0, err := e.swigluWeights(c, n, in)
-	if err != nil {
-		return nil, err
-	}
-	return e.emitGEMM(c, n, in, 2*f, "gemm_swiglu", ga, ua, cInt(in), cInt(f), cInt(upRow0))
-}
-
-// gemmQKV: qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]) as gemm_qkv, then
-// qkv_rope_store when q and k rotate or k and v go to the cache.
-func (e *emitter) gemmQKV(n *ir.Node) ([]plans.Launch, error) {
-	x := n.Inputs[0]
-	in, err := activation(x)
-	if err != nil {
-		return nil, err
-	}
-	q, err := e.qkvInputs(n, in)
-	if err != nil {
-		return nil, err
-	}
-	c := &call{}
-	bAccs := e.qkvWeights(c, n, q)
+// gemmQKV: qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]) as gemm_qkv (c
+// holds the weights, qkv's), then qkv_rope_store when q and k rotate or k
+// and v go to the cache.
+func (e *emitter) gemmQKV(c *call, n *ir.Node, in int64, q qkvParts, bAccs []string) ([]plans.Launch, error) {
 	rows := q.outs[0] + q.outs[1] + q.outs[2]
 	targs := append(append(q.accs, bAccs...), cInt(in), cInt(q.outs[0]), cInt(q.outs[1]), cInt(q.outs[2]))
 	ls, err := e.emitGEMM(c, n, in, rows, "gemm_qkv", targs...)

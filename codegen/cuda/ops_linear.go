@@ -89,11 +89,9 @@ func (e *emitter) bias(c *call, b *ir.Node, out int64, name string) string {
 	return acc
 }
 
-// linear(x, w [, b]): decode GEMV, grid (ceil(out/4), rows): 4 warps share 4 rows.
+// linear(x, w [, b]): decode GEMV, grid (ceil(out/4), rows): 4 warps share 4 rows;
+// a prefill takes gemm_linear (emitGEMM).
 func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
-	if e.takesGEMM(n) {
-		return e.gemmLinear(n)
-	}
 	x := n.Inputs[0]
 	in, err := activation(x)
 	if err != nil {
@@ -103,6 +101,9 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 	wa, ba, out, err := e.linearWeights(c, n, in)
 	if err != nil {
 		return nil, err
+	}
+	if e.takesGEMM(n) {
+		return e.emitGEMM(c, n, in, out, "gemm_linear", wa, ba, cInt(in), cInt(out))
 	}
 	g := gridRowsY(ceilDiv(out, 4), rowsOf(x))
 	if !e.takesIntDot(n) {
@@ -344,9 +345,6 @@ func (e *emitter) scratchHoldsX(x *ir.Node) (bool, error) {
 // qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]): one launch for the three
 // projections, roped when the node carries rope_mode.
 func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
-	if e.takesGEMM(n) {
-		return e.gemmQKV(n)
-	}
 	x := n.Inputs[0]
 	in, err := activation(x)
 	if err != nil {
@@ -359,6 +357,9 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 	c := &call{}
 	accs, outs, rope := q.accs, q.outs, q.rope
 	bAccs := e.qkvWeights(c, n, q)
+	if e.takesGEMM(n) {
+		return e.gemmQKV(c, n, in, q, bAccs)
+	}
 	intPath := e.takesIntDot(n)
 	var quant []plans.Launch
 	if intPath {
@@ -422,11 +423,9 @@ func (e *emitter) attentionOf(n *ir.Node) *ir.Node {
 }
 
 // swiglu_linear(x, wg, wu) or (x, wgu [2F, in]): gate and up rows of one
-// output column per warp, SiLU product epilogue.
+// output column per warp, SiLU product epilogue; a prefill takes gemm_swiglu
+// (emitGEMM).
 func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
-	if e.takesGEMM(n) {
-		return e.gemmSwiGLU(n)
-	}
 	x := n.Inputs[0]
 	in, err := activation(x)
 	if err != nil {
@@ -436,6 +435,9 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 	ga, ua, f, upRow0, err := e.swigluWeights(c, n, in)
 	if err != nil {
 		return nil, err
+	}
+	if e.takesGEMM(n) {
+		return e.emitGEMM(c, n, in, 2*f, "gemm_swiglu", ga, ua, cInt(in), cInt(f), cInt(upRow0))
 	}
 	if !e.takesIntDot(n) {
 		c.ptr(e, cIn, "x", x)
