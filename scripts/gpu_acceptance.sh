@@ -67,7 +67,6 @@ step_full() { # issue 5: full-size presets on the GPU against transformers direc
 		echo "== $n"
 		{ $b/orcc synth --preset $1 --quant $2 -o $work/$n.gguf --hf-dir $work/$n.hf >/dev/null &&
 			python3 scripts/reference_logits.py hf --hf-dir $work/$n.hf --out $work/$n.ref.json --name $n --steps 64 &&
-			rm -rf $work/$n.hf &&
 			ORC_GPU=1 ORC_REF_ONLY=1 ORC_GGUF=$work/$n.gguf ORC_REF_JSON=$work/$n.ref.json \
 				$b/codegen.test -test.run '^TestGPUModelFile$' -test.v -test.timeout 10m; } || rc=1
 		rm -rf $work/$n.hf $work/$n.gguf
