@@ -30,19 +30,19 @@ __device__ __forceinline__ void grid_dep_wait() {
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
-// ld_acquired: 16 bytes of an activation that the previous grid wrote,
-// read after grid_dep_wait. A plain load through a const __restrict__
-// pointer goes the read-only way (ld.global.nc), which the compiler may
-// schedule above griddepcontrol.wait: nvcc 13 did so in quantize_row
-// (q8.cu.tmpl), whose codes then came from the previous layer's activations
-// (GPU tests whose input never changes between steps cannot see it; whole
-// models can). This load is coherent (.cg: through L2) and volatile, so it
-// stays after the wait.
-__device__ __forceinline__ float4 ld_acquired(const float4* p) {
-    float4 v;
-    asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-    return v;
-}
+// acquire(p...): after grid_dep_wait, the kernel's pointers to what earlier
+// grids wrote pass through an empty volatile asm, which the compiler keeps
+// after the wait's and takes as a new value of each pointer: loads through
+// them can no longer go the read-only way (ld.global.nc, chosen for const
+// __restrict__ parameters), which the compiler may schedule above
+// griddepcontrol.wait. nvcc 13 did so in quantize_row and dot8_tokens
+// (q8.cu.tmpl), whose dots then took the previous layer's activations;
+// GPU tests whose input never changes between steps cannot see that, whole
+// models can. Weights, which no kernel writes, keep the read-only path.
+template <class P>
+__device__ __forceinline__ void acquire1(P& p) { asm volatile("" : "+l"(p)); }
+template <class... P>
+__device__ __forceinline__ void acquire(P&... p) { (acquire1(p), ...); }
 __device__ __forceinline__ void grid_dep_launch() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;" :::);
@@ -771,8 +771,8 @@ __device__ __forceinline__ void quantize_row(const float* __restrict__ x, xq_t* 
             e[k] = ((p0 + k) * LIN_WARPS + warp) * 256 + 8 * lane;
             float4 a = make_float4(0.f, 0.f, 0.f, 0.f), b = a;
             if (e[k] < IN) {  // IN % 32 == 0: all 8 or none
-                a = ld_acquired((const float4*)(x + e[k]));
-                b = ld_acquired((const float4*)(x + e[k] + 4));
+                a = *(const float4*)(x + e[k]);
+                b = *(const float4*)(x + e[k] + 4);
             }
             v[k][0] = a.x; v[k][1] = a.y; v[k][2] = a.z; v[k][3] = a.w;
             v[k][4] = b.x; v[k][5] = b.y; v[k][6] = b.z; v[k][7] = b.w;
@@ -1028,6 +1028,7 @@ __device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* r
         }
     }
     grid_dep_wait();
+    acquire(x, xq, xs);
     int t[TT];
 #pragma unroll
     for (int tt = 0; tt < TT; tt++) t[tt] = tok[tt];
