@@ -48,6 +48,20 @@ var waitsInside = map[string]bool{"linear_q8": true, "swiglu_q8": true, "qkv_q8"
 // WaitsInside says the wrapper leaves grid_dep_wait to the device function.
 func (k *instance) WaitsInside() bool { return waitsInside[k.Fn] }
 
+// Acquired lists the parameters that grid_dep_wait orders, for acquire
+// (common.cu.tmpl) after it: the read-only pointers other than weights
+// (cWeight), which no kernel writes, so their loads may stay read-only and
+// (in the integer GEMVs) start before the wait.
+func (k *instance) Acquired() string {
+	var names []string
+	for _, p := range k.Params {
+		if strings.HasPrefix(p.ctype, "const ") && p.ctype != cWeight {
+			names = append(names, p.name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 // Call is the body's one statement.
 func (k *instance) Call() string {
 	return fmt.Sprintf("%s<%s>(%s);", k.Fn, strings.Join(k.TArgs, ", "), strings.Join(k.Args, ", "))

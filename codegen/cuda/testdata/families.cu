@@ -30,6 +30,19 @@ __device__ __forceinline__ void grid_dep_wait() {
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
+// acquire(p...): after grid_dep_wait, the kernel's pointers to what earlier
+// grids wrote pass through an empty volatile asm, which the compiler keeps
+// after the wait's and takes as a new value of each pointer: loads through
+// them can no longer go the read-only way (ld.global.nc, chosen for const
+// __restrict__ parameters), which the compiler may schedule above
+// griddepcontrol.wait. nvcc 13 did so in quantize_row and dot8_tokens
+// (q8.cu.tmpl), whose dots then took the previous layer's activations;
+// GPU tests whose input never changes between steps cannot see that, whole
+// models can. Weights, which no kernel writes, keep the read-only path.
+template <class P>
+__device__ __forceinline__ void acquire1(P& p) { asm volatile("" : "+l"(p)); }
+template <class... P>
+__device__ __forceinline__ void acquire(P&... p) { (acquire1(p), ...); }
 __device__ __forceinline__ void grid_dep_launch() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;" :::);
@@ -297,14 +310,19 @@ template <i64 NBLK> struct W_mxfp4_split : W_loads<W_mxfp4_split<NBLK>> {  // [N
 };
 
 // K-quant scales: eight 6-bit scales and eight 6-bit mins in 12 bytes
-// (s[0..11] = words h[0..2]).
+// (s[0..11] = words h[0..2]). Scale j's bytes are s[j], s[j + 4] (j < 4) or
+// s[j - 4], s[j], s[j + 4]: byte j & 3 of fixed words, so h is indexed with
+// constants only (byte_of(h, j) with a run-time j put h in local memory).
 __device__ __forceinline__ void scale_min_k4(int j, const uint32_t* h, float* sc, float* m) {
+    const int sh = 8 * (j & 3);
+    const uint32_t b0 = (h[0] >> sh) & 0xFF, b1 = (h[1] >> sh) & 0xFF;
     if (j < 4) {
-        *sc = (float)(byte_of(h, j) & 63);
-        *m = (float)(byte_of(h, j + 4) & 63);
+        *sc = (float)(b0 & 63);
+        *m = (float)(b1 & 63);
     } else {
-        *sc = (float)((byte_of(h, j + 4) & 15) | ((byte_of(h, j - 4) >> 6) << 4));
-        *m = (float)((byte_of(h, j + 4) >> 4) | ((byte_of(h, j) >> 6) << 4));
+        const uint32_t b2 = (h[2] >> sh) & 0xFF;
+        *sc = (float)((b2 & 15) | ((b0 >> 6) << 4));
+        *m = (float)((b2 >> 4) | ((b1 >> 6) << 4));
     }
 }
 // Q4_K: 256 elements in 144 bytes (d, dmin, scales[12], qs[128]); a group is
@@ -687,6 +705,10 @@ __device__ __forceinline__ void qkv_gemv(const uint8_t* __restrict__ wq, const u
 // Sums stay exact in int32: 32 products of |q_x| ≤ 32767 and |q_w| ≤ 127
 // are < 2^27, and K-quant scales multiply only after conversion to float.
 
+// code16: the int16 code of v in a group of absolute maximum amax; the
+// group's scale is d = amax / 32767.
+__device__ __forceinline__ int code16(float v, float amax) { return amax == 0.f ? 0 : __float2int_rn(v * (32767.f / amax)); }
+
 // quantize32: the 32 lanes of a warp hold elements i..i+31 (i % 32 == 0) of
 // an activation [rows, cols]: lane's int16 code to xq[i + lane], the group's
 // (d_x, d_x·Σq_x) to xs[i / 32]. Producers call it on the values they have
@@ -694,7 +716,7 @@ __device__ __forceinline__ void qkv_gemv(const uint8_t* __restrict__ wq, const u
 __device__ __forceinline__ void quantize32(float v, i64 i, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     const float amax = warp_max(fabsf(v));
     const float d = amax / 32767.f;
-    const int q = amax == 0.f ? 0 : __float2int_rn(v * (32767.f / amax));
+    const int q = code16(v, amax);
     xq[i + (threadIdx.x & 31)] = (xq_t)q;
     const float s = warp_sum((float)q);  // |s| ≤ 2^20: exact in fp32
     if ((threadIdx.x & 31) == 0) xs[i / 32] = make_float2(d, d * s);
@@ -711,28 +733,83 @@ __device__ __forceinline__ void quantize_x8(const float* __restrict__ x, xq_t* _
     quantize32(x[i], i & ~(i64)31, xq, xs);
 }
 
+// staged_xor<G>(g): chunk i (8 codes, 16 bytes) of weight group g (G
+// elements) of an int16 row staged in shared memory is stored at chunk
+// i ^ staged_xor<G>(g) of the group. A lane set reads a group per lane,
+// chunk by chunk (dot8_tokens), so in row order the 8 lanes of a
+// quarter-warp would hit one 16-byte bank slot (G = 64: 8-way conflicts,
+// 2-way for G = 32); the xor puts them in 8 distinct slots.
+template <int G>
+__device__ __forceinline__ int staged_xor(int g) {
+    constexpr int C = G / 8;  // chunks per group
+    static_assert(C == 4 || C == 8, "32- or 64-element groups");
+    return g * C / 8 % C;
+}
+
 // quantize_row: the LIN_WARPS warps of a block quantize one row x [IN] to
-// xq, xs as quantize_x8 does (the same codes), e.g. into shared memory.
-// Each warp takes groups warp, warp + LIN_WARPS, ...; its loads go in chunks
-// of at most 16 groups, all issued before the chunk's quantize32 calls, so a
-// row costs one or two L2 round trips without holding it all in registers.
-template <int IN>
+// xq, xs with quantize_x8's codes and scales, the codes in staged_xor<G>
+// order (for rows_dot8 with QX). Four lanes share a 32-group, 8 elements
+// (two float4) each, so a warp covers 8 groups a pass and a group's max and
+// sum take 2 shuffles each: one quantize32 per group and warp (10 dependent
+// shuffles, the division, a branch around each) made Qwen's 152-group down
+// projection rows 19 serial rounds a warp. Every lane runs every pass (past
+// the row on zeros, storing nothing) and each step runs for all passes of a
+// chunk (at most 4, their loads issued first) before the next, so the
+// passes' shuffles and divisions overlap.
+template <int IN, int G>
 __device__ __forceinline__ void quantize_row(const float* __restrict__ x, xq_t* xq, float2* xs) {
-    constexpr int NG = IN / 32, PER = (NG + LIN_WARPS - 1) / LIN_WARPS;
-    constexpr int CHUNKS = (PER + 15) / 16, CH = (PER + CHUNKS - 1) / CHUNKS;
+    constexpr int PASSES = (IN + 256 * LIN_WARPS - 1) / (256 * LIN_WARPS);
+    constexpr int CHUNKS = (PASSES + 3) / 4, CH = (PASSES + CHUNKS - 1) / CHUNKS;
+    constexpr unsigned ALL = 0xffffffffu;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll 1
-    for (int k0 = 0; k0 < PER; k0 += CH) {
-        float v[CH];
+    for (int p0 = 0; p0 < PASSES; p0 += CH) {
+        int e[CH];  // this lane's first element in each pass
+        float v[CH][8], amax[CH];
 #pragma unroll
         for (int k = 0; k < CH; k++) {
-            const int g = warp + (k0 + k) * LIN_WARPS;
-            v[k] = g < NG ? x[g * 32 + lane] : 0.f;
+            e[k] = ((p0 + k) * LIN_WARPS + warp) * 256 + 8 * lane;
+            float4 a = make_float4(0.f, 0.f, 0.f, 0.f), b = a;
+            if (e[k] < IN) {  // IN % 32 == 0: all 8 or none
+                a = *(const float4*)(x + e[k]);
+                b = *(const float4*)(x + e[k] + 4);
+            }
+            v[k][0] = a.x; v[k][1] = a.y; v[k][2] = a.z; v[k][3] = a.w;
+            v[k][4] = b.x; v[k][5] = b.y; v[k][6] = b.z; v[k][7] = b.w;
         }
 #pragma unroll
         for (int k = 0; k < CH; k++) {
-            const int g = warp + (k0 + k) * LIN_WARPS;
-            if (g < NG) quantize32(v[k], g * 32, xq, xs);  // the same for all 32 lanes of the warp
+            amax[k] = 0.f;
+#pragma unroll
+            for (int i = 0; i < 8; i++) amax[k] = fmaxf(amax[k], fabsf(v[k][i]));
+        }
+#pragma unroll
+        for (int o = 1; o < 4; o *= 2)
+#pragma unroll
+            for (int k = 0; k < CH; k++) amax[k] = fmaxf(amax[k], __shfl_xor_sync(ALL, amax[k], o));
+        uint32_t w[CH][4];  // the codes, two int16 a word
+        int s[CH];
+#pragma unroll
+        for (int k = 0; k < CH; k++) {
+            s[k] = 0;
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int q0 = code16(v[k][2 * i], amax[k]), q1 = code16(v[k][2 * i + 1], amax[k]);
+                s[k] += q0 + q1;
+                w[k][i] = (uint32_t)(q0 & 0xFFFF) | ((uint32_t)q1 << 16);
+            }
+        }
+#pragma unroll
+        for (int o = 1; o < 4; o *= 2)
+#pragma unroll
+            for (int k = 0; k < CH; k++) s[k] += __shfl_xor_sync(ALL, s[k], o);  // |s| ≤ 2^20: (float)s is quantize32's fp32 sum
+#pragma unroll
+        for (int k = 0; k < CH; k++) {
+            if (e[k] >= IN) continue;
+            const int g = e[k] / G, i = e[k] % G / 8;
+            *(uint4*)(xq + g * G + 8 * (i ^ staged_xor<G>(g))) = make_uint4(w[k][0], w[k][1], w[k][2], w[k][3]);
+            const float d = amax[k] / 32767.f;
+            if ((lane & 3) == 0) xs[e[k] / 32] = make_float2(d, d * (float)s[k]);
         }
     }
 }
@@ -889,8 +966,9 @@ template <i64 NBLK> struct W_q6_k_split_dot : W_q6_k_split<NBLK> {
 
 
 // dot8_tokens: acc[r][tt] += the dot of weight group g of row r (raw[r],
-// already loaded) with the int16 activations of token tok[tt].
-template <class W, int IN, int NR, int TT>
+// already loaded) with the int16 activations of token tok[tt]; STAGED: xq
+// is a row quantize_row staged, its chunks in staged_xor order.
+template <class W, int IN, int NR, int TT, bool STAGED = false>
 __device__ __forceinline__ void dot8_tokens(const typename W::Raw* raw, int g, const xq_t* __restrict__ xq,
                                             const float2* __restrict__ xs, const int* tok, float (*acc)[TT]) {
     constexpr int G = W::GROUP;
@@ -900,7 +978,7 @@ __device__ __forceinline__ void dot8_tokens(const typename W::Raw* raw, int g, c
         const int4* xp = (const int4*)(xq + (i64)tok[tt] * IN + g * G);
 #pragma unroll
         for (int i = 0; i < G / 8; i++) {
-            int4 a = xp[i];
+            int4 a = xp[STAGED ? i ^ staged_xor<G>(g) : i];
             xw[4 * i] = a.x; xw[4 * i + 1] = a.y; xw[4 * i + 2] = a.z; xw[4 * i + 3] = a.w;
         }
         float2 xsv[G / 32];
@@ -950,6 +1028,7 @@ __device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* r
         }
     }
     grid_dep_wait();
+    acquire(x, xq, xs);
     int t[TT];
 #pragma unroll
     for (int tt = 0; tt < TT; tt++) t[tt] = tok[tt];
@@ -957,7 +1036,7 @@ __device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* r
         static_assert(TT == 1, "a block stages one token's row");
         __shared__ __align__(16) xq_t sq[IN];
         __shared__ float2 ss[IN / 32];
-        quantize_row<IN>(x + (i64)tok[0] * IN, sq, ss);
+        quantize_row<IN, G>(x + (i64)tok[0] * IN, sq, ss);
         __syncthreads();
         xq = sq;
         xs = ss;
@@ -971,7 +1050,7 @@ __device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* r
 #pragma unroll
                 for (int r = 0; r < NR; r++) W::fetch(ws[r], rows[r] * NG + g, raw[r]);
             }
-            dot8_tokens<W, IN, NR, TT>(raw, g, xq, xs, t, acc);
+            dot8_tokens<W, IN, NR, TT, QX>(raw, g, xq, xs, t, acc);
         }
     }
 }

@@ -9,119 +9,143 @@ struct Attn_1 { static constexpr int HEADS = 4, KVH = 4, HD = 64, WINDOW = 0; st
 // memory accesses are ordered after the previous kernel's, except for the
 // integer GEMVs, which wait inside (kernels.go, waitsInside) after fetching
 // weights: their grid_dep_launch comes first, which is safe since the next
-// grid waits for this one's completion in turn.
+// grid waits for this one's completion in turn. After the wait, the
+// pointers to what kernels write pass through acquire (common).
 extern "C" __global__ void __launch_bounds__(128) embed_rows_W_f16_12865792_50257_256(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
     grid_dep_wait();
+    acquire(ids);
     grid_dep_launch();
     embed_rows<W_f16<12865792>, 50257, 256>(table, ids, y);
 }
 extern "C" __global__ void __launch_bounds__(128) embed_rows_W_f32_262144_1024_256(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
     grid_dep_wait();
+    acquire(ids);
     grid_dep_launch();
     embed_rows<W_f32<262144>, 1024, 256>(table, ids, y);
 }
 extern "C" __global__ void __launch_bounds__(64) layernorm_rows_Norm_0_W_f32_256_W_f32_256_256_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, const uint8_t* __restrict__ bias, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
+    acquire(a, b);
     grid_dep_launch();
     layernorm_rows<Norm_0, W_f32<256>, W_f32<256>, 256, 64, true, false>(a, b, w, bias, s, y, nullptr, nullptr);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_256(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_x_f16<256>(x, xh, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_f16_65536_W_f16_65536_W_f16_65536_W_f32_256_W_f32_256_W_f32_256_256_256_256_256_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_qkv<W_f16<65536>, W_f16<65536>, W_f16<65536>, W_f32<256>, W_f32<256>, W_f32<256>, 256, 256, 256, 256, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_none_256_256_256_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(positions, state);
     grid_dep_launch();
     qkv_rope_store<Rope_none, 256, 256, 256, true>(positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_1_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(q, positions, state);
     grid_dep_launch();
     attend_prefill<Attn_1, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_65536_W_f32_256_256_256_64_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_linear<W_f16<65536>, W_f32<256>, 256, 256, 64, 64>(w, b, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_262144_W_f32_1024_256_1024_64_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_linear<W_f16<262144>, W_f32<1024>, 256, 1024, 64, 64>(w, b, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gelu_ew_0_1024(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gelu_ew<0, 1024>(x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_1024(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_x_f16<1024>(x, xh, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_262144_W_f32_256_1024_256_64_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_linear<W_f16<262144>, W_f32<256>, 1024, 256, 64, 64>(w, b, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_256_false(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     last_row<0, 256, false>(x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_12865792_B_none_256_50257(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y) {
     grid_dep_wait();
+    acquire(x);
     grid_dep_launch();
     linear_gemv<W_f16<12865792>, B_none, 256, 50257>(w, nullptr, x, y);
 }
 extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_f16_65536_W_f16_65536_W_f16_65536_W_f32_256_W_f32_256_W_f32_256_Rope_none_256_256_256_256_true(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, positions, state);
     grid_dep_launch();
     qkv_gemv<W_f16<65536>, W_f16<65536>, W_f16<65536>, W_f32<256>, W_f32<256>, W_f32<256>, Rope_none, 256, 256, 256, 256, true>(wq, wk, wv, bq, bk, bv, x, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_1_B_none_false_false_8(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(q, positions, state);
     grid_dep_launch();
     attend_decode<Attn_1, B_none, false, false, 8>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_65536_W_f32_256_256_256(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y) {
     grid_dep_wait();
+    acquire(x);
     grid_dep_launch();
     linear_gemv<W_f16<65536>, W_f32<256>, 256, 256>(w, b, x, y);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_262144_W_f32_1024_256_1024(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y) {
     grid_dep_wait();
+    acquire(x);
     grid_dep_launch();
     linear_gemv<W_f16<262144>, W_f32<1024>, 256, 1024>(w, b, x, y);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_262144_W_f32_256_1024_256(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y) {
     grid_dep_wait();
+    acquire(x);
     grid_dep_launch();
     linear_gemv<W_f16<262144>, W_f32<256>, 1024, 256>(w, b, x, y);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_prep_50257_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
     grid_dep_wait();
+    acquire(logits, in);
     grid_dep_launch();
     sample_prep<50257, 1024, 64>(logits, in, lt, part, bad);
 }
 extern "C" __global__ void __launch_bounds__(1024) sample_argmax_50(const u64* __restrict__ part, const int* __restrict__ bad, int* __restrict__ out) {
     grid_dep_wait();
+    acquire(part, bad);
     grid_dep_launch();
     sample_argmax<50>(part, bad, out);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_weights_50257_1024(const float* __restrict__ lt, const int* __restrict__ out, double* __restrict__ psum) {
     grid_dep_wait();
+    acquire(lt, out);
     grid_dep_launch();
     sample_weights<50257, 1024>(lt, out, psum);
 }
 extern "C" __global__ void __launch_bounds__(1024) sample_select_50257_50_1024(const float* __restrict__ lt, const double* __restrict__ psum, int* __restrict__ out) {
     grid_dep_wait();
+    acquire(lt, psum);
     grid_dep_launch();
     sample_select<50257, 50, 1024>(lt, psum, out);
 }

@@ -10,74 +10,89 @@ struct Attn_2 { static constexpr int HEADS = 4, KVH = 2, HD = 64, WINDOW = 0; st
 // memory accesses are ordered after the previous kernel's, except for the
 // integer GEMVs, which wait inside (kernels.go, waitsInside) after fetching
 // weights: their grid_dep_launch comes first, which is safe since the next
-// grid waits for this one's completion in turn.
+// grid waits for this one's completion in turn. After the wait, the
+// pointers to what kernels write pass through acquire (common).
 extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_k_32000_32000_256(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
     grid_dep_wait();
+    acquire(ids);
     grid_dep_launch();
     embed_rows<W_q4_k<32000>, 32000, 256>(table, ids, y);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_false_false(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y) {
     grid_dep_wait();
+    acquire(a);
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, false, false>(a, nullptr, w, nullptr, y, nullptr, nullptr);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_256(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_x_f16<256>(x, xh, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q4_k_256_W_q4_k_128_W_q4_k_128_B_none_B_none_B_none_256_256_128_128_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_qkv<W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, 256, 256, 128, 128, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_256_128_128_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(positions, state);
     grid_dep_launch();
     qkv_rope_store<Rope_1, 256, 128, 128, true>(positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_2_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(q, positions, state);
     grid_dep_launch();
     attend_prefill<Attn_2, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_256_B_none_256_256_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_linear<W_q4_k<256>, B_none, 256, 256, 64, 64>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
+    acquire(a, b);
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, true, false>(a, b, w, s, y, nullptr, nullptr);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q4_k_768_W_q4_k_768_256_768_0_64_64(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_swiglu<W_q4_k<768>, W_q4_k<768>, 256, 768, 0, 64, 64>(wg, wu, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_768(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_x_f16<768>(x, xh, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_768_B_none_768_256_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_linear<W_q4_k<768>, B_none, 768, 256, 64, 64>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q4_k_256_W_q4_k_128_W_q6_k_split_128_B_none_B_none_B_none_256_256_128_128_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_qkv<W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, 256, 256, 128, 128, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_768_B_none_768_256_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_linear<W_q6_k_split<768>, B_none, 768, 256, 64, 64>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_256_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     last_row<0, 256, true>(x, y, xq, xs, state);
 }
@@ -87,6 +102,7 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_320
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
+    acquire(a);
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, false, true>(a, nullptr, w, nullptr, y, xq, xs);
 }
@@ -96,6 +112,7 @@ extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_256_W_q4_k_d
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_16(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(q, positions, state);
     grid_dep_launch();
     attend_decode<Attn_2, B_none, false, true, 16>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
@@ -105,6 +122,7 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_non
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
+    acquire(a, b);
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, true, true>(a, b, w, s, y, xq, xs);
 }
@@ -126,21 +144,25 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_768
 }
 extern "C" __global__ void __launch_bounds__(256) sample_prep_32000_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
     grid_dep_wait();
+    acquire(logits, in);
     grid_dep_launch();
     sample_prep<32000, 1024, 64>(logits, in, lt, part, bad);
 }
 extern "C" __global__ void __launch_bounds__(1024) sample_argmax_32(const u64* __restrict__ part, const int* __restrict__ bad, int* __restrict__ out) {
     grid_dep_wait();
+    acquire(part, bad);
     grid_dep_launch();
     sample_argmax<32>(part, bad, out);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_weights_32000_1024(const float* __restrict__ lt, const int* __restrict__ out, double* __restrict__ psum) {
     grid_dep_wait();
+    acquire(lt, out);
     grid_dep_launch();
     sample_weights<32000, 1024>(lt, out, psum);
 }
 extern "C" __global__ void __launch_bounds__(1024) sample_select_32000_32_1024(const float* __restrict__ lt, const double* __restrict__ psum, int* __restrict__ out) {
     grid_dep_wait();
+    acquire(lt, psum);
     grid_dep_launch();
     sample_select<32000, 32, 1024>(lt, psum, out);
 }

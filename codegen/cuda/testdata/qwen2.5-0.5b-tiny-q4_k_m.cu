@@ -10,74 +10,89 @@ struct Attn_2 { static constexpr int HEADS = 2, KVH = 1, HD = 64, WINDOW = 0; st
 // memory accesses are ordered after the previous kernel's, except for the
 // integer GEMVs, which wait inside (kernels.go, waitsInside) after fetching
 // weights: their grid_dep_launch comes first, which is safe since the next
-// grid waits for this one's completion in turn.
+// grid waits for this one's completion in turn. After the wait, the
+// pointers to what kernels write pass through acquire (common).
 extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q8_0_split_607744_151936_128(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
     grid_dep_wait();
+    acquire(ids);
     grid_dep_launch();
     embed_rows<W_q8_0_split<607744>, 151936, 128>(table, ids, y);
 }
 extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_128_32_false_false(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y) {
     grid_dep_wait();
+    acquire(a);
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<128>, 128, 32, false, false>(a, nullptr, w, nullptr, y, nullptr, nullptr);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_128(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_x_f16<128>(x, xh, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_512_W_q5_0_split_256_W_q5_0_split_256_W_f32_128_W_f32_64_W_f32_64_128_128_64_64_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_qkv<W_q5_0_split<512>, W_q5_0_split<256>, W_q5_0_split<256>, W_f32<128>, W_f32<64>, W_f32<64>, 128, 128, 64, 64, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_128_64_64_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(positions, state);
     grid_dep_launch();
     qkv_rope_store<Rope_1, 128, 64, 64, true>(positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_2_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(q, positions, state);
     grid_dep_launch();
     attend_prefill<Attn_2, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q5_0_split_512_B_none_128_128_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_linear<W_q5_0_split<512>, B_none, 128, 128, 64, 64>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_128_32_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
+    acquire(a, b);
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<128>, 128, 32, true, false>(a, b, w, s, y, nullptr, nullptr);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q5_0_split_2048_W_q5_0_split_2048_128_512_0_64_64(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_swiglu<W_q5_0_split<2048>, W_q5_0_split<2048>, 128, 512, 0, 64, 64>(wg, wu, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_512(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_x_f16<512>(x, xh, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_256_B_none_512_128_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_linear<W_q4_k<256>, B_none, 512, 128, 64, 64>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_512_W_q5_0_split_256_W_q8_0_split_256_W_f32_128_W_f32_64_W_f32_64_128_128_64_64_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_qkv<W_q5_0_split<512>, W_q5_0_split<256>, W_q8_0_split<256>, W_f32<128>, W_f32<64>, W_f32<64>, 128, 128, 64, 64, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_256_B_none_512_128_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     gemm_linear<W_q6_k_split<256>, B_none, 512, 128, 64, 64>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_128_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
     last_row<0, 128, true>(x, y, xq, xs, state);
 }
@@ -87,6 +102,7 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_607
 }
 extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_128_32_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
+    acquire(a);
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<128>, 128, 32, false, true>(a, nullptr, w, nullptr, y, xq, xs);
 }
@@ -96,6 +112,7 @@ extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_0_split_dot_512_W_
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_32(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
+    acquire(q, positions, state);
     grid_dep_launch();
     attend_decode<Attn_2, B_none, false, true, 32>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
@@ -105,6 +122,7 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q5_0_split_dot_512
 }
 extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_128_32_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
+    acquire(a, b);
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<128>, 128, 32, true, true>(a, b, w, s, y, xq, xs);
 }
@@ -126,21 +144,25 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_256
 }
 extern "C" __global__ void __launch_bounds__(256) sample_prep_151936_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
     grid_dep_wait();
+    acquire(logits, in);
     grid_dep_launch();
     sample_prep<151936, 1024, 64>(logits, in, lt, part, bad);
 }
 extern "C" __global__ void __launch_bounds__(1024) sample_argmax_149(const u64* __restrict__ part, const int* __restrict__ bad, int* __restrict__ out) {
     grid_dep_wait();
+    acquire(part, bad);
     grid_dep_launch();
     sample_argmax<149>(part, bad, out);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_weights_151936_1024(const float* __restrict__ lt, const int* __restrict__ out, double* __restrict__ psum) {
     grid_dep_wait();
+    acquire(lt, out);
     grid_dep_launch();
     sample_weights<151936, 1024>(lt, out, psum);
 }
 extern "C" __global__ void __launch_bounds__(1024) sample_select_151936_149_1024(const float* __restrict__ lt, const double* __restrict__ psum, int* __restrict__ out) {
     grid_dep_wait();
+    acquire(lt, psum);
     grid_dep_launch();
     sample_select<151936, 149, 1024>(lt, psum, out);
 }
