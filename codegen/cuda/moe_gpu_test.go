@@ -225,7 +225,7 @@ func TestGPUMoE(t *testing.T) {
 			}
 		}
 		seq.Close()
-		times[i], _ = timeDecode(t, dev, 3)
+		times[i], _ = timeDecode(t, dev, 2, 3)
 		dev.Close()
 	}
 	per := (times[1] - times[0]) / 3
