@@ -15,7 +15,6 @@ import (
 
 	"github.com/llama-orch/orc/codegen/cuda"
 	"github.com/llama-orch/orc/ir"
-	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
 )
@@ -176,11 +175,7 @@ func attnGraph(t *testing.T, c attnCase, layers int, whole bool, ctx int) (*ir.G
 	} else {
 		g.Outputs = append([]*ir.Node{g.Add(ir.OpLast, ir.F32, ir.Shape{1, w}, nil, ys[layers-1])}, ys[:layers-1]...)
 	}
-	if err := passes.Run(g, passes.Options{Target: "sm_90", Verify: true}); err != nil {
-		t.Fatal(err)
-	}
-	placeTensors(man.Tensors)
-	man.Graph = ir.Print(g)
+	runGPUPasses(t, g, man)
 	return g, man
 }
 

@@ -130,8 +130,12 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 // stages; Phi-3's (8192 → 3072: 384 blocks) keeps its quantize_x8 launch.
 const (
 	stagedXBytes  = 40 << 10
-	stagedXBlocks = 132
+	stagedXBlocks = targetSMs
 )
+
+// targetSMs is the SMs of the GPUs the plans are tuned for: an H100 or H200
+// has 132.
+const targetSMs = 132
 
 // stagesX reports whether the integer linear over x [rows, in] in blocks
 // blocks quantizes x itself, in shared memory (q8.cu.tmpl, rows_dot8 with
@@ -178,7 +182,7 @@ func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, blocksX in
 // where the DRAM round trip saved counts; larger ones are bandwidth-bound,
 // and the registers holding the first groups across the wait (ptxas, sm_90:
 // Phi-3's qkv 84 → 128, a Q6_K LM head 77 → 128) would cost them occupancy.
-const earlyFetchBlocks = 4 * 132
+const earlyFetchBlocks = 4 * targetSMs
 
 // fetchesEarly is the EARLY template argument of an integer-path kernel
 // over x with blocksX blocks a token tile.

@@ -44,6 +44,15 @@ func (e *emitter) moeScratchArgs(experts, k, d, f int64) moeScratch {
 	return s
 }
 
+// launches collects an op's launches in order; add appends l and passes
+// err on, for "if err := ls.add(e.emit(...)); err != nil".
+type launches []plans.Launch
+
+func (ls *launches) add(l []plans.Launch, err error) error {
+	*ls = append(*ls, l...)
+	return err
+}
+
 // moeTakesIntDot reports whether moe node n's decode runs on the integer
 // path (moeDecodeQ8): gate/up and down weights with an integer dot and rows
 // of whole groups. Prefill keeps moe_expert_tiles, on floats.
@@ -112,14 +121,10 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 		fmt.Sprintf("static constexpr int E = %d, K = %d, D = %d, F = %d, MT = %d;", experts, k, d, f, e.maxTokens),
 		fmt.Sprintf("static constexpr float LIMIT = %s, ALPHA = %s;", cFloat(n.Float("limit")), cFloat(n.Float("alpha"))))
 	s := e.moeScratchArgs(experts, k, d, f)
-	var ls []plans.Launch
-	add := func(l []plans.Launch, err error) error {
-		ls = append(ls, l...)
-		return err
-	}
 	if e.moeTakesIntDot(n) {
 		return e.moeDecodeQ8(n, cfg, s, ra, rba, dotAccessor(accs[0]), biasAccs[0], dotAccessor(accs[2]), biasAccs[2], d, f, experts)
 	}
+	var ls launches
 
 	route := &call{}
 	route.ptr(e, cWeight, "wr", wr)
@@ -127,7 +132,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	route.ptr(e, cIn, "x", x)
 	route.arg("int* __restrict__", "sel", s.sel)
 	route.arg(cOut, "gw", s.gw)
-	if err := add(e.emit(route, "moe_route", int(min(experts, 32))*32, gridRowsX(0), cfg, ra, rba)); err != nil {
+	if err := ls.add(e.emit(route, "moe_route", int(min(experts, 32))*32, gridRowsX(0), cfg, ra, rba)); err != nil {
 		return nil, err
 	}
 
@@ -139,7 +144,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 		l.arg("int* __restrict__", "cnt", s.cnt)
 		l.arg("int* __restrict__", "list", s.list)
 		e.stateArg(l)
-		if err := add(e.emit(l, "moe_lists", int(min(experts, 32))*32, gridFixed(1), cfg)); err != nil {
+		if err := ls.add(e.emit(l, "moe_lists", int(min(experts, 32))*32, gridFixed(1), cfg)); err != nil {
 			return nil, err
 		}
 	}
@@ -166,7 +171,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 		}
 		c.arg(cOut, "y", out)
 		g := grid{b: [3]int64{ceilDiv(outW, moeWarps), gridY, 1}}
-		return add(e.emit(c, fn, moeWarps*32, g, targs...))
+		return ls.add(e.emit(c, fn, moeWarps*32, g, targs...))
 	}
 	xa, err := e.value(x)
 	if err != nil {
@@ -184,7 +189,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	sum.arg(cIn, "gw", s.gw)
 	sum.ptr(e, cOut, "y", n)
 	e.stateArg(sum)
-	if err := add(e.emit(sum, "moe_sum", 256, gridElems(0, d, 256), cfg)); err != nil {
+	if err := ls.add(e.emit(sum, "moe_sum", 256, gridElems(0, d, 256), cfg)); err != nil {
 		return nil, err
 	}
 	// The MoE scratch overlaps the int16 form of wider activations.
@@ -197,22 +202,18 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 // weighted sum; both GEMV kernels pick the experts from the logits
 // themselves. x comes quantized by its norm (else a quantize_x8 launch).
 func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa, ba, da, dba string, d, f, experts int64) ([]plans.Launch, error) {
-	var ls []plans.Launch
-	add := func(l []plans.Launch, err error) error {
-		ls = append(ls, l...)
-		return err
-	}
+	var ls launches
 	x := n.Inputs[0]
 	logits := &call{}
 	logits.ptr(e, cWeight, "wr", n.Inputs[1])
 	logits.ptr(e, cWeight, "br", n.Inputs[2])
 	logits.ptr(e, cIn, "x", x)
 	logits.arg(cOut, "logit", s.logit)
-	if err := add(e.emit(logits, "moe_logits", linThreads, gridFixed(experts), cfg, ra, rba)); err != nil {
+	if err := ls.add(e.emit(logits, "moe_logits", linThreads, gridFixed(experts), cfg, ra, rba)); err != nil {
 		return nil, err
 	}
 	quant, xq, xs, err := e.quantizeX(x, d)
-	if err := add(quant, err); err != nil {
+	if err := ls.add(quant, err); err != nil {
 		return nil, err
 	}
 	gateUp := &call{}
@@ -226,7 +227,7 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 	gateUp.arg("xq_t* __restrict__", "hq", s.hq)
 	gateUp.arg("float2* __restrict__", "hs", s.hs)
 	k := n.Int("top_k")
-	if err := add(e.emit(gateUp, "moe_gate_up_q8", moeWarps*32, grid{b: [3]int64{f / 32, k, 1}}, cfg, wa, ba)); err != nil {
+	if err := ls.add(e.emit(gateUp, "moe_gate_up_q8", moeWarps*32, grid{b: [3]int64{f / 32, k, 1}}, cfg, wa, ba)); err != nil {
 		return nil, err
 	}
 	down := &call{}
@@ -236,7 +237,7 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 	down.arg(cScales, "hs", s.hs)
 	down.arg(cIn, "logit", s.logit)
 	down.ptr(e, cOut, "y", n)
-	if err := add(e.emit(down, "moe_down_sum_q8", moeWarps*32, gridFixed(d/moeWarps), cfg, da, dba)); err != nil {
+	if err := ls.add(e.emit(down, "moe_down_sum_q8", moeWarps*32, gridFixed(d/moeWarps), cfg, da, dba)); err != nil {
 		return nil, err
 	}
 	// The scratch still holds x's int16 form (the MoE scratch starts past it).

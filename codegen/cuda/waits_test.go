@@ -23,8 +23,8 @@ func TestEveryKernelWaits(t *testing.T) {
 		}
 		bodies := deviceBodies(out.Source)
 		kernels := wrapperRE.FindAllStringSubmatch(out.Source, -1)
-		if len(kernels) == 0 {
-			t.Fatalf("%s: no kernels found", name)
+		if n := strings.Count(out.Source, "__global__"); len(kernels) != n || n == 0 {
+			t.Fatalf("%s: %d kernel wrappers matched of %d", name, len(kernels), n)
 		}
 		for _, k := range kernels {
 			kernel, body, fn := k[1], k[2], k[3]
@@ -39,7 +39,7 @@ func TestEveryKernelWaits(t *testing.T) {
 
 // wrapperRE matches a kernel wrapper (templates/wrappers.cu.tmpl): its name,
 // its body, and the device function its last statement calls.
-var wrapperRE = regexp.MustCompile(`(?s)extern "C" __global__ void __launch_bounds__\(\d+\) (\w+)\([^{]*\) \{\n(.*?\n    (\w+)<[^\n]*)\n\}\n`)
+var wrapperRE = regexp.MustCompile(`(?s)extern "C" __global__ void __launch_bounds__\([\d, ]+\) (\w+)\([^{]*\) \{\n(.*?\n    (\w+)<[^\n]*)\n\}\n`)
 
 var deviceRE = regexp.MustCompile(`__device__ __forceinline__ [^;{}()]*?\b(\w+)\(`)
 

@@ -325,6 +325,14 @@ __device__ __forceinline__ void scale_min_k4(int j, const uint32_t* h, float* sc
         *m = (float)((b2 >> 4) | ((b1 >> 6) << 4));
     }
 }
+// k4_group_scales: the 6-bit scales and mins of sub-blocks 2c and 2c+1 (a
+// 64-element group c) of a Q4_K or Q5_K block whose first 16 bytes are hd
+// (d, dmin, then the 12 scale bytes).
+__device__ __forceinline__ void k4_group_scales(const uint4& hd, int c, float* s0, float* m0, float* s1, float* m1) {
+    const uint32_t h[3] = {hd.y, hd.z, hd.w};
+    scale_min_k4(2 * c, h, s0, m0);
+    scale_min_k4(2 * c + 1, h, s1, m1);
+}
 // Q4_K: 256 elements in 144 bytes (d, dmin, scales[12], qs[128]); a group is
 // 64 elements: sub-blocks 2c (low nibbles of qs[32c..32c+31]) and 2c+1 (high).
 // Blocks are 16-byte aligned, so GGUF order is already the GPU layout.
@@ -339,11 +347,9 @@ template <i64 NBLK> struct W_q4_k : W_loads<W_q4_k<NBLK>> {
         ld_words16<32>(b + 16 + 32 * r.c, r.q);
     }
     static __device__ __forceinline__ void dequant(const Raw& r, float* v) {
-        const uint32_t h[3] = {r.hd.y, r.hd.z, r.hd.w};
         float d = h2f(r.hd.x & 0xFFFF), dmin = h2f(r.hd.x >> 16);
         float s0, m0, s1, m1;
-        scale_min_k4(2 * r.c, h, &s0, &m0);
-        scale_min_k4(2 * r.c + 1, h, &s1, &m1);
+        k4_group_scales(r.hd, r.c, &s0, &m0, &s1, &m1);
         float d0 = d * s0, d1 = d * s1;
         m0 *= dmin; m1 *= dmin;
 #pragma unroll
@@ -368,11 +374,9 @@ template <i64 NBLK> struct W_q5_k : W_loads<W_q5_k<NBLK>> {
         ld_words16<32>(b + 48 + 32 * r.c, r.q);
     }
     static __device__ __forceinline__ void dequant(const Raw& r, float* v) {
-        const uint32_t h[3] = {r.hd.y, r.hd.z, r.hd.w};
         float d = h2f(r.hd.x & 0xFFFF), dmin = h2f(r.hd.x >> 16);
         float s0, m0, s1, m1;
-        scale_min_k4(2 * r.c, h, &s0, &m0);
-        scale_min_k4(2 * r.c + 1, h, &s1, &m1);
+        k4_group_scales(r.hd, r.c, &s0, &m0, &s1, &m1);
         float d0 = d * s0, d1 = d * s1;
         m0 *= dmin; m1 *= dmin;
 #pragma unroll
@@ -902,10 +906,8 @@ template <i64 NBLK> struct W_q5_0_split_dot : W_q5_0_split<NBLK> {
 // Q4_K group c of a block: sub-blocks 2c (low nibbles) and 2c+1 (high).
 template <i64 NBLK> struct W_q4_k_dot : W_q4_k<NBLK> {
     static __device__ __forceinline__ float dot(const Raw_q4_k& r, const int* xw, const float2* xs) {
-        const uint32_t h[3] = {r.hd.y, r.hd.z, r.hd.w};
         float s0, m0, s1, m1;
-        scale_min_k4(2 * r.c, h, &s0, &m0);
-        scale_min_k4(2 * r.c + 1, h, &s1, &m1);
+        k4_group_scales(r.hd, r.c, &s0, &m0, &s1, &m1);
         int a0 = 0, a1 = 0;
 #pragma unroll
         for (int i = 0; i < 8; i++) {
@@ -920,10 +922,8 @@ template <i64 NBLK> struct W_q4_k_dot : W_q4_k<NBLK> {
 // 2c and 2c+1 of the block's qh bytes (one per element of the sub-block).
 template <i64 NBLK> struct W_q5_k_dot : W_q5_k<NBLK> {
     static __device__ __forceinline__ float dot(const Raw_q5_k& r, const int* xw, const float2* xs) {
-        const uint32_t h[3] = {r.hd.y, r.hd.z, r.hd.w};
         float s0, m0, s1, m1;
-        scale_min_k4(2 * r.c, h, &s0, &m0);
-        scale_min_k4(2 * r.c + 1, h, &s1, &m1);
+        k4_group_scales(r.hd, r.c, &s0, &m0, &s1, &m1);
         int a0 = 0, a1 = 0;
 #pragma unroll
         for (int i = 0; i < 8; i++) {
