@@ -54,12 +54,14 @@ func (ls *launches) add(l []plans.Launch, err error) error {
 }
 
 // moeTakesIntDot reports whether moe node n's decode runs on the integer
-// path (moeDecodeQ8): gate/up and down weights with an integer dot and rows
-// of whole groups. Prefill keeps moe_expert_tiles, on floats.
+// path (moeDecodeQ8): gate/up and down weights with an integer dot, rows
+// of whole groups, and top_k dividing moeWarps (moe_down_sum_q8 gives each
+// chosen expert the same number of warps). Prefill keeps moe_expert_tiles,
+// on floats.
 func (e *emitter) moeTakesIntDot(n *ir.Node) bool {
 	gate, down := intDot[n.Inputs[3].DType], intDot[n.Inputs[7].DType]
 	return !e.prefill && gate != 0 && down != 0 && n.Inputs[0].Shape[len(n.Inputs[0].Shape)-1]%gate == 0 &&
-		n.Inputs[7].Shape[len(n.Inputs[7].Shape)-1]%down == 0
+		n.Inputs[7].Shape[len(n.Inputs[7].Shape)-1]%down == 0 && n.Int("top_k") > 0 && moeWarps%n.Int("top_k") == 0
 }
 
 // moe(x, wr, br, wg, bg, wu, bu, wd, bd): route, (prefill) list each

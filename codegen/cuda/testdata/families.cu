@@ -2309,15 +2309,24 @@ __device__ __forceinline__ void moe_logits(const uint8_t* __restrict__ wr, const
     if (threadIdx.x == 0) logit[e] = acc + BR::at(br, e);
 }
 
+// moe_expert_of: idx[k] for a k known only at run time, by selects (idx[k]
+// itself would put idx in local memory).
+template <int K>
+__device__ __forceinline__ int moe_expert_of(const int* idx, int k) {
+    int e = idx[0];
+#pragma unroll
+    for (int i = 1; i < K; i++) e = i == k ? idx[i] : e;
+    return e;
+}
+
 // moe_group_dots: acc[r] = lane's part of the dot of weight row rows[r] of
-// tensor ws[r] (NR rows, all routed, so all valid) with int16 activation row
-// tok[r] (xq [.., IN], xs); lane j takes groups j, j+32, ... The fetches
-// come first and unconditionally (lanes past the row's end fetch its last
-// group again and skip it), so ptxas may issue them together; it keeps
-// about 5 of a lane's groups in flight (SASS, nvcc 11.8), which bounds the
-// expert GEMVs at 1.1-1.6 TB/s (KERNELS.md).
+// tensor w (NR rows of one expert, all valid) with int16 activation row tok
+// (xq [.., IN], xs); lane j takes groups j, j+32, ... Each group of
+// activations is loaded once for the NR rows (dot8_tokens). The fetches come
+// first and unconditionally (lanes past the row's end fetch its last group
+// again and skip it), so ptxas may issue them together.
 template <class W, int IN, int NR>
-__device__ __forceinline__ void moe_group_dots(const uint8_t* const* ws, const i64* rows, const int* tok,
+__device__ __forceinline__ void moe_group_dots(const uint8_t* const* ws, const i64* rows, int tok,
                                                const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* acc) {
     constexpr int NG = IN / W::GROUP, ITER = (NG + 31) / 32;
     const int lane = threadIdx.x & 31;
@@ -2330,12 +2339,10 @@ __device__ __forceinline__ void moe_group_dots(const uint8_t* const* ws, const i
     for (int it = 0; it < ITER; it++) {
         const int g = lane + 32 * it;
         if (NG % 32 != 0 && g >= NG) break;
+        float a[NR][1] = {};
+        dot8_tokens<W, IN, NR, 1>(raw[it], g, xq, xs, &tok, a);
 #pragma unroll
-        for (int r = 0; r < NR; r++) {
-            float a[1][1] = {};
-            dot8_tokens<W, IN, 1, 1>(&raw[it][r], g, xq, xs, &tok[r], a);
-            acc[r] += a[0][0];
-        }
+        for (int r = 0; r < NR; r++) acc[r] += a[r][0];
     }
 }
 
@@ -2356,14 +2363,13 @@ __device__ __forceinline__ void moe_gate_up_q8(const uint8_t* __restrict__ wg, c
     int idx[K];
     float gw[K];
     moe_pick<Cfg>(logit, idx, gw);
-    const i64 col0 = (i64)blockIdx.x * 32 + warp * C, row0 = (i64)idx[slot] * F + col0;
+    const i64 col0 = (i64)blockIdx.x * 32 + warp * C, row0 = (i64)moe_expert_of<K>(idx, slot) * F + col0;
     const uint8_t* ws[2 * C];
     i64 rows[2 * C];
-    int tok[2 * C];
     float acc[2 * C] = {};  // gate rows, then up rows
 #pragma unroll
-    for (int r = 0; r < 2 * C; r++) ws[r] = r < C ? wg : wu, rows[r] = row0 + r % C, tok[r] = 0;
-    moe_group_dots<W, D, 2 * C>(ws, rows, tok, xq, xs, acc);
+    for (int r = 0; r < 2 * C; r++) ws[r] = r < C ? wg : wu, rows[r] = row0 + r % C;
+    moe_group_dots<W, D, 2 * C>(ws, rows, 0, xq, xs, acc);
     __shared__ float h[32];
 #pragma unroll
     for (int c = 0; c < C; c++) {
@@ -2374,29 +2380,42 @@ __device__ __forceinline__ void moe_gate_up_q8(const uint8_t* __restrict__ wg, c
     if (warp == 0) quantize32(h[lane], (i64)slot * F + blockIdx.x * 32, hq, hs);
 }
 
-// moe_down_sum_q8 (decode, one token): warp w of block b computes output
-// row o = b·MOE_WARPS + w of each of the K experts' down matrices from
-// slot k's row of hq, hs, and writes y[o] = Σ_k gw[k]·(dot_k + bias_k),
-// k in order (moe_sum's arithmetic).
+// moe_down_sum_q8 (decode, one token): block b computes output rows
+// o = b·MOE_WARPS + i (i < MOE_WARPS) of each of the K experts' down
+// matrices from slot k's row of hq, hs, and writes y[o] = Σ_k gw[k]·(dot_k +
+// bias_k), k in order (moe_sum's arithmetic). Warp w takes expert w % K and
+// K of the block's rows (MOE_WARPS / K warps an expert), so its rows share
+// slot k's activations: a warp taking one row of all K experts loaded K
+// activation rows for each weight group (ncu: L1-bound, 0.94-1.07 TB/s).
 template <class Cfg, class W, class B>
 __device__ __forceinline__ void moe_down_sum_q8(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd,
                                                 const xq_t* __restrict__ hq, const float2* __restrict__ hs,
                                                 const float* __restrict__ logit, float* __restrict__ y) {
-    constexpr int D = Cfg::D, F = Cfg::F, K = Cfg::K;
-    static_assert(D % MOE_WARPS == 0 && F % W::GROUP == 0, "whole warps of output rows");
-    const int lane = threadIdx.x & 31, o = blockIdx.x * MOE_WARPS + (threadIdx.x >> 5);
-    int idx[K], tok[K];
-    float gw[K], acc[K] = {};
-    const uint8_t* ws[K];
-    i64 rows[K];
+    constexpr int D = Cfg::D, F = Cfg::F, K = Cfg::K, R = K;  // R: rows a warp
+    static_assert(D % MOE_WARPS == 0 && F % W::GROUP == 0 && MOE_WARPS % K == 0, "whole warps of output rows");
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, k = warp % K;
+    const i64 o0 = (i64)blockIdx.x * MOE_WARPS, r0 = o0 + warp / K * R;
+    int idx[K];
+    float gw[K], acc[R] = {};
     moe_pick<Cfg>(logit, idx, gw);
+    const i64 e = moe_expert_of<K>(idx, k);
+    const uint8_t* ws[R];
+    i64 rows[R];
 #pragma unroll
-    for (int k = 0; k < K; k++) ws[k] = wd, rows[k] = (i64)idx[k] * D + o, tok[k] = k;
-    moe_group_dots<W, F, K>(ws, rows, tok, hq, hs, acc);
+    for (int r = 0; r < R; r++) ws[r] = wd, rows[r] = e * D + r0 + r;
+    moe_group_dots<W, F, R>(ws, rows, k, hq, hs, acc);
+    __shared__ float part[K][MOE_WARPS];  // expert k's dot + bias of row o0 + i
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        const float s = warp_sum(acc[r]);
+        if (lane == 0) part[k][r0 - o0 + r] = s + B::at(bd, rows[r]);
+    }
+    __syncthreads();
+    if (threadIdx.x >= MOE_WARPS) return;
     float out = 0.f;
 #pragma unroll
-    for (int k = 0; k < K; k++) out += gw[k] * (warp_sum(acc[k]) + B::at(bd, rows[k]));
-    if (lane == 0) y[o] = out;
+    for (int kk = 0; kk < K; kk++) out += gw[kk] * part[kk][threadIdx.x];
+    y[o0 + threadIdx.x] = out;
 }
 
 // moe_expert_tiles (prefill): block (bx, e) owns rows bx·MOE_WARPS + w of
