@@ -182,7 +182,7 @@ func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, blocksX in
 // where the DRAM round trip saved counts; larger ones are bandwidth-bound,
 // and the registers holding the first groups across the wait (ptxas, sm_90:
 // Phi-3's qkv 84 → 128, a Q6_K LM head 77 → 128) would cost them occupancy.
-const earlyFetchBlocks = 4 * targetSMs
+const earlyFetchBlocks = 5 * targetSMs
 
 // fetchesEarly is the EARLY template argument of an integer-path kernel
 // over x with blocksX blocks a token tile.
