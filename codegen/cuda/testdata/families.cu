@@ -2122,8 +2122,9 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 //                    logits (moe_pick), the block computes 32 columns of
 //                    slot k's h from x's int16 codes (by its producer, or
 //                    quantize_x8) and quantizes them (a whole 32-group)
-//   moe_down_sum_q8  grid D/MOE_WARPS: a warp computes one output row of all
-//                    K experts and sums them weighted, in order
+//   moe_down_sum_q8  grid D/MOE_WARPS: a block computes MOE_WARPS output rows
+//                    of all K experts (a warp K rows of one expert) and sums
+//                    them weighted, in order
 // Every output element is written by one thread in a fixed order: the
 // result does not depend on scheduling (no atomics).
 #define MOE_WARPS 8
