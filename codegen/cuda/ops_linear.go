@@ -176,12 +176,14 @@ func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, blocksX in
 
 // earlyFetchBlocks is the largest integer-path grid that fetches its first
 // weight groups before waiting for the grid before it (rows_dot8's EARLY):
-// 4 blocks of 256 threads per SM on an H100's or H200's 132 SMs, resident at
-// once even with 64 registers a thread. Such launches (Qwen2.5-0.5B's qkv,
-// o-proj, swiglu and down: 28-304 blocks) sit at the launch-latency floor,
-// where the DRAM round trip saved counts; larger ones are bandwidth-bound,
-// and the registers holding the first groups across the wait (ptxas, sm_90:
-// Phi-3's qkv 84 → 128, a Q6_K LM head 77 → 128) would cost them occupancy.
+// 5 blocks of 256 threads per SM on an H100's or H200's 132 SMs. Such
+// launches (Qwen2.5-0.5B's qkv, o-proj, swiglu and down: 28-304 blocks;
+// gpt-oss's qkv, 640, and Phi-3's, 576) sit near the launch-latency floor,
+// where the DRAM round trip saved counts: 4 blocks an SM left gpt-oss's qkv
+// out, and taking it in made gpt-oss-20b's decode 2 % faster (KERNELS.md,
+// fifth session). Larger ones are bandwidth-bound, and the registers holding
+// the first groups across the wait (ptxas, sm_90: a Q6_K LM head 77 → 128)
+// would cost them occupancy.
 const earlyFetchBlocks = 5 * targetSMs
 
 // fetchesEarly is the EARLY template argument of an integer-path kernel
