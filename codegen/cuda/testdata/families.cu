@@ -2321,7 +2321,7 @@ __device__ __forceinline__ int moe_expert_of(const int* idx, int k) {
 }
 
 // moe_group_dots: acc[r] = lane's part of the dot of weight row rows[r] of
-// tensor w (NR rows of one expert, all valid) with int16 activation row tok
+// tensor ws[r] (NR rows of one expert, all valid) with int16 activation row tok
 // (xq [.., IN], xs); lane j takes groups j, j+32, ... Each group of
 // activations is loaded once for the NR rows (dot8_tokens). The fetches come
 // first and unconditionally (lanes past the row's end fetch its last group
