@@ -167,13 +167,19 @@ func TestGPUGEMV(t *testing.T) {
 	gpuOnly(t)
 	r := rand.New(rand.NewPCG(5, 6))
 	t.Logf("%-6s %10s %10s %10s %9s", "type", "bytes", "time_us", "GB/s", "rel_err")
-	only := os.Getenv("ORC_GEMV_TYPES") // e.g. "Q4_0,Q4_K": a subset, for profiling
 	for _, gt := range gemvTypes {
-		if only != "" && !slices.Contains(strings.Split(only, ","), gt.String()) {
+		if !gemvTypeSelected(gt) {
 			continue
 		}
 		gemvCase(t, r, gt, gemvOut, gemvIn, gemvSlab)
 	}
+}
+
+// gemvTypeSelected reports whether the GEMV harness runs type gt:
+// ORC_GEMV_TYPES (e.g. "Q4_0,Q4_K") selects a subset, for profiling.
+func gemvTypeSelected(gt gguf.Type) bool {
+	only := os.Getenv("ORC_GEMV_TYPES")
+	return only == "" || slices.Contains(strings.Split(only, ","), gt.String())
 }
 
 // TestGPUSmallGEMV runs the decode GEMVs of model shapes on the integer
@@ -192,7 +198,6 @@ func TestGPUSmallGEMV(t *testing.T) {
 	gpuOnly(t)
 	r := rand.New(rand.NewPCG(7, 8))
 	t.Logf("%-6s %10s %10s %10s %9s", "type", "bytes", "time_us", "GB/s", "rel_err")
-	only := os.Getenv("ORC_GEMV_TYPES")
 	smallInts := []gguf.Type{gguf.Q4_0, gguf.Q5_0, gguf.Q8_0, gguf.Q4_K, gguf.Q6_K}
 	for _, c := range []struct {
 		out, in, slab int
@@ -210,7 +215,7 @@ func TestGPUSmallGEMV(t *testing.T) {
 			if c.in%256 != 0 && (gt == gguf.Q4_K || gt == gguf.Q6_K) {
 				continue // 896 is not whole 256-element K-quant blocks
 			}
-			if only != "" && !slices.Contains(strings.Split(only, ","), gt.String()) {
+			if !gemvTypeSelected(gt) {
 				continue
 			}
 			t.Logf("%d -> %d", c.in, c.out)
