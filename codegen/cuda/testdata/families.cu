@@ -2168,6 +2168,23 @@ __device__ __forceinline__ void moe_pick(const float* logit, int* idx, float* w)
     for (int k = 0; k < K; k++) w[k] /= sum;
 }
 
+// router_dot: acc plus the dot of group g of router row e (weights wr,
+// accessor WR) with the same columns of the activation row x, for moe_route
+// and moe_logits.
+template <class Cfg, class WR>
+__device__ __forceinline__ float router_dot(const uint8_t* __restrict__ wr, int e, int g, const float* x, float acc) {
+    constexpr int G = WR::GROUP;
+    float v[G];
+    WR::load(wr, (i64)e * (Cfg::D / G) + g, v);
+    const float4* xp = (const float4*)(x + g * G);
+#pragma unroll
+    for (int i = 0; i < G / 4; i++) {
+        const float4 a = xp[i];
+        acc += v[4 * i] * a.x + v[4 * i + 1] * a.y + v[4 * i + 2] * a.z + v[4 * i + 3] * a.w;
+    }
+    return acc;
+}
+
 // moe_route: block t; warp w computes the logits of experts w, w+warps, ...
 // with its groups' loads unrolled, so the router's weights are all in flight
 // at once (a warp walking them one load after another made this launch
@@ -2185,16 +2202,7 @@ __device__ __forceinline__ void moe_route(const uint8_t* __restrict__ wr, const 
     for (int e = warp; e < E; e += nw) {
         float acc = 0.f;
 #pragma unroll 8
-        for (int g = lane; g < NG; g += 32) {
-            float v[G];
-            WR::load(wr, (i64)e * NG + g, v);
-            const float4* xp = (const float4*)(xr + g * G);
-#pragma unroll
-            for (int i = 0; i < G / 4; i++) {
-                const float4 a = xp[i];
-                acc += v[4 * i] * a.x + v[4 * i + 1] * a.y + v[4 * i + 2] * a.z + v[4 * i + 3] * a.w;
-            }
-        }
+        for (int g = lane; g < NG; g += 32) acc = router_dot<Cfg, WR>(wr, e, g, xr, acc);
         acc = warp_sum(acc);
         if (lane == 0) logit[e] = acc + BR::at(br, e);
     }
@@ -2296,16 +2304,7 @@ __device__ __forceinline__ void moe_logits(const uint8_t* __restrict__ wr, const
     const int e = blockIdx.x;
     float acc = 0.f;
 #pragma unroll 4
-    for (int g = threadIdx.x; g < NG; g += blockDim.x) {
-        float v[G];
-        WR::load(wr, (i64)e * NG + g, v);
-        const float4* xp = (const float4*)(x + g * G);
-#pragma unroll
-        for (int i = 0; i < G / 4; i++) {
-            const float4 a = xp[i];
-            acc += v[4 * i] * a.x + v[4 * i + 1] * a.y + v[4 * i + 2] * a.z + v[4 * i + 3] * a.w;
-        }
-    }
+    for (int g = threadIdx.x; g < NG; g += blockDim.x) acc = router_dot<Cfg, WR>(wr, e, g, x, acc);
     acc = block_sum(acc, part);
     if (threadIdx.x == 0) logit[e] = acc + BR::at(br, e);
 }
