@@ -854,22 +854,36 @@ __device__ __forceinline__ float dot8_q5_0(const uint32_t* q, uint32_t qh, float
     }
     return d * (xs.x * (float)s - 16.f * xs.y);
 }
+// prmt: PTX prmt.b32 in its default mode, which reads all four bits of each
+// selector nibble (of the low 16 bits): the low three pick one of the eight
+// bytes of {b, a}, a set fourth replicates that byte's sign bit. __byte_perm
+// ignores the fourth bit, which costs a mask (LOP3) for every variable
+// selector.
+__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t s) {
+    uint32_t r;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(s));
+    return r;
+}
 // The eight E2M1 codes of word q (4 bytes of two nibbles) as doubled signed
-// int8 values: lo holds the low nibbles' values, hi the high nibbles'. A
-// 16-entry byte table (magnitudes 0,1,2,3,4,6,8,12 and their negatives) is
-// read with PRMT, as ggml's get_int_from_table_16.
+// int8 values: lo holds the low nibbles' values, hi the high nibbles'. Two
+// 8-byte tables (magnitudes 0,1,2,3,4,6,8,12 and their negatives) are read
+// with PRMT, as ggml's get_int_from_table_16: a positive code (fourth bit
+// clear) reads its magnitude from the positive table as it is, a negative one
+// the negative table through q ^ 0x8888 (fourth bit now clear); the other
+// table's byte (a sign replication) is not selected. So no selector needs a
+// mask.
 __device__ __forceinline__ void e2m1x2_bytes(uint32_t q, uint32_t& lo, uint32_t& hi) {
+    const uint32_t qn = q ^ 0x88888888u;
     const uint32_t sel = 0x32103210u | ((q & 0x88888888u) >> 1);  // byte n, or n + 4 for a negative code
     uint32_t t[2];
 #pragma unroll
     for (int i = 0; i < 2; i++) {
-        const uint32_t s = (q >> (16 * i)) & 0x7777u;
-        const uint32_t pos = __byte_perm(0x03020100u, 0x0C080604u, s);
-        const uint32_t neg = __byte_perm(0xFDFEFF00u, 0xF4F8FAFCu, s);
-        t[i] = __byte_perm(pos, neg, sel >> (16 * i));  // values of nibbles 4i..4i+3 in nibble order
+        const uint32_t pos = prmt(0x03020100u, 0x0C080604u, q >> (16 * i));
+        const uint32_t neg = prmt(0xFDFEFF00u, 0xF4F8FAFCu, qn >> (16 * i));
+        t[i] = prmt(pos, neg, sel >> (16 * i));  // values of nibbles 4i..4i+3 in nibble order
     }
-    lo = __byte_perm(t[0], t[1], 0x6420);
-    hi = __byte_perm(t[0], t[1], 0x7531);
+    lo = prmt(t[0], t[1], 0x6420);
+    hi = prmt(t[0], t[1], 0x7531);
 }
 __device__ __forceinline__ float dot8_mxfp4(const uint32_t* q, uint32_t e, const int* xw, float2 xs) {
     int s = 0;
