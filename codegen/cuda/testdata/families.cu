@@ -864,37 +864,39 @@ __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t s) {
     asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(s));
     return r;
 }
-// The eight E2M1 codes of word q (4 bytes of two nibbles) as doubled signed
-// int8 values: lo holds the low nibbles' values, hi the high nibbles'. Two
-// 8-byte tables (magnitudes 0,1,2,3,4,6,8,12 and their negatives) are read
-// with PRMT, as ggml's get_int_from_table_16: a positive code (fourth bit
-// clear) reads its magnitude from the positive table as it is, a negative one
-// the negative table through q ^ 0x8888 (fourth bit now clear); the other
-// table's byte (a sign replication) is not selected. So no selector needs a
-// mask.
-__device__ __forceinline__ void e2m1x2_bytes(uint32_t q, uint32_t& lo, uint32_t& hi) {
-    const uint32_t qn = q ^ 0x88888888u;
-    const uint32_t sel = 0x32103210u | ((q & 0x88888888u) >> 1);  // byte n, or n + 4 for a negative code
-    uint32_t t[2];
+// The doubled magnitudes (0,1,2,3,4,6,8,12) of word q's eight E2M1 codes
+// (4 bytes of two nibbles), split by sign: pos holds the positive codes'
+// (0 for a negative code), neg the negative codes' (0 for a positive one),
+// each as {low nibbles' bytes, high nibbles' bytes}. One 8-byte table, read
+// with PRMT: a code whose fourth bit is set reads as 0 (the table bytes'
+// sign replicated), so q looks up the positive codes and q ^ 0x8888 the
+// negative ones, with no masks and no select (the signed single-table lookup,
+// as ggml's get_int_from_table_16, took 14 integer-pipe instructions a word,
+// and the integer pipe, half rate on Hopper, bounded the MXFP4 GEMVs).
+__device__ __forceinline__ void e2m1x2_mags(uint32_t q, uint32_t* pos, uint32_t* neg) {
+    uint32_t p[2], n[2];
 #pragma unroll
     for (int i = 0; i < 2; i++) {
-        const uint32_t pos = prmt(0x03020100u, 0x0C080604u, q >> (16 * i));
-        const uint32_t neg = prmt(0xFDFEFF00u, 0xF4F8FAFCu, qn >> (16 * i));
-        t[i] = prmt(pos, neg, sel >> (16 * i));  // values of nibbles 4i..4i+3 in nibble order
+        p[i] = prmt(0x03020100u, 0x0C080604u, q >> (16 * i));
+        n[i] = prmt(0x03020100u, 0x0C080604u, (q ^ 0x88888888u) >> (16 * i));
     }
-    lo = prmt(t[0], t[1], 0x6420);
-    hi = prmt(t[0], t[1], 0x7531);
+    pos[0] = prmt(p[0], p[1], 0x6420);
+    pos[1] = prmt(p[0], p[1], 0x7531);
+    neg[0] = prmt(n[0], n[1], 0x6420);
+    neg[1] = prmt(n[0], n[1], 0x7531);
 }
+// The signed dot is the positive codes' dot less the negative codes' (two
+// int32 sums, each < 2^24: the same integer as one signed sum).
 __device__ __forceinline__ float dot8_mxfp4(const uint32_t* q, uint32_t e, const int* xw, float2 xs) {
-    int s = 0;
+    int sp = 0, sn = 0;
 #pragma unroll
     for (int i = 0; i < 4; i++) {
-        uint32_t lo, hi;
-        e2m1x2_bytes(q[i], lo, hi);
-        s = dot4(lo, xw + 2 * i, s);
-        s = dot4(hi, xw + 8 + 2 * i, s);
+        uint32_t pos[2], neg[2];
+        e2m1x2_mags(q[i], pos, neg);
+        sp = dot4(pos[1], xw + 8 + 2 * i, dot4(pos[0], xw + 2 * i, sp));
+        sn = dot4(neg[1], xw + 8 + 2 * i, dot4(neg[0], xw + 2 * i, sn));
     }
-    return e8m0_half(e) * xs.x * (float)s;
+    return e8m0_half(e) * xs.x * (float)(sp - sn);
 }
 
 // The _dot accessors add dot(raw, xw, xs) to a weight accessor: the dot of
