@@ -89,12 +89,9 @@ func (e *emitter) tensor(n *ir.Node) (weightSpan, error) {
 	return weightSpan{t, start, bytes}, nil
 }
 
-// splitLayouts are the dtypes whose GPU layout differs from GGUF order (see
-// relayout.go); for the others gpu_<dtype> is GGUF order.
-var splitLayouts = map[ir.DType]bool{ir.Q4_0: true, ir.Q5_0: true, ir.Q8_0: true, ir.MXFP4: true, ir.Q6_K: true}
-
 // accessor is the weight accessor type (weights.cu.tmpl) for a weight node:
-// W_<dtype><NBLK>, or W_<dtype>_split<NBLK> for a split GPU layout.
+// W_<dtype><NBLK>, or W_<dtype>_split<NBLK> for a GPU layout that differs
+// from GGUF order (relayout.go's splitLayouts).
 func (e *emitter) accessor(n *ir.Node) (string, error) {
 	t, err := e.tensor(n)
 	if err != nil {
@@ -112,7 +109,7 @@ func (e *emitter) accessor(n *ir.Node) (string, error) {
 	switch {
 	case t.Layout == "":
 	case t.Layout == passes.LayoutName(n.DType):
-		if splitLayouts[n.DType] {
+		if _, split := splitLayouts[n.DType]; split {
 			name += "_split"
 		}
 	default:

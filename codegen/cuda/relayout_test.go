@@ -2,6 +2,7 @@ package cuda_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -15,11 +16,13 @@ type field struct{ from, size int }
 
 // The GPU layouts as the kernels read them (templates/weights.cu.tmpl):
 // every block's quants, then each scale field as its own array.
-var gpuLayouts = []struct {
+type gpuLayout struct {
 	dtype  string
 	block  int
 	fields []field // in section order
-}{
+}
+
+var gpuLayouts = []gpuLayout{
 	{"q4_0", 18, []field{{2, 16}, {0, 2}}},
 	{"q5_0", 22, []field{{6, 16}, {2, 4}, {0, 2}}},
 	{"q8_0", 34, []field{{2, 32}, {0, 2}}},
@@ -60,6 +63,47 @@ func TestRelayoutSplit(t *testing.T) {
 	}
 }
 
+// gpu_q5_k (relayout.go, splitQ5K; templates/weights.cu.tmpl,
+// W_q5_k_split): block b of nblk has its qs at 128b, the fifth bits of its
+// group c at 128·nblk + 32b + 8c (two little-endian words, of elements
+// 64c..64c+31 and 64c+32..64c+63; element 4i+k of a word at bit 8k+i) and
+// its d, dmin and scales at 160·nblk + 16b. Each element's fifth bit and
+// each block's qs and header read there must be the GGUF block's.
+func TestRelayoutQ5K(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const nblk, bb = 5, 176
+	src := make([]byte, nblk*bb)
+	for i := range src {
+		src[i] = byte(r.Uint32())
+	}
+	w := plans.Tensor{Name: "w", DType: "q5_k", Layout: "gpu_q5_k", Shape: []int64{nblk, 256}, Bytes: int64(len(src))}
+	got, err := cuda.Relayout(&w, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(src) {
+		t.Fatalf("%d bytes became %d", len(src), len(got))
+	}
+	for b := range nblk {
+		blk := src[b*bb : (b+1)*bb]
+		if have, want := got[160*nblk+16*b:160*nblk+16*(b+1)], blk[:16]; !bytes.Equal(have, want) {
+			t.Errorf("block %d header: got % x, want % x", b, have, want)
+		}
+		if have, want := got[128*b:128*(b+1)], blk[48:]; !bytes.Equal(have, want) {
+			t.Errorf("block %d qs: got % x, want % x", b, have, want)
+		}
+		for e := range 256 {
+			c, l := e/64, e%64
+			// GGUF: bit 2c of qh[l] for the group's first 32 elements, bit 2c+1 of qh[l-32] after.
+			want := blk[16+l%32] >> (2*c + l/32) & 1
+			word := binary.LittleEndian.Uint32(got[128*nblk+32*b+8*c+4*(l/32):])
+			if have := word >> (8*(l%4) + l%32/4) & 1; uint32(want) != have {
+				t.Fatalf("block %d element %d: fifth bit %d, want %d", b, e, have, want)
+			}
+		}
+	}
+}
+
 // GGUF order is the GPU layout of the aligned types, and "" is GGUF order.
 func TestRelayoutIdentity(t *testing.T) {
 	src := []byte(strings.Repeat("0123456789abcdef", 9)) // one Q4_K block
@@ -94,7 +138,7 @@ func TestRelayoutRefuses(t *testing.T) {
 // segment relaid as a tensor of its own, which is how its kernel reads it.
 func TestRelayoutSegments(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, l := range gpuLayouts {
+	for _, l := range append(gpuLayouts, gpuLayout{dtype: "q5_k", block: 176}) { // q5_k: no section split (TestRelayoutQ5K)
 		const rows, rowBlocks = 6, 2
 		src := make([]byte, rows*rowBlocks*l.block)
 		for i := range src {

@@ -333,6 +333,23 @@ __device__ __forceinline__ void k4_group_scales(const uint4& hd, int c, float* s
     scale_min_k4(2 * c, h, s0, m0);
     scale_min_k4(2 * c + 1, h, s1, m1);
 }
+// dq_k4: group c of a Q4_K or Q5_K block (header hd, the group's 32 quant
+// bytes q) dequantized; fifth(l) has the fifth bits of the group's elements
+// l (bit 0) and l + 32 (bit 1), 0 for Q4_K.
+template <class F>
+__device__ __forceinline__ void dq_k4(const uint4& hd, int c, const uint32_t* q, F fifth, float* v) {
+    float d = h2f(hd.x & 0xFFFF), dmin = h2f(hd.x >> 16);
+    float s0, m0, s1, m1;
+    k4_group_scales(hd, c, &s0, &m0, &s1, &m1);
+    float d0 = d * s0, d1 = d * s1;
+    m0 *= dmin; m1 *= dmin;
+#pragma unroll
+    for (int l = 0; l < 32; l++) {
+        uint32_t x = byte_of(q, l), hb = fifth(l);
+        v[l] = d0 * u2f((x & 15) | ((hb & 1) << 4)) - m0;
+        v[l + 32] = d1 * u2f((x >> 4) | ((hb & 2) << 3)) - m1;
+    }
+}
 // Q4_K: 256 elements in 144 bytes (d, dmin, scales[12], qs[128]); a group is
 // 64 elements: sub-blocks 2c (low nibbles of qs[32c..32c+31]) and 2c+1 (high).
 // Blocks are 16-byte aligned, so GGUF order is already the GPU layout.
@@ -347,23 +364,13 @@ template <i64 NBLK> struct W_q4_k : W_loads<W_q4_k<NBLK>> {
         ld_words16<32>(b + 16 + 32 * r.c, r.q);
     }
     static __device__ __forceinline__ void dequant(const Raw& r, float* v) {
-        float d = h2f(r.hd.x & 0xFFFF), dmin = h2f(r.hd.x >> 16);
-        float s0, m0, s1, m1;
-        k4_group_scales(r.hd, r.c, &s0, &m0, &s1, &m1);
-        float d0 = d * s0, d1 = d * s1;
-        m0 *= dmin; m1 *= dmin;
-#pragma unroll
-        for (int l = 0; l < 32; l++) {
-            uint32_t x = byte_of(r.q, l);
-            v[l] = d0 * u2f(x & 15) - m0;
-            v[l + 32] = d1 * u2f(x >> 4) - m1;
-        }
+        dq_k4(r.hd, r.c, r.q, [](int) { return 0u; }, v);
     }
 };
 // Q5_K: 256 elements in 176 bytes (d, dmin, scales[12], qh[32], qs[128]);
 // groups as Q4_K, the fifth bits of group c in bits 2c and 2c+1 of qh.
 struct Raw_q5_k { uint4 hd; uint32_t qh[8], q[8]; int c; };
-template <i64 NBLK> struct W_q5_k : W_loads<W_q5_k<NBLK>> {
+template <i64 NBLK> struct W_q5_k : W_loads<W_q5_k<NBLK>> {  // GGUF order: 176-byte blocks
     static constexpr int GROUP = 64;
     using Raw = Raw_q5_k;
     static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
@@ -374,17 +381,31 @@ template <i64 NBLK> struct W_q5_k : W_loads<W_q5_k<NBLK>> {
         ld_words16<32>(b + 48 + 32 * r.c, r.q);
     }
     static __device__ __forceinline__ void dequant(const Raw& r, float* v) {
-        float d = h2f(r.hd.x & 0xFFFF), dmin = h2f(r.hd.x >> 16);
-        float s0, m0, s1, m1;
-        k4_group_scales(r.hd, r.c, &s0, &m0, &s1, &m1);
-        float d0 = d * s0, d1 = d * s1;
-        m0 *= dmin; m1 *= dmin;
-#pragma unroll
-        for (int l = 0; l < 32; l++) {
-            uint32_t x = byte_of(r.q, l), hb = byte_of(r.qh, l) >> (2 * r.c);
-            v[l] = d0 * u2f((x & 15) | ((hb & 1) << 4)) - m0;
-            v[l + 32] = d1 * u2f((x >> 4) | ((hb & 2) << 3)) - m1;
-        }
+        dq_k4(r.hd, r.c, r.q, [&](int l) { return byte_of(r.qh, l) >> (2 * r.c); }, v);
+    }
+};
+// The split layout (Relayout) gives each group its own 8 bytes of fifth
+// bits, h: h.x has those of the low nibbles (elements 0..31 of the group),
+// h.y of the high ones (32..63), element 4i+k's (i < 8, k < 4: byte k of
+// quant word i) at bit i of byte k, so (h.x >> i) & 0x01010101 are word i's
+// in its byte order (W_q5_k_split_dot). A group's fetch is 56 bytes in 14
+// registers, where GGUF order's loads all 32 qh bytes of the block (80
+// bytes in 20).
+struct Raw_q5_k_split { uint4 hd; uint32_t q[8]; uint2 h; int c; };
+template <i64 NBLK> struct W_q5_k_split : W_loads<W_q5_k_split<NBLK>> {  // [NBLK][128] qs, [NBLK][4] uint2 h, [NBLK][16] d, dmin, scales
+    static constexpr int GROUP = 64;
+    using Raw = Raw_q5_k_split;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
+        r.c = (int)(grp & 3);
+        ld_words16<32>(w + grp * 32, r.q);
+        r.h = __ldg((const uint2*)(w + NBLK * 128) + grp);
+        r.hd = __ldg((const uint4*)(w + NBLK * 160) + (grp >> 2));
+    }
+    static __device__ __forceinline__ void dequant(const Raw& r, float* v) {
+        dq_k4(r.hd, r.c, r.q, [&](int l) {
+            const int b = 8 * (l & 3) + l / 4;
+            return ((r.h.x >> b) & 1) | (((r.h.y >> b) & 1) << 1);
+        }, v);
     }
 };
 // Q6_K: 256 elements in 210 bytes (ql[128], qh[64], int8 scales[16], d). A
@@ -919,36 +940,45 @@ template <i64 NBLK> struct W_q5_0_dot : W_q5_0<NBLK> {
 template <i64 NBLK> struct W_q5_0_split_dot : W_q5_0_split<NBLK> {
     static __device__ __forceinline__ float dot(const Raw_q5_0& r, const int* xw, const float2* xs) { return dot8_q5_0(r.q, r.qh, h2f(r.d), xw, xs[0]); }
 };
-// Q4_K group c of a block: sub-blocks 2c (low nibbles) and 2c+1 (high).
+// dot8_k4: group c of a Q4_K or Q5_K block (header hd, quant words q):
+// sub-blocks 2c (low nibbles) and 2c+1 (high). fifth(i) has the fifth bits
+// of word i's low-nibble (x) and high-nibble (y) elements at bit 4 of their
+// bytes, 0 for Q4_K.
+template <class F>
+__device__ __forceinline__ float dot8_k4(const uint4& hd, int c, const uint32_t* q, F fifth, const int* xw, const float2* xs) {
+    float s0, m0, s1, m1;
+    k4_group_scales(hd, c, &s0, &m0, &s1, &m1);
+    int a0 = 0, a1 = 0;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const uint2 h = fifth(i);
+        a0 = dot4((q[i] & 0x0F0F0F0Fu) | h.x, xw + 2 * i, a0);
+        a1 = dot4(((q[i] >> 4) & 0x0F0F0F0Fu) | h.y, xw + 16 + 2 * i, a1);
+    }
+    return h2f(hd.x & 0xFFFF) * (s0 * xs[0].x * (float)a0 + s1 * xs[1].x * (float)a1) -
+           h2f(hd.x >> 16) * (m0 * xs[0].y + m1 * xs[1].y);
+}
 template <i64 NBLK> struct W_q4_k_dot : W_q4_k<NBLK> {
     static __device__ __forceinline__ float dot(const Raw_q4_k& r, const int* xw, const float2* xs) {
-        float s0, m0, s1, m1;
-        k4_group_scales(r.hd, r.c, &s0, &m0, &s1, &m1);
-        int a0 = 0, a1 = 0;
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            a0 = dot4(r.q[i] & 0x0F0F0F0Fu, xw + 2 * i, a0);
-            a1 = dot4((r.q[i] >> 4) & 0x0F0F0F0Fu, xw + 16 + 2 * i, a1);
-        }
-        return h2f(r.hd.x & 0xFFFF) * (s0 * xs[0].x * (float)a0 + s1 * xs[1].x * (float)a1) -
-               h2f(r.hd.x >> 16) * (m0 * xs[0].y + m1 * xs[1].y);
+        return dot8_k4(r.hd, r.c, r.q, [](int) { return make_uint2(0, 0); }, xw, xs);
     }
 };
-// Q5_K group c: as Q4_K, the fifth bits of sub-blocks 2c and 2c+1 in bits
-// 2c and 2c+1 of the block's qh bytes (one per element of the sub-block).
+// Q5_K in GGUF order: group c's fifth bits are bits 2c and 2c+1 of the
+// block's qh bytes (one per element of the sub-block).
 template <i64 NBLK> struct W_q5_k_dot : W_q5_k<NBLK> {
     static __device__ __forceinline__ float dot(const Raw_q5_k& r, const int* xw, const float2* xs) {
-        float s0, m0, s1, m1;
-        k4_group_scales(r.hd, r.c, &s0, &m0, &s1, &m1);
-        int a0 = 0, a1 = 0;
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
+        return dot8_k4(r.hd, r.c, r.q, [&](int i) {
             const uint32_t hb = r.qh[i] >> (2 * r.c);
-            a0 = dot4((r.q[i] & 0x0F0F0F0Fu) | ((hb & 0x01010101u) << 4), xw + 2 * i, a0);
-            a1 = dot4(((r.q[i] >> 4) & 0x0F0F0F0Fu) | ((hb & 0x02020202u) << 3), xw + 16 + 2 * i, a1);
-        }
-        return h2f(r.hd.x & 0xFFFF) * (s0 * xs[0].x * (float)a0 + s1 * xs[1].x * (float)a1) -
-               h2f(r.hd.x >> 16) * (m0 * xs[0].y + m1 * xs[1].y);
+            return make_uint2((hb & 0x01010101u) << 4, (hb & 0x02020202u) << 3);
+        }, xw, xs);
+    }
+};
+// Q5_K split: word i's fifth bits are bit i of each byte of h.x and h.y, a
+// shift and a mask away. With bit l for element l, spread4 took four of each
+// a word: Phi-3's qkv_q8 had 3660 SASS instructions against 2508 (nvcc 11.8).
+template <i64 NBLK> struct W_q5_k_split_dot : W_q5_k_split<NBLK> {
+    static __device__ __forceinline__ float dot(const Raw_q5_k_split& r, const int* xw, const float2* xs) {
+        return dot8_k4(r.hd, r.c, r.q, [&](int i) { return make_uint2((r.h.x >> i << 4) & 0x10101010u, (r.h.y >> i << 4) & 0x10101010u); }, xw, xs);
     }
 };
 template <i64 NBLK> struct W_mxfp4_dot : W_mxfp4<NBLK> {

@@ -30,11 +30,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_256(const float* __
     grid_dep_launch();
     gemm_x_f16<256>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_k_256_W_q5_k_256_W_q5_k_256_B_none_B_none_B_none_256_256_256_256_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_k_split_256_W_q5_k_split_256_W_q5_k_split_256_B_none_B_none_B_none_256_256_256_256_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_k<256>, W_q5_k<256>, W_q5_k<256>, B_none, B_none, B_none, 256, 256, 256, 256, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+    gemm_qkv<W_q5_k_split<256>, W_q5_k_split<256>, W_q5_k_split<256>, B_none, B_none, B_none, 256, 256, 256, 256, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_256_256_256_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -100,9 +100,9 @@ extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_2
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, false, true>(a, nullptr, w, nullptr, y, xq, xs);
 }
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_k_dot_256_W_q5_k_dot_256_W_q5_k_dot_256_B_none_B_none_B_none_Rope_1_256_256_256_256_true_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_k_split_dot_256_W_q5_k_split_dot_256_W_q5_k_split_dot_256_B_none_B_none_B_none_Rope_1_256_256_256_256_true_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_q8<W_q5_k_dot<256>, W_q5_k_dot<256>, W_q5_k_dot<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
+    qkv_q8<W_q5_k_split_dot<256>, W_q5_k_split_dot<256>, W_q5_k_split_dot<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_32(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
