@@ -888,34 +888,52 @@ __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t s) {
 // The doubled magnitudes (0,1,2,3,4,6,8,12) of word q's eight E2M1 codes
 // (4 bytes of two nibbles), split by sign: pos holds the positive codes'
 // (0 for a negative code), neg the negative codes' (0 for a positive one),
-// each as {low nibbles' bytes, high nibbles' bytes}. One 8-byte table, read
-// with PRMT: a code whose fourth bit is set reads as 0 (the table bytes'
-// sign replicated), so q looks up the positive codes and q ^ 0x8888 the
-// negative ones, with no masks and no select (the signed single-table lookup,
-// as ggml's get_int_from_table_16, took 14 integer-pipe instructions a word,
-// and the integer pipe, half rate on Hopper, bounded the MXFP4 GEMVs).
+// in nibble order: byte k of pos[h] is nibble 4h + k of q. One 8-byte
+// table, read with PRMT: a code whose fourth bit is set reads as 0 (the
+// table bytes' sign replicated), so q looks up the positive codes and
+// q ^ 0x8888 the negative ones, with no masks and no select (the signed
+// single-table lookup, as ggml's get_int_from_table_16, took 14
+// integer-pipe instructions a word, and the integer pipe, half rate on
+// Hopper, bounded the MXFP4 GEMVs).
 __device__ __forceinline__ void e2m1x2_mags(uint32_t q, uint32_t* pos, uint32_t* neg) {
-    uint32_t p[2], n[2];
+    const uint32_t n = q ^ 0x88888888u;
+    pos[0] = prmt(0x03020100u, 0x0C080604u, q);
+    pos[1] = prmt(0x03020100u, 0x0C080604u, q >> 16);
+    neg[0] = prmt(0x03020100u, 0x0C080604u, n);
+    neg[1] = prmt(0x03020100u, 0x0C080604u, n >> 16);
+}
+// x_order: a group's int16 activations (xw: G/2 words, two elements each)
+// in the order its accessor's dot reads them, chosen by the Raw type:
+// element order, but nibble order for MXFP4. Byte b of code word i holds
+// elements 4i + b (low nibble) and 16 + 4i + b (high), so word i's codes
+// in nibble order meet x[4i], x[16+4i], x[4i+1], ... (words 4i..4i+3);
+// permuting x once per group and token for all the rows that read it
+// spares every code word the 4 PRMT that put its nibbles in element order.
+template <class R>
+__device__ __forceinline__ void x_order(const R*, int*) {}
+__device__ __forceinline__ void x_order(const Raw_mxfp4*, int* xw) {
+    int y[16];
 #pragma unroll
-    for (int i = 0; i < 2; i++) {
-        p[i] = prmt(0x03020100u, 0x0C080604u, q >> (16 * i));
-        n[i] = prmt(0x03020100u, 0x0C080604u, (q ^ 0x88888888u) >> (16 * i));
+    for (int i = 0; i < 4; i++) {
+        y[4 * i] = prmt(xw[2 * i], xw[8 + 2 * i], 0x5410);
+        y[4 * i + 1] = prmt(xw[2 * i], xw[8 + 2 * i], 0x7632);
+        y[4 * i + 2] = prmt(xw[2 * i + 1], xw[9 + 2 * i], 0x5410);
+        y[4 * i + 3] = prmt(xw[2 * i + 1], xw[9 + 2 * i], 0x7632);
     }
-    pos[0] = prmt(p[0], p[1], 0x6420);
-    pos[1] = prmt(p[0], p[1], 0x7531);
-    neg[0] = prmt(n[0], n[1], 0x6420);
-    neg[1] = prmt(n[0], n[1], 0x7531);
+#pragma unroll
+    for (int i = 0; i < 16; i++) xw[i] = y[i];
 }
 // The signed dot is the positive codes' dot less the negative codes' (two
-// int32 sums, each < 2^24: the same integer as one signed sum).
+// int32 sums, each < 2^24: the same integer as one signed sum); xw in
+// x_order's nibble order.
 __device__ __forceinline__ float dot8_mxfp4(const uint32_t* q, uint32_t e, const int* xw, float2 xs) {
     int sp = 0, sn = 0;
 #pragma unroll
     for (int i = 0; i < 4; i++) {
         uint32_t pos[2], neg[2];
         e2m1x2_mags(q[i], pos, neg);
-        sp = dot4(pos[1], xw + 8 + 2 * i, dot4(pos[0], xw + 2 * i, sp));
-        sn = dot4(neg[1], xw + 8 + 2 * i, dot4(neg[0], xw + 2 * i, sn));
+        sp = dot4(pos[1], xw + 4 * i + 2, dot4(pos[0], xw + 4 * i, sp));
+        sn = dot4(neg[1], xw + 4 * i + 2, dot4(neg[0], xw + 4 * i, sn));
     }
     return e8m0_half(e) * xs.x * (float)(sp - sn);
 }
@@ -1027,6 +1045,7 @@ __device__ __forceinline__ void dot8_tokens(const typename W::Raw* raw, int g, c
             int4 a = xp[STAGED ? i ^ staged_xor<G>(g) : i];
             xw[4 * i] = a.x; xw[4 * i + 1] = a.y; xw[4 * i + 2] = a.z; xw[4 * i + 3] = a.w;
         }
+        x_order((const typename W::Raw*)nullptr, xw);
         float2 xsv[G / 32];
 #pragma unroll
         for (int i = 0; i < G / 32; i++) xsv[i] = xs[(i64)tok[tt] * (IN / 32) + g * (G / 32) + i];
