@@ -111,7 +111,7 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 		c.ptr(e, cOut, "y", n)
 		return e.emit(c, "linear_gemv", linThreads, g, wa, ba, cInt(in), cInt(out))
 	}
-	s, sets := intLanes(n.Inputs[1].DType, in)
+	s, sets := intLanes(n.Inputs[1].DType, in, out)
 	blocks := ceilDiv(out, 4*sets)
 	stage := e.stagesX(x, in, blocks)
 	if stage {
@@ -227,16 +227,29 @@ func (e *emitter) quantizedX(c *call, x *ir.Node, in int64) ([]plans.Launch, err
 var intDot = map[ir.DType]int64{ir.Q4_0: 32, ir.Q5_0: 32, ir.Q8_0: 32, ir.MXFP4: 32, ir.Q4_K: 64, ir.Q5_K: 64, ir.Q6_K: 64}
 
 // intLanes is the lane-set size S of the integer-path kernels for rows of
-// in elements of dtype dt (q8.cu.tmpl, rows_dot8): the smallest power of two
-// ≥ the row's groups, from a warp to the whole block; and the sets per block.
-// Widening the sets of small decode launches to give every SM a block was
-// measured no faster (KERNELS.md).
-func intLanes(dt ir.DType, in int64) (s, sets int64) {
+// in elements of dtype dt (q8.cu.tmpl, rows_dot8), and the sets per block:
+// the smallest power of two ≥ the row's groups, from a warp to the whole
+// block, or a narrower set that leaves fewer lanes idle (a lane takes
+// groups j, j + S, ...) where out rows, 4 a set, still make manyWaves of
+// blocks: gpt-oss's 90-group Q8_0 rows kept 38 of 128 lanes idle. Widening
+// the sets of small decode launches to give every SM a block was measured
+// no faster (KERNELS.md).
+func intLanes(dt ir.DType, in, out int64) (s, sets int64) {
 	groups := in / intDot[dt]
 	for s = 32; s < linThreads && s < groups; s *= 2 {
 	}
+	idle := func(s int64) int64 { return ceilDiv(groups, s)*s - groups }
+	for n := s / 2; n >= 32; n /= 2 {
+		if idle(n) < idle(s) && ceilDiv(out, 4*linThreads/n) >= manyWaves {
+			s = n
+		}
+	}
 	return s, linThreads / s
 }
+
+// manyWaves is the grid (8 blocks an SM) past which a kernel's last,
+// partial wave of blocks costs little.
+const manyWaves = 8 * targetSMs
 
 // dotAccessor is the integer-dot variant of a weight accessor:
 // W_q4_k<N> → W_q4_k_dot<N>.
@@ -400,7 +413,7 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 		targs[i] = dotAccessor(targs[i])
 	}
 	// Blocks of 2·sets rotation pairs, each within one part (qkv_q8).
-	s, sets := intLanes(n.Inputs[1].DType, in)
+	s, sets := intLanes(n.Inputs[1].DType, in, outs[0]+outs[1]+outs[2])
 	var blocks int64
 	for _, o := range outs {
 		blocks += ceilDiv(o/2, 2*sets)
@@ -450,7 +463,7 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 		c.ptr(e, cOut, "y", n)
 		return e.emit(c, "swiglu_gemv", 128, gridRowsY(ceilDiv(f, 4), rowsOf(x)), ga, ua, cInt(in), cInt(f), cInt(upRow0))
 	}
-	s, sets := intLanes(n.Inputs[1].DType, in)
+	s, sets := intLanes(n.Inputs[1].DType, in, 2*f)
 	return e.intDot(c, n, x, in, "swiglu_q8", ceilDiv(f, 2*sets), false, dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0), cInt(s))
 }
 
