@@ -275,8 +275,9 @@ template <i64 NBLK> struct W_q8_0_split : W_loads<W_q8_0_split<NBLK>> {  // [NBL
 // the scale halved, as ggml does; the doubled magnitude comes from a byte
 // table in two registers (PRMT), because an indexed array lands in local memory.
 __device__ __forceinline__ float e8m0_half(uint32_t e) { return __uint_as_float(e < 2 ? 0x00200000u << e : (e - 1) << 23); }
+constexpr uint32_t E2M1X2_LO = 0x03020100u, E2M1X2_HI = 0x0C080604u;  // the doubled magnitudes of codes 0-3, 4-7
 __device__ __forceinline__ float e2m1x2(uint32_t c) {
-    const float m = u2f(__byte_perm(0x03020100u, 0x0C080604u, c & 7));
+    const float m = u2f(__byte_perm(E2M1X2_LO, E2M1X2_HI, c & 7));
     return __int_as_float(__float_as_int(m) ^ ((c & 8u) << 28));
 }
 struct Raw_mxfp4 { uint32_t q[4]; uint32_t e; };
@@ -897,10 +898,10 @@ __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t s) {
 // Hopper, bounded the MXFP4 GEMVs).
 __device__ __forceinline__ void e2m1x2_mags(uint32_t q, uint32_t* pos, uint32_t* neg) {
     const uint32_t n = q ^ 0x88888888u;
-    pos[0] = prmt(0x03020100u, 0x0C080604u, q);
-    pos[1] = prmt(0x03020100u, 0x0C080604u, q >> 16);
-    neg[0] = prmt(0x03020100u, 0x0C080604u, n);
-    neg[1] = prmt(0x03020100u, 0x0C080604u, n >> 16);
+    pos[0] = prmt(E2M1X2_LO, E2M1X2_HI, q);
+    pos[1] = prmt(E2M1X2_LO, E2M1X2_HI, q >> 16);
+    neg[0] = prmt(E2M1X2_LO, E2M1X2_HI, n);
+    neg[1] = prmt(E2M1X2_LO, E2M1X2_HI, n >> 16);
 }
 // x_order: a group's int16 activations (xw: G/2 words, two elements each)
 // in the order its accessor's dot reads them, chosen by the Raw type:
