@@ -42,7 +42,8 @@ type Device struct {
 
 	info     runtime.Info
 	upload   time.Duration
-	syncEach bool // Options.SyncEachLaunch
+	syncEach bool           // Options.SyncEachLaunch
+	decode   []plans.Launch // the plan's decode schedule less Options.SkipDecode
 	closed   bool
 }
 
@@ -61,6 +62,14 @@ func Open(p *plans.Plan, gpu int, o Options) (*Device, error) {
 		syncEach: o.SyncEachLaunch || os.Getenv("ORC_CUDA_SYNC") == "1"}
 	if d.ctx == 0 {
 		d.ctx = m.Model.ContextLength
+	}
+	skip := o.SkipDecode
+	if env := os.Getenv("ORC_CUDA_SKIP_DECODE"); env != "" {
+		skip = append(append([]string(nil), skip...), strings.Split(env, ",")...)
+	}
+	d.decode = skipped(m.Kernels.Decode, skip)
+	if n := len(m.Kernels.Decode) - len(d.decode); n > 0 {
+		fmt.Fprintf(os.Stderr, "cuda: %d of %d decode launches left out (%s): outputs are meaningless, timing only\n", n, len(m.Kernels.Decode), strings.Join(skip, ","))
 	}
 	if d.chunk == 0 {
 		d.chunk = DefaultChunkBytes

@@ -5,7 +5,12 @@
 // reached through runtime/csrc (libcuda via dlopen).
 package cuda
 
-import "github.com/llama-orch/orc/plans"
+import (
+	"slices"
+	"strings"
+
+	"github.com/llama-orch/orc/plans"
+)
 
 // Options tune Open.
 type Options struct {
@@ -21,6 +26,29 @@ type Options struct {
 	// for debugging kernels. The environment variable ORC_CUDA_SYNC=1 sets
 	// it too, for any command.
 	SyncEachLaunch bool
+	// SkipDecode leaves out of the decode schedule every launch whose
+	// kernel name starts with one of these prefixes (e.g. attend_decode),
+	// so that a benchmark's difference with and without them is what those
+	// launches cost inside the decode graph, overlap included (an ablation;
+	// scripts/gpu_ablation.sh). The outputs are meaningless then: for
+	// timing only. The environment variable ORC_CUDA_SKIP_DECODE
+	// (comma-separated prefixes) sets it too, for any command.
+	SkipDecode []string
+}
+
+// skipped is sched without the launches whose kernel name starts with one
+// of the prefixes (Options.SkipDecode); sched itself when none does.
+func skipped(sched []plans.Launch, prefixes []string) []plans.Launch {
+	var kept []plans.Launch
+	for i := range sched {
+		if !slices.ContainsFunc(prefixes, func(p string) bool { return p != "" && strings.HasPrefix(sched[i].Kernel, p) }) {
+			kept = append(kept, sched[i])
+		}
+	}
+	if len(kept) == len(sched) {
+		return sched
+	}
+	return kept
 }
 
 // DefaultChunkBytes is the upload chunk size the spec names.

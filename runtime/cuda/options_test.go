@@ -32,3 +32,31 @@ func TestProgressMarks(t *testing.T) {
 		t.Fatalf("empty upload marks %v", got)
 	}
 }
+
+func TestSkipped(t *testing.T) {
+	sched := []plans.Launch{{Kernel: "rmsnorm_rows_Norm_0"}, {Kernel: "qkv_q8_W"}, {Kernel: "attend_decode_Attn_1"},
+		{Kernel: "linear_q8_W"}, {Kernel: "rmsnorm_rows_Norm_0"}, {Kernel: "sample_argmax"}}
+	names := func(s []plans.Launch) string {
+		var n []string
+		for _, l := range s {
+			n = append(n, l.Kernel)
+		}
+		return fmt.Sprint(n)
+	}
+	for _, c := range []struct {
+		skip []string
+		want string
+	}{
+		{nil, "[rmsnorm_rows_Norm_0 qkv_q8_W attend_decode_Attn_1 linear_q8_W rmsnorm_rows_Norm_0 sample_argmax]"},
+		{[]string{""}, "[rmsnorm_rows_Norm_0 qkv_q8_W attend_decode_Attn_1 linear_q8_W rmsnorm_rows_Norm_0 sample_argmax]"},
+		{[]string{"attend_decode"}, "[rmsnorm_rows_Norm_0 qkv_q8_W linear_q8_W rmsnorm_rows_Norm_0 sample_argmax]"},
+		{[]string{"rmsnorm_rows", "linear_q8"}, "[qkv_q8_W attend_decode_Attn_1 sample_argmax]"},
+	} {
+		if got := names(skipped(sched, c.skip)); got != c.want {
+			t.Errorf("skip %q: %s, want %s", c.skip, got, c.want)
+		}
+	}
+	if got := skipped(sched, []string{"moe_"}); &got[0] != &sched[0] {
+		t.Error("nothing skipped: want the schedule itself")
+	}
+}

@@ -107,7 +107,7 @@ func (s *sequence) step(tokens []int32) error {
 	if decode && c.decode == 0 && !d.syncEach {
 		// Captured before any work of this step is queued, so the graph
 		// holds the kernels alone.
-		if err := s.capture(k.Decode); err != nil {
+		if err := s.capture(d.decode); err != nil {
 			return err
 		}
 	}
@@ -125,7 +125,7 @@ func (s *sequence) step(tokens []int32) error {
 		if !d.syncEach {
 			return d.g.graphLaunch(c.decode)
 		}
-		name, sched = "decode", k.Decode
+		name, sched = "decode", d.decode
 	}
 	if err := resolve(sched, d.fns, int64(len(tokens)), &c.reg, &c.b); err != nil {
 		return fmt.Errorf("cuda: %s schedule: %w", name, err)
