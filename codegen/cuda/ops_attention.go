@@ -53,12 +53,12 @@ func (d decodeShape) partBytes() int64 {
 }
 
 // smem is the decode's dynamic shared memory: each warp's K and V tile,
-// later the warps' rows (o, m, l), the block's (m, l) and the split merge's
-// weights (attend_decode's layout).
+// later the warps' rows (o, m, l), their weights in the block's rows and the
+// split merge's weights and sums (attend_decode's layout).
 func (d decodeShape) smem() int64 {
 	hdp := paddedHD(d.hd)
 	tiles := attWarps * 2 * decodeKeys * (hdp + 8) * 2
-	merge := (attWarps*decodeRows*(hdp+4) + 2*attWarps*decodeRows + 2*decodeRows + 2*d.splits*decodeRows) * 4
+	merge := (attWarps*decodeRows*(hdp+4) + 3*attWarps*decodeRows + 2*d.splits*decodeRows) * 4
 	return max(tiles, merge)
 }
 

@@ -748,6 +748,25 @@ __device__ __forceinline__ void quantize32(float v, i64 i, xq_t* __restrict__ xq
     if ((threadIdx.x & 31) == 0) xs[i / 32] = make_float2(d, d * s);
 }
 
+// quantize_quads: quantize32's codes and scales from 8 lanes a group: the
+// aligned lane octet holds elements e..e+3 (lane % 8 the quad) of one
+// 32-group, so a group's max and sum take 3 shuffles each. Whole warps call
+// it; lanes with store false (whole octets) take part and write nothing.
+__device__ __forceinline__ void quantize_quads(float4 v, i64 e, bool store, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    float amax = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
+#pragma unroll
+    for (int o = 1; o < 8; o *= 2) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    const float k = amax == 0.f ? 0.f : 32767.f / amax;  // code16's factor, one division for the four
+    const int a = __float2int_rn(v.x * k), b = __float2int_rn(v.y * k), c = __float2int_rn(v.z * k), d = __float2int_rn(v.w * k);
+    int s = a + b + c + d;
+#pragma unroll
+    for (int o = 1; o < 8; o *= 2) s += __shfl_xor_sync(0xffffffffu, s, o);  // |s| ≤ 2^20: (float)s is quantize32's fp32 sum
+    if (!store) return;
+    *(uint2*)(xq + e) = make_uint2((uint32_t)(a & 0xFFFF) | ((uint32_t)b << 16), (uint32_t)(c & 0xFFFF) | ((uint32_t)d << 16));
+    const float dx = amax / 32767.f;
+    if ((threadIdx.x & 7) == 0) xs[e / 32] = make_float2(dx, dx * (float)s);
+}
+
 // quantize_x8: x [rows, IN] → xq int16 [rows, IN], xs [rows, IN/32] of
 // (d_x, d_x·Σq_x); one warp per 32 elements. For activations whose producer
 // does not quantize them itself.
@@ -1842,16 +1861,16 @@ __device__ __forceinline__ float att_exp2(float x, float m) { return m == -INFIN
 // att_load_kv: keys [k0, k0 + KT) of kv head kvh to ks, vs ([KT][HDP + 8]
 // halves), by NT threads from thread index i0, as 16-byte async copies;
 // keys at or past kend and the padding dims are zero-filled (never read
-// past the cache's rows).
+// past the cache's rows); rlo, rhi: only the tile's rows [rlo, rhi).
 template <class A, int KT, int NT>
 __device__ __forceinline__ void att_load_kv(const __half* __restrict__ kc, const __half* __restrict__ vc, int kvh, int k0, int kend,
-                                            __half* ks, __half* vs, int i0, bool v_group) {
+                                            __half* ks, __half* vs, int i0, bool v_group, int rlo = 0, int rhi = KT) {
     constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, KV = A::KVH * HD, CH = HDP / 8, SROW = HDP + 8;
 #pragma unroll
     for (int kv = 0; kv < 2; kv++) {
         const __half* src = kv ? vc : kc;
         __half* dst = kv ? vs : ks;
-        for (int i = i0; i < KT * CH; i += NT) {
+        for (int i = i0 + rlo * CH; i < rhi * CH; i += NT) {
             const int row = i / CH, ch = i % CH, key = k0 + row;
             const bool real = key < kend && ch * 8 < HD;
             cp_async16(dst + row * SROW + ch * 8, src + (real ? (i64)key * KV + kvh * HD + ch * 8 : 0), real ? 16 : 0);
@@ -1982,6 +2001,49 @@ __device__ __forceinline__ void att_rows_out(float* os, float* ms, float* ls, in
     if (c == 0) ms[r] = m[0], ls[r] = l[0], ms[r + 8] = m[1], ls[r + 8] = l[1];
 }
 
+// att_scale: the factor that turns a row's unnormalised output (running
+// max m, sum l; log2 domain) into y = o / l, the sink of query head h
+// joining the denominator.
+template <class S, bool SINKS>
+__device__ __forceinline__ float att_scale(float m, float l, const uint8_t* __restrict__ sinks, int h) {
+    if constexpr (SINKS) {
+        const float sk = S::at(sinks, h) * ATT_LOG2E, mf = fmaxf(m, sk), r = att_exp2(m, mf);
+        return r / (l * r + exp2f(sk - mf));
+    } else {
+        return 1.f / l;
+    }
+}
+// att_head: the query head of row r0 of kv head kvh's group.
+template <class A>
+__device__ __forceinline__ int att_head(int r0, int kvh) {
+    return kvh * (A::HEADS / A::KVH) + r0 % (A::HEADS / A::KVH);
+}
+__device__ __forceinline__ float4 f4_fma(float a, float4 b, float4 c) {
+    return make_float4(fmaf(a, b.x, c.x), fmaf(a, b.y, c.y), fmaf(a, b.z, c.z), fmaf(a, b.w, c.w));
+}
+
+// att_store_quads: rows row0 .. row0+nrows-1 of kv head kvh's group, from
+// src(row, d), the row's output at dims d .. d+3, to y and, with Q8 (HD % 32
+// == 0), quantized for the integer GEMV path. A thread per 4 dims, so a
+// 32-group is a lane octet (quantize_quads): Qwen's 7 rows of 64 dims take one
+// pass of 128 threads, where att_store's warp per (row, 32 dims) took four
+// rounds of quantize32's ten dependent shuffles. The prefill keeps att_store:
+// with this one its main loop compiled to 20 % slower code for Qwen2.5 and
+// Phi-3 (512 rows after 3584 keys, KERNELS.md).
+template <class A, bool Q8, class Src>
+__device__ __forceinline__ void att_store_quads(const Src& src, int nrows, int row0, int kvh, int rows, float* __restrict__ y,
+                                          xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    constexpr int HD = A::HD, G = A::HEADS / A::KVH, Q = HD / 4;
+    for (int base = 0; base < nrows * Q; base += blockDim.x) {  // warp-uniform: quantize_quads shuffles
+        const int i = base + threadIdx.x, row = i / Q, d = i % Q * 4, r0 = row0 + row;
+        const bool valid = row < nrows && r0 < rows;
+        const float4 v = valid ? src(row, d) : make_float4(0.f, 0.f, 0.f, 0.f);
+        const i64 e = ((i64)(r0 / G) * A::HEADS + att_head<A>(r0, kvh)) * HD + d;
+        if (valid) *(float4*)(y + e) = v;
+        if constexpr (Q8) quantize_quads(v, e, valid, xq, xs);
+    }
+}
+
 // att_store: rows row0 .. row0+nrows-1 of kv head kvh's group from shared
 // os ([rows][HDP + 4]), ms, ls: the sink joins the denominator, y = o / l, and with Q8 (HD %
 // 32 == 0) the output is quantized for the integer GEMV path. One warp per
@@ -2065,7 +2127,11 @@ __device__ __forceinline__ void attend_prefill(const float* __restrict__ q, cons
 // each block leaves (m, l, o) in part and the last block of the group to
 // finish (counters, reset for the next launch) merges them. The grid is
 // fixed at codegen (SPLITS × KVH × ceil(G/16)), so a captured decode graph
-// serves every position.
+// serves every position. It waits for the grid before it itself
+// (kernels.go, waitsInside): the step's positions (the step-state block)
+// and the first tile's keys below the step's first position, which earlier
+// steps cached, need no wait, so their copies start before it and only the
+// query and this step's keys are fetched after it.
 template <class A, class S, bool SINKS, bool Q8, int SPLITS>
 __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const __half* __restrict__ kc, const __half* __restrict__ vc,
                                               const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y,
@@ -2075,15 +2141,27 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     extern __shared__ __align__(16) unsigned char att_smem[];
     const int rows = STATE_T(state) * G, row0 = blockIdx.z * 16, kvh = blockIdx.y, split = blockIdx.x;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (row0 >= rows) return;
+    if (row0 >= rows) {
+        grid_dep_wait();
+        return;
+    }
     const int nrows = min(16, rows - row0);
     const int kmin = A::WINDOW > 0 ? max(0, positions[row0 / G] - A::WINDOW + 1) : 0;
     const int kmax = positions[(row0 + nrows - 1) / G] + 1;
     const int n = kmax - kmin;
     const int chunk = ((n + SPLITS - 1) / SPLITS + ATT_WARPS * KT - 1) / (ATT_WARPS * KT) * (ATT_WARPS * KT);
     const int nsplit = (n + chunk - 1) / chunk;
-    if (split >= nsplit) return;
+    if (split >= nsplit) {
+        grid_dep_wait();
+        return;
+    }
     const int kbegin = kmin + split * chunk, kend = min(kmax, kbegin + chunk);
+    __half* ks = (__half*)att_smem + warp * 2 * KT * SROW;  // this warp's [K, V][KT][SROW]
+    const int k1 = kbegin + warp * KT;  // the warp's first tile
+    const int cached = min(max(positions[0] - k1, 0), KT);  // its rows below the step's first position
+    if (k1 < kend) att_load_kv<A, KT, 32>(kc, vc, kvh, k1, kend, ks, ks + KT * SROW, lane, false, 0, cached);
+    grid_dep_wait();
+    acquire(q);
 
     uint32_t qf[HDP / 16][4];
     int pos[2], lo[2];
@@ -2091,9 +2169,8 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, o[HDP / 8][4];
 #pragma unroll
     for (int d = 0; d < HDP / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
-    __half* ks = (__half*)att_smem + warp * 2 * KT * SROW;  // this warp's [K, V][KT][SROW]
-    for (int k0 = kbegin + warp * KT; k0 < kend; k0 += ATT_WARPS * KT) {
-        att_load_kv<A, KT, 32>(kc, vc, kvh, k0, kend, ks, ks + KT * SROW, lane, true);
+    for (int k0 = k1; k0 < kend; k0 += ATT_WARPS * KT) {
+        att_load_kv<A, KT, 32>(kc, vc, kvh, k0, kend, ks, ks + KT * SROW, lane, true, k0 == k1 ? cached : 0);
         cp_async_wait<1>();
         __syncwarp();
         att_tile<HDP, KT, true>(qf, ks, ks + KT * SROW, k0, kend, pos, lo, m, l, o);
@@ -2103,68 +2180,71 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     float* os = (float*)att_smem;  // [warp][16][OROW]
     float* ms = os + ATT_WARPS * 16 * OROW;  // [warp][16]
     float* ls = ms + ATT_WARPS * 16;
-    float* mf = ls + ATT_WARPS * 16;  // [16]: the block's rows
-    float* lf = mf + 16;
-    float2* wl = (float2*)(lf + 16);  // [SPLITS][16]: the merge's weights and sums
+    float* wt = ls + ATT_WARPS * 16;  // [warp][16]: the warps' weights in the block's rows
+    float2* wl = (float2*)(wt + ATT_WARPS * 16);  // [SPLITS][16]: the split merge's weights and sums
+    const int grp = kvh * gridDim.z + blockIdx.z;
+    float* po = part + (i64)grp * SPLITS * 16 * HD;  // [SPLITS][16][HD]
+    float2* pml = (float2*)(part + (i64)gridDim.y * gridDim.z * SPLITS * 16 * HD) + grp * SPLITS * 16;  // [SPLITS][16]
     att_rows_out<HDP>(os + warp * 16 * OROW, ms + warp * 16, ls + warp * 16, 0, m, l, o);
     __syncthreads();
-    if (threadIdx.x < 16) {
+    // Row r of the block: max mm and sum ll over the warps; warp w's share is
+    // weighted exp2(m_w - mm), times the output scale when the block has all
+    // the keys, else (mm, ll) go with the block's partial.
+    if (threadIdx.x < ATT_WARPS * 16) {
+        const int w = threadIdx.x / 16, r = threadIdx.x % 16;
+        float mm = -INFINITY, ll = 0.f;
+#pragma unroll
+        for (int v = 0; v < ATT_WARPS; v++) mm = fmaxf(mm, ms[v * 16 + r]);
+#pragma unroll
+        for (int v = 0; v < ATT_WARPS; v++) ll += att_exp2(ms[v * 16 + r], mm) * ls[v * 16 + r];
+        float wgt = att_exp2(ms[w * 16 + r], mm);
+        if (nsplit == 1)
+            wgt *= att_scale<S, SINKS>(mm, ll, sinks, att_head<A>(row0 + r, kvh));
+        else if (w == 0 && r < nrows)
+            pml[split * 16 + r] = make_float2(mm, ll);
+        wt[threadIdx.x] = wgt;
+    }
+    __syncthreads();
+    const auto merged = [&](int r, int d) {
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+        for (int w = 0; w < ATT_WARPS; w++) acc = f4_fma(wt[w * 16 + r], *(const float4*)(os + (w * 16 + r) * OROW + d), acc);
+        return acc;
+    };
+    if (nsplit == 1) {
+        att_store_quads<A, Q8>(merged, nrows, row0, kvh, rows, y, xq, xs);
+        return;
+    }
+    for (int i = threadIdx.x; i < nrows * HD / 4; i += blockDim.x) {
+        const int r = i / (HD / 4), d = i % (HD / 4) * 4;
+        *(float4*)(po + (split * 16 + r) * HD + d) = merged(r, d);
+    }
+    __threadfence();
+    __syncthreads();
+    __shared__ int last;
+    if (threadIdx.x == 0) last = atomicAdd(&counters[grp], 1) == nsplit - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    for (int i = threadIdx.x; i < nsplit * 16; i += blockDim.x) wl[i] = i % 16 < nrows ? __ldcg(pml + i) : make_float2(-INFINITY, 0.f);
+    __syncthreads();
+    if (threadIdx.x < nrows) {  // split s's weight in row r, the output scale included
         const int r = threadIdx.x;
         float mm = -INFINITY, ll = 0.f;
-        for (int w = 0; w < ATT_WARPS; w++) mm = fmaxf(mm, ms[w * 16 + r]);
-        for (int w = 0; w < ATT_WARPS; w++) ll += att_exp2(ms[w * 16 + r], mm) * ls[w * 16 + r];
-        mf[r] = mm, lf[r] = ll;
+        for (int s = 0; s < nsplit; s++) mm = fmaxf(mm, wl[s * 16 + r].x);
+        for (int s = 0; s < nsplit; s++) ll += att_exp2(wl[s * 16 + r].x, mm) * wl[s * 16 + r].y;
+        const float sc = att_scale<S, SINKS>(mm, ll, sinks, att_head<A>(row0 + r, kvh));
+        for (int s = 0; s < nsplit; s++) wl[s * 16 + r].x = att_exp2(wl[s * 16 + r].x, mm) * sc;
     }
+    if (threadIdx.x == 0) counters[grp] = 0;
     __syncthreads();
-    for (int i = threadIdx.x; i < 16 * HD; i += blockDim.x) {  // merged into warp 0's rows
-        const int r = i / HD, d = i % HD;
-        float acc = 0.f;
-        for (int w = 0; w < ATT_WARPS; w++) acc += att_exp2(ms[w * 16 + r], mf[r]) * os[(w * 16 + r) * OROW + d];
-        os[r * OROW + d] = acc;
-    }
-    __syncthreads();
-    if (nsplit > 1) {
-        const int grp = kvh * gridDim.z + blockIdx.z;
-        float* po = part + (i64)grp * SPLITS * 16 * HD;  // [SPLITS][16][HD]
-        float2* pml = (float2*)(part + (i64)gridDim.y * gridDim.z * SPLITS * 16 * HD) + grp * SPLITS * 16;  // [SPLITS][16]
-        for (int i = threadIdx.x; i < nrows * HD; i += blockDim.x) po[(split * 16 + i / HD) * HD + i % HD] = os[(i / HD) * OROW + i % HD];
-        if (threadIdx.x < nrows) pml[split * 16 + threadIdx.x] = make_float2(mf[threadIdx.x], lf[threadIdx.x]);
-        __threadfence();
-        __syncthreads();
-        __shared__ int last;
-        if (threadIdx.x == 0) last = atomicAdd(&counters[grp], 1) == nsplit - 1;
-        __syncthreads();
-        if (!last) return;
-        __threadfence();
-        for (int i = threadIdx.x; i < nsplit * 16; i += blockDim.x) wl[i] = i % 16 < nrows ? __ldcg(pml + i) : make_float2(-INFINITY, 0.f);
-        __syncthreads();
-        if (threadIdx.x < nrows) {
-            const int r = threadIdx.x;
-            float mm = -INFINITY, ll = 0.f;
-            for (int s = 0; s < nsplit; s++) mm = fmaxf(mm, wl[s * 16 + r].x);
-            for (int s = 0; s < nsplit; s++) {
-                const float w = att_exp2(wl[s * 16 + r].x, mm);
-                ll += w * wl[s * 16 + r].y;
-                wl[s * 16 + r].x = w;
-            }
-            mf[r] = mm, lf[r] = ll;
-        }
-        __syncthreads();
-        for (int i = threadIdx.x; i < nrows * HD / 4; i += blockDim.x) {
-            const int r = i / (HD / 4), d = i % (HD / 4) * 4;
-            float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    const auto splits = [&](int r, int d) {
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll 8
-            for (int s = 0; s < nsplit; s++) {
-                const float w = wl[s * 16 + r].x;
-                const float4 v = __ldcg((const float4*)(po + (s * 16 + r) * HD + d));
-                acc.x += w * v.x, acc.y += w * v.y, acc.z += w * v.z, acc.w += w * v.w;
-            }
-            *(float4*)(os + r * OROW + d) = acc;
-        }
-        if (threadIdx.x == 0) counters[grp] = 0;
-        __syncthreads();
-    }
-    att_store<A, S, SINKS, Q8>(os, mf, lf, nrows, row0, kvh, rows, sinks, y, xq, xs);
+        for (int s = 0; s < nsplit; s++) acc = f4_fma(wl[s * 16 + r].x, __ldcg((const float4*)(po + (s * 16 + r) * HD + d)), acc);
+        return acc;
+    };
+    att_store_quads<A, Q8>(splits, nrows, row0, kvh, rows, y, xq, xs);
 }
 
 // gpt-oss mixture of experts (ops_moe.go). Cfg holds E experts, K chosen per

@@ -105,8 +105,6 @@ extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_k_split_dot_256_W_
     qkv_q8<W_q5_k_split_dot<256>, W_q5_k_split_dot<256>, W_q5_k_split_dot<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_32(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(q, positions, state);
     grid_dep_launch();
     attend_decode<Attn_2, B_none, false, true, 32>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
