@@ -97,11 +97,12 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 }
 
 // normThreads is a norm block's size for rows of cols: whole warps, each
-// thread holding 4 elements of the row in registers (more past 4096 columns,
-// at most 1024 threads). One row is a decode step's latency: few elements
-// per thread keep its loads, reduction and quantization short.
+// thread holding a quad of 4 elements of the row in registers (more quads
+// past 4096 columns, at most 1024 threads). One row is a decode step's
+// latency: few elements per thread keep its loads, reduction and
+// quantization short.
 func normThreads(cols int64) int {
-	per := max(4, ceilDiv(cols, 1024))
+	per := 4 * ceilDiv(cols, 4096)
 	return int(min(1024, ceilDiv(ceilDiv(cols, per), 32)*32))
 }
 

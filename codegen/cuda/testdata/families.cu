@@ -1629,9 +1629,10 @@ __device__ __forceinline__ void qkv_rope_store(const int* __restrict__ positions
 }
 
 // Norms: one block per row (a prefill's rows run in parallel), THREADS
-// threads holding the row in registers, PER = ceil(COLS / THREADS) elements
-// each: thread t holds elements k·THREADS + t, so every warp holds whole
-// 32-element groups and quantizes them straight from registers (quantize32).
+// threads holding the row in registers, PER elements each in quads: thread
+// t holds columns 4t .. 4t+3 of every 4·THREADS, so a lane octet holds a
+// whole 32-element group and quantizes it straight from registers
+// (quantize_quads: 3 + 3 shuffles; quantize32 over a warp's group took 10).
 // a, b and the weights are read once, s and y only written; one block
 // reduction (two for layernorm's mean and variance).
 // A config N (emitted per model) has EPS. W and B are plain-float accessors.
@@ -1639,10 +1640,10 @@ __device__ __forceinline__ void qkv_rope_store(const int* __restrict__ positions
 // COLS % 32 == 0 and THREADS % 32 == 0, so whole warps take part.
 
 template <int COLS, int THREADS> struct NormRow {
-    static constexpr int PER = (COLS + THREADS - 1) / THREADS;
+    static constexpr int PER = (COLS + 4 * THREADS - 1) / (4 * THREADS) * 4;
+    static __device__ __forceinline__ int col(int k) { return k / 4 * 4 * THREADS + 4 * (int)threadIdx.x + k % 4; }
     // in: element k of this thread lies inside the row.
-    static __device__ __forceinline__ bool in(int k) { return COLS % THREADS == 0 || k * THREADS + (int)threadIdx.x < COLS; }
-    static __device__ __forceinline__ int col(int k) { return k * THREADS + threadIdx.x; }
+    static __device__ __forceinline__ bool in(int k) { return COLS % (4 * THREADS) == 0 || col(k) < COLS; }
 };
 
 // norm_load: v = a (+ b, stored to s with ADD) of row off, zero past COLS;
@@ -1673,11 +1674,12 @@ template <int COLS, int THREADS, bool Q8>
 __device__ __forceinline__ void norm_store(const float* v, i64 off, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     using R = NormRow<COLS, THREADS>;
 #pragma unroll
-    for (int k = 0; k < R::PER; k++) {
-        if (R::in(k)) {  // with Q8, the same for all 32 lanes of a warp
-            y[off + R::col(k)] = v[k];
-            if constexpr (Q8) quantize32(v[k], off + (R::col(k) & ~31), xq, xs);
-        }
+    for (int k = 0; k < R::PER; k++)
+        if (R::in(k)) y[off + R::col(k)] = v[k];
+    if constexpr (Q8) {
+#pragma unroll
+        for (int k = 0; k < R::PER; k += 4)  // a quad lies wholly inside or past the row, an octet's group too (COLS % 32 == 0)
+            quantize_quads(make_float4(v[k], v[k + 1], v[k + 2], v[k + 3]), off + R::col(k), R::in(k), xq, xs);
     }
 }
 
