@@ -2059,7 +2059,7 @@ __device__ __forceinline__ void att_store(const float* os, const float* ms, cons
     for (int it = threadIdx.x >> 5; it < nrows * NG; it += blockDim.x >> 5) {
         const int row = it / NG, d = (it % NG) * 32 + lane, r0 = row0 + row;
         if (r0 >= rows) continue;  // whole warps
-        const int t = r0 / G, h = kvh * G + r0 % G;
+        const int t = r0 / G, h = att_head<A>(r0, kvh);
         float m = ms[row], l = ls[row], v = d < HD ? os[row * OROW + d] : 0.f;
         if constexpr (SINKS) {
             const float sk = S::at(sinks, h) * ATT_LOG2E, mf = fmaxf(m, sk), r = att_exp2(m, mf);
