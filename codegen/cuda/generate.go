@@ -76,7 +76,7 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	}
 	for i := range schedules {
 		e.prefill = i == 0
-		e.scratchHolds = -1
+		e.scratchHolds = scratchNone
 		for _, n := range g.Nodes {
 			ls, err := e.node(n)
 			if err != nil {
@@ -122,9 +122,9 @@ type emitter struct {
 	scratchBase  int64       // arena offset of codegen's scratch (quantized activations, MoE), after attn
 	scratchBytes int64       // the most scratch one launch pair needs
 	prefill      bool        // emitting the prefill schedule (else decode)
-	// scratchHolds is the arena offset of the value whose quantized form (xq_t codes, scales) the
-	// scratch holds at this point of the schedule (-1: none).
-	scratchHolds int64
+	// scratchHolds is the value whose quantized form (xq_t codes, scales) the scratch holds at
+	// this point of the schedule, and where.
+	scratchHolds scratchX
 	users        map[*ir.Node][]*ir.Node // each node's readers
 	kvStored     map[*ir.Node]bool       // attentions whose k, v a qkv kernel stores
 	model        plans.Model

@@ -75,7 +75,7 @@ func gemmGrid(rows, bm, bn int64) grid { return gridTokenTiles(ceilDiv(rows, bn)
 func (e *emitter) gemmX(c *call, x *ir.Node, in int64) ([]plans.Launch, error) {
 	xh := plans.Arg{Kind: plans.ArgArena, Offset: e.scratchBase}
 	e.scratchBytes = max(e.scratchBytes, alignUp(e.maxTokens*in*2, plans.Alignment))
-	e.scratchHolds = -1
+	e.scratchHolds = scratchNone
 	cv := &call{}
 	cv.ptr(e, cIn, "x", x)
 	cv.arg("__half* __restrict__", "xh", xh)

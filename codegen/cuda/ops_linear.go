@@ -119,7 +119,7 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 	} else {
 		c.null()
 	}
-	return e.intDot(c, n, x, in, "linear_q8", blocks, stage, dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s), fmt.Sprint(stage))
+	return e.intDot(c, n, x, in, "linear_q8", linThreads, blocks, stage, nil, dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s), fmt.Sprint(stage))
 }
 
 // Limits of linear_q8 quantizing its own input (stagesX): the int16 row and
@@ -152,10 +152,11 @@ func (e *emitter) stagesX(x *ir.Node, in, blocks int64) bool {
 
 // intDot emits an integer-path kernel fn (its weight and bias parameters
 // already in c) after the launch quantizing x, unless the kernel stages x
-// itself: it adds the int16 activations (nullptrs when staged), n's output
-// and the state, and the template arguments rows and token tile after targs.
-// blocksX blocks cover the output columns.
-func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, blocksX int64, staged bool, targs ...string) ([]plans.Launch, error) {
+// itself: it adds the int16 activations (nullptrs when staged), n's output,
+// what outs adds after it (unless nil), and the state, and the template
+// arguments rows and token tile after targs. blocksX blocks of threads
+// cover the output columns.
+func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, threads, blocksX int64, staged bool, outs func(*call), targs ...string) ([]plans.Launch, error) {
 	var quant []plans.Launch
 	if staged {
 		c.null()
@@ -167,10 +168,13 @@ func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, blocksX in
 		}
 	}
 	c.ptr(e, cOut, "y", n)
+	if outs != nil {
+		outs(c)
+	}
 	e.stateArg(c)
 	tt := e.tokenTile(x)
 	targs = append(targs, e.fetchesEarly(x, blocksX), cInt(rowsOf(x)), cInt(tt))
-	ls, err := e.emit(c, fn, linThreads, gridTokenTiles(blocksX, rowsOf(x), tt), targs...)
+	ls, err := e.emit(c, fn, int(threads), gridTokenTiles(blocksX, rowsOf(x), tt), targs...)
 	return append(quant, ls...), err
 }
 
@@ -298,11 +302,12 @@ func (e *emitter) feedsIntDot(v *ir.Node) bool {
 }
 
 // scratchArgs returns the int16 scratch's arguments for activations of
-// width in, growing the scratch to fit them.
-func (e *emitter) scratchArgs(in int64) (xq, xs plans.Arg) {
-	qBytes := alignUp(e.maxTokens*in*2, plans.Alignment)
-	e.scratchBytes = max(e.scratchBytes, e.intScratchBytes(in))
-	return plans.Arg{Kind: plans.ArgArena, Offset: e.scratchBase}, plans.Arg{Kind: plans.ArgArena, Offset: e.scratchBase + qBytes}
+// width in, past bytes after the scratch's start, growing the scratch to
+// fit them.
+func (e *emitter) scratchArgs(in, past int64) (xq, xs plans.Arg) {
+	base := e.scratchBase + past
+	e.scratchBytes = max(e.scratchBytes, past+e.intScratchBytes(in))
+	return plans.Arg{Kind: plans.ArgArena, Offset: base}, plans.Arg{Kind: plans.ArgArena, Offset: base + alignUp(e.maxTokens*in*2, plans.Alignment)}
 }
 
 // intScratchBytes is the size of scratchArgs' int16 activations of width in
@@ -311,20 +316,40 @@ func (e *emitter) intScratchBytes(in int64) int64 {
 	return alignUp(e.maxTokens*in*2, plans.Alignment) + alignUp(e.maxTokens*in/32*8, plans.Alignment)
 }
 
+// scratchX is the int16 form of an activation in the scratch: the arena
+// offset of the value (-1: none) and its codes' and scales' arguments.
+type scratchX struct {
+	of     int64
+	xq, xs plans.Arg
+}
+
+var scratchNone = scratchX{of: -1}
+
 // quantizes adds a producer's int16 outputs for value v (its arena argument
 // out, width cols) when v feeds the integer path, else nullptrs; it returns
 // the Q8 template argument.
 func (e *emitter) quantizes(c *call, v *ir.Node, out plans.Arg, cols int64) string {
-	if cols%32 != 0 || !e.feedsIntDot(v) {
+	if !e.wantsInt16(v, cols) {
 		c.null()
 		c.null()
 		return "false"
 	}
-	xq, xs := e.scratchArgs(cols)
-	c.arg("xq_t* __restrict__", "xq", xq)
-	c.arg("float2* __restrict__", "xs", xs)
-	e.scratchHolds = out.Offset
+	e.writesInt16(c, out, cols, 0, "xq", "xs")
 	return "true"
+}
+
+// wantsInt16 reports whether the producer of v (width cols) should write
+// its int16 form: it feeds the integer path and is whole 32-groups.
+func (e *emitter) wantsInt16(v *ir.Node, cols int64) bool { return cols%32 == 0 && e.feedsIntDot(v) }
+
+// writesInt16 adds the int16 outputs (parameters q and s) for the value at
+// out (width cols), past bytes into the scratch (after the int16 input the
+// producer itself reads), and records that the scratch holds them.
+func (e *emitter) writesInt16(c *call, out plans.Arg, cols, past int64, q, s string) {
+	xq, xs := e.scratchArgs(cols, past)
+	c.arg("xq_t* __restrict__", q, xq)
+	c.arg("float2* __restrict__", s, xs)
+	e.scratchHolds = scratchX{of: out.Offset, xq: xq, xs: xs}
 }
 
 // quantizeX emits the launch quantizing x [rows, in] to int16 in the scratch
@@ -332,13 +357,13 @@ func (e *emitter) quantizes(c *call, v *ir.Node, out plans.Arg, cols int64) stri
 // quantized it and nothing has overwritten it since), and returns the
 // scratch arguments.
 func (e *emitter) quantizeX(x *ir.Node, in int64) ([]plans.Launch, plans.Arg, plans.Arg, error) {
-	xq, xs := e.scratchArgs(in)
 	held, err := e.scratchHoldsX(x)
 	if err != nil || held {
-		return nil, xq, xs, err
+		return nil, e.scratchHolds.xq, e.scratchHolds.xs, err
 	}
+	xq, xs := e.scratchArgs(in, 0)
 	xa, _ := e.value(x)
-	e.scratchHolds = xa.Offset
+	e.scratchHolds = scratchX{of: xa.Offset, xq: xq, xs: xs}
 	ls, err := e.quantizeLaunch(xa, xq, xs, rowsOf(x), in)
 	return ls, xq, xs, err
 }
@@ -358,7 +383,7 @@ func (e *emitter) quantizeLaunch(xa, xq, xs plans.Arg, rows, in int64) ([]plans.
 // quantized it and nothing has overwritten the scratch since.
 func (e *emitter) scratchHoldsX(x *ir.Node) (bool, error) {
 	xa, err := e.value(x)
-	return err == nil && xa.Kind == plans.ArgArena && xa.Offset == e.scratchHolds, err
+	return err == nil && xa.Kind == plans.ArgArena && xa.Offset == e.scratchHolds.of, err
 }
 
 // qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]): one launch for the three
@@ -464,8 +489,37 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 		return e.emit(c, "swiglu_gemv", 128, gridRowsY(ceilDiv(f, 4), rowsOf(x)), ga, ua, cInt(in), cInt(f), cInt(upRow0))
 	}
 	s, sets := intLanes(n.Inputs[1].DType, in, 2*f)
-	return e.intDot(c, n, x, in, "swiglu_q8", ceilDiv(f, 2*sets), false, dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0), cInt(s))
+	threads := int64(linThreads)
+	q8 := e.tokenTile(x) == 1 && e.wantsInt16(n, f) && swigluQ8Sets*s <= maxSwigluThreads
+	if q8 {
+		sets, threads = swigluQ8Sets, swigluQ8Sets*s
+	}
+	out, err := e.value(n)
+	if err != nil {
+		return nil, err
+	}
+	outs := func(c *call) {
+		if q8 {
+			e.writesInt16(c, out, f, e.intScratchBytes(in), "yq", "ys") // past x's int16 form, which the kernel reads
+		} else {
+			c.null()
+			c.null()
+		}
+	}
+	return e.intDot(c, n, x, in, "swiglu_q8", threads, ceilDiv(f, 2*sets), false, outs,
+		dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0), cInt(s), cInt(threads/32), fmt.Sprint(q8))
 }
+
+// A swiglu_q8 that quantizes its output has swigluQ8Sets lane sets of two
+// columns, so that a block's columns are one 32-group, and so S·16 threads:
+// Qwen2.5-0.5B's (S = 32) 512. Sets of 4 columns in blocks of 256 threads
+// (half the blocks, each thread twice the rows) made its decode 3 % slower,
+// and Phi-3-mini's (S 64 → 32, 2 groups a lane) 7 % (KERNELS.md); 1024
+// threads, Phi-3-mini's S = 64, would allow 64 registers a thread.
+const (
+	swigluQ8Sets     = 16
+	maxSwigluThreads = 512
+)
 
 // linThreads is the block of linear_gemv, linear_q8 and swiglu_q8:
 // LIN_WARPS (gemv.cu.tmpl) warps.

@@ -195,7 +195,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 		return nil, err
 	}
 	// The MoE scratch overlaps the int16 form of wider activations.
-	e.scratchHolds = -1
+	e.scratchHolds = scratchNone
 	return ls, nil
 }
 

@@ -1140,12 +1140,12 @@ __device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* r
     }
 }
 
-// Sums each of N partials over the lanes of its set: thread i < SETS·N
-// gets sum i % N of set i / N.
-template <int N, int S>
+// Sums each of N partials over the lanes of its set in a block of WARPS
+// warps: thread i < SETS·N gets sum i % N of set i / N.
+template <int N, int S, int WARPS = LIN_WARPS>
 __device__ __forceinline__ float block_rows_sum(const float* acc) {
     constexpr int WPS = S / 32;  // warps per set
-    __shared__ float part[LIN_WARPS][N];
+    __shared__ float part[WARPS][N];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
     for (int r = 0; r < N; r++) {
@@ -1154,7 +1154,7 @@ __device__ __forceinline__ float block_rows_sum(const float* acc) {
     }
     __syncthreads();
     float s = 0.f;
-    if (threadIdx.x < LIN_WARPS / WPS * N) {
+    if (threadIdx.x < WARPS / WPS * N) {
         const int set = threadIdx.x / N, r = threadIdx.x % N;
 #pragma unroll
         for (int k = 0; k < WPS; k++) s += part[set * WPS + k][r];
@@ -1202,11 +1202,17 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
 }
 
 // swiglu_q8: each set computes two output columns from their gate and up
-// rows (its 4 rows), a block 2·SETS columns.
-template <class W, int IN, int F, int UP_ROW0, int S, bool EARLY, int ROWS, int TT>
+// rows (its 4 rows), a block of WARPS warps 2·SETS columns. With Q8 a
+// block's columns are one 32-group of one token (16 sets), which its first
+// warp also quantizes to yq, ys (quantize32) for the down projection:
+// without, each block of the down projection quantizes the whole row again
+// after its wait (quantize_row), or a quantize_x8 launch does.
+template <class W, int IN, int F, int UP_ROW0, int S, int WARPS, bool Q8, bool EARLY, int ROWS, int TT>
 __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
-                                          const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    constexpr int SETS = LIN_WARPS * 32 / S, N = 4 * TT;
+                                          const float2* __restrict__ xs, float* __restrict__ y, xq_t* __restrict__ yq,
+                                          float2* __restrict__ ys, const int* __restrict__ state) {
+    constexpr int SETS = WARPS * 32 / S, N = 4 * TT;
+    static_assert(!Q8 || (TT == 1 && SETS == 16 && F % 32 == 0), "a block quantizes one 32-group");
     const i64 b0 = (i64)blockIdx.x * SETS * 2, c0 = b0 + threadIdx.x / S * 2;
     int tok[TT];
     const int ntok = block_tokens<ROWS, TT>(state, tok);
@@ -1219,16 +1225,20 @@ __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const 
 #pragma unroll
         for (int tt = 0; tt < TT; tt++) acc[r][tt] = 0.f;
     rows_dot8<W, IN, 4, TT, S, false, EARLY>(ws, rows, nullptr, xq, xs, tok, acc);
-    const float s = block_rows_sum<N, S>(&acc[0][0]);
+    const float s = block_rows_sum<N, S, WARPS>(&acc[0][0]);
     __shared__ float gu[SETS * N];
     if (threadIdx.x < SETS * N) gu[threadIdx.x] = s;
     __syncthreads();
+    if (threadIdx.x >= SETS * 2 * TT) return;  // Q8: warp 0 stays whole
     const int set = threadIdx.x / (2 * TT), c = threadIdx.x % (2 * TT) / TT, tt = threadIdx.x % TT;
     const i64 col = b0 + 2 * set + c;
-    if (threadIdx.x < SETS * 2 * TT && col < F && tt < ntok) {
+    float h = 0.f;
+    if (col < F && tt < ntok) {
         const float g = gu[set * N + c * TT + tt], u = gu[set * N + (2 + c) * TT + tt];
-        y[(i64)tok[tt] * F + col] = g / (1.f + expf(-g)) * u;
+        h = g / (1.f + expf(-g)) * u;
+        y[(i64)tok[tt] * F + col] = h;
     }
+    if constexpr (Q8) quantize32(h, (i64)tok[0] * F + b0, yq, ys);
 }
 
 // qkv_q8: qkv_gemv (gemv.cu.tmpl) on the integer path. Each set computes two

@@ -124,21 +124,21 @@ extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_2
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, true, true>(a, b, w, s, y, xq, xs);
 }
-extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_k_dot_768_256_768_0_32_true_0_1(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(512) swiglu_q8_W_q4_k_dot_768_256_768_0_32_16_true_true_0_1(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, xq_t* __restrict__ yq, float2* __restrict__ ys, const int* __restrict__ state) {
     grid_dep_launch();
-    swiglu_q8<W_q4_k_dot<768>, 256, 768, 0, 32, true, 0, 1>(wg, wu, xq, xs, y, state);
+    swiglu_q8<W_q4_k_dot<768>, 256, 768, 0, 32, 16, true, true, 0, 1>(wg, wu, xq, xs, y, yq, ys, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_768_B_none_768_256_32_true_true_0_1(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_768_B_none_768_256_32_false_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q4_k_dot<768>, B_none, 768, 256, 32, true, true, 0, 1>(w, nullptr, x, nullptr, nullptr, y, state);
+    linear_q8<W_q4_k_dot<768>, B_none, 768, 256, 32, false, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_256_W_q4_k_dot_128_W_q6_k_split_dot_128_B_none_B_none_B_none_Rope_1_256_256_128_128_true_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
     qkv_q8<W_q4_k_dot<256>, W_q4_k_dot<128>, W_q6_k_split_dot<128>, B_none, B_none, B_none, Rope_1, 256, 256, 128, 128, true, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_768_B_none_768_256_32_true_true_0_1(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_768_B_none_768_256_32_false_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q6_k_split_dot<768>, B_none, 768, 256, 32, true, true, 0, 1>(w, nullptr, x, nullptr, nullptr, y, state);
+    linear_q8<W_q6_k_split_dot<768>, B_none, 768, 256, 32, false, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_prep_32000_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
     grid_dep_wait();

@@ -118,17 +118,17 @@ extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_2
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, true, true>(a, b, w, s, y, xq, xs);
 }
-extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_k_dot_1024_256_512_512_32_true_0_1(const uint8_t* __restrict__ wg, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(512) swiglu_q8_W_q4_k_dot_1024_256_512_512_32_16_true_true_0_1(const uint8_t* __restrict__ wg, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, xq_t* __restrict__ yq, float2* __restrict__ ys, const int* __restrict__ state) {
     grid_dep_launch();
-    swiglu_q8<W_q4_k_dot<1024>, 256, 512, 512, 32, true, 0, 1>(wg, wg, xq, xs, y, state);
+    swiglu_q8<W_q4_k_dot<1024>, 256, 512, 512, 32, 16, true, true, 0, 1>(wg, wg, xq, xs, y, yq, ys, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_512_B_none_512_256_32_true_true_0_1(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_512_B_none_512_256_32_false_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q4_k_dot<512>, B_none, 512, 256, 32, true, true, 0, 1>(w, nullptr, x, nullptr, nullptr, y, state);
+    linear_q8<W_q4_k_dot<512>, B_none, 512, 256, 32, false, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_512_B_none_512_256_32_true_true_0_1(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_512_B_none_512_256_32_false_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q6_k_split_dot<512>, B_none, 512, 256, 32, true, true, 0, 1>(w, nullptr, x, nullptr, nullptr, y, state);
+    linear_q8<W_q6_k_split_dot<512>, B_none, 512, 256, 32, false, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_prep_32064_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
     grid_dep_wait();

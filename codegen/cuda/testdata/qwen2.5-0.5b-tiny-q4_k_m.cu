@@ -124,21 +124,21 @@ extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_1
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<128>, 128, 32, true, true>(a, b, w, s, y, xq, xs);
 }
-extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q5_0_split_dot_2048_128_512_0_32_true_0_1(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(512) swiglu_q8_W_q5_0_split_dot_2048_128_512_0_32_16_true_true_0_1(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, xq_t* __restrict__ yq, float2* __restrict__ ys, const int* __restrict__ state) {
     grid_dep_launch();
-    swiglu_q8<W_q5_0_split_dot<2048>, 128, 512, 0, 32, true, 0, 1>(wg, wu, xq, xs, y, state);
+    swiglu_q8<W_q5_0_split_dot<2048>, 128, 512, 0, 32, 16, true, true, 0, 1>(wg, wu, xq, xs, y, yq, ys, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_512_128_32_true_true_0_1(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_512_128_32_false_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q4_k_dot<256>, B_none, 512, 128, 32, true, true, 0, 1>(w, nullptr, x, nullptr, nullptr, y, state);
+    linear_q8<W_q4_k_dot<256>, B_none, 512, 128, 32, false, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_0_split_dot_512_W_q5_0_split_dot_256_W_q8_0_split_dot_256_W_f32_128_W_f32_64_W_f32_64_Rope_1_128_128_64_64_true_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
     qkv_q8<W_q5_0_split_dot<512>, W_q5_0_split_dot<256>, W_q8_0_split_dot<256>, W_f32<128>, W_f32<64>, W_f32<64>, Rope_1, 128, 128, 64, 64, true, 32, true, 0, 1>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_256_B_none_512_128_32_true_true_0_1(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_256_B_none_512_128_32_false_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q6_k_split_dot<256>, B_none, 512, 128, 32, true, true, 0, 1>(w, nullptr, x, nullptr, nullptr, y, state);
+    linear_q8<W_q6_k_split_dot<256>, B_none, 512, 128, 32, false, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_prep_151936_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
     grid_dep_wait();
