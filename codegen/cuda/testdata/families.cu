@@ -1194,11 +1194,15 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
 #pragma unroll
         for (int tt = 0; tt < TT; tt++) acc[r][tt] = 0.f;
     }
-    rows_dot8<W, IN, LIN_ROWS, TT, S, QX, EARLY>(ws, rows, x, xq, xs, tok, acc);
-    const float s = block_rows_sum<N, S>(&acc[0][0]);
+    // Thread i < SETS·N writes row `row` for token tt; its bias is read
+    // before rows_dot8's wait (no kernel writes weights).
     const i64 row = b0 + threadIdx.x / N * LIN_ROWS + threadIdx.x % N / TT;
     const int tt = threadIdx.x % TT;
-    if (threadIdx.x < SETS * N && row < OUT && tt < ntok) y[(i64)tok[tt] * OUT + row] = s + B::at(b, row);
+    const bool writes = threadIdx.x < SETS * N && row < OUT && tt < ntok;
+    const float bias = writes ? B::at(b, row) : 0.f;
+    rows_dot8<W, IN, LIN_ROWS, TT, S, QX, EARLY>(ws, rows, x, xq, xs, tok, acc);
+    const float s = block_rows_sum<N, S>(&acc[0][0]);
+    if (writes) y[(i64)tok[tt] * OUT + row] = s + bias;
 }
 
 // swiglu_q8: each set computes two output columns from their gate and up
@@ -1278,11 +1282,32 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
     pair_rows(lp0, &r[0], &r[1]);
     pair_rows(lp0 + 1, &r[2], &r[3]);
     const i64 rows[4] = {r[0], r[1], r[2], r[3]};
+    // Epilogue: thread (set, k, tt) finishes pair lp0 + k of its set for
+    // token tt. Its rows, biases, position and rotation come from weights
+    // and the step-state block, which no kernel writes, so they are read
+    // and computed before rows_dot8 waits for the grid before (the biases'
+    // DRAM round trip and the sincos were on the chain after the dots).
+    const int set = threadIdx.x / (2 * TT), k = threadIdx.x % (2 * TT) / TT, tt = threadIdx.x % TT;
+    const int lp = blk * PB + 2 * set + k;
+    const bool finishes = threadIdx.x < SETS * 2 * TT && lp < n / 2 && tt < ntok;
+    int r0 = 0, r1 = 0, pos = 0;
+    bool rot = false;
+    float b0 = 0.f, b1 = 0.f, c = 1.f, sn = 0.f;
+    if (finishes) {
+        rot = pair_rows(lp, &r0, &r1);
+        if (part == 0) { b0 = BQ::at(bq, r0); b1 = BQ::at(bq, r1); }
+        else if (part == 1) { b0 = BK::at(bk, r0); b1 = BK::at(bk, r1); }
+        else { b0 = BV::at(bv, r0); b1 = BV::at(bv, r1); }
+        pos = positions[tok[tt]];
+        if constexpr (R::MODE != 0) {
+            if (rot) rope_cos_sin<R>(pos, lp % (R::HD / 2), &c, &sn);
+        }
+    }
     float acc[4][TT];
 #pragma unroll
     for (int i = 0; i < 4; i++)
 #pragma unroll
-        for (int tt = 0; tt < TT; tt++) acc[i][tt] = 0.f;
+        for (int t = 0; t < TT; t++) acc[i][t] = 0.f;
     if (part == 0) {
         const uint8_t* ws[4] = {wq, wq, wq, wq};
         rows_dot8<WQ, IN, 4, TT, S, false, EARLY>(ws, rows, nullptr, xq, xs, tok, acc);
@@ -1297,31 +1322,18 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
     __shared__ float res[SETS * N];
     if (threadIdx.x < SETS * N) res[threadIdx.x] = s;
     __syncthreads();
-    // Epilogue: thread (set, k, tt) finishes pair lp0 + k of its set for token tt.
-    const int set = threadIdx.x / (2 * TT), k = threadIdx.x % (2 * TT) / TT, tt = threadIdx.x % TT;
-    const int lp = blk * PB + 2 * set + k;
-    if (threadIdx.x >= SETS * 2 * TT || lp >= n / 2 || tt >= ntok) return;
-    int r0, r1;
-    const bool rot = pair_rows(lp, &r0, &r1);
-    float a0 = res[set * N + 2 * k * TT + tt], a1 = res[set * N + (2 * k + 1) * TT + tt];
-    float* out;
-    if (part == 0) { a0 += BQ::at(bq, r0); a1 += BQ::at(bq, r1); out = y; }
-    else if (part == 1) { a0 += BK::at(bk, r0); a1 += BK::at(bk, r1); out = y + (i64)MAX_TOKENS * NQ; }
-    else { a0 += BV::at(bv, r0); a1 += BV::at(bv, r1); out = y + (i64)MAX_TOKENS * (NQ + NK); }
-    const int t = tok[tt];
-    if constexpr (R::MODE != 0) {
-        if (rot) {
-            float c, sn;
-            rope_cos_sin<R>(positions[t], lp % (R::HD / 2), &c, &sn);
-            const float b0 = a0 * c - a1 * sn;
-            a1 = a0 * sn + a1 * c;
-            a0 = b0;
-        }
+    if (!finishes) return;
+    float a0 = res[set * N + 2 * k * TT + tt] + b0, a1 = res[set * N + (2 * k + 1) * TT + tt] + b1;
+    if (rot) {
+        const float x0 = a0 * c - a1 * sn;
+        a1 = a0 * sn + a1 * c;
+        a0 = x0;
     }
+    float* out = part == 0 ? y : part == 1 ? y + (i64)MAX_TOKENS * NQ : y + (i64)MAX_TOKENS * (NQ + NK);
+    const int t = tok[tt];
     out[(i64)t * n + r0] = a0;
     out[(i64)t * n + r1] = a1;
     if constexpr (KV) {
-        const int pos = positions[t];
         if (part > 0 && pos >= 0 && pos < STATE_CTX(state)) {  // the runtime refuses steps past ctx
             __half* cache = (part == 1 ? kc : vc) + (i64)pos * n;
             cache[r0] = __float2half(a0);
