@@ -184,9 +184,10 @@ func gemvTypeSelected(gt gguf.Type) bool {
 
 // TestGPUSmallGEMV runs the decode GEMVs of model shapes on the integer
 // path against the same float64 reference as TestGPUGEMV: Qwen2.5-0.5B's
-// (down 4864 → 896, o-proj 896 → 896), where each block quantizes x itself
-// (no quantize_x8 launch) and fetches its first weight groups before waiting
-// for the grid before it (ops_linear.go: stagesX, fetchesEarly), and
+// shapes (down 4864 → 896, o-proj 896 → 896), where each block quantizes x,
+// an embedding's output here, itself (no quantize_x8 launch) and fetches its
+// first weight groups before waiting for the grid before it (ops_linear.go:
+// stagesX, fetchesEarly), and
 // Phi-3-mini's Q4_K_M ones (3072-wide rows: 48 K-quant groups) as linears
 // (qkv_q8 and swiglu_q8 share linear_q8's rows_dot8 and its 4 rows a lane
 // set): qkv 3072 → 9216 (Q5_K), gate+up 3072 → 16384 and o-proj 3072 →

@@ -126,8 +126,9 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 // its scales in static shared memory (48 KiB at most), and a grid of about
 // one block per SM (an H100 or H200 has 132), so that every block's copy of
 // the work runs at once and the redundant quantization costs one block's
-// time. Qwen2.5-0.5B's down projection (4864 → 896: 112 blocks, 11 KiB)
-// stages; Phi-3's (8192 → 3072: 384 blocks) keeps its quantize_x8 launch.
+// time. GPT-2's Q4_0 down projection after its GELU (3072 → 768: 96 blocks, 7
+// KiB) stages; Phi-3's after its SwiGLU (8192 → 3072: 384 blocks) keeps its
+// quantize_x8 launch.
 const (
 	stagedXBytes  = 40 << 10
 	stagedXBlocks = targetSMs
@@ -140,8 +141,8 @@ const targetSMs = 132
 // stagesX reports whether the integer linear over x [rows, in] in blocks
 // blocks quantizes x itself, in shared memory (q8.cu.tmpl, rows_dot8 with
 // QX), instead of after a quantize_x8 launch: x's producer did not quantize
-// it (e.g. swiglu_q8 before the down projection: no block of it holds a
-// whole 32-group), a block serves one token, and the limits above hold.
+// it (an element-wise GELU, or a swiglu_q8 whose blocks hold no whole
+// 32-group), a block serves one token, and the limits above hold.
 func (e *emitter) stagesX(x *ir.Node, in, blocks int64) bool {
 	if e.tokenTile(x) != 1 || in*2+in/32*8 > stagedXBytes || blocks > stagedXBlocks {
 		return false
@@ -514,15 +515,15 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 // columns, so that a block's columns are one 32-group, and so S·16 threads:
 // Qwen2.5-0.5B's (S = 32) 512. Sets of 4 columns in blocks of 256 threads
 // (half the blocks, each thread twice the rows) made its decode 3 % slower,
-// and Phi-3-mini's (S 64 → 32, 2 groups a lane) 7 % (KERNELS.md); 1024
-// threads, Phi-3-mini's S = 64, would allow 64 registers a thread.
+// and Phi-3-mini's (S 64 → 32, 2 groups a lane) 7 %; Phi-3-mini's S = 64
+// in 1024 threads (64 registers a thread, spills) 28 % (KERNELS.md).
 const (
 	swigluQ8Sets     = 16
 	maxSwigluThreads = 512
 )
 
-// linThreads is the block of linear_gemv, linear_q8 and swiglu_q8:
-// LIN_WARPS (gemv.cu.tmpl) warps.
+// linThreads is the block of linear_gemv, linear_q8 and a swiglu_q8 that
+// does not quantize its output: LIN_WARPS (gemv.cu.tmpl) warps.
 const linThreads = 8 * 32
 
 // swigluWeights checks swiglu_linear n's gate and up weights — separate
