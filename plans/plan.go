@@ -107,7 +107,7 @@ type Kernels struct {
 }
 
 // State gives byte offsets inside the step-state block, which codegen lays
-// out and the runtime writes (all fields int32, little-endian).
+// out and the runtime writes (little-endian int32 fields, but Greedy).
 type State struct {
 	Bytes     int64 `msgpack:"bytes"`     // size of the block
 	T         int64 `msgpack:"t"`         // int32: tokens in this step
@@ -115,6 +115,13 @@ type State struct {
 	Ctx       int64 `msgpack:"ctx"`       // int32: the sequence's KV capacity in tokens
 	Tokens    int64 `msgpack:"tokens"`    // int32 [MaxTokens]: token ids
 	Positions int64 `msgpack:"positions"` // int32 [MaxTokens]: pos0+i
+	// Greedy, when not 0, is where the step's LM head leaves its greedy
+	// pick: a u64 key (the largest finite logit's ordered bits, then
+	// 0xFFFFFFFF − its id: the lowest id wins a tie) and an int32 that is
+	// non-zero if a logit was not finite. The runtime zeroes it with the
+	// block before every step; it reads it instead of launching the sampler
+	// when decoding greedily without a penalty.
+	Greedy int64 `msgpack:"greedy,omitempty"`
 }
 
 // Launch is one kernel launch. Grid dimensions are GridA·T+GridB (ceil-divided

@@ -58,6 +58,7 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 		scratchBase: attn.end,
 		model:       m.Model,
 		state:       StateLayout(maxTokens),
+		output:      g.Outputs[0],
 		tensors:     map[string]*plans.Tensor{},
 		users:       map[*ir.Node][]*ir.Node{},
 		kvStored:    map[*ir.Node]bool{},
@@ -88,6 +89,9 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	logits, err := e.value(g.Outputs[0])
 	if err != nil || logits.Kind != plans.ArgArena || g.Outputs[0].DType != ir.F32 {
 		return nil, fmt.Errorf("codegen/cuda: output node %d (%s) is not an f32 value in the arena", g.Outputs[0].ID, g.Outputs[0].Op)
+	}
+	if !e.headGreedy {
+		e.state.Greedy = 0 // the slot stays in the block, unwritten
 	}
 	sampler := e.sampler()
 	src, err := render(sourceData{
@@ -125,6 +129,8 @@ type emitter struct {
 	// scratchHolds is the value whose quantized form (xq_t codes, scales) the scratch holds at
 	// this point of the schedule, and where.
 	scratchHolds scratchX
+	output       *ir.Node                // the graph's output, the logits
+	headGreedy   bool                    // the LM head leaves the greedy pick (leavesGreedy)
 	users        map[*ir.Node][]*ir.Node // each node's readers
 	kvStored     map[*ir.Node]bool       // attentions whose k, v a qkv kernel stores
 	model        plans.Model

@@ -14,26 +14,32 @@ import "github.com/llama-orch/orc/plans"
 //	12      int32         reserved (zero), keeps the arrays 16-byte aligned
 //	16      int32[MT]     tokens: this step's token ids
 //	16+4MT  int32[MT]     positions: pos0+i for i < T
+//	G       u64, int32    greedy: the LM head's greedy pick (linear_q8 with
+//	                      GREEDY), G = 16+8MT rounded up to 16
 //
 // MT is the plan's max_tokens; the block's size is rounded up to
-// plans.Alignment.
+// plans.Alignment. The greedy slot is the one field a kernel writes: the
+// runtime's copy zeroes it before every step, and no kernel reads it.
 const (
 	stateT      = 0
 	statePos0   = 4
 	stateCtx    = 8
 	stateTokens = 16
+	greedyBytes = 16 // u64 key, int32 flag, padding
 )
 
 // StateLayout is the step-state block of a plan with maxTokens tokens a step.
 func StateLayout(maxTokens int64) plans.State {
 	positions := stateTokens + 4*maxTokens
+	greedy := alignUp(positions+4*maxTokens, 16)
 	return plans.State{
-		Bytes:     alignUp(positions+4*maxTokens, plans.Alignment),
+		Bytes:     alignUp(greedy+greedyBytes, plans.Alignment),
 		T:         stateT,
 		Pos0:      statePos0,
 		Ctx:       stateCtx,
 		Tokens:    stateTokens,
 		Positions: positions,
+		Greedy:    greedy,
 	}
 }
 

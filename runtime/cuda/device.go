@@ -117,6 +117,9 @@ func checkPlan(p *plans.Plan, o Options) error {
 			return fmt.Errorf("cuda: plan %s: state field %s [%d, +%d) lies outside the %d-byte state block", p.Dir, f.name, f.off, f.size, st.Bytes)
 		}
 	}
+	if st.Greedy != 0 && (st.Greedy < 0 || st.Greedy%8 != 0 || st.Greedy+greedyBytes > st.Bytes) {
+		return fmt.Errorf("cuda: plan %s: state field greedy at %d is not an 8-byte aligned slot of %d bytes inside the %d-byte state block", p.Dir, st.Greedy, greedyBytes, st.Bytes)
+	}
 	if lb := 4 * int64(m.Model.Vocab); k.Logits < 0 || k.Logits+lb > m.Memory.ArenaBytes {
 		return fmt.Errorf("cuda: plan %s: logits [%d, +%d) lie outside the %d-byte arena", p.Dir, k.Logits, lb, m.Memory.ArenaBytes)
 	}

@@ -39,6 +39,8 @@ func TestCheckPlanRefuses(t *testing.T) {
 		"max_tokens 0":                 func(m *plans.Manifest, o *Options) { m.Memory.MaxTokens = 0 },
 		"no prefill schedule":          func(m *plans.Manifest, o *Options) { m.Kernels.Prefill = nil },
 		"state field positions":        func(m *plans.Manifest, o *Options) { m.Kernels.State.Bytes -= 4 },
+		"state field greedy at 20":     func(m *plans.Manifest, o *Options) { m.Kernels.State.Greedy = 20 },
+		"state field greedy at 48":     func(m *plans.Manifest, o *Options) { m.Kernels.State.Greedy = 48 },
 		"logits [":                     func(m *plans.Manifest, o *Options) { m.Kernels.Logits = m.Memory.ArenaBytes },
 		"prefill launch 0 (toy_store)": func(m *plans.Manifest, o *Options) { m.Kernels.Prefill[0].Block[0] = 2000 },
 	} {
@@ -57,9 +59,16 @@ func TestCheckPlanRefuses(t *testing.T) {
 
 func TestWriteState(t *testing.T) {
 	st := toy{vocab: 50, dim: 8, maxTokens: 4, ctx: 32}.manifest().Kernels.State
+	st.Greedy, st.Bytes = st.Bytes, st.Bytes+16
 	b := make([]byte, st.Bytes)
+	for i := range b {
+		b[i] = 0xFF // a reused pinned image: the last step's pick is still there
+	}
 	writeState(b, &st, []int32{7, 9}, 5, 32)
 	le := binary.LittleEndian
+	if key, bad := le.Uint64(b[st.Greedy:]), le.Uint32(b[st.Greedy+8:]); key != 0 || bad != 0 {
+		t.Fatalf("greedy slot %#x, %#x after writeState, want it zeroed", key, bad)
+	}
 	got := []uint32{le.Uint32(b[st.T:]), le.Uint32(b[st.Pos0:]), le.Uint32(b[st.Ctx:]),
 		le.Uint32(b[st.Tokens:]), le.Uint32(b[st.Tokens+4:]), le.Uint32(b[st.Positions:]), le.Uint32(b[st.Positions+4:])}
 	want := []uint32{2, 5, 32, 7, 9, 5, 6}

@@ -120,6 +120,9 @@ func (s *sequence) ForwardSample(ctx context.Context, tokens []int32, sm *sample
 
 // sampleLast samples the last step's logits; d.mu is held.
 func (s *sequence) sampleLast(sm *sample.Sampler, recent []int32) (int32, error) {
+	if id, ok, err := s.headGreedy(sm); err != nil || ok {
+		return id, err
+	}
 	if sp := s.d.sampling; sp != nil && len(recent) <= sp.k.Recent {
 		id, ok, err := s.sampleOnGPU(sp, sm, recent)
 		if err != nil || ok {
@@ -132,6 +135,31 @@ func (s *sequence) sampleLast(sm *sample.Sampler, recent []int32) (int32, error)
 	}
 	return sm.Sample(logits, recent), nil
 }
+
+// headGreedy reads the greedy pick the step's LM head left in the state
+// block (plans.State.Greedy) when sm decodes greedily without a penalty:
+// one 16-byte copy and no launch. ok is false when the plan's head leaves
+// none, when this step's head did not (a prefill head on another path), or
+// when a logit was not finite, which the sampler path hands to the host.
+func (s *sequence) headGreedy(sm *sample.Sampler) (id int32, ok bool, err error) {
+	p := sm.Params()
+	g := s.d.plan.Manifest.Kernels.State.Greedy
+	if g == 0 || p.Temperature != 0 || (p.RepetitionPenalty != 0 && p.RepetitionPenalty != 1) {
+		return -1, false, nil
+	}
+	b := s.c.logits[:greedyBytes] // pinned; the logits' buffer, rewritten by the next hostLogits
+	if err := s.d.g.copyDtoH(b, devptr(s.c.reg.state+uint64(g))); err != nil {
+		return -1, false, err
+	}
+	key, bad := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint32(b[8:])
+	if key == 0 || bad != 0 {
+		return -1, false, nil
+	}
+	return int32(0xFFFFFFFF - uint32(key)), true, nil
+}
+
+// greedyBytes is the state block's greedy slot: a u64 key, an int32 flag.
+const greedyBytes = 12
 
 // sampleOnGPU runs the sampler over the last step's logits; ok is false
 // when the host must sample from the whole logits.

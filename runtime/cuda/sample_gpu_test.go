@@ -136,6 +136,46 @@ func TestGPUSampleMatchesCPU(t *testing.T) {
 	}
 }
 
+// TestGPUHeadGreedy: after every prefill and decode step of a plan whose LM
+// head leaves the greedy pick, that pick decides greedy decoding and is the
+// CPU sampler's greedy token over the step's logits.
+func TestGPUHeadGreedy(t *testing.T) {
+	for _, dir := range samplePlans(t) {
+		d, seq := openSamplePlan(t, dir)
+		if d.plan.Manifest.Kernels.State.Greedy == 0 {
+			t.Fatalf("%s: the plan's head leaves no greedy pick", dir)
+		}
+		vocab := d.plan.Manifest.Model.Vocab
+		r := rand.New(rand.NewPCG(3, 4))
+		tokens := make([]int32, 40)
+		for i := range tokens {
+			tokens[i] = int32(r.IntN(vocab))
+		}
+		greedy := sample.New(sample.Params{})
+		for step := range 17 {
+			in := tokens[:1]
+			if step == 0 {
+				in = tokens[1:] // a prefill
+			}
+			if err := seq.run(context.Background(), in); err != nil {
+				t.Fatal(err)
+			}
+			got, ok, err := seq.headGreedy(greedy)
+			if err != nil || !ok {
+				t.Fatalf("%s step %d: the head's pick was not used (%v)", dir, step, err)
+			}
+			logits, err := seq.hostLogits()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := greedy.Sample(logits, nil); got != want {
+				t.Fatalf("%s step %d: the head picked %d, the CPU sampler %d", dir, step, got, want)
+			}
+			tokens[0] = got
+		}
+	}
+}
+
 // hostSampled hides a sequence's ForwardSample, so Generate samples on the
 // host from the logits.
 type hostSampled struct{ runtime.Sequence }

@@ -171,8 +171,12 @@ func (s *sequence) capture(sched []plans.Launch) error {
 	return nil
 }
 
-// writeState fills the host image of the state block (little-endian int32).
+// writeState fills the host image of the state block (little-endian int32)
+// and zeroes its greedy slot, which the step's LM head then fills.
 func writeState(b []byte, st *plans.State, tokens []int32, pos0, ctx int) {
+	if st.Greedy != 0 {
+		clear(b[st.Greedy : st.Greedy+greedyBytes])
+	}
 	le := binary.LittleEndian
 	le.PutUint32(b[st.T:], uint32(len(tokens)))
 	le.PutUint32(b[st.Pos0:], uint32(pos0))

@@ -88,6 +88,24 @@ __device__ __forceinline__ float warp_max(float v) {
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
 }
+typedef unsigned long long u64;
+
+// sample_ordered maps a float to bits whose unsigned order is the float
+// order, -0 as +0 (sample.orderedBits).
+__device__ __forceinline__ uint32_t sample_ordered(float f) {
+    uint32_t b = f == 0.f ? 0u : __float_as_uint(f);
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+// Keys order candidates as the CPU's sorted order does: larger is better,
+// the lower id winning a tie.
+__device__ __forceinline__ u64 sample_key(float v, int id) { return ((u64)sample_ordered(v) << 32) | (0xFFFFFFFFu - (uint32_t)id); }
+
+__device__ __forceinline__ u64 warp_max_u64(u64 v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
 // Block-wide sum for blocks of whole warps; every thread gets the result.
 // scratch holds 32 floats.
 __device__ __forceinline__ float block_sum(float v, float* scratch) {
@@ -1176,11 +1194,18 @@ __device__ __forceinline__ int block_tokens(const int* __restrict__ state, int* 
 // linear_q8: each set of S lanes owns LIN_ROWS rows, a block LIN_ROWS·SETS;
 // TT tokens per block (1 for decode). With QX it reads the f32 x and
 // quantizes it itself, else xq and xs; QX and EARLY: see rows_dot8.
-template <class W, class B, int IN, int OUT, int S, bool QX, bool EARLY, int ROWS, int TT>
+// With GREEDY (the LM head, one token) it also leaves the step's greedy
+// pick in greedy (the step-state block's slot, zeroed by the runtime's copy
+// before the step): greedy[0] the largest sample_key over the finite
+// logits, as sample_prep and sample_argmax key them, greedy[1] non-zero if
+// a logit was not finite. Atomic max and or are order-free, so the pick does
+// not depend on scheduling; greedy decoding then needs no sampler launch.
+template <class W, class B, int IN, int OUT, int S, bool QX, bool GREEDY, bool EARLY, int ROWS, int TT>
 __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x,
                                           const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y,
-                                          const int* __restrict__ state) {
+                                          u64* __restrict__ greedy, const int* __restrict__ state) {
     constexpr int SETS = LIN_WARPS * 32 / S, N = LIN_ROWS * TT;
+    static_assert(!GREEDY || (TT == 1 && SETS * N <= 32), "the head's writers are one token's, in warp 0");
     const i64 b0 = (i64)blockIdx.x * SETS * LIN_ROWS, r0 = b0 + threadIdx.x / S * LIN_ROWS;
     int tok[TT];
     const int ntok = block_tokens<ROWS, TT>(state, tok);
@@ -1203,6 +1228,17 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
     rows_dot8<W, IN, LIN_ROWS, TT, S, QX, EARLY>(ws, rows, x, xq, xs, tok, acc);
     const float s = block_rows_sum<N, S>(&acc[0][0]);
     if (writes) y[(i64)tok[tt] * OUT + row] = s + bias;
+    if constexpr (GREEDY) {
+        if (threadIdx.x >= 32) return;
+        const float v = s + bias;
+        const bool finite = isfinite(v);
+        const u64 key = warp_max_u64(writes && finite ? sample_key(v, (int)row) : 0);
+        const bool bad = __any_sync(0xffffffffu, writes && !finite);
+        if (threadIdx.x == 0) {
+            atomicMax(greedy, key);
+            if (bad) atomicOr((int*)(greedy + 1), 1);
+        }
+    }
 }
 
 // swiglu_q8: each set computes two output columns from their gate and up
@@ -2681,23 +2717,8 @@ __device__ __forceinline__ void moe_sum(const float* __restrict__ ys, const floa
 // Penalty and temperature use the IEEE float32 operations the CPU does, so lt
 // is bit for bit the CPU's; the sum is not (its own order and exp), which the
 // host's proof allows for.
-typedef unsigned long long u64;
-
-// sample_ordered maps a float to bits whose unsigned order is the float
-// order, -0 as +0 (sample.orderedBits).
-__device__ __forceinline__ uint32_t sample_ordered(float f) {
-    uint32_t b = f == 0.f ? 0u : __float_as_uint(f);
-    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-}
-// Keys order candidates as the CPU's sorted order does: larger is better,
-// the lower id winning a tie.
-__device__ __forceinline__ u64 sample_key(float v, int id) { return ((u64)sample_ordered(v) << 32) | (0xFFFFFFFFu - (uint32_t)id); }
-
-__device__ __forceinline__ u64 warp_max_u64(u64 v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
+// u64, sample_ordered, sample_key and warp_max_u64 are in common: the LM
+// head (linear_q8 with GREEDY) keys its rows the same way.
 
 template <int V, int CHUNK, int RECENT>
 __device__ __forceinline__ void sample_prep(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt,
