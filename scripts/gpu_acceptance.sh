@@ -80,7 +80,7 @@ model() { # synth + compile a full-size preset (once per host)
 }
 step_qwen() { # bench, then GPU sampling against the CPU sampler on the full-size plan
 	model qwen2.5-0.5b q4_k_m && $b/orcrun bench --plan $work/qwen2.5-0.5b.plan --runs 3 --json | tee "$out/bench-qwen.json" &&
-		ORC_GPU_TESTS=1 ORC_SAMPLE_PLANS=$work/qwen2.5-0.5b.plan $b/cuda.test -test.run 'GPUSampleMatches|GPUGenerateSampled' -test.v
+		ORC_GPU_TESTS=1 ORC_SAMPLE_PLANS=$work/qwen2.5-0.5b.plan $b/cuda.test -test.run 'GPUSampleMatches|GPUGenerateSampled|GPUHeadGreedy' -test.v
 }
 step_phi3() {
 	model phi-3-mini-4k q4_k_m && $b/orcrun bench --plan $work/phi-3-mini-4k.plan --runs 3 --json | tee "$out/bench-phi3.json"
