@@ -12,6 +12,9 @@ import (
 // value is the launch argument pointing at a node's value: a weight, an
 // input in the state block, or an arena buffer.
 func (e *emitter) value(n *ir.Node) (plans.Arg, error) {
+	if n.Op == ir.OpLast && e.lastIsRow(n) {
+		return e.value(n.Inputs[0])
+	}
 	switch n.Op {
 	case ir.OpWeight:
 		w, err := e.tensor(n)

@@ -309,10 +309,12 @@ func (e *emitter) takesIntDot(n *ir.Node) bool {
 }
 
 // feedsIntDot reports whether value v is the input x of an integer-path
-// matrix node or MoE, so its producer should quantize it as it writes it.
+// matrix node or MoE (directly, or through a last row that is x itself), so
+// its producer should quantize it as it writes it.
 func (e *emitter) feedsIntDot(v *ir.Node) bool {
 	for _, u := range e.users[v] {
-		if u.Inputs[0] == v && (e.takesIntDot(u) && !e.takesGEMM(u) || u.Op == ir.OpMoE && e.moeTakesIntDot(u)) {
+		if u.Inputs[0] == v && (e.takesIntDot(u) && !e.takesGEMM(u) || u.Op == ir.OpMoE && e.moeTakesIntDot(u) ||
+			u.Op == ir.OpLast && e.lastIsRow(u) && e.feedsIntDot(u)) {
 			return true
 		}
 	}

@@ -149,6 +149,9 @@ func (e *emitter) elementwise(n *ir.Node) ([]plans.Launch, error) {
 		e.stateArg(c)
 		return e.emit(c, "gelu_ew", 256, gridElems(rows, cols, 256), cInt(rows), cInt(cols))
 	case ir.OpLast:
+		if e.lastIsRow(n) {
+			return nil, nil // value(n) is x's
+		}
 		c.ptr(e, cIn, "x", x)
 		c.ptr(e, cOut, "y", n)
 		out, err := e.value(n)
@@ -160,6 +163,48 @@ func (e *emitter) elementwise(n *ir.Node) ([]plans.Launch, error) {
 		return e.emit(c, "last_row", 256, gridFixed(ceilDiv(cols, 256)), cInt(rows), cInt(cols), q8)
 	}
 	return e.split(n, cols)
+}
+
+// lastIsRow reports whether last-row node n needs no launch in the
+// schedule being emitted: in decode T = 1, so the last row of x [T, cols] is
+// x, and n's readers read x itself (value), its producer quantizing it for
+// them (feedsIntDot). Not where a reader may write over the x it reads
+// (the memory planner, seeing n's own buffer, may let it), nor for the
+// graph's output, whose offset both schedules share.
+func (e *emitter) lastIsRow(n *ir.Node) bool {
+	x := n.Inputs[0]
+	if e.prefill || n == e.output || rowsOf(x) != 0 || x.DType != ir.F32 {
+		return false
+	}
+	xa, err := e.value(x)
+	if err != nil || xa.Kind != plans.ArgArena {
+		return false
+	}
+	xEnd := xa.Offset + 4*x.Shape.Elems(e.maxTokens)
+	for _, u := range e.users[n] {
+		if e.readsOnlyInt16(u) {
+			continue
+		}
+		ua, err := e.value(u)
+		if err != nil || ua.Kind != plans.ArgArena || u.DType != ir.F32 ||
+			ua.Offset < xEnd && xa.Offset < ua.Offset+4*u.Shape.Elems(e.maxTokens) {
+			return false
+		}
+	}
+	return true
+}
+
+// readsOnlyInt16 reports whether matrix node u reads its input only in the
+// int16 form in the scratch, never the f32 value: an integer-path linear
+// with too many blocks to quantize its input itself (stagesX), as an LM
+// head.
+func (e *emitter) readsOnlyInt16(u *ir.Node) bool {
+	if u.Op != ir.OpLinear || !e.takesIntDot(u) || e.takesGEMM(u) || len(u.Shape) != 2 {
+		return false
+	}
+	in, out := u.Inputs[0].Shape[len(u.Inputs[0].Shape)-1], u.Shape[1]
+	_, sets := intLanes(u.Inputs[1].DType, in, out)
+	return ceilDiv(out, 4*sets) > stagedXBlocks
 }
 
 // split: one copy launch per part of the packed result.
