@@ -25,7 +25,7 @@ const (
 	statePos0   = 4
 	stateCtx    = 8
 	stateTokens = 16
-	greedyBytes = 16 // u64 key, int32 flag, padding
+	greedySlot  = 16 // u64 key, int32 flag, padding
 )
 
 // StateLayout is the step-state block of a plan with maxTokens tokens a step.
@@ -33,7 +33,7 @@ func StateLayout(maxTokens int64) plans.State {
 	positions := stateTokens + 4*maxTokens
 	greedy := alignUp(positions+4*maxTokens, 16)
 	return plans.State{
-		Bytes:     alignUp(greedy+greedyBytes, plans.Alignment),
+		Bytes:     alignUp(greedy+greedySlot, plans.Alignment),
 		T:         stateT,
 		Pos0:      statePos0,
 		Ctx:       stateCtx,

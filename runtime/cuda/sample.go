@@ -138,7 +138,7 @@ func (s *sequence) sampleLast(sm *sample.Sampler, recent []int32) (int32, error)
 
 // headGreedy reads the greedy pick the step's LM head left in the state
 // block (plans.State.Greedy) when sm decodes greedily without a penalty:
-// one 16-byte copy and no launch. ok is false when the plan's head leaves
+// one 12-byte copy and no launch. ok is false when the plan's head leaves
 // none, when this step's head did not (a prefill head on another path), or
 // when a logit was not finite, which the sampler path hands to the host.
 func (s *sequence) headGreedy(sm *sample.Sampler) (id int32, ok bool, err error) {
@@ -158,7 +158,8 @@ func (s *sequence) headGreedy(sm *sample.Sampler) (id int32, ok bool, err error)
 	return int32(0xFFFFFFFF - uint32(key)), true, nil
 }
 
-// greedyBytes is the state block's greedy slot: a u64 key, an int32 flag.
+// greedyBytes is what the state block's greedy slot holds: a u64 key, an
+// int32 flag.
 const greedyBytes = 12
 
 // sampleOnGPU runs the sampler over the last step's logits; ok is false
