@@ -111,8 +111,7 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 		c.ptr(e, cOut, "y", n)
 		return e.emit(c, "linear_gemv", linThreads, g, wa, ba, cInt(in), cInt(out))
 	}
-	s, sets := intLanes(n.Inputs[1].DType, in, out)
-	blocks := ceilDiv(out, 4*sets)
+	s, blocks := linearQ8Blocks(n.Inputs[1].DType, in, out)
 	stage := e.stagesX(x, in, blocks)
 	if stage {
 		c.ptr(e, cIn, "x", x)
@@ -267,6 +266,13 @@ func intLanes(dt ir.DType, in, out int64) (s, sets int64) {
 		}
 	}
 	return s, linThreads / s
+}
+
+// linearQ8Blocks is linear_q8's lane-set size and blocks for an [out, in]
+// matrix of dtype dt: each set owns 4 rows (LIN_ROWS).
+func linearQ8Blocks(dt ir.DType, in, out int64) (s, blocks int64) {
+	s, sets := intLanes(dt, in, out)
+	return s, ceilDiv(out, 4*sets)
 }
 
 // manyWaves is the grid (8 blocks an SM) past which a kernel's last,

@@ -202,9 +202,8 @@ func (e *emitter) readsOnlyInt16(u *ir.Node) bool {
 	if u.Op != ir.OpLinear || !e.takesIntDot(u) || e.takesGEMM(u) || len(u.Shape) != 2 {
 		return false
 	}
-	in, out := u.Inputs[0].Shape[len(u.Inputs[0].Shape)-1], u.Shape[1]
-	_, sets := intLanes(u.Inputs[1].DType, in, out)
-	return ceilDiv(out, 4*sets) > stagedXBlocks
+	_, blocks := linearQ8Blocks(u.Inputs[1].DType, u.Inputs[0].Shape[len(u.Inputs[0].Shape)-1], u.Shape[1])
+	return blocks > stagedXBlocks
 }
 
 // split: one copy launch per part of the packed result.
