@@ -13,6 +13,7 @@ import (
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/quant"
+	rcuda "github.com/llama-orch/orc/runtime/cuda"
 )
 
 // gpt-oss-20b's MoE block: 2880 wide, 32 experts of 2880, top 4.
@@ -203,28 +204,7 @@ func TestGPUMoE(t *testing.T) {
 	for i, k := range []int{1, 4} {
 		g, man := moeGraph(t, k)
 		dev := openGPUPlan(t, g, man, 16, w.data)
-		seq, err := dev.NewSequence(16)
-		if err != nil {
-			t.Fatal(err)
-		}
-		steps := [][]int32{{0, 1, 2, 3, 4, 5, 6}, {9}, {12}, {15}}
-		for _, in := range steps {
-			got, err := seq.Forward(context.Background(), in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tok := int(in[len(in)-1])
-			bound := moeDecodeTolerance
-			if len(in) > 1 {
-				bound = moePrefillTolerance
-			}
-			if e := relErr(got, w.reference(tok)); e > bound {
-				t.Errorf("%d blocks, %d tokens ending in %d: relative error %.2e, bound %.0e", k, len(in), tok, e, bound)
-			} else if k == 1 {
-				t.Logf("%d tokens ending in %d: relative error %.2e", len(in), tok, e)
-			}
-		}
-		seq.Close()
+		checkMoESteps(t, w, dev, k)
 		times[i], _ = timeDecode(t, dev, 2, 3)
 		dev.Close()
 	}
@@ -232,4 +212,50 @@ func TestGPUMoE(t *testing.T) {
 	routed := 3 * moeK * len(w.mats[0]) / moeE // the 4 routed experts' gate, up and down
 	t.Logf("MoE block decode (2880, 32 experts, top-4, MXFP4): %.1f µs, %d routed weight bytes → %.0f GB/s",
 		float64(per.Nanoseconds())/1e3, routed, float64(routed)/per.Seconds()/1e9)
+}
+
+// checkMoESteps runs a 7-token prefill and three decode steps on dev (a
+// plan of k MoE blocks over w) and checks each step's last row against the
+// float64 reference.
+func checkMoESteps(t *testing.T, w *moeWeights, dev *rcuda.Device, k int) {
+	t.Helper()
+	seq, err := dev.NewSequence(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seq.Close()
+	for _, in := range [][]int32{{0, 1, 2, 3, 4, 5, 6}, {9}, {12}, {15}} {
+		got, err := seq.Forward(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok := int(in[len(in)-1])
+		bound := moeDecodeTolerance
+		if len(in) > 1 {
+			bound = moePrefillTolerance
+		}
+		if e := relErr(got, w.reference(tok)); e > bound {
+			t.Errorf("%d blocks, %d tokens ending in %d: relative error %.2e, bound %.0e", k, len(in), tok, e, bound)
+		} else if k == 1 {
+			t.Logf("%d tokens ending in %d: relative error %.2e", len(in), tok, e)
+		}
+	}
+}
+
+// TestGPUMoETies checks the routers' order on ties (the lower expert first,
+// as torch.topk and the CPU device; moe_pick and moe_route): router rows
+// and biases repeat in threes, so the fourth choice is always among tied
+// experts, and picking another brings other expert weights in.
+func TestGPUMoETies(t *testing.T) {
+	gpuOnly(t)
+	w := newMoEWeights()
+	for e := range moeE {
+		src := e / 3 * 3
+		copy(w.router[e*moeD:(e+1)*moeD], w.router[src*moeD:(src+1)*moeD])
+		w.routerB[e] = w.routerB[src]
+	}
+	g, man := moeGraph(t, 1)
+	dev := openGPUPlan(t, g, man, 16, w.data)
+	defer dev.Close()
+	checkMoESteps(t, w, dev, 1)
 }

@@ -2338,31 +2338,33 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 // moe_pick: the 32 lanes of a warp pick the K largest of E ≤ 64 logits (the
 // lower expert first on ties, as torch.topk and the CPU device) into idx,
 // and their softmax weights into w; every lane gets the same answer. Lane l
-// holds experts l and l+32; each round is a butterfly arg-max over
-// (logit, -expert), a total order, so all lanes agree.
+// holds experts l and l+32 and counts the experts ahead of each in the
+// order (logit, -expert), a total order (NaN taken as -inf): its rank. The
+// E broadcasts are independent, so they pipeline; K rounds of a butterfly
+// arg-max each waited on five dependent shuffle pairs.
 template <class Cfg>
 __device__ __forceinline__ void moe_pick(const float* logit, int* idx, float* w) {
-    constexpr int E = Cfg::E, K = Cfg::K, NONE = 1 << 30;
+    constexpr int E = Cfg::E, K = Cfg::K;
+    static_assert(K <= E && E <= 64, "two experts a lane");
+    constexpr unsigned ALL = 0xffffffffu;
     const int lane = threadIdx.x & 31;
-    float l0 = lane < E ? logit[lane] : -INFINITY, l1 = lane + 32 < E ? logit[lane + 32] : -INFINITY;
-    bool free0 = lane < E, free1 = lane + 32 < E;
+    auto fin = [](float v) { return isnan(v) ? -INFINITY : v; };
+    const float l0 = lane < E ? fin(logit[lane]) : -INFINITY, l1 = lane + 32 < E ? fin(logit[lane + 32]) : -INFINITY;
+    int r0 = 0, r1 = 0;  // ranks of experts lane and lane + 32
+#pragma unroll
+    for (int i = 0; i < E; i++) {
+        const float v = __shfl_sync(ALL, i < 32 ? l0 : l1, i & 31);
+        r0 += v > l0 || (v == l0 && i < lane);
+        if constexpr (E > 32) r1 += v > l1 || (v == l1 && i < lane + 32);
+    }
+    if (lane >= E) r0 = -1;
+    if (lane + 32 >= E) r1 = -1;
     float v[K];
 #pragma unroll
     for (int k = 0; k < K; k++) {
-        float bv = -INFINITY;
-        int bi = NONE;
-        if (free1) bv = l1, bi = lane + 32;
-        if (free0 && (bi == NONE || l0 >= bv)) bv = l0, bi = lane;
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
-            const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-            if (oi != NONE && (bi == NONE || ov > bv || (ov == bv && oi < bi))) bv = ov, bi = oi;
-        }
-        free0 &= bi != lane;
-        free1 &= bi != lane + 32;
-        idx[k] = bi;
-        v[k] = bv;
+        const unsigned m0 = __ballot_sync(ALL, r0 == k), m1 = __ballot_sync(ALL, r1 == k);
+        idx[k] = m0 ? __ffs(m0) - 1 : 31 + __ffs(m1);
+        v[k] = __shfl_sync(ALL, idx[k] < 32 ? l0 : l1, idx[k] & 31);
     }
     float sum = 0.f;
 #pragma unroll
