@@ -2376,21 +2376,26 @@ __device__ __forceinline__ void moe_pick(const float* logit, int* idx, float* w)
     for (int k = 0; k < K; k++) w[k] /= sum;
 }
 
+// router_acc: acc plus the dot of a router group's values v (G) with the
+// same columns xp of the activation row, for moe_route and moe_logits.
+template <int G>
+__device__ __forceinline__ float router_acc(const float* v, const float* xp, float acc) {
+#pragma unroll
+    for (int i = 0; i < G / 4; i++) {
+        const float4 a = ((const float4*)xp)[i];
+        acc += v[4 * i] * a.x + v[4 * i + 1] * a.y + v[4 * i + 2] * a.z + v[4 * i + 3] * a.w;
+    }
+    return acc;
+}
+
 // router_dot: acc plus the dot of group g of router row e (weights wr,
-// accessor WR) with the same columns of the activation row x, for moe_route
-// and moe_logits.
+// accessor WR) with the same columns of the activation row x.
 template <class Cfg, class WR>
 __device__ __forceinline__ float router_dot(const uint8_t* __restrict__ wr, int e, int g, const float* x, float acc) {
     constexpr int G = WR::GROUP;
     float v[G];
     WR::load(wr, (i64)e * (Cfg::D / G) + g, v);
-    const float4* xp = (const float4*)(x + g * G);
-#pragma unroll
-    for (int i = 0; i < G / 4; i++) {
-        const float4 a = xp[i];
-        acc += v[4 * i] * a.x + v[4 * i + 1] * a.y + v[4 * i + 2] * a.z + v[4 * i + 3] * a.w;
-    }
-    return acc;
+    return router_acc<G>(v, x + g * G, acc);
 }
 
 // moe_route: block t; warp w computes the logits of experts w, w+warps, ...
@@ -2500,21 +2505,40 @@ __device__ __forceinline__ void moe_expert_gemv(const uint8_t* __restrict__ w0, 
     if (lane == 0) y[(i64)slot * OUT + o] = out;
 }
 
-// moe_logits (decode, one token): block e writes expert e's router logit
-// x·Wr[e] + br[e] to logit[e]; the block's threads take the row's groups in
-// turn and are summed in a fixed order (block_sum).
+// moe_logits (decode, one token): block e of LIN_WARPS warps writes expert
+// e's router logit x·Wr[e] + br[e] to logit[e]; the block's threads take
+// the row's groups in turn and are summed in a fixed order (block_sum). It
+// waits for the grid before it itself (kernels.go, waitsInside) after
+// fetching its router groups and bias, which no kernel writes, so their
+// DRAM round trip is off the chain from x's norm to the expert GEMVs.
 template <class Cfg, class WR, class BR>
 __device__ __forceinline__ void moe_logits(const uint8_t* __restrict__ wr, const uint8_t* __restrict__ br,
                                            const float* __restrict__ x, float* __restrict__ logit) {
-    constexpr int D = Cfg::D, G = WR::GROUP, NG = D / G;
+    constexpr int D = Cfg::D, G = WR::GROUP, NG = D / G, THREADS = LIN_WARPS * 32, ITER = (NG + THREADS - 1) / THREADS;
     static_assert(D % G == 0 && G % 4 == 0, "router rows must be whole groups of float4s");
     __shared__ float part[32];
     const int e = blockIdx.x;
+    typename WR::Raw raw[ITER];
+#pragma unroll
+    for (int it = 0; it < ITER; it++) {
+        const int g = threadIdx.x + it * THREADS;
+        if (g < NG) WR::fetch(wr, (i64)e * NG + g, raw[it]);
+    }
+    const float bias = threadIdx.x == 0 ? BR::at(br, e) : 0.f;
+    grid_dep_wait();
+    acquire(x);
     float acc = 0.f;
-#pragma unroll 4
-    for (int g = threadIdx.x; g < NG; g += blockDim.x) acc = router_dot<Cfg, WR>(wr, e, g, x, acc);
+#pragma unroll
+    for (int it = 0; it < ITER; it++) {
+        const int g = threadIdx.x + it * THREADS;
+        if (g < NG) {
+            float v[G];
+            WR::dequant(raw[it], v);
+            acc = router_acc<G>(v, x + g * G, acc);
+        }
+    }
     acc = block_sum(acc, part);
-    if (threadIdx.x == 0) logit[e] = acc + BR::at(br, e);
+    if (threadIdx.x == 0) logit[e] = acc + bias;
 }
 
 // moe_expert_of: idx[k] for a k known only at run time, by selects (idx[k]

@@ -139,8 +139,6 @@ extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_1
     rmsnorm_rows<Norm_0, W_f32<192>, 192, 64, true, true>(a, b, w, s, y, xq, xs);
 }
 extern "C" __global__ void __launch_bounds__(256) moe_logits_Moe_3_W_f32_768_W_f32_4(const uint8_t* __restrict__ wr, const uint8_t* __restrict__ br, const float* __restrict__ x, float* __restrict__ logit) {
-    grid_dep_wait();
-    acquire(x);
     grid_dep_launch();
     moe_logits<Moe_3, W_f32<768>, W_f32<4>>(wr, br, x, logit);
 }
