@@ -24,11 +24,7 @@ func TestGoldens(t *testing.T) {
 	for _, tp := range tinyPresets {
 		name := tp.preset + "-" + string(tp.quant)
 		t.Run(name, func(t *testing.T) {
-			g, man, _ := tinyPlan(t, tp.preset, tp.quant)
-			out, err := cuda.Generate(g, man, cuda.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			out, _ := tinyOutput(t, tp.preset, tp.quant)
 			sched, err := json.MarshalIndent(out.Kernels, "", " ")
 			if err != nil {
 				t.Fatal(err)
@@ -82,11 +78,7 @@ func TestCompileTiny(t *testing.T) {
 	for _, tp := range tinyPresets {
 		t.Run(tp.preset+"-"+string(tp.quant), func(t *testing.T) {
 			t.Parallel() // nvcc is single-threaded: one per core
-			g, man, _ := tinyPlan(t, tp.preset, tp.quant)
-			out, err := cuda.Generate(g, man, cuda.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			out, _ := tinyOutput(t, tp.preset, tp.quant)
 			for _, arch := range []string{"sm_80", "sm_90"} {
 				fb, err := cuda.Compile(out.Source, arch)
 				if err != nil {

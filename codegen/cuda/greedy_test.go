@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llama-orch/orc/codegen/cuda"
 	"github.com/llama-orch/orc/compiler/synth"
 	"github.com/llama-orch/orc/plans"
 )
@@ -28,11 +27,7 @@ func greedyWriters(sched []plans.Launch, slot int64) []int {
 // exactly one launch writes it: the linear_q8 that writes the logits. A head
 // on the float path leaves none, so the runtime samples as before.
 func TestHeadLeavesGreedy(t *testing.T) {
-	g, man, _ := tinyPlan(t, "qwen2.5-0.5b-tiny", synth.QuantQ4KM)
-	out, err := cuda.Generate(g, man, cuda.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, man := tinyOutput(t, "qwen2.5-0.5b-tiny", synth.QuantQ4KM)
 	st := out.Kernels.State
 	if st.Greedy < st.Positions+4*int64(man.Memory.MaxTokens) || st.Greedy%8 != 0 || st.Greedy+12 > st.Bytes {
 		t.Fatalf("greedy slot at %d: want an 8-byte aligned slot past the positions (%d + %d tokens) inside the %d-byte block",
@@ -51,11 +46,7 @@ func TestHeadLeavesGreedy(t *testing.T) {
 		}
 	}
 
-	g, man, _ = tinyPlan(t, "qwen2.5-0.5b-tiny", synth.QuantF32)
-	out, err = cuda.Generate(g, man, cuda.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, _ = tinyOutput(t, "qwen2.5-0.5b-tiny", synth.QuantF32)
 	if out.Kernels.State.Greedy != 0 {
 		t.Errorf("f32 head (float path): greedy slot at %d, want none", out.Kernels.State.Greedy)
 	}

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/llama-orch/orc/codegen/cuda"
 	"github.com/llama-orch/orc/compiler"
 	"github.com/llama-orch/orc/compiler/arch"
 	"github.com/llama-orch/orc/compiler/synth"
@@ -55,6 +56,18 @@ func writeTiny(t *testing.T, preset string, q synth.Quant) string {
 func tinyPlan(t *testing.T, preset string, q synth.Quant) (*ir.Graph, *plans.Manifest, *gguf.File) {
 	t.Helper()
 	return lowerGPU(t, writeTiny(t, preset, q), testMaxTokens)
+}
+
+// tinyOutput is cuda.Generate's output for a tiny preset's plan (tinyPlan)
+// and the plan's manifest.
+func tinyOutput(t *testing.T, preset string, q synth.Quant) (*cuda.Output, *plans.Manifest) {
+	t.Helper()
+	g, man, _ := tinyPlan(t, preset, q)
+	out, err := cuda.Generate(g, man, cuda.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, man
 }
 
 // lowerGPU lowers a GGUF model, runs the GPU pipeline and returns the graph,

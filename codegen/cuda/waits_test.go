@@ -4,8 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/llama-orch/orc/codegen/cuda"
 )
 
 // TestEveryKernelWaits checks, in every tiny preset's source, that each
@@ -16,11 +14,7 @@ import (
 func TestEveryKernelWaits(t *testing.T) {
 	for _, tp := range tinyPresets {
 		name := tp.preset + "-" + string(tp.quant)
-		g, man, _ := tinyPlan(t, tp.preset, tp.quant)
-		out, err := cuda.Generate(g, man, cuda.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		out, _ := tinyOutput(t, tp.preset, tp.quant)
 		bodies := deviceBodies(out.Source)
 		kernels := wrapperRE.FindAllStringSubmatch(out.Source, -1)
 		if n := strings.Count(out.Source, "__global__"); len(kernels) != n || n == 0 {
