@@ -42,10 +42,12 @@ func (k *instance) Signature() string {
 // themselves: rows_dot8 (q8.cu.tmpl) fetches their first weight groups, then
 // calls grid_dep_wait; attend_decode (attention.cu.tmpl) starts copying the
 // keys earlier steps cached first; moe_logits (moe.cu.tmpl) fetches its
-// router groups first. Every other kernel's wrapper waits before its body
-// (wrappers.cu.tmpl); TestEveryKernelWaits checks that each kernel reaches
-// grid_dep_wait in exactly one of the two places.
-var waitsInside = map[string]bool{"linear_q8": true, "swiglu_q8": true, "qkv_q8": true, "attend_decode": true, "moe_logits": true}
+// router groups first, rmsnorm_logits its router values; moe_down_sum_q8
+// picks its experts and fetches their groups first. Every other kernel's
+// wrapper waits before its body (wrappers.cu.tmpl); TestEveryKernelWaits
+// checks that each kernel reaches grid_dep_wait in exactly one of the two
+// places.
+var waitsInside = map[string]bool{"linear_q8": true, "swiglu_q8": true, "qkv_q8": true, "attend_decode": true, "moe_logits": true, "rmsnorm_logits": true, "moe_down_sum_q8": true}
 
 // WaitsInside says the wrapper leaves grid_dep_wait to the device function.
 func (k *instance) WaitsInside() bool { return waitsInside[k.Fn] }

@@ -343,10 +343,13 @@ func (e *emitter) intScratchBytes(in int64) int64 {
 }
 
 // scratchX is the int16 form of an activation in the scratch: the arena
-// offset of the value (-1: none) and its codes' and scales' arguments.
+// offset of the value (-1: none) and its codes' and scales' arguments;
+// routes is the MoE whose router logits the value's norm wrote with them
+// (routerOf), if any.
 type scratchX struct {
 	of     int64
 	xq, xs plans.Arg
+	routes *ir.Node
 }
 
 var scratchNone = scratchX{of: -1}

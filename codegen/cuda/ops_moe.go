@@ -29,6 +29,12 @@ const moeWarps = 8
 //	logit f32[E]        decode's router logits (integer path)
 type moeScratch struct{ sel, gw, cnt, list, h, ys, hq, hs, logit plans.Arg }
 
+// moeScratchOf is moeScratchArgs for MoE node m.
+func (e *emitter) moeScratchOf(m *ir.Node) moeScratch {
+	x, wg := m.Inputs[0], m.Inputs[3]
+	return e.moeScratchArgs(m.Int("experts"), m.Int("top_k"), x.Shape[len(x.Shape)-1], wg.Shape[1])
+}
+
 // moeScratchArgs lays out the MoE scratch, growing codegen's scratch to fit.
 func (e *emitter) moeScratchArgs(experts, k, d, f int64) moeScratch {
 	slots := e.maxTokens * k
@@ -122,7 +128,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	cfg := e.kernels.config("Moe",
 		fmt.Sprintf("static constexpr int E = %d, K = %d, D = %d, F = %d, MT = %d;", experts, k, d, f, e.maxTokens),
 		fmt.Sprintf("static constexpr float LIMIT = %s, ALPHA = %s;", cFloat(n.Float("limit")), cFloat(n.Float("alpha"))))
-	s := e.moeScratchArgs(experts, k, d, f)
+	s := e.moeScratchOf(n)
 	if e.moeTakesIntDot(n) {
 		return e.moeDecodeQ8(n, cfg, s, ra, rba, dotAccessor(accs[0]), biasAccs[0], dotAccessor(accs[2]), biasAccs[2], d, f, experts)
 	}
@@ -200,19 +206,22 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 }
 
 // moeDecodeQ8 is a decode MoE on the integer path (moe.cu.tmpl): router
-// logits, gate+up with the SwiGLU and h's quantization, down with the
-// weighted sum; both GEMV kernels pick the experts from the logits
-// themselves. x comes quantized by its norm (else a quantize_x8 launch).
+// logits (unless x's norm computed them: routerOf), gate+up with the SwiGLU
+// and h's quantization, down with the weighted sum; both GEMV kernels pick
+// the experts from the logits themselves. x comes quantized by its norm
+// (else a quantize_x8 launch).
 func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa, ba, da, dba string, d, f, experts int64) ([]plans.Launch, error) {
 	var ls launches
 	x := n.Inputs[0]
-	logits := &call{}
-	logits.ptr(e, cWeight, "wr", n.Inputs[1])
-	logits.ptr(e, cWeight, "br", n.Inputs[2])
-	logits.ptr(e, cIn, "x", x)
-	logits.arg(cOut, "logit", s.logit)
-	if err := ls.add(e.emit(logits, "moe_logits", linThreads, gridFixed(experts), cfg, ra, rba)); err != nil {
-		return nil, err
+	if e.scratchHolds.routes != n {
+		logits := &call{}
+		logits.ptr(e, cWeight, "wr", n.Inputs[1])
+		logits.ptr(e, cWeight, "br", n.Inputs[2])
+		logits.ptr(e, cIn, "x", x)
+		logits.arg(cOut, "logit", s.logit)
+		if err := ls.add(e.emit(logits, "moe_logits", linThreads, gridFixed(experts), cfg, ra, rba)); err != nil {
+			return nil, err
+		}
 	}
 	quant, xq, xs, err := e.quantizeX(x, d)
 	if err := ls.add(quant, err); err != nil {
@@ -244,4 +253,45 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 	}
 	// The scratch still holds x's int16 form (the MoE scratch starts past it).
 	return ls, nil
+}
+
+// routerOf is the MoE node whose router logits decode RMSNorm n computes
+// itself (rmsnorm_logits, moe.cu.tmpl), or nil: n's normed row (normed) is
+// the input of one integer-path MoE and read by nothing else, and that
+// MoE's router is a plain-float matrix (read one element at a time).
+func (e *emitter) routerOf(n, normed *ir.Node) *ir.Node {
+	if e.prefill || normed == nil || n.Op != ir.OpRMSNorm && n.Op != ir.OpAddRMSNorm || len(e.users[normed]) != 1 {
+		return nil
+	}
+	m := e.users[normed][0]
+	if m.Op != ir.OpMoE || m.Inputs[0] != normed || len(m.Inputs[3].Shape) != 3 || !e.moeTakesIntDot(m) {
+		return nil
+	}
+	if dt := m.Inputs[1].DType; dt != ir.F32 && dt != ir.F16 && dt != ir.BF16 {
+		return nil
+	}
+	return m
+}
+
+// normLogits emits rmsnorm_logits for a decode RMSNorm (call c holds its
+// a, b, w and s; targs its config and weight accessor) whose normed row at
+// out, cols wide, only MoE m reads: it writes the row's int16 form and m's
+// router logits, and records both in scratchHolds.
+func (e *emitter) normLogits(c *call, m *ir.Node, out plans.Arg, cols int64, add bool, targs []string) ([]plans.Launch, error) {
+	wr, br, experts := m.Inputs[1], m.Inputs[2], m.Int("experts")
+	ra, err := e.vectorAccessor(wr, experts*cols)
+	if err != nil {
+		return nil, err
+	}
+	rba, err := e.vectorAccessor(br, experts)
+	if err != nil {
+		return nil, err
+	}
+	c.ptr(e, cWeight, "wr", wr)
+	c.ptr(e, cWeight, "br", br)
+	e.writesInt16(c, out, cols, 0, "xq", "xs")
+	c.arg(cOut, "logit", e.moeScratchOf(m).logit)
+	e.scratchHolds.routes = m
+	threads := normThreads(cols)
+	return e.emit(c, "rmsnorm_logits", threads, gridFixed(experts), append(targs, ra, rba, cInt(cols), cInt(int64(threads)), fmt.Sprint(add))...)
 }

@@ -79,6 +79,9 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 	} else {
 		c.null()
 	}
+	if m := e.routerOf(n, normed); m != nil {
+		return e.normLogits(c, m, out, cols, add, targs)
+	}
 	c.arg(cOut, "y", out)
 	q8 := "false"
 	if normed != nil {

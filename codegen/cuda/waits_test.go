@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/llama-orch/orc/compiler/synth"
 )
 
 // TestEveryKernelWaits checks, in every tiny preset's source, that each
@@ -96,4 +98,40 @@ func reaches(fn, target string, bodies map[string]string, seen map[string]bool) 
 		}
 	}
 	return false
+}
+
+// TestMoEDownPicksAfterLogits checks the decode schedule that lets
+// moe_down_sum_q8 read the router logits before its wait (moe.cu.tmpl): every
+// grid between the one writing them (moe_logits or rmsnorm_logits) and it
+// waits in its wrapper, before it lets the next grid launch, so the logits
+// are written once moe_down_sum_q8 runs.
+func TestMoEDownPicksAfterLogits(t *testing.T) {
+	out, _ := tinyOutput(t, "gpt-oss-20b-tiny", synth.QuantMXFP4)
+	waitsInWrapper := map[string]bool{}
+	for _, k := range wrapperRE.FindAllStringSubmatch(out.Source, -1) {
+		waitsInWrapper[k[1]] = strings.Contains(k[2], "grid_dep_wait();")
+	}
+	downs := 0
+	for i, l := range out.Kernels.Decode {
+		if !strings.HasPrefix(l.Kernel, "moe_down_sum_q8") {
+			continue
+		}
+		downs++
+		j := i - 1
+		for ; j >= 0 && !writesLogits(out.Kernels.Decode[j].Kernel); j-- {
+			if k := out.Kernels.Decode[j].Kernel; !waitsInWrapper[k] {
+				t.Errorf("decode launch %d, %s, between the router logits and moe_down_sum_q8 (launch %d), does not wait in its wrapper", j, k, i)
+			}
+		}
+		if j < 0 {
+			t.Errorf("decode launch %d, %s, has no router logits before it", i, l.Kernel)
+		}
+	}
+	if downs == 0 {
+		t.Fatal("no moe_down_sum_q8 in the decode schedule")
+	}
+}
+
+func writesLogits(kernel string) bool {
+	return strings.HasPrefix(kernel, "moe_logits") || strings.HasPrefix(kernel, "rmsnorm_logits")
 }

@@ -1704,11 +1704,11 @@ template <int COLS, int THREADS> struct NormRow {
     static __device__ __forceinline__ bool in(int k) { return COLS % (4 * THREADS) == 0 || col(k) < COLS; }
 };
 
-// norm_load: v = a (+ b, stored to s with ADD) of row off, zero past COLS;
-// wv = the weights of the same columns.
+// norm_load: v = a (+ b with ADD) of row off, zero past COLS; wv = the
+// weights of the same columns.
 template <class W, int COLS, int THREADS, bool ADD>
 __device__ __forceinline__ void norm_load(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w,
-                                          float* __restrict__ s, i64 off, float* v, float* wv) {
+                                          i64 off, float* v, float* wv) {
     using R = NormRow<COLS, THREADS>;
 #pragma unroll
     for (int k = 0; k < R::PER; k++) {
@@ -1720,25 +1720,44 @@ __device__ __forceinline__ void norm_load(const float* __restrict__ a, const flo
             if constexpr (ADD) v[k] += b[off + R::col(k)];
         }
     }
-    if constexpr (ADD) {
+}
+
+// norm_store_row: row v to y at off (an add_ fusion's sum a + b, or the
+// normed row).
+template <int COLS, int THREADS>
+__device__ __forceinline__ void norm_store_row(const float* v, i64 off, float* __restrict__ y) {
+    using R = NormRow<COLS, THREADS>;
 #pragma unroll
-        for (int k = 0; k < R::PER; k++)
-            if (R::in(k)) s[off + R::col(k)] = v[k];
-    }
+    for (int k = 0; k < R::PER; k++)
+        if (R::in(k)) y[off + R::col(k)] = v[k];
+}
+
+// norm_quantize: row v's xq_t codes and scales (xq, xs at row off).
+template <int COLS, int THREADS>
+__device__ __forceinline__ void norm_quantize(const float* v, i64 off, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    using R = NormRow<COLS, THREADS>;
+#pragma unroll
+    for (int k = 0; k < R::PER; k += 4)  // a quad lies wholly inside or past the row, an octet's group too (COLS % 32 == 0)
+        quantize_quads(make_float4(v[k], v[k + 1], v[k + 2], v[k + 3]), off + R::col(k), R::in(k), xq, xs);
+}
+
+// rms_scale: v = v / sqrt(mean(v²)+eps) · wv (one block sum).
+template <class N, int COLS, int THREADS>
+__device__ __forceinline__ void rms_scale(float* v, const float* wv, float* scratch) {
+    using R = NormRow<COLS, THREADS>;
+    float ss = 0.f;
+#pragma unroll
+    for (int k = 0; k < R::PER; k++) ss += v[k] * v[k];
+    const float inv = rsqrtf(block_sum(ss, scratch) / (float)COLS + N::EPS);
+#pragma unroll
+    for (int k = 0; k < R::PER; k++) v[k] *= inv * wv[k];
 }
 
 // norm_store: the normed row y to memory, and with Q8 its xq_t codes and scales.
 template <int COLS, int THREADS, bool Q8>
 __device__ __forceinline__ void norm_store(const float* v, i64 off, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
-    using R = NormRow<COLS, THREADS>;
-#pragma unroll
-    for (int k = 0; k < R::PER; k++)
-        if (R::in(k)) y[off + R::col(k)] = v[k];
-    if constexpr (Q8) {
-#pragma unroll
-        for (int k = 0; k < R::PER; k += 4)  // a quad lies wholly inside or past the row, an octet's group too (COLS % 32 == 0)
-            quantize_quads(make_float4(v[k], v[k + 1], v[k + 2], v[k + 3]), off + R::col(k), R::in(k), xq, xs);
-    }
+    norm_store_row<COLS, THREADS>(v, off, y);
+    if constexpr (Q8) norm_quantize<COLS, THREADS>(v, off, xq, xs);
 }
 
 // rmsnorm: y = x / sqrt(mean(x²)+eps) · w. With ADD (add_rmsnorm) the row is
@@ -1750,13 +1769,9 @@ __device__ __forceinline__ void rmsnorm_rows(const float* __restrict__ a, const 
     __shared__ float scratch[32];
     const i64 off = (i64)blockIdx.x * COLS;
     float v[R::PER], wv[R::PER];
-    norm_load<W, COLS, THREADS, ADD>(a, b, w, s, off, v, wv);
-    float ss = 0.f;
-#pragma unroll
-    for (int k = 0; k < R::PER; k++) ss += v[k] * v[k];
-    const float inv = rsqrtf(block_sum(ss, scratch) / (float)COLS + N::EPS);
-#pragma unroll
-    for (int k = 0; k < R::PER; k++) v[k] *= inv * wv[k];
+    norm_load<W, COLS, THREADS, ADD>(a, b, w, off, v, wv);
+    if constexpr (ADD) norm_store_row<COLS, THREADS>(v, off, s);
+    rms_scale<N, COLS, THREADS>(v, wv, scratch);
     norm_store<COLS, THREADS, Q8>(v, off, y, xq, xs);
 }
 
@@ -1771,7 +1786,8 @@ __device__ __forceinline__ void layernorm_rows(const float* __restrict__ a, cons
     float v[R::PER], wv[R::PER], bv[R::PER];
 #pragma unroll
     for (int k = 0; k < R::PER; k++) bv[k] = R::in(k) ? B::at(bias, R::col(k)) : 0.f;
-    norm_load<W, COLS, THREADS, ADD>(a, b, w, s, off, v, wv);
+    norm_load<W, COLS, THREADS, ADD>(a, b, w, off, v, wv);
+    if constexpr (ADD) norm_store_row<COLS, THREADS>(v, off, s);
     float sum = 0.f;
 #pragma unroll
     for (int k = 0; k < R::PER; k++) sum += v[k];
@@ -2323,7 +2339,9 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 //   moe_sum          out[t] = Σ_k gw[t·K+k]·ys[t·K+k], k in order
 // Decode on the integer path (weights with an integer dot, q8.cu.tmpl) is
 // three launches in place of route, the expert GEMVs and the sum:
-//   moe_logits       grid E: one router logit per block
+//   moe_logits       grid E: one router logit per block (or, when only the
+//                    MoE reads its RMSNorm's row, rmsnorm_logits: the norm
+//                    and the logits in one launch)
 //   moe_gate_up_q8   grid (F/32, K): every warp picks the K experts from the
 //                    logits (moe_pick), the block computes 32 columns of
 //                    slot k's h from x's int16 codes (by its producer, or
@@ -2341,15 +2359,20 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 // holds experts l and l+32 and counts the experts ahead of each in the
 // order (logit, -expert), a total order (NaN taken as -inf): its rank. The
 // E broadcasts are independent, so they pipeline; K rounds of a butterfly
-// arg-max each waited on five dependent shuffle pairs.
-template <class Cfg>
+// arg-max each waited on five dependent shuffle pairs. L2: logit is in global
+// memory, written by a grid this kernel has not waited for, and read with
+// ld.global.cg, since this SM's L1 may still hold an earlier layer's logits.
+template <class Cfg, bool L2 = false>
 __device__ __forceinline__ void moe_pick(const float* logit, int* idx, float* w) {
     constexpr int E = Cfg::E, K = Cfg::K;
     static_assert(K <= E && E <= 64, "two experts a lane");
     constexpr unsigned ALL = 0xffffffffu;
     const int lane = threadIdx.x & 31;
-    auto fin = [](float v) { return isnan(v) ? -INFINITY : v; };
-    const float l0 = lane < E ? fin(logit[lane]) : -INFINITY, l1 = lane + 32 < E ? fin(logit[lane + 32]) : -INFINITY;
+    auto fin = [](const float* p) {
+        const float v = L2 ? __ldcg(p) : *p;
+        return isnan(v) ? -INFINITY : v;
+    };
+    const float l0 = lane < E ? fin(logit + lane) : -INFINITY, l1 = lane + 32 < E ? fin(logit + lane + 32) : -INFINITY;
     int r0 = 0, r1 = 0;  // ranks of experts lane and lane + 32
 #pragma unroll
     for (int i = 0; i < E; i++) {
@@ -2541,6 +2564,41 @@ __device__ __forceinline__ void moe_logits(const uint8_t* __restrict__ wr, const
     if (threadIdx.x == 0) logit[e] = acc + bias;
 }
 
+// rmsnorm_logits (decode, one token): a decode RMSNorm whose row only the
+// integer-path MoE reads, fused with moe_logits. Block e of THREADS threads
+// (the norm's geometry, NormRow) holds the row (a + b with ADD), normalizes
+// it and writes expert e's router logit; block 0 also stores the sum s
+// (ADD) and the normed row's int16 codes for gate+up (xq, xs). The normed
+// f32 row itself is not stored: nothing reads it. Each thread fetches the
+// router values of its own columns (a plain-float accessor, WR::at) and
+// the bias before it waits (kernels.go, waitsInside), as moe_logits does:
+// one launch and one read of the row fewer on the chain from the
+// o-projection to the experts.
+template <class N, class W, class WR, class BR, int D, int THREADS, bool ADD>
+__device__ __forceinline__ void rmsnorm_logits(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w,
+                                               float* __restrict__ s, const uint8_t* __restrict__ wr, const uint8_t* __restrict__ br,
+                                               xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ logit) {
+    using R = NormRow<D, THREADS>;
+    __shared__ float scratch[32];
+    const int e = blockIdx.x;
+    float r[R::PER];
+#pragma unroll
+    for (int k = 0; k < R::PER; k++) r[k] = R::in(k) ? WR::at(wr, (i64)e * D + R::col(k)) : 0.f;
+    const float bias = threadIdx.x == 0 ? BR::at(br, e) : 0.f;
+    grid_dep_wait();
+    acquire(a, b);
+    float v[R::PER], wv[R::PER];
+    norm_load<W, D, THREADS, ADD>(a, b, w, 0, v, wv);
+    if (ADD && e == 0) norm_store_row<D, THREADS>(v, 0, s);
+    rms_scale<N, D, THREADS>(v, wv, scratch);
+    if (e == 0) norm_quantize<D, THREADS>(v, 0, xq, xs);
+    float acc = 0.f;
+#pragma unroll
+    for (int k = 0; k < R::PER; k++) acc += v[k] * r[k];
+    acc = block_sum(acc, scratch);
+    if (threadIdx.x == 0) logit[e] = acc + bias;
+}
+
 // moe_expert_of: idx[k] for a k known only at run time, by selects (idx[k]
 // itself would put idx in local memory).
 template <int K>
@@ -2551,32 +2609,37 @@ __device__ __forceinline__ int moe_expert_of(const int* idx, int k) {
     return e;
 }
 
-// moe_group_dots: acc[r] = lane's part of the dot of weight row rows[r] of
-// tensor ws[r] (NR rows of one expert, all valid) with int16 activation row tok
-// (xq [.., IN], xs); lane j takes groups j, j+32, ... Each group of
-// activations is loaded once for the NR rows (dot8_tokens). The fetches come
-// first and unconditionally (lanes past the row's end fetch its last group
-// again and skip it), so ptxas may issue them together.
+// moe_groups: a lane's share of NR weight rows of one expert (all valid)
+// against one int16 activation row; lane j takes groups j, j+32, ... fetch
+// issues the loads of rows rows[r] of tensors ws[r] first and
+// unconditionally (lanes past the row's end fetch its last group again and
+// skip it), so ptxas may issue them together; dots then adds the lane's part
+// of each row's dot with activation row tok (xq [.., IN], xs) to acc[r], each
+// group of activations loaded once for the NR rows (dot8_tokens).
 template <class W, int IN, int NR>
-__device__ __forceinline__ void moe_group_dots(const uint8_t* const* ws, const i64* rows, int tok,
-                                               const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* acc) {
-    constexpr int NG = IN / W::GROUP, ITER = (NG + 31) / 32;
-    const int lane = threadIdx.x & 31;
+struct moe_groups {
+    static constexpr int NG = IN / W::GROUP, ITER = (NG + 31) / 32;
     typename W::Raw raw[ITER][NR];
+    __device__ __forceinline__ void fetch(const uint8_t* const* ws, const i64* rows) {
+        const int lane = threadIdx.x & 31;
 #pragma unroll
-    for (int it = 0; it < ITER; it++)
+        for (int it = 0; it < ITER; it++)
 #pragma unroll
-        for (int r = 0; r < NR; r++) W::fetch(ws[r], rows[r] * NG + min(lane + 32 * it, NG - 1), raw[it][r]);
-#pragma unroll
-    for (int it = 0; it < ITER; it++) {
-        const int g = lane + 32 * it;
-        if (NG % 32 != 0 && g >= NG) break;
-        float a[NR][1] = {};
-        dot8_tokens<W, IN, NR, 1>(raw[it], g, xq, xs, &tok, a);
-#pragma unroll
-        for (int r = 0; r < NR; r++) acc[r] += a[r][0];
+            for (int r = 0; r < NR; r++) W::fetch(ws[r], rows[r] * NG + min(lane + 32 * it, NG - 1), raw[it][r]);
     }
-}
+    __device__ __forceinline__ void dots(int tok, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* acc) const {
+        const int lane = threadIdx.x & 31;
+#pragma unroll
+        for (int it = 0; it < ITER; it++) {
+            const int g = lane + 32 * it;
+            if (NG % 32 != 0 && g >= NG) break;
+            float a[NR][1] = {};
+            dot8_tokens<W, IN, NR, 1>(raw[it], g, xq, xs, &tok, a);
+#pragma unroll
+            for (int r = 0; r < NR; r++) acc[r] += a[r][0];
+        }
+    }
+};
 
 // moe_gate_up_q8 (decode, one token): block (c, k) computes h's columns
 // 32c..32c+31 of slot k (expert idx[k]): warp w the columns 32c+4w..+3 from
@@ -2601,7 +2664,9 @@ __device__ __forceinline__ void moe_gate_up_q8(const uint8_t* __restrict__ wg, c
     float acc[2 * C] = {};  // gate rows, then up rows
 #pragma unroll
     for (int r = 0; r < 2 * C; r++) ws[r] = r < C ? wg : wu, rows[r] = row0 + r % C;
-    moe_group_dots<W, D, 2 * C>(ws, rows, 0, xq, xs, acc);
+    moe_groups<W, D, 2 * C> wt;
+    wt.fetch(ws, rows);
+    wt.dots(0, xq, xs, acc);
     __shared__ float h[32];
 #pragma unroll
     for (int c = 0; c < C; c++) {
@@ -2619,6 +2684,12 @@ __device__ __forceinline__ void moe_gate_up_q8(const uint8_t* __restrict__ wg, c
 // K of the block's rows (MOE_WARPS / K warps an expert), so its rows share
 // slot k's activations: a warp taking one row of all K experts loaded K
 // activation rows for each weight group (ncu: L1-bound, 0.94-1.07 TB/s).
+// It picks the experts and fetches its weight groups before it waits for
+// the grid before it (kernels.go, waitsInside), so their DRAM round trip
+// overlaps gate+up's last blocks. The logits are two grids back (moe_logits
+// or rmsnorm_logits): moe_gate_up_q8 (and quantize_x8, if x needs one) wait
+// in their wrappers before they let the next grid launch, so once this grid
+// runs, the logits are written (TestMoEDownPicksAfterLogits).
 template <class Cfg, class W, class B>
 __device__ __forceinline__ void moe_down_sum_q8(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd,
                                                 const xq_t* __restrict__ hq, const float2* __restrict__ hs,
@@ -2629,18 +2700,25 @@ __device__ __forceinline__ void moe_down_sum_q8(const uint8_t* __restrict__ wd, 
     const i64 o0 = (i64)blockIdx.x * MOE_WARPS, r0 = o0 + warp / K * R;
     int idx[K];
     float gw[K], acc[R] = {};
-    moe_pick<Cfg>(logit, idx, gw);
+    moe_pick<Cfg, true>(logit, idx, gw);
     const i64 e = moe_expert_of<K>(idx, k);
     const uint8_t* ws[R];
     i64 rows[R];
 #pragma unroll
     for (int r = 0; r < R; r++) ws[r] = wd, rows[r] = e * D + r0 + r;
-    moe_group_dots<W, F, R>(ws, rows, k, hq, hs, acc);
+    moe_groups<W, F, R> wt;
+    wt.fetch(ws, rows);
+    float bias[R];
+#pragma unroll
+    for (int r = 0; r < R; r++) bias[r] = B::at(bd, rows[r]);
+    grid_dep_wait();
+    acquire(hq, hs);
+    wt.dots(k, hq, hs, acc);
     __shared__ float part[K][MOE_WARPS];  // expert k's dot + bias of row o0 + i
 #pragma unroll
     for (int r = 0; r < R; r++) {
         const float s = warp_sum(acc[r]);
-        if (lane == 0) part[k][r0 - o0 + r] = s + B::at(bd, rows[r]);
+        if (lane == 0) part[k][r0 - o0 + r] = s + bias[r];
     }
     __syncthreads();
     if (threadIdx.x >= MOE_WARPS) return;

@@ -132,15 +132,9 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_153
     grid_dep_launch();
     linear_q8<W_q8_0_split_dot<1536>, W_f32<192>, 256, 192, 32, false, false, true, 0, 1>(w, b, nullptr, xq, xs, y, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_192_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
-    grid_dep_wait();
-    acquire(a, b);
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_logits_Norm_0_W_f32_192_W_f32_768_W_f32_4_192_64_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, const uint8_t* __restrict__ wr, const uint8_t* __restrict__ br, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ logit) {
     grid_dep_launch();
-    rmsnorm_rows<Norm_0, W_f32<192>, 192, 64, true, true>(a, b, w, s, y, xq, xs);
-}
-extern "C" __global__ void __launch_bounds__(256) moe_logits_Moe_3_W_f32_768_W_f32_4(const uint8_t* __restrict__ wr, const uint8_t* __restrict__ br, const float* __restrict__ x, float* __restrict__ logit) {
-    grid_dep_launch();
-    moe_logits<Moe_3, W_f32<768>, W_f32<4>>(wr, br, x, logit);
+    rmsnorm_logits<Norm_0, W_f32<192>, W_f32<768>, W_f32<4>, 192, 64, true>(a, b, w, s, wr, br, xq, xs, logit);
 }
 extern "C" __global__ void __launch_bounds__(256) moe_gate_up_q8_Moe_3_W_mxfp4_split_dot_6144_W_f32_1024(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ bg, const uint8_t* __restrict__ wu, const uint8_t* __restrict__ bu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const float* __restrict__ logit, xq_t* __restrict__ hq, float2* __restrict__ hs) {
     grid_dep_wait();
@@ -149,10 +143,14 @@ extern "C" __global__ void __launch_bounds__(256) moe_gate_up_q8_Moe_3_W_mxfp4_s
     moe_gate_up_q8<Moe_3, W_mxfp4_split_dot<6144>, W_f32<1024>>(wg, bg, wu, bu, xq, xs, logit, hq, hs);
 }
 extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_mxfp4_split_dot_6144_W_f32_768(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
-    grid_dep_wait();
-    acquire(hq, hs, logit);
     grid_dep_launch();
     moe_down_sum_q8<Moe_3, W_mxfp4_split_dot<6144>, W_f32<768>>(wd, bd, hq, hs, logit, y);
+}
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_192_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    acquire(a, b);
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<192>, 192, 64, true, true>(a, b, w, s, y, xq, xs);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_4_W_f32_4_true_true_64(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
