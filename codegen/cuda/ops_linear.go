@@ -126,7 +126,8 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 			c.arg("u64* __restrict__", "greedy", plans.Arg{Kind: plans.ArgState, Offset: e.state.Greedy})
 		}
 	}
-	return e.intDot(c, n, x, in, "linear_q8", linThreads, blocks, stage, outs, dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s), fmt.Sprint(stage), fmt.Sprint(greedy))
+	oneGroup := intDot[n.Inputs[1].DType] == 32 && in/32 <= s
+	return e.intDot(c, n, x, in, "linear_q8", linThreads, blocks, stage, oneGroup, outs, dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s), fmt.Sprint(stage), fmt.Sprint(greedy))
 }
 
 // leavesGreedy reports whether linear n over x is the LM head of one token
@@ -171,9 +172,9 @@ func (e *emitter) stagesX(x *ir.Node, in, blocks int64) bool {
 // already in c) after the launch quantizing x, unless the kernel stages x
 // itself: it adds the int16 activations (nullptrs when staged), n's output,
 // what outs adds after it (unless nil), and the state, and the template
-// arguments rows and token tile after targs. blocksX blocks of threads
-// cover the output columns.
-func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, threads, blocksX int64, staged bool, outs func(*call), targs ...string) ([]plans.Launch, error) {
+// arguments EARLY (fetchesEarly), rows and token tile after targs. blocksX
+// blocks of threads cover the output columns.
+func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, threads, blocksX int64, staged, oneGroup bool, outs func(*call), targs ...string) ([]plans.Launch, error) {
 	var quant []plans.Launch
 	if staged {
 		c.null()
@@ -190,7 +191,7 @@ func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, threads, b
 	}
 	e.stateArg(c)
 	tt := e.tokenTile(x)
-	targs = append(targs, e.fetchesEarly(x, blocksX), cInt(rowsOf(x)), cInt(tt))
+	targs = append(targs, e.fetchesEarly(x, blocksX, oneGroup), cInt(rowsOf(x)), cInt(tt))
 	ls, err := e.emit(c, fn, int(threads), gridTokenTiles(blocksX, rowsOf(x), tt), targs...)
 	return append(quant, ls...), err
 }
@@ -204,13 +205,19 @@ func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, threads, b
 // out, and taking it in made gpt-oss-20b's decode 2 % faster (KERNELS.md,
 // fifth session). Larger ones are bandwidth-bound, and the registers holding
 // the first groups across the wait (ptxas, sm_90: a Q6_K LM head 77 → 128)
-// would cost them occupancy.
+// would cost them occupancy; except where a lane's share of each row is
+// one 32-element group (oneGroup: Qwen2.5-0.5B's Q8_0 head, 28 groups a
+// row): the first fetch is all of it, 48 → 64 registers (nvcc 11.8), and the
+// early fetch made that head's decode step 1.9 % faster on an H200, where
+// Phi-3's Q6_K head (48 groups of 64, 78 → 128) lost 0.9 % (KERNELS.md,
+// thirteenth session).
 const earlyFetchBlocks = 5 * targetSMs
 
 // fetchesEarly is the EARLY template argument of an integer-path kernel
-// over x with blocksX blocks a token tile.
-func (e *emitter) fetchesEarly(x *ir.Node, blocksX int64) string {
-	return fmt.Sprint(e.tokenTile(x) == 1 && blocksX*max(1, rowsOf(x)) <= earlyFetchBlocks)
+// over x with blocksX blocks a token tile; oneGroup: each lane fetches one
+// 32-element group of each row in all.
+func (e *emitter) fetchesEarly(x *ir.Node, blocksX int64, oneGroup bool) string {
+	return fmt.Sprint(e.tokenTile(x) == 1 && (oneGroup || blocksX*max(1, rowsOf(x)) <= earlyFetchBlocks))
 }
 
 // prefillTile is how many tokens one block of the integer-path kernels
@@ -473,7 +480,7 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 		blocks += ceilDiv(o/2, 2*sets)
 	}
 	tt := e.tokenTile(x)
-	targs = append(targs, cInt(s), e.fetchesEarly(x, blocks), cInt(rowsOf(x)), cInt(tt))
+	targs = append(targs, cInt(s), e.fetchesEarly(x, blocks, false), cInt(rowsOf(x)), cInt(tt))
 	ls, err := e.emit(c, "qkv_q8", linThreads, gridTokenTiles(blocks, rowsOf(x), tt), targs...)
 	return append(quant, ls...), err
 }
@@ -535,7 +542,7 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 			c.null()
 		}
 	}
-	return e.intDot(c, n, x, in, "swiglu_q8", threads, ceilDiv(f, 2*sets), false, outs,
+	return e.intDot(c, n, x, in, "swiglu_q8", threads, ceilDiv(f, 2*sets), false, false, outs,
 		dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0), cInt(s), cInt(threads/32), fmt.Sprint(q8))
 }
 

@@ -84,9 +84,9 @@ extern "C" __global__ void __launch_bounds__(256) last_row_0_128_true(const floa
     grid_dep_launch();
     last_row<0, 128, true>(x, y, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_607744_B_none_128_151936_32_false_true_false_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, u64* __restrict__ greedy, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_607744_B_none_128_151936_32_false_true_true_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, u64* __restrict__ greedy, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q8_0_split_dot<607744>, B_none, 128, 151936, 32, false, true, false, 1, 1>(w, nullptr, nullptr, xq, xs, y, greedy, state);
+    linear_q8<W_q8_0_split_dot<607744>, B_none, 128, 151936, 32, false, true, true, 1, 1>(w, nullptr, nullptr, xq, xs, y, greedy, state);
 }
 extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_128_32_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
