@@ -140,15 +140,16 @@ func (e *emitter) leavesGreedy(n, x *ir.Node) bool {
 }
 
 // Limits of linear_q8 quantizing its own input (stagesX): the int16 row and
-// its scales in static shared memory (48 KiB at most), and a grid of about
-// one block per SM (an H100 or H200 has 132), so that every block's copy of
-// the work runs at once and the redundant quantization costs one block's
-// time. GPT-2's Q4_0 down projection after its GELU (3072 → 768: 96 blocks, 7
-// KiB) stages; Phi-3's after its SwiGLU (8192 → 3072: 384 blocks) keeps its
-// quantize_x8 launch.
+// its scales in static shared memory (48 KiB at most), and a grid of at most
+// three blocks per SM (an H100 or H200 has 132), resident at once, so that
+// the redundant quantization costs one block's time. GPT-2's Q4_0 down
+// projection after its GELU (3072 → 768: 96 blocks, 7 KiB) stages, and
+// Phi-3's after its SwiGLU (8192 → 3072: 384 blocks, 18 KiB), whose decode
+// step staging took 1 % less than after a quantize_x8 launch (H200,
+// KERNELS.md, thirteenth session).
 const (
 	stagedXBytes  = 40 << 10
-	stagedXBlocks = targetSMs
+	stagedXBlocks = 3 * targetSMs
 )
 
 // targetSMs is the SMs of the GPUs the plans are tuned for: an H100 or H200
