@@ -132,6 +132,8 @@ func TestMoEDownPicksAfterLogits(t *testing.T) {
 	}
 }
 
+// writesLogits reports whether a decode launch of kernel writes the MoE's
+// router logits.
 func writesLogits(kernel string) bool {
 	return strings.HasPrefix(kernel, "moe_logits") || strings.HasPrefix(kernel, "rmsnorm_logits")
 }
