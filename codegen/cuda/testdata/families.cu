@@ -2134,13 +2134,7 @@ __device__ __forceinline__ void att_store(const float* os, const float* ms, cons
         const int row = it / NG, d = (it % NG) * 32 + lane, r0 = row0 + row;
         if (r0 >= rows) continue;  // whole warps
         const int t = r0 / G, h = att_head<A>(r0, kvh);
-        float m = ms[row], l = ls[row], v = d < HD ? os[row * OROW + d] : 0.f;
-        if constexpr (SINKS) {
-            const float sk = S::at(sinks, h) * ATT_LOG2E, mf = fmaxf(m, sk), r = att_exp2(m, mf);
-            l = l * r + exp2f(sk - mf);
-            v *= r;
-        }
-        v /= l;
+        const float v = (d < HD ? os[row * OROW + d] : 0.f) * att_scale<S, SINKS>(ms[row], ls[row], sinks, h);
         const i64 i = (i64)t * A::HEADS * HD + h * HD + d;
         if (d < HD) y[i] = v;
         if constexpr (Q8) quantize32(v, i & ~(i64)31, xq, xs);
