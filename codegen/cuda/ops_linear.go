@@ -127,7 +127,7 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 		}
 	}
 	oneGroup := intDot[n.Inputs[1].DType] == 32 && in/32 <= s
-	return e.intDot(c, n, x, in, "linear_q8", linThreads, blocks, stage, oneGroup, outs, dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s), fmt.Sprint(stage), fmt.Sprint(greedy))
+	return e.intDot(c, n, x, in, "linear_q8", linThreads, blocks, stream{}, stage, oneGroup, outs, dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s), fmt.Sprint(stage), fmt.Sprint(greedy))
 }
 
 // leavesGreedy reports whether linear n over x is the LM head of one token
@@ -173,9 +173,10 @@ func (e *emitter) stagesX(x *ir.Node, in, blocks int64) bool {
 // already in c) after the launch quantizing x, unless the kernel stages x
 // itself: it adds the int16 activations (nullptrs when staged), n's output,
 // what outs adds after it (unless nil), and the state, and the template
-// arguments EARLY (fetchesEarly), rows and token tile after targs. blocksX
-// blocks of threads cover the output columns.
-func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, threads, blocksX int64, staged, oneGroup bool, outs func(*call), targs ...string) ([]plans.Launch, error) {
+// arguments EARLY (fetchesEarly), rows and token tile after targs, and the
+// stream's shared memory for a kernel that streams (st.smem > 0). blocksX
+// blocks of threads cover the output columns, or st.blocks stream them.
+func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, threads, blocksX int64, st stream, staged, oneGroup bool, outs func(*call), targs ...string) ([]plans.Launch, error) {
 	var quant []plans.Launch
 	if staged {
 		c.null()
@@ -192,8 +193,14 @@ func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, threads, b
 	}
 	e.stateArg(c)
 	tt := e.tokenTile(x)
-	targs = append(targs, e.fetchesEarly(x, blocksX, oneGroup), cInt(rowsOf(x)), cInt(tt))
-	ls, err := e.emit(c, fn, int(threads), gridTokenTiles(blocksX, rowsOf(x), tt), targs...)
+	early := e.fetchesEarly(x, blocksX, oneGroup)
+	if st.smem > 0 {
+		early, blocksX = "false", st.blocks
+		targs = append(targs, early, cInt(rowsOf(x)), cInt(tt), cInt(st.smem))
+	} else {
+		targs = append(targs, early, cInt(rowsOf(x)), cInt(tt))
+	}
+	ls, err := st.launch(e.emit(c, fn, int(threads), gridTokenTiles(blocksX, rowsOf(x), tt), targs...))
 	return append(quant, ls...), err
 }
 
@@ -543,7 +550,12 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 			c.null()
 		}
 	}
-	return e.intDot(c, n, x, in, "swiglu_q8", threads, ceilDiv(f, 2*sets), false, false, outs,
+	blocks := ceilDiv(f, 2*sets)
+	var st stream
+	if !q8 { // stream_rows serves blocks of LIN_WARPS warps; q8's have 16 sets
+		st = e.streams(x, ga, in, blocks, 2, 2*sets)
+	}
+	return e.intDot(c, n, x, in, "swiglu_q8", threads, blocks, st, false, false, outs,
 		dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0), cInt(s), cInt(threads/32), fmt.Sprint(q8))
 }
 

@@ -60,12 +60,23 @@ __device__ __forceinline__ void ld_words2(const uint8_t* __restrict__ p, uint32_
 #pragma unroll
     for (int i = 0; i < N / 4; i++) q[i] = (uint32_t)h[2 * i] | ((uint32_t)h[2 * i + 1] << 16);
 }
+// The loads of weight accessors (weights.cu.tmpl, fetch_at): LdG reads a
+// weight in global memory through the read-only path; LdS reads the copy of
+// it a block staged in shared memory (q8.cu.tmpl, stream_rows), through the
+// generic address space, since fetch_at computes its addresses as it does
+// for the tensor.
+struct LdG {
+    template <class T> static __device__ __forceinline__ T ld(const void* p) { return __ldg((const T*)p); }
+};
+struct LdS {
+    template <class T> static __device__ __forceinline__ T ld(const void* p) { return *(const T*)p; }
+};
 // The same from a 16-byte aligned address, as 128-bit loads.
-template <int N>
+template <int N, class L = LdG>
 __device__ __forceinline__ void ld_words16(const uint8_t* __restrict__ p, uint32_t* q) {
 #pragma unroll
     for (int i = 0; i < N / 16; i++) {
-        uint4 u = __ldg((const uint4*)p + i);
+        uint4 u = L::template ld<uint4>(p + 16 * i);
         q[4 * i] = u.x; q[4 * i + 1] = u.y; q[4 * i + 2] = u.z; q[4 * i + 3] = u.w;
     }
 }
@@ -89,6 +100,15 @@ __device__ __forceinline__ float warp_max(float v) {
     return v;
 }
 typedef unsigned long long u64;
+
+// 16-byte global→shared copy; src_bytes 0 fills the destination with zeros.
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, int src_bytes) {
+    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
 // sample_ordered maps a float to bits whose unsigned order is the float
 // order, -0 as +0 (sample.orderedBits).
@@ -143,6 +163,30 @@ typedef int16_t xq_t;
 __device__ __forceinline__ float u2f(uint32_t n, float off = 0.f) { return __int_as_float(0x4B000000u | n) - (8388608.f + off); }
 // A signed byte (two's complement in the low 8 bits of b) to float.
 __device__ __forceinline__ float i8f(uint32_t b) { return u2f((b & 0xFF) ^ 0x80, 128.f); }
+
+// Sectioned accessors: a layout that is sections of whole-tensor arrays
+// (Relayout's split layouts; Q4_K's GGUF order is one section) names them,
+// so that stream_rows (q8.cu.tmpl) can copy a run of rows into shared
+// memory: Units = units<U...>, section i holding U_i bytes of each block of
+// QK elements, the sections in order from the tensor's start. fetch_at<L>
+// is fetch with sec[i] the start of section i, loading through L (common:
+// LdG or LdS); W_sections gives W its fetch from it.
+template <int... U> struct units {};
+template <class W, i64 NBLK> struct W_sections {
+    static constexpr i64 BLOCKS = NBLK;
+    template <int... U>
+    static __device__ __forceinline__ void sections(units<U...>, const uint8_t* w, const uint8_t** sec) {
+        i64 off = 0;
+        int i = 0;
+        ((sec[i++] = w + NBLK * off, off += U), ...);
+    }
+    template <class Raw>
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
+        const uint8_t* sec[4];
+        sections(typename W::Units{}, w, sec);
+        W::template fetch_at<LdG>(sec, grp, r);
+    }
+};
 
 // Bias accessor of a linear without bias.
 struct B_none {
@@ -373,14 +417,16 @@ __device__ __forceinline__ void dq_k4(const uint4& hd, int c, const uint32_t* q,
 // 64 elements: sub-blocks 2c (low nibbles of qs[32c..32c+31]) and 2c+1 (high).
 // Blocks are 16-byte aligned, so GGUF order is already the GPU layout.
 struct Raw_q4_k { uint4 hd; uint32_t q[8]; int c; };  // hd: d, dmin, scales
-template <i64 NBLK> struct W_q4_k : W_loads<W_q4_k<NBLK>> {
-    static constexpr int GROUP = 64;
+template <i64 NBLK> struct W_q4_k : W_loads<W_q4_k<NBLK>>, W_sections<W_q4_k<NBLK>, NBLK> {
+    static constexpr int GROUP = 64, QK = 256;
     using Raw = Raw_q4_k;
-    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
-        const uint8_t* b = w + (grp >> 2) * 144;
+    using Units = units<144>;
+    template <class L>
+    static __device__ __forceinline__ void fetch_at(const uint8_t* const* sec, i64 grp, Raw& r) {
+        const uint8_t* b = sec[0] + (grp >> 2) * 144;
         r.c = (int)(grp & 3);
-        r.hd = __ldg((const uint4*)b);
-        ld_words16<32>(b + 16 + 32 * r.c, r.q);
+        r.hd = L::template ld<uint4>(b);
+        ld_words16<32, L>(b + 16 + 32 * r.c, r.q);
     }
     static __device__ __forceinline__ void dequant(const Raw& r, float* v) {
         dq_k4(r.hd, r.c, r.q, [](int) { return 0u; }, v);
@@ -411,14 +457,16 @@ template <i64 NBLK> struct W_q5_k : W_loads<W_q5_k<NBLK>> {  // GGUF order: 176-
 // registers, where GGUF order's loads all 32 qh bytes of the block (80
 // bytes in 20).
 struct Raw_q5_k_split { uint4 hd; uint32_t q[8]; uint2 h; int c; };
-template <i64 NBLK> struct W_q5_k_split : W_loads<W_q5_k_split<NBLK>> {  // [NBLK][128] qs, [NBLK][4] uint2 h, [NBLK][16] d, dmin, scales
-    static constexpr int GROUP = 64;
+template <i64 NBLK> struct W_q5_k_split : W_loads<W_q5_k_split<NBLK>>, W_sections<W_q5_k_split<NBLK>, NBLK> {
+    static constexpr int GROUP = 64, QK = 256;
     using Raw = Raw_q5_k_split;
-    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
+    using Units = units<128, 32, 16>;  // qs, h, d + dmin + scales
+    template <class L>
+    static __device__ __forceinline__ void fetch_at(const uint8_t* const* sec, i64 grp, Raw& r) {
         r.c = (int)(grp & 3);
-        ld_words16<32>(w + grp * 32, r.q);
-        r.h = __ldg((const uint2*)(w + NBLK * 128) + grp);
-        r.hd = __ldg((const uint4*)(w + NBLK * 160) + (grp >> 2));
+        ld_words16<32, L>(sec[0] + grp * 32, r.q);
+        r.h = L::template ld<uint2>(sec[1] + grp * 8);
+        r.hd = L::template ld<uint4>(sec[2] + (grp >> 2) * 16);
     }
     static __device__ __forceinline__ void dequant(const Raw& r, float* v) {
         dq_k4(r.hd, r.c, r.q, [&](int l) {
@@ -458,19 +506,21 @@ template <i64 NBLK> struct W_q6_k : W_loads<W_q6_k<NBLK>> {  // GGUF order: 210-
     }
     static __device__ __forceinline__ void dequant(const Raw& r, float* v) { dq_q6_k(r, v); }
 };
-template <i64 NBLK> struct W_q6_k_split : W_loads<W_q6_k_split<NBLK>> {  // [NBLK][ql 128, qh 64], [NBLK][16] scales, [NBLK] f16 d
-    static constexpr int GROUP = 64;
+template <i64 NBLK> struct W_q6_k_split : W_loads<W_q6_k_split<NBLK>>, W_sections<W_q6_k_split<NBLK>, NBLK> {
+    static constexpr int GROUP = 64, QK = 256;
     using Raw = Raw_q6_k;
-    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, Raw& r) {
+    using Units = units<192, 16, 2>;  // ql + qh, scales, d
+    template <class L>
+    static __device__ __forceinline__ void fetch_at(const uint8_t* const* sec, i64 grp, Raw& r) {
         const i64 blk = grp >> 2;
-        const uint8_t* b = w + blk * 192;
+        const uint8_t* b = sec[0] + blk * 192;
         const int h = (int)(grp >> 1) & 1;
         r.p = (int)(grp & 1);
-        ld_words16<64>(b + 64 * h, r.ql);
-        ld_words16<32>(b + 128 + 32 * h, r.qh);
-        const uint2 s = __ldg((const uint2*)(w + NBLK * 192 + blk * 16) + h);
+        ld_words16<64, L>(b + 64 * h, r.ql);
+        ld_words16<32, L>(b + 128 + 32 * h, r.qh);
+        const uint2 s = L::template ld<uint2>(sec[1] + blk * 16 + 8 * h);
         r.sc[0] = s.x; r.sc[1] = s.y;
-        r.d = __ldg((const uint16_t*)(w + NBLK * 208) + blk);
+        r.d = L::template ld<uint16_t>(sec[2] + blk * 2);
     }
     static __device__ __forceinline__ void dequant(const Raw& r, float* v) { dq_q6_k(r, v); }
 };
@@ -1067,6 +1117,22 @@ template <i64 NBLK> struct W_q6_k_split_dot : W_q6_k_split<NBLK> {
 };
 
 
+// x_group: the int16 activations xw (in x_order) and scales xsv of weight
+// group g of token tok.
+template <class W, int IN, bool STAGED>
+__device__ __forceinline__ void x_group(int g, const xq_t* __restrict__ xq, const float2* __restrict__ xs, int tok, int* xw, float2* xsv) {
+    constexpr int G = W::GROUP;
+    const int4* xp = (const int4*)(xq + (i64)tok * IN + g * G);
+#pragma unroll
+    for (int i = 0; i < G / 8; i++) {
+        int4 a = xp[STAGED ? i ^ staged_xor<G>(g) : i];
+        xw[4 * i] = a.x; xw[4 * i + 1] = a.y; xw[4 * i + 2] = a.z; xw[4 * i + 3] = a.w;
+    }
+    x_order((const typename W::Raw*)nullptr, xw);
+#pragma unroll
+    for (int i = 0; i < G / 32; i++) xsv[i] = xs[(i64)tok * (IN / 32) + g * (G / 32) + i];
+}
+
 // dot8_tokens: acc[r][tt] += the dot of weight group g of row r (raw[r],
 // already loaded) with the int16 activations of token tok[tt]; STAGED: xq
 // is a row quantize_row staged, its chunks in staged_xor order.
@@ -1077,16 +1143,8 @@ __device__ __forceinline__ void dot8_tokens(const typename W::Raw* raw, int g, c
 #pragma unroll
     for (int tt = 0; tt < TT; tt++) {
         int xw[G / 2];
-        const int4* xp = (const int4*)(xq + (i64)tok[tt] * IN + g * G);
-#pragma unroll
-        for (int i = 0; i < G / 8; i++) {
-            int4 a = xp[STAGED ? i ^ staged_xor<G>(g) : i];
-            xw[4 * i] = a.x; xw[4 * i + 1] = a.y; xw[4 * i + 2] = a.z; xw[4 * i + 3] = a.w;
-        }
-        x_order((const typename W::Raw*)nullptr, xw);
         float2 xsv[G / 32];
-#pragma unroll
-        for (int i = 0; i < G / 32; i++) xsv[i] = xs[(i64)tok[tt] * (IN / 32) + g * (G / 32) + i];
+        x_group<W, IN, STAGED>(g, xq, xs, tok[tt], xw, xsv);
 #pragma unroll
         for (int r = 0; r < NR; r++) acc[r][tt] += W::dot(raw[r], xw, xsv);
     }
@@ -1155,6 +1213,117 @@ __device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* r
             }
             dot8_tokens<W, IN, NR, TT, QX>(raw, g, xq, xs, t, acc);
         }
+    }
+}
+
+// Weight streaming (decode). A block of rows_dot8 lives for one fetch → dot
+// → reduce round, and registers allow two of 256 threads an SM: their
+// warps wait on the DRAM round trip, then on the dots' own latencies (ncu,
+// Phi-3-mini's SwiGLU shape: 10.6 cycles an issued instruction, DRAM 34 %
+// busy). With stream_rows, a grid of two blocks an SM walks the chunks (the
+// one-round kernel's blocks) blk = blockIdx.x, + gridDim.x, ..., copying
+// each chunk's weight bytes into a ring of STAGES shared-memory stages with
+// cp.async while it computes the one before: the copies in flight hold no
+// registers, the first are issued before the block waits for the grid
+// before it, and a lane whose share of a row is one group loads its
+// activations once for all its chunks (without that, streaming lost to
+// the one-round kernel: KERNELS.md, fourteenth session).
+
+// span_bytes: a stage's bytes for a span of n rows [IN] of a sectioned
+// accessor (QK elements a block, U bytes a block in each section): each
+// section's rows padded to 16 bytes, and 16 more (its copy starts at the
+// 16-byte boundary at or below its first byte).
+template <int IN, int QK, int... U>
+__host__ __device__ constexpr int span_bytes(units<U...>, int n) { return ((((n * (IN / QK) * U + 15) / 16 + 1) * 16) + ...); }
+
+// stage_span: the span rows [r0, r0 + n) (n ≤ NMAX) of weight w at dst, a
+// stage's room for NMAX rows: with copy, the block's THREADS threads issue
+// its 16-byte copies; sec gets the section starts (W_sections) that make
+// fetch_at<LdS> read the staged bytes where fetch reads the tensor's (a
+// staged byte sits at its tensor address's offset mod 16).
+template <class W, int IN, int THREADS, int NMAX, int... U>
+__device__ __forceinline__ void stage_span(units<U...>, const uint8_t* w, i64 r0, int n, uint8_t* dst, bool copy, const uint8_t** sec) {
+    const uint8_t* base[4];
+    W::sections(units<U...>{}, w, base);
+    int i = 0;
+    auto section = [&](i64 rb) {  // rb: a row's bytes in this section
+        const uintptr_t at = (uintptr_t)(base[i] + r0 * rb), a = at & ~(uintptr_t)15, e = (at + n * rb + 15) & ~(uintptr_t)15;
+        if (copy)
+            for (int k = threadIdx.x; k < (int)((e - a) / 16); k += THREADS) cp_async16(dst + 16 * k, (const void*)(a + 16 * k), 16);
+        sec[i] = (const uint8_t*)((uintptr_t)dst - (a - (uintptr_t)base[i]));
+        dst += ((NMAX * rb + 15) / 16 + 1) * 16;
+        i++;
+    };
+    (section((i64)(IN / W::QK) * U), ...);
+}
+
+// stream_rows: the chunk loop above for a kernel whose chunks are NSPAN
+// spans of at most NMAX rows each. spans(blk, f) calls f(i, w, r0, n) for
+// span i of chunk blk, i a constant (an indexed section table lands in
+// local memory); body(blk, dot) computes chunk blk, calling dot(ws,
+// span, rows, acc) once for its NR rows as it would rows_dot8 (span[r]: the
+// span of row r, rows[r] its row in that span's tensor, clamped to it), and
+// syncs the block after its dots (block_rows_sum), before the chunk's
+// stage is refilled. One token (TT = 1), tok. The stages are the launch's
+// SMEM bytes of dynamic shared memory (ops_stream.go, streams, which sizes
+// them as span_bytes does).
+template <class W, int IN, int NR, int S, int NSPAN, int NMAX, int SMEM, class Spans, class Body>
+__device__ __forceinline__ void stream_rows(int chunks, const xq_t* __restrict__ xq, const float2* __restrict__ xs, int tok,
+                                            Spans spans, Body body) {
+    constexpr int THREADS = LIN_WARPS * 32, G = W::GROUP, NG = IN / G, ITER = (NG + S - 1) / S;
+    constexpr int SPAN = span_bytes<IN, W::QK>(typename W::Units{}, NMAX), STAGE = NSPAN * SPAN, STAGES = SMEM / STAGE;
+    static_assert(SMEM == STAGES * STAGE && STAGES >= 2, "codegen's stages are whole stages of span_bytes");
+    extern __shared__ __align__(16) uint8_t stage_mem[];
+    // stage k of this block (chunk blockIdx.x + k·gridDim.x): its copies
+    // (copy) or its spans' sections.
+    auto stage = [&](int k, bool copy, const uint8_t* (*sec)[4]) {
+        const int blk = blockIdx.x + k * gridDim.x;
+        if (blk >= chunks) return;
+        uint8_t* dst = stage_mem + (k % STAGES) * STAGE;
+        spans(blk, [&](int n, const uint8_t* w, i64 r0, int rows) {
+            stage_span<W, IN, THREADS, NMAX>(typename W::Units{}, w, r0, rows, dst + n * SPAN, copy, sec[n]);
+        });
+    };
+    const uint8_t* sec[NSPAN][4];
+#pragma unroll 1
+    for (int k = 0; k < STAGES - 1; k++) {
+        stage(k, true, sec);
+        cp_async_commit();
+    }
+    grid_dep_wait();
+    acquire(xq, xs);
+    const int j = threadIdx.x % S;
+    // A lane whose share of each row is one group (ITER 1) reads the same
+    // activations for every chunk: loaded once.
+    int xw1[ITER == 1 ? G / 2 : 1];
+    float2 xs1[ITER == 1 ? G / 32 : 1];
+    if constexpr (ITER == 1) {
+        if (NG % S == 0 || j < NG) x_group<W, IN, false>(j, xq, xs, tok, xw1, xs1);
+    }
+#pragma unroll 1
+    for (int k = 0; blockIdx.x + k * gridDim.x < chunks; k++) {
+        stage(k + STAGES - 1, true, sec);
+        cp_async_commit();
+        cp_async_wait<STAGES - 1>();
+        __syncthreads();
+        stage(k, false, sec);
+        body(blockIdx.x + k * gridDim.x, [&](const uint8_t* const*, const int* span, const i64* rows, float (*acc)[1]) {
+#pragma unroll
+            for (int it = 0; it < ITER; it++) {
+                const int g = j + it * S;
+                if (NG % S == 0 || g < NG) {
+                    typename W::Raw raw[NR];
+#pragma unroll
+                    for (int r = 0; r < NR; r++) W::template fetch_at<LdS>(sec[span[r]], rows[r] * NG + g, raw[r]);
+                    if constexpr (ITER == 1) {
+#pragma unroll
+                        for (int r = 0; r < NR; r++) acc[r][0] += W::dot(raw[r], xw1, xs1);
+                    } else {
+                        dot8_tokens<W, IN, NR, 1>(raw, g, xq, xs, &tok, acc);
+                    }
+                }
+            }
+        });
     }
 }
 
@@ -1247,38 +1416,57 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
 // warp also quantizes to yq, ys (quantize32) for the down projection:
 // without, each block of the down projection quantizes the whole row again
 // after its wait (quantize_row), or a quantize_x8 launch does.
-template <class W, int IN, int F, int UP_ROW0, int S, int WARPS, bool Q8, bool EARLY, int ROWS, int TT>
+// SMEM > 0: the block streams its rows (stream_rows) through SMEM bytes of
+// stages, chunk blk being what block blk computes without (gate and up
+// spans of 2·SETS rows).
+template <class W, int IN, int F, int UP_ROW0, int S, int WARPS, bool Q8, bool EARLY, int ROWS, int TT, int SMEM = 0>
 __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
                                           const float2* __restrict__ xs, float* __restrict__ y, xq_t* __restrict__ yq,
                                           float2* __restrict__ ys, const int* __restrict__ state) {
-    constexpr int SETS = WARPS * 32 / S, N = 4 * TT;
+    constexpr int SETS = WARPS * 32 / S, N = 4 * TT, CHUNK = 2 * SETS;
     static_assert(!Q8 || (TT == 1 && SETS == 16 && F % 32 == 0), "a block quantizes one 32-group");
-    const i64 b0 = (i64)blockIdx.x * SETS * 2, c0 = b0 + threadIdx.x / S * 2;
     int tok[TT];
     const int ntok = block_tokens<ROWS, TT>(state, tok);
-    const i64 g0 = min(c0, (i64)F - 1), g1 = min(c0 + 1, (i64)F - 1);  // past the end: duplicates, not written
-    const uint8_t* ws[4] = {wg, wg, wu, wu};
-    const i64 rows[4] = {g0, g1, g0 + UP_ROW0, g1 + UP_ROW0};
-    float acc[4][TT];
+    auto chunk = [&](int blk, auto dot) {
+        const i64 b0 = (i64)blk * CHUNK, c0 = b0 + threadIdx.x / S * 2;
+        const i64 g0 = min(c0, (i64)F - 1), g1 = min(c0 + 1, (i64)F - 1);  // past the end: duplicates, not written
+        const uint8_t* ws[4] = {wg, wg, wu, wu};
+        const int span[4] = {0, 0, 1, 1};
+        const i64 rows[4] = {g0, g1, g0 + UP_ROW0, g1 + UP_ROW0};
+        float acc[4][TT];
 #pragma unroll
-    for (int r = 0; r < 4; r++)
+        for (int r = 0; r < 4; r++)
 #pragma unroll
-        for (int tt = 0; tt < TT; tt++) acc[r][tt] = 0.f;
-    rows_dot8<W, IN, 4, TT, S, false, EARLY>(ws, rows, nullptr, xq, xs, tok, acc);
-    const float s = block_rows_sum<N, S, WARPS>(&acc[0][0]);
-    __shared__ float gu[SETS * N];
-    if (threadIdx.x < SETS * N) gu[threadIdx.x] = s;
-    __syncthreads();
-    if (threadIdx.x >= SETS * 2 * TT) return;  // Q8: warp 0 stays whole
-    const int set = threadIdx.x / (2 * TT), c = threadIdx.x % (2 * TT) / TT, tt = threadIdx.x % TT;
-    const i64 col = b0 + 2 * set + c;
-    float h = 0.f;
-    if (col < F && tt < ntok) {
-        const float g = gu[set * N + c * TT + tt], u = gu[set * N + (2 + c) * TT + tt];
-        h = g / (1.f + expf(-g)) * u;
-        y[(i64)tok[tt] * F + col] = h;
+            for (int tt = 0; tt < TT; tt++) acc[r][tt] = 0.f;
+        dot(ws, span, rows, acc);
+        const float s = block_rows_sum<N, S, WARPS>(&acc[0][0]);
+        __shared__ float gu[SETS * N];
+        if (threadIdx.x < SETS * N) gu[threadIdx.x] = s;
+        __syncthreads();
+        if (threadIdx.x >= SETS * 2 * TT) return;  // Q8: warp 0 stays whole
+        const int set = threadIdx.x / (2 * TT), c = threadIdx.x % (2 * TT) / TT, tt = threadIdx.x % TT;
+        const i64 col = b0 + 2 * set + c;
+        float h = 0.f;
+        if (col < F && tt < ntok) {
+            const float g = gu[set * N + c * TT + tt], u = gu[set * N + (2 + c) * TT + tt];
+            h = g / (1.f + expf(-g)) * u;
+            y[(i64)tok[tt] * F + col] = h;
+        }
+        if constexpr (Q8) quantize32(h, (i64)tok[0] * F + b0, yq, ys);
+    };
+    if constexpr (SMEM == 0) {
+        chunk(blockIdx.x, [&](const uint8_t* const* ws, const int*, const i64* rows, float (*acc)[TT]) {
+            rows_dot8<W, IN, 4, TT, S, false, EARLY>(ws, rows, nullptr, xq, xs, tok, acc);
+        });
+    } else {
+        static_assert(TT == 1 && WARPS == LIN_WARPS, "streaming serves one token a block of LIN_WARPS");
+        stream_rows<W, IN, 4, S, 2, CHUNK, SMEM>((F + CHUNK - 1) / CHUNK, xq, xs, tok[0], [&](int blk, auto span) {
+            const i64 g0 = (i64)blk * CHUNK;
+            const int n = (int)min((i64)CHUNK, F - g0);
+            span(0, wg, g0, n);
+            span(1, wu, UP_ROW0 + g0, n);
+        }, chunk);
     }
-    if constexpr (Q8) quantize32(h, (i64)tok[0] * F + b0, yq, ys);
 }
 
 // qkv_q8: qkv_gemv (gemv.cu.tmpl) on the integer path. Each set computes two
@@ -1918,14 +2106,6 @@ __device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
     __half2 h = __floats2half2_rn(lo, hi);
     return *(uint32_t*)&h;
 }
-// 16-byte global→shared copy; src_bytes 0 fills the destination with zeros.
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, int src_bytes) {
-    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t* r, const void* p) {
     const uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"

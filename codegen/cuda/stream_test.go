@@ -1,0 +1,92 @@
+package cuda_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/llama-orch/orc/codegen/cuda"
+	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/plans"
+)
+
+// Phi-3-mini's SwiGLU, 3072 → 2 × 8192: the decode kernel that streams its
+// weight rows (ops_stream.go).
+const streamF, streamIn = 8192, 3072
+
+// swigluGraph is x = embed(table, tokens); y = swiglu_linear(x, wg, wu), wg
+// and wu [f, in] of dtype dt (wbytes each); the logits are last(y).
+func swigluGraph(t *testing.T, dt ir.DType, f, in, wbytes int64) (*ir.Graph, *plans.Manifest) {
+	t.Helper()
+	g := ir.New()
+	g.Attrs["max_tokens"] = int64(4)
+	tok := g.Add(ir.OpInput, ir.I32, ir.Shape{ir.T}, map[string]any{"name": "tokens"})
+	tab := g.Add(ir.OpWeight, ir.F32, ir.Shape{4, in}, map[string]any{"name": "table"})
+	x := g.Add(ir.OpEmbed, ir.F32, ir.Shape{ir.T, in}, nil, tab, tok)
+	wg := g.Add(ir.OpWeight, dt, ir.Shape{f, in}, map[string]any{"name": "wg"})
+	wu := g.Add(ir.OpWeight, dt, ir.Shape{f, in}, map[string]any{"name": "wu"})
+	y := g.Add(ir.OpSwiGLULinear, ir.F32, ir.Shape{ir.T, f}, nil, x, wg, wu)
+	g.Outputs = []*ir.Node{g.Add(ir.OpLast, ir.F32, ir.Shape{1, f}, nil, y)}
+	man := &plans.Manifest{CompilerVersion: "codegen/cuda test", Target: "sm_90",
+		Model:  plans.Model{Name: "swiglu", Arch: "swiglu", NLayer: 1, Vocab: int(f), ContextLength: 16},
+		Memory: plans.Memory{MaxTokens: 4},
+		Tensors: []plans.Tensor{{Name: "table", DType: "f32", Shape: []int64{4, in}, Bytes: 4 * 4 * in},
+			{Name: "wg", DType: dt.String(), Shape: []int64{f, in}, Bytes: wbytes},
+			{Name: "wu", DType: dt.String(), Shape: []int64{f, in}, Bytes: wbytes}}}
+	runGPUPasses(t, g, man)
+	return g, man
+}
+
+// streamedSwiGLU returns the decode launch of the SwiGLU in out's schedule,
+// failing unless it streams: a grid of two blocks an SM (of 132) and two
+// stages of 8 gate and 8 up rows of 12 blocks, each section padded (144 ×
+// 12 × 8 + 16 bytes for Q4_K, whose GGUF order is one section).
+func streamedSwiGLU(t *testing.T, out *cuda.Output, dt ir.DType) plans.Launch {
+	t.Helper()
+	want := map[ir.DType]int{ir.Q4_K: 2 * 2 * (144*96 + 16), ir.Q5_K: 2 * 2 * (128*96 + 32*96 + 16*96 + 3*16), ir.Q6_K: 2 * 2 * (192*96 + 16*96 + 16 + 2*96 + 16 + 16)}[dt]
+	for _, l := range out.Kernels.Decode {
+		if !strings.HasPrefix(l.Kernel, "swiglu_q8") {
+			continue
+		}
+		if l.Smem != want || l.GridB[0] != 2*132 {
+			t.Fatalf("%s: %d bytes of stages in %d blocks, want %d in 264", l.Kernel, l.Smem, l.GridB[0], want)
+		}
+		return l
+	}
+	t.Fatal("no swiglu_q8 launch in the decode schedule")
+	return plans.Launch{}
+}
+
+// TestStreamedSwiGLU: Phi-3-mini's decode SwiGLU streams in each layout
+// that can, the prefill's does not, and the emitted source matches its
+// golden and compiles with nvcc for sm_80 and sm_90 (cp.async, no
+// programmatic launch on sm_80).
+func TestStreamedSwiGLU(t *testing.T) {
+	for _, dt := range []ir.DType{ir.Q4_K, ir.Q5_K, ir.Q6_K} {
+		t.Run(dt.String(), func(t *testing.T) {
+			g, man := swigluGraph(t, dt, streamF, streamIn, streamF*streamIn/256*int64(map[ir.DType]int{ir.Q4_K: 144, ir.Q5_K: 176, ir.Q6_K: 210}[dt]))
+			out, err := cuda.Generate(g, man, cuda.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			streamedSwiGLU(t, out, dt)
+			for _, l := range out.Kernels.Prefill {
+				if l.Smem != 0 && strings.HasPrefix(l.Kernel, "swiglu") {
+					t.Errorf("prefill launch %s streams (%d bytes)", l.Kernel, l.Smem)
+				}
+			}
+			i := strings.Index(out.Source, modelPart)
+			if i < 0 {
+				t.Fatalf("source lacks %q", modelPart)
+			}
+			golden(t, "swiglu-stream-"+dt.String()+".cu", []byte(out.Source[i:]))
+			if _, err := cuda.FindNVCC(); err != nil {
+				t.Skipf("no nvcc: %v", err)
+			}
+			for _, arch := range []string{"sm_80", "sm_90"} {
+				if _, err := cuda.Compile(out.Source, arch); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
