@@ -76,7 +76,7 @@ template <int N, class L = LdG>
 __device__ __forceinline__ void ld_words16(const uint8_t* __restrict__ p, uint32_t* q) {
 #pragma unroll
     for (int i = 0; i < N / 16; i++) {
-        uint4 u = L::template ld<uint4>(p + 16 * i);
+        uint4 u = L::template ld<uint4>((const uint4*)p + i);
         q[4 * i] = u.x; q[4 * i + 1] = u.y; q[4 * i + 2] = u.z; q[4 * i + 3] = u.w;
     }
 }
@@ -1118,11 +1118,11 @@ template <i64 NBLK> struct W_q6_k_split_dot : W_q6_k_split<NBLK> {
 
 
 // x_group: the int16 activations xw (in x_order) and scales xsv of weight
-// group g of token tok.
+// group g of token *tok.
 template <class W, int IN, bool STAGED>
-__device__ __forceinline__ void x_group(int g, const xq_t* __restrict__ xq, const float2* __restrict__ xs, int tok, int* xw, float2* xsv) {
+__device__ __forceinline__ void x_group(int g, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* tok, int* xw, float2* xsv) {
     constexpr int G = W::GROUP;
-    const int4* xp = (const int4*)(xq + (i64)tok * IN + g * G);
+    const int4* xp = (const int4*)(xq + (i64)*tok * IN + g * G);
 #pragma unroll
     for (int i = 0; i < G / 8; i++) {
         int4 a = xp[STAGED ? i ^ staged_xor<G>(g) : i];
@@ -1130,7 +1130,7 @@ __device__ __forceinline__ void x_group(int g, const xq_t* __restrict__ xq, cons
     }
     x_order((const typename W::Raw*)nullptr, xw);
 #pragma unroll
-    for (int i = 0; i < G / 32; i++) xsv[i] = xs[(i64)tok * (IN / 32) + g * (G / 32) + i];
+    for (int i = 0; i < G / 32; i++) xsv[i] = xs[(i64)*tok * (IN / 32) + g * (G / 32) + i];
 }
 
 // dot8_tokens: acc[r][tt] += the dot of weight group g of row r (raw[r],
@@ -1144,7 +1144,7 @@ __device__ __forceinline__ void dot8_tokens(const typename W::Raw* raw, int g, c
     for (int tt = 0; tt < TT; tt++) {
         int xw[G / 2];
         float2 xsv[G / 32];
-        x_group<W, IN, STAGED>(g, xq, xs, tok[tt], xw, xsv);
+        x_group<W, IN, STAGED>(g, xq, xs, tok + tt, xw, xsv);
 #pragma unroll
         for (int r = 0; r < NR; r++) acc[r][tt] += W::dot(raw[r], xw, xsv);
     }
@@ -1298,7 +1298,7 @@ __device__ __forceinline__ void stream_rows(int chunks, const xq_t* __restrict__
     int xw1[ITER == 1 ? G / 2 : 1];
     float2 xs1[ITER == 1 ? G / 32 : 1];
     if constexpr (ITER == 1) {
-        if (NG % S == 0 || j < NG) x_group<W, IN, false>(j, xq, xs, tok, xw1, xs1);
+        if (NG % S == 0 || j < NG) x_group<W, IN, false>(j, xq, xs, &tok, xw1, xs1);
     }
 #pragma unroll 1
     for (int k = 0; blockIdx.x + k * gridDim.x < chunks; k++) {
