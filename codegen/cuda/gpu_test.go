@@ -277,15 +277,7 @@ func gemvCase(t *testing.T, r *rand.Rand, gt gguf.Type, out, in, slab int) {
 // logits are last(y_{k-1}) and the other y_i are outputs so they stay.
 func gemvGraph(t *testing.T, dt ir.DType, k int, out, in, wbytes int64) (*ir.Graph, *plans.Manifest) {
 	t.Helper()
-	g := ir.New()
-	g.Attrs["max_tokens"] = int64(4)
-	tok := g.Add(ir.OpInput, ir.I32, ir.Shape{ir.T}, map[string]any{"name": "tokens"})
-	tab := g.Add(ir.OpWeight, ir.F32, ir.Shape{4, in}, map[string]any{"name": "table"})
-	x := g.Add(ir.OpEmbed, ir.F32, ir.Shape{ir.T, in}, nil, tab, tok)
-	man := &plans.Manifest{CompilerVersion: "codegen/cuda test", Target: "sm_90",
-		Model:   plans.Model{Name: "gemv", Arch: "gemv", NLayer: 1, Vocab: int(out), ContextLength: 16},
-		Memory:  plans.Memory{MaxTokens: 4},
-		Tensors: []plans.Tensor{{Name: "table", DType: "f32", Shape: []int64{4, in}, Bytes: 4 * 4 * in}}}
+	g, x, man := tableGraph("gemv", in, out)
 	var ys []*ir.Node
 	for i := range k {
 		name := fmt.Sprintf("w%d", i)
@@ -297,6 +289,21 @@ func gemvGraph(t *testing.T, dt ir.DType, k int, out, in, wbytes int64) (*ir.Gra
 	g.Outputs = append([]*ir.Node{last}, ys[:k-1]...)
 	runGPUPasses(t, g, man)
 	return g, man
+}
+
+// tableGraph starts a one-layer test graph named name: x = embed(table [4,
+// in], tokens), its manifest holding the table and vocab logits.
+func tableGraph(name string, in, vocab int64) (*ir.Graph, *ir.Node, *plans.Manifest) {
+	g := ir.New()
+	g.Attrs["max_tokens"] = int64(4)
+	tok := g.Add(ir.OpInput, ir.I32, ir.Shape{ir.T}, map[string]any{"name": "tokens"})
+	tab := g.Add(ir.OpWeight, ir.F32, ir.Shape{4, in}, map[string]any{"name": "table"})
+	x := g.Add(ir.OpEmbed, ir.F32, ir.Shape{ir.T, in}, nil, tab, tok)
+	man := &plans.Manifest{CompilerVersion: "codegen/cuda test", Target: "sm_90",
+		Model:   plans.Model{Name: name, Arch: name, NLayer: 1, Vocab: int(vocab), ContextLength: 16},
+		Memory:  plans.Memory{MaxTokens: 4},
+		Tensors: []plans.Tensor{{Name: "table", DType: "f32", Shape: []int64{4, in}, Bytes: 4 * 4 * in}}}
+	return g, x, man
 }
 
 // runGPUPasses runs the GPU pipeline on a hand-built graph and completes its

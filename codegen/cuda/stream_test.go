@@ -17,21 +17,14 @@ const streamF, streamIn = 8192, 3072
 // and wu [f, in] of dtype dt (wbytes each); the logits are last(y).
 func swigluGraph(t *testing.T, dt ir.DType, f, in, wbytes int64) (*ir.Graph, *plans.Manifest) {
 	t.Helper()
-	g := ir.New()
-	g.Attrs["max_tokens"] = int64(4)
-	tok := g.Add(ir.OpInput, ir.I32, ir.Shape{ir.T}, map[string]any{"name": "tokens"})
-	tab := g.Add(ir.OpWeight, ir.F32, ir.Shape{4, in}, map[string]any{"name": "table"})
-	x := g.Add(ir.OpEmbed, ir.F32, ir.Shape{ir.T, in}, nil, tab, tok)
+	g, x, man := tableGraph("swiglu", in, f)
 	wg := g.Add(ir.OpWeight, dt, ir.Shape{f, in}, map[string]any{"name": "wg"})
 	wu := g.Add(ir.OpWeight, dt, ir.Shape{f, in}, map[string]any{"name": "wu"})
 	y := g.Add(ir.OpSwiGLULinear, ir.F32, ir.Shape{ir.T, f}, nil, x, wg, wu)
 	g.Outputs = []*ir.Node{g.Add(ir.OpLast, ir.F32, ir.Shape{1, f}, nil, y)}
-	man := &plans.Manifest{CompilerVersion: "codegen/cuda test", Target: "sm_90",
-		Model:  plans.Model{Name: "swiglu", Arch: "swiglu", NLayer: 1, Vocab: int(f), ContextLength: 16},
-		Memory: plans.Memory{MaxTokens: 4},
-		Tensors: []plans.Tensor{{Name: "table", DType: "f32", Shape: []int64{4, in}, Bytes: 4 * 4 * in},
-			{Name: "wg", DType: dt.String(), Shape: []int64{f, in}, Bytes: wbytes},
-			{Name: "wu", DType: dt.String(), Shape: []int64{f, in}, Bytes: wbytes}}}
+	for _, w := range []string{"wg", "wu"} {
+		man.Tensors = append(man.Tensors, plans.Tensor{Name: w, DType: dt.String(), Shape: []int64{f, in}, Bytes: wbytes})
+	}
 	runGPUPasses(t, g, man)
 	return g, man
 }
