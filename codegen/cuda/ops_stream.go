@@ -9,8 +9,10 @@ import (
 
 // streamUnits are the layouts whose rows a decode SwiGLU can stream
 // (q8.cu.tmpl, stream_rows), by accessor: the bytes of each 256-element
-// block in each section, as the accessors' Units in weights.cu.tmpl (the
-// kernel's static_assert on SMEM checks that the two agree).
+// block in each section, as the accessors' Units in weights.cu.tmpl. The
+// kernel asserts that SMEM is whole stages of its own span_bytes;
+// TestStreamedSwiGLU checks the sizes here, TestGPUSwiGLUStreams the
+// results.
 var streamUnits = map[string][]int64{
 	"W_q4_k":       {144},
 	"W_q5_k_split": {128, 32, 16},

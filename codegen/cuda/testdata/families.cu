@@ -173,7 +173,6 @@ __device__ __forceinline__ float i8f(uint32_t b) { return u2f((b & 0xFF) ^ 0x80,
 // LdG or LdS); W_sections gives W its fetch from it.
 template <int... U> struct units {};
 template <class W, i64 NBLK> struct W_sections {
-    static constexpr i64 BLOCKS = NBLK;
     template <int... U>
     static __device__ __forceinline__ void sections(units<U...>, const uint8_t* w, const uint8_t** sec) {
         i64 off = 0;
