@@ -23,7 +23,7 @@ var streamUnits = map[string][]int64{
 // two blocks an SM (eight warps each), and at least streamChunksPerBlock
 // chunks a block. On an H200 in Phi-3-mini's decode step (KERNELS.md,
 // fourteenth session), its SwiGLU (1024 chunks, 3.9 a block) went from
-// 14.8 to 12.4 µs; the down projections (384 chunks: 1.5 a block, or 2.9 at
+// 14.8 to 12.2 µs; the down projections (384 chunks: 1.5 a block, or 2.9 at
 // one block an SM), qkv (576) and o-proj (192) gained nothing or lost (one
 // block an SM: 8 warps an SM leave the dots latency-bound), and three
 // stages lost to two.
