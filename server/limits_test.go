@@ -236,6 +236,20 @@ func TestStalledReaderCannotHoldTheWorker(t *testing.T) {
 	c.(*net.TCPConn).SetReadBuffer(1024)
 	req, _ := json.Marshal(map[string]any{"job_id": "stalled", "prompt": "Once", "max_tokens": 500, "temperature": 1, "seed": 3})
 	fmt.Fprintf(c, "POST /execute HTTP/1.1\r\nHost: orc\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(req), req)
+	// The stalled job is queued or running before the next request is sent:
+	// else the next may run first and end before the stalled one is
+	// cancelled (a fresh-clone CI run saw that).
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		srv.sched.mu.Lock()
+		_, queued := srv.sched.jobs["stalled"]
+		srv.sched.mu.Unlock()
+		if queued {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the stalled request never reached the scheduler")
+		}
+	}
 	// The next request is served: the stalled stream was dropped and its job
 	// cancelled within the write timeout.
 	start := time.Now()
