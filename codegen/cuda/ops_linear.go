@@ -196,9 +196,10 @@ func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, threads, b
 	early := e.fetchesEarly(x, blocksX, oneGroup)
 	if st.smem > 0 {
 		early, blocksX = "false", st.blocks
-		targs = append(targs, early, cInt(rowsOf(x)), cInt(tt), cInt(st.smem))
-	} else {
-		targs = append(targs, early, cInt(rowsOf(x)), cInt(tt))
+	}
+	targs = append(targs, early, cInt(rowsOf(x)), cInt(tt))
+	if st.smem > 0 {
+		targs = append(targs, cInt(st.smem))
 	}
 	ls, err := st.launch(e.emit(c, fn, int(threads), gridTokenTiles(blocksX, rowsOf(x), tt), targs...))
 	return append(quant, ls...), err
@@ -552,7 +553,10 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 	}
 	blocks := ceilDiv(f, 2*sets)
 	var st stream
-	if !q8 { // stream_rows serves blocks of LIN_WARPS warps; q8's have 16 sets
+	// stream_rows serves blocks of LIN_WARPS warps (q8's have 16 sets) whose
+	// lanes take one group of each row: their activations, loaded once, are
+	// what made streaming pay (KERNELS.md, fourteenth session).
+	if !q8 && in/intDot[n.Inputs[1].DType] <= s {
 		st = e.streams(x, ga, in, blocks, 2, 2*sets)
 	}
 	return e.intDot(c, n, x, in, "swiglu_q8", threads, blocks, st, false, false, outs,

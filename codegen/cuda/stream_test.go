@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/llama-orch/orc/codegen/cuda"
+	"github.com/llama-orch/orc/gguf"
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/plans"
 )
@@ -56,7 +57,8 @@ func streamedSwiGLU(t *testing.T, out *cuda.Output, dt ir.DType) plans.Launch {
 func TestStreamedSwiGLU(t *testing.T) {
 	for _, dt := range []ir.DType{ir.Q4_K, ir.Q5_K, ir.Q6_K} {
 		t.Run(dt.String(), func(t *testing.T) {
-			g, man := swigluGraph(t, dt, streamF, streamIn, streamF*streamIn/256*int64(map[ir.DType]int{ir.Q4_K: 144, ir.Q5_K: 176, ir.Q6_K: 210}[dt]))
+			gt, _ := gguf.TypeByName(dt.String())
+			g, man := swigluGraph(t, dt, streamF, streamIn, streamF*gt.RowBytes(streamIn))
 			out, err := cuda.Generate(g, man, cuda.Options{})
 			if err != nil {
 				t.Fatal(err)

@@ -1263,13 +1263,15 @@ __device__ __forceinline__ void stage_span(units<U...>, const uint8_t* w, i64 r0
 // span, rows, acc) once for its NR rows as it would rows_dot8 (span[r]: the
 // span of row r, rows[r] its row in that span's tensor, clamped to it), and
 // syncs the block after its dots (block_rows_sum), before the chunk's
-// stage is refilled. One token (TT = 1), tok. The stages are the launch's
-// SMEM bytes of dynamic shared memory (ops_stream.go, streams, which sizes
-// them as span_bytes does).
+// stage is refilled. One token (TT = 1), tok; lane j of a set takes group j
+// of each row (codegen streams no other), so its activations load once. The
+// stages are the launch's SMEM bytes of dynamic shared memory (ops_stream.go,
+// streams, which sizes them as span_bytes does).
 template <class W, int IN, int NR, int S, int NSPAN, int NMAX, int SMEM, class Spans, class Body>
 __device__ __forceinline__ void stream_rows(int chunks, const xq_t* __restrict__ xq, const float2* __restrict__ xs, int tok,
                                             Spans spans, Body body) {
-    constexpr int THREADS = LIN_WARPS * 32, G = W::GROUP, NG = IN / G, ITER = (NG + S - 1) / S;
+    constexpr int THREADS = LIN_WARPS * 32, G = W::GROUP, NG = IN / G;
+    static_assert(NG <= S, "a lane's share of each row is one group");
     constexpr int SPAN = span_bytes<IN, W::QK>(typename W::Units{}, NMAX), STAGE = NSPAN * SPAN, STAGES = SMEM / STAGE;
     static_assert(SMEM == STAGES * STAGE && STAGES >= 2, "codegen's stages are whole stages of span_bytes");
     extern __shared__ __align__(16) uint8_t stage_mem[];
@@ -1291,14 +1293,11 @@ __device__ __forceinline__ void stream_rows(int chunks, const xq_t* __restrict__
     }
     grid_dep_wait();
     acquire(xq, xs);
-    const int j = threadIdx.x % S;
-    // A lane whose share of each row is one group (ITER 1) reads the same
-    // activations for every chunk: loaded once.
-    int xw1[ITER == 1 ? G / 2 : 1];
-    float2 xs1[ITER == 1 ? G / 32 : 1];
-    if constexpr (ITER == 1) {
-        if (NG % S == 0 || j < NG) x_group<W, IN, false>(j, xq, xs, &tok, xw1, xs1);
-    }
+    const int j = threadIdx.x % S;  // the lane's group, the same in every chunk
+    const bool busy = NG == S || j < NG;
+    int xw[G / 2];
+    float2 xsv[G / 32];
+    if (busy) x_group<W, IN, false>(j, xq, xs, &tok, xw, xsv);
 #pragma unroll 1
     for (int k = 0; blockIdx.x + k * gridDim.x < chunks; k++) {
         stage(k + STAGES - 1, true, sec);
@@ -1307,21 +1306,12 @@ __device__ __forceinline__ void stream_rows(int chunks, const xq_t* __restrict__
         __syncthreads();
         stage(k, false, sec);
         body(blockIdx.x + k * gridDim.x, [&](const uint8_t* const*, const int* span, const i64* rows, float (*acc)[1]) {
+            if (!busy) return;
+            typename W::Raw raw[NR];
 #pragma unroll
-            for (int it = 0; it < ITER; it++) {
-                const int g = j + it * S;
-                if (NG % S == 0 || g < NG) {
-                    typename W::Raw raw[NR];
+            for (int r = 0; r < NR; r++) W::template fetch_at<LdS>(sec[span[r]], rows[r] * NG + j, raw[r]);
 #pragma unroll
-                    for (int r = 0; r < NR; r++) W::template fetch_at<LdS>(sec[span[r]], rows[r] * NG + g, raw[r]);
-                    if constexpr (ITER == 1) {
-#pragma unroll
-                        for (int r = 0; r < NR; r++) acc[r][0] += W::dot(raw[r], xw1, xs1);
-                    } else {
-                        dot8_tokens<W, IN, NR, 1>(raw, g, xq, xs, &tok, acc);
-                    }
-                }
-            }
+            for (int r = 0; r < NR; r++) acc[r][0] += W::dot(raw[r], xw, xsv);
         });
     }
 }
