@@ -270,7 +270,10 @@ var intDot = map[ir.DType]int64{ir.Q4_0: 32, ir.Q5_0: 32, ir.Q8_0: 32, ir.MXFP4:
 // groups j, j + S, ...) where out rows, 4 a set, still make manyWaves of
 // blocks: gpt-oss's 90-group Q8_0 rows kept 38 of 128 lanes idle. Widening
 // the sets of small decode launches to give every SM a block was measured
-// no faster (KERNELS.md).
+// no faster (KERNELS.md). Last, the row's groups rounded up to whole
+// 16-lane segments where that fits more sets in a block and the blocks
+// still cover the SMs: Phi-3's 48-group rows, five sets of 48 lanes
+// instead of four of 64.
 func intLanes(dt ir.DType, in, out int64) (s, sets int64) {
 	groups := in / intDot[dt]
 	for s = 32; s < linThreads && s < groups; s *= 2 {
@@ -280,6 +283,9 @@ func intLanes(dt ir.DType, in, out int64) (s, sets int64) {
 		if idle(n) < idle(s) && ceilDiv(out, 4*linThreads/n) >= manyWaves {
 			s = n
 		}
+	}
+	if n := max(ceilDiv(groups, 16)*16, 32); n < s && linThreads/n > linThreads/s && ceilDiv(out, 4*(linThreads/n)) >= targetSMs {
+		s = n
 	}
 	return s, linThreads / s
 }

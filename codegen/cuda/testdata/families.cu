@@ -1149,12 +1149,14 @@ __device__ __forceinline__ void dot8_tokens(const typename W::Raw* raw, int g, c
     }
 }
 
-// Block geometry: the LIN_WARPS·32 threads of a block form sets of S lanes
-// (S a multiple of 32, chosen by codegen as the smallest power of two ≥ the
-// row's group count, at most the block); each set owns NR rows and its lane
-// j takes groups j, j + S, ... of them. With whole-block sets, rows of
-// 28-48 groups (Qwen's 896-wide, Phi-3's 3072-wide Q4_K) kept 1 lane in 5-9
-// busy; sets sized to the row keep most lanes loading.
+// Block geometry: the WARPS·32 threads of a block form sets of S lanes
+// (whole warps, or whole 16-lane segments; codegen's intLanes sizes them to
+// the row's groups); each set owns NR rows and its lane j takes groups j,
+// j + S, ... of them. With whole-block sets, rows of 28-48 groups (Qwen's
+// 896-wide, Phi-3's 3072-wide Q4_K) kept 1 lane in 5-9 busy; sets sized to
+// the row keep most lanes loading. Where S does not divide the block
+// (Phi-3's 48 groups: five sets of 48 lanes, where sets of 64 left a
+// quarter of each set idle), the threads past the last set idle (in_sets).
 // Per-lane partial dots of NR weight rows (ws[r], rows[r]) with the int16
 // activation rows of TT tokens (row indexes tok[]) over this lane's groups.
 // Each weight group is fetched once and used for all TT tokens, so a
@@ -1174,15 +1176,21 @@ __device__ __forceinline__ void dot8_tokens(const typename W::Raw* raw, int g, c
 // With QX, x is the f32 activation (TT = 1, token tok[0]), which the block
 // quantizes into shared memory after the wait (quantize_row), instead of a
 // quantize_x8 launch before this kernel; xq and xs are unused.
-template <class W, int IN, int NR, int TT, int S, bool QX, bool EARLY>
+template <int S, int WARPS>
+__device__ __forceinline__ bool in_sets() {
+    static_assert(S % 16 == 0, "sets are whole 16-lane segments");
+    return WARPS * 32 % S == 0 || threadIdx.x < WARPS * 32 / S * S;
+}
+template <class W, int IN, int NR, int TT, int S, int WARPS, bool QX, bool EARLY>
 __device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* rows, const float* __restrict__ x,
                                           const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* tok,
                                           float (*acc)[TT]) {
     constexpr int G = W::GROUP, NG = IN / G, ITER = (NG + S - 1) / S;
     const int j = threadIdx.x % S;
+    const bool busy = in_sets<S, WARPS>();
     typename W::Raw raw[NR];
     if constexpr (EARLY) {
-        if (NG % S == 0 || j < NG) {
+        if (busy && (NG % S == 0 || j < NG)) {
 #pragma unroll
             for (int r = 0; r < NR; r++) W::fetch(ws[r], rows[r] * NG + j, raw[r]);
         }
@@ -1205,7 +1213,7 @@ __device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* r
 #pragma unroll(ITER <= 8 ? ITER : 4)
     for (int k = 0; k < ITER; k++) {
         const int g = j + k * S;
-        if (NG % S == 0 || g < NG) {
+        if (busy && (NG % S == 0 || g < NG)) {
             if (!EARLY || k > 0) {
 #pragma unroll
                 for (int r = 0; r < NR; r++) W::fetch(ws[r], rows[r] * NG + g, raw[r]);
@@ -1294,7 +1302,7 @@ __device__ __forceinline__ void stream_rows(int chunks, const xq_t* __restrict__
     grid_dep_wait();
     acquire(xq, xs);
     const int j = threadIdx.x % S;  // the lane's group, the same in every chunk
-    const bool busy = NG == S || j < NG;
+    const bool busy = in_sets<S, LIN_WARPS>() && (NG == S || j < NG);
     int xw[G / 2];
     float2 xsv[G / 32];
     if (busy) x_group<W, IN, false>(j, xq, xs, &tok, xw, xsv);
@@ -1317,23 +1325,31 @@ __device__ __forceinline__ void stream_rows(int chunks, const xq_t* __restrict__
 }
 
 // Sums each of N partials over the lanes of its set in a block of WARPS
-// warps: thread i < SETS·N gets sum i % N of set i / N.
+// warps: thread i < SETS·N gets sum i % N of set i / N. A set is whole
+// segments of L lanes (warps, or 16-lane halves where S is not a multiple
+// of 32), each summed with shuffles, the segments through shared memory.
 template <int N, int S, int WARPS = LIN_WARPS>
 __device__ __forceinline__ float block_rows_sum(const float* acc) {
-    constexpr int WPS = S / 32;  // warps per set
-    __shared__ float part[WARPS][N];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    constexpr int L = S % 32 == 0 ? 32 : 16, SPS = S / L, SETS = WARPS * 32 / S;  // SPS: segments a set
+    __shared__ float part[WARPS * 32 / L][N];
+    const int seg = threadIdx.x / L;
 #pragma unroll
     for (int r = 0; r < N; r++) {
-        float s = warp_sum(acc[r]);
-        if (lane == 0) part[warp][r] = s;
+        float s = acc[r];
+        if constexpr (L == 32) {
+            s = warp_sum(s);
+        } else {
+#pragma unroll
+            for (int o = L / 2; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        }
+        if (threadIdx.x % L == 0) part[seg][r] = s;
     }
     __syncthreads();
     float s = 0.f;
-    if (threadIdx.x < WARPS / WPS * N) {
+    if (threadIdx.x < SETS * N) {
         const int set = threadIdx.x / N, r = threadIdx.x % N;
 #pragma unroll
-        for (int k = 0; k < WPS; k++) s += part[set * WPS + k][r];
+        for (int k = 0; k < SPS; k++) s += part[set * SPS + k][r];
     }
     return s;
 }
@@ -1383,7 +1399,7 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
     const int tt = threadIdx.x % TT;
     const bool writes = threadIdx.x < SETS * N && row < OUT && tt < ntok;
     const float bias = writes ? B::at(b, row) : 0.f;
-    rows_dot8<W, IN, LIN_ROWS, TT, S, QX, EARLY>(ws, rows, x, xq, xs, tok, acc);
+    rows_dot8<W, IN, LIN_ROWS, TT, S, LIN_WARPS, QX, EARLY>(ws, rows, x, xq, xs, tok, acc);
     const float s = block_rows_sum<N, S>(&acc[0][0]);
     if (writes) y[(i64)tok[tt] * OUT + row] = s + bias;
     if constexpr (GREEDY) {
@@ -1445,7 +1461,7 @@ __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const 
     };
     if constexpr (SMEM == 0) {
         chunk(blockIdx.x, [&](const uint8_t* const* ws, const int*, const i64* rows, float (*acc)[TT]) {
-            rows_dot8<W, IN, 4, TT, S, false, EARLY>(ws, rows, nullptr, xq, xs, tok, acc);
+            rows_dot8<W, IN, 4, TT, S, WARPS, false, EARLY>(ws, rows, nullptr, xq, xs, tok, acc);
         });
     } else {
         static_assert(TT == 1 && WARPS == LIN_WARPS, "streaming serves one token a block of LIN_WARPS");
@@ -1523,13 +1539,13 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
         for (int t = 0; t < TT; t++) acc[i][t] = 0.f;
     if (part == 0) {
         const uint8_t* ws[4] = {wq, wq, wq, wq};
-        rows_dot8<WQ, IN, 4, TT, S, false, EARLY>(ws, rows, nullptr, xq, xs, tok, acc);
+        rows_dot8<WQ, IN, 4, TT, S, LIN_WARPS, false, EARLY>(ws, rows, nullptr, xq, xs, tok, acc);
     } else if (part == 1) {
         const uint8_t* ws[4] = {wk, wk, wk, wk};
-        rows_dot8<WK, IN, 4, TT, S, false, EARLY>(ws, rows, nullptr, xq, xs, tok, acc);
+        rows_dot8<WK, IN, 4, TT, S, LIN_WARPS, false, EARLY>(ws, rows, nullptr, xq, xs, tok, acc);
     } else {
         const uint8_t* ws[4] = {wv, wv, wv, wv};
-        rows_dot8<WV, IN, 4, TT, S, false, EARLY>(ws, rows, nullptr, xq, xs, tok, acc);
+        rows_dot8<WV, IN, 4, TT, S, LIN_WARPS, false, EARLY>(ws, rows, nullptr, xq, xs, tok, acc);
     }
     const float s = block_rows_sum<N, S>(&acc[0][0]);
     __shared__ float res[SETS * N];
