@@ -194,6 +194,14 @@ func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, threads, b
 	e.stateArg(c)
 	tt := e.tokenTile(x)
 	early := e.fetchesEarly(x, blocksX, oneGroup)
+	if staged {
+		// The first groups' registers, held across quantize_row, cost
+		// stagesX's blocks residency: Phi-3's Q6_K down 73 → 166
+		// registers (nvcc 11.8), one block an SM instead of three; without
+		// the early fetch its decode step took 1 % less (KERNELS.md,
+		// fifteenth session).
+		early = "false"
+	}
 	if st.smem > 0 {
 		early, blocksX = "false", st.blocks
 	}
