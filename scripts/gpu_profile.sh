@@ -7,7 +7,8 @@
 #   bash scripts/gpu_profile.sh OUTDIR PRESET QUANT [TG]
 #
 # Writes OUTDIR/PRESET-QUANT.bench.json (timed without the profiler) and
-# OUTDIR/PRESET-QUANT.ncu.csv. The clocks are left as the card has them.
+# OUTDIR/PRESET-QUANT.ncu.csv, and its per-kernel table (scripts/ncu_summary.py)
+# as OUTDIR/PRESET-QUANT.ncu.md. The clocks are left as the card has them.
 set -euo pipefail
 out=${1:?usage: gpu_profile.sh OUTDIR PRESET QUANT [TG]}
 preset=${2:?preset}
@@ -24,3 +25,4 @@ $b/orcrun bench --plan $work/$name.plan --runs 3 --json | tee "$out/$name.bench.
 ncu --clock-control none --csv --page raw \
 	--metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
 	$b/orcrun bench --plan $work/$name.plan --runs 1 --tg "$tg" >"$out/$name.ncu.csv" 2>"$out/$name.ncu.log"
+python3 scripts/ncu_summary.py "$out/$name.ncu.csv" >"$out/$name.ncu.md"
