@@ -279,9 +279,12 @@ var intDot = map[ir.DType]int64{ir.Q4_0: 32, ir.Q5_0: 32, ir.Q8_0: 32, ir.MXFP4:
 // blocks: gpt-oss's 90-group Q8_0 rows kept 38 of 128 lanes idle. Widening
 // the sets of small decode launches to give every SM a block was measured
 // no faster (KERNELS.md). Last, the row's groups rounded up to whole
-// 16-lane segments where that fits more sets in a block and the blocks
-// still cover the SMs: Phi-3's 48-group rows, five sets of 48 lanes
-// instead of four of 64.
+// 16-lane segments where that fits more sets in a block and the busiest
+// SM's rows (rowsPerSM) do not grow: Phi-3's qkv (48-group rows, 9216 of
+// them), five sets of 48 lanes instead of four of 64, took 1.9 % off its
+// decode step on an H200 (none on an H100); its SwiGLU, o-proj and head,
+// whose busiest SMs took 4-25 % more rows that way, lost up to 2.6 % on an
+// H100 (KERNELS.md, fifteenth session).
 func intLanes(dt ir.DType, in, out int64) (s, sets int64) {
 	groups := in / intDot[dt]
 	for s = 32; s < linThreads && s < groups; s *= 2 {
@@ -292,10 +295,16 @@ func intLanes(dt ir.DType, in, out int64) (s, sets int64) {
 			s = n
 		}
 	}
-	if n := max(ceilDiv(groups, 16)*16, 32); n < s && linThreads/n > linThreads/s && ceilDiv(out, 4*(linThreads/n)) >= targetSMs {
+	if n := max(ceilDiv(groups, 16)*16, 32); n < s && linThreads/n > linThreads/s && rowsPerSM(out, linThreads/n) <= rowsPerSM(out, linThreads/s) {
 		s = n
 	}
 	return s, linThreads / s
+}
+
+// rowsPerSM is the rows of the SM with the most blocks when out rows go 4
+// a set in blocks of sets sets.
+func rowsPerSM(out, sets int64) int64 {
+	return ceilDiv(ceilDiv(out, 4*sets), targetSMs) * 4 * sets
 }
 
 // linearQ8Blocks is linear_q8's lane-set size and blocks for an [out, in]

@@ -32,12 +32,11 @@ func swigluGraph(t *testing.T, dt ir.DType, f, in, wbytes int64) (*ir.Graph, *pl
 
 // streamedSwiGLU returns the decode launch of the SwiGLU in out's schedule,
 // failing unless it streams: a grid of two blocks an SM (of 132) and two
-// stages of 10 gate and 10 up rows (five sets of 48 lanes) of 12 blocks,
-// each section padded (144 × 12 × 10 + 16 bytes for Q4_K, whose GGUF order
-// is one section).
+// stages of 8 gate and 8 up rows of 12 blocks, each section padded (144 ×
+// 12 × 8 + 16 bytes for Q4_K, whose GGUF order is one section).
 func streamedSwiGLU(t *testing.T, out *cuda.Output, dt ir.DType) plans.Launch {
 	t.Helper()
-	want := map[ir.DType]int{ir.Q4_K: 2 * 2 * (144*120 + 16), ir.Q5_K: 2 * 2 * (128*120 + 32*120 + 16*120 + 3*16), ir.Q6_K: 2 * 2 * (192*120 + 16*120 + 2*120 + 3*16)}[dt]
+	want := map[ir.DType]int{ir.Q4_K: 2 * 2 * (144*96 + 16), ir.Q5_K: 2 * 2 * (128*96 + 32*96 + 16*96 + 3*16), ir.Q6_K: 2 * 2 * (192*96 + 16*96 + 16 + 2*96 + 16 + 16)}[dt]
 	for _, l := range out.Kernels.Decode {
 		if !strings.HasPrefix(l.Kernel, "swiglu_q8") {
 			continue
