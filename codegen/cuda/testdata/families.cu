@@ -1155,8 +1155,15 @@ __device__ __forceinline__ void dot8_tokens(const typename W::Raw* raw, int g, c
 // j + S, ... of them. With whole-block sets, rows of 28-48 groups (Qwen's
 // 896-wide, Phi-3's 3072-wide Q4_K) kept 1 lane in 5-9 busy; sets sized to
 // the row keep most lanes loading. Where S does not divide the block
-// (Phi-3's 48 groups: five sets of 48 lanes, where sets of 64 left a
-// quarter of each set idle), the threads past the last set idle (in_sets).
+// (Phi-3's qkv, 48 groups a row: five sets of 48 lanes, where sets of 64
+// left a quarter of each set idle), the threads past the last set idle:
+// in_sets is false for them.
+template <int S, int WARPS>
+__device__ __forceinline__ bool in_sets() {
+    static_assert(S % 16 == 0, "sets are whole 16-lane segments");
+    return WARPS * 32 % S == 0 || threadIdx.x < WARPS * 32 / S * S;
+}
+
 // Per-lane partial dots of NR weight rows (ws[r], rows[r]) with the int16
 // activation rows of TT tokens (row indexes tok[]) over this lane's groups.
 // Each weight group is fetched once and used for all TT tokens, so a
@@ -1170,17 +1177,13 @@ __device__ __forceinline__ void dot8_tokens(const typename W::Raw* raw, int g, c
 // waiting, so that DRAM round trip overlaps the previous kernel's tail; the
 // registers holding them across the wait (up to 128 a thread with Q6_K) cost
 // occupancy, so codegen sets EARLY only for grids resident at once
-// (ops_linear.go, fetchesEarly). Every thread of the block calls rows_dot8,
+// (ops_linear.go, fetchesEarly), and never with QX, where they would be
+// held across quantize_row too (intDot). Every thread of the block calls rows_dot8,
 // and callers touch no memory before it but weights and the step-state block
 // (written by the runtime before the step, by no kernel).
 // With QX, x is the f32 activation (TT = 1, token tok[0]), which the block
 // quantizes into shared memory after the wait (quantize_row), instead of a
 // quantize_x8 launch before this kernel; xq and xs are unused.
-template <int S, int WARPS>
-__device__ __forceinline__ bool in_sets() {
-    static_assert(S % 16 == 0, "sets are whole 16-lane segments");
-    return WARPS * 32 % S == 0 || threadIdx.x < WARPS * 32 / S * S;
-}
 template <class W, int IN, int NR, int TT, int S, int WARPS, bool QX, bool EARLY>
 __device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* rows, const float* __restrict__ x,
                                           const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* tok,
