@@ -2,8 +2,9 @@
 """Per-kernel table of an ncu CSV from gpu_profile.sh (--page raw, metrics
 gpu__time_duration.sum and dram__bytes_read.sum): launches grouped by kernel,
 grid and block, with the median duration, the median DRAM bytes read and the
-bandwidth they imply, largest total time first, as Markdown. SKIP, a regular expression, leaves out the kernels it matches
-(the prefill's: '^(gemm_|attend_prefill|qkv_rope_store)', rows > 1).
+bandwidth they imply, largest total time first, as Markdown. SKIP, a regular
+expression, leaves out the kernels whose names it matches (the prefill's, say:
+'^(gemm_|attend_prefill|qkv_rope_store)').
 
     python3 scripts/ncu_summary.py FILE.ncu.csv [TOP [SKIP]]
 """

@@ -193,17 +193,17 @@ func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, threads, b
 	}
 	e.stateArg(c)
 	tt := e.tokenTile(x)
-	early := e.fetchesEarly(x, blocksX, oneGroup)
-	if staged {
-		// The first groups' registers, held across quantize_row, cost
-		// stagesX's blocks residency: Phi-3's Q6_K down 73 → 166
-		// registers (nvcc 11.8), one block an SM instead of three; without
-		// the early fetch its decode step took 1 % less (KERNELS.md,
-		// fifteenth session).
-		early = "false"
-	}
+	// A streaming kernel copies its first chunk before the wait instead of
+	// fetching early. A staged one would hold the first groups' registers
+	// across quantize_row, which costs stagesX's blocks residency: Phi-3's
+	// Q6_K down 73 → 166 registers (nvcc 11.8), one block an SM instead of
+	// three; without the early fetch its decode step took 1 % less
+	// (KERNELS.md, fifteenth session).
+	early := "false"
 	if st.smem > 0 {
-		early, blocksX = "false", st.blocks
+		blocksX = st.blocks
+	} else if !staged {
+		early = e.fetchesEarly(x, blocksX, oneGroup)
 	}
 	targs = append(targs, early, cInt(rowsOf(x)), cInt(tt))
 	if st.smem > 0 {

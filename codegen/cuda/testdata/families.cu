@@ -1178,9 +1178,9 @@ __device__ __forceinline__ bool in_sets() {
 // registers holding them across the wait (up to 128 a thread with Q6_K) cost
 // occupancy, so codegen sets EARLY only for grids resident at once
 // (ops_linear.go, fetchesEarly), and never with QX, where they would be
-// held across quantize_row too (intDot). Every thread of the block calls rows_dot8,
-// and callers touch no memory before it but weights and the step-state block
-// (written by the runtime before the step, by no kernel).
+// held across quantize_row too (intDot). Every thread of the block calls
+// rows_dot8, and callers touch no memory before it but weights and the
+// step-state block (written by the runtime before the step, by no kernel).
 // With QX, x is the f32 activation (TT = 1, token tok[0]), which the block
 // quantizes into shared memory after the wait (quantize_row), instead of a
 // quantize_x8 launch before this kernel; xq and xs are unused.
@@ -1339,12 +1339,8 @@ __device__ __forceinline__ float block_rows_sum(const float* acc) {
 #pragma unroll
     for (int r = 0; r < N; r++) {
         float s = acc[r];
-        if constexpr (L == 32) {
-            s = warp_sum(s);
-        } else {
 #pragma unroll
-            for (int o = L / 2; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-        }
+        for (int o = L / 2; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);  // warp_sum's for L = 32
         if (threadIdx.x % L == 0) part[seg][r] = s;
     }
     __syncthreads();
