@@ -932,6 +932,18 @@ __device__ __forceinline__ int dot4(uint32_t w, const int* x, int s) {
     return __dp2a_hi(x[1], (int)w, __dp2a_lo(x[0], (int)w, s));
 }
 
+// dot4_hi: s + the dot of the high nibbles of w, read in place (w &
+// 0xF0F0F0F0: each byte 16 times its nibble, so the sum is 16 times the
+// nibbles' dot), with four int16 activations: unsigned bytes (dp2a's .u32
+// operand), which the signed dp2a would take for negatives past 127. It
+// spares the shift that moves them down (SHF, one a word); |sum| stays
+// below 32 · 32767 · 240 < 2^28 for a 32-element sub-block.
+__device__ __forceinline__ int dot4_hi(uint32_t w, const int* x, int s) {
+    asm("dp2a.lo.s32.u32 %0, %1, %2, %0;" : "+r"(s) : "r"(x[0]), "r"(w & 0xF0F0F0F0u));
+    asm("dp2a.hi.s32.u32 %0, %1, %2, %0;" : "+r"(s) : "r"(x[1]), "r"(w & 0xF0F0F0F0u));
+    return s;
+}
+
 // dot8 helpers: the dot of one weight group with its int16 activations xw
 // (G/2 words) and scales xs (G/32), from words already loaded.
 __device__ __forceinline__ float dot8_q8_0(const uint32_t* q, float d, const int* xw, float2 xs) {
@@ -1049,23 +1061,31 @@ template <i64 NBLK> struct W_q5_0_split_dot : W_q5_0_split<NBLK> {
 // sub-blocks 2c (low nibbles) and 2c+1 (high). fifth(i) has the fifth bits
 // of word i's low-nibble (x) and high-nibble (y) elements at bit 4 of their
 // bytes, 0 for Q4_K.
-template <class F>
+// FIFTH false (Q4_K): fifth is unused and the high nibbles are read in
+// place (dot4_hi), their scale divided by 16.
+template <bool FIFTH = true, class F>
 __device__ __forceinline__ float dot8_k4(const uint4& hd, int c, const uint32_t* q, F fifth, const int* xw, const float2* xs) {
     float s0, m0, s1, m1;
     k4_group_scales(hd, c, &s0, &m0, &s1, &m1);
     int a0 = 0, a1 = 0;
 #pragma unroll
     for (int i = 0; i < 8; i++) {
-        const uint2 h = fifth(i);
-        a0 = dot4((q[i] & 0x0F0F0F0Fu) | h.x, xw + 2 * i, a0);
-        a1 = dot4(((q[i] >> 4) & 0x0F0F0F0Fu) | h.y, xw + 16 + 2 * i, a1);
+        if constexpr (FIFTH) {
+            const uint2 h = fifth(i);
+            a0 = dot4((q[i] & 0x0F0F0F0Fu) | h.x, xw + 2 * i, a0);
+            a1 = dot4(((q[i] >> 4) & 0x0F0F0F0Fu) | h.y, xw + 16 + 2 * i, a1);
+        } else {
+            a0 = dot4(q[i] & 0x0F0F0F0Fu, xw + 2 * i, a0);
+            a1 = dot4_hi(q[i], xw + 16 + 2 * i, a1);
+        }
     }
+    if constexpr (!FIFTH) s1 *= 0.0625f;
     return h2f(hd.x & 0xFFFF) * (s0 * xs[0].x * (float)a0 + s1 * xs[1].x * (float)a1) -
            h2f(hd.x >> 16) * (m0 * xs[0].y + m1 * xs[1].y);
 }
 template <i64 NBLK> struct W_q4_k_dot : W_q4_k<NBLK> {
     static __device__ __forceinline__ float dot(const Raw_q4_k& r, const int* xw, const float2* xs) {
-        return dot8_k4(r.hd, r.c, r.q, [](int) { return make_uint2(0, 0); }, xw, xs);
+        return dot8_k4<false>(r.hd, r.c, r.q, [](int) { return make_uint2(0, 0); }, xw, xs);
     }
 };
 // Q5_K in GGUF order: group c's fifth bits are bits 2c and 2c+1 of the
@@ -1246,6 +1266,8 @@ __device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* r
 template <int IN, int QK, int... U>
 __host__ __device__ constexpr int span_bytes(units<U...>, int n) { return ((((n * (IN / QK) * U + 15) / 16 + 1) * 16) + ...); }
 
+template <i64 V> struct i64_constant { static constexpr i64 value = V; };
+
 // stage_span: the span rows [r0, r0 + n) (n ≤ NMAX) of weight w at dst, a
 // stage's room for NMAX rows: with copy, the block's THREADS threads issue
 // its 16-byte copies; sec gets the section starts (W_sections) that make
@@ -1256,15 +1278,26 @@ __device__ __forceinline__ void stage_span(units<U...>, const uint8_t* w, i64 r0
     const uint8_t* base[4];
     W::sections(units<U...>{}, w, base);
     int i = 0;
-    auto section = [&](i64 rb) {  // rb: a row's bytes in this section
+    auto section = [&](auto row_bytes) {  // a row's bytes in this section, a constant
+        constexpr i64 rb = decltype(row_bytes)::value;
         const uintptr_t at = (uintptr_t)(base[i] + r0 * rb), a = at & ~(uintptr_t)15, e = (at + n * rb + 15) & ~(uintptr_t)15;
-        if (copy)
-            for (int k = threadIdx.x; k < (int)((e - a) / 16); k += THREADS) cp_async16(dst + 16 * k, (const void*)(a + 16 * k), 16);
+        if (copy) {
+            // At most PIECES 16-byte pieces (a span of NMAX rows, padded):
+            // a loop unrolled to its bound, each step predicated, walks
+            // one source and one destination pointer by constant strides.
+            constexpr int PIECES = (int)((NMAX * rb + 15) / 16 + 1);
+            const int count = (int)((e - a) / 16);
+            const uint8_t* src = (const uint8_t*)a + 16 * threadIdx.x;
+            uint8_t* to = dst + 16 * threadIdx.x;
+#pragma unroll
+            for (int k = 0; k < (PIECES + THREADS - 1) / THREADS; k++)
+                if (k * THREADS + (int)threadIdx.x < count) cp_async16(to + 16 * THREADS * k, src + 16 * THREADS * k, 16);
+        }
         sec[i] = (const uint8_t*)((uintptr_t)dst - (a - (uintptr_t)base[i]));
         dst += ((NMAX * rb + 15) / 16 + 1) * 16;
         i++;
     };
-    (section((i64)(IN / W::QK) * U), ...);
+    (section(i64_constant<(i64)(IN / W::QK) * U>{}), ...);
 }
 
 // stream_rows: the chunk loop above for a kernel whose chunks are NSPAN
