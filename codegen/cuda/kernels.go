@@ -47,7 +47,7 @@ func (k *instance) Signature() string {
 // wrapper waits before its body (wrappers.cu.tmpl); TestEveryKernelWaits
 // checks that each kernel reaches grid_dep_wait in exactly one of the two
 // places.
-var waitsInside = map[string]bool{"linear_q8": true, "swiglu_q8": true, "qkv_q8": true, "attend_decode": true, "moe_logits": true, "rmsnorm_logits": true, "moe_down_sum_q8": true}
+var waitsInside = map[string]bool{"linear_q8": true, "swiglu_q8": true, "swiglu_mma": true, "qkv_mma": true, "qkv_q8": true, "attend_decode": true, "moe_logits": true, "rmsnorm_logits": true, "moe_down_sum_q8": true}
 
 // WaitsInside says the wrapper leaves grid_dep_wait to the device function.
 func (k *instance) WaitsInside() bool { return waitsInside[k.Fn] }

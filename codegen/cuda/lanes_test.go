@@ -34,3 +34,30 @@ func TestIntLanes(t *testing.T) {
 		}
 	}
 }
+
+// TestMMAWarps checks which weights the tensor-core kernels take and their
+// warps: one layout with MmaCodes (Q4_K, Q5_K split), whole super-blocks
+// that at most 8 warps share alike, the fewest super-blocks a warp.
+func TestMMAWarps(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		ga, ua  string
+		in      int64
+		nw, upw int64
+		ok      bool
+	}{
+		{"Phi-3-mini (12 super-blocks)", "W_q4_k<196608>", "W_q4_k<196608>", 3072, 6, 2, true},
+		{"Llama-2-7B (16)", "W_q4_k<176128>", "W_q4_k<176128>", 4096, 8, 2, true},
+		{"Llama-3-8B-sized (16, 14336 columns)", "W_q4_k<229376>", "W_q4_k<229376>", 4096, 8, 2, true},
+		{"Qwen2.5-0.5B (896: not whole super-blocks)", "W_q4_k<3500>", "W_q4_k<3500>", 896, 0, 0, false},
+		{"Q5_K split", "W_q5_k_split<196608>", "W_q5_k_split<196608>", 3072, 6, 2, true},
+		{"Q5_K in GGUF order (no MmaCodes)", "W_q5_k<196608>", "W_q5_k<196608>", 3072, 0, 0, false},
+		{"gate and up in different layouts", "W_q4_k<196608>", "W_q6_k_split<196608>", 3072, 0, 0, false},
+		{"27 super-blocks: 9 warps of 3 is too many", "W_q4_k<9>", "W_q4_k<9>", 6912, 0, 0, false},
+	} {
+		nw, upw, ok := mmaWarps(c.ga, c.ua, c.in)
+		if nw != c.nw || upw != c.upw || ok != c.ok {
+			t.Errorf("%s: mmaWarps = %d, %d, %v; want %d, %d, %v", c.name, nw, upw, ok, c.nw, c.upw, c.ok)
+		}
+	}
+}

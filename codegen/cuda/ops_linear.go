@@ -512,9 +512,32 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 		blocks += ceilDiv(o/2, 2*sets)
 	}
 	tt := e.tokenTile(x)
+	if ls, ok, err := e.qkvMMA(c, n, x, in, q, bAccs, kv); ok || err != nil {
+		return append(quant, ls...), err
+	}
 	targs = append(targs, cInt(s), e.fetchesEarly(x, blocks, false), cInt(rowsOf(x)), cInt(tt))
 	ls, err := e.emit(c, "qkv_q8", linThreads, gridTokenTiles(blocks, rowsOf(x), tt), targs...)
 	return append(quant, ls...), err
+}
+
+// qkvMMA emits qkv_mma (mma.cu.tmpl) where it serves: one token, q, k
+// and v in one layout with MmaCodes, NeoX rotation of whole heads, and
+// stages that fit.
+func (e *emitter) qkvMMA(c *call, n, x *ir.Node, in int64, q qkvParts, bAccs []string, kv string) ([]plans.Launch, bool, error) {
+	hd, rot := n.Int("head_dim"), n.Int("rot_dim")
+	nw, upw, ok := mmaWarps(q.accs[0], q.accs[1], in)
+	if !ok || q.accs[1] != q.accs[2] || n.Str("rope_mode") != "neox" || (rot != 0 && rot != hd) || hd%16 != 0 {
+		return nil, false, nil
+	}
+	chunks := (q.outs[0] + q.outs[1] + q.outs[2]) / 16 // 8 pairs each
+	st := e.mmaStreams(x, q.accs[0], in, chunks, 2, 8)
+	if st.smem == 0 {
+		return nil, false, nil
+	}
+	targs := append([]string{q.accs[0]}, bAccs...)
+	targs = append(targs, q.rope, cInt(in), cInt(q.outs[0]), cInt(q.outs[1]), cInt(q.outs[2]), kv, cInt(nw), cInt(upw), "false", cInt(rowsOf(x)), "1", cInt(st.smem))
+	ls, err := st.launch(e.emit(c, "qkv_mma", int(nw*32), gridTokenTiles(st.blocks, rowsOf(x), 1), targs...))
+	return ls, true, err
 }
 
 // attentionOf is the attention whose k and v are parts 1 and 2 of qkv node
@@ -574,6 +597,15 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 			c.null()
 		}
 	}
+	// Q4_K rows that stream go to the tensor cores (mma.cu.tmpl) in chunks
+	// of mmaChunk columns.
+	if nw, upw, ok := mmaWarps(ga, ua, in); ok && !q8 {
+		chunks := ceilDiv(f, mmaChunk)
+		if st := e.streams(x, ga, in, chunks, 2, mmaChunk); st.smem > 0 {
+			return e.intDot(c, n, x, in, "swiglu_mma", nw*32, chunks, st, false, false, nil,
+				ga, cInt(in), cInt(f), cInt(upRow0), cInt(nw), cInt(upw))
+		}
+	}
 	blocks := ceilDiv(f, 2*sets)
 	var st stream
 	// stream_rows serves blocks of LIN_WARPS warps (q8's have 16 sets) whose
@@ -584,6 +616,32 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 	}
 	return e.intDot(c, n, x, in, "swiglu_q8", threads, blocks, st, false, false, outs,
 		dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0), cInt(s), cInt(threads/32), fmt.Sprint(q8))
+}
+
+// mmaChunk is swiglu_mma's chunk (mma.cu.tmpl): 8 columns, whose gate and
+// up rows are one m16n8k32 tile's 16.
+const mmaChunk = 8
+
+// mmaWarps reports whether a streamed decode SwiGLU with gate and up
+// accessors ga, ua over rows of in takes swiglu_mma (Q4_K, whole super-blocks
+// that whole warps share alike) and its warps and their super-blocks each:
+// the fewest super-blocks a warp (so the fewest registers for their
+// activations) in at most 8 warps.
+func mmaWarps(ga, ua string, in int64) (nw, upw int64, ok bool) {
+	if ga != ua || !mmaLayout(ga) || in%256 != 0 {
+		return 0, 0, false
+	}
+	for nb, upw := in/256, int64(1); upw <= 3; upw++ {
+		if nb%upw == 0 && nb/upw <= 8 {
+			return nb / upw, upw, true
+		}
+	}
+	return 0, 0, false
+}
+
+// mmaLayout reports whether accessor acc has MmaCodes (mma.cu.tmpl).
+func mmaLayout(acc string) bool {
+	return strings.HasPrefix(acc, "W_q4_k<") || strings.HasPrefix(acc, "W_q5_k_split<")
 }
 
 // A swiglu_q8 that quantizes its output has swigluQ8Sets lane sets of two

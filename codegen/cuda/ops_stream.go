@@ -42,9 +42,19 @@ type stream struct{ smem, blocks int64 }
 // chunks (its blocks without streaming) are spans spans of at most
 // chunkRows rows of a weight with accessor acc.
 func (e *emitter) streams(x *ir.Node, acc string, in, chunks, spans, chunkRows int64) stream {
+	if chunks < streamChunksPerBlock*streamBlocksPerSM*targetSMs {
+		return stream{}
+	}
+	return e.mmaStreams(x, acc, in, chunks, spans, chunkRows)
+}
+
+// mmaStreams is streams without the rule of chunks a block, for the
+// tensor-core kernels (mma.cu.tmpl), whose chunks take a fraction of the
+// integer path's instructions: Phi-3-mini's qkv streams its 576 chunks (2.2
+// a block) and gained (KERNELS.md, sixteenth session).
+func (e *emitter) mmaStreams(x *ir.Node, acc string, in, chunks, spans, chunkRows int64) stream {
 	units, ok := streamUnits[acc[:strings.IndexByte(acc, '<')]]
-	blocks := int64(streamBlocksPerSM * targetSMs)
-	if !ok || e.tokenTile(x) != 1 || chunks < streamChunksPerBlock*blocks {
+	if !ok || e.tokenTile(x) != 1 {
 		return stream{}
 	}
 	var span int64 // q8.cu.tmpl's span_bytes
@@ -55,7 +65,7 @@ func (e *emitter) streams(x *ir.Node, acc string, in, chunks, spans, chunkRows i
 	if streamBlocksPerSM*(smem+1<<10) > smemPerSM {
 		return stream{}
 	}
-	return stream{smem: smem, blocks: blocks}
+	return stream{smem: smem, blocks: min(chunks, streamBlocksPerSM*targetSMs)}
 }
 
 // launch sets the stream's shared memory on the kernel's launch, the last

@@ -38,7 +38,7 @@ func streamedSwiGLU(t *testing.T, out *cuda.Output, dt ir.DType) plans.Launch {
 	t.Helper()
 	want := map[ir.DType]int{ir.Q4_K: 2 * 2 * (144*96 + 16), ir.Q5_K: 2 * 2 * (128*96 + 32*96 + 16*96 + 3*16), ir.Q6_K: 2 * 2 * (192*96 + 16*96 + 16 + 2*96 + 16 + 16)}[dt]
 	for _, l := range out.Kernels.Decode {
-		if !strings.HasPrefix(l.Kernel, "swiglu_q8") {
+		if !strings.HasPrefix(l.Kernel, "swiglu_q8") && !strings.HasPrefix(l.Kernel, "swiglu_mma") {
 			continue
 		}
 		if l.Smem != want || l.GridB[0] != 2*132 {
@@ -84,4 +84,70 @@ func TestStreamedSwiGLU(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Phi-3-mini's attention: 32 heads of 96 (q, k and v alike), NeoX over the
+// whole head.
+const qkvHeads, qkvHD = 32, 96
+
+// qkvGraph is qkv(x, wq, wk, wv, positions) with Phi-3-mini's shapes, NeoX
+// RoPE folded in, weights of dt of wbytes each; its output is the last
+// row's q, k and v.
+func qkvGraph(t *testing.T, dt ir.DType, wbytes int64) (*ir.Graph, *plans.Manifest) {
+	t.Helper()
+	const n = qkvHeads * qkvHD
+	g, x, man := tableGraph("qkv", streamIn, 3*n)
+	pos := g.Add(ir.OpInput, ir.I32, ir.Shape{ir.T}, map[string]any{"name": "positions"})
+	ws := []*ir.Node{x}
+	for _, w := range []string{"wq", "wk", "wv"} {
+		ws = append(ws, g.Add(ir.OpWeight, dt, ir.Shape{n, streamIn}, map[string]any{"name": w}))
+		man.Tensors = append(man.Tensors, plans.Tensor{Name: w, DType: dt.String(), Shape: []int64{n, streamIn}, Bytes: wbytes})
+	}
+	y := g.Add(ir.OpQKV, ir.F32, ir.Shape{ir.T, 3 * n}, map[string]any{"parts": []int64{n, n, n}, "rope_mode": "neox",
+		"heads": int64(qkvHeads), "kv_heads": int64(qkvHeads), "head_dim": int64(qkvHD), "rot_dim": int64(qkvHD), "base": 10000.0},
+		append(ws, pos)...)
+	g.Outputs = []*ir.Node{g.Add(ir.OpLast, ir.F32, ir.Shape{1, 3 * n}, nil, y)}
+	runGPUPasses(t, g, man)
+	return g, man
+}
+
+// TestQKVOnTensorCores: Phi-3-mini's decode qkv (Q5_K) takes qkv_mma,
+// streaming chunks of 8 rotation pairs (two spans of 8 rows) in two blocks
+// an SM, and the emitted source matches its golden and compiles with nvcc
+// for sm_80 and sm_90.
+func TestQKVOnTensorCores(t *testing.T) {
+	g, man := qkvGraph(t, ir.Q5_K, qkvHeads*qkvHD*gguf.Q5_K.RowBytes(streamIn))
+	out, err := cuda.Generate(g, man, cuda.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := qkvLaunch(t, out)
+	if want := 2 * 2 * (128*96 + 32*96 + 16*96 + 3*16); l.Smem != want || l.GridB[0] != 2*132 || l.Block[0] != 6*32 {
+		t.Errorf("%s: %d bytes of stages, %d blocks of %d threads; want %d, 264 of 192", l.Kernel, l.Smem, l.GridB[0], l.Block[0], want)
+	}
+	i := strings.Index(out.Source, modelPart)
+	if i < 0 {
+		t.Fatalf("source lacks %q", modelPart)
+	}
+	golden(t, "qkv-mma-q5_k.cu", []byte(out.Source[i:]))
+	if _, err := cuda.FindNVCC(); err != nil {
+		t.Skipf("no nvcc: %v", err)
+	}
+	for _, arch := range []string{"sm_80", "sm_90"} {
+		if _, err := cuda.Compile(out.Source, arch); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// qkvLaunch is the decode launch of qkv_mma in out's schedule.
+func qkvLaunch(t *testing.T, out *cuda.Output) plans.Launch {
+	t.Helper()
+	for _, l := range out.Kernels.Decode {
+		if strings.HasPrefix(l.Kernel, "qkv_mma") {
+			return l
+		}
+	}
+	t.Fatal("no qkv_mma launch in the decode schedule")
+	return plans.Launch{}
 }

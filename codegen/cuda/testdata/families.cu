@@ -110,6 +110,34 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
+// The bulk copy engine (sm_90, PTX 8.0: nvcc 12 or newer): one thread
+// copies a whole 16-byte aligned span global → shared, and an mbarrier
+// counts its bytes in. ORC_BULK is where the stream kernels (q8.cu.tmpl,
+// stream_chunks) use it instead of every thread's cp.async16.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && __CUDACC_VER_MAJOR__ >= 12
+#define ORC_BULK 1
+__device__ __forceinline__ void mbar_init(u64* bar) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"((uint32_t)__cvta_generic_to_shared(bar)) : "memory");
+}
+__device__ __forceinline__ void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+// bulk_copy: bytes (a multiple of 16) from src to dst, both 16-byte
+// aligned, counted in at bar.
+__device__ __forceinline__ void bulk_copy(void* dst, const void* src, int bytes, u64* bar) {
+    const uint32_t b = (uint32_t)__cvta_generic_to_shared(bar);
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(b), "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"((uint32_t)__cvta_generic_to_shared(dst)), "l"(src), "r"(bytes), "r"(b) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(u64* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"((uint32_t)__cvta_generic_to_shared(bar)) : "memory");
+}
+// mbar_wait: until bar's phase of the given parity has completed.
+__device__ __forceinline__ void mbar_wait(u64* bar, uint32_t parity) {
+    asm volatile("{\n .reg .pred p;\n WAIT:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra WAIT;\n}"
+                 ::"r"((uint32_t)__cvta_generic_to_shared(bar)), "r"(parity) : "memory");
+}
+#endif
+
 // sample_ordered maps a float to bits whose unsigned order is the float
 // order, -0 as +0 (sample.orderedBits).
 __device__ __forceinline__ uint32_t sample_ordered(float f) {
@@ -1274,7 +1302,7 @@ template <i64 V> struct i64_constant { static constexpr i64 value = V; };
 // fetch_at<LdS> read the staged bytes where fetch reads the tensor's (a
 // staged byte sits at its tensor address's offset mod 16).
 template <class W, int IN, int THREADS, int NMAX, int... U>
-__device__ __forceinline__ void stage_span(units<U...>, const uint8_t* w, i64 r0, int n, uint8_t* dst, bool copy, const uint8_t** sec) {
+__device__ __forceinline__ void stage_span(units<U...>, const uint8_t* w, i64 r0, int n, uint8_t* dst, bool copy, const uint8_t** sec, u64* bar) {
     const uint8_t* base[4];
     W::sections(units<U...>{}, w, base);
     int i = 0;
@@ -1282,6 +1310,9 @@ __device__ __forceinline__ void stage_span(units<U...>, const uint8_t* w, i64 r0
         constexpr i64 rb = decltype(row_bytes)::value;
         const uintptr_t at = (uintptr_t)(base[i] + r0 * rb), a = at & ~(uintptr_t)15, e = (at + n * rb + 15) & ~(uintptr_t)15;
         if (copy) {
+#ifdef ORC_BULK
+            if (threadIdx.x == 0) bulk_copy(dst, (const void*)a, (int)(e - a), bar);
+#else
             // At most PIECES 16-byte pieces (a span of NMAX rows, padded):
             // a loop unrolled to its bound, each step predicated, walks
             // one source and one destination pointer by constant strides.
@@ -1292,6 +1323,7 @@ __device__ __forceinline__ void stage_span(units<U...>, const uint8_t* w, i64 r0
 #pragma unroll
             for (int k = 0; k < (PIECES + THREADS - 1) / THREADS; k++)
                 if (k * THREADS + (int)threadIdx.x < count) cp_async16(to + 16 * THREADS * k, src + 16 * THREADS * k, 16);
+#endif
         }
         sec[i] = (const uint8_t*)((uintptr_t)dst - (a - (uintptr_t)base[i]));
         dst += ((NMAX * rb + 15) / 16 + 1) * 16;
@@ -1300,25 +1332,29 @@ __device__ __forceinline__ void stage_span(units<U...>, const uint8_t* w, i64 r0
     (section(i64_constant<(i64)(IN / W::QK) * U>{}), ...);
 }
 
-// stream_rows: the chunk loop above for a kernel whose chunks are NSPAN
-// spans of at most NMAX rows each. spans(blk, f) calls f(i, w, r0, n) for
-// span i of chunk blk, i a constant (an indexed section table lands in
-// local memory); body(blk, dot) computes chunk blk, calling dot(ws,
-// span, rows, acc) once for its NR rows as it would rows_dot8 (span[r]: the
-// span of row r, rows[r] its row in that span's tensor, clamped to it), and
-// syncs the block after its dots (block_rows_sum), before the chunk's
-// stage is refilled. One token (TT = 1), tok; lane j of a set takes group j
-// of each row (codegen streams no other), so its activations load once. The
-// stages are the launch's SMEM bytes of dynamic shared memory (ops_stream.go,
-// streams, which sizes them as span_bytes does).
-template <class W, int IN, int NR, int S, int NSPAN, int NMAX, int SMEM, class Spans, class Body>
-__device__ __forceinline__ void stream_rows(int chunks, const xq_t* __restrict__ xq, const float2* __restrict__ xs, int tok,
-                                            Spans spans, Body body) {
-    constexpr int THREADS = LIN_WARPS * 32, G = W::GROUP, NG = IN / G;
-    static_assert(NG <= S, "a lane's share of each row is one group");
+// stream_chunks: the chunk loop above for a block of THREADS threads whose
+// chunks are NSPAN spans of at most NMAX rows each. spans(blk, f) calls
+// f(i, w, r0, n) for span i of chunk blk, i a constant (an indexed section
+// table lands in local memory); ready() runs once after the wait for the
+// grid before (the activations' loads); body(blk, sec) computes chunk blk
+// from its staged spans (sec[i]: span i's section starts, as W_sections
+// gives them, translated into the stage) and syncs the block after its
+// last read of them, before the chunk's stage is refilled. The stages are
+// the launch's SMEM bytes of dynamic shared memory (ops_stream.go, streams,
+// which sizes them as span_bytes does).
+template <class W, int IN, int THREADS, int NSPAN, int NMAX, int SMEM, class Spans, class Ready, class Body>
+__device__ __forceinline__ void stream_chunks(int chunks, Spans spans, Ready ready, Body body) {
     constexpr int SPAN = span_bytes<IN, W::QK>(typename W::Units{}, NMAX), STAGE = NSPAN * SPAN, STAGES = SMEM / STAGE;
     static_assert(SMEM == STAGES * STAGE && STAGES >= 2, "codegen's stages are whole stages of span_bytes");
     extern __shared__ __align__(16) uint8_t stage_mem[];
+    __shared__ u64 full[STAGES];  // with ORC_BULK: stage k % STAGES's bytes are in
+#ifdef ORC_BULK
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; s++) mbar_init(&full[s]);
+        mbar_init_fence();
+    }
+    __syncthreads();
+#endif
     // stage k of this block (chunk blockIdx.x + k·gridDim.x): its copies
     // (copy) or its spans' sections.
     auto stage = [&](int k, bool copy, const uint8_t* (*sec)[4]) {
@@ -1326,30 +1362,58 @@ __device__ __forceinline__ void stream_rows(int chunks, const xq_t* __restrict__
         if (blk >= chunks) return;
         uint8_t* dst = stage_mem + (k % STAGES) * STAGE;
         spans(blk, [&](int n, const uint8_t* w, i64 r0, int rows) {
-            stage_span<W, IN, THREADS, NMAX>(typename W::Units{}, w, r0, rows, dst + n * SPAN, copy, sec[n]);
+            stage_span<W, IN, THREADS, NMAX>(typename W::Units{}, w, r0, rows, dst + n * SPAN, copy, sec[n], &full[k % STAGES]);
         });
+#ifdef ORC_BULK
+        if (copy && threadIdx.x == 0) mbar_arrive(&full[k % STAGES]);
+#endif
     };
     const uint8_t* sec[NSPAN][4];
 #pragma unroll 1
     for (int k = 0; k < STAGES - 1; k++) {
         stage(k, true, sec);
+#ifndef ORC_BULK
         cp_async_commit();
+#endif
     }
     grid_dep_wait();
-    acquire(xq, xs);
+    ready();
+#pragma unroll 1
+    for (int k = 0; blockIdx.x + k * gridDim.x < chunks; k++) {
+        stage(k + STAGES - 1, true, sec);
+#ifdef ORC_BULK
+        mbar_wait(&full[k % STAGES], (k / STAGES) & 1);
+#else
+        cp_async_commit();
+        cp_async_wait<STAGES - 1>();
+        __syncthreads();
+#endif
+        stage(k, false, sec);
+        body(blockIdx.x + k * gridDim.x, sec);
+    }
+}
+
+// stream_rows: stream_chunks for blocks of LIN_WARPS warps in lane sets of
+// S. body(blk, dot) computes chunk blk, calling dot(ws, span, rows, acc)
+// once for its NR rows as it would rows_dot8 (span[r]: the span of row r,
+// rows[r] its row in that span's tensor, clamped to it), and syncs the
+// block after its dots (block_rows_sum). One token (TT = 1), tok; lane j of
+// a set takes group j of each row (codegen streams no other), so its
+// activations load once.
+template <class W, int IN, int NR, int S, int NSPAN, int NMAX, int SMEM, class Spans, class Body>
+__device__ __forceinline__ void stream_rows(int chunks, const xq_t* __restrict__ xq, const float2* __restrict__ xs, int tok,
+                                            Spans spans, Body body) {
+    constexpr int G = W::GROUP, NG = IN / G;
+    static_assert(NG <= S, "a lane's share of each row is one group");
     const int j = threadIdx.x % S;  // the lane's group, the same in every chunk
     const bool busy = in_sets<S, LIN_WARPS>() && (NG == S || j < NG);
     int xw[G / 2];
     float2 xsv[G / 32];
-    if (busy) x_group<W, IN, false>(j, xq, xs, &tok, xw, xsv);
-#pragma unroll 1
-    for (int k = 0; blockIdx.x + k * gridDim.x < chunks; k++) {
-        stage(k + STAGES - 1, true, sec);
-        cp_async_commit();
-        cp_async_wait<STAGES - 1>();
-        __syncthreads();
-        stage(k, false, sec);
-        body(blockIdx.x + k * gridDim.x, [&](const uint8_t* const*, const int* span, const i64* rows, float (*acc)[1]) {
+    stream_chunks<W, IN, LIN_WARPS * 32, NSPAN, NMAX, SMEM>(chunks, spans, [&] {
+        acquire(xq, xs);
+        if (busy) x_group<W, IN, false>(j, xq, xs, &tok, xw, xsv);
+    }, [&](int blk, auto sec) {
+        body(blk, [&](const uint8_t* const*, const int* span, const i64* rows, float (*acc)[1]) {
             if (!busy) return;
             typename W::Raw raw[NR];
 #pragma unroll
@@ -1357,7 +1421,7 @@ __device__ __forceinline__ void stream_rows(int chunks, const xq_t* __restrict__
 #pragma unroll
             for (int r = 0; r < NR; r++) acc[r][0] += W::dot(raw[r], xw, xsv);
         });
-    }
+    });
 }
 
 // Sums each of N partials over the lanes of its set in a block of WARPS
@@ -1601,6 +1665,282 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
             cache[r1] = __float2half(a1);
         }
     }
+}
+
+// Decode SwiGLU on tensor cores (Q4_K, streamed). The integer path's dots
+// (q8.cu.tmpl) spend about two SASS instructions a weight on dp2a, masks
+// and scales: Phi-3-mini's streamed SwiGLU issued 757 a thread for a chunk
+// of 16 rows × 3072, and its schedulers, not DRAM, set its pace
+// (KERNELS.md, fourteenth and fifteenth sessions). Here a warp gives 16
+// staged rows (a chunk's 8 gate rows, then its 8 up rows) to mma.sync
+// m16n8k32: one instruction takes 512 weight codes.
+//
+// The products are the integer path's, exactly: A holds the weight codes
+// as unsigned bytes (low nibbles, or high nibbles in place, 16 times their
+// value as in dot4_hi), B the int16 activation codes split into their high
+// byte h (signed) and low byte l (unsigned), x = 256·h + l, in two mma
+// whose int32 sums combine as 256·Σh + Σl. The n dimension separates
+// sub-blocks instead of tokens: for group q (0..3) of a super-block, B's
+// column 2q holds the low sub-block's activations (lanes g = 2q), column
+// 2q + 1 the high one's (g = 2q + 1), every other column zero, so after
+// the super-block's four groups column 2t of the low-nibble sums and
+// column 2t + 1 of the high-nibble sums are group t's two sub-block sums
+// for rows g and g + 8, where mma leaves them in lane (g, t): each lane
+// scales one group of two rows, none idles.
+
+// mma_u8: c += a · b, m16n8k32, a the 16 × 32 unsigned-byte codes (row),
+// b the 32 × 8 activation bytes (column), signed (H) or unsigned.
+template <bool H>
+__device__ __forceinline__ void mma_u8(int* c, const uint32_t* a, const uint32_t* b) {
+    if constexpr (H)
+        asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+            : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else
+        asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+            : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+__device__ __forceinline__ uint2 lds64(uint32_t a) {
+    uint2 v;
+    asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(a));
+    return v;
+}
+__device__ __forceinline__ uint4 lds128(uint32_t a) {
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a));
+    return v;
+}
+
+// MmaCodes<W, NB>: a K-quant accessor's staged rows (NB super-blocks a row)
+// as mma operands: codes(sec, row, sb, q, t, lo, hi), the lane's k slots
+// (words 2t and 2t + 1 of group q's 32 code bytes) of super-block sb of
+// row; header(sec, row, sb), the super-block's d, dmin and scales; HI, the
+// scale of the high sub-block's codes (1/16 where they stay in place).
+template <class W, int NB> struct MmaCodes;
+template <i64 NBLK, int NB> struct MmaCodes<W_q4_k<NBLK>, NB> {  // 144-byte blocks
+    static constexpr float HI = 0.0625f;
+    static __device__ __forceinline__ uint32_t block(const uint8_t* const* sec, i64 row, int sb) {
+        return (uint32_t)__cvta_generic_to_shared(sec[0] + (row * NB + sb) * 144);
+    }
+    static __device__ __forceinline__ void codes(const uint8_t* const* sec, i64 row, int sb, int q, int t, uint32_t* lo, uint32_t* hi) {
+        const uint2 w = lds64(block(sec, row, sb) + 16 + 32 * q + 8 * t);
+        lo[0] = w.x & 0x0F0F0F0Fu;
+        lo[1] = w.y & 0x0F0F0F0Fu;
+        hi[0] = w.x & 0xF0F0F0F0u;
+        hi[1] = w.y & 0xF0F0F0F0u;
+    }
+    static __device__ __forceinline__ uint4 header(const uint8_t* const* sec, i64 row, int sb) { return lds128(block(sec, row, sb)); }
+};
+// Q5_K split (weights.cu.tmpl): the fifth bit of word i's bytes is bit i of
+// h.x's (low nibbles) or h.y's (high) bytes.
+template <i64 NBLK, int NB> struct MmaCodes<W_q5_k_split<NBLK>, NB> {
+    static constexpr float HI = 1.f;
+    static __device__ __forceinline__ void codes(const uint8_t* const* sec, i64 row, int sb, int q, int t, uint32_t* lo, uint32_t* hi) {
+        const i64 grp = (row * NB + sb) * 4 + q;
+        const uint2 w = lds64((uint32_t)__cvta_generic_to_shared(sec[0] + grp * 32) + 8 * t);
+        const uint2 h = lds64((uint32_t)__cvta_generic_to_shared(sec[1] + grp * 8));
+        const uint32_t ws[2] = {w.x, w.y};
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            const int i = 2 * t + k;
+            lo[k] = (ws[k] & 0x0F0F0F0Fu) | (((h.x >> i) & 0x01010101u) << 4);
+            hi[k] = ((ws[k] >> 4) & 0x0F0F0F0Fu) | (((h.y >> i) & 0x01010101u) << 4);
+        }
+    }
+    static __device__ __forceinline__ uint4 header(const uint8_t* const* sec, i64 row, int sb) {
+        return lds128((uint32_t)__cvta_generic_to_shared(sec[2] + (row * NB + sb) * 16));
+    }
+};
+
+// MmaX: warp w's activations for its UPW super-blocks w·UPW .. (the same
+// in every chunk, so they load once): B words of group q's high (bh) and
+// low (bl) bytes, zero where the lane's column g is not group q's (2q: its
+// low sub-block, 2q + 1: its high one), and the scales of group t's two
+// sub-blocks.
+template <int IN, int UPW> struct MmaX {
+    uint32_t bh[UPW][4][2], bl[UPW][4][2];
+    float2 s[UPW][2];
+    __device__ __forceinline__ void load(const xq_t* __restrict__ xq, const float2* __restrict__ xs, int tok, int warp, int g, int t) {
+#pragma unroll
+        for (int u = 0; u < UPW; u++) {
+            const int sb = warp * UPW + u;
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                uint4 x = make_uint4(0, 0, 0, 0);
+                if (g / 2 == q) x = *(const uint4*)(xq + (i64)tok * IN + (sb * 4 + q) * 64 + 32 * (g % 2) + 8 * t);
+                bh[u][q][0] = __byte_perm(x.x, x.y, 0x7531);
+                bh[u][q][1] = __byte_perm(x.z, x.w, 0x7531);
+                bl[u][q][0] = __byte_perm(x.x, x.y, 0x6420);
+                bl[u][q][1] = __byte_perm(x.z, x.w, 0x6420);
+            }
+            s[u][0] = xs[(i64)tok * (IN / 32) + (sb * 4 + t) * 2];
+            s[u][1] = xs[(i64)tok * (IN / 32) + (sb * 4 + t) * 2 + 1];
+        }
+    }
+};
+
+// mma_rows: lane (g, t)'s share of the dots of staged row ra (sections sa:
+// the tile's row g) and rb (sb: row g + 8) with the activations, over warp
+// w's super-blocks: group t of each, summed with the other lanes of its
+// quad and warps by mma_pair_sums.
+template <class W, int IN, int UPW>
+__device__ __forceinline__ float2 mma_rows(const uint8_t* const* sa, i64 ra, const uint8_t* const* sb, i64 rb, const MmaX<IN, UPW>& x, int warp, int t) {
+    using K = MmaCodes<W, IN / 256>;
+    float2 s = make_float2(0.f, 0.f);
+#pragma unroll
+    for (int u = 0; u < UPW; u++) {
+        const int blk = warp * UPW + u;
+        int clo_h[4] = {}, clo_l[4] = {}, chi_h[4] = {}, chi_l[4] = {};
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            uint32_t la[2], ha[2], lb[2], hb[2];
+            K::codes(sa, ra, blk, q, t, la, ha);
+            K::codes(sb, rb, blk, q, t, lb, hb);
+            const uint32_t lo[4] = {la[0], lb[0], la[1], lb[1]}, hi[4] = {ha[0], hb[0], ha[1], hb[1]};  // a0..a3
+            mma_u8<true>(clo_h, lo, x.bh[u][q]);
+            mma_u8<false>(clo_l, lo, x.bl[u][q]);
+            mma_u8<true>(chi_h, hi, x.bh[u][q]);
+            mma_u8<false>(chi_l, hi, x.bl[u][q]);
+        }
+        // Group t of this super-block: row g in c[0] (low) and c[1]
+        // (high), row g + 8 in c[2] and c[3].
+        auto group = [&](const uint4& hd, int lo_sum, int hi_sum) {
+            float s0, m0, s1, m1;
+            k4_group_scales(hd, t, &s0, &m0, &s1, &m1);
+            return h2f(hd.x & 0xFFFF) * (s0 * x.s[u][0].x * (float)lo_sum + K::HI * s1 * x.s[u][1].x * (float)hi_sum) -
+                   h2f(hd.x >> 16) * (m0 * x.s[u][0].y + m1 * x.s[u][1].y);
+        };
+        s.x += group(K::header(sa, ra, blk), 256 * clo_h[0] + clo_l[0], 256 * chi_h[1] + chi_l[1]);
+        s.y += group(K::header(sb, rb, blk), 256 * clo_h[2] + clo_l[2], 256 * chi_h[3] + chi_l[3]);
+    }
+    return s;
+}
+
+// mma_pair_sums: the block's sums of the tile's rows i and i + 8 for thread
+// i < 8, from each lane's mma_rows s; round (the block's chunk count)
+// alternates the partials' buffers, so a warp that runs ahead into the next
+// chunk does not overwrite what threads 0..7 still read.
+template <int NW>
+__device__ __forceinline__ float2 mma_pair_sums(float2 s, int round) {
+#pragma unroll
+    for (int o = 1; o < 4; o *= 2) {
+        s.x += __shfl_xor_sync(0xffffffffu, s.x, o);
+        s.y += __shfl_xor_sync(0xffffffffu, s.y, o);
+    }
+    __shared__ float2 part[2][NW][8];
+    const int lane = threadIdx.x % 32;
+    if (lane % 4 == 0) part[round & 1][threadIdx.x / 32][lane / 4] = s;
+    __syncthreads();  // also: every read of this chunk's stage is done
+    float2 r = make_float2(0.f, 0.f);
+    if (threadIdx.x < 8) {
+#pragma unroll
+        for (int w = 0; w < NW; w++) {
+            r.x += part[round & 1][w][threadIdx.x].x;
+            r.y += part[round & 1][w][threadIdx.x].y;
+        }
+    }
+    return r;
+}
+
+// swiglu_mma: swiglu_q8's streamed decode (one token, Q4_K gate and up
+// rows of IN = 256·NW·UPW) in chunks of 8 columns, blocks of NW warps.
+template <class W, int IN, int F, int UP_ROW0, int NW, int UPW, bool EARLY, int ROWS, int TT, int SMEM>
+__device__ __forceinline__ void swiglu_mma(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
+                                           const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    constexpr int CHUNK = 8;
+    static_assert(TT == 1 && IN == 256 * NW * UPW, "one token; warps × their super-blocks are the row");
+    static_assert(!EARLY, "it copies its first chunk before the wait instead");
+    int tok;
+    block_tokens<ROWS, 1>(state, &tok);
+    const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+    MmaX<IN, UPW> x;
+    int round = 0;
+    stream_chunks<W, IN, NW * 32, 2, CHUNK, SMEM>((F + CHUNK - 1) / CHUNK, [&](int blk, auto span) {
+        const i64 c0 = (i64)blk * CHUNK;
+        const int n = (int)min((i64)CHUNK, F - c0);
+        span(0, wg, c0, n);
+        span(1, wu, UP_ROW0 + c0, n);
+    }, [&] {
+        acquire(xq, xs);
+        x.load(xq, xs, tok, warp, g, t);
+    }, [&](int blk, auto sec) {
+        const i64 c0 = (i64)blk * CHUNK, col = min(c0 + g, (i64)F - 1);  // past the end: a duplicate, not written
+        const float2 s = mma_pair_sums<NW>(mma_rows<W, IN, UPW>(sec[0], col, sec[1], UP_ROW0 + col, x, warp, t), round++);
+        if (threadIdx.x < CHUNK && c0 + threadIdx.x < F) y[(i64)tok * F + c0 + threadIdx.x] = s.x / (1.f + expf(-s.x)) * s.y;
+    });
+}
+// qkv_mma: qkv_q8's decode (one token; q, k and v in one K-quant layout W,
+// rows of IN = 256·NW·UPW) streamed in chunks of 8 rotation pairs of one
+// head, NeoX's pairs (i, i + HD/2) over the whole head (ROT = HD; v's rows
+// pair alike, unrotated): tile rows g and g + 8 are the two rows of pair
+// i0 + g, so the epilogue's thread i finishes pair i0 + i as qkv_q8's do
+// (bias, rotation, the fp16 cache).
+template <class W, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV, int NW, int UPW, bool EARLY, int ROWS, int TT, int SMEM>
+__device__ __forceinline__ void qkv_mma(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
+                                        const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
+                                        const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions,
+                                        float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    constexpr int HD = R::HD, TILES = HD / 16;  // TILES: chunks a head
+    static_assert(TT == 1 && IN == 256 * NW * UPW, "one token; warps × their super-blocks are the row");
+    static_assert(!EARLY, "it copies its first chunk before the wait instead");
+    static_assert(R::MODE == 2 && R::ROT == HD && HD % 16 == 0 && NQ % HD == 0 && NK % HD == 0 && NV % HD == 0,
+                  "pairs (i, i + HD/2) of whole heads");
+    constexpr int CQ = NQ / 16, CK = NK / 16;  // chunks of q, of k
+    int tok;
+    block_tokens<ROWS, 1>(state, &tok);
+    const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+    // Chunk blk: its part, that part's weight, and the row of its first
+    // pair's first dim.
+    auto where = [&](int blk, int* part, const uint8_t** w) {
+        *part = blk < CQ ? 0 : blk < CQ + CK ? 1 : 2;
+        *w = *part == 0 ? wq : *part == 1 ? wk : wv;
+        const int c = blk - (*part == 0 ? 0 : *part == 1 ? CQ : CQ + CK);
+        return (i64)(c / TILES) * HD + (c % TILES) * 8;
+    };
+    MmaX<IN, UPW> x;
+    int pos = 0, round = 0;
+    stream_chunks<W, IN, NW * 32, 2, 8, SMEM>((NQ + NK + NV) / 16, [&](int blk, auto span) {
+        int part;
+        const uint8_t* w;
+        const i64 r0 = where(blk, &part, &w);
+        span(0, w, r0, 8);
+        span(1, w, r0 + HD / 2, 8);
+    }, [&] {
+        acquire(xq, xs, positions);
+        x.load(xq, xs, tok, warp, g, t);
+        pos = positions[tok];
+    }, [&](int blk, auto sec) {
+        int part;
+        const uint8_t* w;
+        const i64 r0 = where(blk, &part, &w);
+        const float2 s = mma_pair_sums<NW>(mma_rows<W, IN, UPW>(sec[0], r0 + g, sec[1], r0 + HD / 2 + g, x, warp, t), round++);
+        if (threadIdx.x >= 8) return;
+        const int n = part == 0 ? NQ : part == 1 ? NK : NV;
+        const i64 d0 = r0 + threadIdx.x, d1 = d0 + HD / 2;
+        float a0 = s.x, a1 = s.y;
+        if (part == 0) { a0 += BQ::at(bq, d0); a1 += BQ::at(bq, d1); }
+        else if (part == 1) { a0 += BK::at(bk, d0); a1 += BK::at(bk, d1); }
+        else { a0 += BV::at(bv, d0); a1 += BV::at(bv, d1); }
+        if (part < 2) {
+            float c, sn;
+            rope_cos_sin<R>(pos, (int)(d0 % HD), &c, &sn);
+            const float x0 = a0 * c - a1 * sn;
+            a1 = a0 * sn + a1 * c;
+            a0 = x0;
+        }
+        float* out = part == 0 ? y : part == 1 ? y + (i64)MAX_TOKENS * NQ : y + (i64)MAX_TOKENS * (NQ + NK);
+        out[(i64)tok * n + d0] = a0;
+        out[(i64)tok * n + d1] = a1;
+        if constexpr (KV) {
+            if (part > 0 && pos >= 0 && pos < STATE_CTX(state)) {  // the runtime refuses steps past ctx
+                __half* cache = (part == 1 ? kc : vc) + (i64)pos * n;
+                cache[d0] = __float2half(a0);
+                cache[d1] = __float2half(a1);
+            }
+        }
+    });
 }
 
 // Prefill GEMM family: y[T, OUT] = x[T, IN] · Wᵀ on tensor cores

@@ -100,9 +100,9 @@ extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_2
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, false, true>(a, nullptr, w, nullptr, y, xq, xs);
 }
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_k_split_dot_256_W_q5_k_split_dot_256_W_q5_k_split_dot_256_B_none_B_none_B_none_Rope_1_256_256_256_256_true_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(32) qkv_mma_W_q5_k_split_256_B_none_B_none_B_none_Rope_1_256_256_256_256_true_1_1_false_0_1_5824(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_q8<W_q5_k_split_dot<256>, W_q5_k_split_dot<256>, W_q5_k_split_dot<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
+    qkv_mma<W_q5_k_split<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 1, 1, false, 0, 1, 5824>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_32(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();

@@ -39,9 +39,9 @@ extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_3072(const float
     grid_dep_launch();
     quantize_x8<0, 3072>(x, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_k_dot_98304_3072_8192_0_64_8_false_false_0_1_55360(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(192) swiglu_mma_W_q4_k_98304_3072_8192_0_6_2_false_0_1_55360(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    swiglu_q8<W_q4_k_dot<98304>, 3072, 8192, 0, 64, 8, false, false, 0, 1, 55360>(wg, wu, xq, xs, y, nullptr, nullptr, state);
+    swiglu_mma<W_q4_k<98304>, 3072, 8192, 0, 6, 2, false, 0, 1, 55360>(wg, wu, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_prep_8192_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
     grid_dep_wait();

@@ -1,0 +1,76 @@
+
+// ---- this model's constants ----
+struct Rope_0 { static constexpr int MODE = 2, HD = 96, ROT = 96; static constexpr float BASE = 1e+04f; static constexpr bool YARN = false; };
+
+// ---- kernels: one per distinct instantiation ----
+// Each waits for the grid before it, then lets the next one launch
+// (grid_dep_wait, grid_dep_launch in common): the one place a kernel's
+// memory accesses are ordered after the previous kernel's, except for the
+// integer GEMVs, which wait inside (kernels.go, waitsInside) after fetching
+// weights: their grid_dep_launch comes first, which is safe since the next
+// grid waits for this one's completion in turn. After the wait, the
+// pointers to what kernels write pass through acquire (common).
+extern "C" __global__ void __launch_bounds__(128) embed_rows_W_f32_12288_4_3072(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
+    grid_dep_wait();
+    acquire(ids);
+    grid_dep_launch();
+    embed_rows<W_f32<12288>, 4, 3072>(table, ids, y);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_3072(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_x_f16<3072>(x, xh, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q5_k_split_36864_W_q5_k_split_36864_W_q5_k_split_36864_B_none_B_none_B_none_3072_3072_3072_3072_128_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_qkv<W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, 3072, 3072, 3072, 3072, 128, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_0_3072_3072_3072_false(const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(positions, state);
+    grid_dep_launch();
+    qkv_rope_store<Rope_0, 3072, 3072, 3072, false>(positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) last_row_0_9216_false(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    last_row<0, 9216, false>(x, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_3072(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    quantize_x8<0, 3072>(x, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(192) qkv_mma_W_q5_k_split_36864_B_none_B_none_B_none_Rope_0_3072_3072_3072_3072_false_6_2_false_0_1_67776(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    qkv_mma<W_q5_k_split<36864>, B_none, B_none, B_none, Rope_0, 3072, 3072, 3072, 3072, false, 6, 2, false, 0, 1, 67776>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) sample_prep_9216_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
+    grid_dep_wait();
+    acquire(logits, in);
+    grid_dep_launch();
+    sample_prep<9216, 1024, 64>(logits, in, lt, part, bad);
+}
+extern "C" __global__ void __launch_bounds__(1024) sample_argmax_9(const u64* __restrict__ part, const int* __restrict__ bad, int* __restrict__ out) {
+    grid_dep_wait();
+    acquire(part, bad);
+    grid_dep_launch();
+    sample_argmax<9>(part, bad, out);
+}
+extern "C" __global__ void __launch_bounds__(256) sample_weights_9216_1024(const float* __restrict__ lt, const int* __restrict__ out, double* __restrict__ psum) {
+    grid_dep_wait();
+    acquire(lt, out);
+    grid_dep_launch();
+    sample_weights<9216, 1024>(lt, out, psum);
+}
+extern "C" __global__ void __launch_bounds__(1024) sample_select_9216_9_1024(const float* __restrict__ lt, const double* __restrict__ psum, int* __restrict__ out) {
+    grid_dep_wait();
+    acquire(lt, psum);
+    grid_dep_launch();
+    sample_select<9216, 9, 1024>(lt, psum, out);
+}
