@@ -30,7 +30,7 @@ var (
 	fullPresets = []agreeConfig{
 		{preset: "llama-2-7b", layers: 1},
 		{preset: "qwen2.5-0.5b", layers: 4},
-		{preset: "phi-3-mini-4k", layers: 1},
+		{preset: "phi-3-mini-4k", layers: 2}, // layer 0 has the Q4_K down, layer 1 the Q6_K (use_more_bits)
 		{preset: "gpt2-small", layers: 4},
 	}
 )

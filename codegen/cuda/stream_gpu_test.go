@@ -1,6 +1,7 @@
 package cuda_test
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -57,6 +58,68 @@ func TestGPUSwiGLUStreams(t *testing.T) {
 		t.Logf("%-5s %s: step %.1f µs, relative error %.1e", gt, l.Kernel, float64(step.Nanoseconds())/1e3, e)
 		if e > 2*gemvTolerance(gt) { // two GEMVs' roundings, multiplied
 			t.Errorf("%s SwiGLU: relative error %.2e", gt, e)
+		}
+	}
+}
+
+// TestGPUQKVOnTensorCores runs Phi-3-mini's decode qkv (qkv_mma, Q5_K)
+// against a float64 reference: random slabs tiled to [3072, 3072] for each
+// of q, k and v, the second token of a sequence (position 1, so that q and
+// k turn by NeoX pairs), each part checked in its own plan.
+func TestGPUQKVOnTensorCores(t *testing.T) {
+	gpuOnly(t)
+	const slab, tok, n = 64, 1, qkvHeads * qkvHD
+	r := rand.New(rand.NewPCG(11, 12))
+	table := make([]float32, 4*streamIn)
+	for i := range table {
+		table[i] = float32(r.NormFloat64())
+	}
+	x := table[tok*streamIn : (tok+1)*streamIn]
+	data := map[string][]byte{"table": f32Bytes(table)}
+	var want [3][]float64
+	for p, name := range []string{"wq", "wk", "wv"} {
+		rows, deq := randomSlab(t, r, gguf.Q5_K, slab*streamIn)
+		data[name] = tile(rows, n/slab)
+		want[p] = make([]float64, n)
+		for o := range want[p] {
+			for i, w := range deq[(o%slab)*streamIn : (o%slab+1)*streamIn] {
+				want[p][o] += float64(w) * float64(x[i])
+			}
+		}
+		if p < 2 { // NeoX at position 1: pair (i, i + 48) of each head turns by 10000^(-2i/96)
+			for h := 0; h < qkvHeads; h++ {
+				for i := 0; i < qkvHD/2; i++ {
+					s, c := math.Sincos(math.Pow(10000, -2*float64(i)/qkvHD))
+					a, b := &want[p][h*qkvHD+i], &want[p][h*qkvHD+i+qkvHD/2]
+					*a, *b = *a*c-*b*s, *a*s+*b*c
+				}
+			}
+		}
+	}
+	for p := range want {
+		g, man := qkvGraph(t, ir.Q5_K, int64(len(data["wq"])), int64(p))
+		out, err := cuda.Generate(g, man, cuda.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := qkvLaunch(t, out)
+		dev := openGPUPlan(t, g, man, 16, func(name string) []byte { return data[name] })
+		seq, err := dev.NewSequence(16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []float32
+		for _, id := range []int32{0, tok} {
+			if got, err = seq.Forward(context.Background(), []int32{id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		seq.Close()
+		dev.Close()
+		e := relErr64(got, want[p])
+		t.Logf("part %d, %s: relative error %.1e", p, l.Kernel, e)
+		if e > gemvTolerance(gguf.Q5_K) {
+			t.Errorf("qkv part %d: relative error %.2e", p, e)
 		}
 	}
 }

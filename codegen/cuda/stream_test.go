@@ -92,8 +92,8 @@ const qkvHeads, qkvHD = 32, 96
 
 // qkvGraph is qkv(x, wq, wk, wv, positions) with Phi-3-mini's shapes, NeoX
 // RoPE folded in, weights of dt of wbytes each; its output is the last
-// row's q, k and v.
-func qkvGraph(t *testing.T, dt ir.DType, wbytes int64) (*ir.Graph, *plans.Manifest) {
+// row of part (0: q, 1: k, 2: v).
+func qkvGraph(t *testing.T, dt ir.DType, wbytes, part int64) (*ir.Graph, *plans.Manifest) {
 	t.Helper()
 	const n = qkvHeads * qkvHD
 	g, x, man := tableGraph("qkv", streamIn, 3*n)
@@ -106,7 +106,8 @@ func qkvGraph(t *testing.T, dt ir.DType, wbytes int64) (*ir.Graph, *plans.Manife
 	y := g.Add(ir.OpQKV, ir.F32, ir.Shape{ir.T, 3 * n}, map[string]any{"parts": []int64{n, n, n}, "rope_mode": "neox",
 		"heads": int64(qkvHeads), "kv_heads": int64(qkvHeads), "head_dim": int64(qkvHD), "rot_dim": int64(qkvHD), "base": 10000.0},
 		append(ws, pos)...)
-	g.Outputs = []*ir.Node{g.Add(ir.OpLast, ir.F32, ir.Shape{1, 3 * n}, nil, y)}
+	v := g.Add(ir.OpView, ir.F32, ir.Shape{ir.T, n}, map[string]any{"part": part}, y)
+	g.Outputs = []*ir.Node{g.Add(ir.OpLast, ir.F32, ir.Shape{1, n}, nil, v)}
 	runGPUPasses(t, g, man)
 	return g, man
 }
@@ -116,7 +117,7 @@ func qkvGraph(t *testing.T, dt ir.DType, wbytes int64) (*ir.Graph, *plans.Manife
 // an SM, and the emitted source matches its golden and compiles with nvcc
 // for sm_80 and sm_90.
 func TestQKVOnTensorCores(t *testing.T) {
-	g, man := qkvGraph(t, ir.Q5_K, qkvHeads*qkvHD*gguf.Q5_K.RowBytes(streamIn))
+	g, man := qkvGraph(t, ir.Q5_K, qkvHeads*qkvHD*gguf.Q5_K.RowBytes(streamIn), 0)
 	out, err := cuda.Generate(g, man, cuda.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -34,11 +34,11 @@ extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_0_3072_307
     grid_dep_launch();
     qkv_rope_store<Rope_0, 3072, 3072, 3072, false>(positions, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(256) last_row_0_9216_false(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) last_row_0_3072_false(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    last_row<0, 9216, false>(x, y, nullptr, nullptr, state);
+    last_row<0, 3072, false>(x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_3072(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
