@@ -114,9 +114,9 @@ func TestGPUQKVOnTensorCores(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		e := relErr64(got, want[p]) // before Close: got is the device's output buffer
 		seq.Close()
 		dev.Close()
-		e := relErr64(got, want[p])
 		t.Logf("part %d, %s: relative error %.1e", p, l.Kernel, e)
 		if e > gemvTolerance(gguf.Q5_K) {
 			t.Errorf("qkv part %d: relative error %.2e", p, e)
