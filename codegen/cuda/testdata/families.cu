@@ -1570,6 +1570,29 @@ __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const 
     }
 }
 
+// qkv_finish: the pair (rows r0, r1) of qkv part part (n rows) for token t
+// at position pos, a0 and a1 with their biases: turned by (c, sn) where rot,
+// stored to the part's rows of y, and with KV k's and v's to the fp16 cache.
+template <int NQ, int NK, bool KV>
+__device__ __forceinline__ void qkv_finish(int part, int n, int t, int pos, i64 r0, i64 r1, float a0, float a1, bool rot, float c, float sn,
+                                           float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    if (rot) {
+        const float x0 = a0 * c - a1 * sn;
+        a1 = a0 * sn + a1 * c;
+        a0 = x0;
+    }
+    float* out = part == 0 ? y : part == 1 ? y + (i64)MAX_TOKENS * NQ : y + (i64)MAX_TOKENS * (NQ + NK);
+    out[(i64)t * n + r0] = a0;
+    out[(i64)t * n + r1] = a1;
+    if constexpr (KV) {
+        if (part > 0 && pos >= 0 && pos < STATE_CTX(state)) {  // the runtime refuses steps past ctx
+            __half* cache = (part == 1 ? kc : vc) + (i64)pos * n;
+            cache[r0] = __float2half(a0);
+            cache[r1] = __float2half(a1);
+        }
+    }
+}
+
 // qkv_q8: qkv_gemv (gemv.cu.tmpl) on the integer path. Each set computes two
 // rotation pairs (4 rows) of one part, a block 2·SETS pairs; blocks are
 // assigned to q, k and v in turn, so a block reads one weight. With a rope
@@ -1648,24 +1671,10 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
     if (threadIdx.x < SETS * N) res[threadIdx.x] = s;
     __syncthreads();
     if (!finishes) return;
-    float a0 = res[set * N + 2 * k * TT + tt] + b0, a1 = res[set * N + (2 * k + 1) * TT + tt] + b1;
-    if (rot) {
-        const float x0 = a0 * c - a1 * sn;
-        a1 = a0 * sn + a1 * c;
-        a0 = x0;
-    }
-    float* out = part == 0 ? y : part == 1 ? y + (i64)MAX_TOKENS * NQ : y + (i64)MAX_TOKENS * (NQ + NK);
-    const int t = tok[tt];
-    out[(i64)t * n + r0] = a0;
-    out[(i64)t * n + r1] = a1;
-    if constexpr (KV) {
-        if (part > 0 && pos >= 0 && pos < STATE_CTX(state)) {  // the runtime refuses steps past ctx
-            __half* cache = (part == 1 ? kc : vc) + (i64)pos * n;
-            cache[r0] = __float2half(a0);
-            cache[r1] = __float2half(a1);
-        }
-    }
+    qkv_finish<NQ, NK, KV>(part, n, tok[tt], pos, r0, r1, res[set * N + 2 * k * TT + tt] + b0, res[set * N + (2 * k + 1) * TT + tt] + b1,
+                           rot, c, sn, y, kc, vc, state);
 }
+
 
 // Decode SwiGLU on tensor cores (Q4_K, streamed). The integer path's dots
 // (q8.cu.tmpl) spend about two SASS instructions a weight on dp2a, masks
@@ -1917,29 +1926,13 @@ __device__ __forceinline__ void qkv_mma(const uint8_t* __restrict__ wq, const ui
         const i64 r0 = where(blk, &part, &w);
         const float2 s = mma_pair_sums<NW>(mma_rows<W, IN, UPW>(sec[0], r0 + g, sec[1], r0 + HD / 2 + g, x, warp, t), round++);
         if (threadIdx.x >= 8) return;
-        const int n = part == 0 ? NQ : part == 1 ? NK : NV;
         const i64 d0 = r0 + threadIdx.x, d1 = d0 + HD / 2;
-        float a0 = s.x, a1 = s.y;
-        if (part == 0) { a0 += BQ::at(bq, d0); a1 += BQ::at(bq, d1); }
-        else if (part == 1) { a0 += BK::at(bk, d0); a1 += BK::at(bk, d1); }
-        else { a0 += BV::at(bv, d0); a1 += BV::at(bv, d1); }
-        if (part < 2) {
-            float c, sn;
-            rope_cos_sin<R>(pos, (int)(d0 % HD), &c, &sn);
-            const float x0 = a0 * c - a1 * sn;
-            a1 = a0 * sn + a1 * c;
-            a0 = x0;
-        }
-        float* out = part == 0 ? y : part == 1 ? y + (i64)MAX_TOKENS * NQ : y + (i64)MAX_TOKENS * (NQ + NK);
-        out[(i64)tok * n + d0] = a0;
-        out[(i64)tok * n + d1] = a1;
-        if constexpr (KV) {
-            if (part > 0 && pos >= 0 && pos < STATE_CTX(state)) {  // the runtime refuses steps past ctx
-                __half* cache = (part == 1 ? kc : vc) + (i64)pos * n;
-                cache[d0] = __float2half(a0);
-                cache[d1] = __float2half(a1);
-            }
-        }
+        float b0, b1, c = 1.f, sn = 0.f;
+        if (part == 0) { b0 = BQ::at(bq, d0); b1 = BQ::at(bq, d1); }
+        else if (part == 1) { b0 = BK::at(bk, d0); b1 = BK::at(bk, d1); }
+        else { b0 = BV::at(bv, d0); b1 = BV::at(bv, d1); }
+        if (part < 2) rope_cos_sin<R>(pos, (int)(d0 % HD), &c, &sn);
+        qkv_finish<NQ, NK, KV>(part, part == 0 ? NQ : part == 1 ? NK : NV, tok, pos, d0, d1, s.x + b0, s.y + b1, part < 2, c, sn, y, kc, vc, state);
     });
 }
 
