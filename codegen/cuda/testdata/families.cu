@@ -1676,13 +1676,14 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
 }
 
 
-// Decode SwiGLU on tensor cores (Q4_K, streamed). The integer path's dots
-// (q8.cu.tmpl) spend about two SASS instructions a weight on dp2a, masks
-// and scales: Phi-3-mini's streamed SwiGLU issued 757 a thread for a chunk
-// of 16 rows × 3072, and its schedulers, not DRAM, set its pace
-// (KERNELS.md, fourteenth and fifteenth sessions). Here a warp gives 16
-// staged rows (a chunk's 8 gate rows, then its 8 up rows) to mma.sync
-// m16n8k32: one instruction takes 512 weight codes.
+// Decode SwiGLU and qkv on tensor cores (Q4_K or Q5_K rows, streamed). The
+// integer path's dots (q8.cu.tmpl) spend about two SASS instructions a
+// weight on dp2a, masks and scales: Phi-3-mini's streamed SwiGLU issued 757
+// a thread for a chunk of 16 rows × 3072, and its schedulers, not DRAM, set
+// its pace (KERNELS.md, fourteenth and fifteenth sessions). Here a warp
+// gives 16 staged rows (a chunk's 8 gate rows, then its 8 up rows; or 8
+// NeoX pairs' first and second rows) to mma.sync m16n8k32: one instruction
+// takes 512 weight codes (KERNELS.md, sixteenth session).
 //
 // The products are the integer path's, exactly: A holds the weight codes
 // as unsigned bytes (low nibbles, or high nibbles in place, 16 times their
@@ -1711,6 +1712,7 @@ __device__ __forceinline__ void mma_u8(int* c, const uint32_t* a, const uint32_t
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+// Shared-memory loads of a stage (volatile: never moved above its wait).
 __device__ __forceinline__ uint2 lds64(uint32_t a) {
     uint2 v;
     asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(a));
@@ -1853,8 +1855,9 @@ __device__ __forceinline__ float2 mma_pair_sums(float2 s, int round) {
     return r;
 }
 
-// swiglu_mma: swiglu_q8's streamed decode (one token, Q4_K gate and up
-// rows of IN = 256·NW·UPW) in chunks of 8 columns, blocks of NW warps.
+// swiglu_mma: swiglu_q8's streamed decode (one token, gate and up rows of
+// IN = 256·NW·UPW in one layout W with MmaCodes) in chunks of 8 columns,
+// blocks of NW warps.
 template <class W, int IN, int F, int UP_ROW0, int NW, int UPW, bool EARLY, int ROWS, int TT, int SMEM>
 __device__ __forceinline__ void swiglu_mma(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
                                            const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
@@ -1880,6 +1883,7 @@ __device__ __forceinline__ void swiglu_mma(const uint8_t* __restrict__ wg, const
         if (threadIdx.x < CHUNK && c0 + threadIdx.x < F) y[(i64)tok * F + c0 + threadIdx.x] = s.x / (1.f + expf(-s.x)) * s.y;
     });
 }
+
 // qkv_mma: qkv_q8's decode (one token; q, k and v in one K-quant layout W,
 // rows of IN = 256·NW·UPW) streamed in chunks of 8 rotation pairs of one
 // head, NeoX's pairs (i, i + HD/2) over the whole head (ROT = HD; v's rows
