@@ -521,12 +521,12 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 }
 
 // qkvMMA emits qkv_mma (mma.cu.tmpl) where it serves: one token, q, k
-// and v in one layout with MmaCodes, NeoX rotation of whole heads, and
-// stages that fit.
+// and v in one layout with MmaCodes, NeoX rotation of whole heads of a
+// multiple of 16 dims (v whole heads too), and stages that fit.
 func (e *emitter) qkvMMA(c *call, n, x *ir.Node, in int64, q qkvParts, bAccs []string, kv string) ([]plans.Launch, bool, error) {
 	hd, rot := n.Int("head_dim"), n.Int("rot_dim")
 	nw, upw, ok := mmaWarps(q.accs[0], q.accs[1], in)
-	if !ok || q.accs[1] != q.accs[2] || n.Str("rope_mode") != "neox" || (rot != 0 && rot != hd) || hd%16 != 0 {
+	if !ok || q.accs[1] != q.accs[2] || n.Str("rope_mode") != "neox" || (rot != 0 && rot != hd) || hd%16 != 0 || q.outs[2]%hd != 0 {
 		return nil, false, nil
 	}
 	chunks := (q.outs[0] + q.outs[1] + q.outs[2]) / 16 // 8 pairs each
@@ -597,8 +597,8 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 			c.null()
 		}
 	}
-	// Q4_K rows that stream go to the tensor cores (mma.cu.tmpl) in chunks
-	// of mmaChunk columns.
+	// Rows with MmaCodes (Q4_K, Q5_K split) that stream go to the tensor
+	// cores (mma.cu.tmpl) in chunks of mmaChunk columns.
 	if nw, upw, ok := mmaWarps(ga, ua, in); ok && !q8 {
 		chunks := ceilDiv(f, mmaChunk)
 		if st := e.streams(x, ga, in, chunks, 2, mmaChunk); st.smem > 0 {
@@ -622,11 +622,11 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 // up rows are one m16n8k32 tile's 16.
 const mmaChunk = 8
 
-// mmaWarps reports whether a streamed decode SwiGLU with gate and up
-// accessors ga, ua over rows of in takes swiglu_mma (Q4_K, whole super-blocks
-// that whole warps share alike) and its warps and their super-blocks each:
-// the fewest super-blocks a warp (so the fewest registers for their
-// activations) in at most 8 warps.
+// mmaWarps reports whether weights with accessors ga, ua over rows of in
+// take the tensor-core kernels (swiglu_mma, qkv_mma): one layout with
+// MmaCodes, whole super-blocks that at most 8 warps share alike, at most 3
+// a warp (their activations' B words stay in registers); and the warps and
+// super-blocks a warp, the fewest a warp.
 func mmaWarps(ga, ua string, in int64) (nw, upw int64, ok bool) {
 	if ga != ua || !mmaLayout(ga) || in%256 != 0 {
 		return 0, 0, false
