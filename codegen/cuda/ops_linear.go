@@ -521,12 +521,13 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 }
 
 // qkvMMA emits qkv_mma (mma.cu.tmpl) where it serves: one token, q, k
-// and v in one layout with MmaCodes, NeoX rotation of whole heads of a
-// multiple of 16 dims (v whole heads too), and stages that fit.
+// and v in one layout with MmaCodes (one accessor, so v has k's rows:
+// whole heads), NeoX rotation of whole heads of a multiple of 16 dims, and
+// stages that fit.
 func (e *emitter) qkvMMA(c *call, n, x *ir.Node, in int64, q qkvParts, bAccs []string, kv string) ([]plans.Launch, bool, error) {
 	hd, rot := n.Int("head_dim"), n.Int("rot_dim")
 	nw, upw, ok := mmaWarps(q.accs[0], q.accs[1], in)
-	if !ok || q.accs[1] != q.accs[2] || n.Str("rope_mode") != "neox" || (rot != 0 && rot != hd) || hd%16 != 0 || q.outs[2]%hd != 0 {
+	if !ok || q.accs[1] != q.accs[2] || n.Str("rope_mode") != "neox" || (rot != 0 && rot != hd) || hd%16 != 0 {
 		return nil, false, nil
 	}
 	chunks := (q.outs[0] + q.outs[1] + q.outs[2]) / 16 // 8 pairs each

@@ -68,7 +68,9 @@ func TestGPUSwiGLUStreams(t *testing.T) {
 // k turn by NeoX pairs), each part checked in its own plan.
 func TestGPUQKVOnTensorCores(t *testing.T) {
 	gpuOnly(t)
-	const slab, tok, n = 64, 1, qkvHeads * qkvHD
+	const slab, tok = 64, 1
+	s := phi3QKV
+	n := int(s.heads * s.hd)
 	r := rand.New(rand.NewPCG(11, 12))
 	table := make([]float32, 4*streamIn)
 	for i := range table {
@@ -87,17 +89,18 @@ func TestGPUQKVOnTensorCores(t *testing.T) {
 			}
 		}
 		if p < 2 { // NeoX at position 1: pair (i, i + 48) of each head turns by 10000^(-2i/96)
-			for h := 0; h < qkvHeads; h++ {
-				for i := 0; i < qkvHD/2; i++ {
-					s, c := math.Sincos(math.Pow(10000, -2*float64(i)/qkvHD))
-					a, b := &want[p][h*qkvHD+i], &want[p][h*qkvHD+i+qkvHD/2]
-					*a, *b = *a*c-*b*s, *a*s+*b*c
+			hd := int(s.hd)
+			for h := 0; h < int(s.heads); h++ {
+				for i := 0; i < hd/2; i++ {
+					sn, c := math.Sincos(math.Pow(10000, -2*float64(i)/float64(hd)))
+					a, b := &want[p][h*hd+i], &want[p][h*hd+i+hd/2]
+					*a, *b = *a*c-*b*sn, *a*sn+*b*c
 				}
 			}
 		}
 	}
 	for p := range want {
-		g, man := qkvGraph(t, ir.Q5_K, int64(len(data["wq"])), int64(p))
+		g, man := qkvGraph(t, ir.Q5_K, s, int64(p))
 		out, err := cuda.Generate(g, man, cuda.Options{})
 		if err != nil {
 			t.Fatal(err)

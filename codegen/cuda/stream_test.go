@@ -86,28 +86,35 @@ func TestStreamedSwiGLU(t *testing.T) {
 	}
 }
 
-// Phi-3-mini's attention: 32 heads of 96 (q, k and v alike), NeoX over the
-// whole head.
-const qkvHeads, qkvHD = 32, 96
+// qkvShape is a qkv's projections over rows of streamIn: q has heads·hd
+// rows, k kvHeads·hd, v vRows; rope is its RoPE mode.
+type qkvShape struct {
+	heads, kvHeads, hd, vRows int64
+	rope                      string
+}
 
-// qkvGraph is qkv(x, wq, wk, wv, positions) with Phi-3-mini's shapes, NeoX
-// RoPE folded in, weights of dt of wbytes each; its output is the last
-// row of part (0: q, 1: k, 2: v).
-func qkvGraph(t *testing.T, dt ir.DType, wbytes, part int64) (*ir.Graph, *plans.Manifest) {
+// phi3QKV is Phi-3-mini's attention: 32 heads of 96 (q, k and v alike),
+// NeoX over the whole head.
+var phi3QKV = qkvShape{heads: 32, kvHeads: 32, hd: 96, vRows: 32 * 96, rope: "neox"}
+
+// qkvGraph is qkv(x, wq, wk, wv, positions) of shape s, RoPE folded in,
+// weights of dt; its output is the last row of part (0: q, 1: k, 2: v).
+func qkvGraph(t *testing.T, dt ir.DType, s qkvShape, part int64) (*ir.Graph, *plans.Manifest) {
 	t.Helper()
-	const n = qkvHeads * qkvHD
-	g, x, man := tableGraph("qkv", streamIn, 3*n)
+	gt, _ := gguf.TypeByName(dt.String())
+	parts := []int64{s.heads * s.hd, s.kvHeads * s.hd, s.vRows}
+	g, x, man := tableGraph("qkv", streamIn, parts[0]+parts[1]+parts[2])
 	pos := g.Add(ir.OpInput, ir.I32, ir.Shape{ir.T}, map[string]any{"name": "positions"})
 	ws := []*ir.Node{x}
-	for _, w := range []string{"wq", "wk", "wv"} {
-		ws = append(ws, g.Add(ir.OpWeight, dt, ir.Shape{n, streamIn}, map[string]any{"name": w}))
-		man.Tensors = append(man.Tensors, plans.Tensor{Name: w, DType: dt.String(), Shape: []int64{n, streamIn}, Bytes: wbytes})
+	for i, w := range []string{"wq", "wk", "wv"} {
+		ws = append(ws, g.Add(ir.OpWeight, dt, ir.Shape{parts[i], streamIn}, map[string]any{"name": w}))
+		man.Tensors = append(man.Tensors, plans.Tensor{Name: w, DType: dt.String(), Shape: []int64{parts[i], streamIn}, Bytes: parts[i] * gt.RowBytes(streamIn)})
 	}
-	y := g.Add(ir.OpQKV, ir.F32, ir.Shape{ir.T, 3 * n}, map[string]any{"parts": []int64{n, n, n}, "rope_mode": "neox",
-		"heads": int64(qkvHeads), "kv_heads": int64(qkvHeads), "head_dim": int64(qkvHD), "rot_dim": int64(qkvHD), "base": 10000.0},
+	y := g.Add(ir.OpQKV, ir.F32, ir.Shape{ir.T, parts[0] + parts[1] + parts[2]}, map[string]any{"parts": parts, "rope_mode": s.rope,
+		"heads": s.heads, "kv_heads": s.kvHeads, "head_dim": s.hd, "rot_dim": s.hd, "base": 10000.0},
 		append(ws, pos)...)
-	v := g.Add(ir.OpView, ir.F32, ir.Shape{ir.T, n}, map[string]any{"part": part}, y)
-	g.Outputs = []*ir.Node{g.Add(ir.OpLast, ir.F32, ir.Shape{1, n}, nil, v)}
+	v := g.Add(ir.OpView, ir.F32, ir.Shape{ir.T, parts[part]}, map[string]any{"part": part}, y)
+	g.Outputs = []*ir.Node{g.Add(ir.OpLast, ir.F32, ir.Shape{1, parts[part]}, nil, v)}
 	runGPUPasses(t, g, man)
 	return g, man
 }
@@ -117,7 +124,7 @@ func qkvGraph(t *testing.T, dt ir.DType, wbytes, part int64) (*ir.Graph, *plans.
 // an SM, and the emitted source matches its golden and compiles with nvcc
 // for sm_80 and sm_90.
 func TestQKVOnTensorCores(t *testing.T) {
-	g, man := qkvGraph(t, ir.Q5_K, qkvHeads*qkvHD*gguf.Q5_K.RowBytes(streamIn), 0)
+	g, man := qkvGraph(t, ir.Q5_K, phi3QKV, 0)
 	out, err := cuda.Generate(g, man, cuda.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -138,6 +145,36 @@ func TestQKVOnTensorCores(t *testing.T) {
 		if _, err := cuda.Compile(out.Source, arch); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestQKVFallsBack: a decode qkv that qkv_mma does not serve takes qkv_q8:
+// k narrower than q, or v than k (other accessors), normal RoPE, a
+// head_dim not a multiple of 16 (qkv_mma's static_asserts would make these
+// nvcc errors).
+func TestQKVFallsBack(t *testing.T) {
+	for name, s := range map[string]qkvShape{
+		"grouped k and v":   {heads: 32, kvHeads: 8, hd: 96, vRows: 8 * 96, rope: "neox"},
+		"normal rope":       {heads: 32, kvHeads: 32, hd: 96, vRows: 32 * 96, rope: "normal"},
+		"head_dim 72":       {heads: 32, kvHeads: 32, hd: 72, vRows: 32 * 72, rope: "neox"},
+		"v not whole heads": {heads: 32, kvHeads: 32, hd: 96, vRows: 32*96 - 32, rope: "neox"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g, man := qkvGraph(t, ir.Q5_K, s, 0)
+			out, err := cuda.Generate(g, man, cuda.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kernels []string
+			for _, l := range out.Kernels.Decode {
+				if strings.HasPrefix(l.Kernel, "qkv_") {
+					kernels = append(kernels, l.Kernel[:strings.IndexByte(l.Kernel[4:], '_')+4])
+				}
+			}
+			if len(kernels) != 1 || kernels[0] != "qkv_q8" {
+				t.Errorf("decode qkv launches %v, want one qkv_q8", kernels)
+			}
+		})
 	}
 }
 
