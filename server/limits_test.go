@@ -239,13 +239,7 @@ func TestStalledReaderCannotHoldTheWorker(t *testing.T) {
 	// The stalled job is queued or running before the next request is sent:
 	// else the next may run first and end before the stalled one is
 	// cancelled (a fresh-clone CI run saw that).
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		srv.sched.mu.Lock()
-		_, queued := srv.sched.jobs["stalled"]
-		srv.sched.mu.Unlock()
-		if queued {
-			break
-		}
+	for deadline := time.Now().Add(10 * time.Second); srv.sched.lookup("stalled") == nil; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the stalled request never reached the scheduler")
 		}
