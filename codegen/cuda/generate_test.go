@@ -69,6 +69,35 @@ func golden(t *testing.T, file string, got []byte) {
 	}
 }
 
+// modelGolden compares the model's part of an emitted source (from
+// modelPart on) with testdata/file.
+func modelGolden(t *testing.T, file, source string) {
+	t.Helper()
+	i := strings.Index(source, modelPart)
+	if i < 0 {
+		t.Fatalf("source lacks %q", modelPart)
+	}
+	golden(t, file, []byte(source[i:]))
+}
+
+// compiles compiles an emitted source with nvcc for sm_80 and sm_90, each
+// to a non-empty fatbin; without nvcc it skips the test.
+func compiles(t *testing.T, source string) {
+	t.Helper()
+	if _, err := cuda.FindNVCC(); err != nil {
+		t.Skipf("no nvcc, so the emitted CUDA cannot be compiled here: %v", err)
+	}
+	for _, arch := range []string{"sm_80", "sm_90"} {
+		fb, err := cuda.Compile(source, arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fb) == 0 {
+			t.Fatalf("%s: empty fatbin", arch)
+		}
+	}
+}
+
 // TestCompileTiny compiles every tiny preset's source with nvcc for sm_80
 // and sm_90.
 func TestCompileTiny(t *testing.T) {
@@ -79,15 +108,7 @@ func TestCompileTiny(t *testing.T) {
 		t.Run(tp.preset+"-"+string(tp.quant), func(t *testing.T) {
 			t.Parallel() // nvcc is single-threaded: one per core
 			out, _ := tinyOutput(t, tp.preset, tp.quant)
-			for _, arch := range []string{"sm_80", "sm_90"} {
-				fb, err := cuda.Compile(out.Source, arch)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(fb) == 0 {
-					t.Fatalf("%s: empty fatbin", arch)
-				}
-			}
+			compiles(t, out.Source)
 		})
 	}
 }

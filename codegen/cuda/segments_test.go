@@ -35,12 +35,5 @@ func TestSegmentedLaneSets(t *testing.T) {
 	if !found {
 		t.Fatal("no linear_q8 launch in the decode schedule")
 	}
-	if _, err := cuda.FindNVCC(); err != nil {
-		t.Skipf("no nvcc: %v", err)
-	}
-	for _, arch := range []string{"sm_80", "sm_90"} {
-		if _, err := cuda.Compile(got.Source, arch); err != nil {
-			t.Fatal(err)
-		}
-	}
+	compiles(t, got.Source)
 }

@@ -69,19 +69,8 @@ func TestStreamedSwiGLU(t *testing.T) {
 					t.Errorf("prefill launch %s streams (%d bytes)", l.Kernel, l.Smem)
 				}
 			}
-			i := strings.Index(out.Source, modelPart)
-			if i < 0 {
-				t.Fatalf("source lacks %q", modelPart)
-			}
-			golden(t, "swiglu-stream-"+dt.String()+".cu", []byte(out.Source[i:]))
-			if _, err := cuda.FindNVCC(); err != nil {
-				t.Skipf("no nvcc: %v", err)
-			}
-			for _, arch := range []string{"sm_80", "sm_90"} {
-				if _, err := cuda.Compile(out.Source, arch); err != nil {
-					t.Fatal(err)
-				}
-			}
+			modelGolden(t, "swiglu-stream-"+dt.String()+".cu", out.Source)
+			compiles(t, out.Source)
 		})
 	}
 }
@@ -133,19 +122,8 @@ func TestQKVOnTensorCores(t *testing.T) {
 	if want := 2 * 2 * (128*96 + 32*96 + 16*96 + 3*16); l.Smem != want || l.GridB[0] != 2*132 || l.Block[0] != 6*32 {
 		t.Errorf("%s: %d bytes of stages, %d blocks of %d threads; want %d, 264 of 192", l.Kernel, l.Smem, l.GridB[0], l.Block[0], want)
 	}
-	i := strings.Index(out.Source, modelPart)
-	if i < 0 {
-		t.Fatalf("source lacks %q", modelPart)
-	}
-	golden(t, "qkv-mma-q5_k.cu", []byte(out.Source[i:]))
-	if _, err := cuda.FindNVCC(); err != nil {
-		t.Skipf("no nvcc: %v", err)
-	}
-	for _, arch := range []string{"sm_80", "sm_90"} {
-		if _, err := cuda.Compile(out.Source, arch); err != nil {
-			t.Fatal(err)
-		}
-	}
+	modelGolden(t, "qkv-mma-q5_k.cu", out.Source)
+	compiles(t, out.Source)
 }
 
 // TestQKVFallsBack: a decode qkv that qkv_mma does not serve takes qkv_q8:
