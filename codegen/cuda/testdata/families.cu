@@ -1086,13 +1086,16 @@ template <i64 NBLK> struct W_q5_0_split_dot : W_q5_0_split<NBLK> {
     static __device__ __forceinline__ float dot(const Raw_q5_0& r, const int* xw, const float2* xs) { return dot8_q5_0(r.q, r.qh, h2f(r.d), xw, xs[0]); }
 };
 // dot8_k4: group c of a Q4_K or Q5_K block (header hd, quant words q):
-// sub-blocks 2c (low nibbles) and 2c+1 (high). fifth(i) has the fifth bits
-// of word i's low-nibble (x) and high-nibble (y) elements at bit 4 of their
-// bytes, 0 for Q4_K.
-// FIFTH false (Q4_K): fifth is unused and the high nibbles are read in
+// sub-blocks 2c (low nibbles) and 2c+1 (high). For Q5_K fifth(i) has the
+// fifth bits of word i's low-nibble (x) and high-nibble (y) elements at bit
+// 4 of their bytes; Q4_K passes NoFifth, and its high nibbles are read in
 // place (dot4_hi), their scale divided by 16.
-template <bool FIFTH = true, class F>
+struct NoFifth {};
+template <class F> struct Fifth { static constexpr bool value = true; };
+template <> struct Fifth<NoFifth> { static constexpr bool value = false; };
+template <class F>
 __device__ __forceinline__ float dot8_k4(const uint4& hd, int c, const uint32_t* q, F fifth, const int* xw, const float2* xs) {
+    constexpr bool FIFTH = Fifth<F>::value;
     float s0, m0, s1, m1;
     k4_group_scales(hd, c, &s0, &m0, &s1, &m1);
     int a0 = 0, a1 = 0;
@@ -1113,7 +1116,7 @@ __device__ __forceinline__ float dot8_k4(const uint4& hd, int c, const uint32_t*
 }
 template <i64 NBLK> struct W_q4_k_dot : W_q4_k<NBLK> {
     static __device__ __forceinline__ float dot(const Raw_q4_k& r, const int* xw, const float2* xs) {
-        return dot8_k4<false>(r.hd, r.c, r.q, [](int) { return make_uint2(0, 0); }, xw, xs);
+        return dot8_k4(r.hd, r.c, r.q, NoFifth{}, xw, xs);
     }
 };
 // Q5_K in GGUF order: group c's fifth bits are bits 2c and 2c+1 of the
