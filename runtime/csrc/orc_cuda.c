@@ -28,6 +28,7 @@ enum {
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
 	CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+	CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
 	CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
 	CU_STREAM_NON_BLOCKING = 1,
 	/* Relaxed: the capturing goroutine may hop OS threads between calls. */
@@ -81,6 +82,7 @@ static struct {
 	CUresult (*ModuleLoadData)(CUmodule *, const void *);
 	CUresult (*ModuleUnload)(CUmodule);
 	CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+	CUresult (*FuncGetAttribute)(int *, int, CUfunction);
 	CUresult (*FuncSetAttribute)(CUfunction, int, int);
 	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 	                         CUstream, void **, void **);
@@ -130,6 +132,7 @@ static const struct {
 	{"cuModuleLoadData", (void **)&cu.ModuleLoadData},
 	{"cuModuleUnload", (void **)&cu.ModuleUnload},
 	{"cuModuleGetFunction", (void **)&cu.ModuleGetFunction},
+	{"cuFuncGetAttribute", (void **)&cu.FuncGetAttribute},
 	{"cuFuncSetAttribute", (void **)&cu.FuncSetAttribute},
 	{"cuLaunchKernel", (void **)&cu.LaunchKernel},
 	{"cuLaunchKernelEx", (void **)&cu.LaunchKernelEx, 1},
@@ -376,10 +379,15 @@ int orc_function(orc_dev *d, uint64_t module, const char *name, uint32_t smem, u
 		snprintf(what, sizeof what, "cuModuleGetFunction(%s)", name);
 		return cufail(err, what, r);
 	}
-	/* Above 48 KiB a kernel needs its dynamic shared memory limit raised. */
-	if (smem > 48 * 1024) {
-		if ((int)smem > d->smem_optin)
-			return failf(err, ORC_EINVAL, "kernel %s wants %u bytes of shared memory; this GPU allows %d", name, smem, d->smem_optin);
+	/* Above 48 KiB of static and dynamic shared memory together a kernel
+	 * needs its dynamic limit raised. */
+	int static_smem = 0;
+	r = cu.FuncGetAttribute(&static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
+	if (r != 0) return cufail(err, "cuFuncGetAttribute", r);
+	if (static_smem + smem > 48 * 1024) {
+		if (static_smem + (int)smem > d->smem_optin)
+			return failf(err, ORC_EINVAL, "kernel %s wants %d bytes of shared memory (%d static, %u dynamic); this GPU allows %d",
+			             name, static_smem + (int)smem, static_smem, smem, d->smem_optin);
 		r = cu.FuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
 		if (r != 0) return cufail(err, "cuFuncSetAttribute", r);
 	}

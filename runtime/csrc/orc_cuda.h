@@ -33,7 +33,7 @@ typedef struct orc_dev {
 	char name[256];
 	int cc_major, cc_minor;
 	int sm_count;
-	int smem_optin; /* max dynamic shared memory per block after opt-in */
+	int smem_optin; /* max shared memory per block (static and dynamic) after opt-in */
 	int driver_version;
 	uint64_t total_mem;
 	int launch_ex; /* the driver has cuLaunchKernelEx (CUDA >= 11.8) */
