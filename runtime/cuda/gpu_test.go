@@ -27,7 +27,8 @@ import (
 	"github.com/llama-orch/orc/runtime"
 )
 
-// hand.ptx is written by hand (no compiler): iota_add and add_state.
+// hand.ptx is written by hand (no compiler): iota_add, add_state and
+// smem_split.
 //
 //go:embed testdata/hand.ptx
 var handPTX []byte
@@ -104,6 +105,41 @@ func TestGPUPTXRoundTrip(t *testing.T) {
 		if v != 3*uint64(i)+41 {
 			t.Fatalf("out[%d] = %d, want %d", i, v, 3*i+41)
 		}
+	}
+}
+
+// TestGPUStaticAndDynamicSharedMemory: a kernel whose static shared memory
+// (40 KiB) and dynamic bytes (16 KiB) together pass 48 KiB launches (its
+// dynamic limit raised though its dynamic bytes alone are under 48 KiB) and
+// reads the last of them; asking for more than the GPU allows a block fails
+// at load, naming both parts.
+func TestGPUStaticAndDynamicSharedMemory(t *testing.T) {
+	g := testGPU(t)
+	mod := must[module](t)(g.moduleLoad(handPTX))
+	defer g.moduleUnload(mod)
+	const dyn, threads = 16 << 10, 256
+	fn := must[uint64](t)(g.function(mod, "smem_split", dyn))
+	out := must[devptr](t)(g.alloc(4 * threads))
+	defer g.free(out)
+	b := &batch{
+		launches: []launchRec{{fn: fn, grid: [3]uint32{1, 1, 1}, block: [3]uint32{threads, 1, 1}, smem: dyn, argc: 2}},
+		argv:     []uint64{uint64(out), dyn},
+	}
+	if err := g.launch(b); err != nil {
+		t.Fatal(err)
+	}
+	host := make([]byte, 4*threads)
+	if err := g.copyDtoH(host, out); err != nil {
+		t.Fatal(err)
+	}
+	for i := range threads {
+		if v := binary.LittleEndian.Uint32(host[4*i:]); v != uint32(3*i+7) {
+			t.Fatalf("out[%d] = %d, want %d", i, v, 3*i+7)
+		}
+	}
+	over := int(g.d.smem_optin) - 40<<10 + 16
+	if _, err := g.function(mod, "smem_split", over); err == nil || !strings.Contains(err.Error(), "40960 static") {
+		t.Fatalf("%d dynamic bytes past 40 KiB static: err %v, want one naming the static bytes", over, err)
 	}
 }
 
