@@ -400,28 +400,23 @@ template <i64 NBLK> struct W_mxfp4_split : W_loads<W_mxfp4_split<NBLK>> {  // [N
 };
 
 // K-quant scales: eight 6-bit scales and eight 6-bit mins in 12 bytes
-// (s[0..11] = words h[0..2]). Scale j's bytes are s[j], s[j + 4] (j < 4) or
-// s[j - 4], s[j], s[j + 4]: byte j & 3 of fixed words, so h is indexed with
-// constants only (byte_of(h, j) with a run-time j put h in local memory).
-__device__ __forceinline__ void scale_min_k4(int j, const uint32_t* h, float* sc, float* m) {
-    const int sh = 8 * (j & 3);
-    const uint32_t b0 = (h[0] >> sh) & 0xFF, b1 = (h[1] >> sh) & 0xFF;
-    if (j < 4) {
-        *sc = (float)(b0 & 63);
-        *m = (float)(b1 & 63);
-    } else {
-        const uint32_t b2 = (h[2] >> sh) & 0xFF;
-        *sc = (float)((b2 & 15) | ((b0 >> 6) << 4));
-        *m = (float)((b2 >> 4) | ((b1 >> 6) << 4));
-    }
-}
-// k4_group_scales: the 6-bit scales and mins of sub-blocks 2c and 2c+1 (a
-// 64-element group c) of a Q4_K or Q5_K block whose first 16 bytes are hd
-// (d, dmin, then the 12 scale bytes).
+// s[0..11] (hd.y, hd.z, hd.w after d and dmin). Sub-block j < 4 has scale
+// s[j] & 63 and min s[j + 4] & 63; j >= 4 the low (scale) or high (min)
+// nibble of s[j + 4] under the top two bits of s[j - 4] or s[j]. A group's
+// sub-blocks 2c and 2c + 1 are adjacent bytes, so k4_group_scales takes
+// one 16-bit half of each word for both, and picks the j >= 4 form by a
+// select, not a branch: c is a lane's own in the tensor-core dots, where a
+// branch on it diverged (and a run-time byte index would have put the words
+// in local memory).
 __device__ __forceinline__ void k4_group_scales(const uint4& hd, int c, float* s0, float* m0, float* s1, float* m1) {
-    const uint32_t h[3] = {hd.y, hd.z, hd.w};
-    scale_min_k4(2 * c, h, s0, m0);
-    scale_min_k4(2 * c + 1, h, s1, m1);
+    const int sh = 16 * (c & 1);
+    const uint32_t a = hd.y >> sh, b = hd.z >> sh, e = hd.w >> sh;  // s[j & 3], s[4 + (j & 3)], s[8 + (j & 3)]
+    const uint32_t sc = c < 2 ? a & 0x3F3Fu : (e & 0x0F0Fu) | ((a >> 2) & 0x3030u);
+    const uint32_t mn = c < 2 ? b & 0x3F3Fu : ((e >> 4) & 0x0F0Fu) | ((b >> 2) & 0x3030u);
+    *s0 = (float)(sc & 0xFF);
+    *s1 = (float)((sc >> 8) & 0xFF);
+    *m0 = (float)(mn & 0xFF);
+    *m1 = (float)((mn >> 8) & 0xFF);
 }
 // dq_k4: group c of a Q4_K or Q5_K block (header hd, the group's 32 quant
 // bytes q) dequantized; fifth(l) has the fifth bits of the group's elements
