@@ -136,7 +136,9 @@ __global__ void __launch_bounds__(32 * (CWARPS + 1), 1) step(const uint8_t* __re
 }
 
 template <int WORK, int CHUNK, int STAGES, bool AHEAD, int CWARPS = 8, bool RED = false>
-void run(const char* name, const uint8_t* w, const std::vector<Phase>& phs, long long total, unsigned* counter, unsigned* out, int sms) {
+void run(const char* name, const uint8_t* w, const std::vector<Phase>& phs, unsigned* counter, unsigned* out, int sms) {
+    long long total = 0;
+    for (const Phase& p : phs) total += p.bytes;
     Phase* d;
     CK(cudaMalloc(&d, phs.size() * sizeof(Phase)));
     CK(cudaMemcpy(d, phs.data(), phs.size() * sizeof(Phase), cudaMemcpyHostToDevice));
@@ -170,64 +172,64 @@ void run(const char* name, const uint8_t* w, const std::vector<Phase>& phs, long
     CK(cudaFree(d));
 }
 
+// step_phases: Phi-3-mini Q4_K_M's decode step phase by phase (ncu's DRAM
+// reads per kernel), each phase's bytes from the 4 KiB boundary past the
+// last's; with fused, 32 blocks spend att after their qkv chunks instead of
+// the attention being a phase of its own.
+std::vector<Phase> step_phases(int sms, int att, int norm, bool fused) {
+    const long long QKV = 19464192, O = 5308416, GU = 28311552, DQ4 = 14155776, DQ6 = 20643840, HEAD = 80801280;
+    std::vector<Phase> v;
+    long long off = 0;
+    auto add = [&](long long bytes, int db, int dns) {
+        v.push_back({off, bytes, db, dns, 0, 0});
+        off += (bytes + 4095) / 4096 * 4096;
+    };
+    for (int l = 0; l < 32; l++) {
+        add(QKV, sms, norm);  // every block normalizes x itself, then qkv
+        if (fused)
+            v.back().end_blocks = 32, v.back().end_ns = att;
+        else
+            add(0, 32, att);  // attention: 32 heads
+        add(O, 0, 0);                  // o-proj (+ residual)
+        add(GU, sms, norm);            // norm, gate/up (+ SiLU)
+        add(l % 2 ? DQ6 : DQ4, 0, 0);  // down (+ residual)
+    }
+    add(HEAD, sms, norm);
+    return v;
+}
+
 int main() {
     int sms;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     cudaDeviceProp pr;
     CK(cudaGetDeviceProperties(&pr, 0));
     printf("%s, %d SMs\n", pr.name, sms);
-    // Phi-3-mini Q4_K_M's decode bytes (ncu's DRAM reads per kernel).
-    const long long QKV = 19464192, O = 5308416, GU = 28311552, DQ4 = 14155776, DQ6 = 20643840, HEAD = 80801280;
-    std::vector<Phase> layers, fused, flat;
-    long long off = 0, total = 0;
-    auto add = [&](std::vector<Phase>& v, long long bytes, int db, int dns) {
-        v.push_back({off, bytes, db, dns, 0, 0});
-        off += (bytes + 4095) / 4096 * 4096;
-        total += bytes;
-    };
     const int ATT = getenv("ATT_NS") ? atoi(getenv("ATT_NS")) : 3000, NORM = getenv("NORM_NS") ? atoi(getenv("NORM_NS")) : 1000;
-    for (int l = 0; l < 32; l++) {
-        add(layers, QKV, sms, NORM);   // every block normalizes x itself, then qkv
-        add(layers, 0, 32, ATT);       // attention: 32 heads
-        add(layers, O, 0, 0);          // o-proj (+ residual)
-        add(layers, GU, sms, NORM);    // norm, gate/up (+ SiLU)
-        add(layers, l % 2 ? DQ6 : DQ4, 0, 0);  // down (+ residual)
-    }
-    add(layers, HEAD, sms, NORM);
-    const long long bytes = total;
-    off = 0;
-    total = 0;
-    for (int l = 0; l < 32; l++) {  // the attention in qkv's tail: 32 blocks after their qkv chunks
-        add(fused, QKV, sms, NORM);
-        fused.back().end_blocks = 32, fused.back().end_ns = ATT;
-        add(fused, O, 0, 0);
-        add(fused, GU, sms, NORM);
-        add(fused, l % 2 ? DQ6 : DQ4, 0, 0);
-    }
-    add(fused, HEAD, sms, NORM);
-    std::vector<Phase> empty(layers.size(), Phase{0, 0, 0, 0, 0, 0});
-    off = 0;
-    total = 0;
-    add(flat, bytes, 0, 0);  // the same bytes, one phase
+    const std::vector<Phase> layers = step_phases(sms, ATT, NORM, false), fused = step_phases(sms, ATT, NORM, true);
+    long long bytes = 0;
+    for (const Phase& p : layers) bytes += p.bytes;
+    const std::vector<Phase> flat{{0, bytes, 0, 0, 0, 0}};  // the same bytes, one phase
+    const std::vector<Phase> empty(layers.size(), Phase{0, 0, 0, 0, 0, 0});
+    const long long span = layers.back().off + layers.back().bytes;  // the last phase's end, past every layout's
     uint8_t* w;
-    CK(cudaMalloc(&w, bytes + (1 << 24) + 161 * 4096));
-    CK(cudaMemset(w, 1, bytes + (1 << 24)));
+    CK(cudaMalloc(&w, span));
+    CK(cudaMemset(w, 1, span));
     unsigned *counter, *out;
     CK(cudaMalloc(&counter, 4));
     CK(cudaMalloc(&out, 4096));
     printf("%.3f GB a step, %zu phases; attention %d ns on 32 blocks, norms %d ns\n", bytes / 1e9, layers.size(), ATT, NORM);
-    run<0, 24576, 8, true>("barriers only", w, empty, 0, counter, out, sms);
-    run<0, 24576, 8, true, 8, true>("barriers only", w, empty, 0, counter, out, sms);
-    run<0, 24576, 8, true>("one phase (copy bound)", w, flat, bytes, counter, out, sms);
-    run<16, 24576, 8, true, 8>("one phase", w, flat, bytes, counter, out, sms);
-    run<8, 24576, 8, true, 8>("one phase", w, flat, bytes, counter, out, sms);
-    run<0, 24576, 8, true, 8>("phases", w, layers, bytes, counter, out, sms);
-    run<16, 24576, 8, true, 8>("phases", w, layers, bytes, counter, out, sms);
-    run<16, 24576, 8, true, 8, true>("phases", w, layers, bytes, counter, out, sms);
-    run<16, 24576, 8, false, 8>("phases", w, layers, bytes, counter, out, sms);
-    run<8, 24576, 8, true, 8>("phases", w, layers, bytes, counter, out, sms);
-    run<16, 24576, 8, true, 8>("phases, attention in qkv", w, fused, bytes, counter, out, sms);
-    run<16, 24576, 8, true, 8, true>("phases, attention in qkv", w, fused, bytes, counter, out, sms);
-    run<8, 24576, 8, true, 8, true>("phases, attention in qkv", w, fused, bytes, counter, out, sms);
+    run<0, 24576, 8, true>("barriers only", w, empty, counter, out, sms);
+    run<0, 24576, 8, true, 8, true>("barriers only", w, empty, counter, out, sms);
+    run<0, 24576, 8, true>("one phase (copy bound)", w, flat, counter, out, sms);
+    run<16, 24576, 8, true, 8>("one phase", w, flat, counter, out, sms);
+    run<8, 24576, 8, true, 8>("one phase", w, flat, counter, out, sms);
+    run<0, 24576, 8, true, 8>("phases", w, layers, counter, out, sms);
+    run<16, 24576, 8, true, 8>("phases", w, layers, counter, out, sms);
+    run<16, 24576, 8, true, 8, true>("phases", w, layers, counter, out, sms);
+    run<16, 24576, 8, false, 8>("phases", w, layers, counter, out, sms);
+    run<8, 24576, 8, true, 8>("phases", w, layers, counter, out, sms);
+    run<16, 24576, 8, true, 8>("phases, attention in qkv", w, fused, counter, out, sms);
+    run<16, 24576, 8, true, 8, true>("phases, attention in qkv", w, fused, counter, out, sms);
+    run<8, 24576, 8, true, 8, true>("phases, attention in qkv", w, fused, counter, out, sms);
     return 0;
 }
