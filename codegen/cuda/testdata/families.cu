@@ -1673,7 +1673,6 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
                            rot, c, sn, y, kc, vc, state);
 }
 
-
 // Decode SwiGLU and qkv on tensor cores (Q4_K or Q5_K rows, streamed). The
 // integer path's dots (q8.cu.tmpl) spend about two SASS instructions a
 // weight on dp2a, masks and scales: Phi-3-mini's streamed SwiGLU issued 757
