@@ -209,7 +209,16 @@ func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, threads, b
 	if st.smem > 0 {
 		targs = append(targs, cInt(st.smem))
 	}
-	ls, err := st.launch(e.emit(c, fn, int(threads), gridTokenTiles(blocksX, rowsOf(x), tt), targs...))
+	// A staged grid is resident at once (stagesX) only where registers let
+	// its blocks share the SMs, which nothing held them to: a shorter
+	// dot8_q6_k (branch next-q6b) took Phi-3's Q6_K down, 384 blocks, to 88
+	// registers (nvcc 13), two blocks an SM, two waves: 12.6 → 15.3 µs
+	// (H100, KERNELS.md, eighteenth session).
+	minBlocks := 0
+	if n := ceilDiv(blocksX, targetSMs); staged && n > 1 {
+		minBlocks = int(n)
+	}
+	ls, err := st.launch(e.emitBounded(c, fn, int(threads), minBlocks, gridTokenTiles(blocksX, rowsOf(x), tt), targs...))
 	return append(quant, ls...), err
 }
 
