@@ -1,0 +1,47 @@
+package cuda_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/llama-orch/orc/codegen/cuda"
+	"github.com/llama-orch/orc/gguf"
+	"github.com/llama-orch/orc/ir"
+)
+
+// TestStagedLinearsShareSMs: a decode linear that quantizes x itself (x an
+// embedding's f32 output here: linear_q8(w, x, y, state)) counts on its
+// grid being resident at once, so one with more blocks than SMs is emitted
+// with the registers' bound that lets them share the SMs: Phi-3-mini's
+// downs (8192 → 3072, 384 blocks) three blocks an SM; Qwen2.5-0.5B's
+// (4864 → 896, fewer blocks than SMs) without a bound.
+func TestStagedLinearsShareSMs(t *testing.T) {
+	for _, c := range []struct {
+		dt      ir.DType
+		out, in int64
+		bounds  string
+	}{
+		{ir.Q6_K, 3072, 8192, "256, 3"},
+		{ir.Q4_K, 3072, 8192, "256, 3"},
+		{ir.Q6_K, 896, 4864, "256"},
+	} {
+		gt, _ := gguf.TypeByName(c.dt.String())
+		g, man := gemvGraph(t, c.dt, 1, c.out, c.in, c.out*gt.RowBytes(c.in))
+		out, err := cuda.Generate(g, man, cuda.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var staged []string
+		for _, l := range out.Kernels.Decode {
+			if strings.HasPrefix(l.Kernel, "linear_q8") && len(l.Args) == 4 {
+				staged = append(staged, l.Kernel)
+			}
+		}
+		if len(staged) != 1 {
+			t.Fatalf("%s %d → %d: staged decode linears %v, want one", c.dt, c.in, c.out, staged)
+		}
+		if want := "__launch_bounds__(" + c.bounds + ") " + staged[0] + "("; !strings.Contains(out.Source, want) {
+			t.Errorf("%s %d → %d: no %q in the source", c.dt, c.in, c.out, want)
+		}
+	}
+}
