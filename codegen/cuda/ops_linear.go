@@ -215,8 +215,8 @@ func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, threads, b
 	// registers (nvcc 13), two blocks an SM, two waves: 12.6 → 15.3 µs
 	// (H100, KERNELS.md, eighteenth session).
 	minBlocks := 0
-	if n := ceilDiv(blocksX, targetSMs); staged && n > 1 {
-		minBlocks = int(n)
+	if perSM := ceilDiv(blocksX, targetSMs); staged && perSM > 1 {
+		minBlocks = int(perSM)
 	}
 	ls, err := st.launch(e.emitBounded(c, fn, int(threads), minBlocks, gridTokenTiles(blocksX, rowsOf(x), tt), targs...))
 	return append(quant, ls...), err
