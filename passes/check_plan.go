@@ -19,8 +19,8 @@ func verifyFinal(g *ir.Graph) error {
 // allocator: every arena buffer is aligned and inside arena_bytes, weights
 // and inputs have no offset, each view sits at its base plus its part, and
 // no two buffers overlap while both are live. A buffer is live from its
-// node to its last reader (a view's readers count for its base; outputs
-// live to the end), so a node never writes over its own inputs.
+// node to its last reader (readsOf; a view's readers count for its base;
+// outputs live to the end), so a node never writes over its own inputs.
 func CheckPlan(g *ir.Graph) error {
 	mt, _ := g.Attrs["max_tokens"].(int64)
 	arena, okA := g.Attrs["arena_bytes"].(int64)
@@ -65,7 +65,7 @@ func CheckPlan(g *ir.Graph) error {
 			bufs[n] = b
 			order = append(order, b)
 		}
-		for _, in := range n.Inputs {
+		for _, in := range readsOf(n) {
 			if b, ok := bufs[bufferOf(in)]; ok {
 				b.lastUse = i
 			}

@@ -20,8 +20,8 @@ const Alignment = 256
 // the base alive.
 //
 // Liveness follows the schedule: a buffer is live from its node to its
-// last reader (to the end for outputs), both ends included, so a node's
-// buffer never overlaps its inputs. All lifetimes are known before placing,
+// last reader (to the end for outputs; readsOf says what a node reads),
+// both ends included, so a node's buffer never overlaps its inputs. All lifetimes are known before placing,
 // so placement is the offline "greedy by size" heuristic: the largest
 // buffers are placed first, each at the lowest 256-byte aligned offset
 // that overlaps no placed buffer live at the same time. Placing the few big
@@ -44,7 +44,7 @@ func planMemory(g *ir.Graph) error {
 		if n.Op == ir.OpView {
 			continue // a view's own readers count
 		}
-		for _, in := range n.Inputs {
+		for _, in := range readsOf(n) {
 			lastUse[bufferOf(in)] = i
 		}
 	}

@@ -135,6 +135,21 @@ func TestCheckPlanRejects(t *testing.T) {
 	}
 }
 
+// TestCheckPlanKeepsFoldedNormInputs: a qkv over a normed row may read the
+// norm's inputs (readsOf, for codegen/cuda's folded norms), so no input of
+// the norm may sit in its buffer, though the norm is their last reader in
+// the graph.
+func TestCheckPlanKeepsFoldedNormInputs(t *testing.T) {
+	g := parseFile(t, "testdata/pipeline.sm_90.after.ir")
+	checkPlan(t, g)
+	// %66 = qkv(%76, ...), %76 the normed part of %75 = add_rmsnorm(%74,
+	// %29, ...): %29 in %66's place overlaps nothing else while live.
+	node(g, 29).Attrs["offset"] = node(g, 66).Attrs["offset"]
+	if err := CheckPlan(g); err == nil || !strings.Contains(err.Error(), "overlaps") {
+		t.Errorf("got %v, want an error containing %q", err, "overlaps")
+	}
+}
+
 // node finds a node by id; the fixture has every id the cases name.
 func node(g *ir.Graph, id int) *ir.Node {
 	for _, n := range g.Nodes {
