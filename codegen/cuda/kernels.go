@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/llama-orch/orc/plans"
 )
 
 // param is one kernel parameter: its C type and name.
@@ -15,10 +17,15 @@ type instance struct {
 	Name      string
 	Threads   int
 	MinBlocks int // blocks per SM its registers must allow (0: no bound)
-	Params    []param
-	Fn        string   // device template, e.g. linear_gemv
-	TArgs     []string // its template arguments
-	Args      []string // its call arguments (parameter names, or nullptr)
+	// StartsLate: the grid before this kernel's should let it launch only
+	// when it completes, in a decode step (kernelSet.launchAtEnd); then
+	// that grid's kernel is a LaunchesAtEnd variant, without
+	// grid_dep_launch.
+	StartsLate, LaunchesAtEnd bool
+	Params                    []param
+	Fn                        string   // device template, e.g. linear_gemv
+	TArgs                     []string // its template arguments
+	Args                      []string // its call arguments (parameter names, or nullptr)
 }
 
 // LaunchBounds is the argument list of its __launch_bounds__.
@@ -88,6 +95,9 @@ func newKernelSet() *kernelSet {
 // arguments (which fix its code) and returns the name.
 func (s *kernelSet) add(k *instance) string {
 	k.Name = k.Fn + "_" + cIdent(strings.Join(k.TArgs, "_"))
+	if k.LaunchesAtEnd {
+		k.Name += "_at_end"
+	}
 	if _, ok := s.byName[k.Name]; !ok {
 		s.byName[k.Name] = k
 		s.instances = append(s.instances, k)
@@ -106,6 +116,26 @@ func (s *kernelSet) config(prefix string, members ...string) string {
 	s.configs = append(s.configs, fmt.Sprintf("struct %s { %s };", name, body))
 	s.configIdx[prefix+body] = name
 	return name
+}
+
+// launchAtEnd gives each launch of decode schedule ls that a StartsLate
+// kernel follows its kernel's LaunchesAtEnd variant. Launched as the grid
+// before them starts, such kernels' blocks take that grid's SM slots and
+// DRAM with their early stage copies (qkv_mma, swiglu_mma) or sit in the
+// slots waiting (a linear_q8 that stages x). H100, Phi-3-mini's decode step
+// with its norms folded (foldedNorm), ms: every grid launching the next as
+// it starts 1.5071; the readers of folded norms at their producers' end
+// 1.4915; the staged downs too 1.4674 (main: 1.5198). The attention and
+// the o-proj, which fetch before their wait, lost 4.4 % and 3 % that way
+// (KERNELS.md, nineteenth session).
+func (s *kernelSet) launchAtEnd(ls []plans.Launch) {
+	for i := 0; i+1 < len(ls); i++ {
+		if s.byName[ls[i+1].Kernel].StartsLate {
+			k := *s.byName[ls[i].Kernel]
+			k.LaunchesAtEnd = true
+			ls[i].Kernel = s.add(&k)
+		}
+	}
 }
 
 // cIdent turns template arguments into an identifier fragment.

@@ -11,10 +11,11 @@ import (
 // call builds a kernel's parameters, its device call's arguments and the
 // launch's arguments side by side.
 type call struct {
-	params []param
-	args   []string
-	largs  []plans.Arg
-	err    error
+	params     []param
+	args       []string
+	largs      []plans.Arg
+	err        error
+	startsLate bool // the kernel's instance.StartsLate
 }
 
 const (
@@ -60,7 +61,7 @@ func (e *emitter) emitBounded(c *call, fn string, threads, minBlocks int, g grid
 	if c.err != nil {
 		return nil, c.err
 	}
-	k := &instance{Threads: threads, MinBlocks: minBlocks, Params: c.params, Fn: fn, TArgs: targs, Args: c.args}
+	k := &instance{Threads: threads, MinBlocks: minBlocks, StartsLate: c.startsLate, Params: c.params, Fn: fn, TArgs: targs, Args: c.args}
 	return []plans.Launch{e.launch(k, g, c.largs...)}, nil
 }
 
@@ -114,6 +115,7 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 	s, blocks := linearQ8Blocks(n.Inputs[1].DType, in, out)
 	stage := e.stagesX(x, in, blocks)
 	if stage {
+		c.startsLate = true
 		c.ptr(e, cIn, "x", x)
 	} else {
 		c.null()
@@ -482,12 +484,22 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 		return e.gemmQKV(c, n, in, q, bAccs)
 	}
 	intPath := e.takesIntDot(n)
-	var quant []plans.Launch
+	var mma mmaShape
 	if intPath {
+		mma = e.qkvMMA(n, x, in, q)
+	}
+	var quant []plans.Launch
+	xt := ""
+	switch {
+	case mma.ok:
+		if quant, xt, err = e.mmaInput(c, x, in); err != nil {
+			return nil, err
+		}
+	case intPath:
 		if quant, err = e.quantizedX(c, x, in); err != nil {
 			return nil, err
 		}
-	} else {
+	default:
 		c.ptr(e, cIn, "x", x)
 	}
 	// The positions of this step, from the state block (what a positions
@@ -521,7 +533,11 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 		blocks += ceilDiv(o/2, 2*sets)
 	}
 	tt := e.tokenTile(x)
-	if ls, ok, err := e.qkvMMA(c, n, x, in, q, bAccs, kv); ok || err != nil {
+	if mma.ok {
+		c.startsLate = true
+		targs := append([]string{xt, q.accs[0]}, bAccs...)
+		targs = append(targs, q.rope, cInt(in), cInt(q.outs[0]), cInt(q.outs[1]), cInt(q.outs[2]), kv, cInt(mma.nw), cInt(mma.upw), "false", cInt(rowsOf(x)), "1", cInt(mma.st.smem))
+		ls, err := mma.st.launch(e.emit(c, "qkv_mma", int(mma.nw*32), gridTokenTiles(mma.st.blocks, rowsOf(x), 1), targs...))
 		return append(quant, ls...), err
 	}
 	targs = append(targs, cInt(s), e.fetchesEarly(x, blocks, false), cInt(rowsOf(x)), cInt(tt))
@@ -529,25 +545,26 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 	return append(quant, ls...), err
 }
 
-// qkvMMA emits qkv_mma (mma.cu.tmpl) where it serves: one token, q, k
-// and v in one layout with MmaCodes (one accessor, so v has k's rows:
+// mmaShape is how a tensor-core kernel (mma.cu.tmpl) runs, where ok: its
+// warps, the super-blocks a warp, and its stream.
+type mmaShape struct {
+	nw, upw int64
+	st      stream
+	ok      bool
+}
+
+// qkvMMA is where qkv n over x takes qkv_mma (mma.cu.tmpl): one token, q,
+// k and v in one layout with MmaCodes (one accessor, so v has k's rows:
 // whole heads), NeoX rotation of whole heads of a multiple of 16 dims, and
 // stages that fit.
-func (e *emitter) qkvMMA(c *call, n, x *ir.Node, in int64, q qkvParts, bAccs []string, kv string) ([]plans.Launch, bool, error) {
+func (e *emitter) qkvMMA(n, x *ir.Node, in int64, q qkvParts) mmaShape {
 	hd, rot := n.Int("head_dim"), n.Int("rot_dim")
 	nw, upw, ok := mmaWarps(q.accs[0], q.accs[1], in)
 	if !ok || q.accs[1] != q.accs[2] || n.Str("rope_mode") != "neox" || (rot != 0 && rot != hd) || hd%16 != 0 {
-		return nil, false, nil
+		return mmaShape{}
 	}
-	chunks := (q.outs[0] + q.outs[1] + q.outs[2]) / 16 // 8 pairs each
-	st := e.mmaStreams(x, q.accs[0], in, chunks, 2, 8)
-	if st.smem == 0 {
-		return nil, false, nil
-	}
-	targs := append([]string{q.accs[0]}, bAccs...)
-	targs = append(targs, q.rope, cInt(in), cInt(q.outs[0]), cInt(q.outs[1]), cInt(q.outs[2]), kv, cInt(nw), cInt(upw), "false", cInt(rowsOf(x)), "1", cInt(st.smem))
-	ls, err := st.launch(e.emit(c, "qkv_mma", int(nw*32), gridTokenTiles(st.blocks, rowsOf(x), 1), targs...))
-	return ls, true, err
+	st := e.mmaStreams(x, q.accs[0], in, (q.outs[0]+q.outs[1]+q.outs[2])/16, 2, 8) // chunks of 8 pairs
+	return mmaShape{nw, upw, st, st.smem > 0}
 }
 
 // attentionOf is the attention whose k and v are parts 1 and 2 of qkv node
@@ -589,9 +606,20 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 		c.ptr(e, cOut, "y", n)
 		return e.emit(c, "swiglu_gemv", 128, gridRowsY(ceilDiv(f, 4), rowsOf(x)), ga, ua, cInt(in), cInt(f), cInt(upRow0))
 	}
-	s, sets := intLanes(n.Inputs[1].DType, in, 2*f)
-	threads := int64(linThreads)
-	q8 := e.tokenTile(x) == 1 && e.wantsInt16(n, f) && swigluQ8Sets*s <= maxSwigluThreads
+	if mma := e.swigluMMA(n, x, in, ga, ua, f); mma.ok {
+		quant, xt, err := e.mmaInput(c, x, in)
+		if err != nil {
+			return nil, err
+		}
+		c.ptr(e, cOut, "y", n)
+		e.stateArg(c)
+		c.startsLate = true
+		ls, err := mma.st.launch(e.emit(c, "swiglu_mma", int(mma.nw*32), gridTokenTiles(mma.st.blocks, rowsOf(x), 1),
+			xt, ga, cInt(in), cInt(f), cInt(upRow0), cInt(mma.nw), cInt(mma.upw), "false", cInt(rowsOf(x)), "1", cInt(mma.st.smem)))
+		return append(quant, ls...), err
+	}
+	s, q8 := e.swigluLanes(n, x, in, f)
+	sets, threads := linThreads/s, int64(linThreads)
 	if q8 {
 		sets, threads = swigluQ8Sets, swigluQ8Sets*s
 	}
@@ -607,15 +635,6 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 			c.null()
 		}
 	}
-	// Rows with MmaCodes (Q4_K, Q5_K split) that stream go to the tensor
-	// cores (mma.cu.tmpl) in chunks of mmaChunk columns.
-	if nw, upw, ok := mmaWarps(ga, ua, in); ok && !q8 {
-		chunks := ceilDiv(f, mmaChunk)
-		if st := e.streams(x, ga, in, chunks, 2, mmaChunk); st.smem > 0 {
-			return e.intDot(c, n, x, in, "swiglu_mma", nw*32, chunks, st, false, false, nil,
-				ga, cInt(in), cInt(f), cInt(upRow0), cInt(nw), cInt(upw))
-		}
-	}
 	blocks := ceilDiv(f, 2*sets)
 	var st stream
 	// stream_rows serves blocks of LIN_WARPS warps (q8's have 16 sets) whose
@@ -626,6 +645,27 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 	}
 	return e.intDot(c, n, x, in, "swiglu_q8", threads, blocks, st, false, false, outs,
 		dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0), cInt(s), cInt(threads/32), fmt.Sprint(q8))
+}
+
+// swigluLanes is swiglu_q8's lane-set size for swiglu_linear n over x
+// [.., in] with F = f, and whether it quantizes its output (q8): where it
+// feeds the integer path, one token a block, in at most maxSwigluThreads.
+func (e *emitter) swigluLanes(n, x *ir.Node, in, f int64) (s int64, q8 bool) {
+	s, _ = intLanes(n.Inputs[1].DType, in, 2*f)
+	return s, e.tokenTile(x) == 1 && e.wantsInt16(n, f) && swigluQ8Sets*s <= maxSwigluThreads
+}
+
+// swigluMMA is where swiglu_linear n over x (gate and up accessors ga, ua)
+// takes swiglu_mma: rows with MmaCodes (Q4_K, Q5_K split) that stream, in
+// chunks of mmaChunk columns, unless its output is quantized for the
+// integer path (swiglu_q8's Q8).
+func (e *emitter) swigluMMA(n, x *ir.Node, in int64, ga, ua string, f int64) mmaShape {
+	nw, upw, ok := mmaWarps(ga, ua, in)
+	if _, q8 := e.swigluLanes(n, x, in, f); !ok || q8 {
+		return mmaShape{}
+	}
+	st := e.streams(x, ga, in, ceilDiv(f, mmaChunk), 2, mmaChunk)
+	return mmaShape{nw, upw, st, st.smem > 0}
 }
 
 // mmaChunk is swiglu_mma's chunk (mma.cu.tmpl): 8 columns, whose gate and

@@ -53,7 +53,7 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 		return nil, err
 	}
 	c.ptr(e, cWeight, "w", in[1])
-	targs := []string{e.kernels.config("Norm", "static constexpr float EPS = "+cFloat(n.Float("eps"))+";"), wa}
+	targs := []string{e.normConfig(n), wa}
 	if layer {
 		ba, err := e.vectorAccessor(in[2], cols)
 		if err != nil {
@@ -79,6 +79,9 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 	} else {
 		c.null()
 	}
+	if normed != nil && e.foldedNorm(normed) == n {
+		return nil, nil // its reader normalizes the row itself
+	}
 	if m := e.routerOf(n, normed); m != nil {
 		return e.normLogits(c, m, out, cols, add, targs)
 	}
@@ -97,6 +100,11 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 		fn = "layernorm_rows"
 	}
 	return e.emit(c, fn, threads, gridRowsX(rowsOf(n.Inputs[0])), targs...)
+}
+
+// normConfig is the config struct (norm.cu.tmpl's N) of norm n: its EPS.
+func (e *emitter) normConfig(n *ir.Node) string {
+	return e.kernels.config("Norm", "static constexpr float EPS = "+cFloat(n.Float("eps"))+";")
 }
 
 // normThreads is a norm block's size for rows of cols: whole warps, each

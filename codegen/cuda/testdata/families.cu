@@ -1770,6 +1770,7 @@ template <i64 NBLK, int NB> struct MmaCodes<W_q5_k_split<NBLK>, NB> {
 template <int IN, int UPW> struct MmaX {
     uint32_t bh[UPW][4][2], bl[UPW][4][2];
     float2 s[UPW][2];
+    float wn[UPW][8];  // load_normed's norm weights, read before the wait
     __device__ __forceinline__ void load(const xq_t* __restrict__ xq, const float2* __restrict__ xs, int tok, int warp, int g, int t) {
 #pragma unroll
         for (int u = 0; u < UPW; u++) {
@@ -1786,6 +1787,130 @@ template <int IN, int UPW> struct MmaX {
             s[u][0] = xs[(i64)tok * (IN / 32) + (sb * 4 + t) * 2];
             s[u][1] = xs[(i64)tok * (IN / 32) + (sb * 4 + t) * 2 + 1];
         }
+    }
+    // load_normed: load's words and scales for a row v = a (+ b with ADD)
+    // that a folded RMSNorm (XNorm) would have normed and quantized. Lane
+    // (g, t) takes the 8 elements 8t .. 8t+7 of group 8·sb + g, the group
+    // its B words carry, so a group is a lane quad: the codes of v·w (w the
+    // norm's weights, norm_weights) with quantize_quads' rounding, which are the normed
+    // row's codes, since 1/sqrt(mean(v²) + eps) scales a whole group; its
+    // scales then lack that factor, which the kernel's epilogue applies
+    // (norm_inv). Returns the lane's Σv²; block 0 stores v to s (the add's
+    // sum, part 0 of add_rmsnorm) where s is given.
+    // norm_weights: load_normed's norm weights w (accessor WN) of the lane's
+    // elements, whole groups of WN's at a time (weights: before the wait).
+    template <class WN>
+    __device__ __forceinline__ void norm_weights(const uint8_t* __restrict__ w, int warp, int g, int t) {
+        static_assert(8 % WN::GROUP == 0, "a lane's 8 elements are whole groups");
+#pragma unroll
+        for (int u = 0; u < UPW; u++) {
+            const i64 col = (i64)((warp * UPW + u) * 8 + g) * 32 + 8 * t;
+#pragma unroll
+            for (int k = 0; k < 8; k += WN::GROUP) {
+                typename WN::Raw r;
+                WN::fetch(w, (col + k) / WN::GROUP, r);
+                WN::dequant(r, wn[u] + k);
+            }
+        }
+    }
+    template <bool ADD>
+    __device__ __forceinline__ float load_normed(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ s_out, int tok,
+                                                 int warp, int g, int t) {
+        float ss = 0.f;
+#pragma unroll
+        for (int u = 0; u < UPW; u++) {
+            const i64 col = (i64)((warp * UPW + u) * 8 + g) * 32 + 8 * t, e = (i64)tok * IN + col;
+            float4 v0 = *(const float4*)(a + e), v1 = *(const float4*)(a + e + 4);
+            if constexpr (ADD) {
+                const float4 b0 = *(const float4*)(b + e), b1 = *(const float4*)(b + e + 4);
+                v0 = make_float4(v0.x + b0.x, v0.y + b0.y, v0.z + b0.z, v0.w + b0.w);
+                v1 = make_float4(v1.x + b1.x, v1.y + b1.y, v1.z + b1.z, v1.w + b1.w);
+                if (s_out != nullptr && blockIdx.x == 0) {
+                    *(float4*)(s_out + e) = v0;
+                    *(float4*)(s_out + e + 4) = v1;
+                }
+            }
+            float v[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
+            float amax = 0.f;
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                ss += v[k] * v[k];
+                v[k] *= wn[u][k];
+                amax = fmaxf(amax, fabsf(v[k]));
+            }
+            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+            const float kq = amax == 0.f ? 0.f : 32767.f / amax;
+            int c[8], sum = 0;
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                c[k] = __float2int_rn(v[k] * kq);
+                sum += c[k];
+            }
+            sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+            sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+            uint32_t p[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) p[k] = (uint32_t)(c[2 * k] & 0xFFFF) | ((uint32_t)c[2 * k + 1] << 16);
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const bool mine = g / 2 == q;
+                bh[u][q][0] = mine ? __byte_perm(p[0], p[1], 0x7531) : 0u;
+                bh[u][q][1] = mine ? __byte_perm(p[2], p[3], 0x7531) : 0u;
+                bl[u][q][0] = mine ? __byte_perm(p[0], p[1], 0x6420) : 0u;
+                bl[u][q][1] = mine ? __byte_perm(p[2], p[3], 0x6420) : 0u;
+            }
+            // Group 2t's scales from lane 8t (g = 2t), group 2t + 1's from 8t + 4.
+            const float dx = amax / 32767.f, dsum = dx * (float)sum;
+            s[u][0] = make_float2(__shfl_sync(0xffffffffu, dx, 8 * t), __shfl_sync(0xffffffffu, dsum, 8 * t));
+            s[u][1] = make_float2(__shfl_sync(0xffffffffu, dx, 8 * t + 4), __shfl_sync(0xffffffffu, dsum, 8 * t + 4));
+        }
+        return ss;
+    }
+};
+
+// The tensor-core kernels' activations: XCodes, the int16 codes and scales
+// their producer wrote (xq, xs); or XNorm, a decode RMSNorm (config N,
+// weights WN; ADD: add_rmsnorm) folded into the kernel (codegen/cuda,
+// foldedNorm), which reads the norm's inputs a (+ b) and weights w itself
+// and stores the add's sum s: no norm launch, and one grid boundary fewer
+// between the residual's producer and the dots (KERNELS.md, nineteenth
+// session). load fills x after the wait (every thread; XNorm: each warp's
+// Σv² to nsq[warp]), before what it can before the wait (XNorm: the
+// norm's weights); inv is the factor the dots' sums take, read after a
+// block barrier (XNorm: the norm's 1/sqrt(mean(v²) + eps)).
+struct XCodes {
+    template <int IN, int UPW>
+    static __device__ __forceinline__ void before(MmaX<IN, UPW>&, const uint8_t* __restrict__, int, int, int) {}
+    template <int IN, int UPW>
+    static __device__ __forceinline__ void load(MmaX<IN, UPW>& x, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const float* __restrict__,
+                                                const float* __restrict__, const uint8_t* __restrict__, float* __restrict__, float*, int tok, int warp,
+                                                int g, int t) {
+        acquire(xq, xs);
+        x.load(xq, xs, tok, warp, g, t);
+    }
+    template <int IN, int NW>
+    static __device__ __forceinline__ float inv(const float*) { return 1.f; }
+};
+template <class N, class WN, bool ADD> struct XNorm {
+    template <int IN, int UPW>
+    static __device__ __forceinline__ void before(MmaX<IN, UPW>& x, const uint8_t* __restrict__ w, int warp, int g, int t) {
+        x.template norm_weights<WN>(w, warp, g, t);
+    }
+    template <int IN, int UPW>
+    static __device__ __forceinline__ void load(MmaX<IN, UPW>& x, const xq_t* __restrict__, const float2* __restrict__, const float* __restrict__ a,
+                                                const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* nsq, int tok,
+                                                int warp, int g, int t) {
+        acquire(a, b);
+        const float ss = warp_sum(x.template load_normed<ADD>(a, b, s, tok, warp, g, t));
+        if (threadIdx.x % 32 == 0) nsq[warp] = ss;
+    }
+    template <int IN, int NW>
+    static __device__ __forceinline__ float inv(const float* nsq) {
+        float ss = 0.f;
+#pragma unroll
+        for (int w = 0; w < NW; w++) ss += nsq[w];
+        return rsqrtf(ss / (float)IN + N::EPS);
     }
 };
 
@@ -1855,9 +1980,11 @@ __device__ __forceinline__ float2 mma_pair_sums(float2 s, int round) {
 // swiglu_mma: swiglu_q8's streamed decode (one token, gate and up rows of
 // IN = 256·NW·UPW in one layout W with MmaCodes) in chunks of 8 columns,
 // blocks of NW warps.
-template <class W, int IN, int F, int UP_ROW0, int NW, int UPW, bool EARLY, int ROWS, int TT, int SMEM>
+template <class X, class W, int IN, int F, int UP_ROW0, int NW, int UPW, bool EARLY, int ROWS, int TT, int SMEM>
 __device__ __forceinline__ void swiglu_mma(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
-                                           const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+                                           const float2* __restrict__ xs, const float* __restrict__ a, const float* __restrict__ b,
+                                           const uint8_t* __restrict__ nw, float* __restrict__ s_out, float* __restrict__ y,
+                                           const int* __restrict__ state) {
     constexpr int CHUNK = 8;
     static_assert(TT == 1 && IN == 256 * NW * UPW, "one token; warps × their super-blocks are the row");
     static_assert(!EARLY, "it copies its first chunk before the wait instead");
@@ -1865,6 +1992,8 @@ __device__ __forceinline__ void swiglu_mma(const uint8_t* __restrict__ wg, const
     block_tokens<ROWS, 1>(state, &tok);
     const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
     MmaX<IN, UPW> x;
+    X::before(x, nw, warp, g, t);
+    __shared__ float nsq[NW];
     int round = 0;
     stream_chunks<W, IN, NW * 32, 2, CHUNK, SMEM>((F + CHUNK - 1) / CHUNK, [&](int blk, auto span) {
         const i64 c0 = (i64)blk * CHUNK;
@@ -1872,12 +2001,16 @@ __device__ __forceinline__ void swiglu_mma(const uint8_t* __restrict__ wg, const
         span(0, wg, c0, n);
         span(1, wu, UP_ROW0 + c0, n);
     }, [&] {
-        acquire(xq, xs);
-        x.load(xq, xs, tok, warp, g, t);
+        X::load(x, xq, xs, a, b, nw, s_out, nsq, tok, warp, g, t);
     }, [&](int blk, auto sec) {
         const i64 c0 = (i64)blk * CHUNK, col = min(c0 + g, (i64)F - 1);  // past the end: a duplicate, not written
-        const float2 s = mma_pair_sums<NW>(mma_rows<W, IN, UPW>(sec[0], col, sec[1], UP_ROW0 + col, x, warp, t), round++);
-        if (threadIdx.x < CHUNK && c0 + threadIdx.x < F) y[(i64)tok * F + c0 + threadIdx.x] = s.x / (1.f + expf(-s.x)) * s.y;
+        float2 s = mma_pair_sums<NW>(mma_rows<W, IN, UPW>(sec[0], col, sec[1], UP_ROW0 + col, x, warp, t), round++);
+        if (threadIdx.x < CHUNK && c0 + threadIdx.x < F) {
+            const float inv = X::template inv<IN, NW>(nsq);
+            s.x *= inv;
+            s.y *= inv;
+            y[(i64)tok * F + c0 + threadIdx.x] = s.x / (1.f + expf(-s.x)) * s.y;
+        }
     });
 }
 
@@ -1887,10 +2020,12 @@ __device__ __forceinline__ void swiglu_mma(const uint8_t* __restrict__ wg, const
 // pair alike, unrotated): tile rows g and g + 8 are the two rows of pair
 // i0 + g, so the epilogue's thread i finishes pair i0 + i as qkv_q8's do
 // (bias, rotation, the fp16 cache).
-template <class W, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV, int NW, int UPW, bool EARLY, int ROWS, int TT, int SMEM>
+template <class X, class W, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV, int NW, int UPW, bool EARLY, int ROWS, int TT, int SMEM>
 __device__ __forceinline__ void qkv_mma(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
                                         const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
-                                        const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions,
+                                        const xq_t* __restrict__ xq, const float2* __restrict__ xs, const float* __restrict__ a,
+                                        const float* __restrict__ b, const uint8_t* __restrict__ nw, float* __restrict__ s_out,
+                                        const int* __restrict__ positions,
                                         float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     constexpr int HD = R::HD, TILES = HD / 16;  // TILES: chunks a head
     static_assert(TT == 1 && IN == 256 * NW * UPW, "one token; warps × their super-blocks are the row");
@@ -1910,6 +2045,8 @@ __device__ __forceinline__ void qkv_mma(const uint8_t* __restrict__ wq, const ui
         return (i64)(c / TILES) * HD + (c % TILES) * 8;
     };
     MmaX<IN, UPW> x;
+    X::before(x, nw, warp, g, t);
+    __shared__ float nsq[NW];
     int pos = 0, round = 0;
     stream_chunks<W, IN, NW * 32, 2, 8, SMEM>((NQ + NK + NV) / 16, [&](int blk, auto span) {
         int part;
@@ -1918,8 +2055,8 @@ __device__ __forceinline__ void qkv_mma(const uint8_t* __restrict__ wq, const ui
         span(0, w, r0, 8);
         span(1, w, r0 + HD / 2, 8);
     }, [&] {
-        acquire(xq, xs, positions);
-        x.load(xq, xs, tok, warp, g, t);
+        acquire(positions);
+        X::load(x, xq, xs, a, b, nw, s_out, nsq, tok, warp, g, t);
         pos = positions[tok];
     }, [&](int blk, auto sec) {
         int part;
@@ -1927,13 +2064,14 @@ __device__ __forceinline__ void qkv_mma(const uint8_t* __restrict__ wq, const ui
         const i64 r0 = where(blk, &part, &w);
         const float2 s = mma_pair_sums<NW>(mma_rows<W, IN, UPW>(sec[0], r0 + g, sec[1], r0 + HD / 2 + g, x, warp, t), round++);
         if (threadIdx.x >= 8) return;
+        const float inv = X::template inv<IN, NW>(nsq);
         const i64 d0 = r0 + threadIdx.x, d1 = d0 + HD / 2;
         float b0, b1, c = 1.f, sn = 0.f;
         if (part == 0) { b0 = BQ::at(bq, d0); b1 = BQ::at(bq, d1); }
         else if (part == 1) { b0 = BK::at(bk, d0); b1 = BK::at(bk, d1); }
         else { b0 = BV::at(bv, d0); b1 = BV::at(bv, d1); }
         if (part < 2) rope_cos_sin<R>(pos, (int)(d0 % HD), &c, &sn);
-        qkv_finish<NQ, NK, KV>(part, part == 0 ? NQ : part == 1 ? NK : NV, tok, pos, d0, d1, s.x + b0, s.y + b1, part < 2, c, sn, y, kc, vc, state);
+        qkv_finish<NQ, NK, KV>(part, part == 0 ? NQ : part == 1 ? NK : NV, tok, pos, d0, d1, s.x * inv + b0, s.y * inv + b1, part < 2, c, sn, y, kc, vc, state);
     });
 }
 

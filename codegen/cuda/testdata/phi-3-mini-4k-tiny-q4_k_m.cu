@@ -10,8 +10,10 @@ struct Attn_2 { static constexpr int HEADS = 4, KVH = 4, HD = 64, WINDOW = 2047;
 // memory accesses are ordered after the previous kernel's, except for the
 // integer GEMVs, which wait inside (kernels.go, waitsInside) after fetching
 // weights: their grid_dep_launch comes first, which is safe since the next
-// grid waits for this one's completion in turn. After the wait, the
-// pointers to what kernels write pass through acquire (common).
+// grid waits for this one's completion in turn. A kernel whose next grid
+// should not start early (kernels.go, launchAtEnd) leaves it out: that grid
+// launches when this one completes. After the wait, the pointers to what
+// kernels write pass through acquire (common).
 extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_k_32064_32064_256(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
     grid_dep_wait();
     acquire(ids);
@@ -94,15 +96,9 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_320
     grid_dep_launch();
     linear_q8<W_q6_k_split_dot<32064>, B_none, 256, 32064, 32, false, true, false, 1, 1>(w, nullptr, nullptr, xq, xs, y, greedy, state);
 }
-extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
-    grid_dep_wait();
-    acquire(a);
+extern "C" __global__ void __launch_bounds__(32) qkv_mma_XNorm_Norm_0_W_f32_256_false_W_q5_k_split_256_B_none_B_none_B_none_Rope_1_256_256_256_256_true_1_1_false_0_1_5824(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const uint8_t* __restrict__ nw, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
-    rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, false, true>(a, nullptr, w, nullptr, y, xq, xs);
-}
-extern "C" __global__ void __launch_bounds__(32) qkv_mma_W_q5_k_split_256_B_none_B_none_B_none_Rope_1_256_256_256_256_true_1_1_false_0_1_5824(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    grid_dep_launch();
-    qkv_mma<W_q5_k_split<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 1, 1, false, 0, 1, 5824>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
+    qkv_mma<XNorm<Norm_0, W_f32<256>, false>, W_q5_k_split<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 1, 1, false, 0, 1, 5824>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_32(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
@@ -126,9 +122,21 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_512_B_non
     grid_dep_launch();
     linear_q8<W_q4_k_dot<512>, B_none, 512, 256, 32, false, false, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, state);
 }
+extern "C" __global__ void __launch_bounds__(32) qkv_mma_XNorm_Norm_0_W_f32_256_true_W_q5_k_split_256_B_none_B_none_B_none_Rope_1_256_256_256_256_true_1_1_false_0_1_5824(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ nw, float* __restrict__ s, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    grid_dep_launch();
+    qkv_mma<XNorm<Norm_0, W_f32<256>, true>, W_q5_k_split<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 1, 1, false, 0, 1, 5824>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, b, nw, s, positions, y, kc, vc, state);
+}
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_512_B_none_512_256_32_false_false_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     linear_q8<W_q6_k_split_dot<512>, B_none, 512, 256, 32, false, false, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_k_32064_32064_256_at_end(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
+    grid_dep_wait();
+    acquire(ids);
+    embed_rows<W_q4_k<32064>, 32064, 256>(table, ids, y);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_512_B_none_512_256_32_false_false_true_0_1_at_end(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    linear_q8<W_q4_k_dot<512>, B_none, 512, 256, 32, false, false, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_prep_32064_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
     grid_dep_wait();

@@ -8,8 +8,10 @@ struct Rope_0 { static constexpr int MODE = 2, HD = 96, ROT = 96; static constex
 // memory accesses are ordered after the previous kernel's, except for the
 // integer GEMVs, which wait inside (kernels.go, waitsInside) after fetching
 // weights: their grid_dep_launch comes first, which is safe since the next
-// grid waits for this one's completion in turn. After the wait, the
-// pointers to what kernels write pass through acquire (common).
+// grid waits for this one's completion in turn. A kernel whose next grid
+// should not start early (kernels.go, launchAtEnd) leaves it out: that grid
+// launches when this one completes. After the wait, the pointers to what
+// kernels write pass through acquire (common).
 extern "C" __global__ void __launch_bounds__(128) embed_rows_W_f32_12288_4_3072(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
     grid_dep_wait();
     acquire(ids);
@@ -46,9 +48,14 @@ extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_3072(const float
     grid_dep_launch();
     quantize_x8<0, 3072>(x, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(192) qkv_mma_W_q5_k_split_36864_B_none_B_none_B_none_Rope_0_3072_3072_3072_3072_false_6_2_false_0_1_67776(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(192) qkv_mma_XCodes_W_q5_k_split_36864_B_none_B_none_B_none_Rope_0_3072_3072_3072_3072_false_6_2_false_0_1_67776(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_mma<W_q5_k_split<36864>, B_none, B_none, B_none, Rope_0, 3072, 3072, 3072, 3072, false, 6, 2, false, 0, 1, 67776>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
+    qkv_mma<XCodes, W_q5_k_split<36864>, B_none, B_none, B_none, Rope_0, 3072, 3072, 3072, 3072, false, 6, 2, false, 0, 1, 67776>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, nullptr, nullptr, nullptr, nullptr, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_3072_at_end(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    quantize_x8<0, 3072>(x, xq, xs, state);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_prep_9216_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
     grid_dep_wait();

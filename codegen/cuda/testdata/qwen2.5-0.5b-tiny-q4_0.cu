@@ -10,8 +10,10 @@ struct Attn_2 { static constexpr int HEADS = 2, KVH = 1, HD = 64, WINDOW = 0; st
 // memory accesses are ordered after the previous kernel's, except for the
 // integer GEMVs, which wait inside (kernels.go, waitsInside) after fetching
 // weights: their grid_dep_launch comes first, which is safe since the next
-// grid waits for this one's completion in turn. After the wait, the
-// pointers to what kernels write pass through acquire (common).
+// grid waits for this one's completion in turn. A kernel whose next grid
+// should not start early (kernels.go, launchAtEnd) leaves it out: that grid
+// launches when this one completes. After the wait, the pointers to what
+// kernels write pass through acquire (common).
 extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q8_0_split_607744_151936_128(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
     grid_dep_wait();
     acquire(ids);

@@ -7,8 +7,10 @@
 // memory accesses are ordered after the previous kernel's, except for the
 // integer GEMVs, which wait inside (kernels.go, waitsInside) after fetching
 // weights: their grid_dep_launch comes first, which is safe since the next
-// grid waits for this one's completion in turn. After the wait, the
-// pointers to what kernels write pass through acquire (common).
+// grid waits for this one's completion in turn. A kernel whose next grid
+// should not start early (kernels.go, launchAtEnd) leaves it out: that grid
+// launches when this one completes. After the wait, the pointers to what
+// kernels write pass through acquire (common).
 extern "C" __global__ void __launch_bounds__(128) embed_rows_W_f32_12288_4_3072(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
     grid_dep_wait();
     acquire(ids);
@@ -39,9 +41,14 @@ extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_3072(const float
     grid_dep_launch();
     quantize_x8<0, 3072>(x, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(192) swiglu_mma_W_q5_k_split_98304_3072_8192_0_6_2_false_0_1_67776(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(192) swiglu_mma_XCodes_W_q5_k_split_98304_3072_8192_0_6_2_false_0_1_67776(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    swiglu_mma<W_q5_k_split<98304>, 3072, 8192, 0, 6, 2, false, 0, 1, 67776>(wg, wu, xq, xs, y, state);
+    swiglu_mma<XCodes, W_q5_k_split<98304>, 3072, 8192, 0, 6, 2, false, 0, 1, 67776>(wg, wu, xq, xs, nullptr, nullptr, nullptr, nullptr, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_3072_at_end(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    quantize_x8<0, 3072>(x, xq, xs, state);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_prep_8192_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
     grid_dep_wait();

@@ -1,0 +1,80 @@
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
+	"github.com/llama-orch/orc/plans"
+)
+
+// foldedNorm is the decode RMSNorm (passes.NormBehind) whose normed row x
+// only a tensor-core kernel reads (qkv_mma, swiglu_mma), which folds the
+// norm in (XNorm, mma.cu.tmpl): the norm launches nothing, and its reader
+// reads the norm's inputs, which planMemory keeps alive through it. nil
+// where x is no such row.
+func (e *emitter) foldedNorm(x *ir.Node) *ir.Node {
+	norm := passes.NormBehind(x)
+	if e.prefill || norm == nil || len(e.users[x]) != 1 {
+		return nil
+	}
+	if u := e.users[x][0]; u.Inputs[0] != x || !e.takesMMA(u) {
+		return nil
+	}
+	return norm
+}
+
+// takesMMA reports whether qkv or swiglu_linear u runs on the tensor cores
+// in the schedule being emitted.
+func (e *emitter) takesMMA(u *ir.Node) bool {
+	x := u.Inputs[0]
+	in, err := activation(x)
+	if err != nil || !e.takesIntDot(u) || e.takesGEMM(u) {
+		return false
+	}
+	switch u.Op {
+	case ir.OpQKV:
+		q, err := e.qkvInputs(u, in)
+		return err == nil && e.qkvMMA(u, x, in, q).ok
+	case ir.OpSwiGLULinear:
+		ga, ua, f, _, err := e.swigluWeights(&call{}, u, in)
+		return err == nil && e.swigluMMA(u, x, in, ga, ua, f).ok
+	}
+	return false
+}
+
+// mmaInput adds a tensor-core kernel's activations to c — xq, xs, a, b,
+// nw, s, nullptrs where absent — and returns the launch they need first
+// and the kernel's X template argument: the norm's inputs, weights and sum
+// where the norm of x is folded (foldedNorm, XNorm), else x's int16 codes
+// and scales (XCodes), after the launch quantizing x unless its producer
+// did.
+func (e *emitter) mmaInput(c *call, x *ir.Node, in int64) ([]plans.Launch, string, error) {
+	norm := e.foldedNorm(x)
+	if norm == nil {
+		quant, err := e.quantizedX(c, x, in)
+		for range 4 {
+			c.null()
+		}
+		return quant, "XCodes", err
+	}
+	c.null()
+	c.null()
+	add := norm.Op == ir.OpAddRMSNorm
+	c.ptr(e, cIn, "a", norm.Inputs[0])
+	w := norm.Inputs[1]
+	if add {
+		c.ptr(e, cIn, "b", norm.Inputs[1])
+		w = norm.Inputs[2]
+	} else {
+		c.null()
+	}
+	wa, err := e.vectorAccessor(w, in)
+	c.ptr(e, cWeight, "nw", w)
+	if add {
+		c.ptr(e, cOut, "s", norm) // part 0, the sum
+	} else {
+		c.null()
+	}
+	return nil, fmt.Sprintf("XNorm<%s, %s, %t>", e.normConfig(norm), wa, add), err
+}
