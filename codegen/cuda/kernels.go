@@ -123,11 +123,12 @@ func (s *kernelSet) config(prefix string, members ...string) string {
 // before them starts, such kernels' blocks take that grid's SM slots and
 // DRAM with their early stage copies (qkv_mma, swiglu_mma) or sit in the
 // slots waiting (a linear_q8 that stages x). H100, Phi-3-mini's decode step
-// with its norms folded (foldedNorm), ms: every grid launching the next as
-// it starts 1.5071; the readers of folded norms at their producers' end
-// 1.4915; the staged downs too 1.4674 (main: 1.5198). The attention and
-// the o-proj, which fetch before their wait, lost 4.4 % and 3 % that way
-// (KERNELS.md, nineteenth session).
+// with its norms folded (foldedNorm), ms, medians of one call each: the
+// folded norms' readers launched as their producers start 1.5078, at their
+// end 1.4915 (main 1.5198); then the staged downs at the SwiGLU's end too,
+// 1.4928 → 1.4678 (main 1.5189). The attention and the o-proj, which fetch
+// before their wait, lost 4.4 % and 3 % that way (KERNELS.md, nineteenth
+// session).
 func (s *kernelSet) launchAtEnd(ls []plans.Launch) {
 	for i := 0; i+1 < len(ls); i++ {
 		if s.byName[ls[i+1].Kernel].StartsLate {
