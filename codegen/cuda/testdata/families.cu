@@ -1788,15 +1788,6 @@ template <int IN, int UPW> struct MmaX {
             s[u][1] = xs[(i64)tok * (IN / 32) + (sb * 4 + t) * 2 + 1];
         }
     }
-    // load_normed: load's words and scales for a row v = a (+ b with ADD)
-    // that a folded RMSNorm (XNorm) would have normed and quantized. Lane
-    // (g, t) takes the 8 elements 8t .. 8t+7 of group 8·sb + g, the group
-    // its B words carry, so a group is a lane quad: the codes of v·w (w the
-    // norm's weights, norm_weights) with quantize_quads' rounding, which are the normed
-    // row's codes, since 1/sqrt(mean(v²) + eps) scales a whole group; its
-    // scales then lack that factor, which the kernel's epilogue applies
-    // (norm_inv). Returns the lane's Σv²; block 0 stores v to s (the add's
-    // sum, part 0 of add_rmsnorm) where s is given.
     // norm_weights: load_normed's norm weights w (accessor WN) of the lane's
     // elements, whole groups of WN's at a time (weights: before the wait).
     template <class WN>
@@ -1813,6 +1804,15 @@ template <int IN, int UPW> struct MmaX {
             }
         }
     }
+    // load_normed: load's words and scales for a row v = a (+ b with ADD)
+    // that a folded RMSNorm (XNorm) would have normed and quantized. Lane
+    // (g, t) takes the 8 elements 8t .. 8t+7 of group 8·sb + g, the group
+    // its B words carry, so a group is a lane quad: the codes of v·w (w the
+    // norm's weights, norm_weights) with quantize_quads' rounding, which
+    // are the normed row's codes, since 1/sqrt(mean(v²) + eps) scales a
+    // whole group; its scales then lack that factor, which the kernel's
+    // epilogue applies (XNorm::inv). Returns the lane's Σv²; with ADD,
+    // block 0 stores v to s_out (the add's sum, part 0 of add_rmsnorm).
     template <bool ADD>
     __device__ __forceinline__ float load_normed(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ s_out, int tok,
                                                  int warp, int g, int t) {
@@ -1875,17 +1875,16 @@ template <int IN, int UPW> struct MmaX {
 // foldedNorm), which reads the norm's inputs a (+ b) and weights w itself
 // and stores the add's sum s: no norm launch, and one grid boundary fewer
 // between the residual's producer and the dots (KERNELS.md, nineteenth
-// session). load fills x after the wait (every thread; XNorm: each warp's
-// Σv² to nsq[warp]), before what it can before the wait (XNorm: the
-// norm's weights); inv is the factor the dots' sums take, read after a
+// session). before reads what may be read before the wait (XNorm: the
+// norm's weights); load fills x after it (every thread; XNorm: each warp's
+// Σv² to nsq[warp]); inv is the factor the dots' sums take, read after a
 // block barrier (XNorm: the norm's 1/sqrt(mean(v²) + eps)).
 struct XCodes {
     template <int IN, int UPW>
     static __device__ __forceinline__ void before(MmaX<IN, UPW>&, const uint8_t* __restrict__, int, int, int) {}
     template <int IN, int UPW>
     static __device__ __forceinline__ void load(MmaX<IN, UPW>& x, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const float* __restrict__,
-                                                const float* __restrict__, const uint8_t* __restrict__, float* __restrict__, float*, int tok, int warp,
-                                                int g, int t) {
+                                                const float* __restrict__, float* __restrict__, float*, int tok, int warp, int g, int t) {
         acquire(xq, xs);
         x.load(xq, xs, tok, warp, g, t);
     }
@@ -1899,8 +1898,7 @@ template <class N, class WN, bool ADD> struct XNorm {
     }
     template <int IN, int UPW>
     static __device__ __forceinline__ void load(MmaX<IN, UPW>& x, const xq_t* __restrict__, const float2* __restrict__, const float* __restrict__ a,
-                                                const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* nsq, int tok,
-                                                int warp, int g, int t) {
+                                                const float* __restrict__ b, float* __restrict__ s, float* nsq, int tok, int warp, int g, int t) {
         acquire(a, b);
         const float ss = warp_sum(x.template load_normed<ADD>(a, b, s, tok, warp, g, t));
         if (threadIdx.x % 32 == 0) nsq[warp] = ss;
@@ -2001,7 +1999,7 @@ __device__ __forceinline__ void swiglu_mma(const uint8_t* __restrict__ wg, const
         span(0, wg, c0, n);
         span(1, wu, UP_ROW0 + c0, n);
     }, [&] {
-        X::load(x, xq, xs, a, b, nw, s_out, nsq, tok, warp, g, t);
+        X::load(x, xq, xs, a, b, s_out, nsq, tok, warp, g, t);
     }, [&](int blk, auto sec) {
         const i64 c0 = (i64)blk * CHUNK, col = min(c0 + g, (i64)F - 1);  // past the end: a duplicate, not written
         float2 s = mma_pair_sums<NW>(mma_rows<W, IN, UPW>(sec[0], col, sec[1], UP_ROW0 + col, x, warp, t), round++);
@@ -2056,7 +2054,7 @@ __device__ __forceinline__ void qkv_mma(const uint8_t* __restrict__ wq, const ui
         span(1, w, r0 + HD / 2, 8);
     }, [&] {
         acquire(positions);
-        X::load(x, xq, xs, a, b, nw, s_out, nsq, tok, warp, g, t);
+        X::load(x, xq, xs, a, b, s_out, nsq, tok, warp, g, t);
         pos = positions[tok];
     }, [&](int blk, auto sec) {
         int part;
