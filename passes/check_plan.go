@@ -19,7 +19,7 @@ func verifyFinal(g *ir.Graph) error {
 // allocator: every arena buffer is aligned and inside arena_bytes, weights
 // and inputs have no offset, each view sits at its base plus its part, and
 // no two buffers overlap while both are live. A buffer is live from its
-// node to its last reader (readsOf; a view's readers count for its base;
+// node (defsOf) to its last reader (readsOf; a view's readers count for its base;
 // outputs live to the end), so a node never writes over its own inputs.
 func CheckPlan(g *ir.Graph) error {
 	mt, _ := g.Attrs["max_tokens"].(int64)
@@ -38,6 +38,7 @@ func CheckPlan(g *ir.Graph) error {
 	}
 	bufs := map[*ir.Node]*buffer{}
 	var order []*buffer
+	defs := defsOf(g)
 	for i, n := range g.Nodes {
 		off, has := n.Attrs["offset"].(int64)
 		switch {
@@ -61,7 +62,7 @@ func CheckPlan(g *ir.Graph) error {
 			if off+size > arena {
 				return fmt.Errorf("%%%d %s: [%d, %d) ends beyond the %d-byte arena", n.ID, n.Op, off, off+size, arena)
 			}
-			b := &buffer{n: n, lo: off, hi: off + size, def: i, lastUse: i}
+			b := &buffer{n: n, lo: off, hi: off + size, def: defs[n], lastUse: i}
 			bufs[n] = b
 			order = append(order, b)
 		}
@@ -78,8 +79,8 @@ func CheckPlan(g *ir.Graph) error {
 	}
 	for i, a := range order {
 		for _, b := range order[i+1:] {
-			if b.def > a.lastUse {
-				continue // a is dead before b is written
+			if b.def > a.lastUse || a.def > b.lastUse {
+				continue // one is dead before the other is written
 			}
 			if a.lo < b.hi && b.lo < a.hi {
 				return fmt.Errorf("%%%d %s [%d, %d), live until node %d, overlaps %%%d %s [%d, %d)",

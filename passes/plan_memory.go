@@ -19,9 +19,10 @@ const Alignment = 256
 // buffer of its own: it aliases its part of the base, and its readers keep
 // the base alive.
 //
-// Liveness follows the schedule: a buffer is live from its node to its
-// last reader (to the end for outputs; readsOf says what a node reads),
-// both ends included, so a node's buffer never overlaps its inputs. All lifetimes are known before placing,
+// Liveness follows the schedule: a buffer is live from its node (defsOf
+// says where else it starts) to its last reader (to the end for outputs;
+// readsOf says what a node reads), both ends included, so a node's buffer
+// never overlaps its inputs. All lifetimes are known before placing,
 // so placement is the offline "greedy by size" heuristic: the largest
 // buffers are placed first, each at the lowest 256-byte aligned offset
 // that overlaps no placed buffer live at the same time. Placing the few big
@@ -51,6 +52,7 @@ func planMemory(g *ir.Graph) error {
 	for _, o := range g.Outputs {
 		lastUse[bufferOf(o)] = len(g.Nodes)
 	}
+	defs := defsOf(g)
 	var bufs []*buffer
 	for i, n := range g.Nodes {
 		delete(n.Attrs, "offset")
@@ -65,7 +67,7 @@ func planMemory(g *ir.Graph) error {
 		if !read {
 			last = i // an unread result (attention's KV write is the point) lives while it is written
 		}
-		bufs = append(bufs, &buffer{node: n, size: size, def: i, last: last})
+		bufs = append(bufs, &buffer{node: n, size: size, def: defs[n], last: last})
 	}
 	g.Attrs["peak_bytes"] = peakBytes(bufs, len(g.Nodes))
 	g.Attrs["arena_bytes"] = placeBySize(bufs)

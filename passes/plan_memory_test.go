@@ -138,15 +138,38 @@ func TestCheckPlanRejects(t *testing.T) {
 // TestCheckPlanKeepsFoldedNormInputs: a qkv over a normed row may read the
 // norm's inputs (readsOf, for codegen/cuda's folded norms), so no input of
 // the norm may sit in its buffer, though the norm is their last reader in
-// the graph.
+// the graph; and a linear that the add alone reads may write the add's sum
+// (defsOf), so the add's buffer may not take the linear's input's.
 func TestCheckPlanKeepsFoldedNormInputs(t *testing.T) {
-	g := parseFile(t, "testdata/pipeline.sm_90.after.ir")
-	checkPlan(t, g)
-	// %66 = qkv(%76, ...), %76 the normed part of %75 = add_rmsnorm(%74,
-	// %29, ...): %29 in %66's place overlaps nothing else while live.
-	node(g, 29).Attrs["offset"] = node(g, 66).Attrs["offset"]
-	if err := CheckPlan(g); err == nil || !strings.Contains(err.Error(), "overlaps") {
-		t.Errorf("got %v, want an error containing %q", err, "overlaps")
+	for _, c := range []struct {
+		name         string
+		moved, onto  int
+		overlapsWith string
+	}{
+		// %66 = qkv(%76, ...), %76 the normed part of %75 =
+		// add_rmsnorm(%74, %29, ...).
+		{"the norm's input in its reader's buffer", 29, 66, "%66 qkv"},
+		// %29 = linear(%70, ...), which may write %75's sum.
+		{"the add's buffer in its linear's input's", 75, 70, "%70 swiglu_linear"},
+	} {
+		g := parseFile(t, "testdata/pipeline.sm_90.after.ir")
+		checkPlan(t, g)
+		// Both into a new region past the arena, where nothing else lies.
+		fresh := g.Attrs["arena_bytes"].(int64)
+		g.Attrs["arena_bytes"] = fresh + 1<<20
+		for _, id := range []int{c.moved, c.onto} {
+			base := node(g, id)
+			base.Attrs["offset"] = fresh
+			for _, n := range g.Nodes { // views follow their base
+				if n.Op == ir.OpView && n.Inputs[0] == base {
+					n.Attrs["offset"] = fresh + partOffset(base, n.Int("part"), g.Attrs["max_tokens"].(int64))
+				}
+			}
+		}
+		err := CheckPlan(g)
+		if err == nil || !strings.Contains(err.Error(), "overlaps") || !strings.Contains(err.Error(), c.overlapsWith) {
+			t.Errorf("%s: got %v, want an overlap with %s", c.name, err, c.overlapsWith)
+		}
 	}
 }
 

@@ -34,3 +34,51 @@ func readsOf(n *ir.Node) []*ir.Node {
 	}
 	return append(slices.Clone(n.Inputs), norm.Inputs...)
 }
+
+// ResidualWriter is the linear that may write add_rmsnorm n's sum itself,
+// adding the residual (n's other input) into its outputs, and that
+// residual: one of n's two inputs when it is a linear that n alone reads
+// and n's normed row is read by one qkv or swiglu_linear (whose decode
+// kernels fold the norm in and then read the sum alone, codegen/cuda). nil
+// otherwise. users maps a node to its readers. n's buffer then lives from
+// that linear on (defsOf).
+func ResidualWriter(n *ir.Node, users map[*ir.Node][]*ir.Node) (linear, residual *ir.Node) {
+	if n.Op != ir.OpAddRMSNorm {
+		return nil, nil
+	}
+	folds := false
+	for _, v := range users[n] {
+		if v.Op == ir.OpView && v.Int("part") == 1 && len(users[v]) == 1 {
+			u := users[v][0]
+			folds = (u.Op == ir.OpQKV || u.Op == ir.OpSwiGLULinear) && u.Inputs[0] == v
+		}
+	}
+	if !folds {
+		return nil, nil
+	}
+	for k := range 2 {
+		if l := n.Inputs[k]; l.Op == ir.OpLinear && len(users[l]) == 1 && n.Inputs[1-k] != l {
+			return l, n.Inputs[1-k]
+		}
+	}
+	return nil, nil
+}
+
+// defsOf is the schedule index where each node's buffer starts to live: its
+// own, except an add_rmsnorm's whose sum a linear may write
+// (ResidualWriter): that linear's.
+func defsOf(g *ir.Graph) map[*ir.Node]int {
+	at := map[*ir.Node]int{}
+	for i, n := range g.Nodes {
+		at[n] = i
+	}
+	readers := users(g)
+	defs := map[*ir.Node]int{}
+	for i, n := range g.Nodes {
+		defs[n] = i
+		if l, _ := ResidualWriter(n, readers); l != nil {
+			defs[n] = at[l]
+		}
+	}
+	return defs
+}
