@@ -11,8 +11,9 @@ import (
 // foldedNorm is the decode RMSNorm (passes.NormBehind) whose normed row x
 // only a tensor-core kernel reads (qkv_mma, swiglu_mma), which folds the
 // norm in (XNorm, mma.cu.tmpl): the norm launches nothing, and its reader
-// reads the norm's inputs, which planMemory keeps alive through it. nil
-// where x is no such row.
+// reads the norm's inputs, which planMemory keeps alive through it (or the
+// add's sum alone, where a linear wrote it: sumWriter). nil where x is no
+// such row.
 func (e *emitter) foldedNorm(x *ir.Node) *ir.Node {
 	norm := passes.NormBehind(x)
 	if e.prefill || norm == nil || len(e.users[x]) != 1 {
@@ -22,6 +23,34 @@ func (e *emitter) foldedNorm(x *ir.Node) *ir.Node {
 		return nil
 	}
 	return norm
+}
+
+// sumWriter is the add_rmsnorm whose sum decode linear n writes in place
+// of its own output, adding the add's other input, the residual, to its
+// rows (linear_q8's RES), and that residual: passes.ResidualWriter's
+// linear, on the integer path, whose add is folded into its reader
+// (foldedNorm), which then reads the sum alone. nil otherwise.
+func (e *emitter) sumWriter(n *ir.Node) (sum, residual *ir.Node) {
+	if e.prefill || len(e.users[n]) != 1 || !e.takesIntDot(n) || e.takesGEMM(n) {
+		return nil, nil
+	}
+	sum = e.users[n][0]
+	l, residual := passes.ResidualWriter(sum, e.users)
+	if normed := e.normedPart(sum); l != n || normed == nil || e.foldedNorm(normed) == nil {
+		return nil, nil
+	}
+	return sum, residual
+}
+
+// sumWritten reports whether add_rmsnorm norm's sum is written by the
+// linear that adds into it (sumWriter).
+func (e *emitter) sumWritten(norm *ir.Node) bool {
+	l, _ := passes.ResidualWriter(norm, e.users)
+	if l == nil {
+		return false
+	}
+	sum, _ := e.sumWriter(l)
+	return sum == norm
 }
 
 // takesMMA reports whether qkv or swiglu_linear u runs on the tensor cores
@@ -60,13 +89,17 @@ func (e *emitter) mmaInput(c *call, x *ir.Node, in int64) ([]plans.Launch, strin
 	}
 	c.null()
 	c.null()
-	add := norm.Op == ir.OpAddRMSNorm
-	c.ptr(e, cIn, "a", norm.Inputs[0])
-	w := norm.Inputs[1]
-	if add {
+	w := norm.Inputs[len(norm.Inputs)-1]
+	add := norm.Op == ir.OpAddRMSNorm && !e.sumWritten(norm)
+	switch {
+	case add:
+		c.ptr(e, cIn, "a", norm.Inputs[0])
 		c.ptr(e, cIn, "b", norm.Inputs[1])
-		w = norm.Inputs[2]
-	} else {
+	case norm.Op == ir.OpAddRMSNorm: // the linear wrote the sum: part 0
+		c.ptr(e, cIn, "a", norm)
+		c.null()
+	default:
+		c.ptr(e, cIn, "a", norm.Inputs[0])
 		c.null()
 	}
 	wa, err := e.vectorAccessor(w, in)

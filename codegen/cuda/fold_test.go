@@ -1,6 +1,7 @@
 package cuda_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,9 +10,11 @@ import (
 
 // TestDecodeFoldsNormsIntoTensorCores: in tiny Phi-3 Q4_K_M's decode step
 // (its qkv on the tensor cores), each qkv_mma normalizes its row itself
-// (XNorm) with no norm launched before it, and the launch before it lets it
-// start only at its end (a LaunchesAtEnd variant, no grid_dep_launch); the
-// prefill keeps its norm launches.
+// (XNorm) with no norm launched before it, reading the row the launch
+// before it wrote (the embedding, or the residual sum the down projection
+// wrote: linear_q8's RES), and that launch lets it start only at its end
+// (a LaunchesAtEnd variant, no grid_dep_launch); the prefill keeps its norm
+// launches.
 func TestDecodeFoldsNormsIntoTensorCores(t *testing.T) {
 	out, _ := tinyOutput(t, "phi-3-mini-4k-tiny", synth.QuantQ4KM)
 	bodies := map[string]string{}
@@ -27,6 +30,10 @@ func TestDecodeFoldsNormsIntoTensorCores(t *testing.T) {
 		folded++
 		if !strings.HasPrefix(l.Kernel, "qkv_mma_XNorm") {
 			t.Errorf("decode launch %d: %s reads no folded norm", i, l.Kernel)
+		}
+		// qkv_mma(wq, wk, wv, a, nw, positions, y, kc, vc, state)
+		if a := l.Args[3]; !slices.Contains(dec[i-1].Args, a) {
+			t.Errorf("decode launch %d: %s reads %+v, which launch %d (%s) does not write", i, l.Kernel, a, i-1, dec[i-1].Kernel)
 		}
 		prev := dec[i-1].Kernel
 		if strings.Contains(prev, "norm_rows") || !strings.HasSuffix(prev, "_at_end") {

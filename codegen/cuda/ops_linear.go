@@ -121,15 +121,27 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 		c.null()
 	}
 	greedy := e.leavesGreedy(n, x)
-	outs := func(c *call) { c.null() }
 	if greedy {
 		e.headGreedy = true
-		outs = func(c *call) {
+	}
+	y, residual := n, (*ir.Node)(nil)
+	if sum, r := e.sumWriter(n); sum != nil {
+		y, residual = sum, r
+	}
+	outs := func(c *call) {
+		if greedy {
 			c.arg("u64* __restrict__", "greedy", plans.Arg{Kind: plans.ArgState, Offset: e.state.Greedy})
+		} else {
+			c.null()
+		}
+		if residual != nil {
+			c.ptr(e, cIn, "r", residual)
+		} else {
+			c.null()
 		}
 	}
 	oneGroup := intDot[n.Inputs[1].DType] == 32 && in/32 <= s
-	return e.intDot(c, n, x, in, "linear_q8", linThreads, blocks, stream{}, stage, oneGroup, outs, dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s), fmt.Sprint(stage), fmt.Sprint(greedy))
+	return e.intDot(c, y, x, in, "linear_q8", linThreads, blocks, stream{}, stage, oneGroup, outs, dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s), fmt.Sprint(stage), fmt.Sprint(greedy), fmt.Sprint(residual != nil))
 }
 
 // leavesGreedy reports whether linear n over x is the LM head of one token
@@ -173,12 +185,13 @@ func (e *emitter) stagesX(x *ir.Node, in, blocks int64) bool {
 
 // intDot emits an integer-path kernel fn (its weight and bias parameters
 // already in c) after the launch quantizing x, unless the kernel stages x
-// itself: it adds the int16 activations (nullptrs when staged), n's output,
-// what outs adds after it (unless nil), and the state, and the template
-// arguments EARLY (fetchesEarly), rows and token tile after targs, and the
-// stream's shared memory for a kernel that streams (st.smem > 0). blocksX
-// blocks of threads cover the output columns, or st.blocks stream them.
-func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, threads, blocksX int64, st stream, staged, oneGroup bool, outs func(*call), targs ...string) ([]plans.Launch, error) {
+// itself: it adds the int16 activations (nullptrs when staged), the value
+// y it writes (its node's, or an add's sum: sumWriter), what outs adds
+// after it (unless nil), and the state, and the template arguments EARLY
+// (fetchesEarly), rows and token tile after targs, and the stream's shared
+// memory for a kernel that streams (st.smem > 0). blocksX blocks of threads
+// cover the output columns, or st.blocks stream them.
+func (e *emitter) intDot(c *call, y, x *ir.Node, in int64, fn string, threads, blocksX int64, st stream, staged, oneGroup bool, outs func(*call), targs ...string) ([]plans.Launch, error) {
 	var quant []plans.Launch
 	if staged {
 		c.null()
@@ -189,7 +202,7 @@ func (e *emitter) intDot(c *call, n, x *ir.Node, in int64, fn string, threads, b
 			return nil, err
 		}
 	}
-	c.ptr(e, cOut, "y", n)
+	c.ptr(e, cOut, "y", y)
 	if outs != nil {
 		outs(c)
 	}

@@ -1468,10 +1468,13 @@ __device__ __forceinline__ int block_tokens(const int* __restrict__ state, int* 
 // logits, as sample_prep and sample_argmax key them, greedy[1] non-zero if
 // a logit was not finite. Atomic max and or are order-free, so the pick does
 // not depend on scheduling; greedy decoding then needs no sampler launch.
-template <class W, class B, int IN, int OUT, int S, bool QX, bool GREEDY, bool EARLY, int ROWS, int TT>
+// With RES it adds the residual r [T, OUT] to its outputs: y is then an
+// add_rmsnorm's sum, whose folded reader reads it alone (codegen/cuda,
+// sumWriter).
+template <class W, class B, int IN, int OUT, int S, bool QX, bool GREEDY, bool RES, bool EARLY, int ROWS, int TT>
 __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x,
                                           const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y,
-                                          u64* __restrict__ greedy, const int* __restrict__ state) {
+                                          u64* __restrict__ greedy, const float* __restrict__ r, const int* __restrict__ state) {
     constexpr int SETS = LIN_WARPS * 32 / S, N = LIN_ROWS * TT;
     static_assert(!GREEDY || (TT == 1 && SETS * N <= 32), "the head's writers are one token's, in warp 0");
     const i64 b0 = (i64)blockIdx.x * SETS * LIN_ROWS, r0 = b0 + threadIdx.x / S * LIN_ROWS;
@@ -1494,7 +1497,11 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
     const bool writes = threadIdx.x < SETS * N && row < OUT && tt < ntok;
     const float bias = writes ? B::at(b, row) : 0.f;
     rows_dot8<W, IN, LIN_ROWS, TT, S, LIN_WARPS, QX, EARLY>(ws, rows, x, xq, xs, tok, acc);
-    const float s = block_rows_sum<N, S>(&acc[0][0]);
+    float s = block_rows_sum<N, S>(&acc[0][0]);
+    if constexpr (RES) {
+        acquire(r);  // after rows_dot8's wait
+        if (writes) s += r[(i64)tok[tt] * OUT + row];
+    }
     if (writes) y[(i64)tok[tt] * OUT + row] = s + bias;
     if constexpr (GREEDY) {
         if (threadIdx.x >= 32) return;
@@ -1873,9 +1880,10 @@ template <int IN, int UPW> struct MmaX {
 // their producer wrote (xq, xs); or XNorm, a decode RMSNorm (config N,
 // weights WN; ADD: add_rmsnorm) folded into the kernel (codegen/cuda,
 // foldedNorm), which reads the norm's inputs a (+ b) and weights w itself
-// and stores the add's sum s: no norm launch, and one grid boundary fewer
-// between the residual's producer and the dots (KERNELS.md, nineteenth
-// session). before reads what may be read before the wait (XNorm: the
+// and stores the add's sum s (or reads that sum alone, ADD false, where
+// the linear before it wrote it: codegen/cuda, sumWriter): no norm launch,
+// and one grid boundary fewer between the residual's producer and the dots
+// (KERNELS.md, nineteenth session). before reads what may be read before the wait (XNorm: the
 // norm's weights); load fills x after it (every thread; XNorm: each warp's
 // Σv² to nsq[warp]); inv is the factor the dots' sums take, read after a
 // block barrier (XNorm: the norm's 1/sqrt(mean(v²) + eps)).
