@@ -17,15 +17,15 @@ type instance struct {
 	Name      string
 	Threads   int
 	MinBlocks int // blocks per SM its registers must allow (0: no bound)
+	Params    []param
+	Fn        string   // device template, e.g. linear_gemv
+	TArgs     []string // its template arguments
+	Args      []string // its call arguments (parameter names, or nullptr)
 	// StartsLate: the grid before this kernel's should let it launch only
 	// when it completes, in a decode step (kernelSet.launchAtEnd); then
 	// that grid's kernel is a LaunchesAtEnd variant, without
 	// grid_dep_launch.
 	StartsLate, LaunchesAtEnd bool
-	Params                    []param
-	Fn                        string   // device template, e.g. linear_gemv
-	TArgs                     []string // its template arguments
-	Args                      []string // its call arguments (parameter names, or nullptr)
 }
 
 // LaunchBounds is the argument list of its __launch_bounds__.
