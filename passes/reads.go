@@ -21,11 +21,15 @@ func NormBehind(x *ir.Node) *ir.Node {
 	return nil
 }
 
+// mayFoldNorm reports whether n is a reader whose decode kernel may fold
+// the norm of its input in: a qkv or swiglu_linear (their tensor-core
+// kernels, codegen/cuda).
+func mayFoldNorm(n *ir.Node) bool { return n.Op == ir.OpQKV || n.Op == ir.OpSwiGLULinear }
+
 // readsOf are the values whose buffers node n reads: its inputs, and where
-// n is a qkv or swiglu_linear over a normed row (the readers with a
-// tensor-core decode kernel), the norm's inputs too.
+// n may fold the norm of its row (mayFoldNorm), the norm's inputs too.
 func readsOf(n *ir.Node) []*ir.Node {
-	if n.Op != ir.OpQKV && n.Op != ir.OpSwiGLULinear {
+	if !mayFoldNorm(n) {
 		return n.Inputs
 	}
 	norm := NormBehind(n.Inputs[0])
@@ -38,8 +42,8 @@ func readsOf(n *ir.Node) []*ir.Node {
 // ResidualWriter is the linear that may write add_rmsnorm n's sum itself,
 // adding the residual (n's other input) into its outputs, and that
 // residual: one of n's two inputs when it is a linear that n alone reads
-// and n's normed row is read by one qkv or swiglu_linear (whose decode
-// kernels fold the norm in and then read the sum alone, codegen/cuda). nil
+// and n's normed row has one reader, which may fold the norm in
+// (mayFoldNorm) and then read the sum alone (codegen/cuda). nil
 // otherwise. users maps a node to its readers. n's buffer then lives from
 // that linear on (defsOf).
 func ResidualWriter(n *ir.Node, users map[*ir.Node][]*ir.Node) (linear, residual *ir.Node) {
@@ -50,7 +54,7 @@ func ResidualWriter(n *ir.Node, users map[*ir.Node][]*ir.Node) (linear, residual
 	for _, v := range users[n] {
 		if v.Op == ir.OpView && v.Int("part") == 1 && len(users[v]) == 1 {
 			u := users[v][0]
-			folds = (u.Op == ir.OpQKV || u.Op == ir.OpSwiGLULinear) && u.Inputs[0] == v
+			folds = mayFoldNorm(u) && u.Inputs[0] == v
 		}
 	}
 	if !folds {
