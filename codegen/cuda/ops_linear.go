@@ -141,7 +141,7 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 		}
 	}
 	oneGroup := intDot[n.Inputs[1].DType] == 32 && in/32 <= s
-	return e.intDot(c, y, x, in, "linear_q8", linThreads, blocks, stream{}, stage, oneGroup, outs, dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s), fmt.Sprint(stage), fmt.Sprint(greedy), fmt.Sprint(residual != nil))
+	return e.intDot(c, y, x, in, "linear_q8", linThreads, blocks, stream{}, stage, oneGroup, outs, dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s), fmt.Sprint(stage), fmt.Sprint(greedy), resRead(residual != nil))
 }
 
 // leavesGreedy reports whether linear n over x is the LM head of one token

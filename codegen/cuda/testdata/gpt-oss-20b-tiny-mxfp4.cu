@@ -112,9 +112,9 @@ extern "C" __global__ void __launch_bounds__(256) last_row_0_192_true(const floa
     grid_dep_launch();
     last_row<0, 192, true>(x, y, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_1206528_B_none_192_201088_32_false_true_false_true_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, u64* __restrict__ greedy, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_1206528_B_none_192_201088_32_false_true_0_true_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, u64* __restrict__ greedy, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q8_0_split_dot<1206528>, B_none, 192, 201088, 32, false, true, false, true, 1, 1>(w, nullptr, nullptr, xq, xs, y, greedy, nullptr, state);
+    linear_q8<W_q8_0_split_dot<1206528>, B_none, 192, 201088, 32, false, true, 0, true, 1, 1>(w, nullptr, nullptr, xq, xs, y, greedy, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_192_64_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
@@ -130,9 +130,9 @@ extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_W_f32_4_t
     grid_dep_launch();
     attend_decode<Attn_2, W_f32<4>, true, true, 64>(q, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_1536_W_f32_192_256_192_32_false_false_false_true_0_1(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_1536_W_f32_192_256_192_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q8_0_split_dot<1536>, W_f32<192>, 256, 192, 32, false, false, false, true, 0, 1>(w, b, nullptr, xq, xs, y, nullptr, nullptr, state);
+    linear_q8<W_q8_0_split_dot<1536>, W_f32<192>, 256, 192, 32, false, false, 0, true, 0, 1>(w, b, nullptr, xq, xs, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_logits_Norm_0_W_f32_192_W_f32_768_W_f32_4_192_64_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, const uint8_t* __restrict__ wr, const uint8_t* __restrict__ br, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ logit) {
     grid_dep_launch();

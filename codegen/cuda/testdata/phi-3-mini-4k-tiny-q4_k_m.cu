@@ -92,9 +92,9 @@ extern "C" __global__ void __launch_bounds__(256) last_row_0_256_true(const floa
     grid_dep_launch();
     last_row<0, 256, true>(x, y, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_32064_B_none_256_32064_32_false_true_false_false_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, u64* __restrict__ greedy, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_32064_B_none_256_32064_32_false_true_0_false_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, u64* __restrict__ greedy, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q6_k_split_dot<32064>, B_none, 256, 32064, 32, false, true, false, false, 1, 1>(w, nullptr, nullptr, xq, xs, y, greedy, nullptr, state);
+    linear_q8<W_q6_k_split_dot<32064>, B_none, 256, 32064, 32, false, true, 0, false, 1, 1>(w, nullptr, nullptr, xq, xs, y, greedy, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(32) qkv_mma_XNorm_Norm_0_W_f32_256_false_W_q5_k_split_256_B_none_B_none_B_none_Rope_1_256_256_256_256_true_1_1_false_0_1_5824(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const uint8_t* __restrict__ nw, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
@@ -104,9 +104,9 @@ extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_fa
     grid_dep_launch();
     attend_decode<Attn_2, B_none, false, true, 32>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_256_256_32_false_false_false_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_256_256_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q4_k_dot<256>, B_none, 256, 256, 32, false, false, false, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+    linear_q8<W_q4_k_dot<256>, B_none, 256, 256, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
@@ -118,21 +118,21 @@ extern "C" __global__ void __launch_bounds__(512) swiglu_q8_W_q4_k_dot_1024_256_
     grid_dep_launch();
     swiglu_q8<W_q4_k_dot<1024>, 256, 512, 512, 32, 16, true, true, 0, 1>(wg, wg, xq, xs, y, yq, ys, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_512_B_none_512_256_32_false_false_true_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_512_B_none_512_256_32_false_false_1_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q4_k_dot<512>, B_none, 512, 256, 32, false, false, true, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, r, state);
+    linear_q8<W_q4_k_dot<512>, B_none, 512, 256, 32, false, false, 1, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, r, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_512_B_none_512_256_32_false_false_false_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_512_B_none_512_256_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q6_k_split_dot<512>, B_none, 512, 256, 32, false, false, false, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+    linear_q8<W_q6_k_split_dot<512>, B_none, 512, 256, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_k_32064_32064_256_at_end(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
     grid_dep_wait();
     acquire(ids);
     embed_rows<W_q4_k<32064>, 32064, 256>(table, ids, y);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_512_B_none_512_256_32_false_false_true_true_0_1_at_end(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
-    linear_q8<W_q4_k_dot<512>, B_none, 512, 256, 32, false, false, true, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, r, state);
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_512_B_none_512_256_32_false_false_1_true_0_1_at_end(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
+    linear_q8<W_q4_k_dot<512>, B_none, 512, 256, 32, false, false, 1, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, r, state);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_prep_32064_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
     grid_dep_wait();

@@ -98,9 +98,9 @@ extern "C" __global__ void __launch_bounds__(256) last_row_0_128_true(const floa
     grid_dep_launch();
     last_row<0, 128, true>(x, y, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_607744_B_none_128_151936_32_false_true_false_true_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, u64* __restrict__ greedy, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_607744_B_none_128_151936_32_false_true_0_true_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, u64* __restrict__ greedy, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q8_0_split_dot<607744>, B_none, 128, 151936, 32, false, true, false, true, 1, 1>(w, nullptr, nullptr, xq, xs, y, greedy, nullptr, state);
+    linear_q8<W_q8_0_split_dot<607744>, B_none, 128, 151936, 32, false, true, 0, true, 1, 1>(w, nullptr, nullptr, xq, xs, y, greedy, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_128_32_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
@@ -116,9 +116,9 @@ extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_fa
     grid_dep_launch();
     attend_decode<Attn_2, B_none, false, true, 32>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q5_0_split_dot_512_B_none_128_128_32_false_false_false_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q5_0_split_dot_512_B_none_128_128_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q5_0_split_dot<512>, B_none, 128, 128, 32, false, false, false, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+    linear_q8<W_q5_0_split_dot<512>, B_none, 128, 128, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_128_32_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
@@ -130,17 +130,17 @@ extern "C" __global__ void __launch_bounds__(512) swiglu_q8_W_q5_0_split_dot_204
     grid_dep_launch();
     swiglu_q8<W_q5_0_split_dot<2048>, 128, 512, 0, 32, 16, true, true, 0, 1>(wg, wu, xq, xs, y, yq, ys, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_512_128_32_false_false_false_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_512_128_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q4_k_dot<256>, B_none, 512, 128, 32, false, false, false, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+    linear_q8<W_q4_k_dot<256>, B_none, 512, 128, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_0_split_dot_512_W_q5_0_split_dot_256_W_q8_0_split_dot_256_W_f32_128_W_f32_64_W_f32_64_Rope_1_128_128_64_64_true_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
     qkv_q8<W_q5_0_split_dot<512>, W_q5_0_split_dot<256>, W_q8_0_split_dot<256>, W_f32<128>, W_f32<64>, W_f32<64>, Rope_1, 128, 128, 64, 64, true, 32, true, 0, 1>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_256_B_none_512_128_32_false_false_false_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_256_B_none_512_128_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q6_k_split_dot<256>, B_none, 512, 128, 32, false, false, false, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+    linear_q8<W_q6_k_split_dot<256>, B_none, 512, 128, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_prep_151936_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
     grid_dep_wait();
