@@ -1471,7 +1471,7 @@ __device__ __forceinline__ int block_tokens(const int* __restrict__ state, int* 
 // With RES it adds the residual r [T, OUT] to its outputs: y is then an
 // add_rmsnorm's sum, whose folded reader reads it alone (codegen/cuda,
 // sumWriter). RES 1 reads r after the wait, RES 2 before it, where the
-// grid that wrote r completed before this one launched (kernels.go,
+// grid that wrote r completed before this one launched (codegen/cuda,
 // residualsBeforeWait), so that the read leaves the chain after the wait.
 template <class W, class B, int IN, int OUT, int S, bool QX, bool GREEDY, int RES, bool EARLY, int ROWS, int TT>
 __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x,
@@ -1498,12 +1498,14 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
     const int tt = threadIdx.x % TT;
     const bool writes = threadIdx.x < SETS * N && row < OUT && tt < ntok;
     const float bias = writes ? B::at(b, row) : 0.f;
-    const float res = RES == 2 && writes ? r[(i64)tok[tt] * OUT + row] : 0.f;
+    const float resid = RES == 2 && writes ? r[(i64)tok[tt] * OUT + row] : 0.f;  // the residual, before the wait
     rows_dot8<W, IN, LIN_ROWS, TT, S, LIN_WARPS, QX, EARLY>(ws, rows, x, xq, xs, tok, acc);
-    float s = block_rows_sum<N, S>(&acc[0][0]) + res;
+    float s = block_rows_sum<N, S>(&acc[0][0]);
     if constexpr (RES == 1) {
         acquire(r);  // after rows_dot8's wait
         if (writes) s += r[(i64)tok[tt] * OUT + row];
+    } else if constexpr (RES == 2) {
+        s += resid;
     }
     if (writes) y[(i64)tok[tt] * OUT + row] = s + bias;
     if constexpr (GREEDY) {
