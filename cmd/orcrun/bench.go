@@ -66,9 +66,15 @@ type benchResult struct {
 	// DecodeLogitsMsTok is the same loop with each step's logits copied to
 	// the host instead (the path of a device that cannot sample).
 	DecodeLogitsMsTok float64 `json:"decode_logits_ms_per_token"`
-	FirstStepMs       float64 `json:"first_decode_ms"` // first decode step of a sequence (a graph capture unless a parked cache fits)
-	VRAMBytes         int64   `json:"vram_bytes"`      // weights, arena and one KV cache of ctx tokens, as the device reports
-	GPUUsedBytes      int64   `json:"gpu_used_bytes"`  // total − free on the GPU while loaded (CUDA)
+	// DecodeGraphMsTok is the decode graph replayed TG times back to back,
+	// without the host's loop between steps (CUDA), at the first timed
+	// step's position and at the last's: the steps of decode_ms_per_token,
+	// whose loop copies the state in, launches the graph and waits for the
+	// id every step, lie between the two in attention length.
+	DecodeGraphMsTok [2]float64 `json:"decode_graph_ms_per_token"`
+	FirstStepMs      float64    `json:"first_decode_ms"` // first decode step of a sequence (a graph capture unless a parked cache fits)
+	VRAMBytes        int64      `json:"vram_bytes"`      // weights, arena and one KV cache of ctx tokens, as the device reports
+	GPUUsedBytes     int64      `json:"gpu_used_bytes"`  // total − free on the GPU while loaded (CUDA)
 }
 
 func (c *benchCmd) Run() error {
@@ -221,17 +227,18 @@ func (c *benchCmd) measure(dev runtime.Device, r *benchResult) error {
 		return err
 	}
 	var pp, ttft, tg, tgLogits, first []float64
+	var graph [2][]float64
 	for run := range c.Runs + 1 {
 		rng := rand.New(rand.NewPCG(uint64(run), 1))
 		p, t, err := c.prefill(dev, info, rng)
 		if err != nil {
 			return err
 		}
-		f, d, err := c.decode(dev, info, rng, true)
+		f, d, g, err := c.decode(dev, info, rng, true)
 		if err != nil {
 			return err
 		}
-		_, dl, err := c.decode(dev, info, rng, false)
+		_, dl, _, err := c.decode(dev, info, rng, false)
 		if err != nil {
 			return err
 		}
@@ -239,6 +246,16 @@ func (c *benchCmd) measure(dev runtime.Device, r *benchResult) error {
 			continue // warm-up: lazy module loading, first-touch allocations
 		}
 		pp, ttft, first, tg, tgLogits = append(pp, p), append(ttft, t), append(first, f), append(tg, d), append(tgLogits, dl)
+		for i, ms := range g {
+			if ms > 0 {
+				graph[i] = append(graph[i], ms)
+			}
+		}
+	}
+	for i, ms := range graph {
+		if len(ms) > 0 {
+			r.DecodeGraphMsTok[i] = median(ms) / float64(c.TG)
+		}
 	}
 	r.PrefillMs, r.TTFTMs, r.FirstStepMs = median(pp), median(ttft), median(first)
 	r.PrefillTokS = float64(c.PP) / (r.PrefillMs / 1e3)
@@ -287,15 +304,17 @@ func (c *benchCmd) prefill(dev runtime.Device, info runtime.Info, rng *rand.Rand
 // capture its decode graph there), then times c.TG single-token steps, each
 // synchronised with its result on the host: the greedy token's id when
 // sampled (on the GPU where the sequence samples there, as generation
-// does), else the logits. Tokens fed are random, as in llama-bench.
-func (c *benchCmd) decode(dev runtime.Device, info runtime.Info, rng *rand.Rand, sampled bool) (firstMs, tgMs float64, err error) {
+// does), else the logits. Tokens fed are random, as in llama-bench. Where
+// the sequence replays its decode graph (decodeReplayer), graphMs are c.TG
+// replays back to back after the first timed step and after the last.
+func (c *benchCmd) decode(dev runtime.Device, info runtime.Info, rng *rand.Rand, sampled bool) (firstMs, tgMs float64, graphMs [2]float64, err error) {
 	seq, err := dev.NewSequence(c.Prompt + 1 + c.TG)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, graphMs, err
 	}
 	defer seq.Close()
 	if _, err := seq.Forward(context.Background(), randomTokens(rng, c.Prompt, info.Vocab)); err != nil {
-		return 0, 0, err
+		return 0, 0, graphMs, err
 	}
 	greedy := sample.New(sample.Params{})
 	step := func(id int32) error {
@@ -310,16 +329,42 @@ func (c *benchCmd) decode(dev runtime.Device, info runtime.Info, rng *rand.Rand,
 	ids := randomTokens(rng, c.TG+1, info.Vocab)
 	start := time.Now()
 	if err := step(ids[0]); err != nil {
-		return 0, 0, err
+		return 0, 0, graphMs, err
 	}
 	firstMs = ms(time.Since(start))
+	if graphMs[0], err = c.replay(seq); err != nil {
+		return 0, 0, graphMs, err
+	}
 	start = time.Now()
 	for _, id := range ids[1:] {
 		if err := step(id); err != nil {
-			return 0, 0, err
+			return 0, 0, graphMs, err
 		}
 	}
-	return firstMs, ms(time.Since(start)), nil
+	tgMs = ms(time.Since(start))
+	graphMs[1], err = c.replay(seq)
+	return firstMs, tgMs, graphMs, err
+}
+
+// replay times c.TG replays of seq's last decode step back to back; 0 where
+// seq has none to replay.
+func (c *benchCmd) replay(seq runtime.Sequence) (float64, error) {
+	r, ok := seq.(decodeReplayer)
+	if !ok {
+		return 0, nil
+	}
+	start := time.Now()
+	replayed, err := r.ReplayDecode(c.TG)
+	if err != nil || !replayed {
+		return 0, err
+	}
+	return ms(time.Since(start)), nil
+}
+
+// decodeReplayer is a sequence that replays its captured decode step back
+// to back (the CUDA device's).
+type decodeReplayer interface {
+	ReplayDecode(n int) (bool, error)
 }
 
 // argmax is the index of the largest of x, -1 when x is empty.
@@ -356,6 +401,9 @@ func (r *benchResult) print() {
 	fmt.Printf("prefill  %8.1f tok/s pp%d (%.2f ms)\n", r.PrefillTokS, r.PP, r.PrefillMs)
 	fmt.Printf("decode   %8.1f tok/s tg%d after a %d-token prompt (%.3f ms/token, greedy id back; first step %.2f ms; %.3f ms/token with the logits back)\n",
 		r.DecodeTokS, r.TG, r.Prompt, r.DecodeMsTok, r.FirstStepMs, r.DecodeLogitsMsTok)
+	if g := r.DecodeGraphMsTok; g[0] > 0 && g[1] > 0 {
+		fmt.Printf("         %.3f / %.3f ms/token: the decode graph replayed back to back, without the host's loop, at the first / last step's position\n", g[0], g[1])
+	}
 	fmt.Printf("ttft     %8.2f ms  for a %d-token prompt\n", r.TTFTMs, r.PP)
 	fmt.Printf("vram     %8.1f MiB weights+arena+KV of %d tokens", float64(r.VRAMBytes)/(1<<20), r.Ctx)
 	if r.GPUUsedBytes > 0 {

@@ -33,6 +33,9 @@ type Device struct {
 	mod   module
 	fns   map[string]uint64
 	state []byte // pinned host image of the step-state block
+	// replayable is the sequence whose decode step the state block holds
+	// (the last step enqueued, if a decode graph's): ReplayDecode's.
+	replayable *sequence
 
 	sampling *sampling // nil when the plan has no GPU sampler
 

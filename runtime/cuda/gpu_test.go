@@ -324,6 +324,16 @@ func runToyPlan(t *testing.T, syncEach bool) {
 			t.Fatalf("Pos %d, want %d", seqs[i].Pos(), len(hist[i]))
 		}
 	}
+	// Replays of the last decode step (sequence 1's) leave the caches as they
+	// were; sequence 0's step is no longer in the state block to replay.
+	if ok, err := seqs[0].(*sequence).ReplayDecode(2); ok || err != nil {
+		t.Fatalf("ReplayDecode of a sequence that did not step last: %v, %v", ok, err)
+	}
+	if ok, err := seqs[1].(*sequence).ReplayDecode(3); ok == syncEach || err != nil {
+		t.Fatalf("ReplayDecode: replayed %v, %v (each launch synchronised: %v)", ok, err, syncEach)
+	}
+	hist[1] = append(hist[1], 5)
+	check(1, must[[]float32](t)(seqs[1].Forward(context.Background(), []int32{5})))
 	// A prefill after decode steps continues the same cache.
 	more := []int32{1, 2, 3, 4, 5}
 	hist[0] = append(hist[0], more...)

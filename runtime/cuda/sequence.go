@@ -88,6 +88,28 @@ func (s *sequence) run(ctx context.Context, tokens []int32) error {
 	return nil
 }
 
+// ReplayDecode replays the captured decode graph n times back to back, the
+// step state unchanged (the sequence's last decode step again: its token at
+// its position, whose cache rows each replay rewrites alike), then waits: a
+// decode step's GPU time without the host's work between steps, for
+// benchmarks (orcrun bench). ok is false where the state block does not
+// hold this sequence's decode step: another sequence stepped since, or its
+// last step was a prefill, or launches are synchronised one at a time
+// (Options.SyncEachLaunch).
+func (s *sequence) ReplayDecode(n int) (ok bool, err error) {
+	s.d.mu.Lock()
+	defer s.d.mu.Unlock()
+	if s.closed || s.d.replayable != s {
+		return false, nil
+	}
+	for range n {
+		if err := s.d.g.graphLaunch(s.c.decode); err != nil {
+			return false, err
+		}
+	}
+	return true, s.d.g.sync()
+}
+
 // hostLogits copies the last step's logits into the pinned buffer, once
 // the queued work is done.
 func (s *sequence) hostLogits() ([]float32, error) {
@@ -116,6 +138,7 @@ func (s *sequence) step(tokens []int32) error {
 	if err := d.g.sync(); err != nil {
 		return err
 	}
+	d.replayable = nil
 	writeState(d.state, &k.State, tokens, s.pos, c.ctx)
 	if err := d.g.copyHtoD(devptr(c.reg.state), d.state); err != nil {
 		return err
@@ -123,6 +146,7 @@ func (s *sequence) step(tokens []int32) error {
 	name, sched := "prefill", k.Prefill
 	if decode {
 		if !d.syncEach {
+			d.replayable = s
 			return d.g.graphLaunch(c.decode)
 		}
 		name, sched = "decode", d.decode
