@@ -41,6 +41,9 @@ func TestBenchCPU(t *testing.T) {
 			t.Errorf("%s = %v, want > 0", name, v)
 		}
 	}
+	if r.DecodeGraphMsTok != [2]float64{} {
+		t.Errorf("decode_graph_ms_per_token %v on the CPU device, which replays no graph", r.DecodeGraphMsTok)
+	}
 	if r.TTFTMs < r.PrefillMs {
 		t.Errorf("TTFT %.3f ms is shorter than the prefill %.3f ms it contains", r.TTFTMs, r.PrefillMs)
 	}
