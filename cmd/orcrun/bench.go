@@ -246,15 +246,15 @@ func (c *benchCmd) measure(dev runtime.Device, r *benchResult) error {
 			continue // warm-up: lazy module loading, first-touch allocations
 		}
 		pp, ttft, first, tg, tgLogits = append(pp, p), append(ttft, t), append(first, f), append(tg, d), append(tgLogits, dl)
-		for i, ms := range g {
-			if ms > 0 {
-				graph[i] = append(graph[i], ms)
+		for i, v := range g {
+			if v > 0 {
+				graph[i] = append(graph[i], v)
 			}
 		}
 	}
-	for i, ms := range graph {
-		if len(ms) > 0 {
-			r.DecodeGraphMsTok[i] = median(ms) / float64(c.TG)
+	for i, vs := range graph {
+		if len(vs) > 0 {
+			r.DecodeGraphMsTok[i] = median(vs) / float64(c.TG)
 		}
 	}
 	r.PrefillMs, r.TTFTMs, r.FirstStepMs = median(pp), median(ttft), median(first)
@@ -304,9 +304,10 @@ func (c *benchCmd) prefill(dev runtime.Device, info runtime.Info, rng *rand.Rand
 // capture its decode graph there), then times c.TG single-token steps, each
 // synchronised with its result on the host: the greedy token's id when
 // sampled (on the GPU where the sequence samples there, as generation
-// does), else the logits. Tokens fed are random, as in llama-bench. Where
-// the sequence replays its decode graph (decodeReplayer), graphMs are c.TG
-// replays back to back after the first timed step and after the last.
+// does), else the logits. Tokens fed are random, as in llama-bench. When
+// sampled and where the sequence replays its decode graph
+// (decodeReplayer), graphMs are c.TG replays back to back after the first
+// timed step and after the last.
 func (c *benchCmd) decode(dev runtime.Device, info runtime.Info, rng *rand.Rand, sampled bool) (firstMs, tgMs float64, graphMs [2]float64, err error) {
 	seq, err := dev.NewSequence(c.Prompt + 1 + c.TG)
 	if err != nil {
@@ -332,7 +333,7 @@ func (c *benchCmd) decode(dev runtime.Device, info runtime.Info, rng *rand.Rand,
 		return 0, 0, graphMs, err
 	}
 	firstMs = ms(time.Since(start))
-	if graphMs[0], err = c.replay(seq); err != nil {
+	if graphMs[0], err = c.replay(seq, sampled); err != nil {
 		return 0, 0, graphMs, err
 	}
 	start = time.Now()
@@ -342,15 +343,15 @@ func (c *benchCmd) decode(dev runtime.Device, info runtime.Info, rng *rand.Rand,
 		}
 	}
 	tgMs = ms(time.Since(start))
-	graphMs[1], err = c.replay(seq)
+	graphMs[1], err = c.replay(seq, sampled)
 	return firstMs, tgMs, graphMs, err
 }
 
-// replay times c.TG replays of seq's last decode step back to back; 0 where
-// seq has none to replay.
-func (c *benchCmd) replay(seq runtime.Sequence) (float64, error) {
+// replay times c.TG replays of seq's last decode step back to back in the
+// sampled run; 0 where seq has none to replay.
+func (c *benchCmd) replay(seq runtime.Sequence, sampled bool) (float64, error) {
 	r, ok := seq.(decodeReplayer)
-	if !ok {
+	if !ok || !sampled {
 		return 0, nil
 	}
 	start := time.Now()
