@@ -141,7 +141,11 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 		}
 	}
 	oneGroup := intDot[n.Inputs[1].DType] == 32 && in/32 <= s
-	return e.intDot(c, y, x, in, "linear_q8", linThreads, blocks, stream{}, stage, oneGroup, outs, dotAccessor(wa), ba, cInt(in), cInt(out), cInt(s), fmt.Sprint(stage), fmt.Sprint(greedy), resRead(residual != nil))
+	da := dotAccessor(wa)
+	if residentBound(stage, blocks) > 0 && n.Inputs[1].DType == ir.Q6_K {
+		da = da[:len(da)-1] + ", true>" // dot8_q6_k's BOUNDED form
+	}
+	return e.intDot(c, y, x, in, "linear_q8", linThreads, blocks, stream{}, stage, oneGroup, outs, da, ba, cInt(in), cInt(out), cInt(s), fmt.Sprint(stage), fmt.Sprint(greedy), resRead(residual != nil))
 }
 
 // leavesGreedy reports whether linear n over x is the LM head of one token
@@ -224,17 +228,22 @@ func (e *emitter) intDot(c *call, y, x *ir.Node, in int64, fn string, threads, b
 	if st.smem > 0 {
 		targs = append(targs, cInt(st.smem))
 	}
-	// A staged grid is resident at once (stagesX) only where registers let
-	// its blocks share the SMs, which nothing held them to: a shorter
-	// dot8_q6_k (branch next-q6b) took Phi-3's Q6_K down, 384 blocks, to 88
-	// registers (nvcc 13), two blocks an SM, two waves: 12.6 → 15.3 µs
-	// (H100, KERNELS.md, eighteenth session).
-	minBlocks := 0
-	if perSM := ceilDiv(blocksX, targetSMs); staged && perSM > 1 {
-		minBlocks = int(perSM)
-	}
-	ls, err := st.launch(e.emitBounded(c, fn, int(threads), minBlocks, gridTokenTiles(blocksX, rowsOf(x), tt), targs...))
+	ls, err := st.launch(e.emitBounded(c, fn, int(threads), residentBound(staged, blocksX), gridTokenTiles(blocksX, rowsOf(x), tt), targs...))
 	return append(quant, ls...), err
+}
+
+// residentBound is the blocks an SM that a grid of blocksX blocks, staged
+// if it quantizes x itself, must fit at once (its __launch_bounds__
+// minimum), or 0. A staged grid is resident at once (stagesX) only where
+// registers let its blocks share the SMs, which nothing held them to: the
+// shorter dot8_q6_k took Phi-3's Q6_K down, 384 blocks, to 88 registers
+// (nvcc 13), two blocks an SM, two waves: 12.6 → 15.3 µs (H100, KERNELS.md,
+// eighteenth session).
+func residentBound(staged bool, blocksX int64) int {
+	if perSM := ceilDiv(blocksX, targetSMs); staged && perSM > 1 {
+		return int(perSM)
+	}
+	return 0
 }
 
 // earlyFetchBlocks is the largest integer-path grid that fetches its first

@@ -1138,8 +1138,19 @@ template <i64 NBLK> struct W_mxfp4_dot : W_mxfp4<NBLK> {
 template <i64 NBLK> struct W_mxfp4_split_dot : W_mxfp4_split<NBLK> {
     static __device__ __forceinline__ float dot(const Raw_mxfp4& r, const int* xw, const float2* xs) { return dot8_mxfp4(r.q, r.e, xw, xs[0]); }
 };
+// q6_signed: the four 6-bit codes q (bytes 0..63) of w as signed bytes
+// q - 32. q + 0x60 stays below 0x100, so the add carries into no other
+// byte, and flipping bit 7 subtracts 0x80 modulo 256: two instructions
+// where __vsubss4 (saturating, which these codes never need) takes nine.
+__device__ __forceinline__ uint32_t q6_signed(uint32_t w) { return (w + 0x60606060u) ^ 0x80808080u; }
 // Q6_K group: half h, part p (see dq_q6_k); codes made signed (q - 32) per
-// byte, scales per 16 elements.
+// byte, scales per 16 elements. BOUNDED (a kernel whose __launch_bounds__
+// keep three blocks an SM, intDot) makes them signed by __vsubss4: nvcc 13
+// schedules q6_signed's shorter code with more loads in flight, and at the
+// bound Phi-3's Q6_K down then took 1 % more of a step (KERNELS.md,
+// eighteenth session); unbounded, q6_signed cut Qwen2.5-0.5B's Q6_K down
+// 5.9 → 5.2 µs (H100).
+template <bool BOUNDED>
 __device__ __forceinline__ float dot8_q6_k(const Raw_q6_k& r, const int* xw, const float2* xs) {
     const int sh = 4 * r.p;
     int a[4] = {0, 0, 0, 0};
@@ -1147,18 +1158,18 @@ __device__ __forceinline__ float dot8_q6_k(const Raw_q6_k& r, const int* xw, con
     for (int i = 0; i < 8; i++) {
         const uint32_t lo = ((r.ql[i] >> sh) & 0x0F0F0F0Fu) | (((r.qh[i] >> sh) & 0x03030303u) << 4);
         const uint32_t hi = ((r.ql[8 + i] >> sh) & 0x0F0F0F0Fu) | (((r.qh[i] >> (sh + 2)) & 0x03030303u) << 4);
-        a[i / 4] = dot4(__vsubss4(lo, 0x20202020u), xw + 2 * i, a[i / 4]);
-        a[2 + i / 4] = dot4(__vsubss4(hi, 0x20202020u), xw + 16 + 2 * i, a[2 + i / 4]);
+        a[i / 4] = dot4(BOUNDED ? __vsubss4(lo, 0x20202020u) : q6_signed(lo), xw + 2 * i, a[i / 4]);
+        a[2 + i / 4] = dot4(BOUNDED ? __vsubss4(hi, 0x20202020u) : q6_signed(hi), xw + 16 + 2 * i, a[2 + i / 4]);
     }
     const uint32_t s4 = r.p ? r.sc[1] : r.sc[0];  // scales sh..sh+3 (a select: a run-time index would put sc in local memory)
     return h2f(r.d) * (xs[0].x * (i8f(s4) * (float)a[0] + i8f(s4 >> 8) * (float)a[1]) +
                        xs[1].x * (i8f(s4 >> 16) * (float)a[2] + i8f(s4 >> 24) * (float)a[3]));
 }
-template <i64 NBLK> struct W_q6_k_dot : W_q6_k<NBLK> {
-    static __device__ __forceinline__ float dot(const Raw_q6_k& r, const int* xw, const float2* xs) { return dot8_q6_k(r, xw, xs); }
+template <i64 NBLK, bool BOUNDED = false> struct W_q6_k_dot : W_q6_k<NBLK> {
+    static __device__ __forceinline__ float dot(const Raw_q6_k& r, const int* xw, const float2* xs) { return dot8_q6_k<BOUNDED>(r, xw, xs); }
 };
-template <i64 NBLK> struct W_q6_k_split_dot : W_q6_k_split<NBLK> {
-    static __device__ __forceinline__ float dot(const Raw_q6_k& r, const int* xw, const float2* xs) { return dot8_q6_k(r, xw, xs); }
+template <i64 NBLK, bool BOUNDED = false> struct W_q6_k_split_dot : W_q6_k_split<NBLK> {
+    static __device__ __forceinline__ float dot(const Raw_q6_k& r, const int* xw, const float2* xs) { return dot8_q6_k<BOUNDED>(r, xw, xs); }
 };
 
 
