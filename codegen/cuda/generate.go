@@ -87,7 +87,8 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 		}
 	}
 	e.kernels.launchAtEnd(schedules[1])
-	e.kernels.residualsBeforeWait(schedules[1])
+	e.kernels.readsBeforeWait(schedules[1])
+	e.kernels.keepLaunched(schedules[:]...)
 	logits, err := e.value(g.Outputs[0])
 	if err != nil || logits.Kind != plans.ArgArena || g.Outputs[0].DType != ir.F32 {
 		return nil, fmt.Errorf("codegen/cuda: output node %d (%s) is not an f32 value in the arena", g.Outputs[0].ID, g.Outputs[0].Op)

@@ -163,3 +163,24 @@ func cFloat(x float64) string { return strconv.FormatFloat(float64(float32(x)), 
 
 // cInt writes an integer template argument.
 func cInt(x int64) string { return strconv.FormatInt(x, 10) }
+
+// keepLaunched drops the instances that no launch of schedules names: the
+// variants launchAtEnd and readsBeforeWait replaced, which would be
+// compiled into every plan and never run.
+func (s *kernelSet) keepLaunched(schedules ...[]plans.Launch) {
+	launched := map[string]bool{}
+	for _, ls := range schedules {
+		for _, l := range ls {
+			launched[l.Kernel] = true
+		}
+	}
+	kept := s.instances[:0]
+	for _, k := range s.instances {
+		if launched[k.Name] {
+			kept = append(kept, k)
+		} else {
+			delete(s.byName, k.Name)
+		}
+	}
+	s.instances = kept
+}

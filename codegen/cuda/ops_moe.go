@@ -248,7 +248,7 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 	down.arg(cScales, "hs", s.hs)
 	down.arg(cIn, "logit", s.logit)
 	down.ptr(e, cOut, "y", n)
-	if err := ls.add(e.emit(down, "moe_down_sum_q8", moeWarps*32, gridFixed(d/moeWarps), cfg, da, dba)); err != nil {
+	if err := ls.add(e.emit(down, "moe_down_sum_q8", moeWarps*32, gridFixed(d/moeWarps), cfg, da, dba, pickLate)); err != nil {
 		return nil, err
 	}
 	// The scratch still holds x's int16 form (the MoE scratch starts past it).

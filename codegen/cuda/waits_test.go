@@ -100,31 +100,21 @@ func reaches(fn, target string, bodies map[string]string, seen map[string]bool) 
 	return false
 }
 
-// TestMoEDownPicksAfterLogits checks the decode schedule that lets
-// moe_down_sum_q8 read the router logits before its wait (moe.cu.tmpl): every
-// grid between the one writing them (moe_logits or rmsnorm_logits) and it
-// waits in its wrapper, before it lets the next grid launch, so the logits
-// are written once moe_down_sum_q8 runs.
-func TestMoEDownPicksAfterLogits(t *testing.T) {
+// TestMoEDownPicksEarly checks that gpt-oss's decode schedule lets every
+// moe_down_sum_q8 pick its experts before its wait (PICK_EARLY, chosen by
+// readsBeforeWait): the grids between the router logits' writer and it
+// wait in their wrappers, so the logits are written when it starts, and
+// its experts' weight groups are fetched while gate+up finishes.
+func TestMoEDownPicksEarly(t *testing.T) {
 	out, _ := tinyOutput(t, "gpt-oss-20b-tiny", synth.QuantMXFP4)
-	waitsInWrapper := map[string]bool{}
-	for _, k := range wrapperRE.FindAllStringSubmatch(out.Source, -1) {
-		waitsInWrapper[k[1]] = strings.Contains(k[2], "grid_dep_wait();")
-	}
 	downs := 0
 	for i, l := range out.Kernels.Decode {
 		if !strings.HasPrefix(l.Kernel, "moe_down_sum_q8") {
 			continue
 		}
 		downs++
-		j := i - 1
-		for ; j >= 0 && !writesLogits(out.Kernels.Decode[j].Kernel); j-- {
-			if k := out.Kernels.Decode[j].Kernel; !waitsInWrapper[k] {
-				t.Errorf("decode launch %d, %s, between the router logits and moe_down_sum_q8 (launch %d), does not wait in its wrapper", j, k, i)
-			}
-		}
-		if j < 0 {
-			t.Errorf("decode launch %d, %s, has no router logits before it", i, l.Kernel)
+		if !strings.HasSuffix(l.Kernel, "_true") {
+			t.Errorf("decode launch %d, %s, picks its experts after its wait", i, l.Kernel)
 		}
 	}
 	if downs == 0 {
@@ -132,8 +122,21 @@ func TestMoEDownPicksAfterLogits(t *testing.T) {
 	}
 }
 
-// writesLogits reports whether a decode launch of kernel writes the MoE's
-// router logits.
-func writesLogits(kernel string) bool {
-	return strings.HasPrefix(kernel, "moe_logits") || strings.HasPrefix(kernel, "rmsnorm_logits")
+// TestEveryKernelLaunched checks, in every tiny preset's source, that each
+// kernel is launched by the prefill or decode schedule or the sampler: the
+// variants that the decode schedule's rewrites replaced are not emitted.
+func TestEveryKernelLaunched(t *testing.T) {
+	for _, tp := range tinyPresets {
+		out, _ := tinyOutput(t, tp.preset, tp.quant)
+		k := out.Kernels
+		launched := map[string]bool{k.Sampler.Prep.Kernel: true, k.Sampler.Argmax.Kernel: true, k.Sampler.Weights.Kernel: true, k.Sampler.Select.Kernel: true}
+		for _, l := range append(k.Prefill, k.Decode...) {
+			launched[l.Kernel] = true
+		}
+		for _, w := range wrapperRE.FindAllStringSubmatch(out.Source, -1) {
+			if !launched[w[1]] {
+				t.Errorf("%s-%s: kernel %s is emitted and never launched", tp.preset, tp.quant, w[1])
+			}
+		}
+	}
 }

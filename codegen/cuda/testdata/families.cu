@@ -1483,7 +1483,7 @@ __device__ __forceinline__ int block_tokens(const int* __restrict__ state, int* 
 // add_rmsnorm's sum, whose folded reader reads it alone (codegen/cuda,
 // sumWriter). RES 1 reads r after the wait, RES 2 before it, where the
 // grid that wrote r completed before this one launched (codegen/cuda,
-// residualsBeforeWait), so that the read leaves the chain after the wait.
+// readsBeforeWait), so that the read leaves the chain after the wait.
 template <class W, class B, int IN, int OUT, int S, bool QX, bool GREEDY, int RES, bool EARLY, int ROWS, int TT>
 __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x,
                                           const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y,
@@ -3389,13 +3389,12 @@ __device__ __forceinline__ void moe_gate_up_q8(const uint8_t* __restrict__ wg, c
 // K of the block's rows (MOE_WARPS / K warps an expert), so its rows share
 // slot k's activations: a warp taking one row of all K experts loaded K
 // activation rows for each weight group (ncu: L1-bound, 0.94-1.07 TB/s).
-// It picks the experts and fetches its weight groups before it waits for
-// the grid before it (kernels.go, waitsInside), so their DRAM round trip
-// overlaps gate+up's last blocks. The logits are two grids back (moe_logits
-// or rmsnorm_logits): moe_gate_up_q8 (and quantize_x8, if x needs one) wait
-// in their wrappers before they let the next grid launch, so once this grid
-// runs, the logits are written (TestMoEDownPicksAfterLogits).
-template <class Cfg, class W, class B>
+// With PICK_EARLY it picks the experts and fetches their weight groups
+// before it waits for the grid before it (kernels.go, waitsInside), so
+// their DRAM round trip overlaps gate+up's last blocks: codegen sets it
+// where the grid writing the logits has completed when this one starts
+// (readsBeforeWait). Without, it waits first.
+template <class Cfg, class W, class B, bool PICK_EARLY>
 __device__ __forceinline__ void moe_down_sum_q8(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd,
                                                 const xq_t* __restrict__ hq, const float2* __restrict__ hs,
                                                 const float* __restrict__ logit, float* __restrict__ y) {
@@ -3405,6 +3404,10 @@ __device__ __forceinline__ void moe_down_sum_q8(const uint8_t* __restrict__ wd, 
     const i64 o0 = (i64)blockIdx.x * MOE_WARPS, r0 = o0 + warp / K * R;
     int idx[K];
     float gw[K], acc[R] = {};
+    if constexpr (!PICK_EARLY) {
+        grid_dep_wait();
+        acquire(logit);
+    }
     moe_pick<Cfg, true>(logit, idx, gw);
     const i64 e = moe_expert_of<K>(idx, k);
     const uint8_t* ws[R];
@@ -3416,7 +3419,7 @@ __device__ __forceinline__ void moe_down_sum_q8(const uint8_t* __restrict__ wd, 
     float bias[R];
 #pragma unroll
     for (int r = 0; r < R; r++) bias[r] = B::at(bd, rows[r]);
-    grid_dep_wait();
+    if constexpr (PICK_EARLY) grid_dep_wait();
     acquire(hq, hs);
     wt.dots(k, hq, hs, acc);
     __shared__ float part[K][MOE_WARPS];  // expert k's dot + bias of row o0 + i

@@ -144,10 +144,6 @@ extern "C" __global__ void __launch_bounds__(256) moe_gate_up_q8_Moe_3_W_mxfp4_s
     grid_dep_launch();
     moe_gate_up_q8<Moe_3, W_mxfp4_split_dot<6144>, W_f32<1024>>(wg, bg, wu, bu, xq, xs, logit, hq, hs);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_mxfp4_split_dot_6144_W_f32_768(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
-    grid_dep_launch();
-    moe_down_sum_q8<Moe_3, W_mxfp4_split_dot<6144>, W_f32<768>>(wd, bd, hq, hs, logit, y);
-}
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_192_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
     acquire(a, b);
@@ -157,6 +153,10 @@ extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_1
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_4_W_f32_4_true_true_64(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
     attend_decode<Attn_4, W_f32<4>, true, true, 64>(q, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_mxfp4_split_dot_6144_W_f32_768_true(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
+    grid_dep_launch();
+    moe_down_sum_q8<Moe_3, W_mxfp4_split_dot<6144>, W_f32<768>, true>(wd, bd, hq, hs, logit, y);
 }
 extern "C" __global__ void __launch_bounds__(256) sample_prep_201088_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
     grid_dep_wait();

@@ -118,10 +118,6 @@ extern "C" __global__ void __launch_bounds__(512) swiglu_q8_W_q4_k_dot_1024_256_
     grid_dep_launch();
     swiglu_q8<W_q4_k_dot<1024>, 256, 512, 512, 32, 16, true, true, 0, 1>(wg, wg, xq, xs, y, yq, ys, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_512_B_none_512_256_32_false_false_1_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
-    grid_dep_launch();
-    linear_q8<W_q4_k_dot<512>, B_none, 512, 256, 32, false, false, 1, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, r, state);
-}
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_512_B_none_512_256_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     linear_q8<W_q6_k_split_dot<512>, B_none, 512, 256, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);

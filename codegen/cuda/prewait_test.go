@@ -1,0 +1,87 @@
+package cuda
+
+import (
+	"testing"
+
+	"github.com/llama-orch/orc/plans"
+)
+
+// step is a launch of a schedule under test: whether its kernel waits in
+// its wrapper (else inside, as qkv_mma), lets the next grid launch only at
+// its end, and writes the value the reader reads.
+type step struct{ wrapperWaits, atEnd, writes bool }
+
+// schedule builds launches of steps, then a reader launch of fn reading the
+// value through parameter read with template arguments targs.
+func schedule(steps []step, fn, read string, targs []string) (*kernelSet, []plans.Launch) {
+	value := plans.Arg{Kind: plans.ArgArena, Offset: 4096}
+	other := plans.Arg{Kind: plans.ArgArena, Offset: 8192}
+	s := newKernelSet()
+	var ls []plans.Launch
+	for i, st := range steps {
+		k := &instance{Fn: "qkv_mma", TArgs: []string{string(rune('a' + i))}, LaunchesAtEnd: st.atEnd,
+			Params: []param{{cIn, "a"}, {cOut, "y"}}}
+		if st.wrapperWaits {
+			k.Fn = "add"
+		}
+		y := other
+		if st.writes {
+			y = value
+		}
+		ls = append(ls, plans.Launch{Kernel: s.add(k), Args: []plans.Arg{value, y}})
+	}
+	reader := &instance{Fn: fn, TArgs: targs, Params: []param{{cWeight, "w"}, {cOut, "y"}, {cIn, read}}}
+	ls = append(ls, plans.Launch{Kernel: s.add(reader), Args: []plans.Arg{{Kind: plans.ArgWeight}, other, value}})
+	return s, ls
+}
+
+// TestReadsBeforeWait: a read moves before the reader's wait only where the
+// value's last writer has completed when the reader starts: a launch at
+// its end from the writer on, or a launch waiting in its wrapper after the
+// writer.
+func TestReadsBeforeWait(t *testing.T) {
+	inside, wrapper := step{}, step{wrapperWaits: true}
+	writer := func(s step) step { s.writes = true; return s }
+	atEnd := func(s step) step { s.atEnd = true; return s }
+	cases := []struct {
+		name  string
+		steps []step
+		early bool
+	}{
+		{"writer at its end", []step{writer(atEnd(inside)), inside}, true},
+		{"a launch at its end after the writer", []step{writer(inside), atEnd(inside)}, true},
+		{"a launch waiting in its wrapper after the writer", []step{writer(inside), wrapper}, true},
+		{"the writer waiting in its wrapper", []step{writer(wrapper), inside}, false},
+		{"every launch waiting inside", []step{writer(inside), inside}, false},
+		{"the writer is the reader's predecessor", []step{inside, writer(inside)}, false},
+		{"at its end before the last writer", []step{writer(atEnd(inside)), writer(inside)}, false},
+		{"no writer in the schedule", []step{atEnd(inside), atEnd(inside)}, false},
+	}
+	readers := []struct {
+		fn, param string
+		targs     []string
+		arg       int
+	}{
+		{"linear_q8", "r", []string{"W", "B", "64", "64", "32", "false", "false", resAfterWait, "true", "0", "1"}, linearResArg},
+		{"moe_down_sum_q8", "logit", []string{"Cfg", "W", "B", pickLate}, moePickArg},
+	}
+	for _, r := range readers {
+		for _, c := range cases {
+			s, ls := schedule(c.steps, r.fn, r.param, r.targs)
+			s.readsBeforeWait(ls)
+			want := earlyReads[r.fn].after
+			if c.early {
+				want = earlyReads[r.fn].before
+			}
+			if got := s.byName[ls[len(ls)-1].Kernel].TArgs[r.arg]; got != want {
+				t.Errorf("%s, %s: template argument %s, want %s", r.fn, c.name, got, want)
+			}
+		}
+	}
+	// A linear_q8 without a residual stays as it is.
+	s, ls := schedule([]step{writer(atEnd(inside))}, "linear_q8", "r", []string{"W", "B", "64", "64", "32", "false", "false", resNone, "true", "0", "1"})
+	s.readsBeforeWait(ls)
+	if got := s.byName[ls[1].Kernel].TArgs[linearResArg]; got != resNone {
+		t.Errorf("linear_q8 without a residual: RES %s, want %s", got, resNone)
+	}
+}
