@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/llama-orch/orc/compiler/synth"
+	"github.com/llama-orch/orc/plans"
 )
 
 // TestEveryKernelWaits checks, in every tiny preset's source, that each
@@ -130,8 +131,10 @@ func TestEveryKernelLaunched(t *testing.T) {
 		out, _ := tinyOutput(t, tp.preset, tp.quant)
 		k := out.Kernels
 		launched := map[string]bool{k.Sampler.Prep.Kernel: true, k.Sampler.Argmax.Kernel: true, k.Sampler.Weights.Kernel: true, k.Sampler.Select.Kernel: true}
-		for _, l := range append(k.Prefill, k.Decode...) {
-			launched[l.Kernel] = true
+		for _, ls := range [][]plans.Launch{k.Prefill, k.Decode} {
+			for _, l := range ls {
+				launched[l.Kernel] = true
+			}
 		}
 		for _, w := range wrapperRE.FindAllStringSubmatch(out.Source, -1) {
 			if !launched[w[1]] {

@@ -1145,11 +1145,11 @@ template <i64 NBLK> struct W_mxfp4_split_dot : W_mxfp4_split<NBLK> {
 __device__ __forceinline__ uint32_t q6_signed(uint32_t w) { return (w + 0x60606060u) ^ 0x80808080u; }
 // Q6_K group: half h, part p (see dq_q6_k); codes made signed (q - 32) per
 // byte, scales per 16 elements. BOUNDED (a kernel whose __launch_bounds__
-// keep three blocks an SM, intDot) makes them signed by __vsubss4: nvcc 13
-// schedules q6_signed's shorter code with more loads in flight, and at the
-// bound Phi-3's Q6_K down then took 1 % more of a step (KERNELS.md,
-// eighteenth session); unbounded, q6_signed cut Qwen2.5-0.5B's Q6_K down
-// 5.9 → 5.2 µs (H100).
+// keep blocks an SM: residentBound, ops_linear.go) makes them signed by
+// __vsubss4: nvcc 13 schedules q6_signed's shorter code with more loads in
+// flight, and at the bound Phi-3's Q6_K down then took 1 % more of a step
+// (KERNELS.md, eighteenth session); unbounded, q6_signed cut Qwen2.5-0.5B's
+// Q6_K down 5.9 → 5.2 µs (H100).
 template <bool BOUNDED>
 __device__ __forceinline__ float dot8_q6_k(const Raw_q6_k& r, const int* xw, const float2* xs) {
     const int sh = 4 * r.p;
