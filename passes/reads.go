@@ -21,6 +21,18 @@ func NormBehind(x *ir.Node) *ir.Node {
 	return nil
 }
 
+// NormedPart is the view of add_rmsnorm n's part 1, its normed row, among
+// n's readers (users maps a node to its readers), or nil: NormBehind's
+// inverse.
+func NormedPart(n *ir.Node, users map[*ir.Node][]*ir.Node) *ir.Node {
+	for _, u := range users[n] {
+		if u.Op == ir.OpView && u.Int("part") == 1 {
+			return u
+		}
+	}
+	return nil
+}
+
 // mayFoldNorm reports whether n is a reader whose decode kernel may fold
 // the norm of its input in: a qkv or swiglu_linear (their tensor-core
 // kernels, codegen/cuda).
@@ -50,14 +62,8 @@ func ResidualWriter(n *ir.Node, users map[*ir.Node][]*ir.Node) (linear, residual
 	if n.Op != ir.OpAddRMSNorm {
 		return nil, nil
 	}
-	folds := false
-	for _, v := range users[n] {
-		if v.Op == ir.OpView && v.Int("part") == 1 && len(users[v]) == 1 {
-			u := users[v][0]
-			folds = mayFoldNorm(u) && u.Inputs[0] == v
-		}
-	}
-	if !folds {
+	v := NormedPart(n, users)
+	if v == nil || len(users[v]) != 1 || !mayFoldNorm(users[v][0]) || users[v][0].Inputs[0] != v {
 		return nil, nil
 	}
 	for k := range 2 {

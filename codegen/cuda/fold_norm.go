@@ -36,7 +36,7 @@ func (e *emitter) sumWriter(n *ir.Node) (sum, residual *ir.Node) {
 	}
 	sum = e.users[n][0]
 	l, residual := passes.ResidualWriter(sum, e.users)
-	if normed := e.normedPart(sum); l != n || normed == nil || e.foldedNorm(normed) == nil {
+	if normed := passes.NormedPart(sum, e.users); l != n || normed == nil || e.foldedNorm(normed) == nil {
 		return nil, nil
 	}
 	return sum, residual

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -70,7 +71,7 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 	if add {
 		c.arg(cOut, "s", out)
 		out.Offset += 4 * e.maxTokens * cols // part 1: the normed sum
-		normed = e.normedPart(n)
+		normed = passes.NormedPart(n, e.users)
 	} else {
 		c.null()
 	}
@@ -95,16 +96,6 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 		fn = "layernorm_rows"
 	}
 	return e.emit(c, fn, threads, gridRowsX(rowsOf(n.Inputs[0])), targs...)
-}
-
-// normedPart is the view of add_ fusion n's part 1, the normed sum, or nil.
-func (e *emitter) normedPart(n *ir.Node) *ir.Node {
-	for _, u := range e.users[n] {
-		if u.Op == ir.OpView && u.Int("part") == 1 {
-			return u
-		}
-	}
-	return nil
 }
 
 // normConfig is the config struct (norm.cu.tmpl's N) of norm n: its EPS.
