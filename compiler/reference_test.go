@@ -64,7 +64,7 @@ func greedy(t *testing.T, dev runtime.Device, prompt []int32, steps int) ([][]fl
 			t.Fatal(err)
 		}
 		rows = append(rows, slices.Clone(logits))
-		ids = append(ids, greedy.Sample(logits, nil))
+		ids = append(ids, greedy.Sample(logits, nil, seq.Pos()))
 		in = ids[len(ids)-1:]
 	}
 	return rows, ids

@@ -9,7 +9,7 @@ const Magic = "ORCPLAN\x00"
 
 // FormatVersion changes whenever the manifest or blob layout changes; a plan
 // of another version is refused with "recompile with orcc".
-const FormatVersion = 1
+const FormatVersion = 2
 
 // File names inside a plan directory.
 const (
@@ -115,13 +115,22 @@ type State struct {
 	Ctx       int64 `msgpack:"ctx"`       // int32: the sequence's KV capacity in tokens
 	Tokens    int64 `msgpack:"tokens"`    // int32 [MaxTokens]: token ids
 	Positions int64 `msgpack:"positions"` // int32 [MaxTokens]: pos0+i
-	// Greedy, when not 0, is where the step's LM head leaves its greedy
-	// pick: a u64 key (the largest finite logit's ordered bits, then
-	// 0xFFFFFFFF − its id: the lowest id wins a tie) and an int32 that is
-	// non-zero if a logit was not finite. The runtime zeroes it with the
-	// block before every step; it reads it instead of launching the sampler
-	// when decoding greedily without a penalty.
+	// Greedy, when not 0, is where the step's picks lie: a u64 greedy key
+	// (the largest finite logit's ordered bits, then 0xFFFFFFFF − its id:
+	// the lowest id wins a tie), an int32 that is non-zero if a logit was
+	// not finite, and at +16 a u64 draw key (the same layout over the drawn
+	// value, runtime/sample's z). The LM head fills the greedy key, and the
+	// draw key when the step's settings ask it to (a plain draw); the
+	// sampler fills the draw key. The runtime zeroes them with the block
+	// before every step.
 	Greedy int64 `msgpack:"greedy,omitempty"`
+	// HeadPicks says the decode step's LM head fills the greedy key, and
+	// the draw key when asked: a greedy step or a plain draw then needs no
+	// sampler launch.
+	HeadPicks bool `msgpack:"head_picks,omitempty"`
+	// Sample is where the step's draw settings lie (SampleStep's layout),
+	// which the runtime writes before every step.
+	Sample int64 `msgpack:"sample"`
 }
 
 // Launch is one kernel launch. Grid dimensions are GridA·T+GridB (ceil-divided

@@ -1,31 +1,19 @@
 package plans
 
-// Sampler names the kernels that sample a step's logits where they lie
-// (codegen/cuda/templates/sample.cu.tmpl has the exact layouts), so that a
-// decode step returns a token id, or a short sorted prefix of candidates,
-// instead of the vocabulary's logits. The runtime owns the buffers and
-// passes them in this order:
+// Sampler names the kernel that draws a step's token where its logits lie
+// (codegen/cuda/templates/sample.cu.tmpl; runtime/sample's package comment
+// is the method), so that a step returns a token id instead of the
+// vocabulary's logits:
 //
-//	Prep    (logits f32 [vocab], in, lt f32 [vocab], part u64 [Blocks], bad i32 [Blocks])
-//	Argmax  (part, bad, out)
-//	Weights (lt, out, psum f64 [Blocks])
-//	Select  (lt, psum, out)
+//	Draw (logits f32 [vocab], state block, scratch [ScratchBytes])
 //
-// in is int32 [4+Recent]: recent ids n, penalty and temperature (f32 bits),
-// 0, then the ids; out is 32 bytes (best id, non-finite seen, candidates n,
-// 0, the f64 sum) then ids int32 [Candidates] and logits f32 [Candidates].
-// Greedy decoding runs Prep and Argmax; a draw runs all four and finishes on
-// the host (runtime/sample.Prefix).
+// It reads the step's settings from the state block (State.Sample) and
+// leaves its pick in the draw key of State.Greedy's picks. Its Grid blocks
+// must be resident at once: they meet at barriers in the scratch, which the
+// runtime zeroes once and every launch leaves zeroed.
 type Sampler struct {
-	Prep    SampleKernel `msgpack:"prep"`
-	Argmax  SampleKernel `msgpack:"argmax"`
-	Weights SampleKernel `msgpack:"weights"`
-	Select  SampleKernel `msgpack:"select"`
-	// Blocks is Prep's and Weights' grid: one partial result each.
-	Blocks int `msgpack:"blocks"`
-	// Recent is the most penalised ids in; Candidates the longest prefix out.
-	Recent     int `msgpack:"recent"`
-	Candidates int `msgpack:"candidates"`
+	Draw         SampleKernel `msgpack:"draw"`
+	ScratchBytes int64        `msgpack:"scratch_bytes"`
 }
 
 // SampleKernel is one kernel of a Sampler: a one-dimensional launch.
@@ -34,3 +22,15 @@ type SampleKernel struct {
 	Grid   int    `msgpack:"grid"`
 	Block  int    `msgpack:"block"`
 }
+
+// The step's draw settings at State.Sample, int32 words (f32 as bits):
+//
+//	0 temperature, 1 top_k, 2 top_p, 3 min_p, 4 repetition penalty,
+//	5 frequency penalty, 6 presence penalty, 7 penalised ids n,
+//	8–9 the draw's key (u64), 10 non-zero if the LM head draws (a plain
+//	draw), 11 zero, then ids int32 [SampleRecent] and their counts
+//	int32 [SampleRecent].
+const (
+	SampleRecent    = 64
+	SampleStepBytes = 4 * (12 + 2*SampleRecent)
+)

@@ -53,11 +53,10 @@ type Sequence interface {
 
 // SamplingSequence is a Sequence whose device also samples: ForwardSample
 // runs Forward's steps and returns the token s.Sample would return for the
-// step's logits and recent, without bringing the logits to the host when the
-// device can avoid it (the CUDA device returns an id, or a short sorted
-// prefix that sample.Sampler.SampleFromPrefix finishes). The token, and the
-// state of s after, are exactly Sample's. Generate uses it when a sequence
-// has it; the CPU device samples on the host.
+// step's logits, recent and the position after the tokens (seq.Pos()
+// after the step), without bringing the logits to the host (the CUDA device
+// draws where they lie, by the same arithmetic). Generate uses it when a
+// sequence has it; the CPU device samples on the host.
 type SamplingSequence interface {
 	Sequence
 	ForwardSample(ctx context.Context, tokens []int32, s *sample.Sampler, recent []int32) (int32, error)

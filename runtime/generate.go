@@ -124,8 +124,9 @@ func Generate(ctx context.Context, seq Sequence, prompt []int32, p GenerateParam
 }
 
 // ForwardSample runs tokens on seq and returns the token s draws from the
-// last step's logits with recent: on the device when seq samples there
-// (SamplingSequence), else from the logits on the host.
+// last step's logits with recent for the position after them: on the device
+// when seq samples there (SamplingSequence), else from the logits on the
+// host.
 func ForwardSample(ctx context.Context, seq Sequence, tokens []int32, s *sample.Sampler, recent []int32) (int32, error) {
 	if ss, ok := seq.(SamplingSequence); ok {
 		return ss.ForwardSample(ctx, tokens, s, recent)
@@ -134,7 +135,7 @@ func ForwardSample(ctx context.Context, seq Sequence, tokens []int32, s *sample.
 	if err != nil {
 		return -1, err
 	}
-	id := s.Sample(logits, recent)
+	id := s.Sample(logits, recent, seq.Pos())
 	if id < 0 {
 		return -1, errors.New("the device returned empty logits")
 	}

@@ -126,7 +126,7 @@ func (s *samplingSeq) ForwardSample(ctx context.Context, tokens []int32, sm *sam
 		return -1, err
 	}
 	s.recents = append(s.recents, slices.Clone(recent))
-	return sm.Sample(logits, recent), nil
+	return sm.Sample(logits, recent, s.Pos()), nil
 }
 
 // TestGenerateSamplesOnDevice: a SamplingSequence samples every token, with

@@ -19,6 +19,7 @@ import (
 	"github.com/llama-orch/orc/runtime"
 	"github.com/llama-orch/orc/runtime/cuda"
 	"github.com/llama-orch/orc/runtime/sample"
+	"github.com/llama-orch/orc/tokenizer"
 )
 
 // benchCmd measures a plan as PERF.md describes: decode tg128 after a short
@@ -26,6 +27,7 @@ import (
 // to ready, VRAM used; medians of several runs. BENCHMARKS.md has the method.
 type benchCmd struct {
 	deviceFlags
+	samplingFlags
 	Runs       int  `default:"5" help:"Measured runs (after one warm-up); medians are reported."`
 	PP         int  `default:"512" help:"Prompt tokens of the prefill test (pp)."`
 	TG         int  `default:"128" help:"Decode steps of the generation test (tg)."`
@@ -34,6 +36,8 @@ type benchCmd struct {
 	JSON       bool `help:"Print one JSON object instead of text."`
 	LoadOnly   bool `hidden:"" help:"Load, print \"ready\" and exit: the child process timed for load time."`
 	SkipHash   bool `hidden:"" help:"With --load-only: skip hashing weights.bin."`
+
+	tok tokenizer.Tokenizer // the plan's, for the served figures
 }
 
 // benchResult is what bench prints; times in milliseconds, medians.
@@ -75,6 +79,9 @@ type benchResult struct {
 	FirstStepMs      float64    `json:"first_decode_ms"` // first decode step of a sequence (a graph capture unless a parked cache fits)
 	VRAMBytes        int64      `json:"vram_bytes"`      // weights, arena and one KV cache of ctx tokens, as the device reports
 	GPUUsedBytes     int64      `json:"gpu_used_bytes"`  // total − free on the GPU while loaded (CUDA)
+	// Sampled is decoding with each measured setting (greedy first), as
+	// Generate samples, and as one client streaming through the server.
+	Sampled []sampledResult `json:"sampled"`
 }
 
 func (c *benchCmd) Run() error {
@@ -123,6 +130,10 @@ func (c *benchCmd) load(skipHash bool) (runtime.Device, int64, error) {
 		return nil, 0, err
 	}
 	weightBytes := p.Manifest.Memory.WeightBytes
+	if c.tok, err = tokenizer.Load(p.Manifest.Tokenizer); err != nil {
+		p.Close()
+		return nil, 0, fmt.Errorf("plan %s: %w", c.Plan, err)
+	}
 	var dev runtime.Device
 	if c.deviceKind(p.Manifest.Target) == "cuda" {
 		var d *cuda.Device
@@ -262,6 +273,36 @@ func (c *benchCmd) measure(dev runtime.Device, r *benchResult) error {
 	r.DecodeMsTok = median(tg) / float64(c.TG)
 	r.DecodeTokS = 1e3 / r.DecodeMsTok
 	r.DecodeLogitsMsTok = median(tgLogits) / float64(c.TG)
+	return c.measureSampled(dev, info, r)
+}
+
+// measureSampled fills r.Sampled: each setting's decode (one warm-up, then
+// medians of c.Runs) and, unless --no-served, its served figure.
+func (c *benchCmd) measureSampled(dev runtime.Device, info runtime.Info, r *benchResult) error {
+	settings, err := c.settings()
+	if err != nil {
+		return err
+	}
+	for _, s := range settings {
+		var tg []float64
+		for run := range c.Runs + 1 {
+			d, err := c.sampledDecode(dev, info, rand.New(rand.NewPCG(uint64(run), 2)), s.Params)
+			if err != nil {
+				return fmt.Errorf("bench: %s: %w", s.Name, err)
+			}
+			if run > 0 {
+				tg = append(tg, d)
+			}
+		}
+		res := sampledResult{Setting: s.Name, DecodeMsTok: median(tg) / float64(c.TG)}
+		res.DecodeTokS = 1e3 / res.DecodeMsTok
+		if !c.NoServed {
+			if res.ServedTokS, res.ServedTokens, err = c.served(dev, c.tok, s.Params); err != nil {
+				return fmt.Errorf("bench: %s: %w", s.Name, err)
+			}
+		}
+		r.Sampled = append(r.Sampled, res)
+	}
 	return nil
 }
 
@@ -404,6 +445,13 @@ func (r *benchResult) print() {
 		r.DecodeTokS, r.TG, r.Prompt, r.DecodeMsTok, r.FirstStepMs, r.DecodeLogitsMsTok)
 	if g := r.DecodeGraphMsTok; g[0] > 0 && g[1] > 0 {
 		fmt.Printf("         %.3f / %.3f ms/token: the decode graph replayed back to back, without the host's loop, at the first / last step's position\n", g[0], g[1])
+	}
+	for _, s := range r.Sampled {
+		fmt.Printf("sampled  %8.1f tok/s (%.3f ms/token) %s", s.DecodeTokS, s.DecodeMsTok, s.Setting)
+		if s.ServedTokS > 0 {
+			fmt.Printf("; served %.1f tok/s (%d tokens streamed by /v1/completions)", s.ServedTokS, s.ServedTokens)
+		}
+		fmt.Println()
 	}
 	fmt.Printf("ttft     %8.2f ms  for a %d-token prompt\n", r.TTFTMs, r.PP)
 	fmt.Printf("vram     %8.1f MiB weights+arena+KV of %d tokens", float64(r.VRAMBytes)/(1<<20), r.Ctx)

@@ -93,12 +93,11 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	if err != nil || logits.Kind != plans.ArgArena || g.Outputs[0].DType != ir.F32 {
 		return nil, fmt.Errorf("codegen/cuda: output node %d (%s) is not an f32 value in the arena", g.Outputs[0].ID, g.Outputs[0].Op)
 	}
-	if !e.headGreedy {
-		e.state.Greedy = 0 // the slot stays in the block, unwritten
-	}
+	e.state.HeadPicks = e.headGreedy
 	sampler := e.sampler()
 	src, err := render(sourceData{
 		StateT: e.state.T / 4, StateCtx: e.state.Ctx / 4,
+		StateSample: e.state.Sample / 4, SampleRecent: plans.SampleRecent,
 		MaxTokens: maxTokens,
 		Configs:   e.kernels.configs,
 		Kernels:   e.kernels.instances,

@@ -29,7 +29,7 @@ func greedyWriters(sched []plans.Launch, slot int64) []int {
 func TestHeadLeavesGreedy(t *testing.T) {
 	out, man := tinyOutput(t, "qwen2.5-0.5b-tiny", synth.QuantQ4KM)
 	st := out.Kernels.State
-	if st.Greedy < st.Positions+4*int64(man.Memory.MaxTokens) || st.Greedy%8 != 0 || st.Greedy+12 > st.Bytes {
+	if !st.HeadPicks || st.Greedy < st.Positions+4*int64(man.Memory.MaxTokens) || st.Greedy%8 != 0 || st.Greedy+24 > st.Bytes {
 		t.Fatalf("greedy slot at %d: want an 8-byte aligned slot past the positions (%d + %d tokens) inside the %d-byte block",
 			st.Greedy, st.Positions, man.Memory.MaxTokens, st.Bytes)
 	}
@@ -47,7 +47,7 @@ func TestHeadLeavesGreedy(t *testing.T) {
 	}
 
 	out, _ = tinyOutput(t, "qwen2.5-0.5b-tiny", synth.QuantF32)
-	if out.Kernels.State.Greedy != 0 {
-		t.Errorf("f32 head (float path): greedy slot at %d, want none", out.Kernels.State.Greedy)
+	if out.Kernels.State.HeadPicks {
+		t.Errorf("f32 head (float path): the head leaves picks")
 	}
 }

@@ -2,45 +2,28 @@ package cuda
 
 import "github.com/llama-orch/orc/plans"
 
-// Sampling kernels (templates/sample.cu.tmpl): every plan gets them, with
-// its vocabulary baked in.
+// The sampler (templates/sample.cu.tmpl): one kernel, its vocabulary baked in.
 const (
-	sampleChunk      = 1024 // ids per block of sample_prep and sample_weights
-	sampleThreads    = 256  // their threads
-	sampleCandidates = 1024 // the longest sorted prefix sample_select returns (a power of two)
-	sampleRecent     = 64   // recent ids sample_prep takes: runtime/sample.PenaltyWindow
+	sampleThreads = 512 // SAMPLE_THREADS
+	sampleIDs     = 8   // ids a thread holds, at most, before blocks are added
+	sampleBlocks  = 64  // the most blocks (ties[] in the scratch); every H100 and A100 has more SMs
+	sampleScratch = 640 // SampleScratch's bytes before its histograms
+	sampleHist    = 2048 * (4 + 8)
 )
 
-// sampler emits the four kernels and returns their plan record.
+// sampler emits the draw kernel and returns its plan record: G blocks of
+// sampleThreads threads, each thread holding EPT ids.
 func (e *emitter) sampler() *plans.Sampler {
 	v := int64(e.model.Vocab)
-	g := ceilDiv(v, sampleChunk)
-	kernel := func(fn string, grid int64, threads int, params []param, targs ...string) plans.SampleKernel {
-		args := make([]string, len(params))
-		for i, p := range params {
-			args[i] = p.name
-		}
-		k := &instance{Threads: threads, Params: params, Fn: fn, TArgs: targs, Args: args}
-		return plans.SampleKernel{Kernel: e.kernels.add(k), Grid: int(grid), Block: threads}
-	}
-	const (
-		f32In  = "const float* __restrict__"
-		f32Out = "float* __restrict__"
-		i32In  = "const int* __restrict__"
-		i32Out = "int* __restrict__"
-	)
+	g := min(ceilDiv(v, sampleThreads*sampleIDs), sampleBlocks)
+	ept := ceilDiv(v, g*sampleThreads)
+	scratch := int64(sampleScratch + 5*sampleHist)
+	k := &instance{Threads: sampleThreads, Fn: "sample_draw", LaunchesAtEnd: true,
+		Params: []param{{"const float* __restrict__", "logits"}, {"int* __restrict__", "state"}, {"SampleScratch* __restrict__", "scratch"}},
+		TArgs:  []string{cInt(v), cInt(g), cInt(ept), cInt(e.state.Greedy / 4), cInt(scratch)},
+		Args:   []string{"logits", "state", "scratch"}}
 	return &plans.Sampler{
-		Prep: kernel("sample_prep", g, sampleThreads,
-			[]param{{f32In, "logits"}, {i32In, "in"}, {f32Out, "lt"}, {"u64* __restrict__", "part"}, {i32Out, "bad"}},
-			cInt(v), cInt(sampleChunk), cInt(sampleRecent)),
-		Argmax: kernel("sample_argmax", 1, 1024,
-			[]param{{"const u64* __restrict__", "part"}, {i32In, "bad"}, {i32Out, "out"}}, cInt(g)),
-		Weights: kernel("sample_weights", g, sampleThreads,
-			[]param{{f32In, "lt"}, {i32In, "out"}, {"double* __restrict__", "psum"}}, cInt(v), cInt(sampleChunk)),
-		Select: kernel("sample_select", 1, 1024,
-			[]param{{f32In, "lt"}, {"const double* __restrict__", "psum"}, {i32Out, "out"}}, cInt(v), cInt(g), cInt(sampleCandidates)),
-		Blocks:     int(g),
-		Recent:     sampleRecent,
-		Candidates: sampleCandidates,
+		Draw:         plans.SampleKernel{Kernel: e.kernels.add(k), Grid: int(g), Block: sampleThreads},
+		ScratchBytes: scratch,
 	}
 }

@@ -18,6 +18,8 @@ var families = []string{"common", "weights", "rope", "gemv", "qkv", "q8", "mma",
 // sourceData is what the templates read.
 type sourceData struct {
 	StateT, StateCtx int64 // int32 indexes into the state block
+	StateSample      int64 // int32 index of the step's draw settings
+	SampleRecent     int64 // penalised ids the settings hold
 	MaxTokens        int64
 	Configs          []string
 	Kernels          []*instance

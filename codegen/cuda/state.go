@@ -14,32 +14,37 @@ import "github.com/llama-orch/orc/plans"
 //	12      int32         reserved (zero), keeps the arrays 16-byte aligned
 //	16      int32[MT]     tokens: this step's token ids
 //	16+4MT  int32[MT]     positions: pos0+i for i < T
-//	G       u64, int32    greedy: the LM head's greedy pick (linear_q8 with
-//	                      GREEDY), G = 16+8MT rounded up to 16
+//	G       32 bytes      picks: u64 greedy key, int32 non-finite flag, 4
+//	                      bytes, u64 draw key, 8 bytes (plans.State.Greedy);
+//	                      G = 16+8MT rounded up to 16
+//	S       int32 words   the step's draw settings (plans.State.Sample,
+//	                      common.cu.tmpl's SAMPLE_STEP), S = G+32
 //
 // MT is the plan's max_tokens; the block's size is rounded up to
-// plans.Alignment. The greedy slot is the one field a kernel writes: the
-// runtime's copy zeroes it before every step, and no kernel reads it.
+// plans.Alignment. The picks are the one field kernels write: the runtime's
+// copy zeroes them before every step, and no kernel reads them.
 const (
 	stateT      = 0
 	statePos0   = 4
 	stateCtx    = 8
 	stateTokens = 16
-	greedySlot  = 16 // u64 key, int32 flag, padding
+	picksBytes  = 32
 )
 
 // StateLayout is the step-state block of a plan with maxTokens tokens a step.
 func StateLayout(maxTokens int64) plans.State {
 	positions := stateTokens + 4*maxTokens
 	greedy := alignUp(positions+4*maxTokens, 16)
+	step := greedy + picksBytes
 	return plans.State{
-		Bytes:     alignUp(greedy+greedySlot, plans.Alignment),
+		Bytes:     alignUp(step+plans.SampleStepBytes, plans.Alignment),
 		T:         stateT,
 		Pos0:      statePos0,
 		Ctx:       stateCtx,
 		Tokens:    stateTokens,
 		Positions: positions,
 		Greedy:    greedy,
+		Sample:    step,
 	}
 }
 

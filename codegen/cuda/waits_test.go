@@ -130,7 +130,7 @@ func TestEveryKernelLaunched(t *testing.T) {
 	for _, tp := range tinyPresets {
 		out, _ := tinyOutput(t, tp.preset, tp.quant)
 		k := out.Kernels
-		launched := map[string]bool{k.Sampler.Prep.Kernel: true, k.Sampler.Argmax.Kernel: true, k.Sampler.Weights.Kernel: true, k.Sampler.Select.Kernel: true}
+		launched := map[string]bool{k.Sampler.Draw.Kernel: true}
 		for _, ls := range [][]plans.Launch{k.Prefill, k.Decode} {
 			for _, l := range ls {
 				launched[l.Kernel] = true

@@ -120,8 +120,14 @@ func checkPlan(p *plans.Plan, o Options) error {
 			return fmt.Errorf("cuda: plan %s: state field %s [%d, +%d) lies outside the %d-byte state block", p.Dir, f.name, f.off, f.size, st.Bytes)
 		}
 	}
-	if st.Greedy != 0 && (st.Greedy < 0 || st.Greedy%8 != 0 || st.Greedy+greedyBytes > st.Bytes) {
-		return fmt.Errorf("cuda: plan %s: state field greedy at %d is not an 8-byte aligned slot of %d bytes inside the %d-byte state block", p.Dir, st.Greedy, greedyBytes, st.Bytes)
+	if st.Greedy != 0 && (st.Greedy < 0 || st.Greedy%8 != 0 || st.Greedy+picksBytes > st.Bytes) {
+		return fmt.Errorf("cuda: plan %s: state field greedy at %d is not an 8-byte aligned slot of %d bytes inside the %d-byte state block", p.Dir, st.Greedy, picksBytes, st.Bytes)
+	}
+	if k.Sampler != nil && st.Greedy == 0 {
+		return fmt.Errorf("cuda: plan %s: the sampler has no picks slot in the state block", p.Dir)
+	}
+	if k.Sampler != nil && (st.Sample <= 0 || st.Sample%16 != 0 || st.Sample+plans.SampleStepBytes > st.Bytes) {
+		return fmt.Errorf("cuda: plan %s: the sampler's settings at %d are not a 16-byte aligned field of %d bytes inside the %d-byte state block", p.Dir, st.Sample, plans.SampleStepBytes, st.Bytes)
 	}
 	if lb := 4 * int64(m.Model.Vocab); k.Logits < 0 || k.Logits+lb > m.Memory.ArenaBytes {
 		return fmt.Errorf("cuda: plan %s: logits [%d, +%d) lie outside the %d-byte arena", p.Dir, k.Logits, lb, m.Memory.ArenaBytes)
@@ -266,7 +272,7 @@ func (d *Device) Info() runtime.Info {
 	i := d.info
 	i.VRAMBytesUsed = d.arenaBytes + d.kvBytes
 	if d.sampling != nil {
-		i.VRAMBytesUsed += d.sampling.bytes
+		i.VRAMBytesUsed += d.sampling.k.ScratchBytes
 	}
 	return i
 }

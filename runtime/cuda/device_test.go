@@ -3,12 +3,14 @@ package cuda
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
+	"github.com/llama-orch/orc/runtime/sample"
 )
 
 // gpuTests says whether this run is on a GPU host (ORC_GPU_TESTS=1).
@@ -59,15 +61,22 @@ func TestCheckPlanRefuses(t *testing.T) {
 
 func TestWriteState(t *testing.T) {
 	st := toy{vocab: 50, dim: 8, maxTokens: 4, ctx: 32}.manifest().Kernels.State
-	st.Greedy, st.Bytes = st.Bytes, st.Bytes+16
+	st.Greedy, st.Sample, st.Bytes = st.Bytes, st.Bytes+32, st.Bytes+32+plans.SampleStepBytes
 	b := make([]byte, st.Bytes)
 	for i := range b {
-		b[i] = 0xFF // a reused pinned image: the last step's pick is still there
+		b[i] = 0xFF // a reused pinned image: the last step's picks are still there
 	}
-	writeState(b, &st, []int32{7, 9}, 5, 32)
+	draw := sample.New(sample.Params{Temperature: 0.5, TopK: 3, RepetitionPenalty: 1.2, Seed: 9}).Step([]int32{4, 4, 2}, 7, 50)
+	writeState(b, &st, []int32{7, 9}, 5, 32, &draw)
 	le := binary.LittleEndian
-	if key, bad := le.Uint64(b[st.Greedy:]), le.Uint32(b[st.Greedy+8:]); key != 0 || bad != 0 {
-		t.Fatalf("greedy slot %#x, %#x after writeState, want it zeroed", key, bad)
+	if key, bad, drawn := le.Uint64(b[st.Greedy:]), le.Uint32(b[st.Greedy+8:]), le.Uint64(b[st.Greedy+16:]); key != 0 || bad != 0 || drawn != 0 {
+		t.Fatalf("picks %#x, %#x, %#x after writeState, want them zeroed", key, bad, drawn)
+	}
+	s := b[st.Sample:]
+	if math.Float32frombits(le.Uint32(s)) != 0.5 || le.Uint32(s[4:]) != 3 || math.Float32frombits(le.Uint32(s[16:])) != 1.2 ||
+		le.Uint32(s[28:]) != 2 || le.Uint64(s[32:]) != draw.Key || le.Uint32(s[40:]) != 0 ||
+		le.Uint32(s[48:]) != 2 || le.Uint32(s[52:]) != 4 || le.Uint32(s[48+4*plans.SampleRecent:]) != 1 || le.Uint32(s[52+4*plans.SampleRecent:]) != 2 {
+		t.Fatalf("draw settings %v", s[:56])
 	}
 	got := []uint32{le.Uint32(b[st.T:]), le.Uint32(b[st.Pos0:]), le.Uint32(b[st.Ctx:]),
 		le.Uint32(b[st.Tokens:]), le.Uint32(b[st.Tokens+4:]), le.Uint32(b[st.Positions:]), le.Uint32(b[st.Positions+4:])}

@@ -3,7 +3,6 @@ package cuda
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 
@@ -11,22 +10,13 @@ import (
 	"github.com/llama-orch/orc/runtime/sample"
 )
 
-// sampling holds a device's GPU sampler (plans.Sampler): its kernels, one
-// device buffer and one pinned host buffer for the in and out blocks, and
-// the two resolved batches. Sequences share it under d.mu.
+// sampling holds a device's GPU sampler (plans.Sampler): its kernel and the
+// scratch its blocks meet in. Sequences share it under d.mu.
 type sampling struct {
-	k     *plans.Sampler
-	mem   devptr // [in | out | part u64 [Blocks] | bad i32 [Blocks] | psum f64 [Blocks] | lt f32 [vocab]]
-	bytes int64
-	// host is the pinned image of in, then out.
-	host              []byte
-	inBytes, outBytes int
-	greedy, draw      batch
+	k       *plans.Sampler
+	rec     launchRec
+	scratch devptr
 }
-
-// outHeader is the out block's fixed part: best id, non-finite seen,
-// candidates n, 0, the f64 sum.
-const outHeader = 32
 
 // loadSampler sets up the plan's sampler, if it has one; d.mu is held or
 // the device is not yet shared.
@@ -34,56 +24,21 @@ func (d *Device) loadSampler(k *plans.Sampler) error {
 	if k == nil {
 		return nil
 	}
-	vocab := int64(d.plan.Manifest.Model.Vocab)
-	if k.Blocks < 1 || k.Candidates < 1 || k.Recent < 0 {
-		return fmt.Errorf("cuda: plan %s: sampler with %d blocks, %d candidates, %d recent ids", d.plan.Dir, k.Blocks, k.Candidates, k.Recent)
+	if sms := int(d.g.d.sm_count); k.Draw.Grid < 1 || k.Draw.Grid > sms || k.Draw.Block < 1 || k.Draw.Block > 1024 || k.ScratchBytes < 1 {
+		return fmt.Errorf("cuda: plan %s: sampler %s with grid %d, block %d, scratch %d B does not fit this GPU's %d SMs",
+			d.plan.Dir, k.Draw.Kernel, k.Draw.Grid, k.Draw.Block, k.ScratchBytes, sms)
 	}
-	sp := &sampling{k: k, inBytes: 4 * (4 + k.Recent), outBytes: outHeader + 8*k.Candidates}
-	blocks := int64(k.Blocks)
-	in := int64(0)
-	out := align(int64(sp.inBytes))
-	part := out + align(int64(sp.outBytes))
-	bad := part + align(8*blocks)
-	psum := bad + align(4*blocks)
-	lt := psum + align(8*blocks)
-	bytes := lt + align(4*vocab)
-	var err error
-	if sp.mem, err = d.g.alloc(bytes); err != nil {
-		return d.outOfMemory(err, bytes, "the sampler's buffers")
-	}
-	sp.bytes = bytes
-	d.sampling = sp
-	if sp.host, err = d.g.hostAlloc(sp.inBytes + sp.outBytes); err != nil {
+	fn, err := d.g.function(d.mod, k.Draw.Kernel, 0)
+	if err != nil {
 		return err
 	}
-	at := func(off int64) uint64 { return uint64(sp.mem) + uint64(off) }
-	logits := d.reg.arena + uint64(d.plan.Manifest.Kernels.Logits)
-	launches := []struct {
-		k    plans.SampleKernel
-		args []uint64
-	}{
-		{k.Prep, []uint64{logits, at(in), at(lt), at(part), at(bad)}},
-		{k.Argmax, []uint64{at(part), at(bad), at(out)}},
-		{k.Weights, []uint64{at(lt), at(out), at(psum)}},
-		{k.Select, []uint64{at(lt), at(psum), at(out)}},
+	scratch, err := d.g.alloc(k.ScratchBytes)
+	if err != nil {
+		return d.outOfMemory(err, k.ScratchBytes, "the sampler's scratch")
 	}
-	for i, l := range launches {
-		if l.k.Grid < 1 || l.k.Block < 1 || l.k.Block > 1024 {
-			return fmt.Errorf("cuda: plan %s: sampler kernel %s has grid %d, block %d", d.plan.Dir, l.k.Kernel, l.k.Grid, l.k.Block)
-		}
-		fn, err := d.g.function(d.mod, l.k.Kernel, 0)
-		if err != nil {
-			return err
-		}
-		rec := launchRec{fn: fn, grid: [3]uint32{uint32(l.k.Grid), 1, 1}, block: [3]uint32{uint32(l.k.Block), 1, 1}, argc: uint32(len(l.args))}
-		if i < 2 {
-			sp.greedy.launches = append(sp.greedy.launches, rec)
-			sp.greedy.argv = append(sp.greedy.argv, l.args...)
-		}
-		sp.draw.launches = append(sp.draw.launches, rec)
-		sp.draw.argv = append(sp.draw.argv, l.args...)
-	}
-	return nil
+	d.sampling = &sampling{k: k, scratch: scratch,
+		rec: launchRec{fn: fn, grid: [3]uint32{uint32(k.Draw.Grid), 1, 1}, block: [3]uint32{uint32(k.Draw.Block), 1, 1}, argc: 3}}
+	return d.g.memset(scratch, 0, k.ScratchBytes)
 }
 
 // freeSampler releases what loadSampler made.
@@ -93,128 +48,108 @@ func (d *Device) freeSampler() error {
 		return nil
 	}
 	d.sampling = nil
-	var err error
-	if sp.host != nil {
-		err = d.g.hostFree(sp.host)
-	}
-	if sp.mem != 0 {
-		err = errors.Join(err, d.g.free(sp.mem))
-	}
-	return err
+	return d.g.free(sp.scratch)
 }
 
 // ForwardSample runs tokens like Forward and returns the token sm.Sample
-// would draw from the step's logits with recent (runtime.SamplingSequence).
-// On the GPU: greedy decoding copies back the argmax's id, a draw the
-// sorted prefix that sm.SampleFromPrefix finishes; the logits come to the
-// host only when that cannot prove its token, when a logit is not finite
-// (the CPU's handling of NaN decides then), or for a plan without a sampler.
+// would draw from the step's logits with recent (runtime.SamplingSequence):
+// the LM head's pick where the step is greedy or a plain draw, else the
+// sampler's; the logits come to the host only for a plan without a
+// sampler.
 func (s *sequence) ForwardSample(ctx context.Context, tokens []int32, sm *sample.Sampler, recent []int32) (int32, error) {
 	s.d.mu.Lock()
 	defer s.d.mu.Unlock()
-	if err := s.run(ctx, tokens); err != nil {
+	st := sm.Step(recent, s.pos+len(tokens), s.d.plan.Manifest.Model.Vocab)
+	if err := s.run(ctx, tokens, &st); err != nil {
 		return -1, err
 	}
-	return s.sampleLast(sm, recent)
+	if s.d.sampling == nil {
+		logits, err := s.hostLogits()
+		if err != nil {
+			return -1, err
+		}
+		return sm.Sample(logits, recent, s.pos), nil
+	}
+	return s.pick(&st)
 }
 
-// sampleLast samples the last step's logits; d.mu is held.
-func (s *sequence) sampleLast(sm *sample.Sampler, recent []int32) (int32, error) {
-	if id, ok, err := s.headGreedy(sm); err != nil || ok {
-		return id, err
-	}
-	if sp := s.d.sampling; sp != nil && len(recent) <= sp.k.Recent {
-		id, ok, err := s.sampleOnGPU(sp, sm, recent)
-		if err != nil || ok {
-			return id, err
+// pick returns the token of the last step, whose settings were st; d.mu is
+// held.
+func (s *sequence) pick(st *sample.Step) (int32, error) {
+	if s.d.plan.Manifest.Kernels.State.HeadPicks && (st.Greedy() || st.Plain()) {
+		greedy, bad, drawn, err := s.picks()
+		if err != nil {
+			return -1, err
+		}
+		switch {
+		case bad:
+		case st.Greedy() && greedy != 0:
+			return sample.KeyID(greedy), nil
+		case st.Plain() && drawn != 0:
+			return sample.KeyID(drawn), nil
 		}
 	}
-	logits, err := s.hostLogits()
+	return s.sampleOnGPU()
+}
+
+// sampleOnGPU launches the sampler over the last step's logits with the
+// settings the state block holds and returns its pick.
+func (s *sequence) sampleOnGPU() (int32, error) {
+	d := s.d
+	sp := d.sampling
+	argv := []uint64{s.c.reg.arena + uint64(d.plan.Manifest.Kernels.Logits), s.c.reg.state, uint64(sp.scratch)}
+	if err := d.g.launch(&batch{launches: []launchRec{sp.rec}, argv: argv}); err != nil {
+		return -1, fmt.Errorf("cuda: sampling: %w", err)
+	}
+	_, _, drawn, err := s.picks()
 	if err != nil {
 		return -1, err
 	}
-	return sm.Sample(logits, recent), nil
+	if drawn == 0 {
+		return -1, fmt.Errorf("cuda: the sampler %s left no pick", sp.k.Draw.Kernel)
+	}
+	return sample.KeyID(drawn), nil
 }
 
-// headGreedy reads the greedy pick the step's LM head left in the state
-// block (plans.State.Greedy) when sm decodes greedily without a penalty:
-// one 12-byte copy and no launch. ok is false when the plan's head leaves
-// none, when this step's head did not (a prefill head on another path), or
-// when a logit was not finite, which the sampler path hands to the host.
-func (s *sequence) headGreedy(sm *sample.Sampler) (id int32, ok bool, err error) {
-	p := sm.Params()
-	g := s.d.plan.Manifest.Kernels.State.Greedy
-	if g == 0 || p.Temperature != 0 || (p.RepetitionPenalty != 0 && p.RepetitionPenalty != 1) {
-		return -1, false, nil
-	}
-	b := s.c.logits[:greedyBytes] // pinned; the logits' buffer, rewritten by the next hostLogits
-	if err := s.d.g.copyDtoH(b, devptr(s.c.reg.state+uint64(g))); err != nil {
-		return -1, false, err
-	}
-	key, bad := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint32(b[8:])
-	if key == 0 || bad != 0 {
-		return -1, false, nil
-	}
-	return int32(0xFFFFFFFF - uint32(key)), true, nil
-}
-
-// greedyBytes is what the state block's greedy slot holds: a u64 key, an
-// int32 flag.
-const greedyBytes = 12
-
-// sampleOnGPU runs the sampler over the last step's logits; ok is false
-// when the host must sample from the whole logits.
-func (s *sequence) sampleOnGPU(sp *sampling, sm *sample.Sampler, recent []int32) (id int32, ok bool, err error) {
-	d := s.d
-	p := sm.Params()
-	rp := p.RepetitionPenalty
-	if rp == 0 || rp == 1 { // off (sample.Sampler.penalise)
-		rp, recent = 1, nil
+// picks copies the state block's picks (plans.State.Greedy) back once the
+// queued work is done: the greedy key, whether a logit was not finite, the
+// draw key.
+func (s *sequence) picks() (greedy uint64, bad bool, drawn uint64, err error) {
+	b := s.c.logits[:picksBytes] // pinned; the logits' buffer, rewritten by the next hostLogits
+	if err := s.d.g.copyDtoH(b, devptr(s.c.reg.state+uint64(s.d.plan.Manifest.Kernels.State.Greedy))); err != nil {
+		return 0, false, 0, err
 	}
 	le := binary.LittleEndian
-	in := sp.host[:sp.inBytes]
-	le.PutUint32(in[0:], uint32(len(recent)))
-	le.PutUint32(in[4:], math.Float32bits(rp))
-	le.PutUint32(in[8:], math.Float32bits(p.Temperature))
-	le.PutUint32(in[12:], 0)
-	for i, t := range recent {
-		le.PutUint32(in[16+4*i:], uint32(t))
+	return le.Uint64(b), le.Uint32(b[8:]) != 0, le.Uint64(b[16:]), nil
+}
+
+// picksBytes is what the state block's picks hold: a u64 key, an int32
+// flag and padding, a u64 key.
+const picksBytes = 24
+
+// writeStep fills the state block's draw settings (plans.SampleStepBytes
+// at b) with st, or zeroes them (greedy, nothing to draw) for nil.
+func writeStep(b []byte, st *sample.Step) {
+	clear(b[:plans.SampleStepBytes])
+	if st == nil {
+		return
 	}
-	mem := uint64(sp.mem)
-	if err := d.g.copyHtoD(devptr(mem), in[:16+4*len(recent)]); err != nil {
-		return -1, false, err
+	le := binary.LittleEndian
+	f := func(off int, v float32) { le.PutUint32(b[off:], math.Float32bits(v)) }
+	f(0, st.Temperature)
+	le.PutUint32(b[4:], uint32(st.TopK))
+	f(8, st.TopP)
+	f(12, st.MinP)
+	f(16, st.Repetition)
+	f(20, st.Frequency)
+	f(24, st.Presence)
+	le.PutUint32(b[28:], uint32(len(st.Penalised)))
+	le.PutUint64(b[32:], st.Key)
+	if st.Plain() {
+		le.PutUint32(b[40:], 1)
 	}
-	b := &sp.draw
-	if p.Temperature == 0 {
-		b = &sp.greedy
+	for i, p := range st.Penalised {
+		le.PutUint32(b[48+4*i:], uint32(p.ID))
+		le.PutUint32(b[48+4*(plans.SampleRecent+i):], uint32(p.Count))
 	}
-	if err := d.g.launch(b); err != nil {
-		return -1, false, fmt.Errorf("cuda: sampling: %w", err)
-	}
-	out := sp.host[sp.inBytes:]
-	if p.Temperature == 0 {
-		out = out[:8] // the id and the non-finite flag
-	}
-	if err := d.g.copyDtoH(out, devptr(mem+uint64(align(int64(sp.inBytes))))); err != nil {
-		return -1, false, err
-	}
-	if le.Uint32(out[4:]) != 0 {
-		return -1, false, nil
-	}
-	if p.Temperature == 0 {
-		return int32(le.Uint32(out)), true, nil
-	}
-	n := int(le.Uint32(out[8:]))
-	c := sp.k.Candidates
-	if n < 1 || n > c {
-		return -1, false, nil
-	}
-	pre := sample.Prefix{IDs: make([]int32, n), Logits: make([]float32, n),
-		Vocab: d.plan.Manifest.Model.Vocab, Sum: math.Float64frombits(le.Uint64(out[16:]))}
-	for i := range n {
-		pre.IDs[i] = int32(le.Uint32(out[outHeader+4*i:]))
-		pre.Logits[i] = math.Float32frombits(le.Uint32(out[outHeader+4*(c+i):]))
-	}
-	id, ok = sm.SampleFromPrefix(pre)
-	return id, ok, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
 	"github.com/llama-orch/orc/runtime/sample"
+	"github.com/llama-orch/orc/runtime/sample/sampletest"
 )
 
 // samplePlans are the compiled plans (with GPU samplers) of
@@ -52,15 +53,15 @@ func openSamplePlan(t *testing.T, dir string) (*Device, *sequence) {
 }
 
 // sampleSettings are the settings the GPU tests sample with: greedy and
-// draws with every filter, alone and together.
+// draws with every filter and penalty, alone and together.
 func sampleSettings(r *rand.Rand) []sample.Params {
-	ps := []sample.Params{{}, {RepetitionPenalty: 1.3}}
+	ps := []sample.Params{{}, {RepetitionPenalty: 1.3}, {FrequencyPenalty: 0.5, PresencePenalty: 0.5}}
 	for _, temp := range []float32{0.3, 0.8, 1.5} {
 		for _, topK := range []int{0, 1, 40, 5000} {
 			for _, topP := range []float32{0, 0.9} {
 				for _, minP := range []float32{0, 0.05} {
 					ps = append(ps, sample.Params{Temperature: temp, TopK: topK, TopP: topP, MinP: minP,
-						RepetitionPenalty: []float32{1, 1.3}[r.IntN(2)], Seed: r.Uint64()})
+						RepetitionPenalty: []float32{1, 1.3}[r.IntN(2)], PresencePenalty: []float32{0, 0.4}[r.IntN(2)], Seed: r.Uint64()})
 				}
 			}
 		}
@@ -68,19 +69,42 @@ func sampleSettings(r *rand.Rand) []sample.Params {
 	return ps
 }
 
-// TestGPUSampleMatchesCPU writes random logits (ties included) where the
-// plan's step leaves them and checks that the GPU path returns the token
-// the CPU sampler returns for the same logits, settings, seed and recent
-// ids, step after step; greedy must never need the logits.
+// drawOnGPU writes logits where the plan's step leaves them and the draw
+// settings of sm for the token at pos after recent into the state block,
+// then runs the sampler.
+func drawOnGPU(t *testing.T, seq *sequence, logits []float32, sm *sample.Sampler, recent []int32, pos int) int32 {
+	t.Helper()
+	d := seq.d
+	m := &d.plan.Manifest
+	if logits != nil {
+		if err := d.g.copyHtoD(devptr(seq.c.reg.arena+uint64(m.Kernels.Logits)), unsafe.Slice((*byte)(unsafe.Pointer(&logits[0])), 4*len(logits))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := sm.Step(recent, pos, m.Model.Vocab)
+	writeState(d.state, &m.Kernels.State, []int32{0}, 0, 1, &st)
+	if err := d.g.copyHtoD(devptr(seq.c.reg.state), d.state); err != nil {
+		t.Fatal(err)
+	}
+	id, err := seq.sampleOnGPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestGPUSampleMatchesCPU writes random logits (ties, NaN and infinities
+// included) where the plan's step leaves them and checks that the GPU's
+// sampler draws the token the CPU sampler draws for the same logits,
+// settings, seed, position and recent ids.
 func TestGPUSampleMatchesCPU(t *testing.T) {
 	for _, dir := range samplePlans(t) {
 		d, seq := openSamplePlan(t, dir)
 		vocab := d.plan.Manifest.Model.Vocab
-		logitsAt := devptr(seq.c.reg.arena + uint64(d.plan.Manifest.Kernels.Logits))
 		r := rand.New(rand.NewPCG(11, 12))
-		proven, drawn := 0, 0
+		draws := 0
 		for _, p := range sampleSettings(r) {
-			cpu, gpu := sample.New(p), sample.New(p)
+			cpu := sample.New(p)
 			for step := range 6 {
 				spread := []float64{0.5, 4, 15}[step%3]
 				l := make([]float32, vocab)
@@ -91,88 +115,135 @@ func TestGPUSampleMatchesCPU(t *testing.T) {
 					}
 					l[i] = float32(v)
 				}
+				if step == 4 {
+					l[r.IntN(vocab)] = float32(math.NaN())
+					l[r.IntN(vocab)] = float32(math.Inf(-1))
+				}
+				if step == 5 {
+					l[r.IntN(vocab)], l[r.IntN(vocab)] = float32(math.Inf(1)), float32(math.Inf(1))
+				}
 				recent := make([]int32, sample.PenaltyWindow)
 				for i := range recent {
 					recent[i] = int32(r.IntN(vocab + 2)) // some out of the vocabulary
 				}
-				if err := d.g.copyHtoD(logitsAt, unsafe.Slice((*byte)(unsafe.Pointer(&l[0])), 4*vocab)); err != nil {
-					t.Fatal(err)
+				pos := r.IntN(4096)
+				want := cpu.Sample(l, recent, pos)
+				if got := drawOnGPU(t, seq, l, cpu, recent, pos); got != want {
+					t.Fatalf("%s %+v step %d: GPU %d, CPU %d", dir, p, step, got, want)
 				}
-				want := cpu.Sample(l, recent)
-				got, ok, err := seq.sampleOnGPU(d.sampling, gpu, recent)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if p.Temperature == 0 && !ok {
-					t.Fatalf("%s %+v: greedy fell back to the host over finite logits", dir, p)
-				}
-				if p.Temperature > 0 {
-					drawn++
-					if ok {
-						proven++
-					}
-				}
-				if !ok {
-					got = gpu.Sample(l, recent)
-				}
-				if got != want {
-					t.Fatalf("%s %+v step %d: GPU path %d (on the GPU: %v), CPU %d", dir, p, step, got, ok, want)
-				}
+				draws++
 			}
 		}
-		t.Logf("%s: vocab %d, %d of %d draws proven from the GPU's prefix", dir, vocab, proven, drawn)
-		if proven == 0 {
-			t.Errorf("%s: no draw was decided on the GPU", dir)
+		t.Logf("%s: vocab %d, %d draws, each the CPU's", dir, vocab, draws)
+	}
+}
+
+// TestGPUSampleDistribution: 100,000 seeded draws (one per position) of the
+// GPU's sampler from each of the distribution tests' logit vectors (in the
+// first ids; the rest −100) follow the exact distribution (chi-square,
+// p ≥ 0.001), and the first 2,000 (all, for a small vocabulary) are the
+// CPU's ids.
+func TestGPUSampleDistribution(t *testing.T) {
+	const n, draws = 32, 100_000
+	for _, dir := range samplePlans(t) {
+		d, seq := openSamplePlan(t, dir)
+		vocab := d.plan.Manifest.Model.Vocab
+		same := min(draws, 2000)
+		if vocab <= 1024 {
+			same = draws
 		}
-		// A NaN logit: the CPU's rule decides, so the GPU must hand over.
-		l := make([]float32, vocab)
-		l[vocab/2] = float32(math.NaN())
-		if err := d.g.copyHtoD(logitsAt, unsafe.Slice((*byte)(unsafe.Pointer(&l[0])), 4*vocab)); err != nil {
-			t.Fatal(err)
-		}
-		if _, ok, err := seq.sampleOnGPU(d.sampling, sample.New(sample.Params{}), nil); err != nil || ok {
-			t.Errorf("%s: NaN logits: proven %v, %v", dir, ok, err)
+		settings, recent := sampletest.Settings(n)
+		for _, v := range sampletest.Vectors(n) {
+			l := make([]float32, vocab)
+			for i := range l {
+				l[i] = -100
+			}
+			copy(l, v.Logits)
+			for _, p := range settings {
+				p.Seed = 777
+				sm := sample.New(p)
+				f := make([]int, vocab)
+				for pos := range draws {
+					logits := l
+					if pos > 0 {
+						logits = nil // already there
+					}
+					id := drawOnGPU(t, seq, logits, sm, recent, pos)
+					f[id]++
+					if pos < same {
+						if want := sm.Sample(l, recent, pos); id != want {
+							t.Fatalf("%s %s %+v position %d: GPU %d, CPU %d", dir, v.Name, p, pos, id, want)
+						}
+					}
+				}
+				pv, err := sampletest.ChiSquare(f, sampletest.Expected(l, p, recent))
+				if err != nil || pv < 0.001 {
+					t.Errorf("%s %s %+v: p-value %.2g, %v", dir, v.Name, p, pv, err)
+				}
+			}
 		}
 	}
 }
 
-// TestGPUHeadGreedy: after every prefill and decode step of a plan whose LM
-// head leaves the greedy pick, that pick decides greedy decoding and is the
-// CPU sampler's greedy token over the step's logits.
-func TestGPUHeadGreedy(t *testing.T) {
+// TestGPUHeadPicks: after every prefill and decode step of a plan whose LM
+// head leaves its picks, the greedy pick and the plain draw (temperature
+// alone) are the CPU sampler's tokens over the step's logits, and a decode
+// step needs no sampler launch for either.
+func TestGPUHeadPicks(t *testing.T) {
+	withPicks := 0
 	for _, dir := range samplePlans(t) {
 		d, seq := openSamplePlan(t, dir)
-		if d.plan.Manifest.Kernels.State.Greedy == 0 {
-			t.Fatalf("%s: the plan's head leaves no greedy pick", dir)
+		if !d.plan.Manifest.Kernels.State.HeadPicks {
+			t.Logf("%s: the plan's head leaves no picks (a float-path head)", dir)
+			continue
 		}
+		withPicks++
 		vocab := d.plan.Manifest.Model.Vocab
 		r := rand.New(rand.NewPCG(3, 4))
 		tokens := make([]int32, 40)
 		for i := range tokens {
 			tokens[i] = int32(r.IntN(vocab))
 		}
-		greedy := sample.New(sample.Params{})
 		for step := range 17 {
 			in := tokens[:1]
 			if step == 0 {
 				in = tokens[1:] // a prefill
 			}
-			if err := seq.run(context.Background(), in); err != nil {
+			sm := sample.New(sample.Params{})
+			if step%2 == 1 {
+				sm = sample.New(sample.Params{Temperature: []float32{0.7, 1}[step%4/2], Seed: uint64(step)})
+			}
+			st := sm.Step(nil, seq.pos+len(in), vocab)
+			if err := seq.run(context.Background(), in, &st); err != nil {
 				t.Fatal(err)
 			}
-			got, ok, err := seq.headGreedy(greedy)
-			if err != nil || !ok {
-				t.Fatalf("%s step %d: the head's pick was not used (%v)", dir, step, err)
+			greedy, bad, drawn, err := seq.picks()
+			if err != nil || bad {
+				t.Fatalf("%s step %d: picks %v, non-finite %v", dir, step, err, bad)
 			}
 			logits, err := seq.hostLogits()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := greedy.Sample(logits, nil); got != want {
-				t.Fatalf("%s step %d: the head picked %d, the CPU sampler %d", dir, step, got, want)
+			want := sm.Sample(logits, nil, seq.pos)
+			got := sample.KeyID(greedy)
+			if st.Plain() {
+				if step > 0 && drawn == 0 {
+					t.Fatalf("%s step %d: the head drew nothing", dir, step)
+				}
+				got = sample.KeyID(drawn)
+				if step == 0 {
+					got = drawOnGPU(t, seq, nil, sm, nil, seq.pos)
+				}
+			}
+			if got != want {
+				t.Fatalf("%s step %d (%+v): the head picked %d, the CPU sampler %d", dir, step, sm.Params(), got, want)
 			}
 			tokens[0] = got
 		}
+	}
+	if withPicks == 0 {
+		t.Fatal("no plan's head leaves picks")
 	}
 }
 
@@ -220,7 +291,7 @@ func TestGPUGenerateSampledOnGPU(t *testing.T) {
 	}
 }
 
-// TestGPUSampleCost times sampling one step's logits where they lie against
+// TestGPUSampleCost times the sampler over one step's logits against
 // copying them back and sampling on the host, over flat (σ 0.5) and peaked
 // (σ 15) normal logits. ORC_GPU_BENCH=1; it prints, asserts nothing about
 // speed.
@@ -231,7 +302,6 @@ func TestGPUSampleCost(t *testing.T) {
 	for _, dir := range samplePlans(t) {
 		d, seq := openSamplePlan(t, dir)
 		vocab := d.plan.Manifest.Model.Vocab
-		logitsAt := devptr(seq.c.reg.arena + uint64(d.plan.Manifest.Kernels.Logits))
 		r := rand.New(rand.NewPCG(1, 1))
 		recent := make([]int32, sample.PenaltyWindow)
 		for i := range recent {
@@ -252,30 +322,20 @@ func TestGPUSampleCost(t *testing.T) {
 			for i := range l {
 				l[i] = float32(r.NormFloat64() * spread)
 			}
-			if err := d.g.copyHtoD(logitsAt, unsafe.Slice((*byte)(unsafe.Pointer(&l[0])), 4*vocab)); err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range []sample.Params{{}, {Temperature: 0.7, TopK: 40}, {Temperature: 0.7, TopP: 0.9}, {Temperature: 0.7}} {
+			drawOnGPU(t, seq, l, sample.New(sample.Params{}), nil, 0)
+			for _, p := range []sample.Params{{}, {Temperature: 1}, {Temperature: 0.7, TopK: 40}, {Temperature: 0.7, TopP: 0.9}, {Temperature: 0.7, TopK: 40, TopP: 0.9, MinP: 0.05}} {
 				p.RepetitionPenalty = 1.1
-				gpu, host := sample.New(p), sample.New(p)
-				onGPU := median(func() {
-					if _, err := seq.sampleLast(gpu, recent); err != nil {
-						t.Fatal(err)
-					}
-				})
+				sm := sample.New(p)
+				onGPU := median(func() { drawOnGPU(t, seq, nil, sm, recent, 5) })
 				onHost := median(func() {
 					logits, err := seq.hostLogits()
 					if err != nil {
 						t.Fatal(err)
 					}
-					host.Sample(logits, recent)
+					sm.Sample(logits, recent, 5)
 				})
-				_, proven, err := seq.sampleOnGPU(d.sampling, sample.New(p), recent)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("σ %4.1f T %.1f top_k %2d top_p %.1f: GPU path %8.1f µs (decided on the GPU: %v), logits back + host %8.1f µs; medians of 30",
-					spread, p.Temperature, p.TopK, p.TopP, onGPU, proven, onHost)
+				t.Logf("σ %4.1f T %.1f top_k %2d top_p %.1f min_p %.2f: state copy + sampler + pick back %8.1f µs, logits back + host %8.1f µs; medians of 30",
+					spread, p.Temperature, p.TopK, p.TopP, p.MinP, onGPU, onHost)
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
+	"github.com/llama-orch/orc/runtime/sample"
 )
 
 // sequence is one stream of tokens over a KV cache.
@@ -51,14 +52,15 @@ func (s *sequence) Pos() int { return s.pos }
 func (s *sequence) Forward(ctx context.Context, tokens []int32) ([]float32, error) {
 	s.d.mu.Lock()
 	defer s.d.mu.Unlock()
-	if err := s.run(ctx, tokens); err != nil {
+	if err := s.run(ctx, tokens, nil); err != nil {
 		return nil, err
 	}
 	return s.hostLogits()
 }
 
-// run enqueues tokens' steps; d.mu is held.
-func (s *sequence) run(ctx context.Context, tokens []int32) error {
+// run enqueues tokens' steps, whose draw settings are st (nil: none);
+// d.mu is held.
+func (s *sequence) run(ctx context.Context, tokens []int32, st *sample.Step) error {
 	if s.closed {
 		return errors.New("cuda: sequence is closed")
 	}
@@ -79,7 +81,7 @@ func (s *sequence) run(ctx context.Context, tokens []int32) error {
 			return err
 		}
 		n := min(len(tokens), m.Memory.MaxTokens)
-		if err := s.step(tokens[:n]); err != nil {
+		if err := s.step(tokens[:n], st); err != nil {
 			return err
 		}
 		s.pos += n
@@ -120,9 +122,10 @@ func (s *sequence) hostLogits() ([]float32, error) {
 	return unsafe.Slice((*float32)(unsafe.Pointer(&s.c.logits[0])), m.Model.Vocab), nil
 }
 
-// step enqueues one step of len(tokens) tokens: the state block, then the
-// decode graph (one token) or the prefill launches.
-func (s *sequence) step(tokens []int32) error {
+// step enqueues one step of len(tokens) tokens: the state block (with the
+// draw settings st), then the decode graph (one token) or the prefill
+// launches.
+func (s *sequence) step(tokens []int32, st *sample.Step) error {
 	d, c := s.d, s.c
 	k := d.plan.Manifest.Kernels
 	decode := len(tokens) == 1 && len(k.Decode) > 0
@@ -139,7 +142,7 @@ func (s *sequence) step(tokens []int32) error {
 		return err
 	}
 	d.replayable = nil
-	writeState(d.state, &k.State, tokens, s.pos, c.ctx)
+	writeState(d.state, &k.State, tokens, s.pos, c.ctx, st)
 	if err := d.g.copyHtoD(devptr(c.reg.state), d.state); err != nil {
 		return err
 	}
@@ -196,10 +199,14 @@ func (s *sequence) capture(sched []plans.Launch) error {
 }
 
 // writeState fills the host image of the state block (little-endian int32)
-// and zeroes its greedy slot, which the step's LM head then fills.
-func writeState(b []byte, st *plans.State, tokens []int32, pos0, ctx int) {
+// with the step and its draw settings st, and zeroes its picks, which the
+// step's LM head and sampler then fill.
+func writeState(b []byte, st *plans.State, tokens []int32, pos0, ctx int, draw *sample.Step) {
 	if st.Greedy != 0 {
-		clear(b[st.Greedy : st.Greedy+greedyBytes])
+		clear(b[st.Greedy : st.Greedy+picksBytes])
+	}
+	if st.Sample != 0 {
+		writeStep(b[st.Sample:], draw)
 	}
 	le := binary.LittleEndian
 	le.PutUint32(b[st.T:], uint32(len(tokens)))

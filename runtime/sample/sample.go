@@ -1,48 +1,39 @@
 // Package sample picks the next token from a step's logits: greedy, or a
-// seeded draw after repetition penalty, temperature, top-k, top-p and min-p.
+// seeded draw after penalties, temperature, top-k, top-p and min-p.
 //
-// The exact order of operations, which the GPU sampler reproduces:
+// A draw is exact Gumbel-max sampling (the argmax of logit/T + Gumbel noise
+// over the kept candidates is distributed as their softmax) with the noise
+// a function of (seed, position, id): no sort, no prefix sum in id order,
+// no state carried from one token to the next. The order of operations,
+// which the GPU sampler (codegen/cuda/templates/sample.cu.tmpl) reproduces
+// bit for bit in float32 (detmath.go):
 //
-//  1. Repetition penalty: for each distinct id in recent (ids outside the
-//     vocabulary are ignored), a positive logit is divided by the penalty and
-//     a negative one multiplied by it (llama.cpp's rule), in float32.
-//  2. Temperature 0: return the id of the largest logit (the lowest id on a
-//     tie). No random number is drawn.
-//  3. Temperature: every logit is divided by it, in float32.
-//  4. Candidates: every id, or with TopK > 0 the TopK largest logits (the
-//     lower id first on a tie at the boundary). "Sorted order" below is
-//     largest logit first, ties by lower id.
-//  5. Softmax: each candidate gets the weight w = exp(l − l_max) in float64,
-//     so the best has w = 1; W is their sum in id order.
-//  6. Top-p (0 < TopP < 1): keep the shortest prefix in sorted order whose
-//     running sum of w (in sorted order) reaches TopP·W.
-//  7. Min-p (MinP > 0): keep the candidates with w ≥ MinP, i.e. with a
-//     probability at least MinP times the most likely one's.
-//  8. Draw: u from the generator of rng.go (exactly one per non-greedy
-//     call), target = u·W_kept with W_kept the kept weights' sum in id
-//     order; walking the kept candidates in sorted order, the first whose
-//     running sum exceeds target wins (the last kept one if rounding leaves
-//     target unreached).
+//  1. Penalties, over the distinct ids of the last PenaltyWindow tokens
+//     (prompt included, ids outside the vocabulary ignored; llama.cpp's
+//     window and rules): the repetition penalty divides a positive logit
+//     and multiplies a non-positive one; then the frequency penalty times
+//     the id's count in the window plus the presence penalty is subtracted
+//     (OpenAI's rule, applied over the window).
+//  2. Temperature 0: the largest logit wins (NaN counts as −Inf; the lowest
+//     id on a tie). No noise is drawn.
+//  3. Temperature: every logit is divided by it; NaN becomes −Inf. m is
+//     the largest. Every id gets the weight w = e^(l−m) (exp32; 1 where
+//     l = m, so also for +Inf logits when m is +Inf), a mass ⌊w·2⁴⁰⌋, and
+//     the noisy value z = l + g(id) (g: gumbel in detmath.go, keyed by
+//     StepKey(seed, position)); when m is +Inf, z = g for the +Inf logits
+//     and −Inf for the rest. If m is −Inf the draw returns id 0.
+//  4. Candidates in sorted order: larger l first, the lower id on a tie.
+//     Top-k keeps the first k. Top-p (0 < TopP < 1) keeps the shortest
+//     prefix whose running mass, as a float64, reaches TopP·W, W the mass of
+//     the top-k candidates (of all ids without top-k). The shorter of the
+//     two prefixes stays.
+//  5. Min-p keeps, of those, the ids with w ≥ MinP.
+//  6. The kept id with the largest z wins (the lower id on a tie).
 //
-// Sums of totals run in id order so that no step needs the whole
-// vocabulary sorted: the kept set and the drawn token always lie in a prefix
-// of the sorted order, so the implementation sorts only the candidates above
-// a weight threshold, lowered until that prefix provably holds them. A
-// vocabulary of 150k then costs a few linear passes, not a sort.
-//
-// A device that samples where its logits lie (the CUDA runtime, through
-// runtime.SamplingSequence) returns exactly Sample's token, by this
-// contract: greedy decoding is step 1 and 2 on the device (float32 IEEE
-// operations, the same argmax and tie rule), an id back. A draw is steps 1
-// and 3 on the device, which then hands back a Prefix (prefix.go): the best
-// candidates in sorted order and its own sum of all weights. The host
-// finishes with this file's code: the candidates' weights by the same
-// math.Exp, every sum that decides the draw in the CPU's order, the same
-// generator. Where the CPU's sum over the whole vocabulary enters, the host
-// runs the draw at both ends of an interval that provably holds it and
-// accepts the token only when both agree; otherwise (and for logits that
-// are not all finite) the device copies the logits and Sample runs as on
-// the CPU. Either way the token and the generator's state are Sample's.
+// Masses are integers so that every sum is the same in any order: the GPU
+// finds the top-k and top-p boundaries by a radix select over the logits'
+// ordered bits with parallel histograms, the CPU by sorting, and both land
+// on the same prefix.
 package sample
 
 import (
@@ -59,11 +50,13 @@ type Params struct {
 	TopP              float32 // 0 or 1 = off
 	MinP              float32 // 0 = off
 	RepetitionPenalty float32 // 1 (or 0, unset) = off
+	FrequencyPenalty  float32 // subtracted once per occurrence in the window; [−2, 2]
+	PresencePenalty   float32 // subtracted once if present in the window; [−2, 2]
 	Seed              uint64
 }
 
 // PenaltyWindow is how many of the latest tokens (prompt included) the
-// repetition penalty looks at, llama.cpp's default repeat_last_n.
+// penalties look at, llama.cpp's default repeat_last_n.
 const PenaltyWindow = 64
 
 // Validate reports the first setting out of its range.
@@ -79,357 +72,224 @@ func (p Params) Validate() error {
 		return fmt.Errorf("sampling: min_p %v is outside [0, 1]", p.MinP)
 	case !(p.RepetitionPenalty >= 0) || math.IsInf(float64(p.RepetitionPenalty), 0):
 		return fmt.Errorf("sampling: repetition penalty %v must be a positive number (1 = off)", p.RepetitionPenalty)
+	case !(p.FrequencyPenalty >= -2 && p.FrequencyPenalty <= 2):
+		return fmt.Errorf("sampling: frequency penalty %v is outside [-2, 2]", p.FrequencyPenalty)
+	case !(p.PresencePenalty >= -2 && p.PresencePenalty <= 2):
+		return fmt.Errorf("sampling: presence penalty %v is outside [-2, 2]", p.PresencePenalty)
 	}
 	return nil
 }
 
-// Sampler draws tokens for one sequence; it is not safe for concurrent use.
+// Sampler draws tokens for one sequence with one request's settings; it
+// holds scratch only, so it is not safe for concurrent use.
 type Sampler struct {
-	p      Params
-	rng    rng
-	logits []float32
-	cands  []candidate // steps 4–5, id order
-	sorted []candidate // a sorted prefix of cands
-	keys   []uint64    // sort keys of sortedAbove
-	spare  []uint64    // radix sort scratch
-	byID   []candidate // scratch for id-order sums
-	seen   map[int32]bool
-}
-
-type candidate struct {
-	id    int32
-	logit float32
-	w     float64
+	p     Params
+	l     []float32
+	keys  []uint64
+	spare []uint64
 }
 
 // New returns a sampler for p; p should have passed Validate.
-func New(p Params) *Sampler {
-	return &Sampler{p: p, rng: newRNG(p.Seed), seen: map[int32]bool{}}
-}
+func New(p Params) *Sampler { return &Sampler{p: p} }
 
 // Params are the settings s samples with.
 func (s *Sampler) Params() Params { return s.p }
 
-// Sample returns the next token id for logits [vocab], penalising the ids in
-// recent. logits is not modified. It returns -1 only for empty logits.
-func (s *Sampler) Sample(logits []float32, recent []int32) int32 {
+// Sample returns the token for position pos (the index the token will have
+// in the sequence) from logits [vocab], penalising the ids in recent.
+// logits is not modified. It returns -1 only for empty logits.
+func (s *Sampler) Sample(logits []float32, recent []int32, pos int) int32 {
 	if len(logits) == 0 {
 		return -1
 	}
-	l := append(s.logits[:0], logits...)
-	s.logits = l
-	s.penalise(l, recent)
-	if s.p.Temperature == 0 {
-		return argmax(l)
-	}
-	for i := range l {
-		l[i] /= s.p.Temperature
-	}
-	return s.draw(s.candidates(l))
+	st := s.Step(recent, pos, len(logits))
+	return s.draw(logits, &st)
 }
 
-func (s *Sampler) penalise(l []float32, recent []int32) {
-	rp := s.p.RepetitionPenalty
-	if rp == 0 || rp == 1 {
-		return
+// draw is steps 1 to 6 on the host.
+func (s *Sampler) draw(logits []float32, st *Step) int32 {
+	l := append(s.l[:0], logits...)
+	s.l = l
+	for _, p := range st.Penalised {
+		l[p.ID] = st.penalise(l[p.ID], p.Count)
 	}
-	clear(s.seen)
-	for _, id := range recent {
-		if id < 0 || int(id) >= len(l) || s.seen[id] {
-			continue
-		}
-		s.seen[id] = true
-		if l[id] > 0 {
-			l[id] /= rp
-		} else {
-			l[id] *= rp
-		}
-	}
-}
-
-func argmax(l []float32) int32 {
-	best := 0
-	for i, v := range l {
-		if v > l[best] {
-			best = i
-		}
-	}
-	return int32(best)
-}
-
-// before is the sorted order: larger logit first, then lower id.
-func before(a, b candidate) bool {
-	return a.logit > b.logit || (a.logit == b.logit && a.id < b.id)
-}
-
-func compareSorted(a, b candidate) int {
-	switch {
-	case before(a, b):
-		return -1
-	case before(b, a):
-		return 1
-	}
-	return 0
-}
-
-// candidates returns steps 4 and 5: the candidates in id order with their
-// weights.
-func (s *Sampler) candidates(l []float32) []candidate {
-	c := s.cands[:0]
-	if k := s.p.TopK; k > 0 && k < len(l) {
-		c = topK(c, l, k)
-		slices.SortFunc(c, func(a, b candidate) int { return int(a.id - b.id) })
-	} else {
+	if st.Temperature == 0 {
+		best := uint64(0)
 		for i, v := range l {
-			c = append(c, candidate{id: int32(i), logit: v})
+			best = max(best, drawKey(notNaN(v), int32(i)))
 		}
+		return KeyID(best)
 	}
-	s.cands = c
-	top := c[0].logit
-	for _, x := range c {
-		top = max(top, x.logit)
-	}
-	for i := range c {
-		c[i].w = math.Exp(float64(c[i].logit) - float64(top))
-	}
-	return c
-}
-
-// topK appends the k best logits to c using a min-heap whose root is the
-// worst candidate kept so far.
-func topK(c []candidate, l []float32, k int) []candidate {
+	m := float32(math.Inf(-1))
 	for i, v := range l {
-		x := candidate{id: int32(i), logit: v}
-		if len(c) < k {
-			c = append(c, x)
-			for j := len(c) - 1; j > 0; {
-				parent := (j - 1) / 2
-				if !before(c[parent], c[j]) {
-					break
-				}
-				c[parent], c[j] = c[j], c[parent]
-				j = parent
-			}
+		v = notNaN(v / st.Temperature)
+		l[i] = v
+		m = max(m, v)
+	}
+	if math.IsInf(float64(m), -1) {
+		return 0
+	}
+	var kept []uint64
+	if st.TopK > 0 || st.TopP > 0 {
+		kept = s.prefix(l, m, st)
+	} else {
+		kept = s.candidates(l, false)
+	}
+	best := uint64(0)
+	for _, k := range kept {
+		id := int32(uint32(k))
+		v := l[id]
+		if st.MinP > 0 && !(exp32(weightArg(v, m)) >= st.MinP) {
 			continue
 		}
-		if !before(x, c[0]) {
-			continue
-		}
-		c[0] = x
-		for j := 0; ; {
-			worst, a, b := j, 2*j+1, 2*j+2
-			if a < k && before(c[worst], c[a]) {
-				worst = a
-			}
-			if b < k && before(c[worst], c[b]) {
-				worst = b
-			}
-			if worst == j {
-				break
-			}
-			c[j], c[worst] = c[worst], c[j]
-			j = worst
-		}
+		best = max(best, drawKey(noisy(v, m, st.Key, id), id))
 	}
-	return c
+	return KeyID(best)
 }
 
-// thresholds are the weights (relative to the best, 1) above which draw
-// first looks for the kept set: e^-1, e^-2, e^-4 ... e^-64, then everything.
-var thresholds = func() []float64 {
-	var t []float64
-	for e := 1.0; e <= 64; e *= 2 {
-		t = append(t, math.Exp(-e))
+// notNaN reads NaN as −Inf.
+func notNaN(v float32) float32 {
+	if v != v {
+		return float32(math.Inf(-1))
 	}
-	return append(t, 0)
-}()
-
-// draw applies top-p and min-p to c (id order) and draws (steps 6 to 8).
-func (s *Sampler) draw(c []candidate) int32 {
-	total := 0.0
-	for _, x := range c {
-		total += x.w
-	}
-	// Without top-p the kept set is known without sorting: w ≥ MinP.
-	keptTotal := 0.0
-	if !s.topP() {
-		for _, x := range c {
-			if x.w >= float64(s.p.MinP) {
-				keptTotal += x.w
-			}
-		}
-	}
-	id, _, _ := s.drawFrom(&allCandidates{s: s, c: c}, total, keptTotal, s.rng.float64())
-	return id
+	return v
 }
 
-func (s *Sampler) topP() bool { return s.p.TopP > 0 && s.p.TopP < 1 }
-
-// pool is what drawFrom reads of the candidates: the whole vocabulary
-// (allCandidates), or a sorted prefix of it (prefix.go), which knows the
-// mass and the candidates above a threshold only when the threshold lies
-// inside it (known false).
-type pool interface {
-	// mass sums the weights ≥ tau in id order.
-	mass(tau float64) (sum float64, known bool)
-	// sortedAbove returns the candidates with w ≥ tau in sorted order.
-	sortedAbove(tau float64) []candidate
-	// first is the lowest candidate id.
-	first() (id int32, known bool)
-}
-
-type allCandidates struct {
-	s *Sampler
-	c []candidate // id order
-}
-
-func (a *allCandidates) mass(tau float64) (float64, bool) {
-	mass := 0.0
-	for _, x := range a.c {
-		if x.w >= tau {
-			mass += x.w
-		}
+// weightArg is the exponent of step 3's weight: 0 where l = m.
+func weightArg(l, m float32) float32 {
+	if l == m {
+		return 0
 	}
-	return mass, true
+	return l - m
 }
 
-func (a *allCandidates) sortedAbove(tau float64) []candidate { return a.s.sortedAbove(a.c, tau) }
-func (a *allCandidates) first() (int32, bool)                { return a.c[0].id, true }
-
-// drawFrom is steps 6 to 8 given the sum of all weights (total), the sum
-// of the kept weights without top-p (keptTotal, both in id order) and the
-// uniform draw u. It returns the token and, with top-p, how many sorted
-// candidates top-p kept; known is false when p does not know enough.
-func (s *Sampler) drawFrom(p pool, total, keptTotal, u float64) (id int32, cut int, known bool) {
-	topP := s.topP()
-	minW := float64(s.p.MinP)
-	for _, tau := range thresholds {
-		// Below MinP nothing is kept, so MinP (or 0) is the last
-		// threshold: there the prefix is the whole kept set.
-		whole := tau <= minW
-		tau = max(tau, minW)
-		mass, ok := p.mass(tau)
-		if !ok {
-			return 0, 0, false
+// noisy is step 3's z.
+func noisy(l, m float32, key uint64, id int32) float32 {
+	if math.IsInf(float64(m), 1) {
+		if l == m {
+			return gumbel(key, id)
 		}
-		need := u * keptTotal
-		if topP {
-			need = float64(s.p.TopP) * total
-		}
-		if !whole && mass <= need {
-			continue
-		}
-		kept := p.sortedAbove(tau)
-		if len(kept) == 0 { // only when the logits hold NaN
-			id, ok := p.first()
-			return id, 0, ok
-		}
-		if topP {
-			n, reached := runUntil(kept, float64(s.p.TopP)*total, false)
-			if !reached && !whole {
-				continue
-			}
-			kept = kept[:n]
-			cut = n
-			keptTotal = s.sumByID(kept)
-		}
-		n, reached := runUntil(kept, u*keptTotal, true)
-		if reached || topP || whole {
-			return kept[max(n, 1)-1].id, cut, true
-		}
+		return float32(math.Inf(-1))
 	}
-	return 0, 0, false // unreachable: the last threshold is whole
+	return l + gumbel(key, id)
 }
 
-// sortedAbove returns the candidates with w ≥ tau in sorted order. It sorts
-// integer keys rather than calling compareSorted: the key's high half orders
-// logits largest first and its low half is the index in c, which is in id
-// order, so ascending keys are exactly the sorted order, ties included, at a
-// fraction of the cost over a flat row of a large vocabulary.
-func (s *Sampler) sortedAbove(c []candidate, tau float64) []candidate {
+// candidates returns every id as a sort key whose low half is the id and
+// whose ascending order is step 4's sorted order; sorted only when asked
+// (a draw over every id does not depend on their order).
+func (s *Sampler) candidates(l []float32, sorted bool) []uint64 {
 	keys := s.keys[:0]
-	for i, x := range c {
-		if x.w >= tau {
-			keys = append(keys, uint64(^orderedBits(x.logit))<<32|uint64(i))
-		}
+	for i, v := range l {
+		keys = append(keys, uint64(^orderedBits(v))<<32|uint64(i))
 	}
-	keys, s.spare = radixSort(keys, s.spare)
+	if sorted {
+		keys, s.spare = radixSort(keys, s.spare)
+	}
 	s.keys = keys
-	out := s.sorted[:0]
-	for _, k := range keys {
-		out = append(out, c[uint32(k)])
-	}
-	s.sorted = out
-	return out
+	return keys
 }
 
-// radixSort sorts keys ascending, least significant byte first, skipping
-// bytes that are equal in every key (most of the index half). It returns the
-// sorted slice and the scratch, either of which may be the input's array.
-func radixSort(keys, scratch []uint64) (sorted, spare []uint64) {
-	if cap(scratch) < len(keys) {
-		scratch = make([]uint64, len(keys))
+// prefix is step 4: the first candidates of the sorted order that top-k
+// and top-p keep.
+func (s *Sampler) prefix(l []float32, m float32, st *Step) []uint64 {
+	keys := s.candidates(l, true)
+	if k := int(st.TopK); k > 0 && k < len(keys) {
+		keys = keys[:k]
 	}
-	scratch = scratch[:len(keys)]
-	for shift := uint(0); shift < 64; shift += 8 {
-		var count [256]int
-		for _, k := range keys {
-			count[byte(k>>shift)]++
-		}
-		if len(keys) == 0 || count[byte(keys[0]>>shift)] == len(keys) {
-			continue
-		}
-		pos := 0
-		for b, n := range count {
-			count[b] = pos
-			pos += n
-		}
-		for _, k := range keys {
-			d := byte(k >> shift)
-			scratch[count[d]] = k
-			count[d]++
-		}
-		keys, scratch = scratch, keys
+	if st.TopP == 0 {
+		return keys
 	}
-	return keys, scratch
+	masses := make([]uint64, len(keys))
+	var w uint64
+	for i, k := range keys {
+		masses[i] = mass(exp32(weightArg(l[uint32(k)], m)))
+		w += masses[i]
+	}
+	target := float64(st.TopP) * float64(w)
+	var run uint64
+	for i, q := range masses {
+		if run += q; float64(run) >= target {
+			return keys[:i+1]
+		}
+	}
+	return keys
 }
 
-// orderedBits maps a float32 to a uint32 whose unsigned order is the float
-// order (negative values reversed; -0 maps as +0, since they compare equal;
-// NaN never reaches here: its weight fails every w ≥ tau).
-func orderedBits(f float32) uint32 {
-	if f == 0 {
-		f = 0
-	}
-	b := math.Float32bits(f)
-	if b&(1<<31) != 0 {
-		return ^b
-	}
-	return b | 1<<31
+// Step is one draw's settings as a device applies them: Params resolved for
+// one position and one window of recent ids.
+type Step struct {
+	Temperature float32
+	TopK        int32   // 0 = off (also when it would keep the whole vocabulary)
+	TopP        float32 // 0 = off (also for 1)
+	MinP        float32
+	Repetition  float32 // 1 = off
+	Frequency   float32
+	Presence    float32
+	Key         uint64      // StepKey(seed, pos)
+	Penalised   []Penalised // the window's distinct ids, ascending; nil with no penalty
 }
 
-// runUntil walks c accumulating w and returns how many candidates it took
-// for the running sum to reach target (to exceed it when strict), and
-// whether it did; len(c) and false when it never does.
-func runUntil(c []candidate, target float64, strict bool) (int, bool) {
-	run := 0.0
-	for i, x := range c {
-		run += x.w
-		if run > target || (!strict && run >= target) {
-			return i + 1, true
+// Penalised is one id of the penalty window and its occurrences there.
+type Penalised struct{ ID, Count int32 }
+
+// Step resolves s's settings for the token at pos after recent (its last
+// PenaltyWindow ids are the window) over a vocabulary of vocab.
+func (s *Sampler) Step(recent []int32, pos, vocab int) Step {
+	p := s.p
+	st := Step{Temperature: p.Temperature, MinP: p.MinP, Repetition: p.RepetitionPenalty,
+		Frequency: p.FrequencyPenalty, Presence: p.PresencePenalty, Key: StepKey(p.Seed, pos)}
+	if p.TopK > 0 && p.TopK < vocab {
+		st.TopK = int32(p.TopK)
+	}
+	if p.TopP > 0 && p.TopP < 1 {
+		st.TopP = p.TopP
+	}
+	if st.Repetition == 0 {
+		st.Repetition = 1
+	}
+	if st.Repetition == 1 && st.Frequency == 0 && st.Presence == 0 {
+		return st
+	}
+	recent = recent[max(0, len(recent)-PenaltyWindow):]
+	for _, id := range recent {
+		if id >= 0 && int(id) < vocab {
+			st.Penalised = append(st.Penalised, Penalised{ID: id, Count: 1})
 		}
 	}
-	return len(c), false
+	slices.SortFunc(st.Penalised, func(a, b Penalised) int { return int(a.ID - b.ID) })
+	out := st.Penalised[:0]
+	for _, x := range st.Penalised {
+		if n := len(out); n > 0 && out[n-1].ID == x.ID {
+			out[n-1].Count++
+		} else {
+			out = append(out, x)
+		}
+	}
+	st.Penalised = out
+	return st
 }
 
-// sumByID sums the weights of c in id order.
-func (s *Sampler) sumByID(c []candidate) float64 {
-	byID := append(s.byID[:0], c...)
-	s.byID = byID
-	slices.SortFunc(byID, func(a, b candidate) int { return int(a.id - b.id) })
-	total := 0.0
-	for _, x := range byID {
-		total += x.w
+// penalise is step 1 for one logit of an id seen count times.
+func (st *Step) penalise(v float32, count int32) float32 {
+	if st.Repetition != 1 {
+		if v > 0 {
+			v /= st.Repetition
+		} else {
+			v = mul(v, st.Repetition)
+		}
 	}
-	return total
+	if st.Frequency != 0 || st.Presence != 0 {
+		v -= mul(float32(count), st.Frequency) + st.Presence
+	}
+	return v
+}
+
+// Greedy reports a step that takes the largest logit as it stands.
+func (st *Step) Greedy() bool { return st.Temperature == 0 && len(st.Penalised) == 0 }
+
+// Plain reports a draw over every id without penalty, filter or cut: the
+// largest z over the logits as they stand, which a device can find where
+// it computes the logits.
+func (st *Step) Plain() bool {
+	return st.Temperature > 0 && st.TopK == 0 && st.TopP == 0 && st.MinP == 0 && len(st.Penalised) == 0
 }

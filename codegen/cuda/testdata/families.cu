@@ -148,6 +148,64 @@ __device__ __forceinline__ uint32_t sample_ordered(float f) {
 // the lower id winning a tie.
 __device__ __forceinline__ u64 sample_key(float v, int id) { return ((u64)sample_ordered(v) << 32) | (0xFFFFFFFFu - (uint32_t)id); }
 
+// The draw's float32 arithmetic (runtime/sample/detmath.go, the contract):
+// each operation rounded on its own (the _rn intrinsics, which nvcc never
+// fuses), constants as the same bit patterns, so that every weight and
+// every noise value is the CPU's bit for bit. sample_ln: the natural log of
+// a positive normal float; sample_exp: e^d for d ≤ 0, 0 below −87.
+__device__ __forceinline__ float sample_ln(float x) {
+    const uint32_t b = __float_as_uint(x);
+    int e = (int)(b >> 23) - 127;
+    float m = __uint_as_float((b & 0x7FFFFFu) | 0x3F800000u);
+    if (m > __uint_as_float(0x3FB504F3u)) {
+        m = __fmul_rn(m, 0.5f);
+        e++;
+    }
+    const float f = __fsub_rn(m, 1.f);
+    const float s = __fdiv_rn(f, __fadd_rn(2.f, f));
+    const float s2 = __fmul_rn(s, s);
+    float p = __uint_as_float(0x3DE38E39u);
+    p = __fadd_rn(__fmul_rn(p, s2), __uint_as_float(0x3E124925u));
+    p = __fadd_rn(__fmul_rn(p, s2), __uint_as_float(0x3E4CCCCDu));
+    p = __fadd_rn(__fmul_rn(p, s2), __uint_as_float(0x3EAAAAABu));
+    p = __fadd_rn(__fmul_rn(p, s2), 1.f);
+    return __fadd_rn(__fmul_rn((float)e, __uint_as_float(0x3F317218u)), __fmul_rn(__fadd_rn(s, s), p));
+}
+__device__ __forceinline__ float sample_exp(float d) {
+    if (!(d > -87.f)) return 0.f;
+    const float n = floorf(__fadd_rn(__fmul_rn(d, __uint_as_float(0x3FB8AA3Bu)), 0.5f));
+    const float r = __fsub_rn(__fsub_rn(d, __fmul_rn(n, __uint_as_float(0x3F317200u))), __fmul_rn(n, __uint_as_float(0x35BFBE8Eu)));
+    float p = __uint_as_float(0x39500D01u);
+    p = __fadd_rn(__fmul_rn(p, r), __uint_as_float(0x3AB60B61u));
+    p = __fadd_rn(__fmul_rn(p, r), __uint_as_float(0x3C088889u));
+    p = __fadd_rn(__fmul_rn(p, r), __uint_as_float(0x3D2AAAABu));
+    p = __fadd_rn(__fmul_rn(p, r), __uint_as_float(0x3E2AAAABu));
+    p = __fadd_rn(__fmul_rn(p, r), 0.5f);
+    p = __fadd_rn(__fmul_rn(p, r), 1.f);
+    p = __fadd_rn(__fmul_rn(p, r), 1.f);
+    return __fmul_rn(p, __uint_as_float((uint32_t)((int)n + 127) << 23));
+}
+// sample_gumbel is id's noise in the draw keyed by key (sample.gumbel):
+// −ln(−ln u), u from 23 bits of splitmix64's finaliser over key and id.
+__device__ __forceinline__ u64 sample_mix(u64 z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+__device__ __forceinline__ float sample_gumbel(u64 key, int id) {
+    const u64 h = sample_mix(key + (u64)(id + 1) * 0x9E3779B97F4A7C15ull);
+    const float u = __fmul_rn(__fadd_rn((float)(uint32_t)(h >> 41), 0.5f), 0x1p-23f);
+    return -sample_ln(-sample_ln(u));
+}
+// The step's draw settings in the state block (int32 words from
+// SAMPLE_STEP; codegen/cuda/state.go): temperature, top_k, top_p, min_p,
+// repetition, frequency and presence penalties, penalised ids n, the key
+// (u64), whether the LM head draws, then ids [SAMPLE_RECENT] and counts.
+#define SAMPLE_STEP 140
+#define SAMPLE_RECENT 64
+#define STEP_HEAD_DRAWS 10
+#define STEP_IDS 12
+
 __device__ __forceinline__ u64 warp_max_u64(u64 v) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -1476,9 +1534,11 @@ __device__ __forceinline__ int block_tokens(const int* __restrict__ state, int* 
 // With GREEDY (the LM head, one token) it also leaves the step's greedy
 // pick in greedy (the step-state block's slot, zeroed by the runtime's copy
 // before the step): greedy[0] the largest sample_key over the finite
-// logits, as sample_prep and sample_argmax key them, greedy[1] non-zero if
-// a logit was not finite. Atomic max and or are order-free, so the pick does
-// not depend on scheduling; greedy decoding then needs no sampler launch.
+// logits, as sample_draw keys them, greedy[1] non-zero if a logit was not
+// finite; and where the step's settings ask for a plain draw (no penalty,
+// no filter), greedy[2] the largest key of v/T + noise, runtime/sample's z.
+// Atomic max and or are order-free, so the picks do not depend on
+// scheduling; greedy decoding and plain draws then need no sampler launch.
 // With RES it adds the residual r [T, OUT] to its outputs: y is then an
 // add_rmsnorm's sum, whose folded reader reads it alone (codegen/cuda,
 // sumWriter). RES 1 reads r after the wait, RES 2 before it, where the
@@ -1528,6 +1588,13 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
         if (threadIdx.x == 0) {
             atomicMax(greedy, key);
             if (bad) atomicOr((int*)(greedy + 1), 1);
+        }
+        const int* st = state + SAMPLE_STEP;
+        if (st[STEP_HEAD_DRAWS]) {  // a plain draw: the largest v/T + noise
+            const u64 k = *(const u64*)(st + 8);
+            const float z = __fadd_rn(__fdiv_rn(v, __int_as_float(st[0])), sample_gumbel(k, (int)row));
+            const u64 drawn = warp_max_u64(writes && finite ? sample_key(z, (int)row) : 0);
+            if (threadIdx.x == 0) atomicMax(greedy + 2, drawn);
         }
     }
 }
@@ -3513,182 +3580,341 @@ __device__ __forceinline__ void moe_sum(const float* __restrict__ ys, const floa
     y[i] = acc;
 }
 
-// Sampling on the GPU (runtime/sample's order of operations; plans.Sampler
-// is the contract). A step's logits f32 [V] stay where the graph wrote them;
-// the runtime launches, after the step:
-//   sample_prep    grid ceil(V/CHUNK): penalty and temperature into lt [V],
-//                  each block's best key and whether it saw a non-finite value
-//   sample_argmax  one block: the best id (greedy stops here) into out
-//   sample_weights grid ceil(V/CHUNK): each block's Σ exp(lt − lt[best]) in f64
-//   sample_select  one block: the sum, and the candidates above the
-//                  (CAP+1)-th best logit, sorted, into out
-// in (int32 words): [0] recent ids n (≤ RECENT), [1] penalty (f32 bits, 1 =
-// off), [2] temperature (f32 bits, 0 = greedy), [3] 0, [4, 4+RECENT) ids.
-// out: int32 [0] best id, [1] non-finite seen, [2] candidates n, [3] 0,
-// f64 at byte 16: the sum, int32 ids [CAP] at byte 32, f32 logits [CAP] after.
-// Penalty and temperature use the IEEE float32 operations the CPU does, so lt
-// is bit for bit the CPU's; the sum is not (its own order and exp), which the
-// host's proof allows for.
-// u64, sample_ordered, sample_key and warp_max_u64 are in common: the LM
-// head (linear_q8 with GREEDY) keys its rows the same way.
+// sample_draw: one step's token from its logits by runtime/sample's method
+// (its package comment is the contract; the arithmetic is common's
+// sample_ln, sample_exp and sample_gumbel). One launch of G blocks, all
+// resident at once (the runtime checks G against the SMs), which meet at
+// grid barriers; block b holds ids [b·SAMPLE_THREADS·EPT, +SAMPLE_THREADS·EPT)
+// in registers, element e of thread t being id lo + e·SAMPLE_THREADS + t.
+//
+//  1. penalties and temperature into l; the largest (ordered bits) by an
+//     atomic max; barrier. Temperature 0 takes the largest l's key instead.
+//  2. weights w, masses q = ⌊w·2⁴⁰⌋ and noisy values z. Top-k and top-p
+//     are prefixes of the sorted order (l descending, id ascending), found
+//     by a radix select over l's ordered bits, 11 + 11 + 10 bits, each
+//     level a histogram of counts and masses summed by integer atomics
+//     (the same totals in any order) and a barrier: top-k by count, then
+//     top-p by mass against top_p·W, W the top-k prefix's mass. A prefix
+//     that ends inside a run of equal l takes its first ids: each block
+//     counts its ties, and a barrier later knows which of its own it keeps.
+//  3. the kept id with the largest z by an atomic max; barrier; block 0
+//     writes the key into the state block's draw slot; every block zeroes
+//     its share of the scratch for the next launch.
+// The scratch starts zeroed (the runtime clears it once) and every launch
+// leaves it so.
+#define SAMPLE_THREADS 512
+struct SampleHist {
+    uint32_t c[2048];
+    u64 m[2048];
+};
+struct SampleScratch {
+    unsigned count, pad0[31];  // the grid barrier's arrivals
+    unsigned gen, pad1[31];    // and its generation, on another line
+    unsigned maxkey, pad2;
+    u64 total, best, pad3[13];
+    unsigned ties[64];
+    SampleHist h[5];  // level 1; top-k's levels 2 and 3; top-p's levels 2 and 3
+};
 
-template <int V, int CHUNK, int RECENT>
-__device__ __forceinline__ void sample_prep(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt,
-                                            u64* __restrict__ part, int* __restrict__ bad) {
-    __shared__ uint32_t pen[CHUNK / 32];  // ids of this chunk to penalise
-    __shared__ u64 best[32];
-    __shared__ int anyBad;
-    const int lo = blockIdx.x * CHUNK;
-    for (int i = threadIdx.x; i < CHUNK / 32; i += blockDim.x) pen[i] = 0;
-    if (threadIdx.x == 0) anyBad = 0;
-    __syncthreads();
-    const float rp = __int_as_float(in[1]), temp = __int_as_float(in[2]);
-    const int n = min(in[0], RECENT);
-    if (rp != 1.f)
-        for (int i = threadIdx.x; i < n; i += blockDim.x) {
-            const int id = in[4 + i];
-            if (id >= lo && id < min(lo + CHUNK, V)) atomicOr(&pen[(id - lo) >> 5], 1u << ((id - lo) & 31));
-        }
-    __syncthreads();
-    u64 key = 0;
-    int seenBad = 0;
-    for (int i = threadIdx.x; i < CHUNK && lo + i < V; i += blockDim.x) {
-        float v = logits[lo + i];
-        if (pen[i >> 5] >> (i & 31) & 1) v = v > 0.f ? __fdiv_rn(v, rp) : __fmul_rn(v, rp);
-        if (temp != 0.f) v = __fdiv_rn(v, temp);
-        lt[lo + i] = v;
-        if (isfinite(v)) key = max(key, sample_key(v, lo + i));
-        else seenBad = 1;
-    }
-    key = warp_max_u64(key);
-    if (seenBad) anyBad = 1;
-    if ((threadIdx.x & 31) == 0) best[threadIdx.x >> 5] = key;
-    __syncthreads();
-    if (threadIdx.x < 32) {
-        key = threadIdx.x < (blockDim.x >> 5) ? best[threadIdx.x] : 0;
-        key = warp_max_u64(key);
-        if (threadIdx.x == 0) {
-            part[blockIdx.x] = key;
-            bad[blockIdx.x] = anyBad;
-        }
-    }
-}
-
+// sample_sync is a barrier of the whole grid (all G blocks resident).
 template <int G>
-__device__ __forceinline__ void sample_argmax(const u64* __restrict__ part, const int* __restrict__ bad, int* __restrict__ out) {
-    __shared__ u64 best[32];
-    __shared__ int anyBad;
-    if (threadIdx.x == 0) anyBad = 0;
+__device__ __forceinline__ void sample_sync(SampleScratch* s) {
     __syncthreads();
-    u64 key = 0;
-    for (int i = threadIdx.x; i < G; i += blockDim.x) {
-        key = max(key, part[i]);
-        if (bad[i]) anyBad = 1;
-    }
-    key = warp_max_u64(key);
-    if ((threadIdx.x & 31) == 0) best[threadIdx.x >> 5] = key;
-    __syncthreads();
-    if (threadIdx.x < 32) {
-        key = threadIdx.x < (blockDim.x >> 5) ? best[threadIdx.x] : 0;
-        key = warp_max_u64(key);
-        if (threadIdx.x == 0) {
-            out[0] = (int)(0xFFFFFFFFu - (uint32_t)key);
-            out[1] = anyBad;
+    if (G > 1 && threadIdx.x == 0) {
+        volatile unsigned* gen = &s->gen;
+        const unsigned g = *gen;
+        __threadfence();
+        if (atomicAdd(&s->count, 1u) == G - 1) {
+            atomicExch(&s->count, 0u);
+            __threadfence();
+            atomicAdd(&s->gen, 1u);
+        } else {
+            while (*gen == g) __nanosleep(32);
         }
+        __threadfence();
     }
+    __syncthreads();
 }
 
-template <int V, int CHUNK>
-__device__ __forceinline__ void sample_weights(const float* __restrict__ lt, const int* __restrict__ out, double* __restrict__ psum) {
-    __shared__ double sums[32];
-    const double top = (double)lt[out[0]];
-    const int lo = blockIdx.x * CHUNK;
-    double s = 0;
-    for (int i = threadIdx.x; i < CHUNK && lo + i < V; i += blockDim.x) s += exp((double)lt[lo + i] - top);
+// sample_scan: each thread's exclusive prefix of (c, m) over the block, in
+// thread order; scratch holds SAMPLE_THREADS/32 pairs.
+__device__ __forceinline__ void sample_scan(uint32_t& c, u64& m, uint32_t* wc, u64* wm) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    uint32_t ic = c;
+    u64 im = m;
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-    if ((threadIdx.x & 31) == 0) sums[threadIdx.x >> 5] = s;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        s = 0;
-        for (int w = 0; w < (int)(blockDim.x >> 5); w++) s += sums[w];
-        psum[blockIdx.x] = s;
+    for (int o = 1; o < 32; o <<= 1) {
+        const uint32_t tc = __shfl_up_sync(0xffffffffu, ic, o);
+        const u64 tm = __shfl_up_sync(0xffffffffu, im, o);
+        if (lane >= o) {
+            ic += tc;
+            im += tm;
+        }
     }
+    if (lane == 31) {
+        wc[warp] = ic;
+        wm[warp] = im;
+    }
+    __syncthreads();
+    uint32_t bc = 0;
+    u64 bm = 0;
+    for (int w = 0; w < warp; w++) {
+        bc += wc[w];
+        bm += wm[w];
+    }
+    c = bc + ic - c;
+    m = bm + im - m;
+    __syncthreads();
 }
 
-// sample_select finds the (CAP+1)-th best value by a radix select over its
-// ordered bits, 8 bits a pass, then sorts the candidates strictly above it.
-template <int V, int G, int CAP>
-__device__ __forceinline__ void sample_select(const float* __restrict__ lt, const double* __restrict__ psum, int* __restrict__ out) {
-    __shared__ u64 keys[CAP];
-    __shared__ int hist[256];
-    __shared__ int digit, rank, count;
-    if (threadIdx.x == 0) {
-        double s = 0;
-        for (int i = 0; i < G; i++) s += psum[i];
-        *(double*)(out + 4) = s;
-        count = 0;
+// sample_descend finds, in descending bin order, the first of NB bins of
+// g where the running sum from base reaches the target: by count (k) or,
+// with BY_MASS, by mass as a double (target). It returns the bin and adds
+// the bins above it to base.
+template <int NB, bool BY_MASS>
+__device__ __forceinline__ int sample_descend(const SampleHist* g, uint32_t k, double target, uint32_t& baseC, u64& baseM,
+                                              uint32_t* wc, u64* wm, int* found, uint32_t* foundC, u64* foundM) {
+    constexpr int PER = NB / SAMPLE_THREADS;
+    uint32_t c[PER], sc = 0;
+    u64 m[PER], sm = 0;
+#pragma unroll
+    for (int j = 0; j < PER; j++) {
+        const int bin = NB - 1 - (threadIdx.x * PER + j);
+        c[j] = __ldcg(&g->c[bin]);
+        m[j] = __ldcg(&g->m[bin]);
+        sc += c[j];
+        sm += m[j];
     }
-    __syncthreads();
-    // Candidates with ordered bits > cut are taken: all when V ≤ CAP.
-    uint32_t cut = 0;
-    bool all = V <= CAP;
-    if (!all) {
-        uint32_t prefix = 0, mask = 0;
-        int k = CAP + 1;
-        for (int shift = 24; shift >= 0; shift -= 8) {
-            for (int i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
-            __syncthreads();
-            // Most values share their top bits: lanes adding to the same
-            // bin add once, as a warp (whole warps run every iteration).
-            for (int base = 0; base < V; base += blockDim.x) {
-                const int i = base + threadIdx.x;
-                const uint32_t b = i < V ? sample_ordered(lt[i]) : 0u;
-                const int bin = i < V && (b & mask) == prefix ? (int)((b >> shift) & 255) : -1;
-                const uint32_t peers = __match_any_sync(0xffffffffu, bin);
-                if (bin >= 0 && (threadIdx.x & 31) == __ffs(peers) - 1) atomicAdd(&hist[bin], __popc(peers));
-            }
-            __syncthreads();
-            if (threadIdx.x == 0) {
-                int d = 255;
-                while (hist[d] < k) k -= hist[d--];
-                digit = d;
-                rank = k;
-            }
-            __syncthreads();
-            prefix |= (uint32_t)digit << shift;
-            mask |= 255u << shift;
-            k = rank;
-            __syncthreads();  // digit and rank are rewritten next pass
+    sample_scan(sc, sm, wc, wm);
+    uint32_t rc = baseC + sc;
+    u64 rm = baseM + sm;
+#pragma unroll
+    for (int j = 0; j < PER; j++) {
+        const bool before = BY_MASS ? (double)rm >= target : rc >= k;
+        const bool after = BY_MASS ? (double)(rm + m[j]) >= target : rc + c[j] >= k;
+        if (!before && after) {
+            *found = NB - 1 - (threadIdx.x * PER + j);
+            *foundC = rc;
+            *foundM = rm;
         }
-        cut = prefix;
-    }
-    for (int i = threadIdx.x; i < V; i += blockDim.x) {
-        const uint32_t b = sample_ordered(lt[i]);
-        if (all || b > cut) keys[atomicAdd(&count, 1)] = ((u64)~b << 32) | (uint32_t)i;
+        rc += c[j];
+        rm += m[j];
     }
     __syncthreads();
-    const int n = count;
-    for (int i = n + threadIdx.x; i < CAP; i += blockDim.x) keys[i] = ~0ull;
+    baseC = *foundC;
+    baseM = *foundM;
+    const int bin = *found;
     __syncthreads();
-    // Bitonic sort, ascending: larger logit first, then lower id.
-    for (int k = 2; k <= CAP; k <<= 1)
-        for (int j = k >> 1; j > 0; j >>= 1) {
-            for (int i = threadIdx.x; i < CAP; i += blockDim.x) {
-                const int p = i ^ j;
-                if (p > i) {
-                    const u64 a = keys[i], b = keys[p];
-                    if (((i & k) == 0) == (a > b)) { keys[i] = b; keys[p] = a; }
+    return bin;
+}
+
+template <int V, int G, int EPT, int SLOT, int SCRATCH>
+__device__ __forceinline__ void sample_draw(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ s) {
+    static_assert(sizeof(SampleScratch) == SCRATCH, "the runtime allocates the scratch codegen sized");
+    static_assert(G <= 64, "ties[] holds a count per block");
+    constexpr int PB = SAMPLE_THREADS * EPT, NW = SAMPLE_THREADS / 32;
+    static_assert(EPT * NW * 4 <= 4096, "rowTies fits beside the histogram");
+    const float INF = __int_as_float(0x7f800000);
+    __shared__ SampleHist sh;
+    __shared__ uint32_t wc[NW], rowTies[EPT][NW];
+    __shared__ u64 wm[NW];
+    __shared__ int found;
+    __shared__ uint32_t foundC;
+    __shared__ u64 foundM;
+    const int* st = state + SAMPLE_STEP;
+    const float temp = __int_as_float(st[0]), topP = __int_as_float(st[2]), minP = __int_as_float(st[3]);
+    const float rp = __int_as_float(st[4]), freq = __int_as_float(st[5]), pres = __int_as_float(st[6]);
+    const int topK = st[1], npen = min(st[7], SAMPLE_RECENT);
+    const u64 key = *(const u64*)(st + 8);
+    const int lo = blockIdx.x * PB, tid = threadIdx.x;
+    auto idOf = [&](int e) { return lo + e * SAMPLE_THREADS + tid; };
+
+    __shared__ int penIDs[SAMPLE_RECENT], penCounts[SAMPLE_RECENT];
+    for (int i = tid; i < npen; i += SAMPLE_THREADS) {
+        penIDs[i] = st[STEP_IDS + i];
+        penCounts[i] = st[STEP_IDS + SAMPLE_RECENT + i];
+    }
+    __syncthreads();
+    float l[EPT];
+#pragma unroll
+    for (int e = 0; e < EPT; e++) {
+        const int id = idOf(e);
+        float v = id < V ? logits[id] : -INF;
+        if (npen > 0) {  // the window's ids are ascending: a binary search
+            int a = 0, b = npen;
+            while (a < b) {
+                const int c = (a + b) >> 1;
+                if (penIDs[c] < id) a = c + 1;
+                else b = c;
+            }
+            if (a < npen && penIDs[a] == id) {
+                if (rp != 1.f) v = v > 0.f ? __fdiv_rn(v, rp) : __fmul_rn(v, rp);
+                if (freq != 0.f || pres != 0.f) v = __fsub_rn(v, __fadd_rn(__fmul_rn((float)penCounts[a], freq), pres));
+            }
+        }
+        if (temp != 0.f) v = __fdiv_rn(v, temp);
+        l[e] = v != v ? -INF : v;
+    }
+    u64 best = 0;
+    if (temp == 0.f) {
+#pragma unroll
+        for (int e = 0; e < EPT; e++)
+            if (idOf(e) < V) best = max(best, sample_key(l[e], idOf(e)));
+    } else {
+        uint32_t mk = 0;
+#pragma unroll
+        for (int e = 0; e < EPT; e++)
+            if (idOf(e) < V) mk = max(mk, sample_ordered(l[e]));
+        mk = __reduce_max_sync(0xffffffffu, mk);
+        if ((tid & 31) == 0) atomicMax(&s->maxkey, mk);
+        sample_sync<G>(s);
+        const uint32_t mb = __ldcg(&s->maxkey);
+        const float m = __uint_as_float((mb & 0x80000000u) ? (mb & 0x7FFFFFFFu) : ~mb);
+        if (m == -INF) {
+            best = 0xFFFFFFFFull;  // id 0
+        } else {
+            float z[EPT], w[EPT];
+            uint32_t ok[EPT];
+#pragma unroll
+            for (int e = 0; e < EPT; e++) {
+                w[e] = sample_exp(l[e] == m ? 0.f : __fsub_rn(l[e], m));
+                ok[e] = sample_ordered(l[e]);
+                const float g = sample_gumbel(key, idOf(e));
+                z[e] = m == INF ? (l[e] == m ? g : -INF) : __fadd_rn(l[e], g);
+            }
+            // The kept prefix: ordered bits above theta, and of those equal
+            // to it, the first keepTies ids (of cnt); everything by default.
+            uint32_t theta = 0, keepTies = 0, cnt = 0;
+            const bool prefix = topK > 0 || topP > 0.f;
+            if (prefix) {
+                // level 1 over every id, and the total mass
+                auto hist = [&](SampleHist* g, u64* total, auto match, auto bin) {
+                    for (int i = tid; i < 2048; i += SAMPLE_THREADS) {
+                        sh.c[i] = 0;
+                        sh.m[i] = 0;
+                    }
+                    __syncthreads();
+#pragma unroll
+                    for (int e = 0; e < EPT; e++) {
+                        const bool in = idOf(e) < V && match(ok[e]);
+                        const int b = in ? bin(ok[e]) : -1;
+                        const uint32_t peers = __match_any_sync(0xffffffffu, b);
+                        if (in) {
+                            if ((tid & 31) == __ffs(peers) - 1) atomicAdd(&sh.c[b], __popc(peers));
+                            const u64 q = (u64)__float2ull_rz(__fmul_rn(w[e], 1099511627776.f));
+                            if (q) atomicAdd(&sh.m[b], q);
+                        }
+                    }
+                    __syncthreads();
+                    u64 sum = 0;
+                    for (int i = tid; i < 2048; i += SAMPLE_THREADS)
+                        if (sh.c[i]) {
+                            atomicAdd(&g->c[i], sh.c[i]);
+                            atomicAdd(&g->m[i], sh.m[i]);
+                            sum += sh.m[i];
+                        }
+                    if (total) {
+#pragma unroll
+                        for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+                        if ((tid & 31) == 0 && sum) atomicAdd(total, sum);
+                    }
+                };
+                hist(&s->h[0], &s->total, [](uint32_t) { return true; }, [](uint32_t b) { return (int)(b >> 21); });
+                sample_sync<G>(s);
+                // one radix descent: the prefix end's ordered bits, the count
+                // and mass above it
+                auto descend = [&](bool byMass, uint32_t k, double target, SampleHist* h2, SampleHist* h3, uint32_t& c, u64& q) {
+                    c = 0;
+                    q = 0;
+                    const int b1 = byMass ? sample_descend<2048, true>(&s->h[0], k, target, c, q, wc, wm, &found, &foundC, &foundM)
+                                          : sample_descend<2048, false>(&s->h[0], k, target, c, q, wc, wm, &found, &foundC, &foundM);
+                    hist(h2, nullptr, [&](uint32_t b) { return (int)(b >> 21) == b1; }, [](uint32_t b) { return (int)((b >> 10) & 2047); });
+                    sample_sync<G>(s);
+                    const int b2 = byMass ? sample_descend<2048, true>(h2, k, target, c, q, wc, wm, &found, &foundC, &foundM)
+                                          : sample_descend<2048, false>(h2, k, target, c, q, wc, wm, &found, &foundC, &foundM);
+                    const uint32_t hi = (uint32_t)b1 << 11 | (uint32_t)b2;
+                    hist(h3, nullptr, [&](uint32_t b) { return (b >> 10) == hi; }, [](uint32_t b) { return (int)(b & 1023); });
+                    sample_sync<G>(s);
+                    const int b3 = byMass ? sample_descend<1024, true>(h3, k, target, c, q, wc, wm, &found, &foundC, &foundM)
+                                          : sample_descend<1024, false>(h3, k, target, c, q, wc, wm, &found, &foundC, &foundM);
+                    return hi << 10 | (uint32_t)b3;
+                };
+                u64 W = __ldcg(&s->total);
+                if (topK > 0) {
+                    uint32_t c;
+                    u64 q;
+                    theta = descend(false, (uint32_t)topK, 0, &s->h[1], &s->h[2], c, q);
+                    cnt = __ldcg(&s->h[2].c[theta & 1023]);
+                    keepTies = (uint32_t)topK - c;
+                    W = q + (u64)keepTies * (__ldcg(&s->h[2].m[theta & 1023]) / cnt);
+                }
+                if (topP > 0.f) {
+                    const double target = (double)topP * (double)W;
+                    uint32_t c;
+                    u64 q;
+                    const uint32_t th = descend(true, 0, target, &s->h[3], &s->h[4], c, q);
+                    const uint32_t n = __ldcg(&s->h[4].c[th & 1023]);
+                    const u64 each = __ldcg(&s->h[4].m[th & 1023]) / n;
+                    uint32_t t = (uint32_t)min((double)n, max(1.0, ceil((target - (double)q) / (double)each)));
+                    while (t > 1 && (double)(q + (u64)(t - 1) * each) >= target) t--;
+                    while (t < n && (double)(q + (u64)t * each) < target) t++;
+                    if (topK == 0 || th > theta || (th == theta && t < keepTies)) {
+                        theta = th;
+                        keepTies = t;
+                        cnt = n;
+                    }
                 }
             }
-            __syncthreads();
+            // Which of its ties at theta this block keeps: its first r.
+            uint32_t rank[EPT];
+            uint32_t r = cnt;
+            if (prefix && keepTies < cnt) {
+                uint32_t before = 0;
+#pragma unroll
+                for (int e = 0; e < EPT; e++) {
+                    const bool tie = idOf(e) < V && ok[e] == theta;
+                    const uint32_t bal = __ballot_sync(0xffffffffu, tie);
+                    rank[e] = __popc(bal & ((1u << (tid & 31)) - 1));
+                    if ((tid & 31) == 0) rowTies[e][tid >> 5] = __popc(bal);
+                }
+                __syncthreads();
+                uint32_t mine = 0;  // ties in rows before e: ids are row-major
+#pragma unroll
+                for (int e = 0; e < EPT; e++) {
+                    uint32_t row = 0;
+                    for (int w2 = 0; w2 < NW; w2++) {
+                        if (w2 < (tid >> 5)) rank[e] += rowTies[e][w2];
+                        row += rowTies[e][w2];
+                    }
+                    rank[e] += mine;
+                    mine += row;
+                }
+                if (tid == 0) s->ties[blockIdx.x] = mine;
+                sample_sync<G>(s);
+                for (int b = 0; b < (int)blockIdx.x; b++) before += __ldcg(&s->ties[b]);
+                r = keepTies > before ? min(keepTies - before, mine) : 0;
+            } else {
+#pragma unroll
+                for (int e = 0; e < EPT; e++) rank[e] = 0;
+            }
+#pragma unroll
+            for (int e = 0; e < EPT; e++) {
+                const bool kept = idOf(e) < V && (!prefix || ok[e] > theta || (ok[e] == theta && rank[e] < r)) && w[e] >= minP;
+                if (kept) best = max(best, sample_key(z[e], idOf(e)));
+            }
         }
-    int* ids = out + 8;
-    float* vals = (float*)(out + 8 + CAP);
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const int id = (int)(uint32_t)keys[i];
-        ids[i] = id;
-        vals[i] = lt[id];
     }
-    if (threadIdx.x == 0) out[2] = n;
+    best = warp_max_u64(best);
+    if ((tid & 31) == 0 && best) atomicMax(&s->best, best);
+    sample_sync<G>(s);
+    if (blockIdx.x == 0 && tid == 0) {
+        *(u64*)(state + SLOT + 4) = __ldcg(&s->best);
+        s->best = 0;
+    }
+    // The scratch past the barrier's words, zeroed for the next launch.
+    constexpr int FROM = __builtin_offsetof(SampleScratch, maxkey) / 4, WORDS = SCRATCH / 4;
+    uint32_t* words = (uint32_t*)s;
+    const int total = G * SAMPLE_THREADS;
+    for (int i = FROM + blockIdx.x * SAMPLE_THREADS + tid; i < WORDS; i += total)
+        if (i < (int)(__builtin_offsetof(SampleScratch, best) / 4) || i >= (int)(__builtin_offsetof(SampleScratch, best) / 4) + 2) words[i] = 0;
 }

@@ -158,27 +158,8 @@ extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_mxfp4_
     grid_dep_launch();
     moe_down_sum_q8<Moe_3, W_mxfp4_split_dot<6144>, W_f32<768>, true>(wd, bd, hq, hs, logit, y);
 }
-extern "C" __global__ void __launch_bounds__(256) sample_prep_201088_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
+extern "C" __global__ void __launch_bounds__(512) sample_draw_201088_50_8_132_123520_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
     grid_dep_wait();
-    acquire(logits, in);
-    grid_dep_launch();
-    sample_prep<201088, 1024, 64>(logits, in, lt, part, bad);
-}
-extern "C" __global__ void __launch_bounds__(1024) sample_argmax_197(const u64* __restrict__ part, const int* __restrict__ bad, int* __restrict__ out) {
-    grid_dep_wait();
-    acquire(part, bad);
-    grid_dep_launch();
-    sample_argmax<197>(part, bad, out);
-}
-extern "C" __global__ void __launch_bounds__(256) sample_weights_201088_1024(const float* __restrict__ lt, const int* __restrict__ out, double* __restrict__ psum) {
-    grid_dep_wait();
-    acquire(lt, out);
-    grid_dep_launch();
-    sample_weights<201088, 1024>(lt, out, psum);
-}
-extern "C" __global__ void __launch_bounds__(1024) sample_select_201088_197_1024(const float* __restrict__ lt, const double* __restrict__ psum, int* __restrict__ out) {
-    grid_dep_wait();
-    acquire(lt, psum);
-    grid_dep_launch();
-    sample_select<201088, 197, 1024>(lt, psum, out);
+    acquire(logits);
+    sample_draw<201088, 50, 8, 132, 123520>(logits, state, scratch);
 }

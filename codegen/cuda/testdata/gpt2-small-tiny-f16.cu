@@ -125,27 +125,8 @@ extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_262144_W_f32
     grid_dep_launch();
     linear_gemv<W_f16<262144>, W_f32<256>, 1024, 256>(w, b, x, y);
 }
-extern "C" __global__ void __launch_bounds__(256) sample_prep_50257_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
+extern "C" __global__ void __launch_bounds__(512) sample_draw_50257_13_8_132_123520_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
     grid_dep_wait();
-    acquire(logits, in);
-    grid_dep_launch();
-    sample_prep<50257, 1024, 64>(logits, in, lt, part, bad);
-}
-extern "C" __global__ void __launch_bounds__(1024) sample_argmax_50(const u64* __restrict__ part, const int* __restrict__ bad, int* __restrict__ out) {
-    grid_dep_wait();
-    acquire(part, bad);
-    grid_dep_launch();
-    sample_argmax<50>(part, bad, out);
-}
-extern "C" __global__ void __launch_bounds__(256) sample_weights_50257_1024(const float* __restrict__ lt, const int* __restrict__ out, double* __restrict__ psum) {
-    grid_dep_wait();
-    acquire(lt, out);
-    grid_dep_launch();
-    sample_weights<50257, 1024>(lt, out, psum);
-}
-extern "C" __global__ void __launch_bounds__(1024) sample_select_50257_50_1024(const float* __restrict__ lt, const double* __restrict__ psum, int* __restrict__ out) {
-    grid_dep_wait();
-    acquire(lt, psum);
-    grid_dep_launch();
-    sample_select<50257, 50, 1024>(lt, psum, out);
+    acquire(logits);
+    sample_draw<50257, 13, 8, 132, 123520>(logits, state, scratch);
 }

@@ -130,27 +130,8 @@ extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_k_32064_32064_
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_512_B_none_512_256_32_false_false_1_true_0_1_at_end(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
     linear_q8<W_q4_k_dot<512>, B_none, 512, 256, 32, false, false, 1, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, r, state);
 }
-extern "C" __global__ void __launch_bounds__(256) sample_prep_32064_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
+extern "C" __global__ void __launch_bounds__(512) sample_draw_32064_8_8_132_123520_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
     grid_dep_wait();
-    acquire(logits, in);
-    grid_dep_launch();
-    sample_prep<32064, 1024, 64>(logits, in, lt, part, bad);
-}
-extern "C" __global__ void __launch_bounds__(1024) sample_argmax_32(const u64* __restrict__ part, const int* __restrict__ bad, int* __restrict__ out) {
-    grid_dep_wait();
-    acquire(part, bad);
-    grid_dep_launch();
-    sample_argmax<32>(part, bad, out);
-}
-extern "C" __global__ void __launch_bounds__(256) sample_weights_32064_1024(const float* __restrict__ lt, const int* __restrict__ out, double* __restrict__ psum) {
-    grid_dep_wait();
-    acquire(lt, out);
-    grid_dep_launch();
-    sample_weights<32064, 1024>(lt, out, psum);
-}
-extern "C" __global__ void __launch_bounds__(1024) sample_select_32064_32_1024(const float* __restrict__ lt, const double* __restrict__ psum, int* __restrict__ out) {
-    grid_dep_wait();
-    acquire(lt, psum);
-    grid_dep_launch();
-    sample_select<32064, 32, 1024>(lt, psum, out);
+    acquire(logits);
+    sample_draw<32064, 8, 8, 132, 123520>(logits, state, scratch);
 }

@@ -122,27 +122,8 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_204
     grid_dep_launch();
     linear_q8<W_q4_0_split_dot<2048>, B_none, 512, 128, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(256) sample_prep_151936_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
+extern "C" __global__ void __launch_bounds__(512) sample_draw_151936_38_8_132_123520_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
     grid_dep_wait();
-    acquire(logits, in);
-    grid_dep_launch();
-    sample_prep<151936, 1024, 64>(logits, in, lt, part, bad);
-}
-extern "C" __global__ void __launch_bounds__(1024) sample_argmax_149(const u64* __restrict__ part, const int* __restrict__ bad, int* __restrict__ out) {
-    grid_dep_wait();
-    acquire(part, bad);
-    grid_dep_launch();
-    sample_argmax<149>(part, bad, out);
-}
-extern "C" __global__ void __launch_bounds__(256) sample_weights_151936_1024(const float* __restrict__ lt, const int* __restrict__ out, double* __restrict__ psum) {
-    grid_dep_wait();
-    acquire(lt, out);
-    grid_dep_launch();
-    sample_weights<151936, 1024>(lt, out, psum);
-}
-extern "C" __global__ void __launch_bounds__(1024) sample_select_151936_149_1024(const float* __restrict__ lt, const double* __restrict__ psum, int* __restrict__ out) {
-    grid_dep_wait();
-    acquire(lt, psum);
-    grid_dep_launch();
-    sample_select<151936, 149, 1024>(lt, psum, out);
+    acquire(logits);
+    sample_draw<151936, 38, 8, 132, 123520>(logits, state, scratch);
 }

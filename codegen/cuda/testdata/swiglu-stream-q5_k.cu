@@ -44,27 +44,8 @@ extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_3072_at_end(cons
     acquire(x, state);
     quantize_x8<0, 3072>(x, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(256) sample_prep_8192_1024_64(const float* __restrict__ logits, const int* __restrict__ in, float* __restrict__ lt, u64* __restrict__ part, int* __restrict__ bad) {
+extern "C" __global__ void __launch_bounds__(512) sample_draw_8192_2_8_12_123520_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
     grid_dep_wait();
-    acquire(logits, in);
-    grid_dep_launch();
-    sample_prep<8192, 1024, 64>(logits, in, lt, part, bad);
-}
-extern "C" __global__ void __launch_bounds__(1024) sample_argmax_8(const u64* __restrict__ part, const int* __restrict__ bad, int* __restrict__ out) {
-    grid_dep_wait();
-    acquire(part, bad);
-    grid_dep_launch();
-    sample_argmax<8>(part, bad, out);
-}
-extern "C" __global__ void __launch_bounds__(256) sample_weights_8192_1024(const float* __restrict__ lt, const int* __restrict__ out, double* __restrict__ psum) {
-    grid_dep_wait();
-    acquire(lt, out);
-    grid_dep_launch();
-    sample_weights<8192, 1024>(lt, out, psum);
-}
-extern "C" __global__ void __launch_bounds__(1024) sample_select_8192_8_1024(const float* __restrict__ lt, const double* __restrict__ psum, int* __restrict__ out) {
-    grid_dep_wait();
-    acquire(lt, psum);
-    grid_dep_launch();
-    sample_select<8192, 8, 1024>(lt, psum, out);
+    acquire(logits);
+    sample_draw<8192, 2, 8, 12, 123520>(logits, state, scratch);
 }

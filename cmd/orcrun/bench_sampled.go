@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/llama-orch/orc/runtime"
+	"github.com/llama-orch/orc/runtime/sample"
+	"github.com/llama-orch/orc/server"
+	"github.com/llama-orch/orc/tokenizer"
+)
+
+// samplingFlags name one sampled setting to measure besides greedy
+// decoding; without any, bench measures defaultSettings.
+type samplingFlags struct {
+	Temperature       float32 `help:"Measure decoding at this temperature (with the flags below) besides greedy; default: greedy, 1.0, 0.7 with top_p 0.9, 0.7 with top_k 40 and repetition penalty 1.1."`
+	TopP              float32 `name:"top-p" help:"top_p of the measured setting."`
+	TopK              int     `name:"top-k" help:"top_k of the measured setting."`
+	MinP              float32 `name:"min-p" help:"min_p of the measured setting."`
+	RepetitionPenalty float32 `help:"Repetition penalty of the measured setting."`
+	NoServed          bool    `help:"Skip the served figures (one streamed /v1/completions request per setting on loopback)."`
+}
+
+// setting is one sampling setting bench measures.
+type setting struct {
+	Name   string        `json:"name"`
+	Params sample.Params `json:"-"`
+}
+
+// defaultSettings are what clients send: greedy, the OpenAI default
+// (temperature 1, no truncation), chat clients' nucleus sampling, and a
+// llama.cpp-style top-k with a repetition penalty.
+var defaultSettings = []setting{
+	{"greedy", sample.Params{}},
+	{"temperature 1", sample.Params{Temperature: 1, Seed: 1}},
+	{"temperature 0.7, top_p 0.9", sample.Params{Temperature: 0.7, TopP: 0.9, Seed: 1}},
+	{"temperature 0.7, top_k 40, repetition penalty 1.1", sample.Params{Temperature: 0.7, TopK: 40, RepetitionPenalty: 1.1, Seed: 1}},
+}
+
+// settings are the ones this run measures.
+func (f *samplingFlags) settings() ([]setting, error) {
+	p := sample.Params{Temperature: f.Temperature, TopP: f.TopP, TopK: f.TopK, MinP: f.MinP, RepetitionPenalty: f.RepetitionPenalty, Seed: 1}
+	if p == (sample.Params{Seed: 1}) {
+		return defaultSettings, nil
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	name := fmt.Sprintf("temperature %g, top_p %g, top_k %d, min_p %g, repetition penalty %g", p.Temperature, p.TopP, p.TopK, p.MinP, p.RepetitionPenalty)
+	return []setting{defaultSettings[0], {name, p}}, nil
+}
+
+// sampledResult is one setting's decode figures: the bench loop's and, where
+// measured, one streamed request's through the server.
+type sampledResult struct {
+	Setting     string  `json:"setting"`
+	DecodeTokS  float64 `json:"decode_tok_s"`
+	DecodeMsTok float64 `json:"decode_ms_per_token"`
+	// ServedTokS is the decode rate one client sees streaming a
+	// /v1/completions request with this setting on loopback: tokens after
+	// the first over the time from the first to the last streamed text.
+	ServedTokS   float64 `json:"served_tok_s,omitempty"`
+	ServedTokens int     `json:"served_tokens,omitempty"`
+}
+
+// sampledDecode times c.TG decode steps after c.Prompt tokens, each step's
+// token drawn with p from the window of the tokens fed (which are random,
+// as in llama-bench): the path Generate takes.
+func (c *benchCmd) sampledDecode(dev runtime.Device, info runtime.Info, rng *rand.Rand, p sample.Params) (float64, error) {
+	seq, err := dev.NewSequence(c.Prompt + 1 + c.TG)
+	if err != nil {
+		return 0, err
+	}
+	defer seq.Close()
+	history := randomTokens(rng, c.Prompt, info.Vocab)
+	if _, err := seq.Forward(context.Background(), history); err != nil {
+		return 0, err
+	}
+	sm := sample.New(p)
+	step := func(id int32) error {
+		history = append(history, id)
+		_, err := runtime.ForwardSample(context.Background(), seq, []int32{id}, sm, history[max(0, len(history)-sample.PenaltyWindow):])
+		return err
+	}
+	ids := randomTokens(rng, c.TG+1, info.Vocab)
+	if err := step(ids[0]); err != nil { // the graph's capture, untimed
+		return 0, err
+	}
+	start := time.Now()
+	for _, id := range ids[1:] {
+		if err := step(id); err != nil {
+			return 0, err
+		}
+	}
+	return ms(time.Since(start)), nil
+}
+
+// served starts the server on dev on a loopback port and streams one
+// /v1/completions request of c.TG tokens with p per run; medians of the
+// decode rate each request saw.
+func (c *benchCmd) served(dev runtime.Device, tok tokenizer.Tokenizer, p sample.Params) (tokS float64, tokens int, err error) {
+	srv := server.New(server.Config{WorkerID: "bench", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, dev, tok)
+	srv.Start()
+	defer srv.Drain()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, 0, err
+	}
+	hs := &http.Server{Handler: srv.Handler()}
+	go hs.Serve(ln)
+	defer hs.Close()
+	body := map[string]any{"prompt": strings.Repeat("The quick brown fox jumps over the lazy dog. ", max(1, c.Prompt/10)),
+		"max_tokens": c.TG, "stream": true, "temperature": p.Temperature, "seed": p.Seed}
+	if p.TopP > 0 {
+		body["top_p"] = p.TopP
+	}
+	if p.TopK > 0 {
+		body["top_k"] = p.TopK
+	}
+	if p.MinP > 0 {
+		body["min_p"] = p.MinP
+	}
+	if p.RepetitionPenalty > 0 {
+		body["repetition_penalty"] = p.RepetitionPenalty
+	}
+	req, err := json.Marshal(body)
+	if err != nil {
+		return 0, 0, err
+	}
+	var rates []float64
+	for run := range c.Runs + 1 {
+		rate, n, err := streamRate("http://"+ln.Addr().String()+"/v1/completions", req)
+		if err != nil {
+			return 0, 0, err
+		}
+		if run > 0 {
+			rates, tokens = append(rates, rate), n
+		}
+	}
+	return median(rates), tokens, nil
+}
+
+// streamRate posts a streamed completion and returns the text chunks
+// after the first over the time from the first to the last.
+func streamRate(url string, req []byte) (float64, int, error) {
+	resp, err := http.Post(url, "application/json", bytes.NewReader(req))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return 0, 0, fmt.Errorf("bench: served request: %s: %s", resp.Status, strings.TrimSpace(string(b)))
+	}
+	var first, last time.Time
+	n := 0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var chunk struct {
+			Choices []struct {
+				Text string `json:"text"`
+			} `json:"choices"`
+			Error *struct{ Message string } `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
+			return 0, 0, fmt.Errorf("bench: served request: %w", err)
+		}
+		if chunk.Error != nil {
+			return 0, 0, fmt.Errorf("bench: served request: %s", chunk.Error.Message)
+		}
+		if len(chunk.Choices) == 0 || chunk.Choices[0].Text == "" {
+			continue
+		}
+		now := time.Now()
+		if n == 0 {
+			first = now
+		}
+		last = now
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		return 0, 0, err
+	}
+	if n < 2 {
+		return 0, n, fmt.Errorf("bench: the served request streamed %d tokens", n)
+	}
+	return float64(n-1) / last.Sub(first).Seconds(), n, nil
+}
