@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -11,7 +12,8 @@ import (
 
 type compileCmd struct {
 	Model     string `arg:"" type:"existingfile" help:"GGUF model file."`
-	Out       string `short:"o" required:"" help:"Plan directory to write."`
+	Output    string `short:"o" required:"" help:"Plan directory to write: a new path, an empty directory or a plan to replace."`
+	Force     bool   `help:"Write the plan even where -o holds something else (a file there is replaced; a directory keeps its other files)."`
 	Device    string `enum:"cpu,cuda" default:"cuda" help:"Target device: cpu (reference device) or cuda."`
 	Arch      string `default:"sm_90" help:"CUDA architecture to compile for (with --device cuda)."`
 	MaxTokens int    `default:"512" help:"Largest number of tokens in one step (the prefill chunk)."`
@@ -27,17 +29,20 @@ func (c *compileCmd) Run() error {
 		target = "cpu"
 	}
 	err := compiler.Compile(compiler.Options{
-		Model: c.Model, Out: c.Out, Target: target, MaxTokens: c.MaxTokens, Tokenizer: c.Tokenizer,
+		Model: c.Model, Out: c.Output, Force: c.Force, Target: target, MaxTokens: c.MaxTokens, Tokenizer: c.Tokenizer,
 		DumpAfter: c.DumpAfter, Dump: os.Stderr, EmitOnly: c.EmitOnly, Verify: c.Verify,
 	})
+	if errors.Is(err, plans.ErrOccupied) {
+		return fmt.Errorf("%w; --force writes the plan there anyway", err)
+	}
 	if err != nil {
 		return err
 	}
 	if c.EmitOnly && target != "cpu" {
-		fmt.Printf("wrote the CUDA source of %s to %s (no plan: --emit-only)\n", target, c.Out)
+		fmt.Printf("wrote the CUDA source of %s to %s (no plan: --emit-only)\n", target, c.Output)
 		return nil
 	}
-	p, err := plans.Open(c.Out, plans.OpenOptions{SkipWeightHash: true})
+	p, err := plans.Open(c.Output, plans.OpenOptions{SkipWeightHash: true})
 	if err != nil {
 		return err
 	}
@@ -48,7 +53,7 @@ func (c *compileCmd) Run() error {
 		model += " " + m.Model.FileType
 	}
 	fmt.Printf("wrote plan %s (%s, target %s): %d weights, %.1f MiB; activation arena %.1f MiB at %d tokens; KV cache %d B/token",
-		c.Out, model, target, len(m.Tensors), mib(m.Memory.WeightBytes),
+		c.Output, model, target, len(m.Tensors), mib(m.Memory.WeightBytes),
 		mib(m.Memory.ArenaBytes), m.Memory.MaxTokens, m.Memory.KVBytesPerToken)
 	if k := m.Kernels; k != nil {
 		fmt.Printf("; %d kernel launches per decode step", len(k.Decode))
