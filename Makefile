@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 DEMO    := .demo
 
-.PHONY: all build setup demo test gpu-bundle clean
+.PHONY: all build setup setup-demo demo test gpu-bundle clean
 
 all: build
 
@@ -11,13 +11,18 @@ build:
 	$(GO) build -o $(BIN)/orcc ./cmd/orcc
 	$(GO) build -o $(BIN)/orcrun ./cmd/orcrun
 
+# Everything make test needs (nvcc, the OpenAI Node SDK); setup-demo only
+# what the demo needs on this machine (no CUDA toolkit without a GPU).
 setup:
-	bash scripts/setup.sh
+	bash scripts/setup.sh test
+
+setup-demo:
+	bash scripts/setup.sh demo
 
 # The main job on an embedded default: synthesise a tiny Qwen2-architecture
 # model, compile it, generate tokens (GPU when one is present, else the CPU
 # reference device).
-demo: setup build
+demo: setup-demo build
 	bash scripts/demo.sh
 
 test: setup

@@ -26,6 +26,7 @@ type Options struct {
 	Dump      io.Writer
 	EmitOnly  bool // CUDA targets: write the CUDA source without running nvcc
 	Verify    bool // verify the IR after every pass
+	Force     bool // write the plan even where Out holds something that is not a plan
 }
 
 // Compile turns a GGUF model into a plan: read → arch.Load → Lower →
@@ -33,6 +34,9 @@ type Options struct {
 func Compile(o Options) error {
 	if o.Out == "" {
 		return fmt.Errorf("compiler: no output directory")
+	}
+	if err := checkOut(o); err != nil {
+		return err
 	}
 	f, err := gguf.Open(o.Model)
 	if err != nil {
@@ -72,7 +76,7 @@ func Compile(o Options) error {
 			placed = append(placed, t.Offset)
 		}
 	}
-	return plans.Write(o.Out, man, func(i int, t *plans.Tensor, w io.Writer) error {
+	return plans.WriteOptions{Force: o.Force}.Write(o.Out, man, func(i int, t *plans.Tensor, w io.Writer) error {
 		info, ok := f.Tensor(t.Name)
 		if !ok {
 			return fmt.Errorf("not in %s", o.Model)
@@ -90,6 +94,16 @@ func Compile(o Options) error {
 		_, err := w.Write(data)
 		return err
 	}, extra)
+}
+
+// checkOut refuses, before any work, an output that is the model itself
+// (even with Force) or that holds something other than a plan.
+func checkOut(o Options) error {
+	in, inErr := os.Stat(o.Model)
+	if out, err := os.Stat(o.Out); inErr == nil && err == nil && os.SameFile(in, out) {
+		return fmt.Errorf("compiler: the output %s is the model being compiled", o.Out)
+	}
+	return plans.CheckOutput(o.Out, o.Force)
 }
 
 // tokenizerSpec is the plan's tokenizer: tokenizer.json when given, else the

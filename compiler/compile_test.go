@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,41 @@ func TestCompileErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a failed compile left %s behind (%v)", out, err)
+	}
+}
+
+// Compile never replaces its own model, even with Force, nor a directory of
+// other files without it; both are refused before any work, untouched.
+func TestCompileKeepsUserFiles(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "q.gguf")
+	data, err := os.ReadFile(stories)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(model, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = Compile(Options{Model: model, Out: model, Target: "cpu", MaxTokens: 8, Force: true})
+	if err == nil || !strings.Contains(err.Error(), "is the model being compiled") {
+		t.Errorf("-o the model: %v", err)
+	}
+	if after, err := os.ReadFile(model); err != nil || len(after) != len(data) {
+		t.Errorf("the model changed: %d bytes, %v", len(after), err)
+	}
+	mydir := filepath.Join(dir, "mydir")
+	os.Mkdir(mydir, 0o755)
+	if err := os.WriteFile(filepath.Join(mydir, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, emitOnly := range []bool{false, true} {
+		err = Compile(Options{Model: model, Out: mydir, Target: "sm_90", MaxTokens: 8, EmitOnly: emitOnly})
+		if !errors.Is(err, plans.ErrOccupied) || !strings.Contains(err.Error(), mydir) {
+			t.Errorf("-o a directory of other files (emit only %v): %v", emitOnly, err)
+		}
+	}
+	if entries, _ := os.ReadDir(mydir); len(entries) != 1 {
+		t.Errorf("mydir now holds %v", entries)
 	}
 }
 

@@ -41,6 +41,11 @@ func Lower(m *arch.Model, maxTokens int) (*ir.Graph, error) {
 	if maxTokens < 1 {
 		return nil, fmt.Errorf("compiler: max tokens must be at least 1, got %d", maxTokens)
 	}
+	if n := m.H.NCtx; n > 0 && maxTokens > n {
+		// A step can never hold more tokens than the context: the arena
+		// would be sized for tokens no sequence reaches.
+		return nil, fmt.Errorf("compiler: max tokens %d is above the model's context length %d", maxTokens, n)
+	}
 	w, err := rolesOf(m)
 	if err != nil {
 		return nil, err

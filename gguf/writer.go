@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 )
 
 // Writer builds a GGUF file. Tensor bytes are produced by a callback at write
@@ -134,25 +135,35 @@ func (w *Writer) AddTensorBytes(name string, typ Type, dims []uint64, data []byt
 	return w.AddTensor(name, typ, dims, func(out io.Writer) error { _, err := out.Write(data); return err })
 }
 
-// WriteFile writes the file to path, replacing it atomically.
+// WriteFile writes the file to path, replacing a file there atomically: it
+// is written under a unique name beside path, removed again on any failure.
+// A directory at path is refused.
 func (w *Writer) WriteFile(path string) error {
-	tmp := path + ".tmp"
-	fd, err := os.Create(tmp)
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("gguf: %s is a directory", path)
+	}
+	fd, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}
+	tmp := fd.Name()
 	bw := bufio.NewWriterSize(fd, 4<<20)
 	if _, err = w.WriteTo(bw); err == nil {
 		err = bw.Flush()
 	}
+	if err == nil {
+		err = fd.Chmod(0o644)
+	}
 	if cerr := fd.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
 	if err != nil {
 		os.Remove(tmp)
-		return err
 	}
-	return os.Rename(tmp, path)
+	return err
 }
 
 type countingWriter struct {

@@ -28,29 +28,48 @@ var ErrCorrupt = errors.New("plan is corrupt")
 // manifest.bin is Magic | u32 FormatVersion | sha256(body) | body (msgpack).
 const headerLen = len(Magic) + 4 + sha256.Size
 
+// WriteOptions tune Write.
+type WriteOptions struct {
+	// Force writes the plan even where dir holds something that is not a
+	// plan: a file there is replaced; a directory gets the plan's files and
+	// keeps its others.
+	Force bool
+}
+
+// Write writes a plan at dir with the default options (see WriteOptions.Write).
+func Write(dir string, m *Manifest, weights func(i int, t *Tensor, w io.Writer) error, extra map[string][]byte) error {
+	return WriteOptions{}.Write(dir, m, weights, extra)
+}
+
 // Write creates the plan directory dir: weights.bin (tensors in table order,
 // each at an Alignment-aligned offset, bytes produced by weights), the extra
 // files (e.g. kernels), and the manifest with every file's sha256. Offsets and
-// Files are filled in m. An existing plan at dir is replaced only once the new
-// one is complete.
-func Write(dir string, m *Manifest, weights func(i int, t *Tensor, w io.Writer) error, extra map[string][]byte) error {
-	tmp := dir + ".partial"
-	if err := os.RemoveAll(tmp); err != nil {
+// Files are filled in m. dir may be absent, an empty directory or a plan;
+// anything else is refused (CheckOutput) unless o.Force. The plan is staged in
+// a directory this call creates under a unique name and published only once
+// complete: an existing plan is replaced only by a complete one, and nothing
+// beside or inside dir but a plan's own files is touched.
+func (o WriteOptions) Write(dir string, m *Manifest, weights func(i int, t *Tensor, w io.Writer) error, extra map[string][]byte) error {
+	dir = filepath.Clean(dir)
+	kind, err := checkOutput(dir, o.Force)
+	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
+	stage, err := makeStage(dir, kind)
+	if err != nil {
 		return err
 	}
-	fail := func(err error) error { os.RemoveAll(tmp); return err }
+	// Once published the stage no longer exists; before, it is ours alone.
+	defer os.RemoveAll(stage)
 
 	m.FormatVersion = FormatVersion
 	if m.CreatedAt == "" {
 		m.CreatedAt = time.Now().UTC().Format(time.RFC3339)
 	}
 	m.Files = map[string]string{}
-	sum, chunks, total, err := writeWeights(filepath.Join(tmp, WeightsFile), m.Tensors, weights)
+	sum, chunks, total, err := writeWeights(filepath.Join(stage, WeightsFile), m.Tensors, weights)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	m.Files[WeightsFile] = sum
 	m.WeightChunks = chunks
@@ -62,32 +81,82 @@ func Write(dir string, m *Manifest, weights func(i int, t *Tensor, w io.Writer) 
 	sort.Strings(names)
 	for _, n := range names {
 		if n == ManifestFile || n == WeightsFile || filepath.Base(n) != n {
-			return fail(fmt.Errorf("plans: invalid extra file name %q", n))
+			return fmt.Errorf("plans: invalid extra file name %q", n)
 		}
-		if err := os.WriteFile(filepath.Join(tmp, n), extra[n], 0o644); err != nil {
-			return fail(err)
+		if err := os.WriteFile(filepath.Join(stage, n), extra[n], 0o644); err != nil {
+			return err
 		}
 		h := sha256.Sum256(extra[n])
 		m.Files[n] = hex.EncodeToString(h[:])
 	}
 	body, err := msgpack.Marshal(m)
 	if err != nil {
-		return fail(fmt.Errorf("plans: encoding manifest: %w", err))
+		return fmt.Errorf("plans: encoding manifest: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(tmp, ManifestFile), encodeManifest(body), 0o644); err != nil {
-		return fail(err)
+	if err := os.WriteFile(filepath.Join(stage, ManifestFile), encodeManifest(body), 0o644); err != nil {
+		return err
 	}
-	old := dir + ".old"
-	os.RemoveAll(old)
-	if _, err := os.Stat(dir); err == nil {
-		if err := os.Rename(dir, old); err != nil {
-			return fail(err)
+	return publish(stage, dir, kind, m.Files)
+}
+
+// makeStage creates the directory a plan for dir is written in: beside dir
+// when dir is not a directory yet (published by renaming it), inside dir
+// when it is (published file by file, so dir itself, which may be the
+// current directory, stays).
+func makeStage(dir string, kind outputKind) (string, error) {
+	if kind == outputAbsent || kind == outputFile {
+		parent := filepath.Dir(dir)
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			return "", err
+		}
+		stage, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".partial-*")
+		if err != nil {
+			return "", err
+		}
+		return stage, os.Chmod(stage, 0o755)
+	}
+	return os.MkdirTemp(dir, ".partial-*")
+}
+
+// publish moves the complete plan in stage to dir. Into an existing
+// directory the old manifest goes first and the new one comes last, so an
+// interruption leaves no manifest rather than a mixed plan; a replaced plan's
+// files the new one lacks are removed (only those names).
+func publish(stage, dir string, kind outputKind, files map[string]string) error {
+	switch kind {
+	case outputAbsent:
+		return os.Rename(stage, dir)
+	case outputFile:
+		if err := os.Remove(dir); err != nil {
+			return err
+		}
+		return os.Rename(stage, dir)
+	}
+	if err := removeIfPresent(filepath.Join(dir, ManifestFile)); err != nil {
+		return err
+	}
+	for name := range files {
+		if err := os.Rename(filepath.Join(stage, name), filepath.Join(dir, name)); err != nil {
+			return err
 		}
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return fail(err)
+	if kind == outputPlan {
+		for _, name := range planFiles {
+			if _, ok := files[name]; !ok && name != ManifestFile {
+				if err := removeIfPresent(filepath.Join(dir, name)); err != nil {
+					return err
+				}
+			}
+		}
 	}
-	return os.RemoveAll(old)
+	return os.Rename(filepath.Join(stage, ManifestFile), filepath.Join(dir, ManifestFile))
+}
+
+func removeIfPresent(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 func encodeManifest(body []byte) []byte {

@@ -15,6 +15,10 @@ type GenerateParams struct {
 	Sampling   sample.Params
 	MaxTokens  int     // tokens to generate at most; > 0
 	StopTokens []int32 // end-of-sequence ids: generation ends when one is sampled
+	// ContextLength is the context the prompt and the generated tokens share
+	// (the device's Info().ContextLength, or less); generation that fills it
+	// ends with StopContext. 0: only the sequence's own end says so.
+	ContextLength int
 	// PrefillChunk is the most prompt tokens one Forward gets: the device's
 	// Info().MaxTokens. 0 sends the whole prompt in one Forward.
 	PrefillChunk int
@@ -22,7 +26,8 @@ type GenerateParams struct {
 
 // Stop reasons of GenerateResult.
 const (
-	StopMaxTokens = "max_tokens" // MaxTokens generated, or the context is full
+	StopMaxTokens = "max_tokens" // MaxTokens generated
+	StopContext   = "context"    // the context is full (prompt + generated tokens)
 	StopEOS       = "eos"        // a stop token was sampled
 	StopStopped   = "stopped"    // onToken returned false
 	StopCancelled = "cancelled"  // ctx was cancelled
@@ -43,11 +48,15 @@ type GenerateResult struct {
 // steps. The last generated token is not fed back, so seq.Pos() ends at
 // len(prompt) + len(Tokens) − 1 (or len(prompt) with no token).
 func Generate(ctx context.Context, seq Sequence, prompt []int32, p GenerateParams, onToken func(id int32) bool) (res GenerateResult, err error) {
-	if len(prompt) == 0 {
-		return res, errors.New("generate: empty prompt")
+	if err := CheckMaxTokens(p.MaxTokens); err != nil {
+		return res, fmt.Errorf("generate: %w", err)
 	}
-	if p.MaxTokens <= 0 {
-		return res, fmt.Errorf("generate: max tokens %d must be positive", p.MaxTokens)
+	ctxLen := p.ContextLength
+	if ctxLen <= 0 {
+		ctxLen = len(prompt) + p.MaxTokens + 1 // never the limit
+	}
+	if err := CheckPrompt(len(prompt), ctxLen); err != nil {
+		return res, fmt.Errorf("generate: %w", err)
 	}
 	if err := p.Sampling.Validate(); err != nil {
 		return res, fmt.Errorf("generate: %w", err)
@@ -101,6 +110,11 @@ func Generate(ctx context.Context, seq Sequence, prompt []int32, p GenerateParam
 			res.StopReason = StopStopped
 			return res, nil
 		}
+		// A full context says so even where MaxTokens was capped to fit it.
+		if len(prompt)+len(res.Tokens) >= ctxLen {
+			res.StopReason = StopContext
+			return res, nil
+		}
 		if len(res.Tokens) >= p.MaxTokens {
 			res.StopReason = StopMaxTokens
 			return res, nil
@@ -115,7 +129,7 @@ func Generate(ctx context.Context, seq Sequence, prompt []int32, p GenerateParam
 				res.StopReason = StopCancelled
 				return res, nil
 			case errors.Is(err, ErrContextFull):
-				res.StopReason = StopMaxTokens
+				res.StopReason = StopContext
 				return res, nil
 			}
 			return res, fmt.Errorf("generate: decode step %d: %w", len(res.Tokens), err)

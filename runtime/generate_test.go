@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -49,7 +50,13 @@ func TestGenerate(t *testing.T) {
 		{"stopped by callback", GenerateParams{MaxTokens: 9}, 100, 2,
 			[]int32{11, 12}, StopStopped, []int{10, 1}},
 		{"context full", GenerateParams{MaxTokens: 9}, 12, 0,
-			[]int32{11, 12, 13}, StopMaxTokens, []int{10, 1, 1}},
+			[]int32{11, 12, 13}, StopContext, []int{10, 1, 1}},
+		// The server caps max tokens to the room the context leaves: 12
+		// tokens hold the prompt and 2 generated ones.
+		{"context full, max tokens capped to it", GenerateParams{MaxTokens: 2, ContextLength: 12}, 12, 0,
+			[]int32{11, 12}, StopContext, []int{10, 1}},
+		{"max tokens before the context", GenerateParams{MaxTokens: 2, ContextLength: 13}, 13, 0,
+			[]int32{11, 12}, StopMaxTokens, []int{10, 1}},
 		{"vocab wraps", GenerateParams{MaxTokens: 3, Sampling: sample.Params{RepetitionPenalty: 1.3}}, 100, 0,
 			[]int32{11, 0, 1}, StopMaxTokens, []int{10, 1, 1}},
 	}
@@ -73,6 +80,29 @@ func TestGenerate(t *testing.T) {
 		}
 		if !slices.Equal(streamed, res.Tokens) {
 			t.Errorf("%s: streamed %v, result %v", c.name, streamed, res.Tokens)
+		}
+	}
+}
+
+// Limits are checked before any step runs, in the words the server uses.
+func TestGenerateChecksLimitsFirst(t *testing.T) {
+	for _, c := range []struct {
+		prompt []int32
+		p      GenerateParams
+		want   string
+	}{
+		{nil, GenerateParams{MaxTokens: 4}, "generate: prompt: tokenizes to no tokens"},
+		{[]int32{1}, GenerateParams{MaxTokens: -100}, "generate: max_tokens: must be at least 1, got -100"},
+		{make([]int32, 12), GenerateParams{MaxTokens: 4, ContextLength: 12}, "generate: prompt: is 12 tokens; the context holds 12"},
+	} {
+		seq := &countingSeq{vocab: 20, ctxLen: 100}
+		_, err := Generate(context.Background(), seq, c.prompt, c.p, nil)
+		var le *LimitError
+		if err == nil || err.Error() != c.want || !errors.As(err, &le) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+		if len(seq.calls) != 0 {
+			t.Errorf("%q: ran %v before refusing", c.want, seq.calls)
 		}
 	}
 }

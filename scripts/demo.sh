@@ -16,7 +16,7 @@ fi
 echo "== device: $device"
 
 echo "== orcc synth: qwen2.5-0.5b-tiny, Q4_K_M"
-bin/orcc synth --preset qwen2.5-0.5b-tiny --quant q4_k_m -o "$out/qwen-tiny.gguf" --seed 1
+bin/orcc synth --preset qwen2.5-0.5b-tiny --quant q4_k_m -o "$out/qwen-tiny.gguf" --seed 1 --force
 echo "== orcc inspect"
 bin/orcc inspect "$out/qwen-tiny.gguf" --ctx 4096
 echo "== orcc compile"

@@ -27,7 +27,7 @@ step_runtime() { # driver layer, graphs, OOM paths, upload integrity, fault inje
 step_hf() { # the --hf-dir export loads in transformers and equals the committed goldens
 	local p
 	for p in llama-tiny qwen2.5-0.5b-tiny phi-3-mini-4k-tiny gpt2-small-tiny gpt-oss-20b-tiny; do
-		$b/orcc synth --preset $p --quant f32 --seed 1 -o $work/$p.gguf --hf-dir $work/$p.hf >/dev/null || return 1
+		$b/orcc synth --force --preset $p --quant f32 --seed 1 -o $work/$p.gguf --hf-dir $work/$p.hf >/dev/null || return 1
 		python3 scripts/reference_logits.py hf --hf-dir $work/$p.hf --out $work/$p.hf.json --name $p || return 1
 		python3 scripts/reference_logits.py compare testdata/reference/$p.json $work/$p.hf.json || return 1
 	done
@@ -37,7 +37,7 @@ step_agree() { # issue 5's correctness acceptance; every part runs, the step fai
 	mkdir -p $ref && cp testdata/reference/*.json $ref/
 	# transformers goldens of the f16 tiny presets, made while the GPU works
 	for p in llama-tiny qwen2.5-0.5b-tiny phi-3-mini-4k-tiny gpt2-small-tiny; do
-		$b/orcc synth --preset $p --quant f16 --seed 1 -o $work/$p-f16.gguf 2>/dev/null &&
+		$b/orcc synth --force --preset $p --quant f16 --seed 1 -o $work/$p-f16.gguf 2>/dev/null &&
 			python3 scripts/reference_logits.py gguf --gguf $work/$p-f16.gguf --name $p --out $ref/$p-f16.json >$work/$p-f16.ref.log 2>&1 &
 	done
 	echo "== stories260k: orcrun generate on the GPU (prefill chunks of 4) = transformers' greedy ids"
@@ -65,7 +65,7 @@ step_full() { # issue 5: full-size presets on the GPU against transformers direc
 		set -- $m
 		n=$1-$2
 		echo "== $n"
-		{ $b/orcc synth --preset $1 --quant $2 -o $work/$n.gguf --hf-dir $work/$n.hf >/dev/null &&
+		{ $b/orcc synth --force --preset $1 --quant $2 -o $work/$n.gguf --hf-dir $work/$n.hf >/dev/null &&
 			python3 scripts/reference_logits.py hf --hf-dir $work/$n.hf --out $work/$n.ref.json --name $n --steps 64 &&
 			ORC_GPU=1 ORC_REF_ONLY=1 ORC_GGUF=$work/$n.gguf ORC_REF_JSON=$work/$n.ref.json \
 				$b/codegen.test -test.run '^TestGPUModelFile$' -test.v -test.timeout 10m; } || rc=1
@@ -75,7 +75,7 @@ step_full() { # issue 5: full-size presets on the GPU against transformers direc
 }
 model() { # synth + compile a full-size preset (once per host)
 	[ -f $work/$1.plan/manifest.bin ] && return 0
-	$b/orcc synth --preset "$1" --quant "$2" -o $work/$1.gguf >/dev/null &&
+	$b/orcc synth --force --preset "$1" --quant "$2" -o $work/$1.gguf >/dev/null &&
 		$b/orcc compile $work/$1.gguf -o $work/$1.plan --device cuda
 }
 step_qwen() { # bench, then GPU sampling against the CPU sampler on the full-size plan
@@ -93,7 +93,7 @@ step_phi3() {
 }
 step_gptoss() { # issue 7: 2 layers at real widths vs transformers, then the full model's bench at ctx 8192
 	local rc=0
-	{ $b/orcc synth --preset gpt-oss-20b-2l --quant mxfp4 -o $work/gpt-oss-2l.gguf >/dev/null &&
+	{ $b/orcc synth --force --preset gpt-oss-20b-2l --quant mxfp4 -o $work/gpt-oss-2l.gguf >/dev/null &&
 		ORC_GPU=1 ORC_GGUF=$work/gpt-oss-2l.gguf ORC_REF_JSON=testdata/reference/gpt-oss-20b-2l.json \
 			$b/codegen.test -test.run '^TestGPUModelFile$' -test.v; } || rc=1
 	{ model gpt-oss-20b mxfp4 &&

@@ -6,11 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/llama-orch/orc/tokenizer"
 	"io"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/llama-orch/orc/runtime"
+	"github.com/llama-orch/orc/tokenizer"
 )
 
 // readBody reads a request body up to the configured limit.
@@ -37,11 +39,9 @@ func (s *Server) newJob(req *ExecuteRequest) (*activeJob, error) {
 		return nil, err
 	}
 	ids := tokenizer.EncodePrompt(s.tok, req.Prompt)
-	if len(ids) == 0 {
-		return nil, invalid("prompt", "tokenizes to no tokens")
-	}
-	if len(ids) >= s.info.ContextLength {
-		return nil, invalid("prompt", "is %d tokens; the context holds %d", len(ids), s.info.ContextLength)
+	var limit *runtime.LimitError
+	if err := runtime.CheckPrompt(len(ids), s.info.ContextLength); errors.As(err, &limit) {
+		return nil, invalid(limit.Field, "%s", limit.Message)
 	}
 	j := &activeJob{
 		job:      job{id: req.JobID, prompt: ids, maxTokens: min(maxTokens, s.info.ContextLength-len(ids)), sampling: sampling, stop: req.Stop},

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llama-orch/orc/runtime"
 	"github.com/llama-orch/orc/tokenizer"
 )
 
@@ -299,7 +300,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *Execu
 		case endEvent:
 			tokens = d.TokensOut
 			finish = "stop"
-			if d.StopReason == "max_tokens" {
+			if d.StopReason == runtime.StopMaxTokens || d.StopReason == runtime.StopContext {
 				finish = "length"
 			}
 			if streaming {

@@ -68,10 +68,11 @@ func (s *Server) run(j *activeJob) {
 		return stopped
 	}
 	res, err := runtime.Generate(j.ctx, seq, j.prompt, runtime.GenerateParams{
-		Sampling:     j.sampling,
-		MaxTokens:    j.maxTokens,
-		StopTokens:   s.tok.Info().StopIDs,
-		PrefillChunk: s.info.MaxTokens,
+		Sampling:      j.sampling,
+		MaxTokens:     j.maxTokens,
+		StopTokens:    s.tok.Info().StopIDs,
+		PrefillChunk:  s.info.MaxTokens,
+		ContextLength: s.info.ContextLength,
 	}, func(id int32) bool {
 		if ttft == 0 {
 			ttft = time.Since(j.enqueued)

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
+	"github.com/llama-orch/orc/codegen/cuda"
 	"github.com/llama-orch/orc/compiler"
 	"github.com/llama-orch/orc/internal/cli"
 	"github.com/llama-orch/orc/plans"
@@ -11,8 +13,9 @@ import (
 
 type compileCmd struct {
 	Model     string `arg:"" type:"existingfile" help:"GGUF model file."`
-	Out       string `short:"o" required:"" help:"Plan directory to write."`
-	Device    string `enum:"cpu,cuda" default:"cuda" help:"Target device: cpu (reference device) or cuda."`
+	Output    string `short:"o" required:"" help:"Plan directory to write: a new path, an empty directory or a plan to replace."`
+	Force     bool   `help:"Write the plan even where -o holds something else (a file there is replaced; a directory keeps its other files)."`
+	Device    string `enum:"auto,cpu,cuda" default:"auto" help:"Target device: cuda, cpu (reference device), or auto: cuda where nvcc is installed (or with --emit-only), else cpu."`
 	Arch      string `default:"sm_90" help:"CUDA architecture to compile for (with --device cuda)."`
 	MaxTokens int    `default:"512" help:"Largest number of tokens in one step (the prefill chunk)."`
 	Tokenizer string `type:"existingfile" help:"tokenizer.json to store instead of the GGUF's vocabulary."`
@@ -23,21 +26,24 @@ type compileCmd struct {
 
 func (c *compileCmd) Run() error {
 	target := c.Arch
-	if c.Device == "cpu" {
+	if c.device() == "cpu" {
 		target = "cpu"
 	}
 	err := compiler.Compile(compiler.Options{
-		Model: c.Model, Out: c.Out, Target: target, MaxTokens: c.MaxTokens, Tokenizer: c.Tokenizer,
+		Model: c.Model, Out: c.Output, Force: c.Force, Target: target, MaxTokens: c.MaxTokens, Tokenizer: c.Tokenizer,
 		DumpAfter: c.DumpAfter, Dump: os.Stderr, EmitOnly: c.EmitOnly, Verify: c.Verify,
 	})
+	if errors.Is(err, plans.ErrOccupied) {
+		return fmt.Errorf("%w; --force writes the plan there anyway", err)
+	}
 	if err != nil {
 		return err
 	}
 	if c.EmitOnly && target != "cpu" {
-		fmt.Printf("wrote the CUDA source of %s to %s (no plan: --emit-only)\n", target, c.Out)
+		fmt.Printf("wrote the CUDA source of %s to %s (no plan: --emit-only)\n", target, c.Output)
 		return nil
 	}
-	p, err := plans.Open(c.Out, plans.OpenOptions{SkipWeightHash: true})
+	p, err := plans.Open(c.Output, plans.OpenOptions{SkipWeightHash: true})
 	if err != nil {
 		return err
 	}
@@ -47,14 +53,31 @@ func (c *compileCmd) Run() error {
 	if m.Model.FileType != "" {
 		model += " " + m.Model.FileType
 	}
-	fmt.Printf("wrote plan %s (%s, target %s): %d weights, %.1f MiB; activation arena %.1f MiB at %d tokens; KV cache %d B/token",
-		c.Out, model, target, len(m.Tensors), mib(m.Memory.WeightBytes),
+	fmt.Printf("wrote plan %s (%s, target %s): %s, %.1f MiB; activation arena %.1f MiB at %d tokens; KV cache %d B/token",
+		c.Output, model, target, cli.Count(len(m.Tensors), "weight", "weights"), mib(m.Memory.WeightBytes),
 		mib(m.Memory.ArenaBytes), m.Memory.MaxTokens, m.Memory.KVBytesPerToken)
 	if k := m.Kernels; k != nil {
-		fmt.Printf("; %d kernel launches per decode step", len(k.Decode))
+		fmt.Printf("; %s per decode step", cli.Count(len(k.Decode), "kernel launch", "kernel launches"))
 	}
 	fmt.Println()
 	return nil
+}
+
+// device resolves --device auto: cuda where nvcc can compile the kernels
+// (or none is needed: --emit-only), else the CPU reference device, saying so
+// on stderr since the plan then runs on no GPU.
+func (c *compileCmd) device() string {
+	if c.Device != "auto" {
+		return c.Device
+	}
+	if c.EmitOnly {
+		return "cuda"
+	}
+	if _, err := cuda.FindNVCC(); err != nil {
+		fmt.Fprintln(os.Stderr, "orcc: --device auto: no nvcc on PATH or under $CUDA_HOME/bin, so compiling for the CPU reference device (--device cuda needs the CUDA toolkit)")
+		return "cpu"
+	}
+	return "cuda"
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }

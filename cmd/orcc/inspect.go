@@ -35,6 +35,11 @@ type inspectReport struct {
 	VocabOnlyNote string         `json:"note,omitempty"`
 }
 
+// Validate refuses a negative --ctx before the file is read.
+func (c *inspectCmd) Validate() error {
+	return cli.NotNegative("--ctx", c.Ctx, "the model's context length")
+}
+
 func (c *inspectCmd) Run() error {
 	r, err := inspect(c.File, c.Ctx)
 	if err != nil {

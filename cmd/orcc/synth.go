@@ -13,11 +13,12 @@ import (
 type synthCmd struct {
 	Preset string `help:"Preset name (see --list)."`
 	Quant  string `help:"Quantisation: q4_k_m, q4_0, mxfp4, f16, f32 (default: the preset's)."`
-	Output string `short:"o" help:"Output GGUF file." type:"path"`
+	Output string `short:"o" help:"GGUF file to write."`
 	Seed   uint64 `default:"1" help:"Random seed; the same seed gives the same file."`
 	Layers int    `help:"Keep only the first N layers (real widths and vocabulary; 0 = all)."`
-	HFDir  string `name:"hf-dir" help:"Also write the dequantized weights as Hugging Face safetensors, config.json and tokenizer files here." type:"path"`
+	HFDir  string `name:"hf-dir" help:"Also write the dequantized weights as Hugging Face safetensors, config.json and tokenizer files here."`
 	List   bool   `help:"List the presets."`
+	Force  bool   `help:"Replace an existing -o file, and write into a non-empty --hf-dir."`
 }
 
 func (c *synthCmd) Run() error {
@@ -31,6 +32,9 @@ func (c *synthCmd) Run() error {
 	}
 	if c.Preset == "" || c.Output == "" {
 		return fmt.Errorf("synth needs --preset and -o (or --list)")
+	}
+	if err := c.checkOutputs(); err != nil {
+		return err
 	}
 	p, err := synth.Lookup(c.Preset)
 	if err != nil {
@@ -66,6 +70,27 @@ func (c *synthCmd) Run() error {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "synth: Hugging Face model in %.1fs -> %s\n", time.Since(start).Seconds(), c.HFDir)
+	}
+	return nil
+}
+
+// checkOutputs refuses, before any work, to replace what the user did not
+// ask to: a directory at -o always, an existing file or a non-empty --hf-dir
+// without --force.
+func (c *synthCmd) checkOutputs() error {
+	if st, err := os.Stat(c.Output); err == nil {
+		if st.IsDir() {
+			return fmt.Errorf("-o %s is a directory; synth writes one GGUF file", c.Output)
+		}
+		if !c.Force {
+			return fmt.Errorf("-o %s exists; --force replaces it", c.Output)
+		}
+	}
+	if c.HFDir == "" || c.Force {
+		return nil
+	}
+	if entries, err := os.ReadDir(c.HFDir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("--hf-dir %s is not empty; --force writes into it", c.HFDir)
 	}
 	return nil
 }

@@ -13,12 +13,21 @@ import (
 )
 
 type tokenizeCmd struct {
-	Model     string `help:"GGUF model whose tokenizer.ggml.* metadata to use." type:"existingfile" xor:"source" required:""`
-	Tokenizer string `help:"Hugging Face tokenizer.json to use." type:"existingfile" xor:"source" required:""`
+	Model     string `help:"GGUF model whose tokenizer.ggml.* metadata to use (or --tokenizer)." type:"existingfile" xor:"source" placeholder:"FILE.gguf"`
+	Tokenizer string `help:"Hugging Face tokenizer.json to use (or --model)." type:"existingfile" xor:"source" placeholder:"tokenizer.json"`
 	Special   bool   `help:"Parse special tokens written in the text (<|im_start|>, <s>...)."`
 	JSON      bool   `help:"Print JSON."`
 	Decode    string `help:"Decode these ids (separated by spaces or commas) instead of encoding."`
 	Text      string `arg:"" optional:"" help:"Text to encode (default: standard input)."`
+}
+
+// Validate asks for one tokenizer source; kong's required xor group would
+// print both flags in the usage as if both were needed.
+func (c *tokenizeCmd) Validate() error {
+	if c.Model == "" && c.Tokenizer == "" {
+		return fmt.Errorf("give --model FILE.gguf or --tokenizer tokenizer.json")
+	}
+	return nil
 }
 
 func (c *tokenizeCmd) Run() error {
@@ -83,5 +92,5 @@ func parseIDs(s string, vocab int) ([]int32, error) {
 }
 
 func init() {
-	commands.Add(cli.Command{Name: "tokenize", Help: "Encode text to token ids (or --decode ids) with a model's tokenizer.", Cmd: &tokenizeCmd{}})
+	commands.Add(cli.Command{Name: "tokenize", Help: "Encode text to token ids (or --decode ids) with a model's tokenizer: --model FILE.gguf or --tokenizer tokenizer.json.", Cmd: &tokenizeCmd{}})
 }

@@ -19,9 +19,9 @@ func (c *verifyCmd) Run() error {
 	}
 	defer p.Close()
 	m := p.Manifest
-	fmt.Printf("%s: ok — format %d, orcc %s, target %s, %s %s (%s), %d tensors, %d weight bytes, %d files verified\n",
+	fmt.Printf("%s: ok — format %d, orcc %s, target %s, %s %s (%s), %s, %d weight bytes, %s verified\n",
 		c.Dir, m.FormatVersion, m.CompilerVersion, m.Target, m.Model.Arch, m.Model.Name, m.Model.FileType,
-		len(m.Tensors), m.Memory.WeightBytes, len(m.Files))
+		cli.Count(len(m.Tensors), "tensor", "tensors"), m.Memory.WeightBytes, cli.Count(len(m.Files), "file", "files"))
 	return nil
 }
 

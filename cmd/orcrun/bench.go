@@ -183,7 +183,12 @@ func (c *benchCmd) timeLoads(skipHash bool) (loadMs, uploadMs float64, err error
 		args = append(args, "--skip-hash")
 	}
 	var loads, uploads []float64
-	for range c.Runs {
+	for i := range c.Runs {
+		if skipHash {
+			progress("load %d/%d, weights.bin not hashed", i+1, c.Runs)
+		} else {
+			progress("load %d/%d", i+1, c.Runs)
+		}
 		cmd := exec.Command(exe, args...)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.StdoutPipe()
@@ -240,15 +245,22 @@ func (c *benchCmd) measure(dev runtime.Device, r *benchResult) error {
 	var pp, ttft, tg, tgLogits, first []float64
 	var graph [2][]float64
 	for run := range c.Runs + 1 {
+		label := "warm-up"
+		if run > 0 {
+			label = fmt.Sprintf("run %d/%d", run, c.Runs)
+		}
 		rng := rand.New(rand.NewPCG(uint64(run), 1))
+		progress("%s: pp%d", label, c.PP)
 		p, t, err := c.prefill(dev, info, rng)
 		if err != nil {
 			return err
 		}
+		progress("%s: tg%d", label, c.TG)
 		f, d, g, err := c.decode(dev, info, rng, true)
 		if err != nil {
 			return err
 		}
+		progress("%s: tg%d, logits to the host", label, c.TG)
 		_, dl, _, err := c.decode(dev, info, rng, false)
 		if err != nil {
 			return err
@@ -304,6 +316,12 @@ func (c *benchCmd) measureSampled(dev runtime.Device, info runtime.Info, r *benc
 		r.Sampled = append(r.Sampled, res)
 	}
 	return nil
+}
+
+// progress says on stderr which test and run bench is at: at the defaults
+// on the CPU device it runs for minutes.
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
 }
 
 // randomTokens are n ids drawn uniformly from the vocabulary, as llama-bench
@@ -458,7 +476,7 @@ func (r *benchResult) print() {
 	if r.GPUUsedBytes > 0 {
 		fmt.Printf(" (%.1f MiB in use on the GPU)", float64(r.GPUUsedBytes)/(1<<20))
 	}
-	fmt.Printf("\nmedians of %d runs after one warm-up, %s\n", r.Runs, r.Date)
+	fmt.Printf("\nmedians of %s after one warm-up, %s\n", cli.Count(r.Runs, "run", "runs"), r.Date)
 }
 
 func init() {

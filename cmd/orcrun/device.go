@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 
+	"github.com/llama-orch/orc/internal/cli"
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
 	"github.com/llama-orch/orc/runtime/cpu"
@@ -19,7 +20,34 @@ type deviceFlags struct {
 	Threads int    `help:"CPU device: goroutines per matmul (default: all cores)."`
 }
 
-// deviceName is the device the flags select for plan target t.
+// Validate refuses negative numbers before anything is loaded.
+func (f *deviceFlags) Validate() error {
+	if err := cli.NotNegative("--ctx", f.Ctx, "the model's context length"); err != nil {
+		return err
+	}
+	if err := cli.NotNegative("--threads", f.Threads, "all cores"); err != nil {
+		return err
+	}
+	if f.GPU < 0 {
+		return fmt.Errorf("--gpu %d is negative", f.GPU)
+	}
+	return nil
+}
+
+// contextLength is the context a sequence may reach with plan m: --ctx, at
+// most the model's, or the model's.
+func (f *deviceFlags) contextLength(m *plans.Manifest) (int, error) {
+	n := m.Model.ContextLength
+	if n > 0 && f.Ctx > n {
+		return 0, fmt.Errorf("--ctx %d is above the model's context length %d", f.Ctx, n)
+	}
+	if f.Ctx > 0 {
+		n = f.Ctx
+	}
+	return n, nil
+}
+
+// deviceKind is the device the flags select for plan target t.
 func (f *deviceFlags) deviceKind(target string) string {
 	if f.Device != "" {
 		return f.Device

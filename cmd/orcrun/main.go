@@ -2,9 +2,18 @@
 // one generation or a benchmark from the command line.
 package main
 
-import "github.com/llama-orch/orc/internal/cli"
+import (
+	"fmt"
+
+	"github.com/llama-orch/orc/internal/cli"
+	"github.com/llama-orch/orc/internal/version"
+	"github.com/llama-orch/orc/plans"
+)
 
 // commands is filled by each subcommand's file in init.
 var commands cli.Registry
 
-func main() { commands.Main("orcrun", "Runs orc plans: serve (default), generate, bench.") }
+func main() {
+	commands.Main("orcrun", "Runs orc plans: serve (default), generate, bench.",
+		fmt.Sprintf("orcrun %s (reads plan format %d)", version.Compiler, plans.FormatVersion))
+}

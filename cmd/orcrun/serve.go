@@ -30,7 +30,7 @@ type serveCmd struct {
 	ResidencyInterval time.Duration `default:"60s" help:"How often weights residency is re-checked."`
 	ShutdownGrace     time.Duration `default:"30s" help:"How long the active job may finish on shutdown."`
 	MaxConnections    int           `default:"64" help:"Connections open at once; further clients wait until one closes."`
-	APIKey            string        `env:"ORC_API_KEY" help:"Require this Bearer token (also from ORC_API_KEY)."`
+	APIKey            string        `env:"ORC_API_KEY" help:"Require this Bearer token."`
 	Insecure          bool          `help:"Allow binding a non-loopback address without an API key."`
 }
 
@@ -47,6 +47,14 @@ func (c *serveCmd) Run() error {
 		return fmt.Errorf("--max-connections %d: must be at least 1", c.MaxConnections)
 	}
 	log.Info("startup", "plan", c.Plan, "device", c.deviceName(), "host", c.Host, "port", c.Port)
+	// The port is taken before the model loads: a busy port fails at once,
+	// not after the weights are uploaded.
+	addr := net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--port %d: %w", c.Port, err)
+	}
+	defer ln.Close()
 
 	p, err := plans.Open(c.Plan, plans.OpenOptions{})
 	if err != nil {
@@ -72,19 +80,16 @@ func (c *serveCmd) Run() error {
 		QueueSize: c.Queue, ResidencyInterval: c.ResidencyInterval, ShutdownGrace: c.ShutdownGrace,
 		APIKey: c.APIKey, Logger: base, Limits: server.Limits{MaxConnections: c.MaxConnections},
 	}, dev, tok)
-	addr := net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		dev.Close()
-		return err
-	}
 	hs := srv.HTTPServer(addr)
 	srv.Start()
+	// From here a signal drains the server (before, it ends the load); it
+	// is caught before the line below says the server is up.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+	fmt.Printf("listening on http://%s (%s, %s)\n", ln.Addr(), info.Model, info.Device)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(srv.Listener(ln)) }()
 
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
 	select {
 	case s := <-sig:
 		log.Info("shutdown", "source", s.String())
@@ -105,6 +110,17 @@ func (c *serveCmd) Run() error {
 		return err
 	}
 	log.Info("shutdown", "state", "complete")
+	return nil
+}
+
+// Validate refuses a port no socket has, before anything is loaded.
+func (c *serveCmd) Validate() error {
+	if err := c.deviceFlags.Validate(); err != nil {
+		return err
+	}
+	if c.Port < 0 || c.Port > 65535 {
+		return fmt.Errorf("--port %d is outside [0, 65535] (0 picks a free port)", c.Port)
+	}
 	return nil
 }
 

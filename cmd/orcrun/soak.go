@@ -21,7 +21,7 @@ type soakCmd struct {
 	Prompt         string        `default:"Once upon a time" help:"Prompt of each request."`
 	Seed           uint64        `default:"1" help:"Chooses which requests are cancelled or dropped, and the sampling seeds."`
 	RequestTimeout time.Duration `default:"60s" help:"Longest a request may take before it counts as a violation."`
-	APIKey         string        `env:"ORC_API_KEY" help:"Bearer token for a server started with --api-key (also from ORC_API_KEY)."`
+	APIKey         string        `env:"ORC_API_KEY" help:"Bearer token for a server started with --api-key."`
 	JSON           bool          `help:"Print the report as JSON."`
 }
 
@@ -59,5 +59,5 @@ func (c *soakCmd) Run() error {
 }
 
 func init() {
-	commands.Add(cli.Command{Name: "soak", Help: "Drive a running server with sequential requests, cancels and dropped connections; report stability.", Cmd: &soakCmd{}})
+	commands.Add(cli.Command{Name: "soak", Help: "Drive a running server with sequential requests, cancels and dropped connections; report stability.", Cmd: &soakCmd{}, Hidden: true})
 }

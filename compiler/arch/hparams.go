@@ -37,42 +37,42 @@ func (n NormKind) MarshalText() ([]byte, error) { return []byte(n.String()), nil
 
 // RopeScaling holds <arch>.rope.scaling.*; Type is "" when absent.
 type RopeScaling struct {
-	Type       string  // "yarn", "linear", "none"
-	Factor     float64 // context extension factor
-	OrigCtx    int     // original_context_length
-	AttnFactor float64 // 0 when absent
-	BetaFast   float64 // YaRN; llama.cpp's default 32
-	BetaSlow   float64 // YaRN; llama.cpp's default 1
+	Type       string  `json:"type"`                    // "yarn", "linear", "none"
+	Factor     float64 `json:"factor"`                  // context extension factor
+	OrigCtx    int     `json:"original_context_length"` // original_context_length
+	AttnFactor float64 `json:"attn_factor"`             // 0 when absent
+	BetaFast   float64 `json:"beta_fast"`               // YaRN; llama.cpp's default 32
+	BetaSlow   float64 `json:"beta_slow"`               // YaRN; llama.cpp's default 1
 }
 
 // Hparams are the typed hyperparameters of a model. Counts are ints; a head
 // dim is per head.
 type Hparams struct {
-	Arch          string
-	NLayer        int // block_count
-	NEmbd         int // embedding_length
-	NHead         int // attention.head_count
-	NHeadKV       int // attention.head_count_kv (default NHead)
-	HeadDim       int // attention.key_length (default NEmbd/NHead)
-	NFF           int // feed_forward_length
-	NVocab        int // vocab_size, else the tokenizer's token count, else token_embd rows
-	NCtx          int // context_length (training context)
-	Eps           float64
-	Norm          NormKind
-	RopeMode      RopeMode
-	RopeBase      float64 // rope.freq_base (default 10000)
-	RopeDims      int     // rope.dimension_count (default HeadDim)
-	Scaling       RopeScaling
-	SlidingWindow int // attention.sliding_window, 0 when absent
-	NExpert       int // expert_count
-	NExpertUsed   int // expert_used_count
-	ExpertFF      int // expert_feed_forward_length
+	Arch          string      `json:"arch"`
+	NLayer        int         `json:"n_layer"`   // block_count
+	NEmbd         int         `json:"n_embd"`    // embedding_length
+	NHead         int         `json:"n_head"`    // attention.head_count
+	NHeadKV       int         `json:"n_head_kv"` // attention.head_count_kv (default NHead)
+	HeadDim       int         `json:"head_dim"`  // attention.key_length (default NEmbd/NHead)
+	NFF           int         `json:"n_ff"`      // feed_forward_length
+	NVocab        int         `json:"n_vocab"`   // vocab_size, else the tokenizer's token count, else token_embd rows
+	NCtx          int         `json:"n_ctx"`     // context_length (training context)
+	Eps           float64     `json:"norm_eps"`
+	Norm          NormKind    `json:"norm"`
+	RopeMode      RopeMode    `json:"rope_mode"`
+	RopeBase      float64     `json:"rope_base"` // rope.freq_base (default 10000)
+	RopeDims      int         `json:"rope_dims"` // rope.dimension_count (default HeadDim)
+	Scaling       RopeScaling `json:"rope_scaling,omitzero"`
+	SlidingWindow int         `json:"sliding_window"` // attention.sliding_window, 0 when absent
+	NExpert       int         `json:"n_expert"`       // expert_count
+	NExpertUsed   int         `json:"n_expert_used"`  // expert_used_count
+	ExpertFF      int         `json:"expert_ff"`      // expert_feed_forward_length
 	// TiedOutput: the LM head reuses token_embd (no output.weight). Known only
 	// for files with tensors.
-	TiedOutput bool
-	FileType   uint32 // general.file_type, guessed from the tensor types when absent; FileTypeUnknown for a file without tensors
+	TiedOutput bool   `json:"tied_output"`
+	FileType   uint32 `json:"-"` // general.file_type, guessed from the tensor types when absent; FileTypeUnknown for a file without tensors
 	// FileTypeGuessed says FileType came from gguf.GuessFileType.
-	FileTypeGuessed bool
+	FileTypeGuessed bool `json:"-"`
 	swa             func(int) bool
 }
 

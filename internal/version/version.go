@@ -1,4 +1,4 @@
-// Package version names the compiler release recorded in every plan.
+// Package version names the release of orcc and orcrun; plans record it.
 package version
 
 // Compiler is orcc's version; plans record it.

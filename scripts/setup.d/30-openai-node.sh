@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# The official OpenAI Node SDK, for the server's client-compatibility test.
+# The official OpenAI Node SDK, for the server's client-compatibility test
+# (make test only).
 set -euo pipefail
+if [ "${ORC_SETUP_FOR:-test}" = demo ]; then
+	echo "setup: skipped the OpenAI Node SDK (only make test uses it)" >&2
+	exit 0
+fi
 dir=server/testdata/openai-client
 if ! command -v npm >/dev/null 2>&1; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
