@@ -21,7 +21,7 @@ func TestServeAPIKeySources(t *testing.T) {
 	keyFile := write("key", "s3cret\n", 0o600)
 	for _, c := range []struct {
 		name, env, flag, file string
-		key, err, warn       string
+		key, err, warn        string
 	}{
 		{name: "none"},
 		{name: "variable", env: "s3cret", flag: "s3cret", key: "s3cret"}, // kong copies the variable into the flag's field
