@@ -409,3 +409,34 @@ func TestWebsocketsGiveTheirConnectionSlotsBack(t *testing.T) {
 	}
 	resp.Body.Close()
 }
+
+func TestInputPendingPeeksWithoutReading(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	if inputPending(server) {
+		t.Fatal("input pending before the client wrote")
+	}
+	io.WriteString(client, "GET")
+	for deadline := time.Now().Add(5 * time.Second); !inputPending(server); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the client's bytes never showed as pending")
+		}
+	}
+	b := make([]byte, 3)
+	if _, err := io.ReadFull(server, b); err != nil || string(b) != "GET" || inputPending(server) {
+		t.Fatalf("after reading %q (%v), input pending %v: the peek consumed or kept bytes", b, err, inputPending(server))
+	}
+}

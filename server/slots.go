@@ -98,12 +98,13 @@ func (s *connSlots) take(conn net.Conn, closed <-chan struct{}) (*slotConn, erro
 }
 
 // quietest returns the connection quiet longest if it has been quiet for
-// evictQuiet, else how long to wait before looking again. s.mu is held.
+// evictQuiet and has no unread input, else how long to wait before looking
+// again. s.mu is held.
 func (s *connSlots) quietest(now time.Time) (*slotConn, time.Duration) {
 	var best *slotConn
 	var longest time.Duration
 	for c := range s.open {
-		if !c.quiet {
+		if !c.quiet || inputPending(c.Conn) {
 			continue
 		}
 		if q := c.quietFor(now); best == nil || q > longest {
