@@ -140,3 +140,21 @@ func TestCorrelationIDs(t *testing.T) {
 		}
 	}
 }
+
+func TestPromptHashIsKeyedPerProcess(t *testing.T) {
+	// The unsalted sha256 prefix of "a" would reveal the prompt to anyone
+	// who hashes short guesses.
+	if h := promptHash("a"); h == "ca978112ca1bbdca" || len(h) != 16 {
+		t.Fatalf("promptHash(\"a\") = %q: the unsalted sha256 prefix, or not 8 bytes", h)
+	}
+	if promptHash("a") != promptHash("a") || promptHash("a") == promptHash("b") {
+		t.Fatal("one prompt must keep its hash within the process, two prompts differ")
+	}
+	saved := promptKey
+	defer func() { promptKey = saved }()
+	before := promptHash("a")
+	promptKey = []byte("another process's key")
+	if promptHash("a") == before {
+		t.Fatal("the hash does not depend on the process's key")
+	}
+}
