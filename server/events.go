@@ -25,7 +25,21 @@ const (
 	codeDuplicateJob     = "DUPLICATE_JOB"
 	codeInternal         = "INTERNAL"
 	codeUnauthorized     = "UNAUTHORIZED"
+	codeNotFound         = "NOT_FOUND"
+	codeMethodNotAllowed = "METHOD_NOT_ALLOWED"
+	codeRequestTimeout   = "REQUEST_TIMEOUT"
 )
+
+// retriable says whether a request that failed with code may succeed when
+// sent again unchanged, later or to another worker. It is the one rule for
+// error events, HTTP error bodies and websocket refusals alike.
+func retriable(code string) bool {
+	switch code {
+	case codeQueueFull, codeShuttingDown, codeInferenceTimeout, codeVRAMOOM:
+		return true
+	}
+	return false
+}
 
 type startedEvent struct {
 	JobID     string `json:"job_id"`
@@ -54,6 +68,10 @@ type errorEvent struct {
 	Retriable bool   `json:"retriable"`
 }
 
+func newErrorEvent(code, msg string) errorEvent {
+	return errorEvent{Code: code, Message: msg, Retriable: retriable(code)}
+}
+
 // event is one message of a job's stream.
 type event struct {
 	Name string
@@ -76,7 +94,6 @@ func newSSE(w http.ResponseWriter) (*sseWriter, error) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	f.Flush()
@@ -113,9 +130,10 @@ func (s *sseWriter) dataJSON(v any) error {
 	return s.data(b)
 }
 
-// writeJSONError writes the worker API's error body with an HTTP status.
+// writeJSONError writes the worker API's error body, shaped like the error
+// event, with an HTTP status.
 func writeJSONError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]any{"code": code, "message": msg})
+	writeJSON(w, status, newErrorEvent(code, msg))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

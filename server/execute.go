@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -10,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/llama-orch/orc/runtime"
 	"github.com/llama-orch/orc/tokenizer"
@@ -29,61 +32,97 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 }
 
 // newJob validates a request, tokenizes its prompt and returns a job ready
-// to submit.
-func (s *Server) newJob(req *ExecuteRequest) (*activeJob, error) {
+// to submit. chat, when not nil, is the rendered conversation the prompt
+// came from: its messages' content is encoded as text (no control tokens),
+// and errors about the prompt name messages.
+func (s *Server) newJob(r *http.Request, req *ExecuteRequest, chat *tokenizer.ChatPrompt) (*activeJob, error) {
 	sampling, maxTokens, err := req.validate(s.info.Vocab, s.cfg.MaxTokensOut)
 	if err != nil {
-		return nil, err
+		return nil, blameMessages(err, chat)
 	}
 	if err := validateStop(req.Stop, func(x string) int { return len(s.tok.Encode(x, false)) }); err != nil {
 		return nil, err
 	}
-	ids := tokenizer.EncodePrompt(s.tok, req.Prompt)
+	var ids []int32
+	if chat != nil {
+		ids = tokenizer.EncodeChatPrompt(s.tok, *chat)
+	} else {
+		ids = tokenizer.EncodePrompt(s.tok, req.Prompt)
+	}
 	var limit *runtime.LimitError
 	if err := runtime.CheckPrompt(len(ids), s.info.ContextLength); errors.As(err, &limit) {
-		return nil, invalid(limit.Field, "%s", limit.Message)
+		return nil, blameMessages(invalid(limit.Field, "%s", limit.Message), chat)
 	}
 	j := &activeJob{
-		job:      job{id: req.JobID, prompt: ids, maxTokens: min(maxTokens, s.info.ContextLength-len(ids)), sampling: sampling, stop: req.Stop},
-		events:   make(chan event, 64),
-		gone:     make(chan struct{}),
-		enqueued: time.Now(),
+		job:         job{id: req.JobID, prompt: ids, maxTokens: min(maxTokens, s.info.ContextLength-len(ids)), sampling: sampling, stop: req.Stop},
+		events:      make(chan event, 64),
+		gone:        make(chan struct{}),
+		enqueued:    time.Now(),
+		correlation: correlationID(r),
+		promptChars: utf8.RuneCountInString(req.Prompt),
+		promptHash:  promptHash(req.Prompt),
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ctx, cancelTimeout := context.WithTimeoutCause(ctx, s.cfg.InferenceTimeout, errTimeout)
 	j.ctx = ctx
 	j.cancel = func(cause error) { cancel(cause); cancelTimeout() }
-	s.log.Info("request", "job_id", j.id, "prompt_chars", len(req.Prompt), "prompt_sha256", promptHash(req.Prompt), "prompt_tokens", len(ids))
 	return j, nil
 }
 
-// promptHash identifies a prompt in logs without revealing it.
+// blameMessages makes an error about a chat request's rendered prompt name
+// the field the client sent, messages.
+func blameMessages(err error, chat *tokenizer.ChatPrompt) error {
+	var re *requestError
+	if chat == nil || !errors.As(err, &re) || re.Field != "prompt" {
+		return err
+	}
+	return invalid("messages", "the rendered conversation %s", re.Message)
+}
+
+// promptKey keys the prompt hashes of this process's logs: a random key, so
+// that a logged hash cannot be matched against hashes of guessed prompts,
+// while one prompt's requests still share a hash within the process.
+var promptKey = func() []byte {
+	k := make([]byte, 32)
+	rand.Read(k)
+	return k
+}()
+
+// promptHash identifies a prompt in logs without revealing it: the first 8
+// bytes of its HMAC-SHA256 under promptKey.
 func promptHash(p string) string {
-	h := sha256.Sum256([]byte(p))
-	return hex.EncodeToString(h[:8])
+	m := hmac.New(sha256.New, promptKey)
+	m.Write([]byte(p))
+	return hex.EncodeToString(m.Sum(nil)[:8])
 }
 
 // errorWriter writes an HTTP error in one API's shape.
 type errorWriter func(w http.ResponseWriter, status int, code, msg string)
 
 // submit queues j or writes the HTTP refusal with writeErr; false when
-// refused.
+// refused. An admitted job gets its request log line; refusals are counted
+// into the refusal summaries instead.
 func (s *Server) submit(w http.ResponseWriter, j *activeJob, writeErr errorWriter) bool {
 	err := s.sched.submit(j)
 	if err == nil {
+		s.log.Info("request", "job_id", j.id, "correlation_id", j.correlation, "prompt_chars", j.promptChars,
+			"prompt_hmac", j.promptHash, "prompt_tokens", len(j.prompt), "max_tokens", j.maxTokens)
 		return true
 	}
 	j.cancel(err)
 	switch {
 	case errors.Is(err, errQueueFull):
 		s.metrics.request(outcomeRejected)
+		s.refusals.note(codeQueueFull)
 		w.Header().Set("Retry-After", strconv.Itoa(s.sched.retryAfter()))
 		writeErr(w, http.StatusTooManyRequests, codeQueueFull, fmt.Sprintf("%d jobs already wait; retry later", s.cfg.QueueSize))
 	case errors.Is(err, errShutdown):
 		s.metrics.request(outcomeRejected)
+		s.refusals.note(codeShuttingDown)
 		writeErr(w, http.StatusServiceUnavailable, codeShuttingDown, "server is shutting down")
 	default:
 		s.metrics.request(outcomeInvalid)
+		s.refusals.note(codeDuplicateJob)
 		writeErr(w, http.StatusConflict, codeDuplicateJob, "job_id "+j.id+": "+err.Error())
 	}
 	return false
@@ -92,11 +131,7 @@ func (s *Server) submit(w http.ResponseWriter, j *activeJob, writeErr errorWrite
 // writeRequestError answers a validation failure with 400.
 func (s *Server) writeRequestError(w http.ResponseWriter, err error) {
 	s.metrics.request(outcomeInvalid)
-	var re *requestError
-	if errors.As(err, &re) {
-		writeJSONError(w, http.StatusBadRequest, codeInvalidRequest, re.Error())
-		return
-	}
+	s.refusals.note(codeInvalidRequest)
 	writeJSONError(w, http.StatusBadRequest, codeInvalidRequest, err.Error())
 }
 
@@ -107,11 +142,11 @@ func (s *Server) handleExecute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req ExecuteRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := decodeJSON(body, &req, false); err != nil {
 		s.writeRequestError(w, err)
 		return
 	}
-	j, err := s.newJob(&req)
+	j, err := s.newJob(r, &req, nil)
 	if err != nil {
 		s.writeRequestError(w, err)
 		return
@@ -180,7 +215,7 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req cancelRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := decodeJSON(body, &req, false); err != nil {
 		s.writeRequestError(w, err)
 		return
 	}
@@ -196,11 +231,33 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, resp)
 }
 
-func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	status := "healthy"
-	if !s.healthy.Load() {
-		status = "unhealthy"
+// Worker status values of GET /health.
+const (
+	statusReady    = "ready"    // accepting work, none running
+	statusBusy     = "busy"     // a job runs; new ones queue
+	statusDraining = "draining" // shutting down: no new work
+	statusFailed   = "failed"   // a residency check failed
+)
+
+// status is what GET /health reports.
+func (s *Server) status() string {
+	draining, busy := s.sched.state()
+	switch {
+	case !s.healthy.Load():
+		return statusFailed
+	case draining:
+		return statusDraining
+	case busy:
+		return statusBusy
 	}
+	return statusReady
+}
+
+// handleHealth answers 200 while the worker accepts work (ready or busy)
+// and 503 otherwise (draining or failed), so that load balancers and the
+// pool manager stop sending.
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	status := s.status()
 	i := s.info
 	body := map[string]any{
 		"status":               status,
@@ -223,7 +280,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		body["error"] = msg
 	}
 	code := http.StatusOK
-	if status != "healthy" {
+	if status != statusReady && status != statusBusy {
 		code = http.StatusServiceUnavailable
 	}
 	writeJSON(w, code, body)

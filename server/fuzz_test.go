@@ -3,6 +3,7 @@ package server
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzExecuteRequest decodes and validates arbitrary request bodies: never
@@ -13,13 +14,24 @@ func FuzzExecuteRequest(f *testing.F) {
 		`{"job_id":"a","prompt":"hi","max_tokens":2048,"temperature":2,"top_p":1,"top_k":512,"repetition_penalty":2,"min_p":1,"stop":["x"],"seed":18446744073709551615}`,
 		`{"job_id":"a","prompt":"hi","temperature":-1}`,
 		`{"job_id":1}`, `[]`, `null`, `{"stop":[null]}`,
+		"{\"job_id\":\"a\",\"prompt\":\"\xff\"}", `{"job_id":"a","prompt":"\ud800"}`, `{"JOB_ID":"a","prompt":"hi"}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var req ExecuteRequest
-		if err := decodeStrict(body, &req); err != nil {
+		if err := decodeJSON(body, &req, false); err != nil {
+			if _, ok := err.(*requestError); !ok {
+				t.Fatalf("decoding error %T is not a requestError", err)
+			}
 			return
+		}
+		// Text is taken as sent: no invalid UTF-8 or lone surrogate became
+		// U+FFFD on the way.
+		for _, s := range append([]string{req.JobID, req.Prompt}, req.Stop...) {
+			if strings.ContainsRune(s, utf8.RuneError) && !strings.Contains(string(body), "\uFFFD") && !strings.Contains(strings.ToLower(string(body)), `\ufffd`) {
+				t.Fatalf("accepted %q: U+FFFD in %q that the body did not send", body, s)
+			}
 		}
 		p, maxTokens, err := req.validate(512, 2048)
 		if err != nil {

@@ -51,24 +51,102 @@ func getOn(c net.Conn, br *bufio.Reader, path string) (*http.Response, error) {
 	return resp, err
 }
 
-func TestConnectionCapMakesTheNextConnectionWait(t *testing.T) {
-	_, addr := serveLimited(t, Config{}, nil)
-	// 64 keep-alive connections, each with one answered request: all slots
-	// are taken.
-	conns := make([]net.Conn, DefaultMaxConnections)
+// openIdle opens n keep-alive connections to addr, each with one answered
+// request to path; the test's cleanup closes them.
+func openIdle(t *testing.T, addr, path string, n int, header string) []net.Conn {
+	t.Helper()
+	conns := make([]net.Conn, n)
 	for i := range conns {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
-		if resp, err := getOn(c, bufio.NewReader(c), "/health"); err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("connection %d: %v %v", i+1, resp, err)
+		t.Cleanup(func() { c.Close() })
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: orc\r\n%s\r\n", path, header)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i+1, err)
 		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
 		conns[i] = c
 	}
-	// Connection 65 connects (the kernel's backlog takes it) but is not
-	// served while the others stay open.
+	return conns
+}
+
+// getWithin sends GET /health on a new connection and fails the test unless
+// it is answered 200 within d.
+func getWithin(t *testing.T, addr string, d time.Duration) time.Duration {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	c.SetDeadline(start.Add(d))
+	resp, err := getOn(c, bufio.NewReader(c), "/health")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("a new client's GET /health was not answered within %v: %v %v", d, resp, err)
+	}
+	return time.Since(start)
+}
+
+// closedByServer reports whether the server has closed c (a read sees EOF
+// or a reset within a second).
+func closedByServer(c net.Conn) bool {
+	c.SetReadDeadline(time.Now().Add(time.Second))
+	_, err := c.Read(make([]byte, 1))
+	var ne net.Error
+	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
+}
+
+func TestIdleConnectionsDoNotStarveNewOnes(t *testing.T) {
+	_, addr := serveLimited(t, Config{}, nil)
+	// 64 keep-alive connections, each with one answered request, stay open
+	// and idle: every slot is taken.
+	conns := openIdle(t, addr, "/health", DefaultMaxConnections, "")
+	// The next client is served at once: the idlest connection gives way.
+	took := getWithin(t, addr, time.Second)
+	t.Logf("connection %d answered after %v", DefaultMaxConnections+1, took)
+	if !closedByServer(conns[0]) {
+		t.Error("the longest-idle connection was not the one closed")
+	}
+}
+
+func TestUnauthorizedConnectionsAreClosed(t *testing.T) {
+	_, addr := serveLimited(t, Config{APIKey: "s3cret"}, nil)
+	// 64 clients without the key: each 401 closes its connection, so none
+	// holds a slot.
+	conns := openIdle(t, addr, "/metrics", DefaultMaxConnections, "Authorization: Bearer wrong\r\n")
+	for i, c := range conns {
+		if !closedByServer(c) {
+			t.Fatalf("connection %d stayed open after its 401", i+1)
+		}
+	}
+	getWithin(t, addr, time.Second)
+}
+
+func TestBusyConnectionsMakeTheNextWait(t *testing.T) {
+	// Two slots, both held by clients in the middle of sending a request:
+	// neither is closed for a newcomer, who waits until one is done.
+	_, addr := serveLimited(t, Config{Limits: Limits{MaxConnections: 2}}, nil)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	busy := make([]net.Conn, 2)
+	for i := range busy {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		busy[i] = c
+		io.WriteString(c, "GET /health HTTP/1.1\r\nHost: orc\r\nX-Filler: ")
+		wg.Add(1)
+		go func() { defer wg.Done(); dribbleUntil(c, stop) }() // the client is busy sending
+	}
+	defer func() { close(stop); wg.Wait() }()
+	time.Sleep(100 * time.Millisecond) // both accepted
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -84,18 +162,50 @@ func TestConnectionCapMakesTheNextConnectionWait(t *testing.T) {
 	}()
 	select {
 	case err := <-answered:
-		t.Fatalf("connection %d was served past the cap of %d (err %v)", DefaultMaxConnections+1, DefaultMaxConnections, err)
-	case <-time.After(300 * time.Millisecond):
+		t.Fatalf("a third client was served while both slots were busy (err %v)", err)
+	case <-time.After(4 * evictQuiet):
 	}
-	// Closing one frees its slot: 65 is served.
-	conns[0].Close()
+	busy[0].Close()
 	select {
 	case err := <-answered:
 		if err != nil {
-			t.Fatalf("connection %d after a slot was freed: %v", DefaultMaxConnections+1, err)
+			t.Fatalf("the third client after a slot was freed: %v", err)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatalf("connection %d still waits after a slot was freed", DefaultMaxConnections+1)
+		t.Fatal("the third client still waits after a slot was freed")
+	}
+}
+
+func TestSilentWebsocketsGiveWayToNewClients(t *testing.T) {
+	// Websockets that never send their request hold no job: with both slots
+	// taken by them, a new client is served at once.
+	_, addr := serveLimited(t, Config{Limits: Limits{MaxConnections: 2}}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for range 2 {
+		conn, _, err := websocket.Dial(ctx, "ws://"+addr+"/ws", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.CloseNow()
+	}
+	getWithin(t, addr, time.Second)
+}
+
+// dribbleUntil writes a byte of filler to c every 50 ms until stop is
+// closed or a write fails.
+func dribbleUntil(c net.Conn, stop <-chan struct{}) {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if _, err := c.Write([]byte("a")); err != nil {
+				return
+			}
+		}
 	}
 }
 
@@ -115,21 +225,7 @@ func dribble(addr, head string) (lived time.Duration, answer string, err error) 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				if _, err := c.Write([]byte("a")); err != nil {
-					return
-				}
-			}
-		}
-	}()
+	go func() { defer wg.Done(); dribbleUntil(c, stop) }()
 	// The server's answer (if any) and then EOF or a reset end the read.
 	c.SetReadDeadline(time.Now().Add(20 * time.Second))
 	b, rerr := io.ReadAll(c)
@@ -312,4 +408,35 @@ func TestWebsocketsGiveTheirConnectionSlotsBack(t *testing.T) {
 		t.Fatalf("a request after 5 websockets on 2 slots: %v", err)
 	}
 	resp.Body.Close()
+}
+
+func TestInputPendingPeeksWithoutReading(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	if inputPending(server) {
+		t.Fatal("input pending before the client wrote")
+	}
+	io.WriteString(client, "GET")
+	for deadline := time.Now().Add(5 * time.Second); !inputPending(server); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the client's bytes never showed as pending")
+		}
+	}
+	b := make([]byte, 3)
+	if _, err := io.ReadFull(server, b); err != nil || string(b) != "GET" || inputPending(server) {
+		t.Fatalf("after reading %q (%v), input pending %v: the peek consumed or kept bytes", b, err, inputPending(server))
+	}
 }

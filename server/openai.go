@@ -31,9 +31,11 @@ func writeOpenAIError(w http.ResponseWriter, status int, typ, code, param, msg s
 	writeJSON(w, status, map[string]any{"error": e})
 }
 
-// openAIRefusal turns a job refusal into OpenAI's error shape.
+// writeOpenAIRequestError answers a validation failure with 400 in
+// OpenAI's error shape, naming the field as param.
 func (s *Server) writeOpenAIRequestError(w http.ResponseWriter, err error) {
 	s.metrics.request(outcomeInvalid)
+	s.refusals.note(codeInvalidRequest)
 	var re *requestError
 	if errors.As(err, &re) {
 		writeOpenAIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", re.Field, re.Error())
@@ -53,7 +55,7 @@ func (s *stringOrList) UnmarshalJSON(b []byte) error {
 	}
 	var many []string
 	if err := json.Unmarshal(b, &many); err != nil {
-		return fmt.Errorf("must be a string or an array of strings")
+		return errors.New("must be a string or an array of strings")
 	}
 	*s = many
 	return nil
@@ -72,13 +74,17 @@ func (c *messageContent) UnmarshalJSON(b []byte) error {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}
-	if err := json.Unmarshal(b, &parts); err != nil {
-		return fmt.Errorf("content must be a string or an array of text parts")
+	if err := decodeJSON(b, &parts, false); err != nil {
+		var re *requestError
+		if errors.As(err, &re) && re.Field != "body" {
+			return err
+		}
+		return errors.New("must be a string or an array of text parts")
 	}
 	var sb strings.Builder
-	for _, p := range parts {
+	for i, p := range parts {
 		if p.Type != "text" {
-			return fmt.Errorf("content part type %q is not supported (text only)", p.Type)
+			return invalid(fmt.Sprintf("[%d].type", i), "content part type %q is not supported (text only)", p.Type)
 		}
 		sb.WriteString(p.Text)
 	}
@@ -86,7 +92,9 @@ func (c *messageContent) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// openAISampling are the fields both endpoints share.
+// openAISampling are the fields both endpoints share. Fields of OpenAI's
+// API that would change the result and that orc does not implement are
+// refused when set (checkUnsupported), never ignored.
 type openAISampling struct {
 	Model             string       `json:"model"`
 	MaxTokens         *int         `json:"max_tokens"`
@@ -99,26 +107,86 @@ type openAISampling struct {
 	Seed              *uint64      `json:"seed"`
 	Stop              stringOrList `json:"stop"`
 	Stream            bool         `json:"stream"`
-	N                 *int         `json:"n"`
-	User              string       `json:"user"`
-	// Accepted for compatibility; orc has no equivalent and ignores them.
-	FrequencyPenalty *float64        `json:"frequency_penalty"`
-	PresencePenalty  *float64        `json:"presence_penalty"`
-	StreamOptions    json.RawMessage `json:"stream_options"`
-	Logprobs         json.RawMessage `json:"logprobs"`
+	StreamOptions     *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	User string `json:"user"`
+
+	N                *int               `json:"n"`
+	FrequencyPenalty *float64           `json:"frequency_penalty"`
+	PresencePenalty  *float64           `json:"presence_penalty"`
+	LogitBias        map[string]float64 `json:"logit_bias"`
+	Logprobs         json.RawMessage    `json:"logprobs"` // a bool (chat) or an integer (completions)
+	TopLogprobs      *int               `json:"top_logprobs"`
+	ResponseFormat   *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
+	Tools     []json.RawMessage `json:"tools"`
+	Functions []json.RawMessage `json:"functions"`
 }
 
-func (o *openAISampling) toExecute(prompt string) (*ExecuteRequest, error) {
-	if o.N != nil && *o.N != 1 {
-		return nil, invalid("n", "only n = 1 is supported")
+// checkUnsupported refuses the fields that would change the result and
+// that orc does not implement, when they ask for anything but the default.
+func (o *openAISampling) checkUnsupported() error {
+	switch {
+	case o.N != nil && *o.N != 1:
+		return invalid("n", "only n = 1 is supported (one choice per request), got %d", *o.N)
+	case len(o.LogitBias) > 0:
+		return invalid("logit_bias", "token biases are not supported")
+	case len(o.Logprobs) > 0 && string(o.Logprobs) != "null" && string(o.Logprobs) != "false" && string(o.Logprobs) != "0":
+		return invalid("logprobs", "log probabilities are not supported")
+	case o.TopLogprobs != nil && *o.TopLogprobs != 0:
+		return invalid("top_logprobs", "log probabilities are not supported")
+	case o.ResponseFormat != nil && o.ResponseFormat.Type != "" && o.ResponseFormat.Type != "text":
+		return invalid("response_format", "only type \"text\" is supported, got %q", o.ResponseFormat.Type)
+	case len(o.Tools) > 0:
+		return invalid("tools", "tool calls are not supported")
+	case len(o.Functions) > 0:
+		return invalid("functions", "function calls are not supported")
 	}
-	if len(o.Logprobs) > 0 && string(o.Logprobs) != "null" && string(o.Logprobs) != "false" {
-		return nil, invalid("logprobs", "log probabilities are not supported")
+	return penalties(o.FrequencyPenalty, o.PresencePenalty)
+}
+
+// penalties is the one place frequency_penalty and presence_penalty are
+// handled: OpenAI's range is [-2, 2], and until the sampler has the two
+// penalties, any value but 0 is refused rather than ignored. When
+// runtime/sample.Params gains FrequencyPenalty and PresencePenalty, this
+// passes them through instead.
+func penalties(frequency, presence *float64) error {
+	for _, p := range []struct {
+		field string
+		v     *float64
+	}{{"frequency_penalty", frequency}, {"presence_penalty", presence}} {
+		switch {
+		case p.v == nil || *p.v == 0:
+		case !(*p.v >= -2 && *p.v <= 2):
+			return invalid(p.field, "must be between -2 and 2, got %v", *p.v)
+		default:
+			return invalid(p.field, "not supported yet; send 0 or leave it out (repetition_penalty is supported)")
+		}
 	}
-	req := &ExecuteRequest{JobID: "cmpl-" + newID(), Prompt: prompt, MaxTokens: o.MaxTokens, Temperature: o.Temperature,
+	return nil
+}
+
+// toExecute maps the request onto the worker API's; max_tokens above the
+// worker's ceiling is capped to it (many OpenAI clients send 4096), as
+// llama.cpp's server does: generation then ends with finish_reason
+// "length" at the ceiling or when the context is full.
+func (o *openAISampling) toExecute(maxTokensOut int) (*ExecuteRequest, error) {
+	if err := o.checkUnsupported(); err != nil {
+		return nil, err
+	}
+	req := &ExecuteRequest{JobID: "cmpl-" + newID(), MaxTokens: o.MaxTokens, Temperature: o.Temperature,
 		TopP: o.TopP, TopK: o.TopK, MinP: o.MinP, RepetitionPenalty: o.RepetitionPenalty, Seed: o.Seed, Stop: o.Stop}
 	if o.MaxCompletion != nil {
 		req.MaxTokens = o.MaxCompletion
+	}
+	switch {
+	case req.MaxTokens == nil:
+	case *req.MaxTokens < 1:
+		return nil, invalid("max_tokens", "must be at least 1, got %d", *req.MaxTokens)
+	case *req.MaxTokens > maxTokensOut:
+		req.MaxTokens = &maxTokensOut
 	}
 	return req, nil
 }
@@ -152,21 +220,27 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		s.writeOpenAIRequestError(w, invalid("prompt", "exactly one prompt string is supported"))
 		return
 	}
-	exec, err := req.toExecute(req.Prompt[0])
-	if err == nil && exec.MaxTokens == nil {
-		sixteen := 16 // OpenAI's default for completions
-		exec.MaxTokens = &sixteen
-	}
+	exec, err := req.toExecute(s.cfg.MaxTokensOut)
 	if err != nil {
 		s.writeOpenAIRequestError(w, err)
 		return
 	}
-	s.serveOpenAI(w, r, exec, false, req.Stream, nil)
+	exec.Prompt = req.Prompt[0]
+	if exec.MaxTokens == nil {
+		sixteen := 16 // OpenAI's default for completions
+		exec.MaxTokens = &sixteen
+	}
+	s.serveOpenAI(w, r, exec, &req.openAISampling, nil, nil)
 }
 
 func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 	var req chatRequest
 	if err := s.decodeOpenAI(w, r, &req); err != nil {
+		s.writeOpenAIRequestError(w, err)
+		return
+	}
+	exec, err := req.toExecute(s.cfg.MaxTokensOut)
+	if err != nil {
 		s.writeOpenAIRequestError(w, err)
 		return
 	}
@@ -179,21 +253,17 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 		switch m.Role {
 		case "system", "developer", "user", "assistant":
 		default:
-			s.writeOpenAIRequestError(w, invalid("messages", "message %d has unsupported role %q", i, m.Role))
+			s.writeOpenAIRequestError(w, invalid(fmt.Sprintf("messages[%d].role", i), "unsupported role %q (system, developer, user or assistant)", m.Role))
 			return
 		}
 		msgs[i] = tokenizer.Message{Role: m.Role, Content: string(m.Content)}
 	}
-	prompt, err := tokenizer.RenderChat(s.tok.Info().Chat, msgs, true)
+	prompt, err := tokenizer.RenderChatPrompt(s.tok.Info().Chat, msgs, true)
 	if err != nil {
 		s.writeOpenAIRequestError(w, invalid("messages", "%v", err))
 		return
 	}
-	exec, err := req.toExecute(prompt)
-	if err != nil {
-		s.writeOpenAIRequestError(w, err)
-		return
-	}
+	exec.Prompt = prompt.Text
 	exec.JobID = "chatcmpl-" + newID()
 	var frames *harmonyTokens
 	if s.tok.Info().Chat == tokenizer.ChatHarmony {
@@ -203,7 +273,7 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.serveOpenAI(w, r, exec, true, req.Stream, frames)
+	s.serveOpenAI(w, r, exec, &req.openAISampling, &prompt, frames)
 }
 
 func (s *Server) decodeOpenAI(w http.ResponseWriter, r *http.Request, v any) error {
@@ -211,17 +281,16 @@ func (s *Server) decodeOpenAI(w http.ResponseWriter, r *http.Request, v any) err
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(body, v); err != nil {
-		return invalid("body", "invalid JSON: %v", err)
-	}
-	return nil
+	return decodeJSON(body, v, true)
 }
 
 // serveOpenAI runs a job and answers in OpenAI's shapes, streamed as
-// "data:" chunks ending with [DONE], or as one JSON object. With Harmony
-// frames (gpt-oss chat) the analysis channel goes to reasoning_content.
-func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *ExecuteRequest, chat, streaming bool, frames *harmonyTokens) {
-	j, err := s.newJob(exec)
+// "data:" chunks ending with [DONE], or as one JSON object; a chat request
+// comes with its rendered conversation. With Harmony frames (gpt-oss chat)
+// the analysis channel goes to reasoning_content.
+func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *ExecuteRequest, o *openAISampling, conversation *tokenizer.ChatPrompt, frames *harmonyTokens) {
+	chat, streaming := conversation != nil, o.Stream
+	j, err := s.newJob(r, exec, conversation)
 	if err != nil {
 		s.writeOpenAIRequestError(w, err)
 		return
@@ -299,13 +368,16 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *Execu
 			}
 		case endEvent:
 			tokens = d.TokensOut
-			finish = "stop"
-			if d.StopReason == runtime.StopMaxTokens || d.StopReason == runtime.StopContext {
-				finish = "length"
-			}
+			finish = finishReason(d.StopReason)
 			if streaming {
 				if err := chunk("", "", &finish); err != nil {
 					return err
+				}
+				if o.StreamOptions != nil && o.StreamOptions.IncludeUsage {
+					if err := sse.dataJSON(map[string]any{"id": j.id, "object": object + ".chunk", "created": created, "model": s.info.Model,
+						"choices": []any{}, "usage": usage(len(j.prompt), tokens)}); err != nil {
+						return err
+					}
 				}
 				return sse.data([]byte("[DONE]"))
 			}
@@ -334,8 +406,21 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *Execu
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": j.id, "object": object, "created": created, "model": s.info.Model,
 		"choices": []any{choice("", text.String(), &finish)},
-		"usage":   map[string]int{"prompt_tokens": len(j.prompt), "completion_tokens": tokens, "total_tokens": len(j.prompt) + tokens},
+		"usage":   usage(len(j.prompt), tokens),
 	})
+}
+
+func usage(prompt, completion int) map[string]int {
+	return map[string]int{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+}
+
+// finishReason is OpenAI's name for why generation ended: "stop" at end of
+// text or a stop string, "length" when max_tokens or the context ran out.
+func finishReason(stopReason string) string {
+	if stopReason == runtime.StopEOS || stopReason == "stop" {
+		return "stop"
+	}
+	return "length"
 }
 
 // writeOpenAIRefusal writes a queue refusal in OpenAI's error shape.

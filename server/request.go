@@ -3,7 +3,6 @@ package server
 import (
 	"crypto/rand"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -53,19 +52,6 @@ func (e *requestError) Error() string { return e.Field + ": " + e.Message }
 
 func invalid(field, format string, args ...any) *requestError {
 	return &requestError{Field: field, Message: fmt.Sprintf(format, args...)}
-}
-
-// decodeStrict decodes JSON, refusing unknown fields and trailing data.
-func decodeStrict(body []byte, v any) error {
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return invalid("body", "invalid JSON: %v", err)
-	}
-	if dec.More() {
-		return invalid("body", "trailing data after the JSON object")
-	}
-	return nil
 }
 
 // validate checks every field against the worker API's ranges and returns the

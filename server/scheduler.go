@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/llama-orch/orc/runtime"
 )
 
 // Causes of a job's context ending early.
@@ -30,6 +32,11 @@ type activeJob struct {
 	cancelled bool
 	delivered int // token events delivered to the client
 	enqueued  time.Time
+	// correlation is the request's X-Correlation-Id, in every log line of
+	// the job.
+	correlation string
+	promptChars int
+	promptHash  string // promptHash of the prompt text
 }
 
 // emit hands an event to the consumer, or drops it once the consumer is gone.
@@ -60,14 +67,14 @@ type scheduler struct {
 	mu       sync.Mutex
 	jobs     map[string]*activeJob // queued or running, by job id
 	draining bool
+	running  *activeJob // nil between jobs
+	started  time.Time  // of the running job
+	pace     pace
 	idle     sync.WaitGroup // running + queued jobs
-	// avgJob is an exponentially weighted mean of job durations, for
-	// Retry-After.
-	avgJob time.Duration
 }
 
 func newScheduler(queueSize int) *scheduler {
-	return &scheduler{queue: make(chan *activeJob, queueSize), jobs: map[string]*activeJob{}, avgJob: time.Second}
+	return &scheduler{queue: make(chan *activeJob, queueSize), jobs: map[string]*activeJob{}, pace: initialPace}
 }
 
 var (
@@ -95,11 +102,19 @@ func (s *scheduler) submit(j *activeJob) error {
 	return nil
 }
 
-// finish forgets j and folds its duration into the average.
-func (s *scheduler) finish(j *activeJob, took time.Duration) {
+// start marks j as the running job.
+func (s *scheduler) start(j *activeJob) {
+	s.mu.Lock()
+	s.running, s.started = j, time.Now()
+	s.mu.Unlock()
+}
+
+// finish forgets j and folds what its run measured into the pace.
+func (s *scheduler) finish(j *activeJob, res runtime.GenerateResult, ended bool) {
 	s.mu.Lock()
 	delete(s.jobs, j.id)
-	s.avgJob = (s.avgJob*3 + took) / 4
+	s.running = nil
+	s.pace.observe(j, res, ended)
 	s.mu.Unlock()
 	s.idle.Done()
 }
@@ -112,14 +127,28 @@ func (s *scheduler) lookup(id string) *activeJob {
 
 func (s *scheduler) depth() int { return len(s.queue) }
 
-// retryAfter is the documented back-off: the expected time for the queue
-// ahead to drain (queued jobs + the running one times the mean job time),
-// rounded up to whole seconds, at least 1.
+// retryAfter is the documented back-off: the expected work ahead of a new
+// job (the running job's expected remainder plus every queued job's
+// expected time, by pace), rounded up to whole seconds, at least 1.
 func (s *scheduler) retryAfter() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	d := time.Duration(len(s.queue)+1) * s.avgJob
-	return max(1, int((d+time.Second-1)/time.Second))
+	var ahead time.Duration
+	for _, j := range s.jobs {
+		d := s.pace.expect(j)
+		if j == s.running {
+			d = max(0, d-time.Since(s.started))
+		}
+		ahead += d
+	}
+	return max(1, int((ahead+time.Second-1)/time.Second))
+}
+
+// state says whether new jobs are refused and whether one runs.
+func (s *scheduler) state() (draining, busy bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.draining, s.running != nil
 }
 
 // drain refuses new jobs from now on.

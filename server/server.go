@@ -7,9 +7,6 @@
 package server
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -32,18 +29,23 @@ type Config struct {
 	APIKey            string // when set, every endpoint but GET /health needs it as a Bearer token
 	Limits            Limits // connections and timeouts; zero fields take defaults
 	Logger            *slog.Logger
+	// RefusalLogInterval is the least time between two log lines
+	// summarising refused requests. Default 10 s.
+	RefusalLogInterval time.Duration
 }
 
 // Server is the HTTP front of one device.
 type Server struct {
-	cfg     Config
-	dev     runtime.Device
-	tok     tokenizer.Tokenizer
-	info    runtime.Info // cached at start: /health makes no device call
-	log     *slog.Logger
-	sched   *scheduler
-	metrics *metrics
-	started time.Time
+	cfg      Config
+	dev      runtime.Device
+	tok      tokenizer.Tokenizer
+	info     runtime.Info // cached at start: /health makes no device call
+	log      *slog.Logger
+	sched    *scheduler
+	slots    *connSlots
+	refusals *refusalLog
+	metrics  *metrics
+	started  time.Time
 
 	healthy      atomic.Bool
 	healthMsg    atomic.Value // string
@@ -76,15 +78,20 @@ func New(cfg Config, dev runtime.Device, tok tokenizer.Tokenizer) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.RefusalLogInterval <= 0 {
+		cfg.RefusalLogInterval = 10 * time.Second
+	}
 	cfg.Limits = cfg.Limits.withDefaults()
 	s := &Server{
 		cfg: cfg, dev: dev, tok: tok, info: dev.Info(),
 		log:       cfg.Logger.With("worker_id", cfg.WorkerID, "gpu_device", dev.Info().Device),
 		sched:     newScheduler(cfg.QueueSize),
+		slots:     newConnSlots(cfg.Limits.MaxConnections),
 		started:   time.Now(),
 		shutdown:  make(chan struct{}),
 		stopCheck: make(chan struct{}),
 	}
+	s.refusals = newRefusalLog(s.log, cfg.RefusalLogInterval)
 	s.metrics = newMetrics(func() int64 { return s.info.VRAMBytesUsed }, s.sched.depth)
 	s.healthy.Store(true)
 	s.healthMsg.Store("")
@@ -101,9 +108,13 @@ func (s *Server) Start() {
 // ShutdownRequested is closed by POST /shutdown or RequestShutdown.
 func (s *Server) ShutdownRequested() <-chan struct{} { return s.shutdown }
 
-// RequestShutdown asks the owner of the server (orcrun serve) to drain and
+// RequestShutdown refuses new work from now on (GET /health says
+// draining) and asks the owner of the server (orcrun serve) to drain and
 // exit; SIGTERM does the same.
-func (s *Server) RequestShutdown() { s.shutdownOnce.Do(func() { close(s.shutdown) }) }
+func (s *Server) RequestShutdown() {
+	s.sched.drain()
+	s.shutdownOnce.Do(func() { close(s.shutdown) })
+}
 
 // Drain refuses new requests, lets queued and running jobs finish within
 // the grace period, cancels what remains, and stops the worker.
@@ -118,6 +129,7 @@ func (s *Server) Drain() {
 		<-done
 	}
 	s.closeOnce.Do(func() { close(s.sched.queue); close(s.stopCheck) })
+	s.refusals.flush()
 }
 
 func (s *Server) checkResidency() {
@@ -137,52 +149,6 @@ func (s *Server) checkResidency() {
 	}
 }
 
-// Handler routes every endpoint.
-func (s *Server) Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /execute", s.handleExecute)
-	mux.HandleFunc("POST /cancel", s.handleCancel)
-	mux.HandleFunc("GET /health", s.handleHealth)
-	mux.HandleFunc("GET /metrics", s.handleMetrics)
-	mux.HandleFunc("POST /shutdown", s.handleShutdown)
-	mux.HandleFunc("GET /ws", s.handleWebsocket)
-	mux.HandleFunc("GET /v1/models", s.handleModels)
-	mux.HandleFunc("POST /v1/completions", s.handleCompletions)
-	mux.HandleFunc("POST /v1/chat/completions", s.handleChatCompletions)
-	var h http.Handler = mux
-	if s.cfg.APIKey != "" {
-		h = withAPIKey(s.cfg.APIKey, h)
-	}
-	return s.withCorrelationID(h)
-}
-
-type ctxKey int
-
-const correlationKey ctxKey = 0
-
-// withCorrelationID echoes X-Correlation-Id, or makes one, on every response.
-func (s *Server) withCorrelationID(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("X-Correlation-Id")
-		if id == "" || len(id) > 128 {
-			id = newID()
-		}
-		w.Header().Set("X-Correlation-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), correlationKey, id)))
-	})
-}
-
-func correlationID(r *http.Request) string {
-	v, _ := r.Context().Value(correlationKey).(string)
-	return v
-}
-
-func newID() string {
-	var b [12]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 // HTTPServer wraps the handler with timeouts that make slow clients
 // harmless (Config.Limits); serve it on Listener.
 func (s *Server) HTTPServer(addr string) *http.Server {
@@ -197,5 +163,7 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 		// own inference timeout, each streamed event its own write deadline
 		// (Limits.StreamWriteTimeout), and a vanished client cancels its job.
 		MaxHeaderBytes: 64 << 10,
+		ConnState:      s.slots.track,
+		ConnContext:    withConn,
 	}
 }

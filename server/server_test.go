@@ -36,11 +36,24 @@ func TestValidationRules(t *testing.T) {
 		{"five stop strings", "stop", `{"job_id":"a","prompt":"hi","stop":["a","b","c","d","e"]}`},
 		{"empty stop string", "stop", `{"job_id":"a","prompt":"hi","stop":[""]}`},
 		{"stop string of 33 tokens", "stop", `{"job_id":"a","prompt":"hi","stop":["` + strings.Repeat("zq ", 40) + `"]}`},
-		{"seed negative", "body", `{"job_id":"a","prompt":"hi","seed":-1}`},
-		{"seed too large", "body", `{"job_id":"a","prompt":"hi","seed":18446744073709551616}`},
-		{"unknown field", "body", `{"job_id":"a","prompt":"hi","bogus":1}`},
+		{"seed negative", "seed", `{"job_id":"a","prompt":"hi","seed":-1}`},
+		{"seed too large", "seed", `{"job_id":"a","prompt":"hi","seed":18446744073709551616}`},
+		{"unknown field", "bogus", `{"job_id":"a","prompt":"hi","bogus":1}`},
 		{"not JSON", "body", `{"job_id":`},
-		{"wrong type", "body", `{"job_id":"a","prompt":"hi","max_tokens":"ten"}`},
+		{"trailing data", "body", `{"job_id":"a","prompt":"hi"} {}`},
+		{"not an object", "body", `["a"]`},
+		{"wrong type", "max_tokens", `{"job_id":"a","prompt":"hi","max_tokens":"ten"}`},
+		{"fractional max_tokens", "max_tokens", `{"job_id":"a","prompt":"hi","max_tokens":1.5}`},
+		{"job_id a number", "job_id", `{"job_id":1,"prompt":"hi"}`},
+		{"stop not a list", "stop", `{"job_id":"a","prompt":"hi","stop":"x"}`},
+		{"stop list of numbers", "stop[0]", `{"job_id":"a","prompt":"hi","stop":[1]}`},
+		{"keys in capitals", "JOB_ID", `{"JOB_ID":"a","PROMPT":"hi"}`},
+		{"key case mixed", "Prompt", `{"job_id":"a","Prompt":"hi"}`},
+		{"invalid UTF-8", "prompt", "{\"job_id\":\"a\",\"prompt\":\"caf\xc3\xa9\xff\"}"},
+		{"invalid UTF-8 in job_id", "job_id", "{\"job_id\":\"\xc0\xaf\",\"prompt\":\"hi\"}"},
+		{"lone high surrogate", "prompt", `{"job_id":"a","prompt":"x\ud83d"}`},
+		{"lone low surrogate", "prompt", `{"job_id":"a","prompt":"\ude00x"}`},
+		{"high surrogate, then no low one", "prompt", `{"job_id":"a","prompt":"\ud83d\u0041"}`},
 	}
 	for _, c := range cases {
 		resp, err := http.Post(hs.URL+"/execute", "application/json", strings.NewReader(c.body))
@@ -50,9 +63,20 @@ func TestValidationRules(t *testing.T) {
 		var body struct{ Code, Message string }
 		json.NewDecoder(resp.Body).Decode(&body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest || body.Code != codeInvalidRequest || !strings.HasPrefix(body.Message, c.field) {
+		if resp.StatusCode != http.StatusBadRequest || body.Code != codeInvalidRequest || !strings.HasPrefix(body.Message, c.field+": ") {
 			t.Errorf("%s: status %d, body %+v; want 400 INVALID_REQUEST naming %q", c.name, resp.StatusCode, body, c.field)
 		}
+		// The answer is in the API's words: no Go type or struct names.
+		for _, goWord := range []string{"Go struct", "ExecuteRequest", "uint64", "*", "json:"} {
+			if strings.Contains(body.Message, goWord) {
+				t.Errorf("%s: message %q speaks Go (%q)", c.name, body.Message, goWord)
+			}
+		}
+	}
+	// A surrogate pair is one valid character: accepted.
+	evs := collect(t, postExecute(t, hs.URL, json.RawMessage(`{"job_id":"pair","prompt":"Once \ud83d\ude00","max_tokens":2}`)))
+	if evs[len(evs)-1].Name != evEnd {
+		t.Fatalf("a prompt with a surrogate pair ended with %v", evs[len(evs)-1])
 	}
 }
 
@@ -203,12 +227,19 @@ func TestDisconnectAbortsJob(t *testing.T) {
 	}
 }
 
+// fillQueue starts a long job and queues one behind it: a server with
+// QueueSize 1 then refuses the next with 429 until the test ends.
+func fillQueue(t *testing.T, base string) {
+	t.Helper()
+	_, running := longJob(t, base, "running")
+	t.Cleanup(func() { running.Body.Close() })
+	queued := postExecute(t, base, map[string]any{"job_id": "queued", "prompt": "hello", "max_tokens": 2})
+	t.Cleanup(func() { queued.Body.Close() })
+}
+
 func TestQueueFullGets429(t *testing.T) {
 	_, hs := startServer(t, "stories", Config{QueueSize: 1})
-	_, running := longJob(t, hs.URL, "running")
-	defer running.Body.Close()
-	queued := postExecute(t, hs.URL, map[string]any{"job_id": "queued", "prompt": "hello", "max_tokens": 2})
-	defer queued.Body.Close()
+	fillQueue(t, hs.URL)
 	refused := postExecute(t, hs.URL, map[string]any{"job_id": "refused", "prompt": "hello", "max_tokens": 2})
 	refused.Body.Close()
 	if refused.StatusCode != http.StatusTooManyRequests || refused.Header.Get("Retry-After") == "" {
@@ -276,7 +307,7 @@ func TestHealthAndMetrics(t *testing.T) {
 			t.Errorf("/health lacks %q: %v", k, h)
 		}
 	}
-	if h["status"] != "healthy" || h["vocab_size"].(float64) != 512 || h["context_length"].(float64) != 512 {
+	if h["status"] != statusReady || h["vocab_size"].(float64) != 512 || h["context_length"].(float64) != 512 {
 		t.Errorf("/health %v", h)
 	}
 	if resp.Header.Get("X-Correlation-Id") == "" {

@@ -13,19 +13,21 @@ import (
 // work runs queued jobs one at a time until the queue is closed.
 func (s *Server) work() {
 	for j := range s.sched.queue {
-		start := time.Now()
-		s.run(j)
-		s.sched.finish(j, time.Since(start))
+		s.sched.start(j)
+		res, ended := s.run(j)
+		s.sched.finish(j, res, ended)
 	}
 }
 
-// run executes one job and ends its stream with exactly one terminal event.
-func (s *Server) run(j *activeJob) {
-	log := s.log.With("job_id", j.id)
+// run executes one job and ends its stream with exactly one terminal event;
+// it returns what the generation measured and whether the job ended
+// normally.
+func (s *Server) run(j *activeJob) (res runtime.GenerateResult, ended bool) {
+	log := s.log.With("job_id", j.id, "correlation_id", j.correlation)
 	defer j.cancel(nil)
 	if context.Cause(j.ctx) != nil {
 		s.failJob(j, log, context.Cause(j.ctx))
-		return
+		return res, false
 	}
 	start := time.Now()
 	log.Info("execute_start", "prompt_tokens", len(j.prompt), "max_tokens", j.maxTokens, "seed", j.sampling.Seed)
@@ -34,7 +36,7 @@ func (s *Server) run(j *activeJob) {
 	seq, err := s.dev.NewSequence(min(len(j.prompt)+j.maxTokens, s.info.ContextLength))
 	if err != nil {
 		s.failJob(j, log, err)
-		return
+		return res, false
 	}
 	defer seq.Close()
 
@@ -67,7 +69,7 @@ func (s *Server) run(j *activeJob) {
 		emit(channel, text)
 		return stopped
 	}
-	res, err := runtime.Generate(j.ctx, seq, j.prompt, runtime.GenerateParams{
+	res, err = runtime.Generate(j.ctx, seq, j.prompt, runtime.GenerateParams{
 		Sampling:      j.sampling,
 		MaxTokens:     j.maxTokens,
 		StopTokens:    s.tok.Info().StopIDs,
@@ -86,7 +88,7 @@ func (s *Server) run(j *activeJob) {
 	if err != nil {
 		s.metrics.generated(len(res.Tokens), ttft, res.DecodeDuration)
 		s.failJob(j, log, err)
-		return
+		return res, false
 	}
 	reason := res.StopReason
 	if reason == runtime.StopStopped {
@@ -100,25 +102,22 @@ func (s *Server) run(j *activeJob) {
 	log.Info("execute_end", "tokens_out", len(res.Tokens), "stop_reason", reason,
 		"ttft_ms", ttft.Milliseconds(), "decode_ms", res.DecodeDuration.Milliseconds(), "duration_ms", time.Since(start).Milliseconds())
 	j.emit(event{evEnd, endEvent{TokensOut: len(res.Tokens), DecodeTimeMs: res.DecodeDuration.Milliseconds(), StopReason: reason}})
+	return res, true
 }
 
 // failJob ends a job's stream with the error event its cause calls for.
 func (s *Server) failJob(j *activeJob, log *slog.Logger, err error) {
-	e := errorEvent{Code: codeInternal, Message: err.Error()}
+	e := newErrorEvent(codeInternal, err.Error())
 	outcome := outcomeError
 	switch {
 	case errors.Is(err, errCancelled), errors.Is(err, errDisconnected):
-		e = errorEvent{Code: codeCancelled, Message: err.Error()}
-		outcome = outcomeCancelled
+		e, outcome = newErrorEvent(codeCancelled, err.Error()), outcomeCancelled
 	case errors.Is(err, errTimeout):
-		e = errorEvent{Code: codeInferenceTimeout, Message: "job ran past the inference timeout of " + s.cfg.InferenceTimeout.String(), Retriable: true}
-		outcome = outcomeTimeout
+		e, outcome = newErrorEvent(codeInferenceTimeout, "job ran past the inference timeout of "+s.cfg.InferenceTimeout.String()), outcomeTimeout
 	case errors.Is(err, errShutdown):
-		e = errorEvent{Code: codeShuttingDown, Message: "server is shutting down", Retriable: true}
-		outcome = outcomeCancelled
+		e, outcome = newErrorEvent(codeShuttingDown, "server is shutting down"), outcomeCancelled
 	case errors.Is(err, runtime.ErrOutOfMemory):
-		e = errorEvent{Code: codeVRAMOOM, Message: err.Error(), Retriable: true}
-		outcome = outcomeOOM
+		e, outcome = newErrorEvent(codeVRAMOOM, err.Error()), outcomeOOM
 	}
 	s.metrics.request(outcome)
 	log.Warn("error", "code", e.Code, "message", e.Message)

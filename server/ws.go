@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -15,10 +16,19 @@ import (
 // {"event": NAME, "data": {...}} carrying exactly the events of POST
 // /execute, ending with one terminal event, then closes normally. A
 // message {"cancel": true} from the client, or closing the socket, cancels
-// the job. A request refused before it starts gets one error event.
+// the job. A request refused before it starts, or not sent within
+// Limits.ReadTimeout, gets one error event and a close frame (policy
+// violation).
 type wsMessage struct {
 	Event string `json:"event"`
 	Data  any    `json:"data"`
+}
+
+// wsRead is one message read from the client, or the read's error.
+type wsRead struct {
+	typ  websocket.MessageType
+	body []byte
+	err  error
 }
 
 func (s *Server) handleWebsocket(w http.ResponseWriter, r *http.Request) {
@@ -41,29 +51,64 @@ func (s *Server) handleWebsocket(w http.ResponseWriter, r *http.Request) {
 		return conn.Write(wctx, websocket.MessageText, b)
 	}
 	refuse := func(code, msg string) {
-		send(event{evError, errorEvent{Code: code, Message: msg}})
+		send(event{evError, newErrorEvent(code, msg)})
 		conn.Close(websocket.StatusPolicyViolation, code)
 	}
 
-	rctx, rdone := context.WithTimeout(ctx, 30*time.Second)
-	typ, body, err := conn.Read(rctx)
-	rdone()
-	if err != nil {
+	// One reader for the socket's life: the execute request, then cancels.
+	// (A read whose context ends closes the socket without a close frame,
+	// so the first message's deadline is a timer here, not a context.)
+	reads := make(chan wsRead)
+	go func() {
+		defer close(reads)
+		for {
+			typ, body, err := conn.Read(ctx)
+			select {
+			case reads <- wsRead{typ, body, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	// Until its request arrives the socket holds nothing in flight: a new
+	// client may take its connection slot.
+	s.slots.setQuiet(connOf(r), true)
+	deadline := time.NewTimer(s.cfg.Limits.ReadTimeout)
+	defer deadline.Stop()
+	var first wsRead
+	select {
+	case m, ok := <-reads:
+		if !ok {
+			return // the handler's context ended
+		}
+		first = m
+	case <-deadline.C:
+		s.refusals.note(codeRequestTimeout)
+		refuse(codeRequestTimeout, fmt.Sprintf("no execute request within %v of connecting", s.cfg.Limits.ReadTimeout))
 		return
 	}
-	if typ != websocket.MessageText {
+	s.slots.setQuiet(connOf(r), false)
+	if first.err != nil {
+		return
+	}
+	if first.typ != websocket.MessageText {
+		s.metrics.request(outcomeInvalid)
+		s.refusals.note(codeInvalidRequest)
 		refuse(codeInvalidRequest, "the first message must be a JSON execute request")
 		return
 	}
 	var req ExecuteRequest
-	if err := decodeStrict(body, &req); err != nil {
-		s.metrics.request(outcomeInvalid)
-		refuse(codeInvalidRequest, err.Error())
-		return
+	err = decodeJSON(first.body, &req, false)
+	var j *activeJob
+	if err == nil {
+		j, err = s.newJob(r, &req, nil)
 	}
-	j, err := s.newJob(&req)
 	if err != nil {
 		s.metrics.request(outcomeInvalid)
+		s.refusals.note(codeInvalidRequest)
 		refuse(codeInvalidRequest, err.Error())
 		return
 	}
@@ -73,9 +118,8 @@ func (s *Server) handleWebsocket(w http.ResponseWriter, r *http.Request) {
 	// Reading runs beside streaming: a cancel message or a closed socket
 	// ends the job.
 	go func() {
-		for {
-			_, msg, err := conn.Read(ctx)
-			if err != nil {
+		for m := range reads {
+			if m.err != nil {
 				j.markCancelled(errDisconnected)
 				cancel()
 				return
@@ -83,14 +127,14 @@ func (s *Server) handleWebsocket(w http.ResponseWriter, r *http.Request) {
 			var c struct {
 				Cancel bool `json:"cancel"`
 			}
-			if json.Unmarshal(msg, &c) == nil && c.Cancel {
+			if json.Unmarshal(m.body, &c) == nil && c.Cancel {
 				j.markCancelled(errCancelled)
 			}
 		}
 	}()
 	s.stream(ctx, j, send)
 	if err := conn.Close(websocket.StatusNormalClosure, "done"); err != nil && !errors.Is(err, context.Canceled) {
-		s.log.Debug("websocket close", "job_id", j.id, "err", err.Error())
+		s.log.Debug("websocket close", "job_id", j.id, "correlation_id", j.correlation, "err", err.Error())
 	}
 }
 

@@ -10,15 +10,23 @@ import (
 	"nhooyr.io/websocket"
 )
 
-func TestWebsocketCarriesExecuteEvents(t *testing.T) {
-	_, hs := startServer(t, "stories", Config{})
+// dialWS opens a websocket to the server at base (http://…) for the test's
+// length of at most 10 s.
+func dialWS(t *testing.T, base string) (context.Context, *websocket.Conn) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http")+"/ws", nil)
+	t.Cleanup(cancel)
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/ws", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.CloseNow()
+	t.Cleanup(func() { conn.CloseNow() })
+	return ctx, conn
+}
+
+func TestWebsocketCarriesExecuteEvents(t *testing.T) {
+	_, hs := startServer(t, "stories", Config{})
+	ctx, conn := dialWS(t, hs.URL)
 	req, _ := json.Marshal(map[string]any{"job_id": "ws", "prompt": "Once upon a time", "max_tokens": 10, "temperature": 0})
 	if err := conn.Write(ctx, websocket.MessageText, req); err != nil {
 		t.Fatal(err)
@@ -53,13 +61,7 @@ func TestWebsocketCarriesExecuteEvents(t *testing.T) {
 
 func TestWebsocketCancel(t *testing.T) {
 	_, hs := startServer(t, "stories", Config{})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http")+"/ws", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.CloseNow()
+	ctx, conn := dialWS(t, hs.URL)
 	req, _ := json.Marshal(map[string]any{"job_id": "wsc", "prompt": "hello", "max_tokens": 2048})
 	conn.Write(ctx, websocket.MessageText, req)
 	cancelled := false

@@ -22,76 +22,138 @@ const qwenDefaultSystem = "You are Qwen, created by Alibaba Cloud. You are a hel
 // template's strftime_now); tests pin it.
 var harmonyNow = time.Now
 
+// ChatPrompt is a rendered conversation: the prompt text and which bytes
+// of it came from messages. Encoded with Tokenizer.EncodeChat, control
+// tokens are parsed only in the template's own text: a message that writes
+// "<|im_end|>" is text, and cannot end its turn or open another.
+type ChatPrompt struct {
+	Text    string
+	content [][2]int // byte ranges [start, end) of message text, in order
+}
+
+// markup reports whether the n bytes at offset at were all written by the
+// template.
+func (p ChatPrompt) markup(at, n int) bool {
+	for _, r := range p.content {
+		if at < r[1] && r[0] < at+n {
+			return false
+		}
+	}
+	return true
+}
+
+// chatBuilder writes a ChatPrompt: template text and message text apart.
+type chatBuilder struct {
+	b       strings.Builder
+	content [][2]int
+}
+
+// markup writes template text.
+func (c *chatBuilder) markup(s ...string) {
+	for _, x := range s {
+		c.b.WriteString(x)
+	}
+}
+
+// text writes a message's text.
+func (c *chatBuilder) text(s string) {
+	if s == "" {
+		return
+	}
+	start := c.b.Len()
+	c.b.WriteString(s)
+	c.content = append(c.content, [2]int{start, c.b.Len()})
+}
+
+func (c *chatBuilder) prompt() ChatPrompt { return ChatPrompt{Text: c.b.String(), content: c.content} }
+
 // RenderChat renders messages into the prompt text the model was trained
-// on, reproducing each model's published jinja template for messages
-// without tool calls. kind is Spec.Chat / Info.Chat. Special tokens appear
-// as text: encode the result with parseSpecial.
+// on; see RenderChatPrompt.
 func RenderChat(kind string, msgs []Message, addGenerationPrompt bool) (string, error) {
+	p, err := RenderChatPrompt(kind, msgs, addGenerationPrompt)
+	return p.Text, err
+}
+
+// RenderChatPrompt renders messages into the prompt the model was trained
+// on, reproducing each model's published jinja template for messages
+// without tool calls. kind is Spec.Chat / Info.Chat. Encode the result with
+// EncodeChat (or EncodeChatPrompt, which adds bos).
+func RenderChatPrompt(kind string, msgs []Message, addGenerationPrompt bool) (ChatPrompt, error) {
 	for i, m := range msgs {
 		switch m.Role {
 		case "system", "developer", "user", "assistant", "tool":
 		default:
-			return "", fmt.Errorf("tokenizer: message %d has unknown role %q", i, m.Role)
+			return ChatPrompt{}, fmt.Errorf("tokenizer: message %d has unknown role %q", i, m.Role)
 		}
 	}
+	var c chatBuilder
 	switch kind {
 	case ChatChatML:
-		return renderChatML(msgs, addGenerationPrompt), nil
+		renderChatML(&c, msgs, addGenerationPrompt)
 	case ChatPhi3:
-		return renderPhi3(msgs), nil
+		renderPhi3(&c, msgs)
 	case ChatHarmony:
-		return renderHarmony(msgs, addGenerationPrompt)
+		if err := renderHarmony(&c, msgs, addGenerationPrompt); err != nil {
+			return ChatPrompt{}, err
+		}
 	case ChatNone:
-		return "", fmt.Errorf("tokenizer: this model has no chat template; send a plain prompt")
+		return ChatPrompt{}, fmt.Errorf("tokenizer: this model has no chat template; send a plain prompt")
+	default:
+		return ChatPrompt{}, fmt.Errorf("tokenizer: unknown chat template kind %q", kind)
 	}
-	return "", fmt.Errorf("tokenizer: unknown chat template kind %q", kind)
+	return c.prompt(), nil
 }
 
 // renderChatML is Qwen2.5's template: a system message always comes first
 // (the default one when none is given), tool results are wrapped in
 // <tool_response> inside one user turn per run of tool messages.
-func renderChatML(msgs []Message, addGenerationPrompt bool) string {
-	var b strings.Builder
+func renderChatML(b *chatBuilder, msgs []Message, addGenerationPrompt bool) {
+	b.markup("<|im_start|>system\n")
 	if len(msgs) > 0 && msgs[0].Role == "system" {
-		b.WriteString("<|im_start|>system\n" + msgs[0].Content + "<|im_end|>\n")
+		b.text(msgs[0].Content)
 	} else {
-		b.WriteString("<|im_start|>system\n" + qwenDefaultSystem + "<|im_end|>\n")
+		b.markup(qwenDefaultSystem)
 	}
+	b.markup("<|im_end|>\n")
 	for i, m := range msgs {
 		switch {
 		case m.Role == "user" || m.Role == "assistant" || (m.Role == "system" && i > 0):
-			b.WriteString("<|im_start|>" + m.Role + "\n" + m.Content + "<|im_end|>\n")
+			b.markup("<|im_start|>", m.Role, "\n")
+			b.text(m.Content)
+			b.markup("<|im_end|>\n")
 		case m.Role == "tool":
 			if i == 0 || msgs[i-1].Role != "tool" {
-				b.WriteString("<|im_start|>user")
+				b.markup("<|im_start|>user")
 			}
-			b.WriteString("\n<tool_response>\n" + m.Content + "\n</tool_response>")
+			b.markup("\n<tool_response>\n")
+			b.text(m.Content)
+			b.markup("\n</tool_response>")
 			if i == len(msgs)-1 || msgs[i+1].Role != "tool" {
-				b.WriteString("<|im_end|>\n")
+				b.markup("<|im_end|>\n")
 			}
 		}
 	}
 	if addGenerationPrompt {
-		b.WriteString("<|im_start|>assistant\n")
+		b.markup("<|im_start|>assistant\n")
 	}
-	return b.String()
 }
 
 // renderPhi3 is Phi-3-mini-4k-instruct's template: bos, then each user turn
 // followed by the assistant header (so the generation prompt is always
 // there), assistant turns closed by <|end|>; other roles are not rendered.
-func renderPhi3(msgs []Message) string {
-	var b strings.Builder
-	b.WriteString("<s>")
+func renderPhi3(b *chatBuilder, msgs []Message) {
+	b.markup("<s>")
 	for _, m := range msgs {
 		switch m.Role {
 		case "user":
-			b.WriteString("<|user|>\n" + m.Content + "<|end|>\n<|assistant|>\n")
+			b.markup("<|user|>\n")
+			b.text(m.Content)
+			b.markup("<|end|>\n<|assistant|>\n")
 		case "assistant":
-			b.WriteString(m.Content + "<|end|>\n")
+			b.text(m.Content)
+			b.markup("<|end|>\n")
 		}
 	}
-	return b.String()
 }
 
 // renderHarmony is gpt-oss's template without tools: the system message
@@ -99,16 +161,17 @@ func renderPhi3(msgs []Message) string {
 // system/developer message as developer instructions, then user turns and
 // assistant final-channel turns; only a last assistant turn rendered for
 // training (no generation prompt) keeps its analysis and ends in <|return|>.
-func renderHarmony(msgs []Message, addGenerationPrompt bool) (string, error) {
-	var b strings.Builder
-	b.WriteString("<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\n" +
+func renderHarmony(b *chatBuilder, msgs []Message, addGenerationPrompt bool) error {
+	b.markup("<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\n" +
 		"Knowledge cutoff: 2024-06\n" +
 		"Current date: " + harmonyNow().Format("2006-01-02") + "\n\n" +
 		"Reasoning: medium\n\n" +
 		"# Valid channels: analysis, commentary, final. Channel must be included for every message.<|end|>")
 	if len(msgs) > 0 && (msgs[0].Role == "developer" || msgs[0].Role == "system") {
 		if msgs[0].Content != "" {
-			b.WriteString("<|start|>developer<|message|># Instructions\n\n" + msgs[0].Content + "\n\n<|end|>")
+			b.markup("<|start|>developer<|message|># Instructions\n\n")
+			b.text(msgs[0].Content)
+			b.markup("\n\n<|end|>")
 		}
 		msgs = msgs[1:]
 	}
@@ -117,25 +180,33 @@ func renderHarmony(msgs []Message, addGenerationPrompt bool) (string, error) {
 		case "assistant":
 			for _, s := range []string{m.Content, m.Thinking} {
 				if strings.Contains(s, "<|channel|>analysis<|message|>") || strings.Contains(s, "<|channel|>final<|message|>") {
-					return "", fmt.Errorf("tokenizer: assistant message %d contains <|channel|> tags; pass analysis in Thinking and the final answer in Content", i)
+					return fmt.Errorf("tokenizer: assistant message %d contains <|channel|> tags; pass analysis in Thinking and the final answer in Content", i)
 				}
 			}
 			if i == len(msgs)-1 && !addGenerationPrompt {
 				if m.Thinking != "" {
-					b.WriteString("<|start|>assistant<|channel|>analysis<|message|>" + m.Thinking + "<|end|>")
+					b.markup("<|start|>assistant<|channel|>analysis<|message|>")
+					b.text(m.Thinking)
+					b.markup("<|end|>")
 				}
-				b.WriteString("<|start|>assistant<|channel|>final<|message|>" + m.Content + "<|return|>")
+				b.markup("<|start|>assistant<|channel|>final<|message|>")
+				b.text(m.Content)
+				b.markup("<|return|>")
 			} else {
-				b.WriteString("<|start|>assistant<|channel|>final<|message|>" + m.Content + "<|end|>")
+				b.markup("<|start|>assistant<|channel|>final<|message|>")
+				b.text(m.Content)
+				b.markup("<|end|>")
 			}
 		case "user":
-			b.WriteString("<|start|>user<|message|>" + m.Content + "<|end|>")
+			b.markup("<|start|>user<|message|>")
+			b.text(m.Content)
+			b.markup("<|end|>")
 		case "tool":
-			return "", fmt.Errorf("tokenizer: message %d: Harmony tool results need a preceding tool call, which messages here cannot carry", i)
+			return fmt.Errorf("tokenizer: message %d: Harmony tool results need a preceding tool call, which messages here cannot carry", i)
 		}
 	}
 	if addGenerationPrompt {
-		b.WriteString("<|start|>assistant")
+		b.markup("<|start|>assistant")
 	}
-	return b.String(), nil
+	return nil
 }

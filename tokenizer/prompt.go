@@ -5,7 +5,16 @@ package tokenizer
 // model's metadata asks for it, unless the text already starts with it (the
 // Phi-3 chat template writes <s> itself).
 func EncodePrompt(t Tokenizer, text string) []int32 {
-	ids := t.Encode(text, true)
+	return withBOS(t, t.Encode(text, true))
+}
+
+// EncodeChatPrompt tokenizes a rendered conversation as EncodePrompt does a
+// prompt, except that control tokens in message content stay text.
+func EncodeChatPrompt(t Tokenizer, p ChatPrompt) []int32 {
+	return withBOS(t, t.EncodeChat(p))
+}
+
+func withBOS(t Tokenizer, ids []int32) []int32 {
 	if info := t.Info(); info.AddBOS && info.BOS >= 0 && (len(ids) == 0 || ids[0] != info.BOS) {
 		ids = append([]int32{info.BOS}, ids...)
 	}

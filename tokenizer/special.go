@@ -52,15 +52,16 @@ func phi3RStrip(text string, typ int32) bool {
 }
 
 // find returns the byte offset and length of the first added token in text
-// and its id; n = 0 when there is none (at = len(text)).
-func (m *specialMatcher) find(text string, parseSpecial bool) (at, n int, id int32) {
+// and its id; n = 0 when there is none (at = len(text)). A control token
+// matches only where control(at, n) allows it; user-defined ones always do.
+func (m *specialMatcher) find(text string, control func(at, n int) bool) (at, n int, id int32) {
 	for i := 0; i < len(text); i++ {
 		cands := m.byFirst[text[i]]
 		if len(cands) == 0 {
 			continue
 		}
 		for _, c := range cands {
-			if (parseSpecial || !c.control) && strings.HasPrefix(text[i:], c.text) {
+			if strings.HasPrefix(text[i:], c.text) && (!c.control || control(i, len(c.text))) {
 				return i, len(c.text), c.id
 			}
 		}

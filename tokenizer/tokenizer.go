@@ -14,6 +14,9 @@ type Tokenizer interface {
 	// the text (<|im_start|>, <s>...) become their ids; without it they are
 	// tokenized as plain text. User-defined added tokens always match.
 	Encode(text string, parseSpecial bool) []int32
+	// EncodeChat tokenizes a rendered chat prompt: control tokens are
+	// parsed where the template wrote them, never in message content.
+	EncodeChat(p ChatPrompt) []int32
 	// Decode renders ids as a whole text, special tokens included; bytes
 	// that do not form valid UTF-8 become U+FFFD. As llama.cpp and HF do,
 	// SentencePiece's leading space (added by Encode) is removed from the
@@ -92,11 +95,20 @@ func New(s *Spec) (Tokenizer, error) {
 func (t *tokenizer) Info() Info { return t.info }
 
 func (t *tokenizer) Encode(text string, parseSpecial bool) []int32 {
+	return t.encode(text, func(int, int) bool { return parseSpecial })
+}
+
+func (t *tokenizer) EncodeChat(p ChatPrompt) []int32 { return t.encode(p.Text, p.markup) }
+
+// encode tokenizes text; a control token written in it becomes its id where
+// control(offset, length) allows it, else it is plain text.
+func (t *tokenizer) encode(text string, control func(at, n int) bool) []int32 {
 	var out []int32
 	afterSpecial := true // the start of text counts as following a special token
-	for len(text) > 0 {
-		at, n, id := t.special.find(text, parseSpecial)
-		frag := text[:at]
+	for pos := 0; pos < len(text); {
+		rest := text[pos:]
+		at, n, id := t.special.find(rest, func(i, n int) bool { return control(pos+i, n) })
+		frag := rest[:at]
 		if frag != "" {
 			if t.nfc {
 				frag = norm.NFC.String(frag)
@@ -109,9 +121,9 @@ func (t *tokenizer) Encode(text string, parseSpecial bool) []int32 {
 		}
 		out = append(out, id)
 		afterSpecial = true
-		text = text[at+n:]
+		pos += at + n
 		if t.special.rstrip[id] {
-			text = strings.TrimLeft(text, " \t\n\r\v\f")
+			pos = len(text) - len(strings.TrimLeft(text[pos:], " \t\n\r\v\f"))
 		}
 	}
 	return out

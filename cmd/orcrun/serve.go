@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,7 +31,8 @@ type serveCmd struct {
 	ResidencyInterval time.Duration `default:"60s" help:"How often weights residency is re-checked."`
 	ShutdownGrace     time.Duration `default:"30s" help:"How long the active job may finish on shutdown."`
 	MaxConnections    int           `default:"64" help:"Connections open at once; further clients wait until one closes."`
-	APIKey            string        `env:"ORC_API_KEY" help:"Require this Bearer token."`
+	APIKey            string        `env:"ORC_API_KEY" help:"Require this Bearer token. Prefer ORC_API_KEY or --api-key-file: other local users can read a flag in /proc/PID/cmdline."`
+	APIKeyFile        string        `help:"Require the Bearer token held in this file (its first line)."`
 	Insecure          bool          `help:"Allow binding a non-loopback address without an API key."`
 }
 
@@ -40,6 +42,11 @@ func (c *serveCmd) Run() error {
 		c.WorkerID = newUUID()
 	}
 	log := base.With("worker_id", c.WorkerID)
+	key, err := c.apiKey(log)
+	if err != nil {
+		return err
+	}
+	c.APIKey = key
 	if err := c.checkBind(); err != nil {
 		return err
 	}
@@ -124,6 +131,43 @@ func (c *serveCmd) Validate() error {
 	return nil
 }
 
+// apiKey is the key from the one place it was given: ORC_API_KEY,
+// --api-key-file or --api-key (kong fills APIKey from the variable when the
+// flag is absent). The flag works but is warned about, as is a key file
+// that other users may read.
+func (c *serveCmd) apiKey(log *slog.Logger) (string, error) {
+	env := os.Getenv("ORC_API_KEY")
+	fromFlag := c.APIKey != "" && c.APIKey != env
+	given := 0
+	for _, g := range []bool{env != "", fromFlag, c.APIKeyFile != ""} {
+		if g {
+			given++
+		}
+	}
+	if given > 1 {
+		return "", errors.New("the API key is given more than one way (ORC_API_KEY, --api-key-file, --api-key): give one")
+	}
+	switch {
+	case fromFlag:
+		log.Warn("warning", "what", "--api-key is readable by other local users in /proc/PID/cmdline; use ORC_API_KEY or --api-key-file")
+	case c.APIKeyFile != "":
+		b, err := os.ReadFile(c.APIKeyFile)
+		if err != nil {
+			return "", fmt.Errorf("--api-key-file: %w", err)
+		}
+		key, _, _ := strings.Cut(string(b), "\n")
+		key = strings.TrimSpace(key)
+		if key == "" {
+			return "", fmt.Errorf("--api-key-file %s: the first line is empty", c.APIKeyFile)
+		}
+		if fi, err := os.Stat(c.APIKeyFile); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			log.Warn("warning", "what", fmt.Sprintf("--api-key-file %s is readable by other users (mode %v); chmod 600 it", c.APIKeyFile, fi.Mode().Perm()))
+		}
+		return key, nil
+	}
+	return c.APIKey, nil
+}
+
 // checkBind refuses a non-loopback address without an API key unless
 // --insecure says so.
 func (c *serveCmd) checkBind() error {
@@ -136,7 +180,7 @@ func (c *serveCmd) checkBind() error {
 	if ip := net.ParseIP(c.Host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("binding %s exposes the server beyond this machine: give --api-key (or ORC_API_KEY), or --insecure", c.Host)
+	return fmt.Errorf("binding %s exposes the server beyond this machine: give an API key (ORC_API_KEY or --api-key-file), or --insecure", c.Host)
 }
 
 func init() {

@@ -14,9 +14,12 @@ import (
 
 type soakCmd struct {
 	URL            string        `required:"" help:"Base URL of a running orcrun serve, e.g. http://127.0.0.1:8080."`
-	Requests       int           `default:"1000" help:"Sequential /execute requests."`
+	Requests       int           `default:"1000" help:"Sequential /execute requests (with --duration: the length of the repeated mix)."`
 	Cancel         int           `default:"200" help:"Of them, cancelled through POST /cancel after the first token."`
 	Disconnect     int           `default:"200" help:"Of them, dropped by closing the connection after the first token."`
+	Clients        int           `default:"1" help:"Concurrent clients sending back to back (needs --duration); 429s are expected."`
+	Duration       time.Duration `help:"Run a load for this long instead of --requests sequential requests."`
+	ShutdownAfter  time.Duration `help:"Under load, POST /shutdown this far into the run and check the drain (the server exits)."`
 	MaxTokens      int           `default:"64" help:"max_tokens of each request."`
 	Prompt         string        `default:"Once upon a time" help:"Prompt of each request."`
 	Seed           uint64        `default:"1" help:"Chooses which requests are cancelled or dropped, and the sampling seeds."`
@@ -31,10 +34,14 @@ func (c *soakCmd) Run() error {
 	o := soak.Options{
 		URL: c.URL, Requests: c.Requests, Cancel: c.Cancel, Disconnect: c.Disconnect, MaxTokens: c.MaxTokens,
 		Prompt: c.Prompt, Seed: c.Seed, RequestTimeout: c.RequestTimeout, APIKey: c.APIKey,
+		Clients: c.Clients, Duration: c.Duration, ShutdownAfter: c.ShutdownAfter,
 	}
 	if !c.JSON {
 		o.Progress = func(done int) {
-			if done%100 == 0 || done == c.Requests {
+			switch {
+			case c.Duration > 0 && done%10000 == 0:
+				fmt.Fprintf(os.Stderr, "soak: %d requests\n", done)
+			case c.Duration == 0 && (done%100 == 0 || done == c.Requests):
 				fmt.Fprintf(os.Stderr, "soak: %d/%d\n", done, c.Requests)
 			}
 		}

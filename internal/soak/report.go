@@ -11,7 +11,8 @@ import (
 // Report is a run's result. Times are in milliseconds.
 type Report struct {
 	URL        string  `json:"url"`
-	Requests   int     `json:"requests"`
+	Requests   int     `json:"requests"` // sent
+	Clients    int     `json:"clients"`
 	Cancel     int     `json:"cancel"`
 	Disconnect int     `json:"disconnect"`
 	MaxTokens  int     `json:"max_tokens"`
@@ -35,9 +36,12 @@ type Report struct {
 	Before           ServerState `json:"before"`
 	After            ServerState `json:"after"`
 	// ServerOutcomes is the growth of the server's orc_requests_total over
-	// the run, by outcome.
+	// the run, by outcome (none after a shutdown).
 	ServerOutcomes map[string]int64 `json:"server_outcomes"`
+	// Shutdown is what a run with ShutdownAfter saw of the drain.
+	Shutdown *ShutdownReport `json:"shutdown,omitempty"`
 
+	mix        int // Options.Requests: the length of the kinds' mix
 	ttft       []time.Duration
 	ttftDecile [][]time.Duration // [10][requests of that tenth]
 	gaps       []time.Duration
@@ -70,33 +74,39 @@ func percentiles(d []time.Duration) Percentiles {
 
 func newReport(o Options, before ServerState) *Report {
 	return &Report{
-		URL: o.URL, Requests: o.Requests, Cancel: o.Cancel, Disconnect: o.Disconnect, MaxTokens: o.MaxTokens,
+		URL: o.URL, Clients: o.Clients, Cancel: o.Cancel, Disconnect: o.Disconnect, MaxTokens: o.MaxTokens,
 		Outcomes:   map[string]map[string]int{},
+		mix:        o.Requests,
 		Before:     before,
 		ttftDecile: make([][]time.Duration, 10),
 	}
 }
 
-// add folds in request i's result.
-func (r *Report) add(i int, res result) {
+// add folds in the result of a request sent in tenth dec of the run.
+func (r *Report) add(dec int, res result) {
+	r.Requests++
 	if r.Outcomes[res.kind] == nil {
 		r.Outcomes[res.kind] = map[string]int{}
 	}
 	r.Outcomes[res.kind][res.outcome]++
 	if res.problem != "" {
-		r.Violations++
-		if len(r.ViolationNotes) < 20 {
-			r.ViolationNotes = append(r.ViolationNotes, res.problem)
-		}
+		r.violation(res.problem)
 	}
 	if res.ttft > 0 {
 		r.ttft = append(r.ttft, res.ttft)
-		dec := i * 10 / r.Requests
 		r.ttftDecile[dec] = append(r.ttftDecile[dec], res.ttft)
 	}
 	r.gaps = append(r.gaps, res.gaps...)
 	if res.stop > 0 {
 		r.stops = append(r.stops, res.stop)
+	}
+}
+
+// violation counts one, describing the first 20.
+func (r *Report) violation(note string) {
+	r.Violations++
+	if len(r.ViolationNotes) < 20 {
+		r.ViolationNotes = append(r.ViolationNotes, note)
 	}
 }
 
@@ -120,8 +130,8 @@ func (r *Report) finish(after ServerState) {
 
 // WriteText prints the report for people.
 func (r *Report) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "soak of %s: %d requests (%d cancelled, %d dropped), max_tokens %d, %.1f s\n",
-		r.URL, r.Requests, r.Cancel, r.Disconnect, r.MaxTokens, r.Seconds)
+	fmt.Fprintf(w, "soak of %s: %d requests (of every %d, %d cancelled and %d dropped), %d concurrent clients, max_tokens %d, %.1f s (%.0f requests/s)\n",
+		r.URL, r.Requests, r.mix, r.Cancel, r.Disconnect, r.Clients, r.MaxTokens, r.Seconds, float64(r.Requests)/r.Seconds)
 	for _, k := range slices.Sorted(maps.Keys(r.Outcomes)) {
 		fmt.Fprintf(w, "  %-10s", k)
 		for _, o := range slices.Sorted(maps.Keys(r.Outcomes[k])) {
@@ -147,6 +157,11 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	p("inter-token", r.InterToken)
 	p("cancel → terminal", r.CancelToTerminal)
+	if s := r.Shutdown; s != nil {
+		fmt.Fprintf(w, "shutdown at %.1f s: /health %d %q; %d admitted streams finished after it; server gone %.2f s after it\n",
+			s.AfterSeconds, s.HealthCode, s.HealthStatus, s.StreamsFinished, s.GoneSeconds)
+		return
+	}
 	fmt.Fprintf(w, "vram_bytes_used  %d → %d\n", r.Before.VRAMBytesUsed, r.After.VRAMBytesUsed)
 	fmt.Fprintf(w, "goroutines       %d → %d\n", r.Before.Goroutines, r.After.Goroutines)
 	fmt.Fprintf(w, "queue depth      %d → %d\n", r.Before.QueueDepth, r.After.QueueDepth)

@@ -1,9 +1,11 @@
 // Package soak drives a running orc server (orcrun serve) with a long run of
-// sequential POST /execute requests, some cancelled mid-stream through
-// POST /cancel, some dropped mid-stream by closing the connection, and
-// reports what a worker must survive unchanged: outcomes by kind, time to
-// first token per tenth of the run (stability), inter-token latency, and the
-// server's VRAM, goroutines and queue before and after.
+// POST /execute requests, some cancelled mid-stream through POST /cancel,
+// some dropped mid-stream by closing the connection, and reports what a
+// worker must survive unchanged: outcomes by kind, time to first token per
+// tenth of the run (stability), inter-token latency, and the server's VRAM,
+// goroutines and queue before and after. Requests are sequential, or with
+// Clients and Duration a load of concurrent clients (load.go), optionally
+// shut down midway (ShutdownAfter).
 package soak
 
 import (
@@ -24,19 +26,29 @@ import (
 // Options configure a run.
 type Options struct {
 	URL        string // server base URL, e.g. http://127.0.0.1:8080
-	Requests   int    // sequential /execute requests
+	Requests   int    // sequential /execute requests; under load, the length of the repeated mix
 	Cancel     int    // of them, cancelled through POST /cancel after the first token
 	Disconnect int    // of them, dropped by closing the connection after the first token
-	MaxTokens  int    // max_tokens of each request
-	Prompt     string
-	APIKey     string // sent as a Bearer token when set
-	Seed       uint64 // chooses which requests are cancelled or dropped, and each request's sampling seed
+	// Clients and Duration make a load: Clients send requests back to back
+	// for Duration (kinds in the mix of Requests, Cancel and Disconnect);
+	// 429 QUEUE_FULL answers are expected. Clients 0 or 1 without Duration
+	// is the sequential run.
+	Clients  int
+	Duration time.Duration
+	// ShutdownAfter, under load, posts /shutdown this far into the run and
+	// checks the drain (see load.go).
+	ShutdownAfter time.Duration
+	MaxTokens     int // max_tokens of each request
+	Prompt        string
+	APIKey        string // sent as a Bearer token when set
+	Seed          uint64 // chooses which requests are cancelled or dropped, and each request's sampling seed
 	// RequestTimeout bounds one request; past it the request is a violation.
 	RequestTimeout time.Duration
 	// Settle is how long the server may take after the run to get back to
 	// its goroutine baseline (connections closing, jobs finishing).
 	Settle time.Duration
-	// Progress, when set, is called after each request with how many are done.
+	// Progress, when set, is called after each request with how many are
+	// done (under load, one call at a time).
 	Progress func(done int)
 }
 
@@ -71,7 +83,14 @@ func (o *Options) check() error {
 		return fmt.Errorf("soak: --max-tokens %d: must be at least 2, so that a stream can be interrupted after its first token", o.MaxTokens)
 	case o.Prompt == "":
 		return errors.New("soak: the prompt is empty")
+	case o.Clients < 0 || o.Duration < 0 || o.ShutdownAfter < 0:
+		return fmt.Errorf("soak: --clients %d, --duration %v, --shutdown-after %v: must not be negative", o.Clients, o.Duration, o.ShutdownAfter)
+	case o.Clients > 1 && o.Duration == 0:
+		return fmt.Errorf("soak: --clients %d needs --duration", o.Clients)
+	case o.ShutdownAfter > 0 && o.ShutdownAfter >= o.Duration:
+		return fmt.Errorf("soak: --shutdown-after %v must fall inside --duration %v", o.ShutdownAfter, o.Duration)
 	}
+	o.Clients = max(o.Clients, 1)
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = 60 * time.Second
 	}
@@ -89,6 +108,17 @@ type result struct {
 	ttft    time.Duration   // request sent → first token event; 0 without one
 	gaps    []time.Duration // between consecutive token events
 	stop    time.Duration   // cancel answered → terminal event (cancel kind)
+	refusal *refusal        // the error answer, when not 200
+	sent    time.Time
+	ended   time.Time // when the terminal event arrived; zero without one
+}
+
+// refusal is a request's error answer.
+type refusal struct {
+	status     int
+	code       string
+	retriable  bool
+	retryAfter string
 }
 
 // Run drives the server at o.URL and reports. It fails only when the run
@@ -98,7 +128,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	d := &driver{o: o, client: &http.Client{}}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = o.Clients + 1 // a kept connection per client, and one for /cancel
+	d := &driver{o: o, client: &http.Client{Transport: transport}}
 	defer d.client.CloseIdleConnections()
 	// One request before the baseline, so that what the first request
 	// starts once (worker pools, buffers) is not counted as growth.
@@ -109,23 +141,31 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	kinds := plan(o)
 	rep := newReport(o, before)
 	start := time.Now()
-	for i, k := range kinds {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		r := d.one(ctx, fmt.Sprintf("soak-%d-%d", start.UnixNano(), i), k, o.Seed+uint64(i)+1)
-		rep.add(i, r)
-		if o.Progress != nil {
-			o.Progress(i + 1)
+	if o.Duration > 0 {
+		d.load(ctx, rep)
+	} else {
+		for i, k := range plan(o) {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			r := d.one(ctx, fmt.Sprintf("soak-%d-%d", start.UnixNano(), i), k, o.Seed+uint64(i)+1)
+			rep.add(i*10/o.Requests, r)
+			if o.Progress != nil {
+				o.Progress(i + 1)
+			}
 		}
 	}
-	rep.Seconds = time.Since(start).Seconds()
-	after, err := d.settle(ctx, before)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	after := before
+	if rep.Shutdown == nil {
+		if after, err = d.settle(ctx, before); err != nil {
+			return nil, err
+		}
 	}
 	rep.finish(after)
 	return rep, nil
@@ -175,8 +215,8 @@ func (d *driver) post(ctx context.Context, path string, body any) (*http.Respons
 func (d *driver) one(parent context.Context, id, k string, seed uint64) result {
 	ctx, cancel := context.WithTimeout(parent, d.o.RequestTimeout)
 	defer cancel()
-	r := result{kind: k}
 	sent := time.Now()
+	r := result{kind: k, sent: sent}
 	resp, err := d.post(ctx, "/execute", map[string]any{
 		"job_id": id, "prompt": d.o.Prompt, "max_tokens": d.o.MaxTokens, "temperature": 0.8, "seed": seed,
 	})
@@ -187,7 +227,17 @@ func (d *driver) one(parent context.Context, id, k string, seed uint64) result {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		r.outcome, r.problem = "http_"+strconv.Itoa(resp.StatusCode), fmt.Sprintf("%s: HTTP %d: %s", id, resp.StatusCode, bytes.TrimSpace(b))
+		var e struct {
+			Code      string `json:"code"`
+			Retriable bool   `json:"retriable"`
+		}
+		json.Unmarshal(b, &e)
+		r.refusal = &refusal{status: resp.StatusCode, code: e.Code, retriable: e.Retriable, retryAfter: resp.Header.Get("Retry-After")}
+		r.outcome = "http_" + strconv.Itoa(resp.StatusCode)
+		if e.Code != "" {
+			r.outcome += "_" + e.Code
+		}
+		r.problem = fmt.Sprintf("%s: HTTP %d: %s", id, resp.StatusCode, bytes.TrimSpace(b))
 		return r
 	}
 	var (
@@ -241,6 +291,7 @@ func (d *driver) one(parent context.Context, id, k string, seed uint64) result {
 		return r
 	}
 	t := terminals[0]
+	r.ended = t.At
 	if t.Name == "error" {
 		r.outcome = "error_" + t.code()
 	} else {

@@ -19,7 +19,7 @@ import (
 
 // serveStories compiles the real stories260k model for the CPU device and
 // serves it as orcrun serve does (HTTPServer on the connection-capped
-// listener), on a loopback socket.
+// listener, and on POST /shutdown: drain, then close), on a loopback socket.
 func serveStories(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "stories.plan")
@@ -46,7 +46,19 @@ func serveStories(t *testing.T) string {
 	hs := srv.HTTPServer(ln.Addr().String())
 	srv.Start()
 	go hs.Serve(srv.Listener(ln))
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-srv.ShutdownRequested():
+			srv.Drain()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			hs.Shutdown(ctx)
+		case <-stopped:
+		}
+	}()
 	t.Cleanup(func() {
+		close(stopped)
 		hs.Close()
 		srv.Drain()
 		dev.Close()
@@ -54,18 +66,26 @@ func serveStories(t *testing.T) string {
 	return "http://" + ln.Addr().String()
 }
 
-func TestShortSoakOnTheCPUDevice(t *testing.T) {
-	const n, cancels, drops = 30, 6, 6
-	rep, err := Run(context.Background(), Options{
-		URL: serveStories(t), Requests: n, Cancel: cancels, Disconnect: drops, MaxTokens: 48,
-		Prompt: "Once upon a time", Seed: 1, RequestTimeout: 30 * time.Second,
-	})
+// runLogged runs a soak, fails the test if it cannot run, and logs the
+// report.
+func runLogged(t *testing.T, o Options) *Report {
+	t.Helper()
+	rep, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var text strings.Builder
 	rep.WriteText(&text)
 	t.Log("\n" + text.String())
+	return rep
+}
+
+func TestShortSoakOnTheCPUDevice(t *testing.T) {
+	const n, cancels, drops = 30, 6, 6
+	rep := runLogged(t, Options{
+		URL: serveStories(t), Requests: n, Cancel: cancels, Disconnect: drops, MaxTokens: 48,
+		Prompt: "Once upon a time", Seed: 1, RequestTimeout: 30 * time.Second,
+	})
 	if rep.Violations != 0 {
 		t.Errorf("%d requests did not end with exactly one terminal event of the expected kind", rep.Violations)
 	}
@@ -101,6 +121,40 @@ func TestShortSoakOnTheCPUDevice(t *testing.T) {
 	}
 }
 
+func TestLoadOnTheCPUDevice(t *testing.T) {
+	rep := runLogged(t, Options{
+		URL: serveStories(t), Requests: 10, Cancel: 2, Disconnect: 2, MaxTokens: 16, Prompt: "Once upon a time", Seed: 1,
+		Clients: 16, Duration: 3 * time.Second, RequestTimeout: 30 * time.Second,
+	})
+	if rep.Violations != 0 {
+		t.Errorf("%d violations under load", rep.Violations)
+	}
+	refused := rep.Outcomes[kindComplete]["http_429_QUEUE_FULL"] + rep.Outcomes[kindCancel]["http_429_QUEUE_FULL"] + rep.Outcomes[kindDisconnect]["http_429_QUEUE_FULL"]
+	if refused == 0 || int64(refused) != rep.ServerOutcomes["rejected"] {
+		t.Errorf("%d requests refused with 429, the server counted %d: 16 clients on a queue of 8 must meet refusals", refused, rep.ServerOutcomes["rejected"])
+	}
+	if rep.After.Goroutines > rep.Before.Goroutines+2 || rep.After.QueueDepth != 0 {
+		t.Errorf("goroutines %d → %d, queue %d after the load", rep.Before.Goroutines, rep.After.Goroutines, rep.After.QueueDepth)
+	}
+}
+
+func TestShutdownUnderLoad(t *testing.T) {
+	rep := runLogged(t, Options{
+		URL: serveStories(t), Requests: 10, Cancel: 2, Disconnect: 2, MaxTokens: 16, Prompt: "Once upon a time", Seed: 1,
+		Clients: 8, Duration: 20 * time.Second, ShutdownAfter: time.Second, RequestTimeout: 30 * time.Second,
+	})
+	if rep.Violations != 0 {
+		t.Errorf("%d violations across the shutdown", rep.Violations)
+	}
+	s := rep.Shutdown
+	if s == nil || s.HealthCode != 503 || s.HealthStatus != "draining" || s.GoneSeconds == 0 || s.StreamsFinished == 0 {
+		t.Errorf("shutdown %+v: want /health 503 draining, streams in flight finished, the server gone", s)
+	}
+	if rep.Seconds > 15 {
+		t.Errorf("the clients ran %.1f s: they did not stop once the server was gone", rep.Seconds)
+	}
+}
+
 func TestOptionsRefused(t *testing.T) {
 	good := Options{URL: "http://127.0.0.1:1", Requests: 10, Cancel: 2, Disconnect: 2, MaxTokens: 8, Prompt: "x"}
 	for _, c := range []struct {
@@ -113,6 +167,8 @@ func TestOptionsRefused(t *testing.T) {
 		{"must not be negative", func(o *Options) { o.Disconnect = -1 }},
 		{"--max-tokens", func(o *Options) { o.MaxTokens = 1 }},
 		{"prompt", func(o *Options) { o.Prompt = "" }},
+		{"needs --duration", func(o *Options) { o.Clients = 4 }},
+		{"inside --duration", func(o *Options) { o.Duration, o.ShutdownAfter = time.Second, 2 * time.Second }},
 	} {
 		o := good
 		c.edit(&o)
