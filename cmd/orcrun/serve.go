@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/llama-orch/orc/internal/cli"
+	"github.com/llama-orch/orc/internal/netsafe"
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/server"
 	"github.com/llama-orch/orc/tokenizer"
@@ -32,15 +33,18 @@ type serveCmd struct {
 	MaxConnections    int           `default:"64" help:"Connections open at once; further clients wait until one closes."`
 	APIKey            string        `env:"ORC_API_KEY" help:"Require this Bearer token (also from ORC_API_KEY)."`
 	Insecure          bool          `help:"Allow binding a non-loopback address without an API key."`
+	CallbackURL       string        `help:"Pool manager to tell once serving: POST {url}/v2/internal/workers/ready (orcpool sets it)."`
+	ModelRef          string        `help:"Model reference reported in the ready callback (default: --plan)."`
+	PoolToken         string        `env:"ORC_POOL_TOKEN" help:"Bearer token of the ready callback (ORC_POOL_TOKEN)."`
 }
 
 func (c *serveCmd) Run() error {
 	base := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	if c.WorkerID == "" {
-		c.WorkerID = newUUID()
+		c.WorkerID = netsafe.UUID()
 	}
 	log := base.With("worker_id", c.WorkerID)
-	if err := c.checkBind(); err != nil {
+	if err := netsafe.CheckBind(c.Host, c.APIKey, c.Insecure, "--api-key (or ORC_API_KEY)"); err != nil {
 		return err
 	}
 	if c.MaxConnections < 1 {
@@ -82,6 +86,18 @@ func (c *serveCmd) Run() error {
 	srv.Start()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(srv.Listener(ln)) }()
+	if c.CallbackURL != "" {
+		// Server first, then the callback: the pool manager checks the
+		// worker answers at the URI it reports.
+		if err := c.callBack(info.VRAMBytesUsed, "http://"+ln.Addr().String()); err != nil {
+			log.Error("error", "what", "ready callback failed", "err", err.Error())
+			srv.Drain()
+			hs.Close()
+			dev.Close()
+			return err
+		}
+		log.Info("ready", "uri", "http://"+ln.Addr().String())
+	}
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
@@ -106,21 +122,6 @@ func (c *serveCmd) Run() error {
 	}
 	log.Info("shutdown", "state", "complete")
 	return nil
-}
-
-// checkBind refuses a non-loopback address without an API key unless
-// --insecure says so.
-func (c *serveCmd) checkBind() error {
-	if c.APIKey != "" || c.Insecure {
-		return nil
-	}
-	if c.Host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(c.Host); ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	return fmt.Errorf("binding %s exposes the server beyond this machine: give --api-key (or ORC_API_KEY), or --insecure", c.Host)
 }
 
 func init() {
