@@ -56,6 +56,9 @@ func (o *Orchestrator) finished(t *task) {
 	tokens, decodeMs, outcome, ended := t.tokens, t.decodeMs, t.outcome, t.ended
 	transcript := string(t.buf)
 	w, seed := t.worker, t.seed
+	if seed == nil {
+		seed = t.req.Seed // the worker never started it
+	}
 	var oa *openAIJob
 	if t.openai != nil {
 		c := *t.openai
@@ -69,7 +72,7 @@ func (o *Orchestrator) finished(t *task) {
 		Params: jobParams{
 			PromptChars: len([]rune(t.req.Prompt)), PromptSHA256: promptDigest(t.req.Prompt), MaxTokens: t.maxTokens,
 			Sampling: t.req.Sampling,
-			Engine: Engine, EngineVersion: EngineVersion, Model: t.model, PoolID: t.pinned,
+			Engine:   Engine, EngineVersion: EngineVersion, Model: t.model, PoolID: t.pinned,
 		},
 	}
 	if outputModes[t.req.OutputMode] {

@@ -39,8 +39,12 @@ func (o *Orchestrator) relay(t *task, w *worker) (retry bool) {
 	if resp.StatusCode != http.StatusOK {
 		return o.refusedByWorker(t, w, resp)
 	}
-	pool := w.pool.id
-	rd := bufio.NewReaderSize(resp.Body, 16<<10)
+	return o.relayStream(ctx, t, w, bufio.NewReaderSize(resp.Body, 16<<10))
+}
+
+// relayStream copies the worker's events from rd into t's transcript until
+// the terminal one; retry as relay's.
+func (o *Orchestrator) relayStream(ctx context.Context, t *task, w *worker, rd *bufio.Reader) (retry bool) {
 	var event []byte
 	started := false
 	for {
@@ -49,12 +53,11 @@ func (o *Orchestrator) relay(t *task, w *worker) (retry bool) {
 			if ctx.Err() != nil {
 				return false
 			}
+			o.markSuspect(w)
 			if !started {
-				o.markSuspect(w)
 				return true
 			}
-			o.markSuspect(w)
-			o.fail(t, newError(http.StatusBadGateway, CodeWorkerReset, "worker "+w.ID+" dropped the stream: "+errText(err)).retriableAfter(0).onPool(Engine, pool))
+			o.fail(t, newError(http.StatusBadGateway, CodeWorkerReset, "worker "+w.ID+" dropped the stream: "+errText(err)).retriableAfter(0).onPool(Engine, w.pool.id))
 			return false
 		}
 		line = bytes.TrimRight(line, "\r\n")
@@ -77,42 +80,6 @@ func (o *Orchestrator) relay(t *task, w *worker) (retry bool) {
 			}
 		}
 	}
-}
-
-// post sends a placed task's request to its worker, making the task's
-// stopRelay end it. A nil response means the task is over (done or
-// aborted) or, with retry, that the worker could not be reached. Otherwise
-// the caller closes the body and calls stop.
-func (o *Orchestrator) post(t *task, w *worker, path string, body []byte) (resp *http.Response, ctx context.Context, stop func(), retry bool) {
-	ctx, cancel := context.WithCancel(o.ctx)
-	stop = func() {
-		cancel()
-		t.mu.Lock()
-		t.stopRelay = nil
-		t.mu.Unlock()
-	}
-	t.mu.Lock()
-	if t.done {
-		t.mu.Unlock()
-		cancel()
-		return nil, nil, nil, false
-	}
-	t.worker, t.stopRelay = w, cancel
-	t.mu.Unlock()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.URI+path, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+o.cfg.PoolToken)
-	req.Header.Set("X-Correlation-Id", t.corr)
-	resp, err := o.client.Do(req)
-	if err != nil {
-		aborted := ctx.Err() != nil
-		stop()
-		if !aborted {
-			o.markSuspect(w)
-		}
-		return nil, nil, nil, !aborted
-	}
-	return resp, ctx, stop, false
 }
 
 func errText(err error) string {
@@ -265,4 +232,40 @@ func (o *Orchestrator) fail(t *task, e *apiError) {
 	if t.finish(evError, e, e.Code) {
 		o.finished(t)
 	}
+}
+
+// post sends a placed task's request to its worker, making the task's
+// stopRelay end it. A nil response means the task is over (done or
+// aborted) or, with retry, that the worker could not be reached. Otherwise
+// the caller closes the body and calls stop.
+func (o *Orchestrator) post(t *task, w *worker, path string, body []byte) (resp *http.Response, ctx context.Context, stop func(), retry bool) {
+	ctx, cancel := context.WithCancel(o.ctx)
+	stop = func() {
+		cancel()
+		t.mu.Lock()
+		t.stopRelay = nil
+		t.mu.Unlock()
+	}
+	t.mu.Lock()
+	if t.done {
+		t.mu.Unlock()
+		cancel()
+		return nil, nil, nil, false
+	}
+	t.worker, t.stopRelay = w, cancel
+	t.mu.Unlock()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.URI+path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+o.cfg.PoolToken)
+	req.Header.Set("X-Correlation-Id", t.corr)
+	resp, err := o.client.Do(req)
+	if err != nil {
+		aborted := ctx.Err() != nil
+		stop()
+		if !aborted {
+			o.markSuspect(w)
+		}
+		return nil, nil, nil, !aborted
+	}
+	return resp, ctx, stop, false
 }

@@ -23,9 +23,11 @@ func (o *Orchestrator) handleStream(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	bw := bufio.NewWriterSize(w, 8<<10)
+	changed := t.follow()
+	defer t.unfollow(changed)
 	sent := 0
 	for {
-		chunk, done, changed := t.snapshot(sent)
+		chunk, done := t.snapshot(sent)
 		if len(chunk) > 0 {
 			rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
 			if _, err := bw.Write(chunk); err != nil {

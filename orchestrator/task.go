@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -61,13 +62,13 @@ type task struct {
 	openai *openAIJob
 
 	mu        sync.Mutex
-	buf       []byte        // the SSE transcript, append-only
-	changed   chan struct{} // closed and replaced on every append
-	tokens    int           // token events in buf
-	done      bool          // buf ends with end or error
-	cancelled bool          // cancel acknowledged: no token is appended after
-	worker    *worker       // where it was last placed
-	started   time.Time     // the worker started it
+	buf       []byte          // the SSE transcript, append-only
+	readers   []chan struct{} // one per stream reader, signalled on every append
+	tokens    int             // token events in buf
+	done      bool            // buf ends with end or error
+	cancelled bool            // cancel acknowledged: no token is appended after
+	worker    *worker         // where it was last placed
+	started   time.Time       // the worker started it
 	lastToken time.Time
 	ended     time.Time
 	seed      *uint64 // as the worker chose it
@@ -79,7 +80,7 @@ type task struct {
 }
 
 func newTask(id, corr string, req TaskRequest) *task {
-	return &task{id: id, corr: corr, req: req, placed: make(chan *worker, 1), changed: make(chan struct{}), admitted: time.Now()}
+	return &task{id: id, corr: corr, req: req, placed: make(chan *worker, 1), admitted: time.Now()}
 }
 
 // appendLocked adds one frame to the transcript; t.mu is held.
@@ -89,8 +90,12 @@ func (t *task) appendLocked(name string, data []byte) {
 	t.buf = append(t.buf, "\ndata: "...)
 	t.buf = append(t.buf, data...)
 	t.buf = append(t.buf, "\n\n"...)
-	close(t.changed)
-	t.changed = make(chan struct{})
+	for _, r := range t.readers {
+		select {
+		case r <- struct{}{}:
+		default: // already signalled
+		}
+	}
 }
 
 // appendFrame adds a frame unless the stream has ended.
@@ -139,12 +144,27 @@ func (t *task) endedAt() time.Time {
 	return t.ended
 }
 
-// snapshot returns the transcript from offset on, whether it has ended, and
-// a channel closed by the next append.
-func (t *task) snapshot(from int) ([]byte, bool, <-chan struct{}) {
+// follow registers a stream reader: its channel is signalled after each
+// append; unfollow removes it.
+func (t *task) follow() chan struct{} {
+	c := make(chan struct{}, 1)
+	t.mu.Lock()
+	t.readers = append(t.readers, c)
+	t.mu.Unlock()
+	return c
+}
+
+func (t *task) unfollow(c chan struct{}) {
+	t.mu.Lock()
+	t.readers = slices.DeleteFunc(t.readers, func(r chan struct{}) bool { return r == c })
+	t.mu.Unlock()
+}
+
+// snapshot returns the transcript from offset on and whether it has ended.
+func (t *task) snapshot(from int) ([]byte, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.buf[from:], t.done, t.changed
+	return t.buf[from:], t.done
 }
 
 // endFrame is the terminal success event (OC-CTRL-2020; decode_ms is the

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -59,15 +61,17 @@ func (m *Manager) supervise(p *proc, first chan error) {
 	defer m.wg.Done()
 	defer close(p.exited)
 	backoff := m.cfg.BackoffMin
-	for attempt := 0; ; attempt++ {
-		up, err := m.runOnce(p)
+	for {
+		up, err := m.runOnce(p, func() {
+			if first != nil {
+				first <- nil
+				first = nil
+			}
+		})
 		if first != nil {
 			first <- err
-			if err != nil {
-				m.setRetiring(p)
-				return
-			}
-			first = nil
+			m.setRetiring(p)
+			return
 		}
 		m.mu.Lock()
 		done := p.retiring || m.draining
@@ -104,19 +108,21 @@ func (m *Manager) setRetiring(p *proc) {
 	m.mu.Unlock()
 }
 
-// runOnce starts p's process and follows it until it exits. It returns how
-// long the worker was ready and, when it never became ready, why.
-func (m *Manager) runOnce(p *proc) (time.Duration, error) {
+// runOnce starts p's process and follows it until it exits, calling
+// ready once the worker is. It returns how long the worker was ready and,
+// when it never became ready, why.
+func (m *Manager) runOnce(p *proc, ready func()) (time.Duration, error) {
 	cmd := exec.Command(m.cfg.Orcrun, m.args(p)...)
 	cmd.Env = append(os.Environ(), "ORC_API_KEY="+m.cfg.Token, "ORC_POOL_TOKEN="+m.cfg.Token)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	ready := make(chan string, 1)
+	last := &lastLine{}
+	cmd.Stdout, cmd.Stderr = os.Stderr, io.MultiWriter(os.Stderr, last)
+	called := make(chan string, 1)
 	m.mu.Lock()
 	if p.retiring || m.draining {
 		m.mu.Unlock()
 		return 0, errors.New("retired")
 	}
-	p.status, p.uri, p.ready = poolapi.StatusStarting, "", ready
+	p.status, p.uri, p.ready = poolapi.StatusStarting, "", called
 	err := cmd.Start()
 	if err == nil {
 		p.cmd, p.pid = cmd, cmd.Process.Pid
@@ -133,11 +139,12 @@ func (m *Manager) runOnce(p *proc) (time.Duration, error) {
 	timeout := time.NewTimer(m.cfg.StartTimeout)
 	defer timeout.Stop()
 	select {
-	case uri := <-ready:
+	case uri := <-called:
 		m.log.Info("worker ready", "worker_id", p.id, "uri", uri, "pid", cmd.Process.Pid)
+		ready()
 	case err := <-exited:
 		m.setStatus(p, poolapi.StatusFailed)
-		return 0, fmt.Errorf("worker %s exited before it was ready: %v", p.id, err)
+		return 0, fmt.Errorf("worker %s exited before it was ready (%v): %s", p.id, err, last.String())
 	case <-timeout.C:
 		cmd.Process.Kill()
 		<-exited
@@ -248,4 +255,33 @@ func (m *Manager) retire(p *proc) {
 		}
 		<-p.exited
 	}
+}
+
+// lastLine keeps the last complete line written to it: a worker's last
+// words, which say why it could not start.
+type lastLine struct {
+	mu          sync.Mutex
+	line, build []byte
+}
+
+func (l *lastLine) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range p {
+		if c == '\n' {
+			if len(l.build) > 0 {
+				l.line = append(l.line[:0], l.build...)
+			}
+			l.build = l.build[:0]
+		} else if len(l.build) < 1024 {
+			l.build = append(l.build, c)
+		}
+	}
+	return len(p), nil
+}
+
+func (l *lastLine) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.line)
 }
