@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"context"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llama-orch/orc/internal/soak"
+	"github.com/llama-orch/orc/orchestrator/loadgen"
 )
 
 // Two CPU workers behind orcd: the same request twice with the same seed
@@ -417,4 +419,22 @@ func jobArtifact(t *testing.T, d *orcd, id string) map[string]any {
 	}
 	t.Fatalf("task %s: no artifact within 5 s", id)
 	return nil
+}
+
+// orcd bench's load generator against the two CPU workers behind orcd and
+// one of them directly: every request completes and is measured.
+func TestLoadgenMeasures(t *testing.T) {
+	d := system(t)
+	reg := d.o.registration("stories")
+	req := loadgen.Request{Prompt: "Once upon a time", MaxTokens: 16, Seed: 1}
+	orcdT := loadgen.Target{URL: d.url, Orcd: true, Model: storiesModel}
+	direct := loadgen.Target{URL: reg.Workers[0].URI, APIKey: poolToken}
+	r := loadgen.Run(context.Background(), orcdT, req, 4, 8)
+	if r.Failed != 0 || r.Tokens != 8*16 || r.TTFTMedianMs <= 0 || r.GapMedianUs <= 0 {
+		t.Fatalf("through orcd: %+v", r)
+	}
+	a, b := loadgen.Latency(context.Background(), orcdT, direct, req, 2)
+	if a.Failed+b.Failed != 0 || a.Tokens != 32 || b.Tokens != 32 {
+		t.Fatalf("latency runs: %+v %+v", a, b)
+	}
 }

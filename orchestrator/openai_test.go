@@ -1,37 +1,17 @@
 package orchestrator
 
 import (
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llama-orch/orc/internal/openaisdk"
 )
 
 // The official OpenAI Node SDK streams a chat through orcd, routed by
 // model to the qwen pool (whose worker applies the ChatML template).
 func TestOpenAINodeSDKStreamsChatThroughOrcd(t *testing.T) {
-	client := filepath.Join("..", "server", "testdata", "openai-client")
-	if _, err := os.Stat(filepath.Join(client, "node_modules", "openai")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the OpenAI SDK is not installed (scripts/setup.d/30-openai-node.sh): %v", err)
-		}
-		t.Skip("OpenAI Node SDK not installed; run make setup")
-	}
 	d := system(t)
-	model := d.o.registration("qwen").Model
-	out, err := exec.Command("node", filepath.Join(client, "chat.mjs"), d.url+"/v1", model).CombinedOutput()
-	if err != nil {
-		t.Fatalf("node client: %v\n%s", err, out)
-	}
-	var got struct {
-		Role, Content, Finish string
-		Chunks                int
-	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("client output %q: %v", out, err)
-	}
+	got := openaisdk.StreamChat(t, d.url+"/v1", d.o.registration("qwen").Model)
 	if got.Role != "assistant" || got.Chunks == 0 || got.Content == "" || got.Finish != "length" {
 		t.Fatalf("streamed chat %+v: want role assistant, content in chunks, finish length", got)
 	}

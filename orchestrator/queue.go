@@ -302,12 +302,17 @@ func (o *Orchestrator) removeQueuedLocked(t *task) bool {
 // placed one has its relay stopped, which drops the worker connection and so
 // cancels the job there.
 func (o *Orchestrator) abort(t *task, e *apiError) {
+	if t.finish(evError, e, e.Code) {
+		o.ended(t)
+	}
+}
+
+// ended cleans up after a task whose stream was ended from outside its
+// relay: out of the queue, its relay stopped, its record made.
+func (o *Orchestrator) ended(t *task) {
 	o.mu.Lock()
 	o.removeQueuedLocked(t)
 	o.mu.Unlock()
-	if !t.finish(evError, e, e.Code) {
-		return
-	}
 	t.mu.Lock()
 	stop := t.stopRelay
 	t.mu.Unlock()

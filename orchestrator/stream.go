@@ -70,18 +70,11 @@ func (o *Orchestrator) handleCancel(w http.ResponseWriter, r *http.Request) {
 	if t == nil {
 		return
 	}
-	t.mu.Lock()
-	already := t.done
-	if !already {
-		t.cancelled = true
-	}
-	n := t.tokens
-	t.mu.Unlock()
-	status := "cancelled"
-	if already {
-		status = "finished"
-	} else {
-		o.abort(t, newError(http.StatusOK, CodeCancelled, "cancelled by request"))
+	n, ended := t.cancel(newError(http.StatusOK, CodeCancelled, "cancelled by request"))
+	status := "finished"
+	if ended {
+		status = "cancelled"
+		o.ended(t)
 		o.log.Info("cancelled", "task_id", t.id, "tokens_delivered", n, "correlation_id", correlationID(r))
 	}
 	t.mu.Lock()

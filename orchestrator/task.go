@@ -66,7 +66,6 @@ type task struct {
 	readers   []chan struct{} // one per stream reader, signalled on every append
 	tokens    int             // token events in buf
 	done      bool            // buf ends with end or error
-	cancelled bool            // cancel acknowledged: no token is appended after
 	worker    *worker         // where it was last placed
 	started   time.Time       // the worker started it
 	lastToken time.Time
@@ -109,12 +108,12 @@ func (t *task) appendFrame(name string, v any) {
 }
 
 // appendToken adds the worker's token event data verbatim: its {t, i} is
-// the stream's. Nothing is appended once the task is cancelled or done, so
-// no token follows an acknowledged cancel. It reports the token count.
+// the stream's. Nothing is appended once the stream has ended, so no token
+// follows an acknowledged cancel. It reports the token count.
 func (t *task) appendToken(data []byte) (n int, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.done || t.cancelled {
+	if t.done {
 		return t.tokens, false
 	}
 	t.appendLocked(evToken, data)
@@ -128,14 +127,29 @@ func (t *task) finish(name string, v any, outcome string) bool {
 	b, _ := json.Marshal(v)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.finishLocked(name, b, outcome)
+}
+
+func (t *task) finishLocked(name string, data []byte, outcome string) bool {
 	if t.done {
 		return false
 	}
-	t.appendLocked(name, b)
+	t.appendLocked(name, data)
 	t.done = true
 	t.outcome = outcome
 	t.ended = time.Now()
 	return true
+}
+
+// cancel ends the stream with e unless it has ended, in one step with
+// counting its tokens, so the count is final and the stream's last event
+// is e. It reports the token count and whether it ended the stream.
+func (t *task) cancel(e *apiError) (tokens int, ended bool) {
+	b, _ := json.Marshal(e)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ended = t.finishLocked(evError, b, e.Code)
+	return t.tokens, ended
 }
 
 func (t *task) endedAt() time.Time {

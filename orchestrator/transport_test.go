@@ -6,6 +6,8 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -48,7 +50,7 @@ func TestOCCTRL2025HTTP2AndFallback(t *testing.T) {
 // event bytes are appended to the transcript as they are (a metrics frame
 // every 64 tokens amortises to well under one allocation per token).
 func TestOCCTRL2026NoAllocationPerToken(t *testing.T) {
-	o, err := New(Config{ArtifactsPath: filepath.Join(t.TempDir(), "a.db"), PoolToken: "x"})
+	o, err := New(Config{ArtifactsPath: filepath.Join(t.TempDir(), "a.db"), PoolToken: "x", Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

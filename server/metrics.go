@@ -23,6 +23,9 @@ type metrics struct {
 	started   time.Time
 	vramBytes func() int64
 	queue     func() int
+	// load is the running jobs and the share of the context's KV positions
+	// their sequences hold, for the gauges inference gateways read.
+	load func() (running int, kvUsage float64)
 }
 
 // Request outcomes counted in orc_requests_total.
@@ -36,7 +39,7 @@ const (
 	outcomeOOM       = "vram_oom"
 )
 
-func newMetrics(vram func() int64, queue func() int) *metrics {
+func newMetrics(vram func() int64, queue func() int, load func() (int, float64)) *metrics {
 	latency := []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
 	return &metrics{
 		requests:  map[string]uint64{},
@@ -45,6 +48,7 @@ func newMetrics(vram func() int64, queue func() int) *metrics {
 		started:   time.Now(),
 		vramBytes: vram,
 		queue:     queue,
+		load:      load,
 	}
 }
 
@@ -92,6 +96,15 @@ func (m *metrics) write(w io.Writer) {
 	fmt.Fprintln(w, "# HELP orc_queue_depth Jobs waiting behind the running one.")
 	fmt.Fprintln(w, "# TYPE orc_queue_depth gauge")
 	fmt.Fprintf(w, "orc_queue_depth %d\n", m.queue())
+	// The model-server gauges Kubernetes inference gateways read, in vLLM's
+	// names.
+	running, kv := m.load()
+	promtext.Header(w, "vllm:num_requests_waiting", "gauge", "Requests waiting in the queue.")
+	fmt.Fprintf(w, "vllm:num_requests_waiting %d\n", m.queue())
+	promtext.Header(w, "vllm:num_requests_running", "gauge", "Requests running on the device.")
+	fmt.Fprintf(w, "vllm:num_requests_running %d\n", running)
+	promtext.Header(w, "vllm:kv_cache_usage_perc", "gauge", "Share of the context's KV positions held by running sequences, 0 to 1.")
+	fmt.Fprintf(w, "vllm:kv_cache_usage_perc %g\n", kv)
 	fmt.Fprintln(w, "# HELP orc_goroutines Goroutines of the server process; growth across requests is a leak.")
 	fmt.Fprintln(w, "# TYPE orc_goroutines gauge")
 	fmt.Fprintf(w, "orc_goroutines %d\n", goruntime.NumGoroutine())
