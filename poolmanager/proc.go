@@ -114,6 +114,9 @@ func (m *Manager) setRetiring(p *proc) {
 func (m *Manager) runOnce(p *proc, ready func()) (time.Duration, error) {
 	cmd := exec.Command(m.cfg.Orcrun, m.args(p)...)
 	cmd.Env = append(os.Environ(), "ORC_API_KEY="+m.cfg.Token, "ORC_POOL_TOKEN="+m.cfg.Token)
+	// A pool manager that dies takes its workers with it: nobody else
+	// would restart, drain or route to them.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	last := &lastLine{}
 	cmd.Stdout, cmd.Stderr = os.Stderr, io.MultiWriter(os.Stderr, last)
 	called := make(chan string, 1)
