@@ -1,13 +1,16 @@
 package orchestrator
 
 import (
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/llama-orch/orc/internal/soak"
+	"github.com/llama-orch/orc/orchestrator/poolapi"
 )
 
 // failedStream runs a task that fails after its stream started: its pool
@@ -164,5 +167,42 @@ func TestOCCTRL2051Metrics(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Fatalf("/metrics lacks %q:\n%s", want, b)
 		}
+	}
+}
+
+// A task whose every placement fails before a worker starts it (workers
+// that do not answer) ends REPLICA_EXHAUSTED, retriable, after
+// MaxPlacements; the dead workers leave placement.
+func TestReplicaExhausted(t *testing.T) {
+	d := startOrcd(t, Config{MaxPlacements: 3})
+	reg := poolapi.Pool{ID: "dead", Engine: Engine, EngineVersion: EngineVersion, Model: "m", ModelRef: "/p", CtxMax: 512, MaxTokensOut: 64}
+	for i := range 3 {
+		ln, _ := net.Listen("tcp", "127.0.0.1:0")
+		uri := "http://" + ln.Addr().String()
+		ln.Close() // nothing listens there now
+		reg.Workers = append(reg.Workers, poolapi.Worker{ID: fmt.Sprint("w", i), URI: uri, Status: poolapi.StatusReady, Device: "cpu", PID: 1})
+	}
+	if resp, m := call(t, "PUT", d.url+"/v2/internal/pools/dead", reg, "Authorization", "Bearer "+poolToken); resp.StatusCode != 204 {
+		t.Fatalf("register: %d %v", resp.StatusCode, m)
+	}
+	evs := stream(t, d, submit(t, d, map[string]any{"prompt": "hi", "max_tokens": 4}))
+	last := checkFraming(t, evs)
+	if last.Name != "error" || last.Data["code"] != CodeReplicaExhausted || last.Data["retriable"] != true {
+		t.Fatalf("stream ended %s %v", last.Name, last.Data)
+	}
+	_, h := call(t, "GET", d.url+"/v1/pools/dead/health", nil)
+	if h["ready"] != false {
+		t.Fatalf("pool of dead workers still ready: %v", h)
+	}
+}
+
+// A job past the worker's inference timeout ends DECODE_TIMEOUT,
+// retriable.
+func TestDecodeTimeout(t *testing.T) {
+	d := startOrcd(t, Config{})
+	startPool(t, d, "slow", plans["stories"], 1, "--inference-timeout", "30ms")
+	last := checkFraming(t, stream(t, d, submit(t, d, map[string]any{"prompt": "Once upon a time", "max_tokens": 400})))
+	if last.Name != "error" || last.Data["code"] != CodeDecodeTimeout || last.Data["retriable"] != true || last.Data["pool_id"] != "slow" {
+		t.Fatalf("stream ended %s %v", last.Name, last.Data)
 	}
 }

@@ -34,6 +34,8 @@ type Config struct {
 	Threads      int      // CPU workers: goroutines per matmul (0: orcrun's default)
 	Ctx          int      // context length per sequence (0: the model's)
 	WorkerQueue  int      // jobs that may wait in a worker (0: orcrun's default)
+	// InferenceTimeout bounds each job on a worker (0: orcrun's default).
+	InferenceTimeout time.Duration
 
 	StartTimeout   time.Duration // a worker not ready by then is killed (default 120 s)
 	HealthInterval time.Duration // default 1 s; three failed checks in a row kill the worker

@@ -47,6 +47,9 @@ func (m *Manager) args(p *proc) []string {
 	if m.cfg.Ctx > 0 {
 		a = append(a, "--ctx", strconv.Itoa(m.cfg.Ctx))
 	}
+	if m.cfg.InferenceTimeout > 0 {
+		a = append(a, "--inference-timeout", m.cfg.InferenceTimeout.String())
+	}
 	if m.cfg.WorkerQueue > 0 {
 		a = append(a, "--queue", strconv.Itoa(m.cfg.WorkerQueue))
 	}

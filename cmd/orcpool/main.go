@@ -23,22 +23,23 @@ import (
 )
 
 type cmd struct {
-	PoolID        string        `default:"default" help:"Pool id orcd routes and pins by."`
-	Plan          string        `required:"" type:"existingdir" help:"Plan directory the workers load (from orcc compile)."`
-	GPUs          string        `name:"gpus" help:"GPUs to own, one worker each: e.g. 0,1."`
-	CPUWorkers    int           `help:"CPU reference-device workers instead of GPUs."`
-	Orchestrator  string        `help:"orcd's URL to register the pool with, e.g. http://127.0.0.1:8090."`
-	PoolToken     string        `env:"ORC_POOL_TOKEN" required:"" help:"Token shared with orcd and the workers (ORC_POOL_TOKEN)."`
-	Host          string        `default:"127.0.0.1" help:"Address of the control endpoint and of the workers; anything but loopback needs --insecure (the pool token guards the calls)."`
-	Port          int           `default:"0" help:"Control endpoint port (0: any free port)."`
-	Insecure      bool          `help:"Allow a non-loopback --host."`
-	Orcrun        string        `help:"orcrun binary (default: the one beside orcpool, else on PATH)."`
-	MaxTokensOut  int           `default:"2048" help:"Ceiling for a request's max_tokens, passed to every worker."`
-	Threads       int           `help:"CPU workers: goroutines per matmul."`
-	Ctx           int           `help:"Context length a sequence may reach (default: the model's)."`
-	WorkerQueue   int           `help:"Jobs that may wait inside one worker (default: orcrun's)."`
-	StartTimeout  time.Duration `default:"120s" help:"A worker not ready by then is killed and restarted."`
-	ShutdownGrace time.Duration `default:"30s" help:"On SIGTERM, how long workers may finish their jobs."`
+	PoolID           string        `default:"default" help:"Pool id orcd routes and pins by."`
+	Plan             string        `required:"" type:"existingdir" help:"Plan directory the workers load (from orcc compile)."`
+	GPUs             string        `name:"gpus" help:"GPUs to own, one worker each: e.g. 0,1."`
+	CPUWorkers       int           `help:"CPU reference-device workers instead of GPUs."`
+	Orchestrator     string        `help:"orcd's URL to register the pool with, e.g. http://127.0.0.1:8090."`
+	PoolToken        string        `env:"ORC_POOL_TOKEN" required:"" help:"Token shared with orcd and the workers (ORC_POOL_TOKEN)."`
+	Host             string        `default:"127.0.0.1" help:"Address of the control endpoint and of the workers; anything but loopback needs --insecure (the pool token guards the calls)."`
+	Port             int           `default:"0" help:"Control endpoint port (0: any free port)."`
+	Insecure         bool          `help:"Allow a non-loopback --host."`
+	Orcrun           string        `help:"orcrun binary (default: the one beside orcpool, else on PATH)."`
+	MaxTokensOut     int           `default:"2048" help:"Ceiling for a request's max_tokens, passed to every worker."`
+	Threads          int           `help:"CPU workers: goroutines per matmul."`
+	Ctx              int           `help:"Context length a sequence may reach (default: the model's)."`
+	WorkerQueue      int           `help:"Jobs that may wait inside one worker (default: orcrun's)."`
+	InferenceTimeout time.Duration `help:"A job running longer on a worker ends DECODE_TIMEOUT (default: orcrun's)."`
+	StartTimeout     time.Duration `default:"120s" help:"A worker not ready by then is killed and restarted."`
+	ShutdownGrace    time.Duration `default:"30s" help:"On SIGTERM, how long workers may finish their jobs."`
 }
 
 func (c *cmd) Run() error {
@@ -57,7 +58,7 @@ func (c *cmd) Run() error {
 	m, err := poolmanager.New(poolmanager.Config{
 		PoolID: c.PoolID, Plan: c.Plan, Devices: devices, Orcrun: orcrun, Orchestrator: c.Orchestrator,
 		Token: c.PoolToken, Host: c.Host, MaxTokensOut: c.MaxTokensOut, Threads: c.Threads, Ctx: c.Ctx,
-		WorkerQueue: c.WorkerQueue, StartTimeout: c.StartTimeout, ShutdownGrace: c.ShutdownGrace, Logger: log,
+		WorkerQueue: c.WorkerQueue, InferenceTimeout: c.InferenceTimeout, StartTimeout: c.StartTimeout, ShutdownGrace: c.ShutdownGrace, Logger: log,
 	})
 	if err != nil {
 		return err
