@@ -41,6 +41,4 @@ echo "== model $model, pool on GPUs $gpus, direct worker on GPU ${gpus%%,*}"
 nvidia-smi -L | tee "$out/gpus.txt"
 "$bin/orcd" bench --url http://127.0.0.1:18090 --direct http://127.0.0.1:18181 --model "$model" \
 	--clients 64 --requests 1024 --max-tokens 128 --latency-runs 128 | tee "$out/bench.txt"
-"$bin/orcd" bench --url http://127.0.0.1:18090 --direct http://127.0.0.1:18181 --model "$model" \
-	--clients 64 --requests 1024 --max-tokens 128 --latency-runs 128 --json >"$out/bench.json"
 curl -sf http://127.0.0.1:18090/metrics >"$out/orcd-metrics.txt"
