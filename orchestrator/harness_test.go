@@ -164,6 +164,9 @@ func launchPool(orcdURL, id, plan string, workers int, extra ...string) (*poolPr
 		"--orchestrator", orcdURL, "--orcrun", bins["orcrun"], "--threads", "1", "--shutdown-grace", "5s"}, extra...)
 	cmd := exec.Command(bins["orcpool"], args...)
 	cmd.Env = append(os.Environ(), "ORC_POOL_TOKEN="+poolToken)
+	// A test binary that dies (a timeout) takes its pool managers, and so
+	// their workers, with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	logs := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
