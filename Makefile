@@ -10,6 +10,8 @@ all: build
 build:
 	$(GO) build -o $(BIN)/orcc ./cmd/orcc
 	$(GO) build -o $(BIN)/orcrun ./cmd/orcrun
+	$(GO) build -o $(BIN)/orcd ./cmd/orcd
+	$(GO) build -o $(BIN)/orcpool ./cmd/orcpool
 
 # Everything make test needs (nvcc, the OpenAI Node SDK); setup-demo only
 # what the demo needs on this machine (no CUDA toolkit without a GPU).
@@ -21,9 +23,10 @@ setup-demo:
 
 # The main job on an embedded default: synthesise a tiny Qwen2-architecture
 # model, compile it, generate tokens (GPU when one is present, else the CPU
-# reference device).
+# reference device). Then one request through orcd with two CPU workers.
 demo: setup-demo build
 	bash scripts/demo.sh
+	bash scripts/demo_orcd.sh
 
 test: setup
 	$(GO) vet ./...
@@ -32,7 +35,7 @@ test: setup
 # Binaries for scripts/gpu_acceptance.sh on a GPU host (which has no Go).
 gpu-bundle: build
 	mkdir -p .gpu/bundle
-	cp $(BIN)/orcc $(BIN)/orcrun .gpu/bundle/
+	cp $(BIN)/orcc $(BIN)/orcrun $(BIN)/orcd $(BIN)/orcpool .gpu/bundle/
 	CGO_ENABLED=1 $(GO) test -c -o .gpu/bundle/codegen.test ./codegen/cuda
 	CGO_ENABLED=1 $(GO) test -c -o .gpu/bundle/cuda.test ./runtime/cuda
 	cp ../shared/testdata/models/stories260k-f32.gguf .gpu/bundle/

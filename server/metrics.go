@@ -8,6 +8,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/llama-orch/orc/internal/promtext"
 )
 
 // metrics are the server's Prometheus series, written in the text
@@ -16,11 +18,14 @@ type metrics struct {
 	mu        sync.Mutex
 	requests  map[string]uint64 // by outcome
 	tokens    uint64
-	ttft      histogram
-	decode    histogram
+	ttft      *promtext.Histogram
+	decode    *promtext.Histogram
 	started   time.Time
 	vramBytes func() int64
 	queue     func() int
+	// load is the running jobs and the share of the context's KV positions
+	// their sequences hold, for the gauges inference gateways read.
+	load func() (running int, kvUsage float64)
 }
 
 // Request outcomes counted in orc_requests_total.
@@ -34,15 +39,16 @@ const (
 	outcomeOOM       = "vram_oom"
 )
 
-func newMetrics(vram func() int64, queue func() int) *metrics {
+func newMetrics(vram func() int64, queue func() int, load func() (int, float64)) *metrics {
 	latency := []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
 	return &metrics{
 		requests:  map[string]uint64{},
-		ttft:      histogram{bounds: latency, counts: make([]uint64, len(latency))},
-		decode:    histogram{bounds: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}, counts: make([]uint64, 12)},
+		ttft:      promtext.NewHistogram(latency...),
+		decode:    promtext.NewHistogram(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300),
 		started:   time.Now(),
 		vramBytes: vram,
 		queue:     queue,
+		load:      load,
 	}
 }
 
@@ -56,10 +62,10 @@ func (m *metrics) generated(tokens int, ttft, decode time.Duration) {
 	m.mu.Lock()
 	m.tokens += uint64(tokens)
 	if ttft > 0 {
-		m.ttft.observe(ttft.Seconds())
+		m.ttft.Observe(ttft.Seconds())
 	}
 	if tokens > 1 {
-		m.decode.observe(decode.Seconds())
+		m.decode.Observe(decode.Seconds())
 	}
 	m.mu.Unlock()
 }
@@ -82,47 +88,27 @@ func (m *metrics) write(w io.Writer) {
 	fmt.Fprintln(w, "# HELP orc_tokens_generated_total Tokens generated.")
 	fmt.Fprintln(w, "# TYPE orc_tokens_generated_total counter")
 	fmt.Fprintf(w, "orc_tokens_generated_total %d\n", m.tokens)
-	m.ttft.write(w, "orc_time_to_first_token_seconds", "Time from request start to the first generated token.")
-	m.decode.write(w, "orc_decode_duration_seconds", "Time spent decoding after the first token, per request.")
+	m.ttft.Write(w, "orc_time_to_first_token_seconds", "Time from request start to the first generated token.")
+	m.decode.Write(w, "orc_decode_duration_seconds", "Time spent decoding after the first token, per request.")
 	fmt.Fprintln(w, "# HELP orc_vram_bytes Device memory held by the loaded plan and caches.")
 	fmt.Fprintln(w, "# TYPE orc_vram_bytes gauge")
 	fmt.Fprintf(w, "orc_vram_bytes %d\n", m.vramBytes())
 	fmt.Fprintln(w, "# HELP orc_queue_depth Jobs waiting behind the running one.")
 	fmt.Fprintln(w, "# TYPE orc_queue_depth gauge")
 	fmt.Fprintf(w, "orc_queue_depth %d\n", m.queue())
+	// The model-server gauges Kubernetes inference gateways read, in vLLM's
+	// names.
+	running, kv := m.load()
+	promtext.Header(w, "vllm:num_requests_waiting", "gauge", "Requests waiting in the queue.")
+	fmt.Fprintf(w, "vllm:num_requests_waiting %d\n", m.queue())
+	promtext.Header(w, "vllm:num_requests_running", "gauge", "Requests running on the device.")
+	fmt.Fprintf(w, "vllm:num_requests_running %d\n", running)
+	promtext.Header(w, "vllm:kv_cache_usage_perc", "gauge", "Share of the context's KV positions held by running sequences, 0 to 1.")
+	fmt.Fprintf(w, "vllm:kv_cache_usage_perc %g\n", kv)
 	fmt.Fprintln(w, "# HELP orc_goroutines Goroutines of the server process; growth across requests is a leak.")
 	fmt.Fprintln(w, "# TYPE orc_goroutines gauge")
 	fmt.Fprintf(w, "orc_goroutines %d\n", goruntime.NumGoroutine())
 	fmt.Fprintln(w, "# HELP orc_uptime_seconds Seconds since the server started.")
 	fmt.Fprintln(w, "# TYPE orc_uptime_seconds gauge")
 	fmt.Fprintf(w, "orc_uptime_seconds %.3f\n", time.Since(m.started).Seconds())
-}
-
-// histogram is a cumulative Prometheus histogram with fixed bounds.
-type histogram struct {
-	bounds []float64
-	counts []uint64 // per bucket, not cumulative
-	sum    float64
-	n      uint64
-}
-
-func (h *histogram) observe(v float64) {
-	for i, b := range h.bounds {
-		if v <= b {
-			h.counts[i]++
-			break
-		}
-	}
-	h.sum += v
-	h.n++
-}
-
-func (h *histogram) write(w io.Writer, name, help string) {
-	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
-	var cum uint64
-	for i, b := range h.bounds {
-		cum += h.counts[i]
-		fmt.Fprintf(w, "%s_bucket{le=\"%g\"} %d\n", name, b, cum)
-	}
-	fmt.Fprintf(w, "%s_bucket{le=\"+Inf\"} %d\n%s_sum %g\n%s_count %d\n", name, h.n, name, h.sum, name, h.n)
 }

@@ -4,35 +4,16 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/llama-orch/orc/internal/openaisdk"
 	"github.com/llama-orch/orc/tokenizer"
 )
 
 func TestOpenAINodeSDKStreamsChat(t *testing.T) {
-	client := filepath.Join("testdata", "openai-client")
-	if _, err := os.Stat(filepath.Join(client, "node_modules", "openai")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the OpenAI SDK is not installed (scripts/setup.d/30-openai-node.sh): %v", err)
-		}
-		t.Skip("OpenAI Node SDK not installed; run make setup")
-	}
 	_, hs := startServer(t, "qwen", Config{})
-	out, err := exec.Command("node", filepath.Join(client, "chat.mjs"), hs.URL+"/v1").CombinedOutput()
-	if err != nil {
-		t.Fatalf("node client: %v\n%s", err, out)
-	}
-	var got struct {
-		Role, Content, Finish string
-		Chunks                int
-	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("client output %q: %v", out, err)
-	}
+	got := openaisdk.StreamChat(t, hs.URL+"/v1", "orc")
 	if got.Role != "assistant" || got.Chunks == 0 || got.Content == "" || got.Finish != "length" {
 		t.Fatalf("streamed chat %+v: want role assistant, content in chunks, finish length", got)
 	}

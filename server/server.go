@@ -53,6 +53,8 @@ type Server struct {
 	shutdownOnce sync.Once
 	closeOnce    sync.Once
 	stopCheck    chan struct{}
+	running      atomic.Int32 // jobs on the device
+	kvHeld       atomic.Int64 // KV positions the running sequence holds
 }
 
 // New builds a server; Start launches its worker and residency checks.
@@ -92,7 +94,9 @@ func New(cfg Config, dev runtime.Device, tok tokenizer.Tokenizer) *Server {
 		stopCheck: make(chan struct{}),
 	}
 	s.refusals = newRefusalLog(s.log, cfg.RefusalLogInterval)
-	s.metrics = newMetrics(func() int64 { return s.info.VRAMBytesUsed }, s.sched.depth)
+	s.metrics = newMetrics(func() int64 { return s.info.VRAMBytesUsed }, s.sched.depth, func() (int, float64) {
+		return int(s.running.Load()), float64(s.kvHeld.Load()) / float64(max(1, s.info.ContextLength))
+	})
 	s.healthy.Store(true)
 	s.healthMsg.Store("")
 	return s

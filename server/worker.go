@@ -14,7 +14,9 @@ import (
 func (s *Server) work() {
 	for j := range s.sched.queue {
 		s.sched.start(j)
+		s.running.Add(1)
 		res, ended := s.run(j)
+		s.running.Add(-1)
 		s.sched.finish(j, res, ended)
 	}
 }
@@ -33,11 +35,14 @@ func (s *Server) run(j *activeJob) (res runtime.GenerateResult, ended bool) {
 	log.Info("execute_start", "prompt_tokens", len(j.prompt), "max_tokens", j.maxTokens, "seed", j.sampling.Seed)
 	j.emit(event{evStarted, startedEvent{JobID: j.id, Model: s.info.Model, StartedAt: start.UTC().Format(time.RFC3339Nano), Seed: j.sampling.Seed}})
 
-	seq, err := s.dev.NewSequence(min(len(j.prompt)+j.maxTokens, s.info.ContextLength))
+	kv := min(len(j.prompt)+j.maxTokens, s.info.ContextLength)
+	seq, err := s.dev.NewSequence(kv)
 	if err != nil {
 		s.failJob(j, log, err)
 		return res, false
 	}
+	s.kvHeld.Store(int64(kv))
+	defer s.kvHeld.Store(0)
 	defer seq.Close()
 
 	var dec detokenizer = plainText{s.tok.NewStream()}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
 	"fmt"
 
 	"github.com/llama-orch/orc/internal/cli"
@@ -75,13 +74,4 @@ func (f *deviceFlags) open(p *plans.Plan, progress func(pct int)) (runtime.Devic
 		return cpu.Open(p, cpu.Options{Threads: f.Threads, Ctx: f.Ctx})
 	}
 	return cuda.Open(p, f.GPU, cuda.Options{Ctx: f.Ctx, Progress: progress})
-}
-
-// newUUID is a random RFC 4122 version 4 UUID.
-func newUUID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llama-orch/orc/internal/cli"
+	"github.com/llama-orch/orc/internal/netsafe"
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/server"
 	"github.com/llama-orch/orc/tokenizer"
@@ -34,12 +35,15 @@ type serveCmd struct {
 	APIKey            string        `env:"ORC_API_KEY" help:"Require this Bearer token. Prefer ORC_API_KEY or --api-key-file: other local users can read a flag in /proc/PID/cmdline."`
 	APIKeyFile        string        `help:"Require the Bearer token held in this file (its first line)."`
 	Insecure          bool          `help:"Allow binding a non-loopback address without an API key."`
+	CallbackURL       string        `help:"Pool manager to tell once serving: POST {url}/v2/internal/workers/ready (orcpool sets it)."`
+	ModelRef          string        `help:"Model reference reported in the ready callback (default: --plan)."`
+	PoolToken         string        `env:"ORC_POOL_TOKEN" help:"Bearer token of the ready callback (ORC_POOL_TOKEN)."`
 }
 
 func (c *serveCmd) Run() error {
 	base := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	if c.WorkerID == "" {
-		c.WorkerID = newUUID()
+		c.WorkerID = netsafe.UUID()
 	}
 	log := base.With("worker_id", c.WorkerID)
 	key, err := c.apiKey(log)
@@ -47,7 +51,7 @@ func (c *serveCmd) Run() error {
 		return err
 	}
 	c.APIKey = key
-	if err := c.checkBind(); err != nil {
+	if err := netsafe.CheckBind(c.Host, c.APIKey, c.Insecure, "an API key (ORC_API_KEY or --api-key-file)"); err != nil {
 		return err
 	}
 	if c.MaxConnections < 1 {
@@ -96,6 +100,18 @@ func (c *serveCmd) Run() error {
 	fmt.Printf("listening on http://%s (%s, %s)\n", ln.Addr(), info.Model, info.Device)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(srv.Listener(ln)) }()
+	if c.CallbackURL != "" {
+		// Server first, then the callback: the pool manager checks the
+		// worker answers at the URI it reports.
+		if err := c.callBack(info.VRAMBytesUsed, "http://"+ln.Addr().String()); err != nil {
+			log.Error("error", "what", "ready callback failed", "err", err.Error())
+			srv.Drain()
+			hs.Close()
+			dev.Close()
+			return err
+		}
+		log.Info("ready", "uri", "http://"+ln.Addr().String())
+	}
 
 	select {
 	case s := <-sig:
@@ -166,21 +182,6 @@ func (c *serveCmd) apiKey(log *slog.Logger) (string, error) {
 		return key, nil
 	}
 	return c.APIKey, nil
-}
-
-// checkBind refuses a non-loopback address without an API key unless
-// --insecure says so.
-func (c *serveCmd) checkBind() error {
-	if c.APIKey != "" || c.Insecure {
-		return nil
-	}
-	if c.Host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(c.Host); ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	return fmt.Errorf("binding %s exposes the server beyond this machine: give an API key (ORC_API_KEY or --api-key-file), or --insecure", c.Host)
 }
 
 func init() {

@@ -1,11 +1,11 @@
 // Streams one chat completion from an orc server with the official OpenAI
 // SDK and prints a JSON summary: the concatenated content, the number of
-// content chunks and the finish reason. Usage: node chat.mjs BASE_URL
+// content chunks and the finish reason. Usage: node chat.mjs BASE_URL [MODEL]
 import OpenAI from "openai";
 
 const client = new OpenAI({ baseURL: process.argv[2], apiKey: "test-key", maxRetries: 0 });
 const stream = await client.chat.completions.create({
-  model: "orc",
+  model: process.argv[3] ?? "orc",
   messages: [{ role: "user", content: "Write a haiku about GPUs." }],
   stream: true,
   max_tokens: 12,
