@@ -176,6 +176,9 @@ func (m *Manager) watch(p *proc, cmd *exec.Cmd, exited chan error) {
 			return
 		case <-tick.C:
 			status, err := m.health(p)
+			if status != "" {
+				m.setStatus(p, status)
+			}
 			if err != nil {
 				fails++
 				m.log.Warn("health check failed", "worker_id", p.id, "fails", fails, "err", err.Error())
@@ -185,7 +188,6 @@ func (m *Manager) watch(p *proc, cmd *exec.Cmd, exited chan error) {
 				continue
 			}
 			fails = 0
-			m.setStatus(p, status)
 		}
 	}
 }
@@ -197,25 +199,29 @@ type workerHealth struct {
 	ContextLength int    `json:"context_length"`
 }
 
-// health asks a worker for its status and maps it onto the status values:
-// a worker that answers "healthy" (older orcrun) is ready.
+// health asks a worker for its status. A worker answers 200 while it takes
+// work (ready, busy) and 503 once it does not: draining is no failure (it
+// finishes its job, and no new work is placed on it), failed is one.
 func (m *Manager) health(p *proc) (string, error) {
 	m.mu.Lock()
 	uri := p.uri
 	m.mu.Unlock()
 	h, err := m.fetchHealth(uri)
-	if err != nil {
+	switch {
+	case h != nil && h.Status == poolapi.StatusDraining:
+		return poolapi.StatusDraining, nil
+	case h != nil && h.Status == poolapi.StatusFailed:
+		return poolapi.StatusFailed, err
+	case err != nil:
 		return "", err
-	}
-	switch h.Status {
-	case "ready", "healthy":
-		return poolapi.StatusReady, nil
-	case poolapi.StatusBusy, poolapi.StatusDraining:
+	case h.Status == poolapi.StatusReady || h.Status == poolapi.StatusBusy:
 		return h.Status, nil
 	}
 	return "", fmt.Errorf("status %q", h.Status)
 }
 
+// fetchHealth reads a worker's GET /health; an answer other than 200 is an
+// error, returned with the body's status when it had one.
 func (m *Manager) fetchHealth(uri string) (*workerHealth, error) {
 	resp, err := m.client.Get(uri + "/health")
 	if err != nil {
@@ -227,7 +233,7 @@ func (m *Manager) fetchHealth(uri string) (*workerHealth, error) {
 		return nil, fmt.Errorf("GET /health: %v", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /health: %s, status %q", resp.Status, h.Status)
+		return &h, fmt.Errorf("GET /health: %s, status %q", resp.Status, h.Status)
 	}
 	return &h, nil
 }
