@@ -112,13 +112,14 @@ type openAISampling struct {
 	} `json:"stream_options"`
 	User string `json:"user"`
 
-	N                *int               `json:"n"`
-	FrequencyPenalty *float64           `json:"frequency_penalty"`
-	PresencePenalty  *float64           `json:"presence_penalty"`
-	LogitBias        map[string]float64 `json:"logit_bias"`
-	Logprobs         json.RawMessage    `json:"logprobs"` // a bool (chat) or an integer (completions)
-	TopLogprobs      *int               `json:"top_logprobs"`
-	ResponseFormat   *struct {
+	FrequencyPenalty *float64 `json:"frequency_penalty"`
+	PresencePenalty  *float64 `json:"presence_penalty"`
+
+	N              *int               `json:"n"`
+	LogitBias      map[string]float64 `json:"logit_bias"`
+	Logprobs       json.RawMessage    `json:"logprobs"` // a bool (chat) or an integer (completions)
+	TopLogprobs    *int               `json:"top_logprobs"`
+	ResponseFormat *struct {
 		Type string `json:"type"`
 	} `json:"response_format"`
 	Tools     []json.RawMessage `json:"tools"`
@@ -144,27 +145,6 @@ func (o *openAISampling) checkUnsupported() error {
 	case len(o.Functions) > 0:
 		return invalid("functions", "function calls are not supported")
 	}
-	return penalties(o.FrequencyPenalty, o.PresencePenalty)
-}
-
-// penalties is the one place frequency_penalty and presence_penalty are
-// handled: OpenAI's range is [-2, 2], and until the sampler has the two
-// penalties, any value but 0 is refused rather than ignored. When
-// runtime/sample.Params gains FrequencyPenalty and PresencePenalty, this
-// passes them through instead.
-func penalties(frequency, presence *float64) error {
-	for _, p := range []struct {
-		field string
-		v     *float64
-	}{{"frequency_penalty", frequency}, {"presence_penalty", presence}} {
-		switch {
-		case p.v == nil || *p.v == 0:
-		case !(*p.v >= -2 && *p.v <= 2):
-			return invalid(p.field, "must be between -2 and 2, got %v", *p.v)
-		default:
-			return invalid(p.field, "not supported yet; send 0 or leave it out (repetition_penalty is supported)")
-		}
-	}
 	return nil
 }
 
@@ -177,7 +157,8 @@ func (o *openAISampling) toExecute(maxTokensOut int) (*ExecuteRequest, error) {
 		return nil, err
 	}
 	req := &ExecuteRequest{JobID: "cmpl-" + newID(), MaxTokens: o.MaxTokens, Temperature: o.Temperature,
-		TopP: o.TopP, TopK: o.TopK, MinP: o.MinP, RepetitionPenalty: o.RepetitionPenalty, Seed: o.Seed, Stop: o.Stop}
+		TopP: o.TopP, TopK: o.TopK, MinP: o.MinP, RepetitionPenalty: o.RepetitionPenalty,
+		FrequencyPenalty: o.FrequencyPenalty, PresencePenalty: o.PresencePenalty, Seed: o.Seed, Stop: o.Stop}
 	if o.MaxCompletion != nil {
 		req.MaxTokens = o.MaxCompletion
 	}

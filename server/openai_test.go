@@ -112,7 +112,7 @@ func TestOpenAIAnswersNameTheField(t *testing.T) {
 		{"stop of numbers", "/v1/completions", `{"prompt":"hi","stop":5}`, "stop"},
 		{"n 2", "/v1/completions", `{"prompt":"hi","n":2}`, "n"},
 		{"logit_bias", "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"logit_bias":{"50":-100}}`, "logit_bias"},
-		{"frequency_penalty", "/v1/completions", `{"prompt":"hi","frequency_penalty":0.5}`, "frequency_penalty"},
+		{"frequency_penalty out of range", "/v1/completions", `{"prompt":"hi","frequency_penalty":-2.5}`, "frequency_penalty"},
 		{"presence_penalty out of range", "/v1/completions", `{"prompt":"hi","presence_penalty":3}`, "presence_penalty"},
 		{"tools", "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function"}]}`, "tools"},
 		{"json mode", "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_object"}}`, "response_format"},
@@ -130,6 +130,25 @@ func TestOpenAIAnswersNameTheField(t *testing.T) {
 	code, m := postJSON(t, hs.URL+"/v1/completions", `{"prompt":"Once","max_tokens":2,"n":1,"frequency_penalty":0,"presence_penalty":0,"logit_bias":{},"response_format":{"type":"text"},"tools":[],"metadata":{"x":"y"}}`)
 	if code != 200 {
 		t.Errorf("defaults and an unknown field: %d %v", code, m)
+	}
+}
+
+// TestOpenAIPenaltiesChangeTheDraw: frequency_penalty and presence_penalty
+// reach the sampler (greedy decoding repeats itself without them).
+func TestOpenAIPenaltiesChangeTheDraw(t *testing.T) {
+	_, hs := startServer(t, "stories", Config{})
+	text := func(extra string) string {
+		code, m := postJSON(t, hs.URL+"/v1/completions", `{"prompt":"Once upon a time","max_tokens":40,"temperature":0`+extra+`}`)
+		if code != 200 {
+			t.Fatalf("%s: %d %v", extra, code, m)
+		}
+		return m["choices"].([]any)[0].(map[string]any)["text"].(string)
+	}
+	plain := text("")
+	for _, extra := range []string{`,"frequency_penalty":2`, `,"presence_penalty":2`} {
+		if got := text(extra); got == plain {
+			t.Errorf("%s: the same text as without it: %q", extra, got)
+		}
 	}
 }
 

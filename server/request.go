@@ -29,6 +29,8 @@ type ExecuteRequest struct {
 	TopK              *int     `json:"top_k"`
 	RepetitionPenalty *float64 `json:"repetition_penalty"`
 	MinP              *float64 `json:"min_p"`
+	FrequencyPenalty  *float64 `json:"frequency_penalty"`
+	PresencePenalty   *float64 `json:"presence_penalty"`
 	Stop              []string `json:"stop"`
 	Seed              *uint64  `json:"seed"`
 }
@@ -106,6 +108,19 @@ func (r *ExecuteRequest) validate(vocab, maxTokensOut int) (sample.Params, int, 
 			return p, 0, invalid("repetition_penalty", "must be between 0 and 2 (0 and 1 mean off), got %v", *r.RepetitionPenalty)
 		}
 		p.RepetitionPenalty = float32(*r.RepetitionPenalty)
+	}
+	for _, x := range []struct {
+		field string
+		v     *float64
+		to    *float32
+	}{{"frequency_penalty", r.FrequencyPenalty, &p.FrequencyPenalty}, {"presence_penalty", r.PresencePenalty, &p.PresencePenalty}} {
+		if x.v == nil {
+			continue
+		}
+		if !(*x.v >= -2 && *x.v <= 2) {
+			return p, 0, invalid(x.field, "must be between -2 and 2, got %v", *x.v)
+		}
+		*x.to = float32(*x.v)
 	}
 	if r.MinP != nil {
 		if !(*r.MinP >= 0 && *r.MinP <= 1) {

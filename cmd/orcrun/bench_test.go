@@ -41,6 +41,14 @@ func TestBenchCPU(t *testing.T) {
 			t.Errorf("%s = %v, want > 0", name, v)
 		}
 	}
+	if len(r.Sampled) != len(defaultSettings) {
+		t.Fatalf("sampled rows %+v, want one per default setting", r.Sampled)
+	}
+	for i, s := range r.Sampled {
+		if s.Setting != defaultSettings[i].Name || !(s.DecodeTokS > 0) || !(s.ServedTokS > 0) || s.ServedTokens < 2 {
+			t.Errorf("sampled row %+v", s)
+		}
+	}
 	if r.DecodeGraphMsTok != [2]float64{} {
 		t.Errorf("decode_graph_ms_per_token %v on the CPU device, which replays no graph", r.DecodeGraphMsTok)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llama-orch/orc/compiler"
 	"github.com/llama-orch/orc/internal/cli/clitest"
+	"github.com/llama-orch/orc/plans"
 )
 
 func TestMain(m *testing.M) { clitest.Main(m, main) }
@@ -41,10 +42,10 @@ func TestCommandLine(t *testing.T) {
 	long := strings.Repeat("Once upon a time there was a cat. ", 80)
 
 	cases := []clitest.Case{
-		{Name: "version", Args: []string{"version"}, Stdout: "orcrun 0.1.0 (reads plan format 1)\n"},
-		{Name: "--version", Args: []string{"--version"}, Stdout: "orcrun 0.1.0 (reads plan format 1)\n"},
+		{Name: "version", Args: []string{"version"}, Stdout: fmt.Sprintf("orcrun 0.1.0 (reads plan format %d)\n", plans.FormatVersion)},
+		{Name: "--version", Args: []string{"--version"}, Stdout: fmt.Sprintf("orcrun 0.1.0 (reads plan format %d)\n", plans.FormatVersion)},
 		{Name: "help hides soak", Args: []string{"--help"}, Stdout: "generate", NotOut: "soak"},
-		{Name: "api key variable named once", Args: []string{"serve", "--help"}, Stdout: "Require this Bearer token ($ORC_API_KEY)."},
+		{Name: "api key variable named once", Args: []string{"serve", "--help"}, Stdout: "($ORC_API_KEY)", NotOut: "Prefer ORC_API_KEY"},
 		{Name: "missing plan", Args: []string{"generate", "--plan", filepath.Join(plan, "absent"), "--prompt", "hi"}, Code: 2,
 			Stderr: "absent: no such file or directory", NotOut: "Usage:"},
 		{Name: "negative max tokens", Args: gen("--max-tokens=-100"), Code: 2, Stderr: "--max-tokens: must be at least 1, got -100"},

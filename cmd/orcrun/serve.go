@@ -32,7 +32,7 @@ type serveCmd struct {
 	ResidencyInterval time.Duration `default:"60s" help:"How often weights residency is re-checked."`
 	ShutdownGrace     time.Duration `default:"30s" help:"How long the active job may finish on shutdown."`
 	MaxConnections    int           `default:"64" help:"Connections open at once; further clients wait until one closes."`
-	APIKey            string        `env:"ORC_API_KEY" help:"Require this Bearer token. Prefer ORC_API_KEY or --api-key-file: other local users can read a flag in /proc/PID/cmdline."`
+	APIKey            string        `env:"ORC_API_KEY" help:"Require this Bearer token, best given by the variable or --api-key-file (other local users can read a flag in /proc/PID/cmdline)"`
 	APIKeyFile        string        `help:"Require the Bearer token held in this file (its first line)."`
 	Insecure          bool          `help:"Allow binding a non-loopback address without an API key."`
 	CallbackURL       string        `help:"Pool manager to tell once serving: POST {url}/v2/internal/workers/ready (orcpool sets it)."`

@@ -7,8 +7,9 @@ const (
 	sampleThreads = 512 // SAMPLE_THREADS
 	sampleIDs     = 8   // ids a thread holds, at most, before blocks are added
 	sampleBlocks  = 64  // the most blocks (ties[] in the scratch); every H100 and A100 has more SMs
-	sampleScratch = 640 // SampleScratch's bytes before its histograms
+	sampleScratch = 768 // SampleScratch's bytes before its histograms
 	sampleHist    = 2048 * (4 + 8)
+	sampleCand    = 2048 // SAMPLE_CAND: the fast path's candidates, 16 bytes each
 )
 
 // sampler emits the draw kernel and returns its plan record: G blocks of
@@ -17,7 +18,7 @@ func (e *emitter) sampler() *plans.Sampler {
 	v := int64(e.model.Vocab)
 	g := min(ceilDiv(v, sampleThreads*sampleIDs), sampleBlocks)
 	ept := ceilDiv(v, g*sampleThreads)
-	scratch := int64(sampleScratch + 5*sampleHist)
+	scratch := int64(sampleScratch + 6*sampleHist + 16*sampleCand)
 	k := &instance{Threads: sampleThreads, Fn: "sample_draw", LaunchesAtEnd: true,
 		Params: []param{{"const float* __restrict__", "logits"}, {"int* __restrict__", "state"}, {"SampleScratch* __restrict__", "scratch"}},
 		TArgs:  []string{cInt(v), cInt(g), cInt(ept), cInt(e.state.Greedy / 4), cInt(scratch)},

@@ -73,8 +73,9 @@ func (s *sequence) ForwardSample(ctx context.Context, tokens []int32, sm *sample
 	return s.pick(&st)
 }
 
-// pick returns the token of the last step, whose settings were st; d.mu is
-// held.
+// pick returns the token of the last step, whose settings were st: the
+// LM head's pick where the plan's head leaves it and the step is greedy or
+// a plain draw over finite logits, else the sampler's; d.mu is held.
 func (s *sequence) pick(st *sample.Step) (int32, error) {
 	if s.d.plan.Manifest.Kernels.State.HeadPicks && (st.Greedy() || st.Plain()) {
 		greedy, bad, drawn, err := s.picks()
@@ -92,13 +93,19 @@ func (s *sequence) pick(st *sample.Step) (int32, error) {
 	return s.sampleOnGPU()
 }
 
+// samplerArgs are the sampler's arguments for this sequence: its logits,
+// its state block, the scratch.
+func (s *sequence) samplerArgs() []uint64 {
+	d := s.d
+	return []uint64{s.c.reg.arena + uint64(d.plan.Manifest.Kernels.Logits), s.c.reg.state, uint64(d.sampling.scratch)}
+}
+
 // sampleOnGPU launches the sampler over the last step's logits with the
 // settings the state block holds and returns its pick.
 func (s *sequence) sampleOnGPU() (int32, error) {
 	d := s.d
 	sp := d.sampling
-	argv := []uint64{s.c.reg.arena + uint64(d.plan.Manifest.Kernels.Logits), s.c.reg.state, uint64(sp.scratch)}
-	if err := d.g.launch(&batch{launches: []launchRec{sp.rec}, argv: argv}); err != nil {
+	if err := d.g.launch(&batch{launches: []launchRec{sp.rec}, argv: s.samplerArgs()}); err != nil {
 		return -1, fmt.Errorf("cuda: sampling: %w", err)
 	}
 	_, _, drawn, err := s.picks()

@@ -138,19 +138,20 @@ func TestGPUSampleMatchesCPU(t *testing.T) {
 	}
 }
 
-// TestGPUSampleDistribution: 100,000 seeded draws (one per position) of the
-// GPU's sampler from each of the distribution tests' logit vectors (in the
-// first ids; the rest −100) follow the exact distribution (chi-square,
-// p ≥ 0.001), and the first 2,000 (all, for a small vocabulary) are the
-// CPU's ids.
+// TestGPUSampleDistribution: seeded draws (one per position) of the GPU's
+// sampler from each of the distribution tests' logit vectors (in the first
+// ids; the rest −100) follow the exact distribution (chi-square,
+// p ≥ 0.001): 100,000 a case over a vocabulary of at most 4,096, 20,000
+// over a larger one; the first 5,000 (200 over a larger one) are also the
+// CPU's ids, drawn there from the same logits.
 func TestGPUSampleDistribution(t *testing.T) {
-	const n, draws = 32, 100_000
+	const n = 32
 	for _, dir := range samplePlans(t) {
 		d, seq := openSamplePlan(t, dir)
 		vocab := d.plan.Manifest.Model.Vocab
-		same := min(draws, 2000)
-		if vocab <= 1024 {
-			same = draws
+		draws, same := 100_000, 5000
+		if vocab > 4096 {
+			draws, same = 20_000, 200
 		}
 		settings, recent := sampletest.Settings(n)
 		for _, v := range sampletest.Vectors(n) {
@@ -327,6 +328,7 @@ func TestGPUSampleCost(t *testing.T) {
 				p.RepetitionPenalty = 1.1
 				sm := sample.New(p)
 				onGPU := median(func() { drawOnGPU(t, seq, nil, sm, recent, 5) })
+				kernel := samplerKernelUs(t, seq, 200)
 				onHost := median(func() {
 					logits, err := seq.hostLogits()
 					if err != nil {
@@ -334,9 +336,46 @@ func TestGPUSampleCost(t *testing.T) {
 					}
 					sm.Sample(logits, recent, 5)
 				})
-				t.Logf("σ %4.1f T %.1f top_k %2d top_p %.1f min_p %.2f: state copy + sampler + pick back %8.1f µs, logits back + host %8.1f µs; medians of 30",
-					spread, p.Temperature, p.TopK, p.TopP, p.MinP, onGPU, onHost)
+				t.Logf("σ %4.1f T %.1f top_k %2d top_p %.1f min_p %.2f: sampler %6.1f µs a launch back to back; state copy + sampler + pick back %8.1f µs, logits back + host %8.1f µs; medians of 30",
+					spread, p.Temperature, p.TopK, p.TopP, p.MinP, kernel, onGPU, onHost)
 			}
 		}
 	}
+}
+
+// samplerKernelUs is the sampler's time a launch, n launches back to back
+// over the state block as it stands (GPU events).
+func samplerKernelUs(t *testing.T, seq *sequence, n int) float64 {
+	t.Helper()
+	g := seq.d.g
+	start, err := g.eventCreate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.eventDestroy(start)
+	end, err := g.eventCreate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.eventDestroy(end)
+	b := &batch{launches: []launchRec{seq.d.sampling.rec}, argv: seq.samplerArgs()}
+	if err := g.eventRecord(start); err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		if err := g.launch(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.eventRecord(end); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.sync(); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := g.elapsedMs(start, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return float64(ms) * 1e3 / float64(n)
 }

@@ -111,9 +111,10 @@ func drawKey(v float32, id int32) uint64 {
 func KeyID(key uint64) int32 { return int32(0xFFFFFFFF - uint32(key)) }
 
 // massOne is the fixed-point scale of a candidate's mass: its weight (at
-// most 1) times 2⁴⁰, truncated. Integer masses sum to the same total in any
+// most 1) times 2³¹, truncated. Integer masses sum to the same total in any
 // order, so the GPU's parallel sums are the CPU's exactly; a vocabulary of
-// 2²³ stays below 2⁶³.
-const massOne = 1 << 40
+// 2²³ stays below 2⁵⁴, and a mass splits into two 16-bit halves that the
+// GPU sums with 32-bit atomics.
+const massOne = 1 << 31
 
 func mass(w float32) uint64 { return uint64(mul(w, massOne)) }

@@ -18,7 +18,7 @@
 //     id on a tie). No noise is drawn.
 //  3. Temperature: every logit is divided by it; NaN becomes −Inf. m is
 //     the largest. Every id gets the weight w = e^(l−m) (exp32; 1 where
-//     l = m, so also for +Inf logits when m is +Inf), a mass ⌊w·2⁴⁰⌋, and
+//     l = m, so also for +Inf logits when m is +Inf), a mass ⌊w·2³¹⌋, and
 //     the noisy value z = l + g(id) (g: gumbel in detmath.go, keyed by
 //     StepKey(seed, position)); when m is +Inf, z = g for the +Inf logits
 //     and −Inf for the rest. If m is −Inf the draw returns id 0.

@@ -3589,31 +3589,61 @@ __device__ __forceinline__ void moe_sum(const float* __restrict__ ys, const floa
 //
 //  1. penalties and temperature into l; the largest (ordered bits) by an
 //     atomic max; barrier. Temperature 0 takes the largest l's key instead.
-//  2. weights w, masses q = ⌊w·2⁴⁰⌋ and noisy values z. Top-k and top-p
-//     are prefixes of the sorted order (l descending, id ascending), found
-//     by a radix select over l's ordered bits, 11 + 11 + 10 bits, each
-//     level a histogram of counts and masses summed by integer atomics
-//     (the same totals in any order) and a barrier: top-k by count, then
-//     top-p by mass against top_p·W, W the top-k prefix's mass. A prefix
-//     that ends inside a run of equal l takes its first ids: each block
-//     counts its ties, and a barrier later knows which of its own it keeps.
-//  3. the kept id with the largest z by an atomic max; barrier; block 0
-//     writes the key into the state block's draw slot; every block zeroes
-//     its share of the scratch for the next launch.
+//  2. weights w, masses q = ⌊w·2³¹⌋ and noisy values z. Without top-k and
+//     top-p, the kept id with the largest z wins (an atomic max; barrier;
+//     block 0 writes its key into the state block's draw slot).
+//  3. Top-k and top-p are prefixes of the sorted order (l descending, id
+//     ascending). Bins of m − l (sample_fast) are runs of that order: one
+//     histogram of counts and masses, summed by integer atomics (the same
+//     totals in any order), and a barrier find the bin the boundary falls
+//     in. Each block keeps its ids above it for sure and lists the bin's;
+//     the last block to finish finds the exact boundary among the listed
+//     ids and writes the pick. Where the bin holds more than SAMPLE_CAND
+//     ids, a radix select over l's ordered bits (11 + 11 + 10 bits, a
+//     histogram and a barrier a level) finds it across the grid: top-k by
+//     count, then top-p by mass against top_p·W, W the top-k prefix's
+//     mass. A prefix that ends inside a run of equal l takes its first ids.
+// Measured on an H200 (Qwen's 151,936 ids, 38 blocks): 6.8 µs at
+// temperature 0, 12.7 plain, 24–30 with top-k or top-p on the fast path.
 // The scratch starts zeroed (the runtime clears it once) and every launch
 // leaves it so.
 #define SAMPLE_THREADS 512
+#define SAMPLE_CAND 2048  // the fast path's candidates at most
 struct SampleHist {
     uint32_t c[2048];
     u64 m[2048];
 };
+// A block's histogram in shared memory: masses in two 16-bit halves, whose
+// sums over a block's 4,096 ids fit 32 bits, so that every add is a native
+// 32-bit shared atomic.
+struct SampleShared {
+    uint32_t c[2048], lo[2048], hi[2048];
+    __device__ __forceinline__ u64 m(int b) const { return ((u64)hi[b] << 16) + lo[b]; }
+    __device__ __forceinline__ void zero() {
+        for (int i = threadIdx.x; i < 2048; i += blockDim.x) c[i] = lo[i] = hi[i] = 0;
+    }
+    __device__ __forceinline__ void add(int b, uint32_t n, uint32_t qlo, uint32_t qhi) {
+        atomicAdd(&c[b], n);
+        if (qlo) atomicAdd(&lo[b], qlo);
+        if (qhi) atomicAdd(&hi[b], qhi);
+    }
+};
+__device__ __forceinline__ uint32_t hist_c(const SampleHist* g, int b) { return __ldcg(&g->c[b]); }
+__device__ __forceinline__ u64 hist_m(const SampleHist* g, int b) { return __ldcg(&g->m[b]); }
+__device__ __forceinline__ uint32_t hist_c(const SampleShared* g, int b) { return g->c[b]; }
+__device__ __forceinline__ u64 hist_m(const SampleShared* g, int b) { return g->m(b); }
+
 struct SampleScratch {
     unsigned count, pad0[31];  // the grid barrier's arrivals
     unsigned gen, pad1[31];    // and its generation, on another line
     unsigned maxkey, pad2;
     u64 total, best, pad3[13];
     unsigned ties[64];
-    SampleHist h[5];  // level 1; top-k's levels 2 and 3; top-p's levels 2 and 3
+    unsigned ncand, ticket, pad4[30];
+    SampleHist d;     // the fast path's bins of m − l
+    uint32_t candKey[SAMPLE_CAND], candID[SAMPLE_CAND];
+    float candW[SAMPLE_CAND], candZ[SAMPLE_CAND];
+    SampleHist h[5];  // the radix path's level 1; top-k's levels 2 and 3; top-p's levels 2 and 3
 };
 
 // sample_sync is a barrier of the whole grid (all G blocks resident).
@@ -3629,7 +3659,8 @@ __device__ __forceinline__ void sample_sync(SampleScratch* s) {
             __threadfence();
             atomicAdd(&s->gen, 1u);
         } else {
-            while (*gen == g) __nanosleep(32);
+            while (*gen == g) {
+            }
         }
         __threadfence();
     }
@@ -3671,8 +3702,8 @@ __device__ __forceinline__ void sample_scan(uint32_t& c, u64& m, uint32_t* wc, u
 // g where the running sum from base reaches the target: by count (k) or,
 // with BY_MASS, by mass as a double (target). It returns the bin and adds
 // the bins above it to base.
-template <int NB, bool BY_MASS>
-__device__ __forceinline__ int sample_descend(const SampleHist* g, uint32_t k, double target, uint32_t& baseC, u64& baseM,
+template <int NB, bool BY_MASS, class H>
+__device__ __forceinline__ int sample_descend(const H* g, uint32_t k, double target, uint32_t& baseC, u64& baseM,
                                               uint32_t* wc, u64* wm, int* found, uint32_t* foundC, u64* foundM) {
     constexpr int PER = NB / SAMPLE_THREADS;
     uint32_t c[PER], sc = 0;
@@ -3680,8 +3711,8 @@ __device__ __forceinline__ int sample_descend(const SampleHist* g, uint32_t k, d
 #pragma unroll
     for (int j = 0; j < PER; j++) {
         const int bin = NB - 1 - (threadIdx.x * PER + j);
-        c[j] = __ldcg(&g->c[bin]);
-        m[j] = __ldcg(&g->m[bin]);
+        c[j] = hist_c(g, bin);
+        m[j] = hist_m(g, bin);
         sc += c[j];
         sm += m[j];
     }
@@ -3708,6 +3739,148 @@ __device__ __forceinline__ int sample_descend(const SampleHist* g, uint32_t k, d
     return bin;
 }
 
+// sample_mass is a weight's fixed-point mass (sample.mass).
+__device__ __forceinline__ uint32_t sample_mass(float w) { return __float2uint_rz(__fmul_rn(w, 2147483648.f)); }
+
+// sample_zero zeroes, after the final barrier, what the launch used (the
+// barrier's words stay; block 0 zeroed best): maxkey, and after the radix
+// path its histograms, total and ties.
+template <int G>
+__device__ __forceinline__ void sample_zero(SampleScratch* s, bool radix) {
+    const int n = G * SAMPLE_THREADS, i0 = blockIdx.x * SAMPLE_THREADS + threadIdx.x;
+    if (i0 == 0) s->maxkey = 0;
+    if (!radix) return;
+    if (i0 == 0) s->total = 0;
+    for (int i = i0; i < 64; i += n) s->ties[i] = 0;
+    uint32_t* d = (uint32_t*)&s->d;
+    for (int i = i0; i < (int)(sizeof(SampleHist) / 4); i += n) d[i] = 0;
+    uint32_t* h = (uint32_t*)s->h;
+    for (int i = i0; i < (int)(sizeof(s->h) / 4); i += n) h[i] = 0;
+}
+
+// sample_fast ends the draw where the prefix's boundary bin (cut, of the
+// bins of m − l) holds few enough ids: every block keeps its ids above the
+// bin for sure (their largest z to best) and lists the bin's (with both
+// top-k and top-p, every id down to it: top-p then counts within top-k);
+// the last block to finish finds the exact boundary among the listed ids
+// by a radix select in shared memory (c0, m0: the count and mass above the
+// bin), keeps the first ids of a tie, and writes the largest kept z.
+template <int V, int EPT, int SLOT, class ID>
+__device__ __forceinline__ void sample_fast(int* __restrict__ state, SampleScratch* __restrict__ s, int topK, float topP, float minP, bool both, int cut,
+                                            uint32_t c0, u64 m0, u64 W, const int (&hb)[EPT], const uint32_t (&ok)[EPT], const float (&w)[EPT],
+                                            const float (&z)[EPT], ID idOf, SampleShared& sh, uint32_t* wc, u64* wm, int* found, uint32_t* foundC,
+                                            u64* foundM) {
+    const int tid = threadIdx.x;
+    u64 sure = 0;
+#pragma unroll
+    for (int e = 0; e < EPT; e++) {
+        const int id = idOf(e);
+        if (id >= V) continue;
+        if (hb[e] > cut && !both) {
+            if (w[e] >= minP) sure = max(sure, sample_key(z[e], id));
+        } else if (hb[e] >= cut) {
+            const unsigned i = atomicAdd(&s->ncand, 1u);
+            s->candKey[i] = ok[e];
+            s->candID[i] = (uint32_t)id;
+            s->candW[i] = w[e];
+            s->candZ[i] = z[e];
+        }
+    }
+    sure = warp_max_u64(sure);
+    if ((tid & 31) == 0 && sure) atomicMax(&s->best, sure);
+    __shared__ int last;
+    __syncthreads();
+    if (tid == 0) {
+        __threadfence();
+        last = atomicAdd(&s->ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const int n = (int)__ldcg(&s->ncand);
+    auto hist = [&](auto match, auto bin) {
+        sh.zero();
+        __syncthreads();
+        for (int i = tid; i < n; i += SAMPLE_THREADS) {
+            const uint32_t k = __ldcg(&s->candKey[i]);
+            if (match(k)) {
+                const uint32_t q = sample_mass(__ldcg(&s->candW[i]));
+                sh.add(bin(k), 1u, q & 0xFFFF, q >> 16);
+            }
+        }
+        __syncthreads();
+    };
+    auto descend = [&](bool byMass, uint32_t k, double target, uint32_t& c, u64& q) {
+        hist([](uint32_t) { return true; }, [](uint32_t b) { return (int)(b >> 21); });
+        const int b1 = byMass ? sample_descend<2048, true>(&sh, k, target, c, q, wc, wm, found, foundC, foundM)
+                              : sample_descend<2048, false>(&sh, k, target, c, q, wc, wm, found, foundC, foundM);
+        hist([&](uint32_t b) { return (int)(b >> 21) == b1; }, [](uint32_t b) { return (int)((b >> 10) & 2047); });
+        const int b2 = byMass ? sample_descend<2048, true>(&sh, k, target, c, q, wc, wm, found, foundC, foundM)
+                              : sample_descend<2048, false>(&sh, k, target, c, q, wc, wm, found, foundC, foundM);
+        const uint32_t hi = (uint32_t)b1 << 11 | (uint32_t)b2;
+        hist([&](uint32_t b) { return (b >> 10) == hi; }, [](uint32_t b) { return (int)(b & 1023); });
+        const int b3 = byMass ? sample_descend<1024, true>(&sh, k, target, c, q, wc, wm, found, foundC, foundM)
+                              : sample_descend<1024, false>(&sh, k, target, c, q, wc, wm, found, foundC, foundM);
+        return hi << 10 | (uint32_t)b3;
+    };
+    const uint32_t bc = both ? 0 : c0;
+    const u64 bm = both ? 0 : m0;
+    uint32_t theta = 0, keepTies = 0, cnt = 0;
+    u64 Wk = W;
+    if (topK > 0) {
+        uint32_t c = bc;
+        u64 q = bm;
+        theta = descend(false, (uint32_t)topK, 0, c, q);
+        cnt = sh.c[theta & 1023];
+        keepTies = (uint32_t)topK - c;
+        Wk = q + (u64)keepTies * (sh.m(theta & 1023) / cnt);
+    }
+    if (topP > 0.f) {
+        uint32_t c = bc;
+        u64 q = bm;
+        const double target = (double)topP * (double)Wk;
+        const uint32_t th = descend(true, 0, target, c, q);
+        const uint32_t nt = sh.c[th & 1023];
+        const u64 each = sh.m(th & 1023) / nt;
+        uint32_t t = (uint32_t)min((double)nt, max(1.0, ceil((target - (double)q) / (double)each)));
+        while (t > 1 && (double)(q + (u64)(t - 1) * each) >= target) t--;
+        while (t < nt && (double)(q + (u64)t * each) < target) t++;
+        if (topK == 0 || th > theta || (th == theta && t < keepTies)) {
+            theta = th;
+            keepTies = t;
+            cnt = nt;
+        }
+    }
+    // The kept candidates: above theta, or of its ties the first keepTies
+    // ids (all of them but in a cut tie, their rank among the ties by id).
+    u64 best = 0;
+    for (int i = tid; i < n; i += SAMPLE_THREADS) {
+        const uint32_t k = __ldcg(&s->candKey[i]), id = __ldcg(&s->candID[i]);
+        bool kept = k > theta;
+        if (k == theta) {
+            uint32_t rank = 0;
+            if (keepTies < cnt)
+                for (int j = 0; j < n; j++) rank += __ldcg(&s->candKey[j]) == theta && __ldcg(&s->candID[j]) < id;
+            kept = rank < keepTies;
+        }
+        if (kept && __ldcg(&s->candW[i]) >= minP) best = max(best, sample_key(__ldcg(&s->candZ[i]), (int)id));
+    }
+    best = warp_max_u64(best);
+    if ((tid & 31) == 0) wm[tid >> 5] = best;
+    __syncthreads();
+    if (tid == 0) {
+        for (int i = 0; i < SAMPLE_THREADS / 32; i++) best = max(best, wm[i]);
+        *(u64*)(state + SLOT + 4) = max(best, __ldcg(&s->best));
+        s->best = 0;
+        s->maxkey = 0;
+        s->total = 0;
+        s->ncand = 0;
+        s->ticket = 0;
+    }
+    uint32_t* d = (uint32_t*)&s->d;
+    for (int i = tid; i < (int)(sizeof(SampleHist) / 4); i += SAMPLE_THREADS) d[i] = 0;
+}
+
 template <int V, int G, int EPT, int SLOT, int SCRATCH>
 __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ s) {
     static_assert(sizeof(SampleScratch) == SCRATCH, "the runtime allocates the scratch codegen sized");
@@ -3715,7 +3888,7 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
     constexpr int PB = SAMPLE_THREADS * EPT, NW = SAMPLE_THREADS / 32;
     static_assert(EPT * NW * 4 <= 4096, "rowTies fits beside the histogram");
     const float INF = __int_as_float(0x7f800000);
-    __shared__ SampleHist sh;
+    __shared__ SampleShared sh;
     __shared__ uint32_t wc[NW], rowTies[EPT][NW];
     __shared__ u64 wm[NW];
     __shared__ int found;
@@ -3756,6 +3929,7 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
         l[e] = v != v ? -INF : v;
     }
     u64 best = 0;
+    bool usedRadix = false;  // the radix path's histograms need zeroing
     if (temp == 0.f) {
 #pragma unroll
         for (int e = 0; e < EPT; e++)
@@ -3789,20 +3963,18 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
             if (prefix) {
                 // level 1 over every id, and the total mass
                 auto hist = [&](SampleHist* g, u64* total, auto match, auto bin) {
-                    for (int i = tid; i < 2048; i += SAMPLE_THREADS) {
-                        sh.c[i] = 0;
-                        sh.m[i] = 0;
-                    }
+                    sh.zero();
                     __syncthreads();
 #pragma unroll
                     for (int e = 0; e < EPT; e++) {
-                        const bool in = idOf(e) < V && match(ok[e]);
-                        const int b = in ? bin(ok[e]) : -1;
-                        const uint32_t peers = __match_any_sync(0xffffffffu, b);
+                        const bool in = idOf(e) < V && match(e);
+                        const int b = in ? bin(e) : -1;
+                        // Each lane adds its own (grouping a warp's lanes by bin
+                        // serialises the groups: 30 µs a histogram over flat
+                        // logits on an H200).
                         if (in) {
-                            if ((tid & 31) == __ffs(peers) - 1) atomicAdd(&sh.c[b], __popc(peers));
-                            const u64 q = (u64)__float2ull_rz(__fmul_rn(w[e], 1099511627776.f));
-                            if (q) atomicAdd(&sh.m[b], q);
+                            const uint32_t q = sample_mass(w[e]);
+                            sh.add(b, 1u, q & 0xFFFF, q >> 16);
                         }
                     }
                     __syncthreads();
@@ -3810,8 +3982,8 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
                     for (int i = tid; i < 2048; i += SAMPLE_THREADS)
                         if (sh.c[i]) {
                             atomicAdd(&g->c[i], sh.c[i]);
-                            atomicAdd(&g->m[i], sh.m[i]);
-                            sum += sh.m[i];
+                            atomicAdd(&g->m[i], sh.m(i));
+                            sum += sh.m(i);
                         }
                     if (total) {
 #pragma unroll
@@ -3819,7 +3991,36 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
                         if ((tid & 31) == 0 && sum) atomicAdd(total, sum);
                     }
                 };
-                hist(&s->h[0], &s->total, [](uint32_t) { return true; }, [](uint32_t b) { return (int)(b >> 21); });
+                // The fast path: bins of m − l, 1/64 wide up to 16 and 1/8 wide
+                // up to 143 (the last takes the rest), are runs of the sorted
+                // order; the top-k or top-p
+                // boundary falls in one of them, whose ids (or, with both,
+                // every id down to the top-k's bin) go to a candidate list
+                // the last block to finish resolves alone, while the ids of
+                // the bins above are kept for sure.
+                int hb[EPT];  // 2047 − bin: larger is nearer the top
+#pragma unroll
+                for (int e = 0; e < EPT; e++) {
+                    const float d = l[e] == m ? 0.f : __fsub_rn(m, l[e]);
+                    hb[e] = 2047 - (d < 16.f ? (int)__fmul_rn(d, 64.f) : d < 143.f ? 1024 + (int)__fmul_rn(__fsub_rn(d, 16.f), 8.f) : 2047);
+                }
+                hist(&s->d, &s->total, [](int) { return true; }, [&](int e) { return hb[e]; });
+                sample_sync<G>(s);
+                const u64 W = __ldcg(&s->total);
+                const bool both = topK > 0 && topP > 0.f;
+                uint32_t c0 = 0;
+                u64 m0 = 0;
+                const int cut = topK > 0 ? sample_descend<2048, false>(&s->d, (uint32_t)topK, 0, c0, m0, wc, wm, &found, &foundC, &foundM)
+                                         : sample_descend<2048, true>(&s->d, 0, (double)topP * (double)W, c0, m0, wc, wm, &found, &foundC, &foundM);
+                const uint32_t inCut = __ldcg(&s->d.c[cut]);
+                if ((both ? c0 + inCut : inCut) <= SAMPLE_CAND) {
+                    sample_fast<V, EPT, SLOT>(state, s, topK, topP, minP, both, cut, c0, m0, W, hb, ok, w, z, idOf, sh, wc, wm, &found, &foundC, &foundM);
+                    return;
+                }
+                // Else a radix select over the ordered bits, every level a
+                // barrier: level 1 over every id.
+                usedRadix = true;
+                hist(&s->h[0], nullptr, [](int) { return true; }, [&](int e) { return (int)(ok[e] >> 21); });
                 sample_sync<G>(s);
                 // one radix descent: the prefix end's ordered bits, the count
                 // and mass above it
@@ -3828,28 +4029,28 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
                     q = 0;
                     const int b1 = byMass ? sample_descend<2048, true>(&s->h[0], k, target, c, q, wc, wm, &found, &foundC, &foundM)
                                           : sample_descend<2048, false>(&s->h[0], k, target, c, q, wc, wm, &found, &foundC, &foundM);
-                    hist(h2, nullptr, [&](uint32_t b) { return (int)(b >> 21) == b1; }, [](uint32_t b) { return (int)((b >> 10) & 2047); });
+                    hist(h2, nullptr, [&](int e) { return (int)(ok[e] >> 21) == b1; }, [&](int e) { return (int)((ok[e] >> 10) & 2047); });
                     sample_sync<G>(s);
                     const int b2 = byMass ? sample_descend<2048, true>(h2, k, target, c, q, wc, wm, &found, &foundC, &foundM)
                                           : sample_descend<2048, false>(h2, k, target, c, q, wc, wm, &found, &foundC, &foundM);
                     const uint32_t hi = (uint32_t)b1 << 11 | (uint32_t)b2;
-                    hist(h3, nullptr, [&](uint32_t b) { return (b >> 10) == hi; }, [](uint32_t b) { return (int)(b & 1023); });
+                    hist(h3, nullptr, [&](int e) { return (ok[e] >> 10) == hi; }, [&](int e) { return (int)(ok[e] & 1023); });
                     sample_sync<G>(s);
                     const int b3 = byMass ? sample_descend<1024, true>(h3, k, target, c, q, wc, wm, &found, &foundC, &foundM)
                                           : sample_descend<1024, false>(h3, k, target, c, q, wc, wm, &found, &foundC, &foundM);
                     return hi << 10 | (uint32_t)b3;
                 };
-                u64 W = __ldcg(&s->total);
+                u64 Wk = W;
                 if (topK > 0) {
                     uint32_t c;
                     u64 q;
                     theta = descend(false, (uint32_t)topK, 0, &s->h[1], &s->h[2], c, q);
                     cnt = __ldcg(&s->h[2].c[theta & 1023]);
                     keepTies = (uint32_t)topK - c;
-                    W = q + (u64)keepTies * (__ldcg(&s->h[2].m[theta & 1023]) / cnt);
+                    Wk = q + (u64)keepTies * (__ldcg(&s->h[2].m[theta & 1023]) / cnt);
                 }
                 if (topP > 0.f) {
-                    const double target = (double)topP * (double)W;
+                    const double target = (double)topP * (double)Wk;
                     uint32_t c;
                     u64 q;
                     const uint32_t th = descend(true, 0, target, &s->h[3], &s->h[4], c, q);
@@ -3911,10 +4112,5 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
         *(u64*)(state + SLOT + 4) = __ldcg(&s->best);
         s->best = 0;
     }
-    // The scratch past the barrier's words, zeroed for the next launch.
-    constexpr int FROM = __builtin_offsetof(SampleScratch, maxkey) / 4, WORDS = SCRATCH / 4;
-    uint32_t* words = (uint32_t*)s;
-    const int total = G * SAMPLE_THREADS;
-    for (int i = FROM + blockIdx.x * SAMPLE_THREADS + tid; i < WORDS; i += total)
-        if (i < (int)(__builtin_offsetof(SampleScratch, best) / 4) || i >= (int)(__builtin_offsetof(SampleScratch, best) / 4) + 2) words[i] = 0;
+    sample_zero<G>(s, usedRadix);
 }

@@ -158,8 +158,8 @@ extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_mxfp4_
     grid_dep_launch();
     moe_down_sum_q8<Moe_3, W_mxfp4_split_dot<6144>, W_f32<768>, true>(wd, bd, hq, hs, logit, y);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_201088_50_8_132_123520_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+extern "C" __global__ void __launch_bounds__(512) sample_draw_201088_50_8_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
     grid_dep_wait();
     acquire(logits);
-    sample_draw<201088, 50, 8, 132, 123520>(logits, state, scratch);
+    sample_draw<201088, 50, 8, 132, 180992>(logits, state, scratch);
 }

@@ -125,8 +125,8 @@ extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_262144_W_f32
     grid_dep_launch();
     linear_gemv<W_f16<262144>, W_f32<256>, 1024, 256>(w, b, x, y);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_50257_13_8_132_123520_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+extern "C" __global__ void __launch_bounds__(512) sample_draw_50257_13_8_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
     grid_dep_wait();
     acquire(logits);
-    sample_draw<50257, 13, 8, 132, 123520>(logits, state, scratch);
+    sample_draw<50257, 13, 8, 132, 180992>(logits, state, scratch);
 }

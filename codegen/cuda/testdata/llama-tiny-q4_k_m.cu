@@ -142,8 +142,8 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_768
     grid_dep_launch();
     linear_q8<W_q6_k_split_dot<768>, B_none, 768, 256, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_32000_8_8_132_123520_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+extern "C" __global__ void __launch_bounds__(512) sample_draw_32000_8_8_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
     grid_dep_wait();
     acquire(logits);
-    sample_draw<32000, 8, 8, 132, 123520>(logits, state, scratch);
+    sample_draw<32000, 8, 8, 132, 180992>(logits, state, scratch);
 }

@@ -130,8 +130,8 @@ extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_k_32064_32064_
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_512_B_none_512_256_32_false_false_1_true_0_1_at_end(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
     linear_q8<W_q4_k_dot<512>, B_none, 512, 256, 32, false, false, 1, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, r, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_32064_8_8_132_123520_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+extern "C" __global__ void __launch_bounds__(512) sample_draw_32064_8_8_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
     grid_dep_wait();
     acquire(logits);
-    sample_draw<32064, 8, 8, 132, 123520>(logits, state, scratch);
+    sample_draw<32064, 8, 8, 132, 180992>(logits, state, scratch);
 }
