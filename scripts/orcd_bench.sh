@@ -9,6 +9,7 @@
 # GPUS the pool's GPUs (default 0,1). Binaries come from BIN (default
 # .gpu/bundle: make gpu-bundle). The direct worker runs on the first GPU,
 # beside the pool's; the runs that load them do not overlap.
+# REQUESTS (default 1024) and LATENCY_RUNS (128) size the runs.
 set -euo pipefail
 plan=${1:?usage: scripts/orcd_bench.sh PLAN [OUTDIR] [GPUS]}
 out=${2:-orcd-bench}
@@ -40,5 +41,5 @@ model=$(curl -sf http://127.0.0.1:18090/v1/models | sed -n 's/.*"id":"\([^"]*\)"
 echo "== model $model, pool on GPUs $gpus, direct worker on GPU ${gpus%%,*}"
 nvidia-smi -L | tee "$out/gpus.txt"
 "$bin/orcd" bench --url http://127.0.0.1:18090 --direct http://127.0.0.1:18181 --model "$model" \
-	--clients 64 --requests 1024 --max-tokens 128 --latency-runs 128 | tee "$out/bench.txt"
+	--clients 64 --requests "${REQUESTS:-1024}" --max-tokens 128 --latency-runs "${LATENCY_RUNS:-128}" | tee "$out/bench.txt"
 curl -sf http://127.0.0.1:18090/metrics >"$out/orcd-metrics.txt"
