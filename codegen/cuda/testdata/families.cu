@@ -3739,6 +3739,16 @@ __device__ __forceinline__ int sample_descend(const H* g, uint32_t k, double tar
     return bin;
 }
 
+// sample_ties_reaching is how many of n tied ids of mass each the top-p
+// prefix takes after the mass q above them: the fewest whose running sum,
+// as a double, reaches target (sample.Sampler's prefix walks the same sums).
+__device__ __forceinline__ uint32_t sample_ties_reaching(double target, u64 q, u64 each, uint32_t n) {
+    uint32_t t = (uint32_t)min((double)n, max(1.0, ceil((target - (double)q) / (double)each)));
+    while (t > 1 && (double)(q + (u64)(t - 1) * each) >= target) t--;
+    while (t < n && (double)(q + (u64)t * each) < target) t++;
+    return t;
+}
+
 // sample_mass is a weight's fixed-point mass (sample.mass).
 __device__ __forceinline__ uint32_t sample_mass(float w) { return __float2uint_rz(__fmul_rn(w, 2147483648.f)); }
 
@@ -3842,9 +3852,7 @@ __device__ __forceinline__ void sample_fast(int* __restrict__ state, SampleScrat
         const uint32_t th = descend(true, 0, target, c, q);
         const uint32_t nt = sh.c[th & 1023];
         const u64 each = sh.m(th & 1023) / nt;
-        uint32_t t = (uint32_t)min((double)nt, max(1.0, ceil((target - (double)q) / (double)each)));
-        while (t > 1 && (double)(q + (u64)(t - 1) * each) >= target) t--;
-        while (t < nt && (double)(q + (u64)t * each) < target) t++;
+        const uint32_t t = sample_ties_reaching(target, q, each, nt);
         if (topK == 0 || th > theta || (th == theta && t < keepTies)) {
             theta = th;
             keepTies = t;
@@ -4056,9 +4064,7 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
                     const uint32_t th = descend(true, 0, target, &s->h[3], &s->h[4], c, q);
                     const uint32_t n = __ldcg(&s->h[4].c[th & 1023]);
                     const u64 each = __ldcg(&s->h[4].m[th & 1023]) / n;
-                    uint32_t t = (uint32_t)min((double)n, max(1.0, ceil((target - (double)q) / (double)each)));
-                    while (t > 1 && (double)(q + (u64)(t - 1) * each) >= target) t--;
-                    while (t < n && (double)(q + (u64)t * each) < target) t++;
+                    const uint32_t t = sample_ties_reaching(target, q, each, n);
                     if (topK == 0 || th > theta || (th == theta && t < keepTies)) {
                         theta = th;
                         keepTies = t;
