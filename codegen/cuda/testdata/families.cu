@@ -3768,6 +3768,66 @@ __device__ __forceinline__ void sample_zero(SampleScratch* s, bool radix) {
     for (int i = i0; i < (int)(sizeof(s->h) / 4); i += n) h[i] = 0;
 }
 
+// The radix select's three levels over ordered bits b: 11, 11 and 10 bits;
+// level n counts the ids whose bits above it are hi.
+__device__ __forceinline__ bool sample_in_level(int n, uint32_t hi, uint32_t b) {
+    return n == 1 || (n == 2 ? (b >> 21) == hi : (b >> 10) == hi);
+}
+__device__ __forceinline__ int sample_level_bin(int n, uint32_t b) {
+    return n == 1 ? (int)(b >> 21) : n == 2 ? (int)((b >> 10) & 2047) : (int)(b & 1023);
+}
+
+template <int NB, class H>
+__device__ __forceinline__ int sample_descend_by(const H* g, bool byMass, uint32_t k, double target, uint32_t& baseC, u64& baseM,
+                                                 uint32_t* wc, u64* wm, int* found, uint32_t* foundC, u64* foundM) {
+    return byMass ? sample_descend<NB, true>(g, k, target, baseC, baseM, wc, wm, found, foundC, foundM)
+                  : sample_descend<NB, false>(g, k, target, baseC, baseM, wc, wm, found, foundC, foundM);
+}
+
+// sample_end is the kept prefix's end: its ordered bits theta, the ties at
+// theta it keeps (the first keep ids) of cnt. level(n, hi, byMass) builds
+// and returns level n's histogram of a radix select (the grid's or one
+// block's); c0, m0 are the count and mass above what it counts. Top-k by
+// count first, then top-p by mass against top_p·W, W the top-k prefix's
+// mass; the shorter prefix wins.
+struct SampleEnd {
+    uint32_t theta, keep, cnt;
+};
+template <class Level>
+__device__ __forceinline__ SampleEnd sample_end(Level level, int topK, float topP, uint32_t c0, u64 m0, u64 W, uint32_t* wc, u64* wm,
+                                                int* found, uint32_t* foundC, u64* foundM) {
+    // one descent: the end's bits, the count and mass above it, its ties
+    auto descend = [&](bool byMass, uint32_t k, double target, uint32_t& c, u64& q, uint32_t& ties, u64& each) {
+        c = c0;
+        q = m0;
+        const int b1 = sample_descend_by<2048>(level(1, 0u, byMass), byMass, k, target, c, q, wc, wm, found, foundC, foundM);
+        const int b2 = sample_descend_by<2048>(level(2, (uint32_t)b1, byMass), byMass, k, target, c, q, wc, wm, found, foundC, foundM);
+        const uint32_t hi = (uint32_t)b1 << 11 | (uint32_t)b2;
+        const auto* h3 = level(3, hi, byMass);
+        const int b3 = sample_descend_by<1024>(h3, byMass, k, target, c, q, wc, wm, found, foundC, foundM);
+        ties = hist_c(h3, b3);
+        each = hist_m(h3, b3) / ties;
+        return hi << 10 | (uint32_t)b3;
+    };
+    SampleEnd end = {0, 0, 0};
+    u64 Wk = W;
+    uint32_t c, ties;
+    u64 q, each;
+    if (topK > 0) {
+        end.theta = descend(false, (uint32_t)topK, 0, c, q, ties, each);
+        end.keep = (uint32_t)topK - c;
+        end.cnt = ties;
+        Wk = q + (u64)end.keep * each;
+    }
+    if (topP > 0.f) {
+        const double target = (double)topP * (double)Wk;
+        const uint32_t th = descend(true, 0, target, c, q, ties, each);
+        const uint32_t t = sample_ties_reaching(target, q, each, ties);
+        if (topK == 0 || th > end.theta || (th == end.theta && t < end.keep)) end = {th, t, ties};
+    }
+    return end;
+}
+
 // sample_fast ends the draw where the prefix's boundary bin (cut, of the
 // bins of m − l) holds few enough ids: every block keeps its ids above the
 // bin for sure (their largest z to best) and lists the bin's (with both
@@ -3808,57 +3868,22 @@ __device__ __forceinline__ void sample_fast(int* __restrict__ state, SampleScrat
     if (!last) return;
     __threadfence();
     const int n = (int)__ldcg(&s->ncand);
-    auto hist = [&](auto match, auto bin) {
+    // The listed ids' radix select, in shared memory.
+    auto level = [&](int lv, uint32_t hi, bool) {
         sh.zero();
         __syncthreads();
         for (int i = tid; i < n; i += SAMPLE_THREADS) {
             const uint32_t k = __ldcg(&s->candKey[i]);
-            if (match(k)) {
+            if (sample_in_level(lv, hi, k)) {
                 const uint32_t q = sample_mass(__ldcg(&s->candW[i]));
-                sh.add(bin(k), 1u, q & 0xFFFF, q >> 16);
+                sh.add(sample_level_bin(lv, k), 1u, q & 0xFFFF, q >> 16);
             }
         }
         __syncthreads();
+        return (const SampleShared*)&sh;
     };
-    auto descend = [&](bool byMass, uint32_t k, double target, uint32_t& c, u64& q) {
-        hist([](uint32_t) { return true; }, [](uint32_t b) { return (int)(b >> 21); });
-        const int b1 = byMass ? sample_descend<2048, true>(&sh, k, target, c, q, wc, wm, found, foundC, foundM)
-                              : sample_descend<2048, false>(&sh, k, target, c, q, wc, wm, found, foundC, foundM);
-        hist([&](uint32_t b) { return (int)(b >> 21) == b1; }, [](uint32_t b) { return (int)((b >> 10) & 2047); });
-        const int b2 = byMass ? sample_descend<2048, true>(&sh, k, target, c, q, wc, wm, found, foundC, foundM)
-                              : sample_descend<2048, false>(&sh, k, target, c, q, wc, wm, found, foundC, foundM);
-        const uint32_t hi = (uint32_t)b1 << 11 | (uint32_t)b2;
-        hist([&](uint32_t b) { return (b >> 10) == hi; }, [](uint32_t b) { return (int)(b & 1023); });
-        const int b3 = byMass ? sample_descend<1024, true>(&sh, k, target, c, q, wc, wm, found, foundC, foundM)
-                              : sample_descend<1024, false>(&sh, k, target, c, q, wc, wm, found, foundC, foundM);
-        return hi << 10 | (uint32_t)b3;
-    };
-    const uint32_t bc = both ? 0 : c0;
-    const u64 bm = both ? 0 : m0;
-    uint32_t theta = 0, keepTies = 0, cnt = 0;
-    u64 Wk = W;
-    if (topK > 0) {
-        uint32_t c = bc;
-        u64 q = bm;
-        theta = descend(false, (uint32_t)topK, 0, c, q);
-        cnt = sh.c[theta & 1023];
-        keepTies = (uint32_t)topK - c;
-        Wk = q + (u64)keepTies * (sh.m(theta & 1023) / cnt);
-    }
-    if (topP > 0.f) {
-        uint32_t c = bc;
-        u64 q = bm;
-        const double target = (double)topP * (double)Wk;
-        const uint32_t th = descend(true, 0, target, c, q);
-        const uint32_t nt = sh.c[th & 1023];
-        const u64 each = sh.m(th & 1023) / nt;
-        const uint32_t t = sample_ties_reaching(target, q, each, nt);
-        if (topK == 0 || th > theta || (th == theta && t < keepTies)) {
-            theta = th;
-            keepTies = t;
-            cnt = nt;
-        }
-    }
+    const SampleEnd end = sample_end(level, topK, topP, both ? 0 : c0, both ? 0 : m0, W, wc, wm, found, foundC, foundM);
+    const uint32_t theta = end.theta, keepTies = end.keep, cnt = end.cnt;
     // The kept candidates: above theta, or of its ties the first keepTies
     // ids (all of them but in a cut tie, their rank among the ties by id).
     u64 best = 0;
@@ -4030,47 +4055,19 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
                 usedRadix = true;
                 hist(&s->h[0], nullptr, [](int) { return true; }, [&](int e) { return (int)(ok[e] >> 21); });
                 sample_sync<G>(s);
-                // one radix descent: the prefix end's ordered bits, the count
-                // and mass above it
-                auto descend = [&](bool byMass, uint32_t k, double target, SampleHist* h2, SampleHist* h3, uint32_t& c, u64& q) {
-                    c = 0;
-                    q = 0;
-                    const int b1 = byMass ? sample_descend<2048, true>(&s->h[0], k, target, c, q, wc, wm, &found, &foundC, &foundM)
-                                          : sample_descend<2048, false>(&s->h[0], k, target, c, q, wc, wm, &found, &foundC, &foundM);
-                    hist(h2, nullptr, [&](int e) { return (int)(ok[e] >> 21) == b1; }, [&](int e) { return (int)((ok[e] >> 10) & 2047); });
+                // Levels 2 and 3 across the grid, a barrier each: top-k's in
+                // h[1], h[2], top-p's in h[3], h[4].
+                auto level = [&](int lv, uint32_t hi, bool byMass) {
+                    if (lv == 1) return (const SampleHist*)&s->h[0];
+                    SampleHist* h = &s->h[lv - 1 + (byMass ? 2 : 0)];
+                    hist(h, nullptr, [&](int e) { return sample_in_level(lv, hi, ok[e]); }, [&](int e) { return sample_level_bin(lv, ok[e]); });
                     sample_sync<G>(s);
-                    const int b2 = byMass ? sample_descend<2048, true>(h2, k, target, c, q, wc, wm, &found, &foundC, &foundM)
-                                          : sample_descend<2048, false>(h2, k, target, c, q, wc, wm, &found, &foundC, &foundM);
-                    const uint32_t hi = (uint32_t)b1 << 11 | (uint32_t)b2;
-                    hist(h3, nullptr, [&](int e) { return (ok[e] >> 10) == hi; }, [&](int e) { return (int)(ok[e] & 1023); });
-                    sample_sync<G>(s);
-                    const int b3 = byMass ? sample_descend<1024, true>(h3, k, target, c, q, wc, wm, &found, &foundC, &foundM)
-                                          : sample_descend<1024, false>(h3, k, target, c, q, wc, wm, &found, &foundC, &foundM);
-                    return hi << 10 | (uint32_t)b3;
+                    return (const SampleHist*)h;
                 };
-                u64 Wk = W;
-                if (topK > 0) {
-                    uint32_t c;
-                    u64 q;
-                    theta = descend(false, (uint32_t)topK, 0, &s->h[1], &s->h[2], c, q);
-                    cnt = __ldcg(&s->h[2].c[theta & 1023]);
-                    keepTies = (uint32_t)topK - c;
-                    Wk = q + (u64)keepTies * (__ldcg(&s->h[2].m[theta & 1023]) / cnt);
-                }
-                if (topP > 0.f) {
-                    const double target = (double)topP * (double)Wk;
-                    uint32_t c;
-                    u64 q;
-                    const uint32_t th = descend(true, 0, target, &s->h[3], &s->h[4], c, q);
-                    const uint32_t n = __ldcg(&s->h[4].c[th & 1023]);
-                    const u64 each = __ldcg(&s->h[4].m[th & 1023]) / n;
-                    const uint32_t t = sample_ties_reaching(target, q, each, n);
-                    if (topK == 0 || th > theta || (th == theta && t < keepTies)) {
-                        theta = th;
-                        keepTies = t;
-                        cnt = n;
-                    }
-                }
+                const SampleEnd end = sample_end(level, topK, topP, 0, 0, W, wc, wm, &found, &foundC, &foundM);
+                theta = end.theta;
+                keepTies = end.keep;
+                cnt = end.cnt;
             }
             // Which of its ties at theta this block keeps: its first r.
             uint32_t rank[EPT];
