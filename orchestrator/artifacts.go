@@ -13,6 +13,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/llama-orch/orc/internal/httpjson"
 )
 
 // The artifact registry (OC-CTRL-2065..2067) lives in one bbolt file:
@@ -177,7 +179,7 @@ func (o *Orchestrator) handlePutArtifact(w http.ResponseWriter, r *http.Request)
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, a)
+	httpjson.Write(w, status, a)
 }
 
 func (o *Orchestrator) handleGetArtifact(w http.ResponseWriter, r *http.Request) {
@@ -188,6 +190,6 @@ func (o *Orchestrator) handleGetArtifact(w http.ResponseWriter, r *http.Request)
 	case a == nil:
 		writeError(w, newError(http.StatusNotFound, CodeNotFound, "no artifact "+r.PathValue("id")))
 	default:
-		writeJSON(w, http.StatusOK, a)
+		httpjson.Write(w, http.StatusOK, a)
 	}
 }

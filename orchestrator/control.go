@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/llama-orch/orc/internal/httpjson"
 	"github.com/llama-orch/orc/orchestrator/poolapi"
 )
 
@@ -43,7 +44,7 @@ func (o *Orchestrator) handleCapabilities(w http.ResponseWriter, r *http.Request
 		})
 	}
 	o.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"api_version": APIVersion, "engine": Engine, "engine_version": EngineVersion, "pools": pools})
+	httpjson.Write(w, http.StatusOK, map[string]any{"api_version": APIVersion, "engine": Engine, "engine_version": EngineVersion, "pools": pools})
 }
 
 // samplerProfile names the sampler's behaviour: orc's sampler applies
@@ -104,7 +105,7 @@ func (o *Orchestrator) handlePoolHealth(w http.ResponseWriter, r *http.Request) 
 		body["drain_deadline"] = p.deadline.UTC().Format(time.RFC3339Nano)
 	}
 	o.mu.Unlock()
-	writeJSON(w, http.StatusOK, body)
+	httpjson.Write(w, http.StatusOK, body)
 }
 
 type drainRequest struct {
@@ -150,7 +151,7 @@ func (o *Orchestrator) handleDrain(w http.ResponseWriter, r *http.Request) {
 	}
 	gen := p.deadline
 	time.AfterFunc(deadline, func() { o.cutDrained(p, gen) })
-	writeJSON(w, http.StatusAccepted, map[string]any{"pool_id": id, "draining": true, "deadline_ms": *req.DeadlineMs, "running": running})
+	httpjson.Write(w, http.StatusAccepted, map[string]any{"pool_id": id, "draining": true, "deadline_ms": *req.DeadlineMs, "running": running})
 }
 
 // cutDrained ends what still runs on a drained pool at its deadline.
@@ -230,7 +231,7 @@ func (o *Orchestrator) handleReload(w http.ResponseWriter, r *http.Request) {
 	}
 	o.log.Info("reload", "pool_id", id, "model_ref", res.ModelRef, "switched", res.Switched, "rolled_back", res.RolledBack, "correlation_id", correlationID(r))
 	if !res.Switched {
-		writeJSON(w, http.StatusConflict, map[string]any{
+		httpjson.Write(w, http.StatusConflict, map[string]any{
 			"code": CodeInvalidParams, "message": "reload to " + req.ModelRef + " failed and was rolled back: " + res.Error,
 			"retriable": false, "engine": Engine, "pool_id": id, "rolled_back": res.RolledBack, "model_ref": res.ModelRef,
 		})
@@ -239,5 +240,5 @@ func (o *Orchestrator) handleReload(w http.ResponseWriter, r *http.Request) {
 	o.mu.Lock()
 	p.draining = false
 	o.mu.Unlock()
-	writeJSON(w, http.StatusOK, res)
+	httpjson.Write(w, http.StatusOK, res)
 }

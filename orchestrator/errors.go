@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"net/http"
 	"strconv"
+
+	"github.com/llama-orch/orc/internal/httpjson"
 )
 
 // Error codes of HTTP error bodies and of the stream's error event.
@@ -67,5 +69,5 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	if status == 0 {
 		status = http.StatusInternalServerError
 	}
-	writeJSON(w, status, e)
+	httpjson.Write(w, status, e)
 }

@@ -55,12 +55,6 @@ func withAuth(apiKey, poolToken string, next http.Handler) http.Handler {
 	})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
 const maxBodyBytes = 1 << 20
 
 // readBody reads a request body up to maxBodyBytes.

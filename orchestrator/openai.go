@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llama-orch/orc/internal/httpjson"
 	"github.com/llama-orch/orc/internal/netsafe"
 )
 
@@ -53,7 +54,7 @@ func writeOpenAIError(w http.ResponseWriter, e *apiError) {
 	if status == 0 {
 		status = http.StatusInternalServerError
 	}
-	writeJSON(w, status, map[string]any{"error": map[string]any{"message": e.Message, "type": typ, "param": nil, "code": strings.ToLower(e.Code)}})
+	httpjson.Write(w, status, map[string]any{"error": map[string]any{"message": e.Message, "type": typ, "param": nil, "code": strings.ToLower(e.Code)}})
 }
 
 func (o *Orchestrator) handleModels(w http.ResponseWriter, r *http.Request) {
@@ -73,7 +74,7 @@ func (o *Orchestrator) handleModels(w http.ResponseWriter, r *http.Request) {
 			data = append(data, map[string]any{"id": m, "object": "model", "created": 0, "owned_by": "orc", "pools": pools})
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+	httpjson.Write(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 }
 
 func (o *Orchestrator) handleOpenAI(w http.ResponseWriter, r *http.Request) {

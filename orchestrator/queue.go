@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/llama-orch/orc/internal/httpjson"
 	"github.com/llama-orch/orc/internal/netsafe"
 )
 
@@ -37,7 +38,7 @@ func (o *Orchestrator) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	o.log.Info("admitted", "task_id", t.id, "model", t.model, "pool_id", t.pinned, "session_id", req.SessionID,
 		"queue_position", t.position, "predicted_start_ms", t.predicted, "max_tokens", t.maxTokens,
 		"prompt_chars", len(req.Prompt), "correlation_id", t.corr)
-	writeJSON(w, http.StatusAccepted, map[string]any{
+	httpjson.Write(w, http.StatusAccepted, map[string]any{
 		"task_id": t.id, "queue_position": t.position, "predicted_start_ms": t.predicted,
 		"stream": "/v1/tasks/" + t.id + "/stream",
 	})

@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"net/http"
 	"time"
+
+	"github.com/llama-orch/orc/internal/httpjson"
 )
 
 // session groups tasks under a client's session_id: budgets are checked at
@@ -93,7 +95,7 @@ func (o *Orchestrator) handleSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, newError(http.StatusNotFound, CodeNotFound, "no session "+r.PathValue("id")))
 		return
 	}
-	writeJSON(w, http.StatusOK, body)
+	httpjson.Write(w, http.StatusOK, body)
 }
 
 // handleDeleteSession forgets a session; its running tasks go on.

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"net/http"
 	"time"
+
+	"github.com/llama-orch/orc/internal/httpjson"
 )
 
 // handleStream serves a task's events (OC-CTRL-2020..2029): the transcript
@@ -80,7 +82,7 @@ func (o *Orchestrator) handleCancel(w http.ResponseWriter, r *http.Request) {
 	t.mu.Lock()
 	outcome := t.outcome
 	t.mu.Unlock()
-	writeJSON(w, http.StatusAccepted, map[string]any{"task_id": t.id, "status": status, "outcome": outcome, "tokens_delivered": n})
+	httpjson.Write(w, http.StatusAccepted, map[string]any{"task_id": t.id, "status": status, "outcome": outcome, "tokens_delivered": n})
 }
 
 // handleTask reports a task's state and, once it ended, its artifact.
@@ -104,5 +106,5 @@ func (o *Orchestrator) handleTask(w http.ResponseWriter, r *http.Request) {
 		body["artifact_id"] = t.artifact
 	}
 	t.mu.Unlock()
-	writeJSON(w, http.StatusOK, body)
+	httpjson.Write(w, http.StatusOK, body)
 }

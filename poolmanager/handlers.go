@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/llama-orch/orc/internal/httpjson"
 	"github.com/llama-orch/orc/internal/netsafe"
 	"github.com/llama-orch/orc/orchestrator/poolapi"
 )
@@ -15,25 +16,19 @@ func (m *Manager) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+poolapi.ReadyPath, m.handleReady)
 	mux.HandleFunc("POST "+poolapi.ReloadPath, m.handleReload)
-	mux.HandleFunc("GET /v2/internal/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, m.Status()) })
+	mux.HandleFunc("GET /v2/internal/status", func(w http.ResponseWriter, r *http.Request) { httpjson.Write(w, http.StatusOK, m.Status()) })
 	token := netsafe.NewBearer(m.cfg.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !token.Allows(r) {
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"code": "UNAUTHORIZED", "message": "missing or invalid pool token"})
+			httpjson.Write(w, http.StatusUnauthorized, map[string]string{"code": "UNAUTHORIZED", "message": "missing or invalid pool token"})
 			return
 		}
 		mux.ServeHTTP(w, r)
 	})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
 func refuse(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]string{"code": code, "message": msg})
+	httpjson.Write(w, status, map[string]string{"code": code, "message": msg})
 }
 
 // handleReady validates a worker's ready callback: the worker is one this
@@ -83,7 +78,7 @@ func (m *Manager) handleReady(w http.ResponseWriter, r *http.Request) {
 	p.ready = nil
 	m.mu.Unlock()
 	m.changedNow()
-	writeJSON(w, http.StatusOK, map[string]string{"worker_id": cb.WorkerID, "status": poolapi.StatusReady})
+	httpjson.Write(w, http.StatusOK, map[string]string{"worker_id": cb.WorkerID, "status": poolapi.StatusReady})
 }
 
 // find returns the worker with id among the serving and starting ones.
@@ -117,7 +112,7 @@ func (m *Manager) handleReload(w http.ResponseWriter, r *http.Request) {
 	res := poolapi.ReloadResult{PoolID: m.cfg.PoolID, ModelRef: old}
 	if st, err := os.Stat(req.ModelRef); err != nil || !st.IsDir() {
 		res.Error = "model_ref " + req.ModelRef + ": not a plan directory on this host"
-		writeJSON(w, http.StatusConflict, res)
+		httpjson.Write(w, http.StatusConflict, res)
 		return
 	}
 	first := make(chan error, len(m.cfg.Devices))
@@ -140,7 +135,7 @@ func (m *Manager) handleReload(w http.ResponseWriter, r *http.Request) {
 		}
 		m.log.Warn("reload rolled back", "model_ref", req.ModelRef, "err", failed.Error())
 		res.RolledBack, res.Error = true, failed.Error()
-		writeJSON(w, http.StatusConflict, res)
+		httpjson.Write(w, http.StatusConflict, res)
 		return
 	}
 	m.mu.Lock()
@@ -157,7 +152,7 @@ func (m *Manager) handleReload(w http.ResponseWriter, r *http.Request) {
 	}
 	m.log.Info("reloaded", "model_ref", req.ModelRef, "from", old)
 	res.ModelRef, res.Switched = req.ModelRef, true
-	writeJSON(w, http.StatusOK, res)
+	httpjson.Write(w, http.StatusOK, res)
 }
 
 // fetchHealthLocked reads a ready worker's health with m.mu held briefly

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/llama-orch/orc/internal/httpjson"
 )
 
 // Event names of the worker API's stream (SSE and websocket alike).
@@ -133,11 +135,5 @@ func (s *sseWriter) dataJSON(v any) error {
 // writeJSONError writes the worker API's error body, shaped like the error
 // event, with an HTTP status.
 func writeJSONError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, newErrorEvent(code, msg))
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	httpjson.Write(w, status, newErrorEvent(code, msg))
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/llama-orch/orc/internal/httpjson"
 	"github.com/llama-orch/orc/runtime"
 	"github.com/llama-orch/orc/tokenizer"
 )
@@ -228,7 +229,7 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 		resp["status"] = "cancelled"
 		resp["tokens_delivered"] = j.markCancelled(errCancelled)
 	}
-	writeJSON(w, http.StatusAccepted, resp)
+	httpjson.Write(w, http.StatusAccepted, resp)
 }
 
 // Worker status values of GET /health.
@@ -283,7 +284,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	if status != statusReady && status != statusBusy {
 		code = http.StatusServiceUnavailable
 	}
-	writeJSON(w, code, body)
+	httpjson.Write(w, code, body)
 }
 
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
@@ -293,6 +294,6 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleShutdown(w http.ResponseWriter, r *http.Request) {
 	s.log.Info("shutdown", "source", "http", "correlation_id", correlationID(r))
-	writeJSON(w, http.StatusAccepted, map[string]string{"status": "shutting_down"})
+	httpjson.Write(w, http.StatusAccepted, map[string]string{"status": "shutting_down"})
 	s.RequestShutdown()
 }

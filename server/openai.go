@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llama-orch/orc/internal/httpjson"
 	"github.com/llama-orch/orc/runtime"
 	"github.com/llama-orch/orc/tokenizer"
 )
@@ -28,7 +29,7 @@ func writeOpenAIError(w http.ResponseWriter, status int, typ, code, param, msg s
 	if param != "" {
 		e.Param = &param
 	}
-	writeJSON(w, status, map[string]any{"error": e})
+	httpjson.Write(w, status, map[string]any{"error": e})
 }
 
 // writeOpenAIRequestError answers a validation failure with 400 in
@@ -186,7 +187,7 @@ type chatRequest struct {
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{
+	httpjson.Write(w, http.StatusOK, map[string]any{"object": "list", "data": []map[string]any{{
 		"id": s.info.Model, "object": "model", "created": s.started.Unix(), "owned_by": "orc",
 	}}})
 }
@@ -384,7 +385,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *Execu
 	if finish == "" { // client went away before the end
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	httpjson.Write(w, http.StatusOK, map[string]any{
 		"id": j.id, "object": object, "created": created, "model": s.info.Model,
 		"choices": []any{choice("", text.String(), &finish)},
 		"usage":   usage(len(j.prompt), tokens),

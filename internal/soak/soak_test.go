@@ -168,7 +168,7 @@ func TestOptionsRefused(t *testing.T) {
 		{"--max-tokens", func(o *Options) { o.MaxTokens = 1 }},
 		{"prompt", func(o *Options) { o.Prompt = "" }},
 		{"needs --duration", func(o *Options) { o.Clients = 4 }},
-		{"inside --duration", func(o *Options) { o.Duration, o.ShutdownAfter = time.Second, 2 * time.Second }},
+		{"inside --duration", func(o *Options) { o.Duration, o.ShutdownAfter = time.Second, 2*time.Second }},
 	} {
 		o := good
 		c.edit(&o)
