@@ -221,12 +221,20 @@ type Plan struct {
 	Manifest Manifest
 	Weights  []byte // weights.bin, memory-mapped read-only
 	byName   map[string]int
+	// unhashed is set while weights.bin awaits VerifyWeights
+	// (OpenOptions.DeferWeightHash).
+	unhashed bool
 }
 
 // OpenOptions tune Open.
 type OpenOptions struct {
 	// SkipWeightHash skips hashing weights.bin (its size is still checked).
 	SkipWeightHash bool
+	// DeferWeightHash leaves hashing weights.bin to VerifyWeights, which
+	// the device that loads the plan calls (the CUDA device while it
+	// uploads, so the two overlap); the weights must not be used before it
+	// returns nil.
+	DeferWeightHash bool
 }
 
 // Open reads and verifies the plan in dir: magic, format version, manifest
@@ -244,9 +252,10 @@ func Open(dir string, o OpenOptions) (*Plan, error) {
 	for i, t := range m.Tensors {
 		p.byName[t.Name] = i
 	}
-	if err := p.mapWeights(!o.SkipWeightHash); err != nil {
+	if err := p.mapWeights(!o.SkipWeightHash && !o.DeferWeightHash); err != nil {
 		return nil, err
 	}
+	p.unhashed = o.DeferWeightHash && !o.SkipWeightHash
 	for name := range m.Files {
 		if name == WeightsFile {
 			continue
@@ -313,6 +322,20 @@ func (p *Plan) mapWeights(hash bool) error {
 		p.Close()
 		return err
 	}
+	return nil
+}
+
+// VerifyWeights hashes weights.bin against the manifest if Open deferred it
+// (OpenOptions.DeferWeightHash), on every core; otherwise it does nothing.
+// Safe to call from another goroutine than the one using p.Weights.
+func (p *Plan) VerifyWeights() error {
+	if !p.unhashed {
+		return nil
+	}
+	if err := verifyChunks(p.Weights, p.Manifest.WeightChunks); err != nil {
+		return err
+	}
+	p.unhashed = false
 	return nil
 }
 

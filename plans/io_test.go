@@ -80,3 +80,35 @@ func TestOtherVersionIsStale(t *testing.T) {
 		t.Fatalf("error %q does not say %q", err, want)
 	}
 }
+
+// A deferred hash opens an altered plan, and VerifyWeights then refuses it;
+// an intact one verifies, and a second call does nothing.
+func TestDeferredWeightHash(t *testing.T) {
+	dir := writeTestPlan(t)
+	p, err := Open(dir, OpenOptions{DeferWeightHash: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.VerifyWeights(); err != nil {
+		t.Fatalf("intact plan: %v", err)
+	}
+	p.Close()
+
+	f, err := os.OpenFile(filepath.Join(dir, WeightsFile), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{1}, 3)
+	f.Close()
+	p, err = Open(dir, OpenOptions{DeferWeightHash: true})
+	if err != nil {
+		t.Fatalf("a deferred hash should not read the weights in Open: %v", err)
+	}
+	defer p.Close()
+	if err := p.VerifyWeights(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "fail their sha256") {
+		t.Fatalf("altered weights: got %v, want ErrCorrupt naming the span", err)
+	}
+	if err := p.VerifyWeights(); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a failed check must fail again, got %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,7 +33,8 @@ type benchCmd struct {
 	PP         int  `default:"512" help:"Prompt tokens of the prefill test (pp)."`
 	TG         int  `default:"128" help:"Decode steps of the generation test (tg)."`
 	Prompt     int  `default:"16" help:"Prompt tokens before the decode test."`
-	ChunkBytes int  `default:"1048576" help:"CUDA weight upload chunk size in bytes."`
+	ChunkBytes int  `help:"CUDA weight upload chunk size in bytes (default: the device's)."`
+	UploadBufs int  `name:"upload-buffers" help:"CUDA pinned upload buffers in flight, 2 to 64 (default: the device's)."`
 	JSON       bool `help:"Print one JSON object instead of text."`
 	LoadOnly   bool `hidden:"" help:"Load, print \"ready\" and exit: the child process timed for load time."`
 	SkipHash   bool `hidden:"" help:"With --load-only: skip hashing weights.bin."`
@@ -56,8 +58,9 @@ type benchResult struct {
 
 	LoadMs           float64 `json:"load_ms"`            // process start to ready, weights.bin hashed (as serve does)
 	LoadUnverifiedMs float64 `json:"load_unverified_ms"` // the same without hashing weights.bin
-	UploadMs         float64 `json:"upload_ms"`          // weight upload inside the load (CUDA)
+	UploadMs         float64 `json:"upload_ms"`          // weight upload and the hash beside it, inside the load (CUDA)
 	ChunkBytes       int     `json:"chunk_bytes"`
+	UploadBuffers    int     `json:"upload_buffers"`
 
 	PP          int     `json:"pp"`
 	PrefillTokS float64 `json:"prefill_tok_s"`
@@ -91,7 +94,14 @@ func (c *benchCmd) Run() error {
 	if c.Runs < 1 || c.PP < 1 || c.TG < 1 || c.Prompt < 1 {
 		return fmt.Errorf("bench: --runs, --pp, --tg and --prompt must be at least 1")
 	}
-	r := benchResult{Plan: c.Plan, Runs: c.Runs, PP: c.PP, TG: c.TG, Prompt: c.Prompt, ChunkBytes: c.ChunkBytes,
+	if c.ChunkBytes < 0 {
+		return fmt.Errorf("bench: --chunk-bytes %d is negative", c.ChunkBytes)
+	}
+	if c.UploadBufs != 0 && (c.UploadBufs < 2 || c.UploadBufs > 64) {
+		return fmt.Errorf("bench: --upload-buffers %d: use 2 to 64", c.UploadBufs)
+	}
+	r := benchResult{Plan: c.Plan, Runs: c.Runs, PP: c.PP, TG: c.TG, Prompt: c.Prompt,
+		ChunkBytes: cmp.Or(c.ChunkBytes, cuda.DefaultChunkBytes), UploadBuffers: cmp.Or(c.UploadBufs, cuda.DefaultUploadBuffers),
 		Date: time.Now().UTC().Format(time.RFC3339)}
 	// Load time first, in child processes, while this one holds no GPU memory.
 	var err error
@@ -125,7 +135,7 @@ func (c *benchCmd) Run() error {
 // load opens the plan and the device, as serve does; the device owns the
 // plan then.
 func (c *benchCmd) load(skipHash bool) (runtime.Device, int64, error) {
-	p, err := plans.Open(c.Plan, plans.OpenOptions{SkipWeightHash: skipHash})
+	p, err := plans.Open(c.Plan, plans.OpenOptions{SkipWeightHash: skipHash, DeferWeightHash: true})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -137,7 +147,7 @@ func (c *benchCmd) load(skipHash bool) (runtime.Device, int64, error) {
 	var dev runtime.Device
 	if c.deviceKind(p.Manifest.Target) == "cuda" {
 		var d *cuda.Device
-		d, err = cuda.Open(p, c.GPU, cuda.Options{Ctx: c.Ctx, ChunkBytes: c.ChunkBytes})
+		d, err = cuda.Open(p, c.GPU, cuda.Options{Ctx: c.Ctx, ChunkBytes: c.ChunkBytes, UploadBuffers: c.UploadBufs})
 		dev = d
 	} else {
 		dev, err = c.open(p, nil)
@@ -172,7 +182,7 @@ func (c *benchCmd) timeLoads(skipHash bool) (loadMs, uploadMs float64, err error
 		return 0, 0, err
 	}
 	args := []string{"bench", "--load-only", "--plan", c.Plan, "--gpu", strconv.Itoa(c.GPU),
-		"--ctx", strconv.Itoa(c.Ctx), "--chunk-bytes", strconv.Itoa(c.ChunkBytes)}
+		"--ctx", strconv.Itoa(c.Ctx), "--chunk-bytes", strconv.Itoa(c.ChunkBytes), "--upload-buffers", strconv.Itoa(c.UploadBufs)}
 	if c.Device != "" {
 		args = append(args, "--device", c.Device)
 	}
@@ -456,8 +466,8 @@ func (r *benchResult) print() {
 		dev += fmt.Sprintf(" (%s, CUDA %s)", r.SM, r.CUDAVersion)
 	}
 	fmt.Printf("device   %s %s, context %d\n", r.Device, dev, r.Ctx)
-	fmt.Printf("load     %8.1f ms  process start to ready (%.1f ms without hashing weights.bin; upload %.1f ms in %d-byte chunks)\n",
-		r.LoadMs, r.LoadUnverifiedMs, r.UploadMs, r.ChunkBytes)
+	fmt.Printf("load     %8.1f ms  process start to ready (%.1f ms without hashing weights.bin; upload %.1f ms through %d buffers of %d bytes)\n",
+		r.LoadMs, r.LoadUnverifiedMs, r.UploadMs, r.UploadBuffers, r.ChunkBytes)
 	fmt.Printf("prefill  %8.1f tok/s pp%d (%.2f ms)\n", r.PrefillTokS, r.PP, r.PrefillMs)
 	fmt.Printf("decode   %8.1f tok/s tg%d after a %d-token prompt (%.3f ms/token, greedy id back; first step %.2f ms; %.3f ms/token with the logits back)\n",
 		r.DecodeTokS, r.TG, r.Prompt, r.DecodeMsTok, r.FirstStepMs, r.DecodeLogitsMsTok)

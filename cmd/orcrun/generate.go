@@ -65,7 +65,7 @@ func (c *generateCmd) Run() error {
 		return err
 	}
 	sampling, _ := c.sampling()
-	p, err := plans.Open(c.Plan, plans.OpenOptions{})
+	p, err := plans.Open(c.Plan, plans.OpenOptions{DeferWeightHash: true})
 	if err != nil {
 		return err
 	}

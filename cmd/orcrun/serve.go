@@ -67,7 +67,7 @@ func (c *serveCmd) Run() error {
 	}
 	defer ln.Close()
 
-	p, err := plans.Open(c.Plan, plans.OpenOptions{})
+	p, err := plans.Open(c.Plan, plans.OpenOptions{DeferWeightHash: true})
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,10 @@ func Open(p *plans.Plan, o Options) (*Device, error) {
 	if m.Target != "cpu" {
 		return nil, fmt.Errorf("cpu: the plan targets %q; compile one with --device cpu", m.Target)
 	}
+	// A plan opened with a deferred hash is checked before any weight is read.
+	if err := p.VerifyWeights(); err != nil {
+		return nil, err
+	}
 	g, err := ir.Parse(m.Graph)
 	if err != nil {
 		return nil, fmt.Errorf("cpu: the plan's graph: %w", err)

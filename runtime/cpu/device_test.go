@@ -3,10 +3,13 @@ package cpu
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/llama-orch/orc/compiler"
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
 )
 
@@ -108,5 +111,28 @@ func TestOpenRefusesBadPlans(t *testing.T) {
 				t.Errorf("got %v, want an error containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// A plan whose hash was deferred (plans.OpenOptions.DeferWeightHash) is
+// hashed by Open before any weight is read: altered weights are refused.
+func TestOpenVerifiesDeferredHash(t *testing.T) {
+	dir := t.TempDir() + "/plan"
+	if err := compiler.Compile(compiler.Options{Model: storiesGGUF, Out: dir, Target: "cpu", MaxTokens: 4}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(dir+"/"+plans.WeightsFile, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{0x7f}, 1000)
+	f.Close()
+	p, err := plans.Open(dir, plans.OpenOptions{DeferWeightHash: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := Open(p, Options{}); !errors.Is(err, plans.ErrCorrupt) {
+		t.Fatalf("got %v, want plans.ErrCorrupt", err)
 	}
 }

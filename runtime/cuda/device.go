@@ -43,11 +43,13 @@ type Device struct {
 	idle    []*kvCache // caches of closed sequences, for reuse
 	kvBytes int64      // VRAM of all caches, live and idle
 
-	info     runtime.Info
-	upload   time.Duration
-	syncEach bool           // Options.SyncEachLaunch
-	decode   []plans.Launch // the plan's decode schedule less Options.SkipDecode
-	closed   bool
+	info   runtime.Info
+	upload time.Duration
+	// uploadBuffers is Options.UploadBuffers or its default.
+	uploadBuffers int
+	syncEach      bool           // Options.SyncEachLaunch
+	decode        []plans.Launch // the plan's decode schedule less Options.SkipDecode
+	closed        bool
 }
 
 // Open loads p onto GPU number gpu: checks the plan, allocates the arena
@@ -77,6 +79,9 @@ func Open(p *plans.Plan, gpu int, o Options) (*Device, error) {
 	if d.chunk == 0 {
 		d.chunk = DefaultChunkBytes
 	}
+	if d.uploadBuffers = o.UploadBuffers; d.uploadBuffers == 0 {
+		d.uploadBuffers = DefaultUploadBuffers
+	}
 	g, err := openGPU(gpu)
 	if err != nil {
 		return nil, err
@@ -103,6 +108,9 @@ func checkPlan(p *plans.Plan, o Options) error {
 	}
 	if o.ChunkBytes < 0 {
 		return fmt.Errorf("cuda: upload chunk size %d is negative", o.ChunkBytes)
+	}
+	if o.UploadBuffers != 0 && (o.UploadBuffers < 2 || o.UploadBuffers > 64) {
+		return fmt.Errorf("cuda: %d upload buffers: use 2 to 64", o.UploadBuffers)
 	}
 	if m.Memory.MaxTokens < 1 {
 		return fmt.Errorf("cuda: plan %s has max_tokens %d", p.Dir, m.Memory.MaxTokens)
@@ -164,8 +172,17 @@ func (d *Device) load(p *plans.Plan, progress func(int)) error {
 		state: uint64(arena) + uint64(wB+aB), stateBytes: m.Kernels.State.Bytes,
 	}
 	start := time.Now()
-	if err := d.g.upload(arena, p.Weights, d.chunk, progress); err != nil {
-		return fmt.Errorf("cuda: uploading %s: %w", plans.WeightsFile, err)
+	// A deferred hash (plans.OpenOptions.DeferWeightHash) runs beside the
+	// upload: both read the same memory map, and nothing runs on the
+	// weights before both are done.
+	verified := make(chan error, 1)
+	go func() { verified <- p.VerifyWeights() }()
+	uerr := d.g.upload(arena, p.Weights, d.chunk, d.uploadBuffers, progress)
+	if err := <-verified; err != nil {
+		return err
+	}
+	if uerr != nil {
+		return fmt.Errorf("cuda: uploading %s: %w", plans.WeightsFile, uerr)
 	}
 	d.upload = time.Since(start)
 	// The host copy is no longer needed; the page cache keeps it warm for

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -230,7 +231,7 @@ func TestGPUChunkedUpload(t *testing.T) {
 			t.Fatal(err)
 		}
 		var marks []int
-		if err := g.upload(dst, src, chunk, func(p int) { marks = append(marks, p) }); err != nil {
+		if err := g.upload(dst, src, chunk, 3, func(p int) { marks = append(marks, p) }); err != nil {
 			t.Fatal(err)
 		}
 		back := make([]byte, len(src))
@@ -406,36 +407,40 @@ func TestGPUOpenOutOfMemory(t *testing.T) {
 	t.Logf("refused as wanted: %v", err)
 }
 
-// TestGPULoadChunkSizes measures Open of a 1 GiB plan from page cache for
-// each upload chunk size (ORC_GPU_BENCH=1; it prints, asserts nothing about
-// speed).
+// TestGPULoadChunkSizes measures Open of a plan from page cache
+// (ORC_GPU_LOAD_GIB GiB of weights, default 1) for upload chunk sizes and
+// buffer counts, with weights.bin hashed before the upload (plans.Open's
+// default), beside it (DeferWeightHash) or not at all (ORC_GPU_BENCH=1;
+// it prints, asserts nothing about speed).
 func TestGPULoadChunkSizes(t *testing.T) {
 	if !gpuTests() || os.Getenv("ORC_GPU_BENCH") != "1" {
 		t.Skip("set ORC_GPU_TESTS=1 ORC_GPU_BENCH=1 on a GPU host")
 	}
-	c := toy{vocab: 1000, dim: 32, maxTokens: 8, ctx: 64, padBytes: 1 << 30}
+	gib := 1
+	if v := os.Getenv("ORC_GPU_LOAD_GIB"); v != "" {
+		gib, _ = strconv.Atoi(v)
+	}
+	c := toy{vocab: 1000, dim: 32, maxTokens: 8, ctx: 64, padBytes: int64(gib) << 30}
 	dir := c.write(t).Dir
 	// Open takes the plan; each load opens it afresh, as a process would.
-	load := func(chunk int) *Device {
+	load := func(o plans.OpenOptions, chunk, bufs int) *Device {
 		t.Helper()
-		p, err := plans.Open(dir, plans.OpenOptions{SkipWeightHash: true})
+		p, err := plans.Open(dir, o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := Open(p, 0, Options{ChunkBytes: chunk})
+		d, err := Open(p, 0, Options{ChunkBytes: chunk, UploadBuffers: bufs})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return d
 	}
-	// Warm the page cache and the driver once.
-	load(0).Close()
-	for _, mib := range []int{1, 4, 16, 64} {
+	measure := func(name string, o plans.OpenOptions, mib, bufs int) {
 		var up, open []float64
 		var bytes int64
 		for range 5 {
 			start := time.Now()
-			d := load(mib << 20)
+			d := load(o, mib<<20, bufs)
 			open = append(open, time.Since(start).Seconds())
 			up = append(up, d.UploadTime().Seconds())
 			bytes = d.reg.weightBytes
@@ -443,9 +448,22 @@ func TestGPULoadChunkSizes(t *testing.T) {
 		}
 		slices.Sort(up)
 		slices.Sort(open)
-		u, o := up[len(up)/2], open[len(open)/2]
-		t.Logf("chunk %2d MiB: upload %.1f ms (%.2f GB/s), plans.Open+Open %.1f ms, of %d bytes; medians of 5",
-			mib, 1e3*u, float64(bytes)/u/1e9, 1e3*o, bytes)
+		u, op := up[len(up)/2], open[len(open)/2]
+		t.Logf("%-10s chunk %2d MiB x %d: upload %.1f ms (%.2f GB/s), plans.Open+Open %.1f ms, of %d bytes; medians of 5",
+			name, mib, bufs, 1e3*u, float64(bytes)/u/1e9, 1e3*op, bytes)
+	}
+	// Warm the page cache and the driver once.
+	load(plans.OpenOptions{SkipWeightHash: true}, 0, 0).Close()
+	for _, mib := range []int{1, 4, 16, 64} {
+		for _, bufs := range []int{2, 4, 8} {
+			measure("unhashed", plans.OpenOptions{SkipWeightHash: true}, mib, bufs)
+		}
+	}
+	for _, mib := range []int{1, 16} {
+		for _, bufs := range []int{2, 4} {
+			measure("hashed", plans.OpenOptions{}, mib, bufs)
+			measure("beside", plans.OpenOptions{DeferWeightHash: true}, mib, bufs)
+		}
 	}
 }
 
@@ -470,6 +488,40 @@ func TestGPUPlanIntegrity(t *testing.T) {
 	}
 	if !bytes.Equal(back, want) {
 		t.Fatal("weights on the device differ from weights.bin")
+	}
+}
+
+// TestGPUDeferredHash: a plan opened with its hash deferred is hashed
+// beside the upload; an altered weights.bin fails Open with the span named,
+// an intact one loads.
+func TestGPUDeferredHash(t *testing.T) {
+	if !gpuTests() {
+		t.Skip("set ORC_GPU_TESTS=1 on a GPU host")
+	}
+	dir := toy{vocab: 1000, dim: 32, maxTokens: 8, ctx: 64, padBytes: 130 << 20}.write(t).Dir
+	open := func() error {
+		p, err := plans.Open(dir, plans.OpenOptions{DeferWeightHash: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := Open(p, 0, Options{})
+		if err != nil {
+			p.Close()
+			return err
+		}
+		return d.Close()
+	}
+	if err := open(); err != nil {
+		t.Fatalf("intact plan: %v", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, plans.WeightsFile), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{0xff}, 100<<20)
+	f.Close()
+	if err := open(); !errors.Is(err, plans.ErrCorrupt) || !strings.Contains(err.Error(), "fail their sha256") {
+		t.Fatalf("altered plan: got %v, want ErrCorrupt naming the span", err)
 	}
 }
 

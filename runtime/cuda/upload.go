@@ -6,13 +6,14 @@ import (
 	"sync"
 )
 
-// upload copies src to dst through two pinned buffers of chunk bytes: while
-// the copy engine drains one, the host fills the other from the memory map.
-// An event per buffer says when it may be refilled. Progress marks 0..75 %
-// are reported as chunks are queued, 100 % once the stream has finished.
-func (g *gpu) upload(dst devptr, src []byte, chunk int, progress func(int)) (err error) {
-	var bufs [2][]byte
-	var done [2]event
+// upload copies src to dst through nbuf pinned buffers of chunk bytes:
+// while the copy engine drains some, the host fills the next from the
+// memory map. An event per buffer says when it may be refilled. Progress
+// marks 0..75 % are reported as chunks are queued, 100 % once the stream
+// has finished.
+func (g *gpu) upload(dst devptr, src []byte, chunk, nbuf int, progress func(int)) (err error) {
+	bufs := make([][]byte, max(nbuf, 2))
+	done := make([]event, len(bufs))
 	defer func() {
 		for i := range bufs {
 			if bufs[i] != nil {
@@ -35,8 +36,8 @@ func (g *gpu) upload(dst devptr, src []byte, chunk int, progress func(int)) (err
 	total := int64(len(src))
 	last := progressMarks(0, total, -25, 0, progress)
 	for off, k := 0, 0; off < len(src); k++ {
-		i := k % 2
-		if k >= 2 {
+		i := k % len(bufs)
+		if k >= len(bufs) {
 			if err := g.eventWait(done[i]); err != nil {
 				return err
 			}
