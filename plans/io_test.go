@@ -105,7 +105,7 @@ func TestDeferredWeightHash(t *testing.T) {
 		t.Fatalf("a deferred hash should not read the weights in Open: %v", err)
 	}
 	defer p.Close()
-	if err := p.VerifyWeights(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "fail their sha256") {
+	if err := p.VerifyWeights(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "fail their hash") {
 		t.Fatalf("altered weights: got %v, want ErrCorrupt naming the span", err)
 	}
 	if err := p.VerifyWeights(); !errors.Is(err, ErrCorrupt) {

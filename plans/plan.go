@@ -9,7 +9,7 @@ const Magic = "ORCPLAN\x00"
 
 // FormatVersion changes whenever the manifest or blob layout changes; a plan
 // of another version is refused with "recompile with orcc".
-const FormatVersion = 2
+const FormatVersion = 3
 
 // File names inside a plan directory.
 const (
@@ -39,8 +39,9 @@ type Manifest struct {
 	Memory    Memory            `msgpack:"memory"`    // the VRAM plan
 	Kernels   *Kernels          `msgpack:"kernels,omitempty"`
 	Files     map[string]string `msgpack:"files"` // file name → hex sha256
-	// WeightChunks are the sha256 of each WeightChunkBytes span of
-	// weights.bin, so a load verifies the blob on every core at once.
+	// WeightChunks are the BLAKE3-256 of each WeightChunkBytes span of
+	// weights.bin (hash.go says why not SHA-256), so a load verifies the
+	// blob on every core at once.
 	WeightChunks []string `msgpack:"weight_chunks"`
 }
 

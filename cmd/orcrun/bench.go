@@ -40,6 +40,8 @@ type benchCmd struct {
 	SkipHash   bool `hidden:"" help:"With --load-only: skip hashing weights.bin."`
 
 	tok tokenizer.Tokenizer // the plan's, for the served figures
+	// phases time load's parts, for --load-only's report on stderr.
+	phases struct{ plan, device time.Duration }
 }
 
 // benchResult is what bench prints; times in milliseconds, medians.
@@ -132,18 +134,17 @@ func (c *benchCmd) Run() error {
 	return nil
 }
 
-// load opens the plan and the device, as serve does; the device owns the
-// plan then.
+// load opens the plan and the device, as serve does (the tokenizer loads
+// beside the device); the device owns the plan then.
 func (c *benchCmd) load(skipHash bool) (runtime.Device, int64, error) {
+	start := time.Now()
 	p, err := plans.Open(c.Plan, plans.OpenOptions{SkipWeightHash: skipHash, DeferWeightHash: true})
 	if err != nil {
 		return nil, 0, err
 	}
-	weightBytes := p.Manifest.Memory.WeightBytes
-	if c.tok, err = tokenizer.Load(p.Manifest.Tokenizer); err != nil {
-		p.Close()
-		return nil, 0, fmt.Errorf("plan %s: %w", c.Plan, err)
-	}
+	c.phases.plan = time.Since(start)
+	start = time.Now()
+	tokenizerLoaded := loadTokenizer(p)
 	var dev runtime.Device
 	if c.deviceKind(p.Manifest.Target) == "cuda" {
 		var d *cuda.Device
@@ -152,11 +153,17 @@ func (c *benchCmd) load(skipHash bool) (runtime.Device, int64, error) {
 	} else {
 		dev, err = c.open(p, nil)
 	}
+	tok, terr := tokenizerLoaded()
+	if err == nil && terr != nil {
+		err = errors.Join(terr, dev.Close())
+	}
 	if err != nil {
 		p.Close()
 		return nil, 0, err
 	}
-	return dev, weightBytes, nil
+	c.tok = tok
+	c.phases.device = time.Since(start)
+	return dev, p.Manifest.Memory.WeightBytes, nil
 }
 
 // loadOnly is the child side of timeLoads: load, say ready, exit.
@@ -171,6 +178,8 @@ func (c *benchCmd) loadOnly() error {
 	}
 	fmt.Printf("ready %.3f\n", upload)
 	os.Stdout.Sync()
+	fmt.Fprintf(os.Stderr, "load phases: plan %.1f ms, device and tokenizer beside it %.1f ms (upload and hash %.1f ms)\n",
+		ms(c.phases.plan), ms(c.phases.device), upload)
 	return dev.Close()
 }
 

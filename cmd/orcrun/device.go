@@ -8,6 +8,7 @@ import (
 	"github.com/llama-orch/orc/runtime"
 	"github.com/llama-orch/orc/runtime/cpu"
 	"github.com/llama-orch/orc/runtime/cuda"
+	"github.com/llama-orch/orc/tokenizer"
 )
 
 // deviceFlags choose the plan and the device every orcrun command runs on.
@@ -74,4 +75,27 @@ func (f *deviceFlags) open(p *plans.Plan, progress func(pct int)) (runtime.Devic
 		return cpu.Open(p, cpu.Options{Threads: f.Threads, Ctx: f.Ctx})
 	}
 	return cuda.Open(p, f.GPU, cuda.Options{Ctx: f.Ctx, Progress: progress})
+}
+
+// loadTokenizer starts loading the plan's tokenizer beside the device load
+// (a large vocabulary takes a few hundred milliseconds, the upload longer);
+// the function it returns waits for it.
+func loadTokenizer(p *plans.Plan) func() (tokenizer.Tokenizer, error) {
+	type loaded struct {
+		tok tokenizer.Tokenizer
+		err error
+	}
+	done := make(chan loaded, 1)
+	spec := p.Manifest.Tokenizer
+	go func() {
+		tok, err := tokenizer.Load(spec)
+		done <- loaded{tok, err}
+	}()
+	return func() (tokenizer.Tokenizer, error) {
+		l := <-done
+		if l.err != nil {
+			return nil, fmt.Errorf("plan %s: %w", p.Dir, l.err)
+		}
+		return l.tok, nil
+	}
 }

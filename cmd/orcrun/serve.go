@@ -18,7 +18,6 @@ import (
 	"github.com/llama-orch/orc/internal/netsafe"
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/server"
-	"github.com/llama-orch/orc/tokenizer"
 )
 
 type serveCmd struct {
@@ -71,15 +70,16 @@ func (c *serveCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	tok, err := tokenizer.Load(p.Manifest.Tokenizer)
-	if err != nil {
-		p.Close()
-		return fmt.Errorf("plan %s: %w", c.Plan, err)
-	}
+	tokenizerLoaded := loadTokenizer(p)
 	log.Info("model_load_start", "model", p.Manifest.Model.Name, "weight_bytes", p.Manifest.Memory.WeightBytes)
 	start := time.Now()
 	dev, err := c.open(p, func(pct int) { log.Info("model_load_progress", "percent", pct) })
+	tok, terr := tokenizerLoaded()
+	if err == nil && terr != nil {
+		err = errors.Join(terr, dev.Close())
+	}
 	if err != nil {
+		p.Close()
 		log.Error("error", "what", "model load failed", "err", err.Error())
 		return err
 	}

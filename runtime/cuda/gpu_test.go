@@ -520,7 +520,7 @@ func TestGPUDeferredHash(t *testing.T) {
 	}
 	f.WriteAt([]byte{0xff}, 100<<20)
 	f.Close()
-	if err := open(); !errors.Is(err, plans.ErrCorrupt) || !strings.Contains(err.Error(), "fail their sha256") {
+	if err := open(); !errors.Is(err, plans.ErrCorrupt) || !strings.Contains(err.Error(), "fail their hash") {
 		t.Fatalf("altered plan: got %v, want ErrCorrupt naming the span", err)
 	}
 }
