@@ -33,6 +33,7 @@ type benchCmd struct {
 	PP         int  `default:"512" help:"Prompt tokens of the prefill test (pp)."`
 	TG         int  `default:"128" help:"Decode steps of the generation test (tg)."`
 	Prompt     int  `default:"16" help:"Prompt tokens before the decode test."`
+	Depth      int  `help:"Tokens already in the cache before every test (pp after --depth cached tokens, tg after --depth + --prompt), as llama-bench's -d."`
 	ChunkBytes int  `help:"CUDA weight upload chunk size in bytes (default: the device's)."`
 	UploadBufs int  `name:"upload-buffers" help:"CUDA pinned upload buffers in flight, 2 to 64 (default: the device's)."`
 	JSON       bool `help:"Print one JSON object instead of text."`
@@ -69,6 +70,7 @@ type benchResult struct {
 	PrefillMs   float64 `json:"prefill_ms"`
 	TTFTMs      float64 `json:"ttft_ms"` // pp prompt to the first token's id
 	Prompt      int     `json:"prompt"`
+	Depth       int     `json:"depth"`
 	TG          int     `json:"tg"`
 	DecodeTokS  float64 `json:"decode_tok_s"`
 	DecodeMsTok float64 `json:"decode_ms_per_token"` // each step returns the greedy token's id (sampled on the GPU where it can be)
@@ -96,17 +98,32 @@ func (c *benchCmd) Run() error {
 	if c.Runs < 1 || c.PP < 1 || c.TG < 1 || c.Prompt < 1 {
 		return fmt.Errorf("bench: --runs, --pp, --tg and --prompt must be at least 1")
 	}
+	if c.Depth < 0 {
+		return fmt.Errorf("bench: --depth %d is negative", c.Depth)
+	}
 	if c.ChunkBytes < 0 {
 		return fmt.Errorf("bench: --chunk-bytes %d is negative", c.ChunkBytes)
 	}
 	if c.UploadBufs != 0 && (c.UploadBufs < 2 || c.UploadBufs > 64) {
 		return fmt.Errorf("bench: --upload-buffers %d: use 2 to 64", c.UploadBufs)
 	}
-	r := benchResult{Plan: c.Plan, Runs: c.Runs, PP: c.PP, TG: c.TG, Prompt: c.Prompt,
+	r := benchResult{Plan: c.Plan, Runs: c.Runs, PP: c.PP, TG: c.TG, Prompt: c.Prompt, Depth: c.Depth,
 		ChunkBytes: cmp.Or(c.ChunkBytes, cuda.DefaultChunkBytes), UploadBuffers: cmp.Or(c.UploadBufs, cuda.DefaultUploadBuffers),
 		Date: time.Now().UTC().Format(time.RFC3339)}
+	// The tests must fit the context before anything is loaded.
+	p, err := plans.Open(c.Plan, plans.OpenOptions{SkipWeightHash: true})
+	if err != nil {
+		return err
+	}
+	ctxLen, err := c.contextLength(&p.Manifest)
+	p.Close()
+	if err != nil {
+		return err
+	}
+	if need := c.need(); need > ctxLen {
+		return fmt.Errorf("bench: the tests need a context of %d tokens; the device allows %d (--ctx)", need, ctxLen)
+	}
 	// Load time first, in child processes, while this one holds no GPU memory.
-	var err error
 	if r.LoadMs, r.UploadMs, err = c.timeLoads(false); err != nil {
 		return err
 	}
@@ -133,6 +150,9 @@ func (c *benchCmd) Run() error {
 	r.print()
 	return nil
 }
+
+// need is the context the tests reach.
+func (c *benchCmd) need() int { return c.Depth + max(c.PP, c.Prompt+1+c.TG) }
 
 // load opens the plan and the device, as serve does (the tokenizer loads
 // beside the device); the device owns the plan then.
@@ -241,8 +261,7 @@ func (c *benchCmd) timeLoads(skipHash bool) (loadMs, uploadMs float64, err error
 func (c *benchCmd) measure(dev runtime.Device, r *benchResult) error {
 	info := dev.Info()
 	r.Model, r.Quant, r.Device, r.DeviceName, r.SM, r.CUDAVersion = info.Model, info.QuantKind, info.Device, info.DeviceName, info.SM, info.CUDAVersion
-	need := max(c.PP, c.Prompt+1+c.TG)
-	if need > info.ContextLength {
+	if need := c.need(); need > info.ContextLength {
 		return fmt.Errorf("bench: the tests need a context of %d tokens; the device allows %d (--ctx)", need, info.ContextLength)
 	}
 	r.Ctx = info.ContextLength
@@ -345,30 +364,44 @@ func progress(format string, args ...any) {
 
 // randomTokens are n ids drawn uniformly from the vocabulary, as llama-bench
 // feeds (the content does not change the work of a dense model).
-func randomTokens(rng *rand.Rand, n, vocab int) []int32 {
+func randomTokens(rng *rand.Rand, n int, info runtime.Info) []int32 {
 	ids := make([]int32, n)
 	for i := range ids {
-		ids[i] = int32(rng.IntN(vocab))
+		ids[i] = int32(rng.IntN(info.Vocab))
 	}
 	return ids
+}
+
+// feed runs tokens through seq in steps of the device's max tokens and
+// returns the last step's logits (nil for no tokens).
+func feed(seq runtime.Sequence, tokens []int32, info runtime.Info) ([]float32, error) {
+	step := max(info.MaxTokens, 1)
+	var logits []float32
+	for i := 0; i < len(tokens); i += step {
+		var err error
+		if logits, err = seq.Forward(context.Background(), tokens[i:min(i+step, len(tokens))]); err != nil {
+			return nil, err
+		}
+	}
+	return logits, nil
 }
 
 // prefill times c.PP prompt tokens on a fresh sequence, in steps of the
 // device's max tokens, and the first token's id (host argmax) after it.
 func (c *benchCmd) prefill(dev runtime.Device, info runtime.Info, rng *rand.Rand) (prefillMs, ttftMs float64, err error) {
-	seq, err := dev.NewSequence(c.PP)
+	seq, err := dev.NewSequence(c.Depth + c.PP)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer seq.Close()
-	prompt := randomTokens(rng, c.PP, info.Vocab)
-	step := max(info.MaxTokens, 1)
+	if _, err := feed(seq, randomTokens(rng, c.Depth, info), info); err != nil {
+		return 0, 0, err
+	}
+	prompt := randomTokens(rng, c.PP, info)
 	start := time.Now()
-	var logits []float32
-	for i := 0; i < len(prompt); i += step {
-		if logits, err = seq.Forward(context.Background(), prompt[i:min(i+step, len(prompt))]); err != nil {
-			return 0, 0, err
-		}
+	logits, err := feed(seq, prompt, info)
+	if err != nil {
+		return 0, 0, err
 	}
 	prefill := time.Since(start)
 	first := argmax(logits) // the first token's id, as greedy generation picks it
@@ -387,12 +420,12 @@ func (c *benchCmd) prefill(dev runtime.Device, info runtime.Info, rng *rand.Rand
 // (decodeReplayer), graphMs are c.TG replays back to back after the first
 // timed step and after the last.
 func (c *benchCmd) decode(dev runtime.Device, info runtime.Info, rng *rand.Rand, sampled bool) (firstMs, tgMs float64, graphMs [2]float64, err error) {
-	seq, err := dev.NewSequence(c.Prompt + 1 + c.TG)
+	seq, err := dev.NewSequence(c.Depth + c.Prompt + 1 + c.TG)
 	if err != nil {
 		return 0, 0, graphMs, err
 	}
 	defer seq.Close()
-	if _, err := seq.Forward(context.Background(), randomTokens(rng, c.Prompt, info.Vocab)); err != nil {
+	if _, err := feed(seq, randomTokens(rng, c.Depth+c.Prompt, info), info); err != nil {
 		return 0, 0, graphMs, err
 	}
 	greedy := sample.New(sample.Params{})
@@ -405,7 +438,7 @@ func (c *benchCmd) decode(dev runtime.Device, info runtime.Info, rng *rand.Rand,
 		_, err := runtime.ForwardSample(context.Background(), seq, tokens, greedy, nil)
 		return err
 	}
-	ids := randomTokens(rng, c.TG+1, info.Vocab)
+	ids := randomTokens(rng, c.TG+1, info)
 	start := time.Now()
 	if err := step(ids[0]); err != nil {
 		return 0, 0, graphMs, err
@@ -477,9 +510,13 @@ func (r *benchResult) print() {
 	fmt.Printf("device   %s %s, context %d\n", r.Device, dev, r.Ctx)
 	fmt.Printf("load     %8.1f ms  process start to ready (%.1f ms without hashing weights.bin; upload %.1f ms through %d buffers of %d bytes)\n",
 		r.LoadMs, r.LoadUnverifiedMs, r.UploadMs, r.UploadBuffers, r.ChunkBytes)
-	fmt.Printf("prefill  %8.1f tok/s pp%d (%.2f ms)\n", r.PrefillTokS, r.PP, r.PrefillMs)
-	fmt.Printf("decode   %8.1f tok/s tg%d after a %d-token prompt (%.3f ms/token, greedy id back; first step %.2f ms; %.3f ms/token with the logits back)\n",
-		r.DecodeTokS, r.TG, r.Prompt, r.DecodeMsTok, r.FirstStepMs, r.DecodeLogitsMsTok)
+	at := ""
+	if r.Depth > 0 {
+		at = fmt.Sprintf(" @ depth %d", r.Depth)
+	}
+	fmt.Printf("prefill  %8.1f tok/s pp%d%s (%.2f ms)\n", r.PrefillTokS, r.PP, at, r.PrefillMs)
+	fmt.Printf("decode   %8.1f tok/s tg%d%s after a %d-token prompt (%.3f ms/token, greedy id back; first step %.2f ms; %.3f ms/token with the logits back)\n",
+		r.DecodeTokS, r.TG, at, r.Prompt, r.DecodeMsTok, r.FirstStepMs, r.DecodeLogitsMsTok)
 	if g := r.DecodeGraphMsTok; g[0] > 0 && g[1] > 0 {
 		fmt.Printf("         %.3f / %.3f ms/token: the decode graph replayed back to back, without the host's loop, at the first / last step's position\n", g[0], g[1])
 	}

@@ -73,17 +73,17 @@ type sampledResult struct {
 	ServedTokens int     `json:"served_tokens,omitempty"`
 }
 
-// sampledDecode times c.TG decode steps after c.Prompt tokens, each step's
+// sampledDecode times c.TG decode steps after c.Depth + c.Prompt tokens, each step's
 // token drawn with p from the window of the tokens fed (which are random,
 // as in llama-bench): the path Generate takes.
 func (c *benchCmd) sampledDecode(dev runtime.Device, info runtime.Info, rng *rand.Rand, p sample.Params) (float64, error) {
-	seq, err := dev.NewSequence(c.Prompt + 1 + c.TG)
+	seq, err := dev.NewSequence(c.Depth + c.Prompt + 1 + c.TG)
 	if err != nil {
 		return 0, err
 	}
 	defer seq.Close()
-	history := randomTokens(rng, c.Prompt, info.Vocab)
-	if _, err := seq.Forward(context.Background(), history); err != nil {
+	history := randomTokens(rng, c.Depth+c.Prompt, info)
+	if _, err := feed(seq, history, info); err != nil {
 		return 0, err
 	}
 	sm := sample.New(p)
@@ -92,7 +92,7 @@ func (c *benchCmd) sampledDecode(dev runtime.Device, info runtime.Info, rng *ran
 		_, err := runtime.ForwardSample(context.Background(), seq, []int32{id}, sm, history[max(0, len(history)-sample.PenaltyWindow):])
 		return err
 	}
-	ids := randomTokens(rng, c.TG+1, info.Vocab)
+	ids := randomTokens(rng, c.TG+1, info)
 	if err := step(ids[0]); err != nil { // the graph's capture, untimed
 		return 0, err
 	}
@@ -119,7 +119,7 @@ func (c *benchCmd) served(dev runtime.Device, tok tokenizer.Tokenizer, p sample.
 	hs := &http.Server{Handler: srv.Handler()}
 	go hs.Serve(ln)
 	defer hs.Close()
-	body := map[string]any{"prompt": strings.Repeat("The quick brown fox jumps over the lazy dog. ", max(1, c.Prompt/10)),
+	body := map[string]any{"prompt": strings.Repeat("The quick brown fox jumps over the lazy dog. ", max(1, (c.Depth+c.Prompt)/10)),
 		"max_tokens": c.TG, "stream": true, "temperature": p.Temperature, "seed": p.Seed}
 	if p.TopP > 0 {
 		body["top_p"] = p.TopP

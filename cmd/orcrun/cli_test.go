@@ -64,6 +64,12 @@ func TestCommandLine(t *testing.T) {
 			Stderr: "orcrun: --port " + busyPort + ": listen tcp 127.0.0.1:" + busyPort + ": bind: address already in use", NotOut: "model_load_start"},
 		{Name: "bench progress", Args: []string{"bench", "--plan", plan, "--runs", "1", "--pp", "8", "--tg", "2", "--prompt", "2"},
 			Stderr: "bench: run 1/1: tg2, logits to the host", Stdout: "medians of 1 run after one warm-up"},
+		{Name: "bench at depth", Args: []string{"bench", "--plan", plan, "--runs", "1", "--pp", "8", "--tg", "2", "--prompt", "2", "--depth", "20", "--no-served"},
+			Stdout: "tok/s tg2 @ depth 20 after a 2-token prompt"},
+		{Name: "bench depth past the context", Args: []string{"bench", "--plan", plan, "--runs", "1", "--depth", "600"}, Code: 1,
+			Stderr: "the tests need a context of 1112 tokens; the device allows 512"},
+		{Name: "bench negative depth", Args: []string{"bench", "--plan", plan, "--depth=-1"}, Code: 1, Stderr: "--depth -1 is negative"},
+		{Name: "bench buffers", Args: []string{"bench", "--plan", plan, "--upload-buffers", "1"}, Code: 1, Stderr: "--upload-buffers 1: use 2 to 64"},
 	}
 	for _, c := range cases {
 		c.Check(t)
