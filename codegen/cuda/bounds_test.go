@@ -45,3 +45,22 @@ func TestStagedLinearsShareSMs(t *testing.T) {
 		}
 	}
 }
+
+// TestSamplerVocabularyBound: the GPU sampler holds a vocabulary in its
+// blocks' registers; past its bound the plan has none (the runtime samples
+// on the host) instead of CUDA that does not compile.
+func TestSamplerVocabularyBound(t *testing.T) {
+	for _, c := range []struct {
+		vocab   int64
+		sampler bool
+	}{{151936, true}, {262144, true}, {524288, true}, {524289, false}, {3 << 20, false}} {
+		g, man := gemvGraph(t, ir.F32, 1, c.vocab, 32, 4*32*c.vocab)
+		out, err := cuda.Generate(g, man, cuda.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out.Kernels.Sampler != nil; got != c.sampler || strings.Contains(out.Source, "sample_draw_") != c.sampler {
+			t.Errorf("vocabulary %d: sampler %v (source has sample_draw_: %v), want %v", c.vocab, got, strings.Contains(out.Source, "sample_draw_"), c.sampler)
+		}
+	}
+}

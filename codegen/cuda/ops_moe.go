@@ -7,9 +7,13 @@ import (
 	"github.com/llama-orch/orc/plans"
 )
 
-// moeTile is how many of an expert's tokens one block of moe_expert_tiles
-// serves per pass over its weight rows in a prefill.
-const moeTile = 8
+// The prefill's expert GEMMs (moe_gate_up_gemm, moe_down_gemm) take
+// moeBM of an expert's slots per CTA (about what each expert gets of a
+// 512-token step with gpt-oss's 4 of 32) and moeBN weight rows.
+const (
+	moeBM = 64
+	moeBN = 128
+)
 
 // moeWarps is MOE_WARPS (moe.cu.tmpl): the rows one expert-GEMV block owns.
 const moeWarps = 8
@@ -22,12 +26,13 @@ const moeWarps = 8
 //	gw   f32[MT·K]      its softmax weight
 //	cnt  int32[E]       prefill: slots per expert
 //	list int32[E·MT]    prefill: each expert's slots
-//	h    f32[MT·K, F]   the experts' SwiGLU outputs
+//	h    f32[MT·K, F]   the experts' SwiGLU outputs (prefill: f16, hh)
 //	ys   f32[MT·K, D]   the experts' down projections, before weighting
+//	xh   f16[MT, D]     prefill: x in f16 for the gate+up GEMM
 //	hq   int16[K, F]    decode's h as int16 codes (integer path)
 //	hs   float2[K, F/32] and their scales
 //	logit f32[E]        decode's router logits (integer path)
-type moeScratch struct{ sel, gw, cnt, list, h, ys, hq, hs, logit plans.Arg }
+type moeScratch struct{ sel, gw, cnt, list, h, ys, hq, hs, logit, xh plans.Arg }
 
 // moeScratchOf is moeScratchArgs for MoE node m.
 func (e *emitter) moeScratchOf(m *ir.Node) moeScratch {
@@ -45,7 +50,8 @@ func (e *emitter) moeScratchArgs(experts, k, d, f int64) moeScratch {
 		return a
 	}
 	s := moeScratch{sel: next(4 * slots), gw: next(4 * slots), cnt: next(4 * experts), list: next(4 * experts * e.maxTokens),
-		h: next(4 * slots * f), ys: next(4 * slots * d), hq: next(2 * k * f), hs: next(8 * k * f / 32), logit: next(4 * experts)}
+		h: next(4 * slots * f), ys: next(4 * slots * d), hq: next(2 * k * f), hs: next(8 * k * f / 32), logit: next(4 * experts),
+		xh: next(2 * e.maxTokens * d)}
 	e.scratchBytes = max(e.scratchBytes, off-e.scratchBase)
 	return s
 }
@@ -62,8 +68,8 @@ func (ls *launches) add(l []plans.Launch, err error) error {
 // moeTakesIntDot reports whether moe node n's decode runs on the integer
 // path (moeDecodeQ8): gate/up and down weights with an integer dot, rows
 // of whole groups, and top_k dividing moeWarps (moe_down_sum_q8 gives each
-// chosen expert the same number of warps). Prefill keeps moe_expert_tiles,
-// on floats.
+// chosen expert the same number of warps). Prefill runs the expert GEMMs
+// on tensor cores.
 func (e *emitter) moeTakesIntDot(n *ir.Node) bool {
 	gate, down := intDot[n.Inputs[3].DType], intDot[n.Inputs[7].DType]
 	return !e.prefill && gate != 0 && down != 0 && n.Inputs[0].Shape[len(n.Inputs[0].Shape)-1]%gate == 0 &&
@@ -156,40 +162,38 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 			return nil, err
 		}
 	}
-	expertGEMV := func(w0, b0, w1, b1 *ir.Node, in, out plans.Arg, acc, bacc string, inW, outW int64, gated bool) error {
-		c := &call{}
-		c.ptr(e, cWeight, "w0", w0)
-		c.ptr(e, cWeight, "b0", b0)
-		if gated {
-			c.ptr(e, cWeight, "w1", w1)
-			c.ptr(e, cWeight, "b1", b1)
-		} else {
-			c.null()
-			c.null()
-		}
-		c.arg(cIn, "x", in)
-		targs := []string{cfg, acc, bacc, cInt(inW), cInt(outW), fmt.Sprint(gated)}
-		fn, gridY := "moe_expert_gemv", k
-		if e.prefill {
-			c.arg(cInts, "cnt", s.cnt)
-			c.arg(cInts, "list", s.list)
-			fn, gridY, targs = "moe_expert_tiles", experts, append(targs, cInt(moeTile))
-		} else {
-			c.arg(cInts, "sel", s.sel)
-		}
-		c.arg(cOut, "y", out)
-		g := grid{b: [3]int64{ceilDiv(outW, moeWarps), gridY, 1}}
-		return ls.add(e.emit(c, fn, moeWarps*32, g, targs...))
-	}
 	xa, err := e.value(x)
 	if err != nil {
 		return nil, err
 	}
-	if err := expertGEMV(wg, n.Inputs[4], wu, n.Inputs[6], xa, s.h, accs[0], biasAccs[0], d, f, true); err != nil {
-		return nil, err
-	}
-	if err := expertGEMV(wd, n.Inputs[8], nil, nil, s.h, s.ys, accs[2], biasAccs[2], f, d, false); err != nil {
-		return nil, err
+	if e.prefill {
+		if err := ls.add(e.moeGEMMs(n, cfg, s, accs, biasAccs, xa, d, f, experts)); err != nil {
+			return nil, err
+		}
+	} else {
+		gemv := func(w0, b0, w1, b1 *ir.Node, in, out plans.Arg, acc, bacc string, inW, outW int64, gated bool) error {
+			c := &call{}
+			c.ptr(e, cWeight, "w0", w0)
+			c.ptr(e, cWeight, "b0", b0)
+			if gated {
+				c.ptr(e, cWeight, "w1", w1)
+				c.ptr(e, cWeight, "b1", b1)
+			} else {
+				c.null()
+				c.null()
+			}
+			c.arg(cIn, "x", in)
+			c.arg(cInts, "sel", s.sel)
+			c.arg(cOut, "y", out)
+			g := grid{b: [3]int64{ceilDiv(outW, moeWarps), k, 1}}
+			return ls.add(e.emit(c, "moe_expert_gemv", moeWarps*32, g, cfg, acc, bacc, cInt(inW), cInt(outW), fmt.Sprint(gated)))
+		}
+		if err := gemv(wg, n.Inputs[4], wu, n.Inputs[6], xa, s.h, accs[0], biasAccs[0], d, f, true); err != nil {
+			return nil, err
+		}
+		if err := gemv(wd, n.Inputs[8], nil, nil, s.h, s.ys, accs[2], biasAccs[2], f, d, false); err != nil {
+			return nil, err
+		}
 	}
 
 	sum := &call{}
@@ -203,6 +207,47 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	// The MoE scratch overlaps the int16 form of wider activations.
 	e.scratchHolds = scratchNone
 	return ls, nil
+}
+
+// moeGEMMs are a prefill MoE's expert products on tensor cores
+// (moe.cu.tmpl): x to f16, then per expert over its listed slots gate+up
+// with the clamped SwiGLU into h in f16, and down with its bias into ys.
+func (e *emitter) moeGEMMs(n *ir.Node, cfg string, s moeScratch, accs, biasAccs [3]string, x plans.Arg, d, f, experts int64) ([]plans.Launch, error) {
+	var ls launches
+	conv := &call{}
+	conv.arg(cIn, "x", x)
+	conv.arg("__half* __restrict__", "xh", s.xh)
+	e.stateArg(conv)
+	if err := ls.add(e.emit(conv, "gemm_x_f16", 256, gridElems(0, d/4, 256), cInt(d))); err != nil {
+		return nil, err
+	}
+	tiles := func(cols int64) grid {
+		return grid{a: [3]int64{0, 1, 0}, b: [3]int64{cols, 0, experts}, div: [3]int64{0, moeBM, 0}}
+	}
+	hh := s.h // f16 here, half of the decode's f32 h
+	gateUp := &call{}
+	gateUp.ptr(e, cWeight, "wg", n.Inputs[3])
+	gateUp.ptr(e, cWeight, "bg", n.Inputs[4])
+	gateUp.ptr(e, cWeight, "wu", n.Inputs[5])
+	gateUp.ptr(e, cWeight, "bu", n.Inputs[6])
+	gateUp.arg("const __half* __restrict__", "xh", s.xh)
+	gateUp.arg(cInts, "cnt", s.cnt)
+	gateUp.arg(cInts, "list", s.list)
+	gateUp.arg("__half* __restrict__", "hh", hh)
+	if err := ls.add(e.emitBounded(gateUp, "moe_gate_up_gemm", gemmThreads, gemmMinBlocks(moeBM), tiles(ceilDiv(2*f, moeBN)),
+		cfg, accs[0], biasAccs[0], cInt(moeBM), cInt(moeBN))); err != nil {
+		return nil, err
+	}
+	down := &call{}
+	down.ptr(e, cWeight, "wd", n.Inputs[7])
+	down.ptr(e, cWeight, "bd", n.Inputs[8])
+	down.arg("const __half* __restrict__", "hh", hh)
+	down.arg(cInts, "cnt", s.cnt)
+	down.arg(cInts, "list", s.list)
+	down.arg(cOut, "ys", s.ys)
+	err := ls.add(e.emitBounded(down, "moe_down_gemm", gemmThreads, gemmMinBlocks(moeBM), tiles(ceilDiv(d, moeBN)),
+		cfg, accs[2], biasAccs[2], cInt(moeBM), cInt(moeBN)))
+	return ls, err
 }
 
 // moeDecodeQ8 is a decode MoE on the integer path (moe.cu.tmpl): router

@@ -6,6 +6,7 @@ import "github.com/llama-orch/orc/plans"
 const (
 	sampleThreads = 512 // SAMPLE_THREADS
 	sampleIDs     = 8   // ids a thread holds, at most, before blocks are added
+	sampleMaxIDs  = 16  // ids a thread may hold at all (registers; rowTies' bound is 64)
 	sampleBlocks  = 64  // the most blocks (ties[] in the scratch); every H100 and A100 has more SMs
 	sampleScratch = 768 // SampleScratch's bytes before its histograms
 	sampleHist    = 2048 * (4 + 8)
@@ -13,11 +14,17 @@ const (
 )
 
 // sampler emits the draw kernel and returns its plan record: G blocks of
-// sampleThreads threads, each thread holding EPT ids.
+// sampleThreads threads, each thread holding EPT ids; nil for a vocabulary
+// past sampleBlocks·sampleThreads·sampleMaxIDs (524,288 ids: every model's
+// so far; Gemma 3's 262,144 is the largest), which the runtime then
+// samples on the host.
 func (e *emitter) sampler() *plans.Sampler {
 	v := int64(e.model.Vocab)
 	g := min(ceilDiv(v, sampleThreads*sampleIDs), sampleBlocks)
 	ept := ceilDiv(v, g*sampleThreads)
+	if ept > sampleMaxIDs {
+		return nil
+	}
 	scratch := int64(sampleScratch + 6*sampleHist + 16*sampleCand)
 	k := &instance{Threads: sampleThreads, Fn: "sample_draw", LaunchesAtEnd: true,
 		Params: []param{{"const float* __restrict__", "logits"}, {"int* __restrict__", "state"}, {"SampleScratch* __restrict__", "scratch"}},

@@ -2298,17 +2298,26 @@ struct GemmTile {
     }
 };
 
+// GemmAllRows: a product's x rows are the step's T tokens in order (the
+// dense products). A gathering Rows type (ALL false) has n rows, row i
+// reading x row rows(i) (the MoE's expert GEMMs: an expert's slots).
+struct GemmAllRows {
+    static constexpr bool ALL = true;
+    int n;
+    __device__ __forceinline__ int operator()(int i) const { return i; }
+};
+
 // The core: tile (a GemmTile) fetches and stores the weight tile's columns
-// k0..k0+GEMM_BK-1; epi(t, n, a, b) gets the results of token t (< T) for
-// tile rows n and n+1 (n even).
-template <int BM, int BN, int IN, class Tile, class Epi>
-__device__ __forceinline__ void gemm_tc(const __half* __restrict__ x, const int* __restrict__ state, Tile tile, Epi epi) {
+// k0..k0+GEMM_BK-1; epi(t, n, a, b) gets the results of row t (< rows.n)
+// for tile rows n and n+1 (n even). gemm_tc is it over the step's tokens.
+template <int BM, int BN, int IN, class Rows, class Tile, class Epi>
+__device__ __forceinline__ void gemm_tc_rows(const __half* __restrict__ x, Rows rows, Tile tile, Epi epi) {
     constexpr int MT = BM / 32;                                     // m16 tiles per warp
     constexpr int NT = BN / 32;                                     // n8 tiles per warp
     constexpr int XV = BM * GEMM_BK / 8 / GEMM_THREADS;             // 8-half chunks of x per thread and step
     __shared__ __align__(16) __half xs[BM * GEMM_LD];
     __shared__ __align__(16) __half ws[BN * GEMM_LD];
-    const int T = STATE_T(state), t0 = blockIdx.y * BM;
+    const int T = rows.n, t0 = blockIdx.y * BM;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wm = warp & 1, wn = warp >> 1;
     float acc[MT][NT][4];
 #pragma unroll
@@ -2322,12 +2331,23 @@ __device__ __forceinline__ void gemm_tc(const __half* __restrict__ x, const int*
     constexpr int XSTEP = GEMM_THREADS / (GEMM_BK / 8);
     const int xrow = threadIdx.x / (GEMM_BK / 8), xcol = threadIdx.x % (GEMM_BK / 8) * 8;
     const __half* xp = x + (i64)(t0 + xrow) * IN + xcol;
+    const __half* xg[Rows::ALL ? 1 : XV];  // gathered: each chunk's own x row
+    if constexpr (!Rows::ALL) {
+#pragma unroll
+        for (int j = 0; j < XV; j++) {
+            const int t = t0 + xrow + j * XSTEP;
+            xg[j] = x + (i64)(t < T ? rows(t) : 0) * IN + xcol;
+        }
+    }
     uint4 xr[XV];
     auto fetch_x = [&](int k0) {
 #pragma unroll
         for (int j = 0; j < XV; j++) {
             xr[j] = make_uint4(0, 0, 0, 0);
-            if (t0 + xrow + j * XSTEP < T && k0 + xcol < IN) xr[j] = *(const uint4*)(xp + (i64)j * XSTEP * IN + k0);
+            if (t0 + xrow + j * XSTEP < T && k0 + xcol < IN) {
+                if constexpr (Rows::ALL) xr[j] = *(const uint4*)(xp + (i64)j * XSTEP * IN + k0);
+                else xr[j] = *(const uint4*)(xg[j] + k0);
+            }
         }
     };
     fetch_x(0);
@@ -2369,6 +2389,11 @@ __device__ __forceinline__ void gemm_tc(const __half* __restrict__ x, const int*
             if (t < T) epi(t, col, acc[m][n][0], acc[m][n][1]);
             if (t + 8 < T) epi(t + 8, col, acc[m][n][2], acc[m][n][3]);
         }
+}
+
+template <int BM, int BN, int IN, class Tile, class Epi>
+__device__ __forceinline__ void gemm_tc(const __half* __restrict__ x, const int* __restrict__ state, Tile tile, Epi epi) {
+    gemm_tc_rows<BM, BN, IN>(x, GemmAllRows{STATE_T(state)}, tile, epi);
 }
 
 // gemm_linear: y = x·Wᵀ (+ b); the CTA's rows are n0..n0+BN-1.
@@ -3102,12 +3127,13 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 //   moe_route        grid T, a warp per expert: router logits, top K, softmax
 //                    (moe_pick)
 //   moe_lists        prefill only, one block: each expert's slots, in order
-//   moe_expert_gemv  (decode) or moe_expert_tiles (prefill): gate+up with the
-//                    clamped SwiGLU into h [slots, F], then down with its
-//                    bias into ys [slots, D]; a block owns MOE_WARPS rows of
-//                    one expert, so only routed experts' weights are read
-//                    (decode: grid y = K, expert sel[k]; prefill: grid y = E,
-//                    an expert without slots returns)
+//   moe_expert_gemv  (decode): gate+up with the clamped SwiGLU into h
+//                    [slots, F], then down with its bias into ys [slots, D];
+//                    a block owns MOE_WARPS rows of one expert, so only
+//                    routed experts' weights are read (grid y = K, expert
+//                    sel[k])
+//   gemm_x_f16, moe_gate_up_gemm, moe_down_gemm (prefill): the same on tensor
+//                    cores, per expert over its listed slots, h in f16
 //   moe_sum          out[t] = Σ_k gw[t·K+k]·ys[t·K+k], k in order
 // Decode on the integer path (weights with an integer dot, q8.cu.tmpl) is
 // three launches in place of route, the expert GEMVs and the sum:
@@ -3503,67 +3529,65 @@ __device__ __forceinline__ void moe_down_sum_q8(const uint8_t* __restrict__ wd, 
     y[o0 + threadIdx.x] = out;
 }
 
-// moe_expert_tiles (prefill): block (bx, e) owns rows bx·MOE_WARPS + w of
-// expert e (as above) and serves e's slots (list, cnt) TT at a time. The
-// tile's input rows are staged in shared memory 32 groups at a time, shared
-// by the block's rows (each warp reading them from L2 made the prefill bound
-// by activation traffic); a staged group takes G+4 floats, so the float4
-// reads of a quarter warp (lanes 144 bytes apart for G = 32) hit distinct
-// banks. Lane l dequantizes group l of the chunk once per tile.
-template <class Cfg, class W, class B, int IN, int OUT, bool GATED, int TT>
-__device__ __forceinline__ void moe_expert_tiles(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0,
-                                                 const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1,
-                                                 const float* __restrict__ x, const int* __restrict__ cnt,
-                                                 const int* __restrict__ list, float* __restrict__ y) {
-    constexpr int G = W::GROUP, NG = IN / G, NW = GATED ? 2 : 1, GS = G + 4, Q = G / 4;
-    static_assert(IN % G == 0 && G % 4 == 0, "expert rows must be whole groups of float4s");
-    __shared__ __align__(16) float xs[TT][32 * GS];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int o = blockIdx.x * MOE_WARPS + warp, e = blockIdx.y, n = cnt[e];
-    if (n == 0) return;  // the whole block: no __syncthreads is skipped by part of it
-    const i64 row = (i64)e * OUT + min(o, OUT - 1);  // rows past OUT compute and do not write
+// The prefill's expert products are tensor-core GEMMs (gemm.cu.tmpl's
+// gemm_tc_rows) over each expert's slots: grid (column tiles, ceil(T/BM),
+// E), so CTA (x, y, e) takes rows y·BM.. of expert e's slot list; CTAs past
+// the expert's count return at once. Only routed experts' weights are read,
+// each tile once for up to BM of its slots.
+
+// MoeRows: expert e's slots (list, n of them) as GEMM rows; row i reads
+// x row list[i]'s token (TOKENS: gate and up read x) or the slot itself
+// (down reads h).
+template <class Cfg, bool TOKENS>
+struct MoeRows {
+    static constexpr bool ALL = false;
+    const int* list;
+    int n;
+    __device__ __forceinline__ int operator()(int i) const { return TOKENS ? list[i] / Cfg::K : list[i]; }
+};
+
+// moe_gate_up_gemm: hh[slot, F] = the clamped SwiGLU of the biased gate and
+// up rows of the slot's expert against its token's row of xh (x in f16),
+// in f16 for the down GEMM. The tile interleaves gate and up rows (even
+// shared rows gate, odd up), as gemm_swiglu.
+template <class Cfg, class W, class B, int BM, int BN>
+__device__ __forceinline__ void moe_gate_up_gemm(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ bg,
+                                                 const uint8_t* __restrict__ wu, const uint8_t* __restrict__ bu,
+                                                 const __half* __restrict__ xh, const int* __restrict__ cnt,
+                                                 const int* __restrict__ list, __half* __restrict__ hh) {
+    constexpr int D = Cfg::D, F = Cfg::F;
+    const int e = blockIdx.z, n = cnt[e];
+    if ((int)blockIdx.y * BM >= n) return;  // the whole CTA
     const int* slots = list + (i64)e * Cfg::MT;
-    for (int base = 0; base < n; base += TT) {
-        const int m = min(TT, n - base);
-        float acc[NW][TT] = {};
-        for (int c0 = 0; c0 < NG; c0 += 32) {
-            const int ng = min(32, NG - c0);
-            __syncthreads();  // the previous chunk is read
-            for (int i = threadIdx.x; i < TT * ng * Q; i += blockDim.x) {
-                const int j = i / (ng * Q), gi = i % (ng * Q) / Q, q = i % Q;
-                float4 val = make_float4(0.f, 0.f, 0.f, 0.f);
-                if (j < m) {
-                    const int s = slots[base + j];
-                    val = ((const float4*)(x + (i64)(GATED ? s / Cfg::K : s) * IN + (i64)(c0 + gi) * G))[q];
-                }
-                *(float4*)&xs[j][gi * GS + 4 * q] = val;
+    const int f0 = blockIdx.x * (BN / 2), r = (int)threadIdx.x % BN, f = f0 + r / 2, up = r & 1;
+    gemm_tc_rows<BM, BN, D>(xh, MoeRows<Cfg, true>{slots, n}, GemmTile<D, BN, W, W>{ {wg, wu}, f < F ? up : -1, (i64)e * F + f },
+        [&](int i, int c, float g, float u) {
+            const int f = f0 + c / 2;
+            if (f < F) {
+                const i64 row = (i64)e * F + f;
+                hh[(i64)slots[i] * F + f] = __float2half(moe_glu<Cfg>(g + B::at(bg, row), u + B::at(bu, row)));
             }
-            __syncthreads();
-            if (lane < ng) {
-                float v[NW][G];
-                W::load(w0, row * NG + c0 + lane, v[0]);
-                if constexpr (GATED) W::load(w1, row * NG + c0 + lane, v[1]);
-#pragma unroll
-                for (int j = 0; j < TT; j++) {
-                    if (j >= m) break;
-                    const float4* xp = (const float4*)&xs[j][lane * GS];
-#pragma unroll
-                    for (int i = 0; i < Q; i++) {
-                        const float4 a = xp[i];
-#pragma unroll
-                        for (int r = 0; r < NW; r++)
-                            acc[r][j] += v[r][4 * i] * a.x + v[r][4 * i + 1] * a.y + v[r][4 * i + 2] * a.z + v[r][4 * i + 3] * a.w;
-                    }
-                }
-            }
-        }
-#pragma unroll
-        for (int j = 0; j < TT; j++) {
-            if (j >= m) break;
-            const float out = moe_row_out<Cfg, B, GATED>(acc[0][j], acc[NW - 1][j], b0, b1, row);
-            if (lane == 0 && o < OUT) y[(i64)slots[base + j] * OUT + o] = out;
-        }
-    }
+        });
+}
+
+// moe_down_gemm: ys[slot, D] = the slot's expert's down rows against its
+// row of hh, plus the bias; moe_sum weights and adds the slots.
+template <class Cfg, class W, class B, int BM, int BN>
+__device__ __forceinline__ void moe_down_gemm(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd,
+                                              const __half* __restrict__ hh, const int* __restrict__ cnt,
+                                              const int* __restrict__ list, float* __restrict__ ys) {
+    constexpr int D = Cfg::D, F = Cfg::F;
+    const int e = blockIdx.z, n = cnt[e];
+    if ((int)blockIdx.y * BM >= n) return;  // the whole CTA
+    const int* slots = list + (i64)e * Cfg::MT;
+    const int o0 = blockIdx.x * BN, o = o0 + (int)threadIdx.x % BN;
+    gemm_tc_rows<BM, BN, F>(hh, MoeRows<Cfg, false>{slots, n}, GemmTile<F, BN, W>{ {wd}, o < D ? 0 : -1, (i64)e * D + o },
+        [&](int i, int c, float a0, float a1) {
+            const int o = o0 + c;
+            float* y = ys + (i64)slots[i] * D;
+            if (o < D) y[o] = a0 + B::at(bd, (i64)e * D + o);
+            if (o + 1 < D) y[o + 1] = a1 + B::at(bd, (i64)e * D + o + 1);
+        });
 }
 
 // moe_sum: one thread per output element, the K experts' rows in order.
