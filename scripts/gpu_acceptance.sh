@@ -32,7 +32,7 @@ step_hf() { # the --hf-dir export loads in transformers and equals the committed
 		python3 scripts/reference_logits.py compare testdata/reference/$p.json $work/$p.hf.json || return 1
 	done
 }
-step_agree() { # issue 5's correctness acceptance; every part runs, the step fails if any does
+step_agree() { # whole models on the GPU against the CPU device and transformers; every part runs, the step fails if any does
 	local p rc=0 ref=$work/reference agree="$b/codegen.test -test.v -test.timeout 20m"
 	mkdir -p $ref && cp testdata/reference/*.json $ref/
 	# transformers goldens of the f16 tiny presets, made while the GPU works
@@ -54,11 +54,11 @@ sys.exit(got["ids"] != want["ids"])' $work/stories.json testdata/reference/stori
 	ORC_GPU=1 ORC_REFERENCE_DIR=$ref $agree -test.run '^TestGPUReference$' || rc=1
 	echo "== real widths, fewer layers × f16, q4_0, q4_k_m: GPU vs CPU device"
 	ORC_GPU=1 ORC_GPU_FULL=1 $agree -test.run '^TestGPUFullPresetsMatchCPU$' || rc=1
-	echo "== gpt-oss (issue 7): tiny, and 4 layers at real widths, MXFP4: GPU vs CPU device"
+	echo "== gpt-oss: tiny, and 4 layers at real widths, MXFP4: GPU vs CPU device"
 	ORC_GPU=1 ORC_GPU_FULL=1 $agree -test.run '^TestGPUMoEMatchesCPU$' || rc=1
 	return $rc
 }
-step_full() { # issue 5: full-size presets on the GPU against transformers directly, 64 greedy steps each
+step_full() { # full-size presets on the GPU against transformers directly, 64 greedy steps each
 	local m n rc=0
 	for m in "qwen2.5-0.5b f16" "qwen2.5-0.5b q4_0" "qwen2.5-0.5b q4_k_m" "gpt2-small f16" "gpt2-small q4_k_m" \
 		"phi-3-mini-4k q4_k_m" "llama-2-7b q4_k_m"; do
@@ -91,7 +91,7 @@ step_sample() { # the GPU sampler against the CPU's, id for id, and its distribu
 step_phi3() {
 	model phi-3-mini-4k q4_k_m && $b/orcrun bench --plan $work/phi-3-mini-4k.plan --runs 3 --json | tee "$out/bench-phi3.json"
 }
-step_gptoss() { # issue 7: 2 layers at real widths vs transformers, then the full model's bench at ctx 8192
+step_gptoss() { # gpt-oss-20b: 2 layers at real widths vs transformers, then the full model's bench at ctx 8192
 	local rc=0
 	{ $b/orcc synth --force --preset gpt-oss-20b-2l --quant mxfp4 -o $work/gpt-oss-2l.gguf >/dev/null &&
 		ORC_GPU=1 ORC_GGUF=$work/gpt-oss-2l.gguf ORC_REF_JSON=testdata/reference/gpt-oss-20b-2l.json \
@@ -100,7 +100,7 @@ step_gptoss() { # issue 7: 2 layers at real widths vs transformers, then the ful
 		$b/orcrun bench --plan $work/gpt-oss-20b.plan --ctx 8192 --runs 3 --json | tee "$out/bench-gptoss.json"; } || rc=1
 	return $rc
 }
-step_serve() { # issue 6 on the GPU: the haiku request twice, then latency through HTTP
+step_serve() { # serving on the GPU: the haiku request twice, then latency through HTTP
 	[ -d $work/qwen2.5-0.5b.plan ] || model qwen2.5-0.5b q4_k_m || return 1
 	$b/orcrun serve --plan $work/qwen2.5-0.5b.plan --port 18080 2>$work/serve.log &
 	local pid=$! i

@@ -1,6 +1,6 @@
 // persistent_bound.cu: what a persistent decode step could reach on this
-// GPU, measured without the model's arithmetic (KERNELS.md, seventeenth
-// session). Not part of a plan; a design measurement.
+// GPU, measured without the model's arithmetic (its results:
+// codegen/cuda/notes/launch.md). Not part of a plan; a design measurement.
 //
 // One block an SM streams Phi-3-mini Q4_K_M's decode weights (2.34 GB: a
 // layer's qkv, o-proj, gate/up and down, 32 layers, then the head; each

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SASS instructions per kernel of a plan's emitted source, for comparing two
-# builds of the same kernels without a GPU (KERNELS.md quotes these counts:
-# whole kernels, loops counted once). Needs nvcc and cuobjdump on PATH or in
-# CUDA_HOME; the counts depend on nvcc's version, so compare one nvcc's.
+# builds of the same kernels without a GPU (the kernel notes, codegen/cuda/notes,
+# quote these counts: whole kernels, loops counted once). Needs nvcc and
+# cuobjdump on PATH or in CUDA_HOME; the counts depend on nvcc's version, so
+# compare one nvcc's.
 #
 #   bin/orcc compile model.gguf -o DIR --emit-only
 #   bash scripts/sass_count.sh DIR [ARCH] [PATTERN]

@@ -23,7 +23,7 @@ import (
 	"github.com/llama-orch/orc/tokenizer"
 )
 
-// benchCmd measures a plan as PERF.md describes: decode tg128 after a short
+// benchCmd measures a plan: decode tg128 after a short
 // prompt, prefill pp512, time to first token, load time from process start
 // to ready, VRAM used; medians of several runs. BENCHMARKS.md has the method.
 type benchCmd struct {

@@ -15,7 +15,7 @@ import (
 	"github.com/llama-orch/orc/runtime"
 )
 
-// Issue 5's acceptance for GPU correctness, against the CPU reference
+// The acceptance for GPU correctness, against the CPU reference
 // device (itself checked against transformers in CI by
 // compiler/reference_test.go): the tiny presets of llama, qwen2, phi3 and
 // gpt2 in f16, q4_0 and q4_k_m (TestGPUPresetsMatchCPU), and the same
@@ -47,8 +47,8 @@ const (
 // every weight type: F16/F32 weights run the fp32 path and quantized ones
 // the integer path on int16 activations (one part in 65,534 per element), so
 // both are bound by the fp16 KV cache and fp16 tensor-core prefill operands
-// (2⁻¹¹ per element, mostly averaging out): 1e-4 to 6e-4 measured
-// (KERNELS.md), and 2e-3 leaves room for real widths.
+// (2⁻¹¹ per element, mostly averaging out): 1e-4 to 6e-4 measured (the
+// agree step logs each config's), and 2e-3 leaves room for real widths.
 const agreeTolerance = 2e-3
 
 // agreeConfig is one model of the matrix.
@@ -270,7 +270,7 @@ func TestGPUFullPresetsMatchCPU(t *testing.T) {
 	matchCPU(t, configs, agreeTolerance)
 }
 
-// TestGPUMoEMatchesCPU is the agreement matrix for gpt-oss (issue 7): the
+// TestGPUMoEMatchesCPU is the agreement matrix for gpt-oss: the
 // tiny preset within agreeTolerance, and with ORC_GPU_FULL=1 gpt-oss-20b
 // cut to 4 layers at real widths (32 experts, top-4), both MXFP4. At real
 // widths a router near-tie sends a token to another expert on one device,

@@ -17,7 +17,7 @@ import (
 	rcuda "github.com/llama-orch/orc/runtime/cuda"
 )
 
-// Prefill GEMM anchor (PERF.md): weight [4096 out, 14336 in], 512 tokens;
+// Prefill GEMM anchor (BENCHMARKS.md, the peer): weight [4096 out, 14336 in], 512 tokens;
 // the swiglu's F = 2000 leaves a partial tile of output columns.
 const gemmOut, gemmIn, gemmT, gemmF = 4096, 14336, 512, 2000
 

@@ -154,7 +154,7 @@ func argmax(x []float32) int {
 	return best
 }
 
-// GEMV anchor shape (PERF.md): weight [4096 out, 14336 in].
+// GEMV anchor shape (BENCHMARKS.md, the peer): weight [4096 out, 14336 in].
 const gemvOut, gemvIn, gemvSlab = 4096, 14336, 256
 
 var gemvTypes = []gguf.Type{gguf.F32, gguf.F16, gguf.BF16, gguf.Q4_0, gguf.Q5_0, gguf.Q8_0, gguf.Q4_K, gguf.Q5_K, gguf.Q6_K, gguf.MXFP4}

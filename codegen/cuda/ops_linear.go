@@ -151,8 +151,8 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 // leavesGreedy reports whether linear n over x is the LM head of one token
 // (the graph's output, the logits of one row), which then leaves the step's
 // greedy pick in the state block (linear_q8's GREEDY): a greedy step needs
-// no sampler launch after the graph (Qwen2.5-0.5B 0.526 → 0.505 ms a step,
-// KERNELS.md, eleventh session).
+// no sampler launch after the graph (Qwen2.5-0.5B 0.526 → 0.505 ms a step;
+// notes/sample.md).
 func (e *emitter) leavesGreedy(n, x *ir.Node) bool {
 	return n == e.output && rowsOf(x) == 1
 }
@@ -163,8 +163,8 @@ func (e *emitter) leavesGreedy(n, x *ir.Node) bool {
 // the redundant quantization costs one block's time. GPT-2's Q4_0 down
 // projection after its GELU (3072 → 768: 96 blocks, 7 KiB) stages, and
 // Phi-3's after its SwiGLU (8192 → 3072: 384 blocks, 18 KiB), whose decode
-// step staging took 1 % less than after a quantize_x8 launch (H200,
-// KERNELS.md, thirteenth session).
+// step staging took 1 % less than after a quantize_x8 launch (H200;
+// notes/tried.md).
 const (
 	stagedXBytes  = 40 << 10
 	stagedXBlocks = 3 * targetSMs
@@ -217,7 +217,7 @@ func (e *emitter) intDot(c *call, y, x *ir.Node, in int64, fn string, threads, b
 	// across quantize_row, which costs stagesX's blocks residency: Phi-3's
 	// Q6_K down 73 → 166 registers (nvcc 11.8), one block an SM instead of
 	// three; without the early fetch its decode step took 1 % less
-	// (KERNELS.md, fifteenth session).
+	// (notes/tried.md).
 	early := "false"
 	if st.smem > 0 {
 		blocksX = st.blocks
@@ -237,8 +237,8 @@ func (e *emitter) intDot(c *call, y, x *ir.Node, in int64, fn string, threads, b
 // minimum), or 0. A staged grid is resident at once (stagesX) only where
 // registers let its blocks share the SMs, which nothing held them to: the
 // shorter dot8_q6_k took Phi-3's Q6_K down, 384 blocks, to 88 registers
-// (nvcc 13), two blocks an SM, two waves: 12.6 → 15.3 µs (H100, KERNELS.md,
-// eighteenth session).
+// (nvcc 13), two blocks an SM, two waves: 12.6 → 15.3 µs (H100;
+// notes/gemv.md).
 func residentBound(staged bool, blocksX int64) int {
 	if perSM := ceilDiv(blocksX, targetSMs); staged && perSM > 1 {
 		return int(perSM)
@@ -252,15 +252,15 @@ func residentBound(staged bool, blocksX int64) int {
 // launches (Qwen2.5-0.5B's qkv, o-proj, swiglu and down: 28-304 blocks;
 // gpt-oss's qkv, 640, and Phi-3's, 576) sit near the launch-latency floor,
 // where the DRAM round trip saved counts: 4 blocks an SM left gpt-oss's qkv
-// out, and taking it in made gpt-oss-20b's decode 2 % faster (KERNELS.md,
-// fifth session). Larger ones are bandwidth-bound, and the registers holding
+// out, and taking it in made gpt-oss-20b's decode 2 % faster (notes/gemv.md).
+// Larger ones are bandwidth-bound, and the registers holding
 // the first groups across the wait (ptxas, sm_90: a Q6_K LM head 77 → 128)
 // would cost them occupancy; except where a lane's share of each row is
 // one 32-element group (oneGroup: Qwen2.5-0.5B's Q8_0 head, 28 groups a
 // row): the first fetch is all of it, 48 → 64 registers (nvcc 11.8), and the
 // early fetch made that head's decode step 1.9 % faster on an H200, where
-// Phi-3's Q6_K head (48 groups of 64, 78 → 128) lost 0.9 % (KERNELS.md,
-// thirteenth session).
+// Phi-3's Q6_K head (48 groups of 64, 78 → 128) lost 0.9 %
+// (notes/tried.md).
 const earlyFetchBlocks = 5 * targetSMs
 
 // fetchesEarly is the EARLY template argument of an integer-path kernel
@@ -311,13 +311,13 @@ var intDot = map[ir.DType]int64{ir.Q4_0: 32, ir.Q5_0: 32, ir.Q8_0: 32, ir.MXFP4:
 // groups j, j + S, ...) where out rows, 4 a set, still make manyWaves of
 // blocks: gpt-oss's 90-group Q8_0 rows kept 38 of 128 lanes idle. Widening
 // the sets of small decode launches to give every SM a block was measured
-// no faster (KERNELS.md). Last, the row's groups rounded up to whole
+// no faster (notes/tried.md). Last, the row's groups rounded up to whole
 // 16-lane segments where that fits more sets in a block and the busiest
 // SM's rows (rowsPerSM) do not grow: Phi-3's qkv (48-group rows, 9216 of
 // them), five sets of 48 lanes instead of four of 64, took 1.9 % off its
 // decode step on an H200 (none on an H100); its SwiGLU, o-proj and head,
 // whose busiest SMs took 4-25 % more rows that way, lost up to 2.6 % on an
-// H100 (KERNELS.md, fifteenth session).
+// H100 (notes/tried.md).
 func intLanes(dt ir.DType, in, out int64) (s, sets int64) {
 	groups := in / intDot[dt]
 	for s = 32; s < linThreads && s < groups; s *= 2 {
@@ -661,7 +661,7 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 	var st stream
 	// stream_rows serves blocks of LIN_WARPS warps (q8's have 16 sets) whose
 	// lanes take one group of each row: their activations, loaded once, are
-	// what made streaming pay (KERNELS.md, fourteenth session).
+	// what made streaming pay (notes/stream-mma.md, notes/tried.md).
 	if !q8 && in/intDot[n.Inputs[1].DType] <= s {
 		st = e.streams(x, ga, in, blocks, 2, 2*sets)
 	}
@@ -721,7 +721,7 @@ func mmaLayout(acc string) bool {
 // Qwen2.5-0.5B's (S = 32) 512. Sets of 4 columns in blocks of 256 threads
 // (half the blocks, each thread twice the rows) made its decode 3 % slower,
 // and Phi-3-mini's (S 64 → 32, 2 groups a lane) 7 %; Phi-3-mini's S = 64
-// in 1024 threads (64 registers a thread, spills) 28 % (KERNELS.md).
+// in 1024 threads (64 registers a thread, spills) 28 % (notes/tried.md).
 const (
 	swigluQ8Sets     = 16
 	maxSwigluThreads = 512

@@ -21,8 +21,8 @@ var streamUnits = map[string][]int64{
 
 // Streaming pays where each block has chunks to pipeline: two stages and
 // two blocks an SM (eight warps each), and at least streamChunksPerBlock
-// chunks a block. On an H200 in Phi-3-mini's decode step (KERNELS.md,
-// fourteenth session), its SwiGLU (1024 chunks, 3.9 a block) went from
+// chunks a block. On an H200 in Phi-3-mini's decode step
+// (notes/stream-mma.md), its SwiGLU (1024 chunks, 3.9 a block) went from
 // 14.8 to 12.2 µs; the down projections (384 chunks: 1.5 a block, or 2.9 at
 // one block an SM), qkv (576) and o-proj (192) gained nothing or lost (one
 // block an SM: 8 warps an SM leave the dots latency-bound), and three
@@ -51,7 +51,7 @@ func (e *emitter) streams(x *ir.Node, acc string, in, chunks, spans, chunkRows i
 // mmaStreams is streams without the rule of chunks a block, for the
 // tensor-core kernels (mma.cu.tmpl), whose chunks take a fraction of the
 // integer path's instructions: Phi-3-mini's qkv streams its 576 chunks (2.2
-// a block) and gained (KERNELS.md, sixteenth session).
+// a block) and gained (notes/stream-mma.md).
 func (e *emitter) mmaStreams(x *ir.Node, acc string, in, chunks, spans, chunkRows int64) stream {
 	units, ok := streamUnits[acc[:strings.IndexByte(acc, '<')]]
 	if !ok || e.tokenTile(x) != 1 {

@@ -1206,7 +1206,7 @@ __device__ __forceinline__ uint32_t q6_signed(uint32_t w) { return (w + 0x606060
 // keep blocks an SM: residentBound, ops_linear.go) makes them signed by
 // __vsubss4: nvcc 13 schedules q6_signed's shorter code with more loads in
 // flight, and at the bound Phi-3's Q6_K down then took 1 % more of a step
-// (KERNELS.md, eighteenth session); unbounded, q6_signed cut Qwen2.5-0.5B's
+// (codegen/cuda/notes/tried.md); unbounded, q6_signed cut Qwen2.5-0.5B's
 // Q6_K down 5.9 → 5.2 µs (H100).
 template <bool BOUNDED>
 __device__ __forceinline__ float dot8_q6_k(const Raw_q6_k& r, const int* xw, const float2* xs) {
@@ -1352,7 +1352,7 @@ __device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* r
 // registers, the first are issued before the block waits for the grid
 // before it, and a lane whose share of a row is one group loads its
 // activations once for all its chunks (without that, streaming lost to
-// the one-round kernel: KERNELS.md, fourteenth session).
+// the one-round kernel: codegen/cuda/notes/tried.md).
 
 // span_bytes: a stage's bytes for a span of n rows [IN] of a sectioned
 // accessor (QK elements a block, U bytes a block in each section): each
@@ -1767,10 +1767,10 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
 // integer path's dots (q8.cu.tmpl) spend about two SASS instructions a
 // weight on dp2a, masks and scales: Phi-3-mini's streamed SwiGLU issued 757
 // a thread for a chunk of 16 rows × 3072, and its schedulers, not DRAM, set
-// its pace (KERNELS.md, fourteenth and fifteenth sessions). Here a warp
-// gives 16 staged rows (a chunk's 8 gate rows, then its 8 up rows; or 8
-// NeoX pairs' first and second rows) to mma.sync m16n8k32: one instruction
-// takes 512 weight codes (KERNELS.md, sixteenth session).
+// its pace. Here a warp gives 16 staged rows (a chunk's 8 gate rows, then
+// its 8 up rows; or 8 NeoX pairs' first and second rows) to mma.sync
+// m16n8k32: one instruction takes 512 weight codes
+// (codegen/cuda/notes/stream-mma.md).
 //
 // The products are the integer path's, exactly: A holds the weight codes
 // as unsigned bytes (low nibbles, or high nibbles in place, 16 times their
@@ -1966,7 +1966,7 @@ template <int IN, int UPW> struct MmaX {
 // and stores the add's sum s (or reads that sum alone, ADD false, where
 // the linear before it wrote it: codegen/cuda, sumWriter): no norm launch,
 // and one grid boundary fewer between the residual's producer and the dots
-// (KERNELS.md, nineteenth session). before reads what may be read before the wait (XNorm: the
+// (codegen/cuda/notes/stream-mma.md). before reads what may be read before the wait (XNorm: the
 // norm's weights); load fills x after it (every thread; XNorm: each warp's
 // Σv² to nsq[warp]); inv is the factor the dots' sums take, read after a
 // block barrier (XNorm: the norm's 1/sqrt(mean(v²) + eps)).
@@ -2181,7 +2181,7 @@ __device__ __forceinline__ void qkv_mma(const uint8_t* __restrict__ wq, const ui
 // a second one would pass the 48 KB of static shared memory. The BM = 64
 // kernels are bounded to 2 CTAs per SM (ops_gemm.go), so the held loads cost
 // registers, not occupancy. (A variant with producer and consumer warps and
-// 32-token tiles measured slower at T = 512, KERNELS.md.)
+// 32-token tiles measured slower at T = 512: codegen/cuda/notes/tried.md.)
 // grid (ceil(OUT/BN), ceil(T/BM)): consecutive CTAs share a token tile.
 #define GEMM_BK 64
 #define GEMM_THREADS 256
@@ -2908,7 +2908,7 @@ __device__ __forceinline__ float4 f4_fma(float a, float4 b, float4 c) {
 // pass of 128 threads, where att_store's warp per (row, 32 dims) took four
 // rounds of quantize32's ten dependent shuffles. The prefill keeps att_store:
 // with this one its main loop compiled to 20 % slower code for Qwen2.5 and
-// Phi-3 (512 rows after 3584 keys, KERNELS.md).
+// Phi-3 (512 rows after 3584 keys, codegen/cuda/notes/tried.md).
 template <class A, bool Q8, class Src>
 __device__ __forceinline__ void att_store_quads(const Src& src, int nrows, int row0, int kvh, int rows, float* __restrict__ y,
                                           xq_t* __restrict__ xq, float2* __restrict__ xs) {
