@@ -62,6 +62,13 @@ func TestCommandLine(t *testing.T) {
 		{Name: "port out of range", Args: []string{"--plan", plan, "--port=-1"}, Code: 2, Stderr: "--port -1 is outside [0, 65535]"},
 		{Name: "port busy, before loading", Args: []string{"--plan", plan, "--port", busyPort}, Code: 1, Logs: true,
 			Stderr: "orcrun: --port " + busyPort + ": listen tcp 127.0.0.1:" + busyPort + ": bind: address already in use", NotOut: "model_load_start"},
+		{Name: "slots on a device without batched steps", Args: []string{"--plan", plan, "--device", "cuda", "--slots", "4"}, Code: 2,
+			Stderr: "--slots 4: the cuda device does not run batched steps yet; serve with --slots 1"},
+		{Name: "kv bytes without slots", Args: []string{"--plan", plan, "--kv-bytes", "1000000"}, Code: 2, Stderr: "give them with --slots above 1"},
+		{Name: "slots beyond the plan's step", Args: []string{"--plan", plan, "--slots", "32", "--port", "0"}, Code: 1, Logs: true,
+			Stderr: "orcrun: --slots 32, --prefill-chunk 16: a step holds at most the plan's max_tokens, 16 tokens (orcc compile --max-tokens)"},
+		{Name: "kv pool without a block", Args: []string{"--plan", plan, "--slots", "2", "--kv-bytes", "100", "--port", "0"}, Code: 1, Logs: true,
+			Stderr: "orcrun: --slots 2, --kv-bytes 100: cpu: a KV pool of 100 bytes holds no block of 16 tokens (20480 bytes)"},
 		{Name: "bench progress", Args: []string{"bench", "--plan", plan, "--runs", "1", "--pp", "8", "--tg", "2", "--prompt", "2"},
 			Stderr: "bench: run 1/1: tg2, logits to the host", Stdout: "medians of 1 run after one warm-up"},
 	}
