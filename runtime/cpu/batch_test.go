@@ -3,65 +3,12 @@ package cpu
 import (
 	"context"
 	"errors"
-	"math"
 	"slices"
 	"testing"
 
 	"github.com/llama-orch/orc/runtime"
-	"github.com/llama-orch/orc/runtime/sample"
+	"github.com/llama-orch/orc/runtime/batching/batchtest"
 )
-
-// batchSeq is one sequence a test feeds through a Batch: its prompt, then
-// its greedy tokens, in its own blocks.
-type batchSeq struct {
-	prompt []int32
-	blocks []int32
-	fed    []int32     // tokens in the cache
-	next   []int32     // tokens to feed next
-	logits [][]float32 // after the prompt, then after each decode step
-}
-
-// stepAll feeds the sequences through b until each has steps logits rows
-// after its prompt: each step takes from every unfinished sequence its
-// decode token, or the next chunk(i, step) tokens of its prompt; greedy
-// picks are fed back.
-func stepAll(t *testing.T, b runtime.Batch, vocab int, seqs []*batchSeq, steps int, chunk func(i, step int) int) {
-	t.Helper()
-	greedy := sample.New(sample.Params{})
-	for _, s := range seqs {
-		s.fed, s.next, s.logits = nil, slices.Clone(s.prompt), nil
-	}
-	for step := 0; ; step++ {
-		var rows []runtime.BatchRow
-		var who []*batchSeq
-		for i, s := range seqs {
-			if len(s.logits) == steps {
-				continue
-			}
-			n := min(len(s.next), max(1, chunk(i, step)))
-			rows = append(rows, runtime.BatchRow{Tokens: s.next[:n], Pos: len(s.fed), Blocks: s.blocks})
-			who = append(who, s)
-		}
-		if len(rows) == 0 {
-			return
-		}
-		out, err := b.Step(context.Background(), rows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, s := range who {
-			n := len(rows[i].Tokens)
-			s.fed = append(s.fed, s.next[:n]...)
-			s.next = s.next[n:]
-			if len(s.next) > 0 {
-				continue // mid-prompt: these logits are not used
-			}
-			row := slices.Clone(out[i*vocab : (i+1)*vocab])
-			s.logits = append(s.logits, row)
-			s.next = []int32{greedy.Sample(row, nil, 0)}
-		}
-	}
-}
 
 // Rows batched together give bit for bit the logits each gives alone,
 // whatever the step's other rows and however its prompt is chunked, and
@@ -82,31 +29,19 @@ func TestBatchRowsMatchAlone(t *testing.T) {
 			}
 			defer b.Close()
 			vocab := dev.Info().Vocab
-			seqs := make([]*batchSeq, nSeq)
-			perSeq := b.Blocks() / nSeq
-			for i := range seqs {
-				prompt := make([]int32, 3+5*i) // 3 … 23 tokens
-				for j := range prompt {
-					prompt[j] = int32((11 + 7919*j + 104729*i) % vocab)
-				}
-				// Blocks interleaved across sequences, in no particular order.
-				blocks := make([]int32, perSeq)
-				for j := range blocks {
-					blocks[j] = int32((perSeq-1-j)*nSeq + i)
-				}
-				seqs[i] = &batchSeq{prompt: prompt, blocks: blocks}
-			}
-			alone := make([][][]float32, nSeq)
-			for i, s := range seqs {
-				stepAll(t, b, vocab, []*batchSeq{s}, steps, func(int, int) int { return 24 })
-				alone[i] = s.logits
+			seqs := batchtest.Sequences(nSeq, vocab, b.Blocks())
+			alone, err := batchtest.Alone(b, vocab, seqs, steps, 24)
+			if err != nil {
+				t.Fatal(err)
 			}
 			// Together: prompts chunked 1..4 tokens a step, so prefills
 			// and decodes share steps.
-			stepAll(t, b, vocab, seqs, steps, func(i, step int) int { return 1 + (i+step)%4 })
+			if err := batchtest.Run(b, vocab, seqs, steps, func(i, step int) int { return 1 + (i+step)%4 }); err != nil {
+				t.Fatal(err)
+			}
 			for i, s := range seqs {
 				for k := range steps {
-					if !slices.Equal(s.logits[k], alone[i][k]) {
+					if !slices.Equal(s.Logits[k], alone[i][k]) {
 						t.Fatalf("sequence %d, step %d: batched logits differ from the sequence alone", i, k)
 					}
 				}
@@ -118,19 +53,14 @@ func TestBatchRowsMatchAlone(t *testing.T) {
 					t.Fatal(err)
 				}
 				var want []float32
-				for c := 0; c < len(s.prompt); c += 16 {
-					if want, err = seq.Forward(context.Background(), s.prompt[c:min(c+16, len(s.prompt))]); err != nil {
+				for c := 0; c < len(s.Prompt); c += 16 {
+					if want, err = seq.Forward(context.Background(), s.Prompt[c:min(c+16, len(s.Prompt))]); err != nil {
 						t.Fatal(err)
 					}
 				}
-				scale, worst := 0.0, 0.0
-				for j, v := range want {
-					scale = max(scale, math.Abs(float64(v)))
-					worst = max(worst, math.Abs(float64(v-alone[i][0][j])))
-				}
 				seq.Close()
-				if worst > 1e-4*scale {
-					t.Errorf("sequence %d: batched logits differ from Forward's by %.3g (scale %.3g)", i, worst, scale)
+				if e := batchtest.Error(alone[i][0], want); e > 1e-4 {
+					t.Errorf("sequence %d: batched logits differ from Forward's by %.3g of their range", i, e)
 				}
 			}
 		})
