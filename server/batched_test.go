@@ -190,17 +190,24 @@ func TestBatchedHealthAndMetrics(t *testing.T) {
 	for i := range 2 {
 		collect(t, postExecute(t, url, map[string]any{"job_id": fmt.Sprint(i), "prompt": prompt, "max_tokens": 4, "temperature": 0}))
 	}
-	resp, err := http.Get(url + "/health")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The end event comes before the job leaves its slot: wait for it.
 	var h map[string]any
-	json.NewDecoder(resp.Body).Decode(&h)
-	resp.Body.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		resp, err := http.Get(url + "/health")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h = nil
+		json.NewDecoder(resp.Body).Decode(&h)
+		resp.Body.Close()
+		if h["status"] != statusBusy || time.Now().After(deadline) {
+			break
+		}
+	}
 	if h["slots"] != 4.0 || h["slots_in_use"] != 0.0 || h["status"] != statusReady {
 		t.Errorf("health %v: want slots 4, none in use, ready", h)
 	}
-	resp, err = http.Get(url + "/metrics")
+	resp, err := http.Get(url + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

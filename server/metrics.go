@@ -109,7 +109,11 @@ func (m *metrics) write(w io.Writer) {
 	fmt.Fprintf(w, "vllm:num_requests_waiting %d\n", m.queue())
 	promtext.Header(w, "vllm:num_requests_running", "gauge", "Requests running on the device.")
 	fmt.Fprintf(w, "vllm:num_requests_running %d\n", running)
-	promtext.Header(w, "vllm:kv_cache_usage_perc", "gauge", "Share of the KV cache held by running sequences, 0 to 1.")
+	kvHelp := "Share of the context's KV positions held by running sequences, 0 to 1."
+	if m.batch != nil {
+		kvHelp = "Share of the KV cache pool's blocks held by running sequences, 0 to 1."
+	}
+	promtext.Header(w, "vllm:kv_cache_usage_perc", "gauge", kvHelp)
 	fmt.Fprintf(w, "vllm:kv_cache_usage_perc %g\n", kv)
 	total, inUse := m.slots()
 	promtext.Header(w, "orc_slots", "gauge", "Jobs the worker runs at once.")
