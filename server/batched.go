@@ -17,6 +17,7 @@ import (
 func (s *Server) workBatched() {
 	b := s.cfg.Batch
 	var waiting *activeJob // taken from the queue, waiting for a slot or blocks
+	var out *jobOutput     // waiting's
 	for {
 		for {
 			if waiting == nil {
@@ -40,8 +41,9 @@ func (s *Server) workBatched() {
 					break
 				}
 				s.sched.heldBack.Add(1)
+				out = s.newJobOutput(waiting)
 			}
-			if !s.admit(waiting) {
+			if !s.admit(waiting, out) {
 				break
 			}
 			s.sched.heldBack.Add(-1)
@@ -51,11 +53,11 @@ func (s *Server) workBatched() {
 	}
 }
 
-// admit starts j on the scheduler, or fails it (cancelled meanwhile, or
-// refused); false when it must wait for a slot or KV blocks.
-func (s *Server) admit(j *activeJob) bool {
+// admit starts j on the scheduler, its events written by out, or fails it
+// (cancelled meanwhile, or refused); false when it must wait for a slot or
+// KV blocks.
+func (s *Server) admit(j *activeJob, out *jobOutput) bool {
 	b := s.cfg.Batch
-	out := s.newJobOutput(j)
 	if cause := context.Cause(j.ctx); cause != nil {
 		s.sched.start(j)
 		s.failJob(j, out.log, cause)
