@@ -110,6 +110,13 @@ func (c *serveCmd) Run() error {
 		QueueSize: c.Queue, ResidencyInterval: c.ResidencyInterval, ShutdownGrace: c.ShutdownGrace,
 		APIKey: c.APIKey, Logger: base, Limits: server.Limits{MaxConnections: c.MaxConnections}, Batch: batch,
 	}, dev, tok)
+	// The batch's KV pool goes before the device that holds it.
+	closeDevice := func() error {
+		if batch != nil {
+			batch.Close()
+		}
+		return dev.Close()
+	}
 	hs := srv.HTTPServer(addr)
 	srv.Start()
 	// From here a signal drains the server (before, it ends the load); it
@@ -126,7 +133,7 @@ func (c *serveCmd) Run() error {
 			log.Error("error", "what", "ready callback failed", "err", err.Error())
 			srv.Drain()
 			hs.Close()
-			dev.Close()
+			closeDevice()
 			return err
 		}
 		log.Info("ready", "uri", "http://"+ln.Addr().String())
@@ -137,7 +144,7 @@ func (c *serveCmd) Run() error {
 		log.Info("shutdown", "source", s.String())
 	case <-srv.ShutdownRequested():
 	case err := <-served:
-		dev.Close()
+		closeDevice()
 		return err
 	}
 	// New requests get 503 while the active job finishes; then the
@@ -148,7 +155,7 @@ func (c *serveCmd) Run() error {
 	if err := hs.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("shutdown", "err", err.Error())
 	}
-	if err := dev.Close(); err != nil {
+	if err := closeDevice(); err != nil {
 		return err
 	}
 	log.Info("shutdown", "state", "complete")
