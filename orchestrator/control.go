@@ -22,14 +22,14 @@ func (o *Orchestrator) handleCapabilities(w http.ResponseWriter, r *http.Request
 		workers := 0
 		for _, wk := range p.workers {
 			if wk.placeable() {
-				workers++
+				workers += wk.slots()
 			}
 		}
 		pools = append(pools, map[string]any{
 			"pool_id": p.id, "engine": p.reg.Engine, "engine_version": p.reg.EngineVersion,
 			"sampler_profile_version": samplerProfile, "model": p.reg.Model, "model_ref": p.reg.ModelRef,
 			"ctx_max": p.reg.CtxMax, "max_tokens_out": p.reg.MaxTokensOut,
-			// Each worker runs one job at a time.
+			// Jobs the ready workers run at once.
 			"slots": workers, "ready": p.ready(now, o.cfg.PoolTimeout),
 			"supported_workloads": []string{"completion", "chat"},
 			"rate_limits": map[string]any{

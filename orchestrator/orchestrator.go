@@ -38,7 +38,7 @@ type Config struct {
 	QueueCapacity  int           // tasks waiting for a worker, all pools together (default 256)
 	QueuePolicy    string        // PolicyReject (default) or PolicyDropLRU
 	QueueTimeout   time.Duration // a task waiting longer fails POOL_UNAVAILABLE (default 120 s)
-	WorkerSlots    int           // tasks placed on one worker at once: its running job and ones waiting there (default 2)
+	WorkerSlots    int           // tasks placed on one worker at once: its running jobs (one per slot of the worker) and WorkerSlots−1 waiting there (default 2)
 	MaxPlacements  int           // placements a task may use before REPLICA_EXHAUSTED (default 3)
 	DisablePinning bool          // refuse pool_id pins with INVALID_PARAMS
 	PoolTimeout    time.Duration // a pool not heard from for this long is not live (default 10 s)

@@ -22,6 +22,14 @@ func (w *worker) placeable() bool {
 	return (w.Status == poolapi.StatusReady || w.Status == poolapi.StatusBusy) && !w.suspect && w.URI != ""
 }
 
+// slots is how many jobs the worker runs at once (its /health's slots, as
+// its pool manager registers them; one when not reported).
+func (w *worker) slots() int { return max(1, w.Slots) }
+
+// capacity is how many tasks orcd places on w at once: one per slot, and
+// WorkerSlots−1 waiting there.
+func (o *Orchestrator) capacity(w *worker) int { return w.slots() + o.cfg.WorkerSlots - 1 }
+
 // pool is a registered pool with orcd's view of it.
 type pool struct {
 	id       string       // never changes
@@ -109,7 +117,7 @@ func (o *Orchestrator) handleRegister(w http.ResponseWriter, r *http.Request) {
 		default:
 			// Only these change within one incarnation; relays read the
 			// identity fields without the lock.
-			nw.Status, nw.Restarts = rw.Status, rw.Restarts
+			nw.Status, nw.Restarts, nw.Slots = rw.Status, rw.Restarts, rw.Slots
 		}
 		workers = append(workers, nw)
 	}

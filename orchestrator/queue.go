@@ -205,7 +205,7 @@ func (o *Orchestrator) eligible(t *task, p *pool) bool {
 func (o *Orchestrator) placeLocked(t *task, now time.Time) *worker {
 	if s := t.session; s != nil && s.worker != nil && s.worker.placeable() && o.pools[s.worker.pool.id] == s.worker.pool &&
 		o.eligible(t, s.worker.pool) && s.worker.pool.ready(now, o.cfg.PoolTimeout) {
-		if s.worker.inflight < o.cfg.WorkerSlots {
+		if s.worker.inflight < o.capacity(s.worker) {
 			return s.worker
 		}
 		return nil
@@ -217,10 +217,11 @@ func (o *Orchestrator) placeLocked(t *task, now time.Time) *worker {
 			continue
 		}
 		for _, w := range p.workers {
-			if !w.placeable() || w.inflight >= o.cfg.WorkerSlots {
+			if !w.placeable() || w.inflight >= o.capacity(w) {
 				continue
 			}
-			start := time.Duration(w.inflight) * p.meanJob()
+			// The tasks past its slots wait, a slot's share of a job each.
+			start := time.Duration(max(0, w.inflight-w.slots()+1)) * p.meanJob() / time.Duration(w.slots())
 			if best == nil || start < bestStart || start == bestStart && w.ID < best.ID {
 				best, bestStart = w, start
 			}
@@ -276,7 +277,7 @@ func (o *Orchestrator) predictStartLocked(t *task, ahead int) time.Duration {
 		mean = max(mean, p.meanJob())
 		for _, w := range p.workers {
 			if w.placeable() {
-				workers++
+				workers += w.slots()
 				load += w.inflight
 			}
 		}

@@ -70,7 +70,7 @@ func (m *Manager) handleReady(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusConflict, "INVALID_REQUEST", "worker "+cb.WorkerID+" is no longer starting")
 		return
 	}
-	p.status, p.uri = poolapi.StatusReady, cb.URI
+	p.status, p.uri, p.slots = poolapi.StatusReady, cb.URI, h.Slots
 	if plan == m.plan || m.model == "" {
 		m.model, m.ctxMax = h.Model, h.ContextLength
 	}

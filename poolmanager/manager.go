@@ -34,6 +34,7 @@ type Config struct {
 	Threads      int      // CPU workers: goroutines per matmul (0: orcrun's default)
 	Ctx          int      // context length per sequence (0: the model's)
 	WorkerQueue  int      // jobs that may wait in a worker (0: orcrun's default)
+	WorkerSlots  int      // jobs a worker runs at once, batched (orcrun serve --slots; 0: one)
 	// InferenceTimeout bounds each job on a worker (0: orcrun's default).
 	InferenceTimeout time.Duration
 
@@ -178,7 +179,7 @@ func (m *Manager) snapshot() poolapi.Pool {
 		Workers: []poolapi.Worker{},
 	}
 	for i, p := range m.workers {
-		w := poolapi.Worker{ID: p.id, URI: p.uri, Status: p.status, Device: m.cfg.Devices[i], PID: p.pid, Restarts: p.restarts}
+		w := poolapi.Worker{ID: p.id, URI: p.uri, Status: p.status, Device: m.cfg.Devices[i], PID: p.pid, Restarts: p.restarts, Slots: p.slots}
 		if m.draining && (w.Status == poolapi.StatusReady || w.Status == poolapi.StatusBusy) {
 			w.Status = poolapi.StatusDraining
 		}

@@ -27,6 +27,7 @@ type proc struct {
 	uri      string
 	pid      int
 	restarts int
+	slots    int         // jobs it runs at once, from its /health
 	retiring bool        // no more restarts
 	cmd      *exec.Cmd   // the running process
 	ready    chan string // the accepted callback's URI, for the supervisor
@@ -52,6 +53,9 @@ func (m *Manager) args(p *proc) []string {
 	}
 	if m.cfg.WorkerQueue > 0 {
 		a = append(a, "--queue", strconv.Itoa(m.cfg.WorkerQueue))
+	}
+	if m.cfg.WorkerSlots > 1 {
+		a = append(a, "--slots", strconv.Itoa(m.cfg.WorkerSlots))
 	}
 	return a
 }
@@ -197,6 +201,7 @@ type workerHealth struct {
 	Status        string `json:"status"`
 	Model         string `json:"model"`
 	ContextLength int    `json:"context_length"`
+	Slots         int    `json:"slots"`
 }
 
 // health asks a worker for its status. A worker answers 200 while it takes

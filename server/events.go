@@ -30,6 +30,7 @@ const (
 	codeNotFound         = "NOT_FOUND"
 	codeMethodNotAllowed = "METHOD_NOT_ALLOWED"
 	codeRequestTimeout   = "REQUEST_TIMEOUT"
+	codeKVCacheFull      = "KV_CACHE_FULL"
 )
 
 // retriable says whether a request that failed with code may succeed when
@@ -37,7 +38,7 @@ const (
 // error events, HTTP error bodies and websocket refusals alike.
 func retriable(code string) bool {
 	switch code {
-	case codeQueueFull, codeShuttingDown, codeInferenceTimeout, codeVRAMOOM:
+	case codeQueueFull, codeShuttingDown, codeInferenceTimeout, codeVRAMOOM, codeKVCacheFull:
 		return true
 	}
 	return false

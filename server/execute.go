@@ -104,7 +104,10 @@ type errorWriter func(w http.ResponseWriter, status int, code, msg string)
 // refused. An admitted job gets its request log line; refusals are counted
 // into the refusal summaries instead.
 func (s *Server) submit(w http.ResponseWriter, j *activeJob, writeErr errorWriter) bool {
-	err := s.sched.submit(j)
+	err := s.checkFits(j)
+	if err == nil {
+		err = s.sched.submit(j)
+	}
 	if err == nil {
 		s.log.Info("request", "job_id", j.id, "correlation_id", j.correlation, "prompt_chars", j.promptChars,
 			"prompt_hmac", j.promptHash, "prompt_tokens", len(j.prompt), "max_tokens", j.maxTokens)
@@ -117,6 +120,12 @@ func (s *Server) submit(w http.ResponseWriter, j *activeJob, writeErr errorWrite
 		s.refusals.note(codeQueueFull)
 		w.Header().Set("Retry-After", strconv.Itoa(s.sched.retryAfter()))
 		writeErr(w, http.StatusTooManyRequests, codeQueueFull, fmt.Sprintf("%d jobs already wait; retry later", s.cfg.QueueSize))
+	case errors.Is(err, errKVTooSmall):
+		// Retriable: another worker's pool may hold it.
+		s.metrics.request(outcomeRejected)
+		s.refusals.note(codeKVCacheFull)
+		w.Header().Set("Retry-After", strconv.Itoa(s.sched.retryAfter()))
+		writeErr(w, http.StatusServiceUnavailable, codeKVCacheFull, err.Error())
 	case errors.Is(err, errShutdown):
 		s.metrics.request(outcomeRejected)
 		s.refusals.note(codeShuttingDown)
@@ -276,6 +285,8 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		"sm":                   i.SM,
 		"cuda_runtime_version": i.CUDAVersion,
 		"queue_depth":          s.sched.depth(),
+		"slots":                s.sched.slots,
+		"slots_in_use":         s.sched.inUse(),
 	}
 	if msg, _ := s.healthMsg.Load().(string); msg != "" {
 		body["error"] = msg

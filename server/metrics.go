@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llama-orch/orc/internal/promtext"
+	"github.com/llama-orch/orc/runtime/batching"
 )
 
 // metrics are the server's Prometheus series, written in the text
@@ -26,6 +27,11 @@ type metrics struct {
 	// load is the running jobs and the share of the context's KV positions
 	// their sequences hold, for the gauges inference gateways read.
 	load func() (running int, kvUsage float64)
+	// slots is the jobs the worker runs at once and how many run now.
+	slots func() (total, inUse int)
+	// batch is the batching scheduler's state; nil when jobs run one at a
+	// time.
+	batch func() batching.Stats
 }
 
 // Request outcomes counted in orc_requests_total.
@@ -103,12 +109,39 @@ func (m *metrics) write(w io.Writer) {
 	fmt.Fprintf(w, "vllm:num_requests_waiting %d\n", m.queue())
 	promtext.Header(w, "vllm:num_requests_running", "gauge", "Requests running on the device.")
 	fmt.Fprintf(w, "vllm:num_requests_running %d\n", running)
-	promtext.Header(w, "vllm:kv_cache_usage_perc", "gauge", "Share of the context's KV positions held by running sequences, 0 to 1.")
+	kvHelp := "Share of the context's KV positions held by running sequences, 0 to 1."
+	if m.batch != nil {
+		kvHelp = "Share of the KV cache pool's blocks held by running sequences, 0 to 1."
+	}
+	promtext.Header(w, "vllm:kv_cache_usage_perc", "gauge", kvHelp)
 	fmt.Fprintf(w, "vllm:kv_cache_usage_perc %g\n", kv)
+	total, inUse := m.slots()
+	promtext.Header(w, "orc_slots", "gauge", "Jobs the worker runs at once.")
+	fmt.Fprintf(w, "orc_slots %d\n", total)
+	promtext.Header(w, "orc_slots_in_use", "gauge", "Jobs running now.")
+	fmt.Fprintf(w, "orc_slots_in_use %d\n", inUse)
+	if m.batch != nil {
+		m.writeBatch(w, m.batch())
+	}
 	fmt.Fprintln(w, "# HELP orc_goroutines Goroutines of the server process; growth across requests is a leak.")
 	fmt.Fprintln(w, "# TYPE orc_goroutines gauge")
 	fmt.Fprintf(w, "orc_goroutines %d\n", goruntime.NumGoroutine())
 	fmt.Fprintln(w, "# HELP orc_uptime_seconds Seconds since the server started.")
 	fmt.Fprintln(w, "# TYPE orc_uptime_seconds gauge")
 	fmt.Fprintf(w, "orc_uptime_seconds %.3f\n", time.Since(m.started).Seconds())
+}
+
+// writeBatch writes the paged KV cache's series: blocks by state and the
+// prefix cache's counters, in prompt tokens as vLLM counts them.
+func (m *metrics) writeBatch(w io.Writer, st batching.Stats) {
+	promtext.Header(w, "orc_kv_blocks", "gauge", "KV cache blocks by state: used (held by running sequences), cached (free, kept for prefix reuse until evicted), free (cached included).")
+	fmt.Fprintf(w, "orc_kv_blocks{state=\"used\"} %d\n", st.KV.Used)
+	fmt.Fprintf(w, "orc_kv_blocks{state=\"cached\"} %d\n", st.KV.Cached)
+	fmt.Fprintf(w, "orc_kv_blocks{state=\"free\"} %d\n", st.KV.Free)
+	promtext.Header(w, "orc_kv_cache_bytes", "gauge", "Size of the KV cache pool.")
+	fmt.Fprintf(w, "orc_kv_cache_bytes %d\n", st.KVBytes)
+	promtext.Header(w, "vllm:prefix_cache_queries", "counter", "Prompt tokens looked up in the prefix cache.")
+	fmt.Fprintf(w, "vllm:prefix_cache_queries %d\n", st.KV.Queries)
+	promtext.Header(w, "vllm:prefix_cache_hits", "counter", "Prompt tokens found in the prefix cache (their prefill skipped).")
+	fmt.Fprintf(w, "vllm:prefix_cache_hits %d\n", st.KV.Hits)
 }

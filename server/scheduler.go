@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llama-orch/orc/runtime"
@@ -60,21 +61,29 @@ func (j *activeJob) markCancelled(cause error) int {
 	return n
 }
 
-// scheduler runs one job at a time on the device. Up to queueSize jobs wait
-// behind the running one; past that a request is refused with 429.
+// scheduler runs up to slots jobs at a time on the device (one, unless the
+// server batches). Up to queueSize jobs wait behind the running ones; past
+// that a request is refused with 429.
 type scheduler struct {
 	queue    chan *activeJob
+	slots    int
 	mu       sync.Mutex
 	jobs     map[string]*activeJob // queued or running, by job id
 	draining bool
-	running  *activeJob // nil between jobs
-	started  time.Time  // of the running job
+	running  *activeJob               // the one running job when slots is 1; nil between jobs
+	started  time.Time                // of running
+	batched  map[*activeJob]time.Time // the running jobs and their starts when slots > 1
 	pace     pace
 	idle     sync.WaitGroup // running + queued jobs
+	// heldBack counts jobs the batched worker took from the queue that
+	// wait for a slot's KV blocks: still waiting, for the queue's depth.
+	heldBack atomic.Int32
 }
 
+// newScheduler runs one job at a time; a batching server sets slots.
 func newScheduler(queueSize int) *scheduler {
-	return &scheduler{queue: make(chan *activeJob, queueSize), jobs: map[string]*activeJob{}, pace: initialPace}
+	return &scheduler{queue: make(chan *activeJob, queueSize), slots: 1, jobs: map[string]*activeJob{},
+		batched: map[*activeJob]time.Time{}, pace: initialPace}
 }
 
 var (
@@ -102,10 +111,14 @@ func (s *scheduler) submit(j *activeJob) error {
 	return nil
 }
 
-// start marks j as the running job.
+// start marks j as running.
 func (s *scheduler) start(j *activeJob) {
 	s.mu.Lock()
-	s.running, s.started = j, time.Now()
+	if s.slots == 1 {
+		s.running, s.started = j, time.Now()
+	} else {
+		s.batched[j] = time.Now()
+	}
 	s.mu.Unlock()
 }
 
@@ -113,7 +126,10 @@ func (s *scheduler) start(j *activeJob) {
 func (s *scheduler) finish(j *activeJob, res runtime.GenerateResult, ended bool) {
 	s.mu.Lock()
 	delete(s.jobs, j.id)
-	s.running = nil
+	delete(s.batched, j)
+	if s.running == j {
+		s.running = nil
+	}
 	s.pace.observe(j, res, ended)
 	s.mu.Unlock()
 	s.idle.Done()
@@ -125,11 +141,23 @@ func (s *scheduler) lookup(id string) *activeJob {
 	return s.jobs[id]
 }
 
-func (s *scheduler) depth() int { return len(s.queue) }
+// depth is the jobs waiting: queued, or held back for KV blocks.
+func (s *scheduler) depth() int { return len(s.queue) + int(s.heldBack.Load()) }
+
+// inUse is the number of running jobs.
+func (s *scheduler) inUse() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running != nil {
+		return 1
+	}
+	return len(s.batched)
+}
 
 // retryAfter is the documented back-off: the expected work ahead of a new
-// job (the running job's expected remainder plus every queued job's
-// expected time, by pace), rounded up to whole seconds, at least 1.
+// job (the running jobs' expected remainders plus every queued job's
+// expected time, by pace, shared by the slots), rounded up to whole
+// seconds, at least 1.
 func (s *scheduler) retryAfter() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -138,9 +166,12 @@ func (s *scheduler) retryAfter() int {
 		d := s.pace.expect(j)
 		if j == s.running {
 			d = max(0, d-time.Since(s.started))
+		} else if started, ok := s.batched[j]; ok {
+			d = max(0, d-time.Since(started))
 		}
 		ahead += d
 	}
+	ahead /= time.Duration(s.slots)
 	return max(1, int((ahead+time.Second-1)/time.Second))
 }
 
@@ -148,7 +179,7 @@ func (s *scheduler) retryAfter() int {
 func (s *scheduler) state() (draining, busy bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.draining, s.running != nil
+	return s.draining, s.running != nil || len(s.batched) > 0
 }
 
 // drain refuses new jobs from now on.

@@ -2,8 +2,8 @@
 // /execute as server-sent events, POST /cancel, GET /health, GET /metrics,
 // POST /shutdown), an OpenAI-compatible API (/v1/completions,
 // /v1/chat/completions, /v1/models) and a websocket carrying the same events
-// as /execute (GET /ws). One job runs at a time; a bounded queue waits
-// behind it.
+// as /execute (GET /ws). One job runs at a time, or with a batching
+// scheduler (Config.Batch) up to its slots; a bounded queue waits behind.
 package server
 
 import (
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/llama-orch/orc/runtime"
+	"github.com/llama-orch/orc/runtime/batching"
 	"github.com/llama-orch/orc/tokenizer"
 )
 
@@ -28,7 +29,11 @@ type Config struct {
 	MaxBodyBytes      int64
 	APIKey            string // when set, every endpoint but GET /health needs it as a Bearer token
 	Limits            Limits // connections and timeouts; zero fields take defaults
-	Logger            *slog.Logger
+	// Batch, when set, runs up to its slots jobs at once (continuous
+	// batching over a paged KV cache); nil runs one job at a time on
+	// sequences of the device.
+	Batch  *batching.Scheduler
+	Logger *slog.Logger
 	// RefusalLogInterval is the least time between two log lines
 	// summarising refused requests. Default 10 s.
 	RefusalLogInterval time.Duration
@@ -94,9 +99,21 @@ func New(cfg Config, dev runtime.Device, tok tokenizer.Tokenizer) *Server {
 		stopCheck: make(chan struct{}),
 	}
 	s.refusals = newRefusalLog(s.log, cfg.RefusalLogInterval)
-	s.metrics = newMetrics(func() int64 { return s.info.VRAMBytesUsed }, s.sched.depth, func() (int, float64) {
+	load := func() (int, float64) {
 		return int(s.running.Load()), float64(s.kvHeld.Load()) / float64(max(1, s.info.ContextLength))
-	})
+	}
+	var batch func() batching.Stats
+	if b := cfg.Batch; b != nil {
+		s.sched.slots = b.Stats().Slots
+		load = func() (int, float64) {
+			st := b.Stats()
+			return st.Running, float64(st.KV.Used) / float64(max(1, st.KV.Blocks))
+		}
+		batch = b.Stats
+	}
+	s.metrics = newMetrics(func() int64 { return s.info.VRAMBytesUsed }, s.sched.depth, load)
+	s.metrics.slots = func() (int, int) { return s.sched.slots, s.sched.inUse() }
+	s.metrics.batch = batch
 	s.healthy.Store(true)
 	s.healthMsg.Store("")
 	return s
@@ -104,7 +121,11 @@ func New(cfg Config, dev runtime.Device, tok tokenizer.Tokenizer) *Server {
 
 // Start launches the job worker and the periodic residency check.
 func (s *Server) Start() {
-	go s.work()
+	if s.cfg.Batch != nil {
+		go s.workBatched()
+	} else {
+		go s.work()
+	}
 	go s.checkResidency()
 	s.log.Info("ready", "model", s.info.Model, "device", s.info.Device, "context_length", s.info.ContextLength)
 }

@@ -25,89 +25,125 @@ func (s *Server) work() {
 // it returns what the generation measured and whether the job ended
 // normally.
 func (s *Server) run(j *activeJob) (res runtime.GenerateResult, ended bool) {
-	log := s.log.With("job_id", j.id, "correlation_id", j.correlation)
 	defer j.cancel(nil)
+	out := s.newJobOutput(j)
 	if context.Cause(j.ctx) != nil {
-		s.failJob(j, log, context.Cause(j.ctx))
+		s.failJob(j, out.log, context.Cause(j.ctx))
 		return res, false
 	}
-	start := time.Now()
-	log.Info("execute_start", "prompt_tokens", len(j.prompt), "max_tokens", j.maxTokens, "seed", j.sampling.Seed)
-	j.emit(event{evStarted, startedEvent{JobID: j.id, Model: s.info.Model, StartedAt: start.UTC().Format(time.RFC3339Nano), Seed: j.sampling.Seed}})
+	out.started()
 
 	kv := min(len(j.prompt)+j.maxTokens, s.info.ContextLength)
 	seq, err := s.dev.NewSequence(kv)
 	if err != nil {
-		s.failJob(j, log, err)
+		s.failJob(j, out.log, err)
 		return res, false
 	}
 	s.kvHeld.Store(int64(kv))
 	defer s.kvHeld.Store(0)
 	defer seq.Close()
 
-	var dec detokenizer = plainText{s.tok.NewStream()}
-	if j.harmony != nil {
-		dec = newHarmonyParser(s.tok, j.harmony)
-	}
-	stop := stopMatcher{stops: j.stop}
-	index := 0
-	var ttft time.Duration
-	emit := func(channel, text string) {
-		if text == "" {
-			return
-		}
-		j.emit(event{evToken, tokenEvent{T: text, I: index, Channel: channel}})
-		index++
-	}
-	held := "" // channel of the text the stop matcher holds back
-	deliver := func(channel, text string) (stopped bool) {
-		if text == "" {
-			return false
-		}
-		if channel != held {
-			// A new Harmony message: what was held ends the previous one, and
-			// no stop string spans two messages.
-			emit(held, stop.flush())
-			held = channel
-		}
-		text, stopped = stop.push(text)
-		emit(channel, text)
-		return stopped
-	}
 	res, err = runtime.Generate(j.ctx, seq, j.prompt, runtime.GenerateParams{
 		Sampling:      j.sampling,
 		MaxTokens:     j.maxTokens,
 		StopTokens:    s.tok.Info().StopIDs,
 		PrefillChunk:  s.info.MaxTokens,
 		ContextLength: s.info.ContextLength,
-	}, func(id int32) bool {
-		if ttft == 0 {
-			ttft = time.Since(j.enqueued)
-		}
-		stopped := deliver(dec.push(id))
-		return !stopped && j.ctx.Err() == nil
-	})
+	}, out.token)
+	return res, out.end(res, err)
+}
+
+// jobOutput turns a running job's tokens into its events: text through the
+// detokenizer and the stop matcher, then the terminal event.
+type jobOutput struct {
+	s     *Server
+	j     *activeJob
+	log   *slog.Logger
+	start time.Time
+	dec   detokenizer
+	stop  stopMatcher
+	index int // of the next token event
+	held  string
+	ttft  time.Duration
+}
+
+func (s *Server) newJobOutput(j *activeJob) *jobOutput {
+	out := &jobOutput{s: s, j: j, log: s.log.With("job_id", j.id, "correlation_id", j.correlation), stop: stopMatcher{stops: j.stop}}
+	out.dec = plainText{s.tok.NewStream()}
+	if j.harmony != nil {
+		out.dec = newHarmonyParser(s.tok, j.harmony)
+	}
+	return out
+}
+
+// started logs the start and sends the started event.
+func (o *jobOutput) started() {
+	j := o.j
+	o.start = time.Now()
+	o.log.Info("execute_start", "prompt_tokens", len(j.prompt), "max_tokens", j.maxTokens, "seed", j.sampling.Seed)
+	j.emit(event{evStarted, startedEvent{JobID: j.id, Model: o.s.info.Model, StartedAt: o.start.UTC().Format(time.RFC3339Nano), Seed: j.sampling.Seed}})
+}
+
+func (o *jobOutput) emit(channel, text string) {
+	if text == "" {
+		return
+	}
+	o.j.emit(event{evToken, tokenEvent{T: text, I: o.index, Channel: channel}})
+	o.index++
+}
+
+// deliver passes text through the stop matcher and emits what it lets
+// through; true when a stop string was matched.
+func (o *jobOutput) deliver(channel, text string) (stopped bool) {
+	if text == "" {
+		return false
+	}
+	if channel != o.held {
+		// A new Harmony message: what was held ends the previous one, and
+		// no stop string spans two messages.
+		o.emit(o.held, o.stop.flush())
+		o.held = channel
+	}
+	text, stopped = o.stop.push(text)
+	o.emit(channel, text)
+	return stopped
+}
+
+// token is the generation's onToken: false ends it (a stop string, or the
+// job's context ended).
+func (o *jobOutput) token(id int32) bool {
+	if o.ttft == 0 {
+		o.ttft = time.Since(o.j.enqueued)
+	}
+	stopped := o.deliver(o.dec.push(id))
+	return !stopped && o.j.ctx.Err() == nil
+}
+
+// end sends the terminal event for what the generation returned; true when
+// the job ended normally.
+func (o *jobOutput) end(res runtime.GenerateResult, err error) bool {
+	s, j := o.s, o.j
 	if cause := context.Cause(j.ctx); cause != nil {
 		err = cause // cancelled, disconnected or timed out, whichever step noticed
 	}
 	if err != nil {
-		s.metrics.generated(len(res.Tokens), ttft, res.DecodeDuration)
-		s.failJob(j, log, err)
-		return res, false
+		s.metrics.generated(len(res.Tokens), o.ttft, res.DecodeDuration)
+		s.failJob(j, o.log, err)
+		return false
 	}
 	reason := res.StopReason
 	if reason == runtime.StopStopped {
 		reason = "stop"
 	} else {
-		deliver(dec.flush())
-		emit(held, stop.flush())
+		o.deliver(o.dec.flush())
+		o.emit(o.held, o.stop.flush())
 	}
-	s.metrics.generated(len(res.Tokens), ttft, res.DecodeDuration)
+	s.metrics.generated(len(res.Tokens), o.ttft, res.DecodeDuration)
 	s.metrics.request(outcomeOK)
-	log.Info("execute_end", "tokens_out", len(res.Tokens), "stop_reason", reason,
-		"ttft_ms", ttft.Milliseconds(), "decode_ms", res.DecodeDuration.Milliseconds(), "duration_ms", time.Since(start).Milliseconds())
+	o.log.Info("execute_end", "tokens_out", len(res.Tokens), "stop_reason", reason,
+		"ttft_ms", o.ttft.Milliseconds(), "decode_ms", res.DecodeDuration.Milliseconds(), "duration_ms", time.Since(o.start).Milliseconds())
 	j.emit(event{evEnd, endEvent{TokensOut: len(res.Tokens), DecodeTimeMs: res.DecodeDuration.Milliseconds(), StopReason: reason}})
-	return res, true
+	return true
 }
 
 // failJob ends a job's stream with the error event its cause calls for.

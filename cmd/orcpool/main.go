@@ -37,6 +37,7 @@ type cmd struct {
 	Threads          int           `help:"CPU workers: goroutines per matmul."`
 	Ctx              int           `help:"Context length a sequence may reach (default: the model's)."`
 	WorkerQueue      int           `help:"Jobs that may wait inside one worker (default: orcrun's)."`
+	Slots            int           `help:"Jobs each worker runs at once, batched in each step (orcrun serve --slots; default 1)."`
 	InferenceTimeout time.Duration `help:"A job running longer on a worker ends DECODE_TIMEOUT (default: orcrun's)."`
 	StartTimeout     time.Duration `default:"120s" help:"A worker not ready by then is killed and restarted."`
 	ShutdownGrace    time.Duration `default:"30s" help:"On SIGTERM, how long workers may finish their jobs."`
@@ -58,7 +59,7 @@ func (c *cmd) Run() error {
 	m, err := poolmanager.New(poolmanager.Config{
 		PoolID: c.PoolID, Plan: c.Plan, Devices: devices, Orcrun: orcrun, Orchestrator: c.Orchestrator,
 		Token: c.PoolToken, Host: c.Host, MaxTokensOut: c.MaxTokensOut, Threads: c.Threads, Ctx: c.Ctx,
-		WorkerQueue: c.WorkerQueue, InferenceTimeout: c.InferenceTimeout, StartTimeout: c.StartTimeout, ShutdownGrace: c.ShutdownGrace, Logger: log,
+		WorkerQueue: c.WorkerQueue, WorkerSlots: c.Slots, InferenceTimeout: c.InferenceTimeout, StartTimeout: c.StartTimeout, ShutdownGrace: c.ShutdownGrace, Logger: log,
 	})
 	if err != nil {
 		return err

@@ -69,6 +69,17 @@ func (f *deviceFlags) deviceName() string {
 	return "plan target"
 }
 
+// batches reports whether the device of kind ("cpu", "cuda") runs batched
+// steps (runtime.BatchDevice), from its type alone: nothing is loaded.
+func batches(kind string) bool {
+	var d any = (*cpu.Device)(nil)
+	if kind == "cuda" {
+		d = (*cuda.Device)(nil)
+	}
+	_, ok := d.(runtime.BatchDevice)
+	return ok
+}
+
 // open loads the plan on the selected device; it owns p from then on.
 func (f *deviceFlags) open(p *plans.Plan, progress func(pct int)) (runtime.Device, error) {
 	if f.deviceKind(p.Manifest.Target) == "cpu" {

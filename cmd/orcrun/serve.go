@@ -17,6 +17,8 @@ import (
 	"github.com/llama-orch/orc/internal/cli"
 	"github.com/llama-orch/orc/internal/netsafe"
 	"github.com/llama-orch/orc/plans"
+	"github.com/llama-orch/orc/runtime"
+	"github.com/llama-orch/orc/runtime/batching"
 	"github.com/llama-orch/orc/server"
 )
 
@@ -27,7 +29,10 @@ type serveCmd struct {
 	WorkerID          string        `help:"Worker id reported in logs and /health (default: a random UUID)."`
 	MaxTokensOut      int           `default:"2048" help:"Ceiling for a request's max_tokens (at most 2048)."`
 	InferenceTimeout  time.Duration `default:"300s" help:"A job running longer ends with INFERENCE_TIMEOUT."`
-	Queue             int           `default:"8" help:"Jobs that may wait behind the running one; past that, 429."`
+	Queue             int           `default:"8" help:"Jobs that may wait behind the running ones; past that, 429."`
+	Slots             int           `default:"1" help:"Jobs run at once, batched in each step over a paged KV cache (1: one at a time)."`
+	PrefillChunk      int           `help:"With --slots above 1: prompt tokens one step takes beside the running jobs' tokens (default: the plan's max_tokens)."`
+	KVBytes           int64         `name:"kv-bytes" help:"With --slots above 1: the KV cache pool in bytes (default: the CPU, --slots full contexts; a GPU, the memory left after weights and activations less a margin)."`
 	ResidencyInterval time.Duration `default:"60s" help:"How often weights residency is re-checked."`
 	ShutdownGrace     time.Duration `default:"30s" help:"How long the active job may finish on shutdown."`
 	MaxConnections    int           `default:"64" help:"Connections open at once; further clients wait until one closes."`
@@ -70,6 +75,11 @@ func (c *serveCmd) Run() error {
 	if err != nil {
 		return err
 	}
+	// Refused before the weights load: the check is on the device's type.
+	if kind := c.deviceKind(p.Manifest.Target); c.Slots > 1 && !batches(kind) {
+		p.Close()
+		return fmt.Errorf("--slots %d: the %s device does not run batched steps yet; serve with --slots 1", c.Slots, kind)
+	}
 	tokenizerLoaded := loadTokenizer(p)
 	log.Info("model_load_start", "model", p.Manifest.Model.Name, "weight_bytes", p.Manifest.Memory.WeightBytes)
 	start := time.Now()
@@ -85,12 +95,28 @@ func (c *serveCmd) Run() error {
 	}
 	info := dev.Info()
 	log.Info("model_load_complete", "model", info.Model, "gpu_device", info.Device, "vram_bytes", info.VRAMBytesUsed, "ms", time.Since(start).Milliseconds())
+	batch, err := c.batching(dev)
+	if err != nil {
+		dev.Close()
+		return err
+	}
+	if batch != nil {
+		st := batch.Stats()
+		log.Info("batching", "slots", st.Slots, "kv_blocks", st.KV.Blocks, "kv_bytes", st.KVBytes)
+	}
 
 	srv := server.New(server.Config{
 		WorkerID: c.WorkerID, MaxTokensOut: c.MaxTokensOut, InferenceTimeout: c.InferenceTimeout,
 		QueueSize: c.Queue, ResidencyInterval: c.ResidencyInterval, ShutdownGrace: c.ShutdownGrace,
-		APIKey: c.APIKey, Logger: base, Limits: server.Limits{MaxConnections: c.MaxConnections},
+		APIKey: c.APIKey, Logger: base, Limits: server.Limits{MaxConnections: c.MaxConnections}, Batch: batch,
 	}, dev, tok)
+	// The batch's KV pool goes before the device that holds it.
+	closeDevice := func() error {
+		if batch != nil {
+			batch.Close()
+		}
+		return dev.Close()
+	}
 	hs := srv.HTTPServer(addr)
 	srv.Start()
 	// From here a signal drains the server (before, it ends the load); it
@@ -107,7 +133,7 @@ func (c *serveCmd) Run() error {
 			log.Error("error", "what", "ready callback failed", "err", err.Error())
 			srv.Drain()
 			hs.Close()
-			dev.Close()
+			closeDevice()
 			return err
 		}
 		log.Info("ready", "uri", "http://"+ln.Addr().String())
@@ -118,7 +144,7 @@ func (c *serveCmd) Run() error {
 		log.Info("shutdown", "source", s.String())
 	case <-srv.ShutdownRequested():
 	case err := <-served:
-		dev.Close()
+		closeDevice()
 		return err
 	}
 	// New requests get 503 while the active job finishes; then the
@@ -129,7 +155,7 @@ func (c *serveCmd) Run() error {
 	if err := hs.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("shutdown", "err", err.Error())
 	}
-	if err := dev.Close(); err != nil {
+	if err := closeDevice(); err != nil {
 		return err
 	}
 	log.Info("shutdown", "state", "complete")
@@ -144,7 +170,42 @@ func (c *serveCmd) Validate() error {
 	if c.Port < 0 || c.Port > 65535 {
 		return fmt.Errorf("--port %d is outside [0, 65535] (0 picks a free port)", c.Port)
 	}
+	switch {
+	case c.Slots < 1:
+		return fmt.Errorf("--slots %d: must be at least 1", c.Slots)
+	case c.PrefillChunk < 0 || c.KVBytes < 0:
+		return fmt.Errorf("--prefill-chunk %d, --kv-bytes %d: must not be negative", c.PrefillChunk, c.KVBytes)
+	case c.Slots == 1 && (c.PrefillChunk != 0 || c.KVBytes != 0):
+		return errors.New("--prefill-chunk and --kv-bytes size batching: give them with --slots above 1")
+	case c.Slots > 1 && c.Device != "" && !batches(c.Device):
+		return fmt.Errorf("--slots %d: the %s device does not run batched steps yet; serve with --slots 1", c.Slots, c.Device)
+	}
 	return nil
+}
+
+// batching makes the batching scheduler of --slots above 1 (nil for 1):
+// prefill chunks and the slots within the plan's step (its max_tokens).
+func (c *serveCmd) batching(dev runtime.Device) (*batching.Scheduler, error) {
+	if c.Slots == 1 {
+		return nil, nil
+	}
+	info := dev.Info()
+	chunk := c.PrefillChunk
+	if chunk == 0 {
+		chunk = info.MaxTokens
+	}
+	if chunk > info.MaxTokens || c.Slots > info.MaxTokens {
+		return nil, fmt.Errorf("--slots %d, --prefill-chunk %d: a step holds at most the plan's max_tokens, %d tokens (orcc compile --max-tokens)", c.Slots, chunk, info.MaxTokens)
+	}
+	bd, ok := dev.(runtime.BatchDevice)
+	if !ok {
+		return nil, fmt.Errorf("--slots %d: the %s device does not run batched steps yet; serve with --slots 1", c.Slots, info.Device)
+	}
+	b, err := batching.New(bd, batching.Config{Slots: c.Slots, PrefillChunk: chunk, KVBytes: c.KVBytes})
+	if err != nil {
+		return nil, fmt.Errorf("--slots %d, --kv-bytes %d: %w", c.Slots, c.KVBytes, err)
+	}
+	return b, nil
 }
 
 // apiKey is the key from the one place it was given: ORC_API_KEY,

@@ -14,10 +14,10 @@ import (
 
 type soakCmd struct {
 	URL            string        `required:"" help:"Base URL of a running orcrun serve, e.g. http://127.0.0.1:8080."`
-	Requests       int           `default:"1000" help:"Sequential /execute requests (with --duration: the length of the repeated mix)."`
+	Requests       int           `default:"1000" help:"/execute requests, sequential or shared by --clients (with --duration: the length of the repeated mix)."`
 	Cancel         int           `default:"200" help:"Of them, cancelled through POST /cancel after the first token."`
 	Disconnect     int           `default:"200" help:"Of them, dropped by closing the connection after the first token."`
-	Clients        int           `default:"1" help:"Concurrent clients sending back to back (needs --duration); 429s are expected."`
+	Clients        int           `default:"1" help:"Concurrent clients sending back to back, --requests between them or for --duration; 429s are expected."`
 	Duration       time.Duration `help:"Run a load for this long instead of --requests sequential requests."`
 	ShutdownAfter  time.Duration `help:"Under load, POST /shutdown this far into the run and check the drain (the server exits)."`
 	MaxTokens      int           `default:"64" help:"max_tokens of each request."`

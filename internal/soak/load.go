@@ -30,7 +30,8 @@ type ShutdownReport struct {
 }
 
 // load runs o.Clients clients, each sending requests back to back for
-// o.Duration, the kinds of plan(o) in turn. A 429 QUEUE_FULL is an expected
+// o.Duration (or until the o.Requests of the mix are sent, without one),
+// the kinds of plan(o) in turn. A 429 QUEUE_FULL is an expected
 // answer when it is retriable and carries Retry-After. With ShutdownAfter,
 // POST /shutdown is sent then; from its answer on GET /health must say 503
 // draining, no new request may be admitted (503 SHUTTING_DOWN, retriable, or
@@ -76,12 +77,19 @@ func (d *driver) load(ctx context.Context, rep *Report) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for time.Now().Before(end) && ctx.Err() == nil {
+			for (o.Duration == 0 || time.Now().Before(end)) && ctx.Err() == nil {
 				i := next.Add(1) - 1
+				if o.Duration == 0 && i >= int64(o.Requests) {
+					return // the mix once, between the clients
+				}
 				r := d.one(ctx, fmt.Sprintf("soak-%d-%d", start.UnixNano(), i), kinds[i%int64(len(kinds))], o.Seed+uint64(i)+1)
 				gone := judgeUnderLoad(&r, begun.Load(), answered.Load())
 				mu.Lock()
-				rep.add(min(9, int(10*r.sent.Sub(start)/o.Duration)), r)
+				tenth := int(10 * i / int64(o.Requests))
+				if o.Duration > 0 {
+					tenth = int(10 * r.sent.Sub(start) / o.Duration)
+				}
+				rep.add(min(9, tenth), r)
 				if a := answered.Load(); a != 0 && r.sent.UnixNano() < a && r.ended.UnixNano() > a {
 					rep.Shutdown.StreamsFinished++
 				}

@@ -165,4 +165,7 @@ func (r *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "vram_bytes_used  %d → %d\n", r.Before.VRAMBytesUsed, r.After.VRAMBytesUsed)
 	fmt.Fprintf(w, "goroutines       %d → %d\n", r.Before.Goroutines, r.After.Goroutines)
 	fmt.Fprintf(w, "queue depth      %d → %d\n", r.Before.QueueDepth, r.After.QueueDepth)
+	if r.Before.KVBlocks != nil {
+		fmt.Fprintf(w, "kv blocks used   %d → %d (free %d → %d)\n", r.Before.KVBlocks["used"], r.After.KVBlocks["used"], r.Before.KVBlocks["free"], r.After.KVBlocks["free"])
+	}
 }

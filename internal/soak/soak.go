@@ -31,8 +31,9 @@ type Options struct {
 	Disconnect int    // of them, dropped by closing the connection after the first token
 	// Clients and Duration make a load: Clients send requests back to back
 	// for Duration (kinds in the mix of Requests, Cancel and Disconnect);
-	// 429 QUEUE_FULL answers are expected. Clients 0 or 1 without Duration
-	// is the sequential run.
+	// 429 QUEUE_FULL answers are expected. Clients above 1 without Duration
+	// send the Requests requests of the mix once between them; Clients 0
+	// or 1 without Duration is the sequential run.
 	Clients  int
 	Duration time.Duration
 	// ShutdownAfter, under load, posts /shutdown this far into the run and
@@ -85,8 +86,6 @@ func (o *Options) check() error {
 		return errors.New("soak: the prompt is empty")
 	case o.Clients < 0 || o.Duration < 0 || o.ShutdownAfter < 0:
 		return fmt.Errorf("soak: --clients %d, --duration %v, --shutdown-after %v: must not be negative", o.Clients, o.Duration, o.ShutdownAfter)
-	case o.Clients > 1 && o.Duration == 0:
-		return fmt.Errorf("soak: --clients %d needs --duration", o.Clients)
 	case o.ShutdownAfter > 0 && o.ShutdownAfter >= o.Duration:
 		return fmt.Errorf("soak: --shutdown-after %v must fall inside --duration %v", o.ShutdownAfter, o.Duration)
 	}
@@ -143,7 +142,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep := newReport(o, before)
 	start := time.Now()
-	if o.Duration > 0 {
+	if o.Duration > 0 || o.Clients > 1 {
 		d.load(ctx, rep)
 	} else {
 		for i, k := range plan(o) {

@@ -167,7 +167,7 @@ func TestOptionsRefused(t *testing.T) {
 		{"must not be negative", func(o *Options) { o.Disconnect = -1 }},
 		{"--max-tokens", func(o *Options) { o.MaxTokens = 1 }},
 		{"prompt", func(o *Options) { o.Prompt = "" }},
-		{"needs --duration", func(o *Options) { o.Clients = 4 }},
+		{"inside --duration", func(o *Options) { o.Clients, o.ShutdownAfter = 4, time.Second }},
 		{"inside --duration", func(o *Options) { o.Duration, o.ShutdownAfter = time.Second, 2*time.Second }},
 	} {
 		o := good

@@ -2,6 +2,7 @@ package soak
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,6 +20,9 @@ type ServerState struct {
 	Goroutines    int              `json:"goroutines"`
 	QueueDepth    int              `json:"queue_depth"`
 	Outcomes      map[string]int64 `json:"outcomes"` // orc_requests_total by outcome
+	// KVBlocks is orc_kv_blocks by state (used, cached, free) of a server
+	// that batches over a paged KV cache; nil otherwise.
+	KVBlocks map[string]int `json:"kv_blocks,omitempty"`
 }
 
 // state reads the server's state over fresh connections: idle keep-alive
@@ -38,8 +42,12 @@ func (d *driver) state(ctx context.Context) (ServerState, error) {
 	}
 	s.VRAMBytesUsed = *health.VRAMBytesUsed
 	err := d.get(ctx, "/metrics", func(r io.Reader) error {
-		var err error
-		s.Goroutines, s.QueueDepth, s.Outcomes, err = parseMetrics(r)
+		text, err := io.ReadAll(r)
+		if err != nil {
+			return err
+		}
+		s.KVBlocks = parseKVBlocks(text)
+		s.Goroutines, s.QueueDepth, s.Outcomes, err = parseMetrics(bytes.NewReader(text))
 		return err
 	})
 	d.client.CloseIdleConnections()
@@ -111,14 +119,32 @@ func parseMetrics(r io.Reader) (goroutines, queue int, outcomes map[string]int64
 	return goroutines, queue, outcomes, nil
 }
 
+// parseKVBlocks picks orc_kv_blocks{state=...} out of Prometheus text; nil
+// when there is none.
+func parseKVBlocks(text []byte) map[string]int {
+	var blocks map[string]int
+	for _, line := range strings.Split(string(text), "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		state, found := strings.CutPrefix(name, `orc_kv_blocks{state="`)
+		if n, err := strconv.Atoi(value); ok && found && err == nil {
+			if blocks == nil {
+				blocks = map[string]int{}
+			}
+			blocks[strings.TrimSuffix(state, `"}`)] = n
+		}
+	}
+	return blocks
+}
+
 // settle waits up to Options.Settle for the server's goroutines to come
 // back within 2 of before (connections of dropped streams close, their
-// jobs end), and returns the last state read.
+// jobs end) and its KV blocks in use to what they were, and returns the
+// last state read.
 func (d *driver) settle(ctx context.Context, before ServerState) (ServerState, error) {
 	deadline := time.Now().Add(d.o.Settle)
 	for {
 		s, err := d.state(ctx)
-		if err != nil || s.Goroutines <= before.Goroutines+2 && s.QueueDepth == 0 || time.Now().After(deadline) {
+		if err != nil || s.Goroutines <= before.Goroutines+2 && s.QueueDepth == 0 && s.KVBlocks["used"] == before.KVBlocks["used"] || time.Now().After(deadline) {
 			return s, err
 		}
 		select {

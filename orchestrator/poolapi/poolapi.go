@@ -42,6 +42,9 @@ type Worker struct {
 	Device   string `json:"device"` // "cpu" or "cuda:N"
 	PID      int    `json:"pid,omitempty"`
 	Restarts int    `json:"restarts"`
+	// Slots is how many jobs the worker runs at once, from its GET /health
+	// (orcrun serve --slots); 0 (not reported) is one.
+	Slots int `json:"slots,omitempty"`
 }
 
 // Pool is a pool manager's registration: one plan served by one worker per

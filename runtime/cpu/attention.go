@@ -7,23 +7,47 @@ import (
 	"github.com/llama-orch/orc/ir"
 )
 
-// kvCache is one sequence's keys and values, float32, per layer
-// [ctx][kv_heads·head_dim].
-type kvCache struct {
-	ctx    int
-	layers []kvLayer
+// kvStore is keys and values, float32, per layer in blocks of blockTokens
+// positions: [blocks·blockTokens][kv_heads·head_dim]. A single sequence's
+// cache is one block of its whole context; a batch's pool is many small
+// blocks that sequences take through their block tables.
+type kvStore struct {
+	blockTokens int
+	layers      []kvLayer
 }
 
 type kvLayer struct{ k, v []float32 }
 
-func newKVCache(shapes []kvShape, ctx int) *kvCache {
-	c := &kvCache{ctx: ctx, layers: make([]kvLayer, len(shapes))}
+func newKVStore(shapes []kvShape, blocks, blockTokens int) *kvStore {
+	c := &kvStore{blockTokens: blockTokens, layers: make([]kvLayer, len(shapes))}
 	for i, s := range shapes {
 		if s.width > 0 {
-			c.layers[i] = kvLayer{k: make([]float32, ctx*s.width), v: make([]float32, ctx*s.width)}
+			n := blocks * blockTokens * s.width
+			c.layers[i] = kvLayer{k: make([]float32, n), v: make([]float32, n)}
 		}
 	}
 	return c
+}
+
+// kvCache is one sequence's positions in a store: position p lies at row
+// table[p/blockTokens]·blockTokens + p%blockTokens.
+type kvCache struct {
+	store *kvStore
+	table []int32
+}
+
+// newKVCache is a single sequence's cache of ctx positions.
+func newKVCache(shapes []kvShape, ctx int) *kvCache {
+	return &kvCache{store: newKVStore(shapes, 1, ctx), table: []int32{0}}
+}
+
+// positions is how many positions the sequence's blocks hold.
+func (c *kvCache) positions() int { return len(c.table) * c.store.blockTokens }
+
+// row is the store row of position p.
+func (c *kvCache) row(p int) int {
+	bt := c.store.blockTokens
+	return int(c.table[p/bt])*bt + p%bt
 }
 
 // kvBytes is the cache size of a sequence of ctx tokens.
@@ -61,19 +85,24 @@ func (pr *program) attention(n *ir.Node) (func(*stepState) error, error) {
 	q, k, v, out := pr.bufs[n.Inputs[0]], pr.bufs[n.Inputs[1]], pr.bufs[n.Inputs[2]], pr.bufs[n]
 	scale, window, group := n.Float("scale"), int(n.Int("window")), heads/kvHeads
 	return func(st *stepState) error {
-		cache := st.kv.layers[layer]
+		last := int32(0)
 		for t, p := range st.positions[:st.t] {
-			if int(p) >= st.kv.ctx || p < 0 {
-				return fmt.Errorf("position %d is outside the cache of %d", p, st.kv.ctx)
+			c := st.cacheOf(t)
+			if int(p) >= c.positions() || p < 0 {
+				return fmt.Errorf("position %d is outside the cache of %d", p, c.positions())
 			}
-			copy(cache.k[int(p)*width:], k[t*width:(t+1)*width])
-			copy(cache.v[int(p)*width:], v[t*width:(t+1)*width])
+			cache, r := c.store.layers[layer], c.row(int(p))*width
+			copy(cache.k[r:r+width], k[t*width:(t+1)*width])
+			copy(cache.v[r:r+width], v[t*width:(t+1)*width])
+			last = max(last, p)
 		}
-		parallelFor(pr.threads, st.t*heads, int(st.positions[st.t-1]+1)*hd*2, func(lo, hi int) {
-			scores := make([]float64, 0, st.kv.ctx)
+		parallelFor(pr.threads, st.t*heads, int(last+1)*hd*2, func(lo, hi int) {
+			scores := make([]float64, 0, last+1)
 			acc := make([]float64, hd)
 			for job := lo; job < hi; job++ {
 				t, h := job/heads, job%heads
+				c := st.cacheOf(t)
+				cache := c.store.layers[layer]
 				p := int(st.positions[t])
 				first := 0
 				if window > 0 {
@@ -87,7 +116,8 @@ func (pr *program) attention(n *ir.Node) (func(*stepState) error, error) {
 					top = float64(sinks[h])
 				}
 				for j := first; j <= p; j++ {
-					kj := cache.k[j*width+off : j*width+off+hd]
+					r := c.row(j) * width
+					kj := cache.k[r+off : r+off+hd]
 					s := 0.0
 					for d := range hd {
 						s += float64(qh[d]) * float64(kj[d])
@@ -104,7 +134,7 @@ func (pr *program) attention(n *ir.Node) (func(*stepState) error, error) {
 				for i, s := range scores {
 					e := math.Exp(s - top)
 					denom += e
-					vj := cache.v[(first+i)*width+off:]
+					vj := cache.v[c.row(first+i)*width+off:]
 					for d := range hd {
 						acc[d] += e * float64(vj[d])
 					}

@@ -94,16 +94,23 @@ func (d *Device) NewSequence(ctxLen int) (runtime.Sequence, error) {
 	if ctxLen < 1 || ctxLen > d.info.ContextLength {
 		return nil, fmt.Errorf("cpu: sequence context %d is outside [1, %d]", ctxLen, d.info.ContextLength)
 	}
-	need := kvBytes(d.prog.kv, ctxLen)
-	// Free memory understates what the kernel can reclaim (page cache), so
-	// only a cache larger than the machine's memory is refused up front.
+	if err := checkHostMemory(kvBytes(d.prog.kv, ctxLen), fmt.Sprintf("a KV cache of %d tokens", ctxLen)); err != nil {
+		return nil, err
+	}
+	return &Sequence{dev: d, kv: newKVCache(d.prog.kv, ctxLen)}, nil
+}
+
+// checkHostMemory refuses what, of need bytes, when it is larger than the
+// machine's memory. Free memory understates what the kernel can reclaim
+// (page cache), so only that is refused up front.
+func checkHostMemory(need int64, what string) error {
 	var si syscall.Sysinfo_t
 	if syscall.Sysinfo(&si) == nil {
 		if total := int64(si.Totalram) * int64(si.Unit); need > total {
-			return nil, fmt.Errorf("cpu: a KV cache of %d tokens needs %d bytes, the machine has %d: %w", ctxLen, need, total, runtime.ErrOutOfMemory)
+			return fmt.Errorf("cpu: %s needs %d bytes, the machine has %d: %w", what, need, total, runtime.ErrOutOfMemory)
 		}
 	}
-	return &Sequence{dev: d, kv: newKVCache(d.prog.kv, ctxLen)}, nil
+	return nil
 }
 
 // CheckResidency reports whether the weights are still mapped.
@@ -146,8 +153,8 @@ func (s *Sequence) Forward(ctx context.Context, tokens []int32) ([]float32, erro
 		return nil, errors.New("cpu: Forward needs at least one token")
 	case len(tokens) > pr.maxTokens:
 		return nil, fmt.Errorf("cpu: %d tokens in one step; the plan's max_tokens is %d", len(tokens), pr.maxTokens)
-	case s.pos+len(tokens) > s.kv.ctx:
-		return nil, fmt.Errorf("cpu: %d tokens at position %d pass the context of %d: %w", len(tokens), s.pos, s.kv.ctx, runtime.ErrContextFull)
+	case s.pos+len(tokens) > s.kv.positions():
+		return nil, fmt.Errorf("cpu: %d tokens at position %d pass the context of %d: %w", len(tokens), s.pos, s.kv.positions(), runtime.ErrContextFull)
 	}
 	for _, id := range tokens {
 		if id < 0 || int(id) >= pr.vocab {

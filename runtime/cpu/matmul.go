@@ -13,6 +13,19 @@ import (
 // among goroutines. One token uses quant.Dot on the encoded row; several
 // decode each weight row once and reuse it for every token.
 func matmul(threads int, x []float32, nRows int, w *weight, first, out int, bias, y []float32) error {
+	return gemm(threads, x, nRows, w, first, out, bias, y, nRows > 1)
+}
+
+// project is matmul as the program's linear ops run it. A batched program
+// decodes every weight row even for a step of one row, so that a row's
+// arithmetic never depends on how many rows share its step.
+func (pr *program) project(x []float32, nRows int, w *weight, first, out int, bias, y []float32) error {
+	return gemm(pr.threads, x, nRows, w, first, out, bias, y, pr.batched || nRows > 1)
+}
+
+// gemm is matmul, decoding each weight row to float32 once for all rows
+// when decode is set, else (one row) dotting the encoded row directly.
+func gemm(threads int, x []float32, nRows int, w *weight, first, out int, bias, y []float32, decode bool) error {
 	in := w.cols
 	var (
 		mu   sync.Mutex
@@ -20,7 +33,7 @@ func matmul(threads int, x []float32, nRows int, w *weight, first, out int, bias
 	)
 	parallelFor(threads, out, in*nRows, func(lo, hi int) {
 		var row []float32
-		if nRows > 1 {
+		if decode {
 			row = make([]float32, in)
 		}
 		for o := lo; o < hi; o++ {
@@ -28,7 +41,7 @@ func matmul(threads int, x []float32, nRows int, w *weight, first, out int, bias
 			if bias != nil {
 				b = bias[o]
 			}
-			if nRows == 1 {
+			if !decode {
 				y[o] = quant.Dot(w.typ, w.row(first+o), x[:in]) + b
 				continue
 			}
@@ -88,7 +101,7 @@ func (pr *program) linear(n *ir.Node) (func(*stepState) error, error) {
 	}
 	x, y, out := pr.bufs[n.Inputs[0]], pr.bufs[n], cols(n)
 	return func(st *stepState) error {
-		return matmul(pr.threads, x, rows(n, st.t), w, 0, out, bias, y)
+		return pr.project(x, rows(n, st.t), w, 0, out, bias, y)
 	}, nil
 }
 
@@ -130,7 +143,7 @@ func (pr *program) qkv(n *ir.Node) (func(*stepState) error, error) {
 		nRows := rows(n, st.t)
 		for i, w := range ws {
 			part := out[pr.partOffset(n, i):]
-			if err := matmul(pr.threads, x, nRows, w, 0, int(parts[i]), biases[i], part); err != nil {
+			if err := pr.project(x, nRows, w, 0, int(parts[i]), biases[i], part); err != nil {
 				return err
 			}
 		}
@@ -164,10 +177,10 @@ func (pr *program) swigluLinear(n *ir.Node) (func(*stepState) error, error) {
 		if gate == nil {
 			gate, up = make([]float32, pr.maxTokens*f), make([]float32, pr.maxTokens*f)
 		}
-		if err := matmul(pr.threads, x, nRows, wg, 0, f, nil, gate); err != nil {
+		if err := pr.project(x, nRows, wg, 0, f, nil, gate); err != nil {
 			return err
 		}
-		if err := matmul(pr.threads, x, nRows, wu, upFirst, f, nil, up); err != nil {
+		if err := pr.project(x, nRows, wu, upFirst, f, nil, up); err != nil {
 			return err
 		}
 		for i := range out[:nRows*f] {

@@ -14,6 +14,9 @@ type program struct {
 	maxTokens int
 	threads   int
 	vocab     int
+	// batched: the program runs batched steps (batch.go): its linear ops
+	// decode weight rows even for one row (project).
+	batched bool
 	// arena backs every activation when the graph was memory-planned (graph
 	// attr arena_bytes, node attr offset); nil when each node has its own
 	// buffer.
@@ -33,24 +36,47 @@ type step struct {
 	run  func(st *stepState) error
 }
 
-// stepState is one Forward's inputs: T tokens at positions, and the
-// sequence whose cache attention reads and writes.
+// stepState is one step's inputs: T tokens at positions, and the caches
+// attention reads and writes: one sequence's (kv, Forward), or a batch's,
+// each row's sequence named by rowSeq.
 type stepState struct {
 	t         int
 	tokens    []int32 // [T]
-	positions []int32 // [T], pos0 .. pos0+T-1
+	positions []int32 // [T]: pos0 .. pos0+T-1 for one sequence; each row's own in a batch
 	kv        *kvCache
+	seqs      []kvCache // a batch's sequences
+	rowSeq    []int32   // [T] index into seqs; nil when every row is kv's
+}
+
+// cacheOf is the cache of row t's sequence.
+func (st *stepState) cacheOf(t int) *kvCache {
+	if st.rowSeq == nil {
+		return st.kv
+	}
+	return &st.seqs[st.rowSeq[t]]
 }
 
 // newProgram verifies the plan's graph and binds it.
 func newProgram(p *plans.Plan, g *ir.Graph, threads int) (*program, error) {
+	return bindProgram(p, g, threads, false)
+}
+
+// bindProgram verifies g and binds it: for one sequence's steps (logits
+// [1, vocab]), or batched (logits [T, vocab], one row per sequence; see
+// batchGraph).
+func bindProgram(p *plans.Plan, g *ir.Graph, threads int, batched bool) (*program, error) {
 	if err := ir.Verify(g); err != nil {
 		return nil, fmt.Errorf("cpu: the plan's graph does not verify: %w", err)
 	}
-	if len(g.Outputs) != 1 || len(g.Outputs[0].Shape) != 2 || g.Outputs[0].Shape[0] != 1 {
-		return nil, fmt.Errorf("cpu: the graph must have one output of logits [1, vocab]")
+	rows, want := int64(1), "[1, vocab]"
+	if batched {
+		rows, want = ir.T, "[T, vocab]"
+	}
+	if len(g.Outputs) != 1 || len(g.Outputs[0].Shape) != 2 || g.Outputs[0].Shape[0] != rows {
+		return nil, fmt.Errorf("cpu: the graph must have one output of logits %s", want)
 	}
 	pr := &program{
+		batched:   batched,
 		maxTokens: int(g.Attrs["max_tokens"].(int64)), // Verify checked it
 		threads:   threads,
 		bufs:      map[*ir.Node][]float32{},

@@ -1,0 +1,66 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+)
+
+// BatchDevice is a Device that also runs one step for several sequences at
+// once over a paged KV cache (continuous batching). The server drives it
+// with --slots above 1; the sequences' block tables come from
+// runtime/kvcache, which the device never sees: it reads and writes the
+// blocks a step names.
+type BatchDevice interface {
+	Device
+	// NewBatch allocates the paged KV pool and whatever a batched step
+	// needs (activations for cfg.StepTokens rows, per-bucket graphs). It
+	// fails with an error wrapping ErrOutOfMemory when the pool does not
+	// fit; nothing stays allocated then. One Batch at a time per device.
+	NewBatch(cfg BatchConfig) (Batch, error)
+}
+
+// BatchConfig sizes a Batch.
+type BatchConfig struct {
+	// Sequences is the most rows one step takes (the server's slots).
+	Sequences int
+	// StepTokens is the most tokens one step takes over all its rows:
+	// every decoding row's token and the prefill chunks.
+	StepTokens int
+	// BlockTokens is the positions one KV block holds.
+	BlockTokens int
+	// KVBytes is the pool's size in bytes; 0 takes the device's default
+	// (the CPU: Sequences full contexts; a GPU: the memory left after the
+	// weights and the step's activations, less a margin).
+	KVBytes int64
+}
+
+// Batch is a device's paged KV pool and its batched step.
+type Batch interface {
+	// Blocks is how many KV blocks of BlockTokens positions the pool holds:
+	// block ids in BatchRow.Blocks are below it.
+	Blocks() int
+	// KVBytesPerBlock is what one block takes on the device.
+	KVBytesPerBlock() int64
+	// Step runs every row's tokens in one forward pass: each row's tokens
+	// are stored at positions Pos, Pos+1, … of its own blocks and attend to
+	// that sequence's positions up to their own. It returns the logits of
+	// each row's last token, row i at [i·vocab, (i+1)·vocab), valid until
+	// the next Step. A row's logits do not depend on the other rows of the
+	// step (CPU: bit for bit; GPU: within the kernels' tolerance).
+	Step(ctx context.Context, rows []BatchRow) ([]float32, error)
+	// Close frees the pool.
+	Close() error
+}
+
+// BatchRow is one sequence's part of a step.
+type BatchRow struct {
+	Tokens []int32 // a prefill chunk, or the one token a decode step feeds
+	Pos    int     // position of Tokens[0]: how many positions the sequence's cache holds already
+	// Blocks is the sequence's block table: block Blocks[i] holds positions
+	// [i·BlockTokens, (i+1)·BlockTokens); it covers Pos+len(Tokens).
+	Blocks []int32
+}
+
+// ErrBatchRows is wrapped by a Step whose rows break BatchConfig's limits or
+// name blocks outside the pool.
+var ErrBatchRows = errors.New("batched step outside the batch's limits")

@@ -1,0 +1,294 @@
+// Package batching runs many generations on one BatchDevice at once
+// (continuous batching): up to Slots sequences in flight over a paged KV
+// cache (runtime/kvcache), new ones joining between steps, prompts
+// prefilled in chunks beside the running sequences' decode tokens, and
+// prompts that start with cached blocks prefilling only the rest. Each
+// sequence samples and ends by its own request's settings, by the rules
+// runtime.Generate applies (runtime.Generation).
+package batching
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/llama-orch/orc/runtime"
+	"github.com/llama-orch/orc/runtime/kvcache"
+)
+
+// Config sizes a Scheduler.
+type Config struct {
+	Slots        int   // sequences in flight at most
+	PrefillChunk int   // prompt tokens one step takes at most, over all prefilling sequences
+	BlockTokens  int   // positions of one KV block (default 16)
+	KVBytes      int64 // the KV pool; 0: the device's default
+}
+
+// DefaultBlockTokens is the KV block size when Config leaves it 0: vLLM's.
+const DefaultBlockTokens = 16
+
+// ErrNoSlot is returned by Admit when every slot is taken.
+var ErrNoSlot = errors.New("every slot is taken")
+
+// Request is one generation for the scheduler.
+type Request struct {
+	// Ctx ends the generation early (StopCancelled), checked between steps.
+	Ctx    context.Context
+	Prompt []int32
+	// Params: Sampling, MaxTokens, StopTokens, ContextLength (0: the
+	// device's); PrefillChunk is the scheduler's.
+	Params runtime.GenerateParams
+	// OnToken gets each generated token as runtime.Generate's onToken does,
+	// on the scheduler's goroutine: a slow one holds up every sequence.
+	OnToken func(id int32) bool
+	// Done is called once when the generation ends: the result, and an
+	// error when the device failed.
+	Done func(res runtime.GenerateResult, err error)
+}
+
+// Scheduler steps the admitted sequences together. Admit and Step are
+// called from one goroutine; Stats from any.
+type Scheduler struct {
+	batch  runtime.Batch
+	cfg    Config
+	ctxLen int
+	vocab  int
+	step   int // StepTokens of the batch
+
+	mu     sync.Mutex // pool and slots, for Stats
+	pool   *kvcache.Pool
+	slots  []*slot          // nil where free
+	tables []*kvcache.Table // one per slot, reused
+	order  uint64           // admissions so far: prefill goes oldest first
+	// Scratch reused by every step.
+	rows []runtime.BatchRow
+	in   []*slot
+}
+
+// slot is one sequence in flight.
+type slot struct {
+	req      *Request
+	gen      *runtime.Generation
+	table    *kvcache.Table
+	prompt   int
+	fed      int // positions whose keys and values are in the cache
+	admitted uint64
+	start    time.Time // admitted
+	decoding time.Time // first token sampled; zero before
+}
+
+// New makes a scheduler over dev: its batched step and a KV pool.
+func New(dev runtime.BatchDevice, cfg Config) (*Scheduler, error) {
+	info := dev.Info()
+	if cfg.BlockTokens == 0 {
+		cfg.BlockTokens = DefaultBlockTokens
+	}
+	if cfg.Slots < 1 || cfg.PrefillChunk < 1 || cfg.BlockTokens < 1 {
+		return nil, fmt.Errorf("batching: %d slots, prefill chunks of %d, blocks of %d tokens: each must be at least 1", cfg.Slots, cfg.PrefillChunk, cfg.BlockTokens)
+	}
+	stepTokens := max(cfg.PrefillChunk, cfg.Slots)
+	batch, err := dev.NewBatch(runtime.BatchConfig{Sequences: cfg.Slots, StepTokens: stepTokens, BlockTokens: cfg.BlockTokens, KVBytes: cfg.KVBytes})
+	if err != nil {
+		return nil, err
+	}
+	pool, err := kvcache.NewPool(batch.Blocks(), cfg.BlockTokens)
+	if err != nil {
+		batch.Close()
+		return nil, err
+	}
+	s := &Scheduler{
+		batch: batch, cfg: cfg, ctxLen: info.ContextLength, vocab: info.Vocab, step: stepTokens,
+		pool: pool, slots: make([]*slot, cfg.Slots), tables: make([]*kvcache.Table, cfg.Slots),
+		rows: make([]runtime.BatchRow, 0, cfg.Slots), in: make([]*slot, 0, cfg.Slots),
+	}
+	for i := range s.tables {
+		s.tables[i] = kvcache.NewTable(pool.BlocksFor(info.ContextLength))
+	}
+	return s, nil
+}
+
+// Close frees the KV pool; the caller has ended every sequence.
+func (s *Scheduler) Close() error { return s.batch.Close() }
+
+// Stats is the scheduler's state for health and metrics.
+type Stats struct {
+	Slots, Running int
+	KV             kvcache.Stats
+	KVBytes        int64 // the pool's size in bytes
+}
+
+// Stats says how many sequences run and how the KV pool is used.
+func (s *Scheduler) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Stats{Slots: len(s.slots), KV: s.pool.Stats()}
+	st.KVBytes = int64(st.KV.Blocks) * s.batch.KVBytesPerBlock()
+	for _, sl := range s.slots {
+		if sl != nil {
+			st.Running++
+		}
+	}
+	return st
+}
+
+// Running is the number of sequences in flight.
+func (s *Scheduler) Running() int { return s.Stats().Running }
+
+// Positions is how many KV positions a request needs: its prompt and every
+// token it may generate, within the context.
+func (s *Scheduler) positions(r *Request) int {
+	ctxLen := s.contextLength(r)
+	return min(len(r.Prompt)+r.Params.MaxTokens, ctxLen)
+}
+
+func (s *Scheduler) contextLength(r *Request) int {
+	if n := r.Params.ContextLength; n > 0 && n <= s.ctxLen {
+		return n
+	}
+	return s.ctxLen
+}
+
+// Fits reports whether r could ever be admitted: ErrTooLarge (wrapped)
+// when its KV positions need more blocks than the pool holds.
+func (s *Scheduler) Fits(r *Request) error {
+	need := s.pool.BlocksFor(s.positions(r))
+	if need > s.pool.Blocks() {
+		return fmt.Errorf("batching: %d KV positions need %d blocks of %d tokens; the pool holds %d: %w",
+			s.positions(r), need, s.cfg.BlockTokens, s.pool.Blocks(), kvcache.ErrTooLarge)
+	}
+	return nil
+}
+
+// Admit starts r in a free slot with the KV blocks of its prompt and of
+// every token it may generate (taken now, so a running sequence never runs
+// out), its prompt's cached prefix shared. ErrNoSlot or kvcache.ErrNoBlocks:
+// try again after a step; kvcache.ErrTooLarge: never; another error: the
+// request is invalid. Done is not called when Admit fails.
+func (s *Scheduler) Admit(r *Request) error {
+	p := r.Params
+	if p.ContextLength <= 0 || p.ContextLength > s.ctxLen {
+		p.ContextLength = s.ctxLen
+	}
+	gen, err := runtime.NewGeneration(r.Prompt, p, r.OnToken)
+	if err != nil {
+		return err
+	}
+	if err := s.Fits(r); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	free := -1
+	for i, sl := range s.slots {
+		if sl == nil {
+			free = i
+			break
+		}
+	}
+	if free < 0 {
+		return ErrNoSlot
+	}
+	table := s.tables[free]
+	cached, err := s.pool.Acquire(table, r.Prompt, s.positions(r))
+	if err != nil {
+		return err
+	}
+	s.order++
+	s.slots[free] = &slot{req: r, gen: gen, table: table, prompt: len(r.Prompt), fed: cached, admitted: s.order, start: time.Now()}
+	return nil
+}
+
+// Idle reports whether no sequence is in flight.
+func (s *Scheduler) Idle() bool { return s.Running() == 0 }
+
+// Step ends the sequences whose request was cancelled, then runs one
+// batched step: every decoding sequence's token, and prompt chunks of the
+// prefilling ones, oldest first, up to PrefillChunk tokens (and the step's
+// limit). Sequences that end are released and told (Done). A device error
+// ends every sequence of the step with it.
+func (s *Scheduler) Step() {
+	// Only this goroutine writes slots (under mu, for Stats), so it reads
+	// them without the lock.
+	for _, sl := range s.slots {
+		if sl != nil && sl.req.Ctx.Err() != nil {
+			s.finish(sl, runtime.StopCancelled, nil)
+		}
+	}
+	s.rows, s.in = s.rows[:0], s.in[:0]
+	// Decoding sequences first: one token each.
+	for _, sl := range s.slots {
+		if sl != nil && sl.fed >= sl.prompt {
+			s.add(sl, 1)
+		}
+	}
+	budget := min(s.cfg.PrefillChunk, s.step-len(s.rows))
+	for budget > 0 {
+		var next *slot
+		for _, sl := range s.slots {
+			if sl != nil && sl.fed < sl.prompt && !slices.Contains(s.in, sl) && (next == nil || sl.admitted < next.admitted) {
+				next = sl
+			}
+		}
+		if next == nil {
+			break
+		}
+		n := min(next.prompt-next.fed, budget)
+		s.add(next, n)
+		budget -= n
+	}
+	if len(s.rows) == 0 {
+		return
+	}
+	logits, err := s.batch.Step(context.Background(), s.rows)
+	now := time.Now()
+	for i, sl := range s.in {
+		if err != nil {
+			s.finish(sl, "", err)
+			continue
+		}
+		sl.fed += len(s.rows[i].Tokens)
+		s.mu.Lock()
+		s.pool.Commit(sl.table, sl.gen.History(), sl.fed)
+		s.mu.Unlock()
+		if sl.fed < sl.prompt {
+			continue // mid-prompt
+		}
+		if sl.decoding.IsZero() {
+			sl.decoding = now
+		}
+		id := sl.gen.Sampler.Sample(logits[i*s.vocab:(i+1)*s.vocab], sl.gen.Recent(), sl.fed)
+		if reason := sl.gen.Accept(id); reason != "" {
+			s.finish(sl, reason, nil)
+		} else if sl.req.Ctx.Err() != nil {
+			s.finish(sl, runtime.StopCancelled, nil)
+		}
+	}
+}
+
+// add puts n of sl's pending tokens in this step.
+func (s *Scheduler) add(sl *slot, n int) {
+	h := sl.gen.History()
+	s.rows = append(s.rows, runtime.BatchRow{Tokens: h[sl.fed : sl.fed+n], Pos: sl.fed, Blocks: sl.table.Blocks()})
+	s.in = append(s.in, sl)
+}
+
+// finish releases sl's blocks and slot, then tells its request how it
+// ended.
+func (s *Scheduler) finish(sl *slot, reason string, err error) {
+	s.mu.Lock()
+	s.pool.Release(sl.table)
+	s.slots[slices.Index(s.slots, sl)] = nil
+	s.mu.Unlock()
+	now := time.Now()
+	if sl.decoding.IsZero() {
+		sl.gen.Timing(now.Sub(sl.start), 0)
+	} else {
+		sl.gen.Timing(sl.decoding.Sub(sl.start), now.Sub(sl.decoding))
+	}
+	if sl.req.Done != nil {
+		sl.req.Done(sl.gen.End(reason), err)
+	}
+}
