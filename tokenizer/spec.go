@@ -1,6 +1,7 @@
 // Package tokenizer turns text into token ids and back exactly as the models
-// were trained: byte-level BPE (GPT-2, Qwen2, gpt-oss) and SentencePiece BPE
-// (Llama-2, Phi-3), read from GGUF metadata or a Hugging Face tokenizer.json.
+// were trained: byte-level BPE (GPT-2, Qwen2/3, Llama 3, gpt-oss) and
+// SentencePiece BPE (Llama-2, Phi-3, Gemma 3), read from GGUF metadata or a
+// Hugging Face tokenizer.json.
 // A Spec is the plain, serialisable description a plan stores; New builds the
 // working tokenizer from it.
 package tokenizer
@@ -37,9 +38,12 @@ const (
 // Chat template kinds (see RenderChat).
 const (
 	ChatNone    = ""
-	ChatChatML  = "chatml"
-	ChatPhi3    = "phi3"
-	ChatHarmony = "harmony"
+	ChatChatML  = "chatml"  // Qwen2.5
+	ChatQwen3   = "qwen3"   // ChatML with <think> reasoning
+	ChatPhi3    = "phi3"    // Phi-3 mini
+	ChatHarmony = "harmony" // gpt-oss
+	ChatGemma   = "gemma"   // Gemma 3: <start_of_turn>, system folded into the first user turn
+	ChatLlama3  = "llama3"  // Llama 3.x: <|start_header_id|> headers, <|eot_id|>
 )
 
 // Spec holds everything needed to rebuild a tokenizer. Token ids index
@@ -83,7 +87,7 @@ type Spec struct {
 	AddSpacePrefix bool `msgpack:"add_space_prefix"`
 
 	ContextLength int    `msgpack:"context_length,omitempty"` // 0 when unknown
-	Chat          string `msgpack:"chat"`                     // ChatChatML, ChatPhi3, ChatHarmony or ChatNone
+	Chat          string `msgpack:"chat"`                     // one of the Chat* kinds
 	ChatTemplate  string `msgpack:"chat_template,omitempty"`  // the model's jinja text, kept for WriteGGUF
 }
 
@@ -172,7 +176,7 @@ func (s *Spec) Validate() error {
 		}
 	}
 	switch s.Chat {
-	case ChatNone, ChatChatML, ChatPhi3, ChatHarmony:
+	case ChatNone, ChatChatML, ChatQwen3, ChatPhi3, ChatHarmony, ChatGemma, ChatLlama3:
 	default:
 		return fmt.Errorf("tokenizer: unknown chat template kind %q", s.Chat)
 	}

@@ -3,7 +3,9 @@ package tokenizer
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/llama-orch/orc/gguf"
 )
 
@@ -38,6 +41,12 @@ var (
 	hfSpecs   = map[string]*Spec{}
 )
 
+// synthAssets holds the tokenizers compiler/synth embeds (zstd-compressed
+// tokenizer.json and tokenizer_config.json of Qwen3, Gemma 3, Llama 3.1).
+var synthAssets = filepath.Join("..", "compiler", "synth", "assets")
+
+// loadHFSpec reads a family's tokenizer.json from the shared test data, or
+// else with its tokenizer_config.json from the synth assets.
 func loadHFSpec(t testing.TB, family string) *Spec {
 	t.Helper()
 	hfSpecsMu.Lock()
@@ -46,15 +55,43 @@ func loadHFSpec(t testing.TB, family string) *Spec {
 		return s
 	}
 	data, err := os.ReadFile(filepath.Join(shared, "tokenizers", family, "tokenizer.json"))
-	if err != nil {
+	var config []byte
+	if errors.Is(err, fs.ErrNotExist) {
+		data = readAsset(t, family+"-tokenizer.json")
+		config = readAsset(t, family+"-tokenizer_config.json")
+	} else if err != nil {
 		t.Fatal(err)
 	}
 	s, err := SpecFromHFJSON(data)
 	if err != nil {
 		t.Fatalf("%s: %v", family, err)
 	}
+	if config != nil {
+		if err := s.ApplyHFConfig(config); err != nil {
+			t.Fatalf("%s: %v", family, err)
+		}
+	}
 	hfSpecs[family] = s
 	return s
+}
+
+// readAsset decompresses one of compiler/synth's embedded assets.
+func readAsset(t testing.TB, name string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(synthAssets, name+".zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	data, err := dec.DecodeAll(raw, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return data
 }
 
 func TestSpecFromGGUF(t *testing.T) {
