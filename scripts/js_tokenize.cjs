@@ -10,10 +10,6 @@
 //       encodes every string of the corpora (concatenated, in order) with
 //       add_special_tokens=false and decodes the ids with special tokens kept
 //       and no clean-up, as tokenizers' Tokenizer.encode/decode do.
-//   NODE_PATH=DIR/node_modules node scripts/js_tokenize.cjs chat PACKAGE CASES OUT
-//       renders every case {messages, add_generation_prompt, kwargs} of CASES
-//       with the package's own chat template (transformers.js runs the
-//       template with @huggingface/jinja) and writes the texts.
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -45,21 +41,9 @@ function golden(pkg, name, out, corpora) {
   console.log(`golden ${name}: ${strings.length} strings, ${ids.reduce((n, x) => n + x.length, 0)} ids -> ${out}`);
 }
 
-function chat(pkg, casesPath, out) {
-  const tok = load(pkg);
-  const cases = JSON.parse(fs.readFileSync(casesPath, "utf8"));
-  const texts = cases.map((c) => tok.apply_chat_template(c.messages, {
-    tokenize: false, add_generation_prompt: c.add_generation_prompt, ...(c.kwargs || {}),
-  }));
-  fs.writeFileSync(out, JSON.stringify({ template: `@lenml/tokenizer-${pkg}`, texts }, null, 1) + "\n");
-  console.log(`chat ${pkg}: ${cases.length} cases -> ${out}`);
-}
-
 const [cmd, ...args] = process.argv.slice(2);
 if (cmd === "golden" && args.length >= 4) {
   golden(args[0], args[1], args[2], args.slice(3));
-} else if (cmd === "chat" && args.length === 3) {
-  chat(...args);
 } else {
   console.error(fs.readFileSync(__filename, "utf8").split("\n").filter((l) => l.startsWith("//")).join("\n"));
   process.exit(2);

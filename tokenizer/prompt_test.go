@@ -13,7 +13,7 @@ func TestEncodePrompt(t *testing.T) {
 	if got := EncodePrompt(phi, "Hi"); !slices.Equal(got, []int32{1, 6324}) {
 		t.Errorf("Phi-3 plain prompt %v, want bos then ▁Hi", got)
 	}
-	chat, _ := RenderChat(ChatPhi3, []Message{{Role: "user", Content: "Hi"}}, true)
+	chat, _ := RenderChat(ChatPhi3, []Message{{Role: "user", Content: "Hi"}}, ChatOptions{GenerationPrompt: true})
 	if got := EncodePrompt(phi, chat); !slices.Equal(got, []int32{1, 32010, 6324, 32007, 32001}) {
 		t.Errorf("Phi-3 chat prompt %v: want one bos", got)
 	}

@@ -9,6 +9,7 @@ package tokenizer
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -135,6 +136,11 @@ func (s *Spec) StopIDs() []int32 {
 		}
 	}
 	return out
+}
+
+// IsSpecialID reports whether id is bos, eos, pad, unk or a stop id.
+func (s *Spec) IsSpecialID(id int32) bool {
+	return id == s.BOS || id == s.EOS || id == s.PAD || id == s.UNK || slices.Contains(s.EOSIDs, id)
 }
 
 // Validate checks that the arrays agree and every id is in range, so that a
