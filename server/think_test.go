@@ -139,7 +139,7 @@ func TestThinkChatCompletion(t *testing.T) {
 	}
 	for body, param := range map[string]string{
 		`{"messages":[{"role":"user","content":"Hi"}],"chat_template_kwargs":{"tools_in_user_message":true}}`: "chat_template_kwargs.tools_in_user_message",
-		`{"messages":[{"role":"user","content":"Hi"}],"chat_template_kwargs":{"enable_thinking":"no"}}`:      "chat_template_kwargs.enable_thinking",
+		`{"messages":[{"role":"user","content":"Hi"}],"chat_template_kwargs":{"enable_thinking":"no"}}`:       "chat_template_kwargs.enable_thinking",
 	} {
 		r, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
 		if err != nil {
