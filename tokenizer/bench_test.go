@@ -89,7 +89,7 @@ func TestWriteBenchText(t *testing.T) {
 // figure compared with Hugging Face tokenizers.
 func BenchmarkEncode(b *testing.B) {
 	text := benchText(b)
-	for _, family := range []string{"qwen2.5", "gpt-oss"} {
+	for _, family := range []string{"qwen2.5", "gpt-oss", "qwen3", "gemma3", "llama3"} {
 		tok, err := New(loadHFSpec(b, family))
 		if err != nil {
 			b.Fatal(err)
