@@ -50,9 +50,10 @@ type ChatOptions struct {
 // conversation does not start with a system message.
 const qwenDefaultSystem = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
 
-// harmonyNow supplies the Harmony system message's "Current date" (the
-// template's strftime_now); tests pin it.
-var harmonyNow = time.Now
+// chatNow supplies the date templates write (the Harmony system message's
+// "Current date", Llama 3.2's "Today Date": the templates' strftime_now);
+// tests pin it.
+var chatNow = time.Now
 
 // ChatPrompt is a rendered conversation: the prompt text and which bytes
 // of it came from messages. Encoded with Tokenizer.EncodeChat, control
@@ -138,6 +139,10 @@ func RenderChatPrompt(kind string, msgs []Message, opt ChatOptions) (ChatPrompt,
 		}
 	case ChatLlama3:
 		renderLlama3(&c, msgs, addGenerationPrompt)
+	case ChatLlama31:
+		renderLlama31(&c, msgs, "26 Jul 2024", addGenerationPrompt)
+	case ChatLlama32:
+		renderLlama31(&c, msgs, chatNow().Format("02 Jan 2006"), addGenerationPrompt)
 	case ChatNone:
 		return ChatPrompt{}, fmt.Errorf("tokenizer: this model has no chat template; send a plain prompt")
 	default:
@@ -212,7 +217,7 @@ func renderPhi3(b *chatBuilder, msgs []Message) {
 func renderHarmony(b *chatBuilder, msgs []Message, addGenerationPrompt bool) error {
 	b.markup("<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\n" +
 		"Knowledge cutoff: 2024-06\n" +
-		"Current date: " + harmonyNow().Format("2006-01-02") + "\n\n" +
+		"Current date: " + chatNow().Format("2006-01-02") + "\n\n" +
 		"Reasoning: medium\n\n" +
 		"# Valid channels: analysis, commentary, final. Channel must be included for every message.<|end|>")
 	if len(msgs) > 0 && (msgs[0].Role == "developer" || msgs[0].Role == "system") {

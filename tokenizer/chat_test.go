@@ -8,8 +8,8 @@ import (
 )
 
 func TestRenderChat(t *testing.T) {
-	harmonyNow = func() time.Time { return time.Date(2025, 8, 5, 12, 0, 0, 0, time.UTC) }
-	defer func() { harmonyNow = time.Now }()
+	chatNow = func() time.Time { return time.Date(2025, 8, 5, 12, 0, 0, 0, time.UTC) }
+	defer func() { chatNow = time.Now }()
 	user := Message{Role: "user", Content: "Hi!"}
 	sys := Message{Role: "system", Content: "Be brief."}
 	asst := Message{Role: "assistant", Content: "Hello."}

@@ -44,7 +44,12 @@ const (
 	ChatPhi3    = "phi3"    // Phi-3 mini
 	ChatHarmony = "harmony" // gpt-oss
 	ChatGemma   = "gemma"   // Gemma 3: <start_of_turn>, system folded into the first user turn
-	ChatLlama3  = "llama3"  // Llama 3.x: <|start_header_id|> headers, <|eot_id|>
+	ChatLlama3  = "llama3"  // Llama 3: <|start_header_id|> headers, <|eot_id|>
+	// Llama 3.1 and 3.3: Llama 3 with a system turn always first, holding
+	// the knowledge cutoff and the fixed date "26 Jul 2024".
+	ChatLlama31 = "llama3.1"
+	// Llama 3.2: as 3.1, dated today (the template's strftime_now).
+	ChatLlama32 = "llama3.2"
 )
 
 // Spec holds everything needed to rebuild a tokenizer. Token ids index
@@ -182,7 +187,7 @@ func (s *Spec) Validate() error {
 		}
 	}
 	switch s.Chat {
-	case ChatNone, ChatChatML, ChatQwen3, ChatPhi3, ChatHarmony, ChatGemma, ChatLlama3:
+	case ChatNone, ChatChatML, ChatQwen3, ChatPhi3, ChatHarmony, ChatGemma, ChatLlama3, ChatLlama31, ChatLlama32:
 	default:
 		return fmt.Errorf("tokenizer: unknown chat template kind %q", s.Chat)
 	}

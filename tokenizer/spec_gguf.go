@@ -220,6 +220,10 @@ func chatKind(template, arch string) string {
 		return ChatChatML
 	case has("<start_of_turn>"):
 		return ChatGemma
+	case has("<|start_header_id|>") && has("Cutting Knowledge Date") && has("strftime_now"):
+		return ChatLlama32
+	case has("<|start_header_id|>") && has("Cutting Knowledge Date"):
+		return ChatLlama31
 	case has("<|start_header_id|>"):
 		return ChatLlama3
 	case has("<|user|>") && has("<|assistant|>"):
