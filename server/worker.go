@@ -70,8 +70,8 @@ type jobOutput struct {
 func (s *Server) newJobOutput(j *activeJob) *jobOutput {
 	out := &jobOutput{s: s, j: j, log: s.log.With("job_id", j.id, "correlation_id", j.correlation), stop: stopMatcher{stops: j.stop}}
 	out.dec = plainText{s.tok.NewStream()}
-	if j.harmony != nil {
-		out.dec = newHarmonyParser(s.tok, j.harmony)
+	if j.reply != nil {
+		out.dec = j.reply()
 	}
 	return out
 }
@@ -99,8 +99,8 @@ func (o *jobOutput) deliver(channel, text string) (stopped bool) {
 		return false
 	}
 	if channel != o.held {
-		// A new Harmony message: what was held ends the previous one, and
-		// no stop string spans two messages.
+		// A new message (Harmony) or part (reasoning, answer): what was
+		// held ends the previous one, and no stop string spans two.
 		o.emit(o.held, o.stop.flush())
 		o.held = channel
 	}
@@ -166,7 +166,8 @@ func (s *Server) failJob(j *activeJob, log *slog.Logger, err error) {
 }
 
 // detokenizer turns generated ids into text: plain text for /execute and
-// completions, text by Harmony channel for gpt-oss chat completions.
+// completions, text by channel (reasoning on channelAnalysis) for the chat
+// completions of reasoning models.
 type detokenizer interface {
 	push(id int32) (channel, text string)
 	flush() (channel, text string)
