@@ -87,12 +87,18 @@ func (w *moeWeights) data(name string) []byte {
 // moeGraph is x = embed(table, tokens); y_i = moe_i(x) for i < k over
 // layer i's copy of the weights; the logits are last(y_{k-1}).
 func moeGraph(t *testing.T, k int) (*ir.Graph, *plans.Manifest) {
+	return moeGraphSteps(t, k, 8, 16)
+}
+
+// moeGraphSteps is moeGraph for steps of up to maxTokens tokens and a
+// context of ctx.
+func moeGraphSteps(t *testing.T, k, maxTokens, ctx int) (*ir.Graph, *plans.Manifest) {
 	t.Helper()
 	g := ir.New()
-	g.Attrs["max_tokens"] = int64(8)
+	g.Attrs["max_tokens"] = int64(maxTokens)
 	man := &plans.Manifest{CompilerVersion: "codegen/cuda test", Target: "sm_90",
-		Model:  plans.Model{Name: "moe", Arch: "moe", NLayer: 1, Vocab: moeD, ContextLength: 16},
-		Memory: plans.Memory{MaxTokens: 8}}
+		Model:  plans.Model{Name: "moe", Arch: "moe", NLayer: 1, Vocab: moeD, ContextLength: ctx},
+		Memory: plans.Memory{MaxTokens: maxTokens}}
 	weight := func(name string, dt ir.DType, shape ir.Shape) *ir.Node {
 		gt, _ := gguf.TypeByName(dt.String())
 		man.Tensors = append(man.Tensors, plans.Tensor{Name: name, DType: dt.String(), Shape: shape, Bytes: gt.RowBytes(shape.Elems(1))})
@@ -239,6 +245,40 @@ func checkMoESteps(t *testing.T, w *moeWeights, dev *rcuda.Device, k int) {
 			t.Errorf("%d blocks, %d tokens ending in %d: relative error %.2e, bound %.0e", k, len(in), tok, e, bound)
 		} else if k == 1 {
 			t.Logf("%d tokens ending in %d: relative error %.2e", len(in), tok, e)
+		}
+	}
+}
+
+// TestGPUMoELongPrefill: prefill steps of up to 512 tokens, so that an
+// expert's slots fill more than one GEMM tile (moeBM) and its last slot sits
+// at different places in its last tile; each step's last row against the
+// float64 reference.
+func TestGPUMoELongPrefill(t *testing.T) {
+	gpuOnly(t)
+	w := newMoEWeights()
+	g, man := moeGraphSteps(t, 1, 512, 2048)
+	dev := openGPUPlan(t, g, man, 2048, w.data)
+	defer dev.Close()
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{512, 300, 129, 64, 511} {
+		seq, err := dev.NewSequence(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := make([]int32, n)
+		for i := range in {
+			in[i] = int32(r.IntN(moeVocab))
+		}
+		got, err := seq.Forward(context.Background(), in)
+		seq.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok := int(in[n-1])
+		if e := relErr(got, w.reference(tok)); e > moePrefillTolerance {
+			t.Errorf("%d tokens ending in %d: relative error %.2e, bound %.0e", n, tok, e, moePrefillTolerance)
+		} else {
+			t.Logf("%d tokens ending in %d: relative error %.2e", n, tok, e)
 		}
 	}
 }
