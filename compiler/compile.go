@@ -20,13 +20,29 @@ type Options struct {
 	Model     string // GGUF file
 	Out       string // plan directory
 	Target    string // "cpu" or a CUDA arch like "sm_90"
-	MaxTokens int    // largest T of one step (prefill chunk)
+	MaxTokens int    // largest T of one step (prefill chunk); 0: DefaultMaxTokens
 	Tokenizer string // optional tokenizer.json stored instead of the GGUF's vocabulary
 	DumpAfter string // print the IR after this pass to Dump
 	Dump      io.Writer
 	EmitOnly  bool // CUDA targets: write the CUDA source without running nvcc
 	Verify    bool // verify the IR after every pass
 	Force     bool // write the plan even where Out holds something that is not a plan
+}
+
+// DefaultMaxTokens is the prefill step of a plan compiled without one: 512
+// tokens, and 2048 for a mixture of experts, whose expert GEMMs then get
+// four times the slots per dequantized weight tile (gpt-oss-20b on an H200:
+// pp4096 11,052 → 15,955 tok/s, decode unchanged); at most the model's
+// context.
+func DefaultMaxTokens(h arch.Hparams) int {
+	n := 512
+	if h.NExpert > 0 {
+		n = 2048
+	}
+	if h.NCtx > 0 {
+		n = min(n, h.NCtx)
+	}
+	return n
 }
 
 // Compile turns a GGUF model into a plan: read → arch.Load → Lower →
@@ -46,6 +62,9 @@ func Compile(o Options) error {
 	m, err := arch.Load(f)
 	if err != nil {
 		return err
+	}
+	if o.MaxTokens == 0 {
+		o.MaxTokens = DefaultMaxTokens(m.H)
 	}
 	g, err := Lower(m, o.MaxTokens)
 	if err != nil {

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"errors"
+	"github.com/llama-orch/orc/compiler/arch"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,6 +126,25 @@ func TestCompileTokenizerJSON(t *testing.T) {
 		}
 		if spec.Kind != c.kind {
 			t.Errorf("tokenizer %q: plan's tokenizer kind %q, want %q", c.json, spec.Kind, c.kind)
+		}
+	}
+}
+
+// A plan's prefill step without --max-tokens: 512, 2048 for a mixture of
+// experts, never past the model's context.
+func TestDefaultMaxTokens(t *testing.T) {
+	for _, c := range []struct {
+		h    arch.Hparams
+		want int
+	}{
+		{arch.Hparams{NCtx: 32768}, 512},
+		{arch.Hparams{NCtx: 131072, NExpert: 32, NExpertUsed: 4}, 2048},
+		{arch.Hparams{NCtx: 1024, NExpert: 4, NExpertUsed: 2}, 1024},
+		{arch.Hparams{NCtx: 256}, 256},
+		{arch.Hparams{}, 512},
+	} {
+		if got := DefaultMaxTokens(c.h); got != c.want {
+			t.Errorf("DefaultMaxTokens(ctx %d, experts %d) = %d, want %d", c.h.NCtx, c.h.NExpert, got, c.want)
 		}
 	}
 }

@@ -17,7 +17,7 @@ type compileCmd struct {
 	Force     bool   `help:"Write the plan even where -o holds something else (a file there is replaced; a directory keeps its other files)."`
 	Device    string `enum:"auto,cpu,cuda" default:"auto" help:"Target device: cuda, cpu (reference device), or auto: cuda where nvcc is installed (or with --emit-only), else cpu."`
 	Arch      string `default:"sm_90" help:"CUDA architecture to compile for (with --device cuda)."`
-	MaxTokens int    `default:"512" help:"Largest number of tokens in one step (the prefill chunk)."`
+	MaxTokens int    `help:"Largest number of tokens in one step (the prefill chunk; default 512, 2048 for a mixture of experts, at most the model's context)."`
 	Tokenizer string `type:"existingfile" help:"tokenizer.json to store instead of the GGUF's vocabulary."`
 	DumpAfter string `help:"Print the IR after this pass to stderr."`
 	EmitOnly  bool   `help:"CUDA: write the kernel sources without running nvcc."`
