@@ -28,7 +28,7 @@ func TestCompileErrors(t *testing.T) {
 		{"missing file", Options{Model: filepath.Join(dir, "absent.gguf"), Out: out, Target: "cpu", MaxTokens: 8}, "absent.gguf"},
 		{"not gguf", Options{Model: notGGUF, Out: out, Target: "cpu", MaxTokens: 8}, "GGUF"},
 		{"bad target", Options{Model: stories, Out: out, Target: "tpu", MaxTokens: 8}, "unknown target"},
-		{"bad max tokens", Options{Model: stories, Out: out, Target: "cpu", MaxTokens: 0}, "max tokens"},
+		{"bad max tokens", Options{Model: stories, Out: out, Target: "cpu", MaxTokens: -1}, "max tokens"},
 		{"bad dump pass", Options{Model: stories, Out: out, Target: "cpu", MaxTokens: 8, DumpAfter: "nope", Dump: os.Stderr}, "not a pass"},
 		{"bad tokenizer", Options{Model: stories, Out: out, Target: "cpu", MaxTokens: 8, Tokenizer: notGGUF}, "not.gguf"},
 		// Qwen2.5's 151k-token tokenizer.json cannot serve stories' 512 rows.
