@@ -28,9 +28,11 @@ demo: setup-demo build
 	bash scripts/demo.sh
 	bash scripts/demo_orcd.sh
 
+# codegen/cuda compiles every tiny preset with nvcc: on two busy cores that
+# passed Go's default 10 minutes a package (CI allows 90 in all).
 test: setup
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 
 # Binaries for scripts/gpu_acceptance.sh on a GPU host (which has no Go).
 gpu-bundle: build
