@@ -25,10 +25,6 @@ func TestGoldens(t *testing.T) {
 		name := tp.preset + "-" + string(tp.quant)
 		t.Run(name, func(t *testing.T) {
 			out, _ := tinyOutput(t, tp.preset, tp.quant)
-			sched, err := json.MarshalIndent(out.Kernels, "", " ")
-			if err != nil {
-				t.Fatal(err)
-			}
 			// The template families are the same for every model: one
 			// golden; each model's constants and kernels: its own.
 			i := strings.Index(out.Source, modelPart)
@@ -37,16 +33,26 @@ func TestGoldens(t *testing.T) {
 			}
 			golden(t, "families.cu", []byte(out.Source[:i]))
 			golden(t, name+".cu", []byte(out.Source[i:]))
-			golden(t, name+".schedule.json", append(sched, '\n'))
+			golden(t, name+".schedule.json", scheduleJSON(t, out))
 		})
 	}
+}
+
+// scheduleJSON is an output's schedules as their goldens hold them.
+func scheduleJSON(t *testing.T, out *cuda.Output) []byte {
+	t.Helper()
+	sched, err := json.MarshalIndent(out.Kernels, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(sched, '\n')
 }
 
 func golden(t *testing.T, file string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", file)
 	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(path, got, 0o644); err != nil {

@@ -63,11 +63,18 @@ func tinyPlan(t *testing.T, preset string, q synth.Quant) (*ir.Graph, *plans.Man
 func tinyOutput(t *testing.T, preset string, q synth.Quant) (*cuda.Output, *plans.Manifest) {
 	t.Helper()
 	g, man, _ := tinyPlan(t, preset, q)
-	out, err := cuda.Generate(g, man, cuda.Options{})
+	return generate(t, g, man, ""), man
+}
+
+// generate is cuda.Generate's output for a planned graph and its manifest,
+// for arch ("": the default).
+func generate(t *testing.T, g *ir.Graph, man *plans.Manifest, arch string) *cuda.Output {
+	t.Helper()
+	out, err := cuda.Generate(g, man, cuda.Options{Arch: arch})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out, man
+	return out
 }
 
 // lowerGPU lowers a GGUF model, runs the GPU pipeline and returns the graph,
