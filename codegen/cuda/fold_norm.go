@@ -1,8 +1,6 @@
 package cuda
 
 import (
-	"fmt"
-
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
@@ -78,14 +76,14 @@ func (e *emitter) takesMMA(u *ir.Node) bool {
 // where the norm of x is folded (foldedNorm, XNorm), else x's int16 codes
 // and scales (XCodes), after the launch quantizing x unless its producer
 // did.
-func (e *emitter) mmaInput(c *call, x *ir.Node, in int64) ([]plans.Launch, string, error) {
+func (e *emitter) mmaInput(c *call, x *ir.Node, in int64) ([]plans.Launch, mmaX, error) {
 	norm := e.foldedNorm(x)
 	if norm == nil {
 		quant, err := e.quantizedX(c, x, in)
 		for range 4 {
 			c.null()
 		}
-		return quant, "XCodes", err
+		return quant, mmaX{}, err
 	}
 	c.null()
 	c.null()
@@ -109,5 +107,5 @@ func (e *emitter) mmaInput(c *call, x *ir.Node, in int64) ([]plans.Launch, strin
 	} else {
 		c.null()
 	}
-	return nil, fmt.Sprintf("XNorm<%s, %s, %t>", e.normConfig(norm), wa, add), err
+	return nil, mmaX{folded: true, norm: e.normConfig(norm), w: wa, add: add}, err
 }

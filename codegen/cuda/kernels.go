@@ -19,7 +19,7 @@ type instance struct {
 	MinBlocks int // blocks per SM its registers must allow (0: no bound)
 	Params    []param
 	Fn        string   // device template, e.g. linear_gemv
-	TArgs     []string // its template arguments
+	TArgs     any      // its template arguments: its family's struct (targs.go)
 	Args      []string // its call arguments (parameter names, or nullptr)
 	// StartsLate: the grid before this kernel's should let it launch only
 	// when it completes, in a decode step (kernelSet.launchAtEnd); then
@@ -75,7 +75,7 @@ func (k *instance) Acquired() string {
 
 // Call is the body's one statement.
 func (k *instance) Call() string {
-	return fmt.Sprintf("%s<%s>(%s);", k.Fn, strings.Join(k.TArgs, ", "), strings.Join(k.Args, ", "))
+	return fmt.Sprintf("%s<%s>(%s);", k.Fn, strings.Join(renderTArgs(k.TArgs), ", "), strings.Join(k.Args, ", "))
 }
 
 // kernelSet collects kernel instances and config structs, each once, in the
@@ -94,7 +94,7 @@ func newKernelSet() *kernelSet {
 // add registers k under a name made from its function and template
 // arguments (which fix its code) and returns the name.
 func (s *kernelSet) add(k *instance) string {
-	k.Name = k.Fn + "_" + cIdent(strings.Join(k.TArgs, "_"))
+	k.Name = k.Fn + "_" + cIdent(strings.Join(renderTArgs(k.TArgs), "_"))
 	if k.LaunchesAtEnd {
 		k.Name += "_at_end"
 	}

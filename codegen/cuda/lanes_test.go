@@ -41,19 +41,19 @@ func TestIntLanes(t *testing.T) {
 func TestMMAWarps(t *testing.T) {
 	for _, c := range []struct {
 		name    string
-		ga, ua  string
+		ga, ua  accessor
 		in      int64
 		nw, upw int64
 		ok      bool
 	}{
-		{"Phi-3-mini (12 super-blocks)", "W_q4_k<196608>", "W_q4_k<196608>", 3072, 6, 2, true},
-		{"Llama-2-7B (16)", "W_q4_k<176128>", "W_q4_k<176128>", 4096, 8, 2, true},
-		{"Llama-3-8B-sized (16, 14336 columns)", "W_q4_k<229376>", "W_q4_k<229376>", 4096, 8, 2, true},
-		{"Qwen2.5-0.5B (896: not whole super-blocks)", "W_q4_k<3500>", "W_q4_k<3500>", 896, 0, 0, false},
-		{"Q5_K split", "W_q5_k_split<196608>", "W_q5_k_split<196608>", 3072, 6, 2, true},
-		{"Q5_K in GGUF order (no MmaCodes)", "W_q5_k<196608>", "W_q5_k<196608>", 3072, 0, 0, false},
-		{"gate and up in different layouts", "W_q4_k<196608>", "W_q6_k_split<196608>", 3072, 0, 0, false},
-		{"27 super-blocks: 9 warps of 3 is too many", "W_q4_k<9>", "W_q4_k<9>", 6912, 0, 0, false},
+		{"Phi-3-mini (12 super-blocks)", accessor{dtype: ir.Q4_K, blocks: 196608}, accessor{dtype: ir.Q4_K, blocks: 196608}, 3072, 6, 2, true},
+		{"Llama-2-7B (16)", accessor{dtype: ir.Q4_K, blocks: 176128}, accessor{dtype: ir.Q4_K, blocks: 176128}, 4096, 8, 2, true},
+		{"Llama-3-8B-sized (16, 14336 columns)", accessor{dtype: ir.Q4_K, blocks: 229376}, accessor{dtype: ir.Q4_K, blocks: 229376}, 4096, 8, 2, true},
+		{"Qwen2.5-0.5B (896: not whole super-blocks)", accessor{dtype: ir.Q4_K, blocks: 3500}, accessor{dtype: ir.Q4_K, blocks: 3500}, 896, 0, 0, false},
+		{"Q5_K split", accessor{dtype: ir.Q5_K, split: true, blocks: 196608}, accessor{dtype: ir.Q5_K, split: true, blocks: 196608}, 3072, 6, 2, true},
+		{"Q5_K in GGUF order (no MmaCodes)", accessor{dtype: ir.Q5_K, blocks: 196608}, accessor{dtype: ir.Q5_K, blocks: 196608}, 3072, 0, 0, false},
+		{"gate and up in different layouts", accessor{dtype: ir.Q4_K, blocks: 196608}, accessor{dtype: ir.Q6_K, split: true, blocks: 196608}, 3072, 0, 0, false},
+		{"27 super-blocks: 9 warps of 3 is too many", accessor{dtype: ir.Q4_K, blocks: 9}, accessor{dtype: ir.Q4_K, blocks: 9}, 6912, 0, 0, false},
 	} {
 		nw, upw, ok := mmaWarps(c.ga, c.ua, c.in)
 		if nw != c.nw || upw != c.upw || ok != c.ok {

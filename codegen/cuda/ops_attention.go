@@ -127,7 +127,7 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 		store.arg(cCache, "kc", kc)
 		store.arg(cCache, "vc", vc)
 		e.stateArg(store)
-		if ls, err = e.emit(store, "kv_store", 256, gridElems(0, kvh*hd, 256), cfg); err != nil {
+		if ls, err = e.emit(store, "kv_store", 256, gridElems(0, kvh*hd, 256), configArgs{cfg}); err != nil {
 			return nil, err
 		}
 	}
@@ -136,7 +136,7 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	att.ptr(e, cIn, "q", q)
 	att.arg(cCache, "kc", kc)
 	att.arg(cCache, "vc", vc)
-	sinks := "B_none"
+	sinks := noWeight
 	if len(n.Inputs) == 4 {
 		if sinks, err = e.vectorAccessor(n.Inputs[3], heads); err != nil {
 			return nil, err
@@ -151,19 +151,19 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	q8 := "false"
+	q8 := false
 	if hd%32 == 0 {
 		q8 = e.quantizes(att, n, out, heads*hd)
 	} else {
 		att.null()
 		att.null()
 	}
-	targs := []string{cfg, sinks, fmt.Sprint(len(n.Inputs) == 4), q8}
+	targs := attendArgs{A: cfg, S: sinks, Sinks: len(n.Inputs) == 4, Q8: q8}
 	var la []plans.Launch
 	if e.prefill {
 		e.stateArg(att)
 		g := grid{a: [3]int64{heads / kvh, 0, 0}, b: [3]int64{0, kvh, 1}, div: [3]int64{prefillRows, 0, 0}}
-		la, err = e.emit(att, "attend_prefill", attWarps*32, g, targs...)
+		la, err = e.emit(att, "attend_prefill", attWarps*32, g, targs)
 		if err == nil {
 			la[0].Smem = int(prefillSmem(hd))
 		}
@@ -173,7 +173,8 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 		att.arg("int* __restrict__", "counters", plans.Arg{Kind: plans.ArgArena, Offset: e.attn.counters})
 		e.stateArg(att)
 		g := grid{b: [3]int64{d.splits, kvh, d.groups}}
-		la, err = e.emit(att, "attend_decode", attWarps*32, g, append(targs, cInt(d.splits))...)
+		targs.Splits = d.splits
+		la, err = e.emit(att, "attend_decode", attWarps*32, g, targs)
 		if err == nil {
 			la[0].Smem = int(d.smem())
 		}

@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/plans"
@@ -50,14 +49,15 @@ func (c *call) null() { c.args = append(c.args, "nullptr") }
 // stateArg is the whole step-state block (kernels read T from it).
 func (e *emitter) stateArg(c *call) { c.arg(cInts, "state", plans.Arg{Kind: plans.ArgState}) }
 
-// emit registers the kernel and returns its one launch.
-func (e *emitter) emit(c *call, fn string, threads int, g grid, targs ...string) ([]plans.Launch, error) {
-	return e.emitBounded(c, fn, threads, 0, g, targs...)
+// emit registers the kernel (device template fn, its family's template
+// arguments targs) and returns its one launch.
+func (e *emitter) emit(c *call, fn string, threads int, g grid, targs any) ([]plans.Launch, error) {
+	return e.emitBounded(c, fn, threads, 0, g, targs)
 }
 
 // emitBounded is emit for a kernel whose registers must let minBlocks
 // blocks share an SM.
-func (e *emitter) emitBounded(c *call, fn string, threads, minBlocks int, g grid, targs ...string) ([]plans.Launch, error) {
+func (e *emitter) emitBounded(c *call, fn string, threads, minBlocks int, g grid, targs any) ([]plans.Launch, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
@@ -67,9 +67,9 @@ func (e *emitter) emitBounded(c *call, fn string, threads, minBlocks int, g grid
 
 // matrix checks a weight [out, in] against the input width and returns its
 // accessor and out.
-func (e *emitter) matrix(w *ir.Node, in int64) (string, int64, error) {
+func (e *emitter) matrix(w *ir.Node, in int64) (accessor, int64, error) {
 	if len(w.Shape) != 2 || w.Shape[1] != in {
-		return "", 0, fmt.Errorf("weight %q is %v, want [out, %d]", w.Str("name"), w.Shape, in)
+		return noWeight, 0, fmt.Errorf("weight %q is %v, want [out, %d]", w.Str("name"), w.Shape, in)
 	}
 	acc, err := e.accessor(w)
 	return acc, w.Shape[0], err
@@ -77,10 +77,10 @@ func (e *emitter) matrix(w *ir.Node, in int64) (string, int64, error) {
 
 // bias is the accessor of an optional bias input (B_none when absent) and
 // adds its parameter.
-func (e *emitter) bias(c *call, b *ir.Node, out int64, name string) string {
+func (e *emitter) bias(c *call, b *ir.Node, out int64, name string) accessor {
 	if b == nil {
 		c.null()
-		return "B_none"
+		return noWeight
 	}
 	acc, err := e.vectorAccessor(b, out)
 	if err != nil && c.err == nil {
@@ -104,13 +104,15 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 		return nil, err
 	}
 	if e.takesGEMM(n) {
-		return e.emitGEMM(c, n, in, out, "gemm_linear", wa, ba, cInt(in), cInt(out))
+		return e.emitGEMM(c, n, in, out, "gemm_linear", func(bm, bn int64) any {
+			return gemmLinearArgs{W: wa, B: ba, In: in, Out: out, BM: bm, BN: bn}
+		})
 	}
 	g := gridRowsY(ceilDiv(out, 4), rowsOf(x))
 	if !e.takesIntDot(n) {
 		c.ptr(e, cIn, "x", x)
 		c.ptr(e, cOut, "y", n)
-		return e.emit(c, "linear_gemv", linThreads, g, wa, ba, cInt(in), cInt(out))
+		return e.emit(c, "linear_gemv", linThreads, g, linearGEMVArgs{W: wa, B: ba, In: in, Out: out})
 	}
 	s, blocks := linearQ8Blocks(n.Inputs[1].DType, in, out)
 	stage := e.stagesX(x, in, blocks)
@@ -141,11 +143,13 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 		}
 	}
 	oneGroup := intDot[n.Inputs[1].DType] == 32 && in/32 <= s
-	da := dotAccessor(wa)
-	if residentBound(stage, blocks) > 0 && n.Inputs[1].DType == ir.Q6_K {
-		da = da[:len(da)-1] + ", true>" // dot8_q6_k's BOUNDED form
-	}
-	return e.intDot(c, y, x, in, "linear_q8", linThreads, blocks, stream{}, stage, oneGroup, outs, da, ba, cInt(in), cInt(out), cInt(s), fmt.Sprint(stage), fmt.Sprint(greedy), resRead(residual != nil))
+	da := wa.dotted()
+	// dot8_q6_k's BOUNDED form where registers must let a staged grid's
+	// blocks share the SMs.
+	da.bounded = residentBound(stage, blocks) > 0 && n.Inputs[1].DType == ir.Q6_K
+	return e.intDot(c, y, x, in, "linear_q8", linThreads, blocks, stream{}, stage, oneGroup, outs, func(t dotTail) any {
+		return linearQ8Args{W: da, B: ba, In: in, Out: out, S: s, QX: stage, Greedy: greedy, Res: resReadOf(residual != nil), dotTail: t}
+	})
 }
 
 // leavesGreedy reports whether linear n over x is the LM head of one token
@@ -191,11 +195,12 @@ func (e *emitter) stagesX(x *ir.Node, in, blocks int64) bool {
 // already in c) after the launch quantizing x, unless the kernel stages x
 // itself: it adds the int16 activations (nullptrs when staged), the value
 // y it writes (its node's, or an add's sum: sumWriter), what outs adds
-// after it (unless nil), and the state, and the template arguments EARLY
-// (fetchesEarly), rows and token tile after targs, and the stream's shared
-// memory for a kernel that streams (st.smem > 0). blocksX blocks of threads
-// cover the output columns, or st.blocks stream them.
-func (e *emitter) intDot(c *call, y, x *ir.Node, in int64, fn string, threads, blocksX int64, st stream, staged, oneGroup bool, outs func(*call), targs ...string) ([]plans.Launch, error) {
+// after it (unless nil), and the state, and takes its template arguments
+// from targs given their common tail: EARLY (fetchesEarly), rows and token
+// tile, and the stream's shared memory for a kernel that streams (st.smem >
+// 0). blocksX blocks of threads cover the output columns, or st.blocks
+// stream them.
+func (e *emitter) intDot(c *call, y, x *ir.Node, in int64, fn string, threads, blocksX int64, st stream, staged, oneGroup bool, outs func(*call), targs func(dotTail) any) ([]plans.Launch, error) {
 	var quant []plans.Launch
 	if staged {
 		c.null()
@@ -218,17 +223,14 @@ func (e *emitter) intDot(c *call, y, x *ir.Node, in int64, fn string, threads, b
 	// Q6_K down 73 → 166 registers (nvcc 11.8), one block an SM instead of
 	// three; without the early fetch its decode step took 1 % less
 	// (KERNELS.md, fifteenth session).
-	early := "false"
+	early := false
 	if st.smem > 0 {
 		blocksX = st.blocks
 	} else if !staged {
 		early = e.fetchesEarly(x, blocksX, oneGroup)
 	}
-	targs = append(targs, early, cInt(rowsOf(x)), cInt(tt))
-	if st.smem > 0 {
-		targs = append(targs, cInt(st.smem))
-	}
-	ls, err := st.launch(e.emitBounded(c, fn, int(threads), residentBound(staged, blocksX), gridTokenTiles(blocksX, rowsOf(x), tt), targs...))
+	tail := dotTail{Early: early, Rows: rowsOf(x), TT: tt, Smem: st.smem}
+	ls, err := st.launch(e.emitBounded(c, fn, int(threads), residentBound(staged, blocksX), gridTokenTiles(blocksX, rowsOf(x), tt), targs(tail)))
 	return append(quant, ls...), err
 }
 
@@ -266,8 +268,8 @@ const earlyFetchBlocks = 5 * targetSMs
 // fetchesEarly is the EARLY template argument of an integer-path kernel
 // over x with blocksX blocks a token tile; oneGroup: each lane fetches one
 // 32-element group of each row in all.
-func (e *emitter) fetchesEarly(x *ir.Node, blocksX int64, oneGroup bool) string {
-	return fmt.Sprint(e.tokenTile(x) == 1 && (oneGroup || blocksX*max(1, rowsOf(x)) <= earlyFetchBlocks))
+func (e *emitter) fetchesEarly(x *ir.Node, blocksX int64, oneGroup bool) bool {
+	return e.tokenTile(x) == 1 && (oneGroup || blocksX*max(1, rowsOf(x)) <= earlyFetchBlocks)
 }
 
 // prefillTile is how many tokens one block of the integer-path kernels
@@ -351,13 +353,6 @@ func linearQ8Blocks(dt ir.DType, in, out int64) (s, blocks int64) {
 // partial wave of blocks costs little.
 const manyWaves = 8 * targetSMs
 
-// dotAccessor is the integer-dot variant of a weight accessor:
-// W_q4_k<N> → W_q4_k_dot<N>.
-func dotAccessor(acc string) string {
-	i := strings.IndexByte(acc, '<')
-	return acc[:i] + "_dot" + acc[i:]
-}
-
 // takesIntDot reports whether matrix node n (linear, swiglu_linear, qkv)
 // runs on the integer path: weights with an integer dot, a row length of
 // whole 32-groups, for swiglu_linear one accessor for gate and up, for qkv
@@ -429,14 +424,14 @@ var scratchNone = scratchX{of: -1}
 // quantizes adds a producer's int16 outputs for value v (its arena argument
 // out, width cols) when v feeds the integer path, else nullptrs; it returns
 // the Q8 template argument.
-func (e *emitter) quantizes(c *call, v *ir.Node, out plans.Arg, cols int64) string {
+func (e *emitter) quantizes(c *call, v *ir.Node, out plans.Arg, cols int64) bool {
 	if !e.wantsInt16(v, cols) {
 		c.null()
 		c.null()
-		return "false"
+		return false
 	}
 	e.writesInt16(c, out, cols, 0, "xq", "xs")
-	return "true"
+	return true
 }
 
 // wantsInt16 reports whether the producer of v (width cols) should write
@@ -477,7 +472,7 @@ func (e *emitter) quantizeLaunch(xa, xq, xs plans.Arg, rows, in int64) ([]plans.
 	c.arg("xq_t* __restrict__", "xq", xq)
 	c.arg("float2* __restrict__", "xs", xs)
 	e.stateArg(c)
-	return e.emit(c, "quantize_x8", 256, gridElems(rows, in, 256), cInt(rows), cInt(in))
+	return e.emit(c, "quantize_x8", 256, gridElems(rows, in, 256), quantizeArgs{Rows: rows, In: in})
 }
 
 // scratchHoldsX reports whether the int16 scratch holds x: its producer
@@ -511,7 +506,7 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 		mma = e.qkvMMA(n, x, in, q)
 	}
 	var quant []plans.Launch
-	xt := ""
+	var xt mmaX
 	switch {
 	case mma.ok:
 		if quant, xt, err = e.mmaInput(c, x, in); err != nil {
@@ -528,25 +523,23 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 	// input reads too): the rope epilogue and the cache store need them.
 	c.arg(cInts, "positions", plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions})
 	c.ptr(e, cOut, "y", n)
-	kv := "false"
+	kv := false
 	if att := e.attentionOf(n); att != nil && rowsOf(x) == 0 && outs[1] == att.Int("kv_heads")*att.Int("head_dim") && outs[2] == outs[1] {
 		kc, vc := kvArgs(att)
 		c.arg(cCache, "kc", kc)
 		c.arg(cCache, "vc", vc)
 		e.kvStored[att] = true
-		kv = "true"
+		kv = true
 	} else {
 		c.null()
 		c.null()
 	}
 	e.stateArg(c)
-	targs := append(append(accs, bAccs...), rope, cInt(in), cInt(outs[0]), cInt(outs[1]), cInt(outs[2]), kv)
 	if !intPath {
 		pairs := (outs[0] + outs[1] + outs[2]) / 2
-		return e.emit(c, "qkv_gemv", 128, gridRowsY(ceilDiv(pairs, 4), rowsOf(x)), targs...)
-	}
-	for i := range 3 {
-		targs[i] = dotAccessor(targs[i])
+		return e.emit(c, "qkv_gemv", 128, gridRowsY(ceilDiv(pairs, 4), rowsOf(x)), qkvGEMVArgs{
+			WQ: accs[0], WK: accs[1], WV: accs[2], BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
+			R: rope, In: in, NQ: outs[0], NK: outs[1], NV: outs[2], KV: kv})
 	}
 	// Blocks of 2·sets rotation pairs, each within one part (qkv_q8).
 	s, sets := intLanes(n.Inputs[1].DType, in, outs[0]+outs[1]+outs[2])
@@ -557,13 +550,16 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 	tt := e.tokenTile(x)
 	if mma.ok {
 		c.startsLate = true
-		targs := append([]string{xt, q.accs[0]}, bAccs...)
-		targs = append(targs, q.rope, cInt(in), cInt(q.outs[0]), cInt(q.outs[1]), cInt(q.outs[2]), kv, cInt(mma.nw), cInt(mma.upw), "false", cInt(rowsOf(x)), "1", cInt(mma.st.smem))
-		ls, err := mma.st.launch(e.emit(c, "qkv_mma", int(mma.nw*32), gridTokenTiles(mma.st.blocks, rowsOf(x), 1), targs...))
+		ls, err := mma.st.launch(e.emit(c, "qkv_mma", int(mma.nw*32), gridTokenTiles(mma.st.blocks, rowsOf(x), 1), qkvMMAArgs{
+			X: xt, W: accs[0], BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
+			R: rope, In: in, NQ: outs[0], NK: outs[1], NV: outs[2], KV: kv, NW: mma.nw, UPW: mma.upw,
+			dotTail: dotTail{Rows: rowsOf(x), TT: 1, Smem: mma.st.smem}}))
 		return append(quant, ls...), err
 	}
-	targs = append(targs, cInt(s), e.fetchesEarly(x, blocks, false), cInt(rowsOf(x)), cInt(tt))
-	ls, err := e.emit(c, "qkv_q8", linThreads, gridTokenTiles(blocks, rowsOf(x), tt), targs...)
+	ls, err := e.emit(c, "qkv_q8", linThreads, gridTokenTiles(blocks, rowsOf(x), tt), qkvQ8Args{
+		WQ: accs[0].dotted(), WK: accs[1].dotted(), WV: accs[2].dotted(), BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
+		R: rope, In: in, NQ: outs[0], NK: outs[1], NV: outs[2], KV: kv, S: s,
+		dotTail: dotTail{Early: e.fetchesEarly(x, blocks, false), Rows: rowsOf(x), TT: tt}})
 	return append(quant, ls...), err
 }
 
@@ -621,12 +617,14 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 		return nil, err
 	}
 	if e.takesGEMM(n) {
-		return e.emitGEMM(c, n, in, 2*f, "gemm_swiglu", ga, ua, cInt(in), cInt(f), cInt(upRow0))
+		return e.emitGEMM(c, n, in, 2*f, "gemm_swiglu", func(bm, bn int64) any {
+			return gemmSwiGLUArgs{WG: ga, WU: ua, In: in, F: f, UpRow0: upRow0, BM: bm, BN: bn}
+		})
 	}
 	if !e.takesIntDot(n) {
 		c.ptr(e, cIn, "x", x)
 		c.ptr(e, cOut, "y", n)
-		return e.emit(c, "swiglu_gemv", 128, gridRowsY(ceilDiv(f, 4), rowsOf(x)), ga, ua, cInt(in), cInt(f), cInt(upRow0))
+		return e.emit(c, "swiglu_gemv", 128, gridRowsY(ceilDiv(f, 4), rowsOf(x)), swigluGEMVArgs{WG: ga, WU: ua, In: in, F: f, UpRow0: upRow0})
 	}
 	if mma := e.swigluMMA(n, x, in, ga, ua, f); mma.ok {
 		quant, xt, err := e.mmaInput(c, x, in)
@@ -636,8 +634,9 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 		c.ptr(e, cOut, "y", n)
 		e.stateArg(c)
 		c.startsLate = true
-		ls, err := mma.st.launch(e.emit(c, "swiglu_mma", int(mma.nw*32), gridTokenTiles(mma.st.blocks, rowsOf(x), 1),
-			xt, ga, cInt(in), cInt(f), cInt(upRow0), cInt(mma.nw), cInt(mma.upw), "false", cInt(rowsOf(x)), "1", cInt(mma.st.smem)))
+		ls, err := mma.st.launch(e.emit(c, "swiglu_mma", int(mma.nw*32), gridTokenTiles(mma.st.blocks, rowsOf(x), 1), swigluMMAArgs{
+			X: xt, W: ga, In: in, F: f, UpRow0: upRow0, NW: mma.nw, UPW: mma.upw,
+			dotTail: dotTail{Rows: rowsOf(x), TT: 1, Smem: mma.st.smem}}))
 		return append(quant, ls...), err
 	}
 	s, q8 := e.swigluLanes(n, x, in, f)
@@ -665,8 +664,9 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 	if !q8 && in/intDot[n.Inputs[1].DType] <= s {
 		st = e.streams(x, ga, in, blocks, 2, 2*sets)
 	}
-	return e.intDot(c, n, x, in, "swiglu_q8", threads, blocks, st, false, false, outs,
-		dotAccessor(ga), cInt(in), cInt(f), cInt(upRow0), cInt(s), cInt(threads/32), fmt.Sprint(q8))
+	return e.intDot(c, n, x, in, "swiglu_q8", threads, blocks, st, false, false, outs, func(t dotTail) any {
+		return swigluQ8Args{W: ga.dotted(), In: in, F: f, UpRow0: upRow0, S: s, Warps: threads / 32, Q8: q8, dotTail: t}
+	})
 }
 
 // swigluLanes is swiglu_q8's lane-set size for swiglu_linear n over x
@@ -681,7 +681,7 @@ func (e *emitter) swigluLanes(n, x *ir.Node, in, f int64) (s int64, q8 bool) {
 // takes swiglu_mma: rows with MmaCodes (Q4_K, Q5_K split) that stream, in
 // chunks of mmaChunk columns, unless its output is quantized for the
 // integer path (swiglu_q8's Q8).
-func (e *emitter) swigluMMA(n, x *ir.Node, in int64, ga, ua string, f int64) mmaShape {
+func (e *emitter) swigluMMA(n, x *ir.Node, in int64, ga, ua accessor, f int64) mmaShape {
 	nw, upw, ok := mmaWarps(ga, ua, in)
 	if _, q8 := e.swigluLanes(n, x, in, f); !ok || q8 {
 		return mmaShape{}
@@ -699,7 +699,7 @@ const mmaChunk = 8
 // MmaCodes, whole super-blocks that at most 8 warps share alike, at most 3
 // a warp (their activations' B words stay in registers); and the warps and
 // super-blocks a warp, the fewest a warp.
-func mmaWarps(ga, ua string, in int64) (nw, upw int64, ok bool) {
+func mmaWarps(ga, ua accessor, in int64) (nw, upw int64, ok bool) {
 	if ga != ua || !mmaLayout(ga) || in%256 != 0 {
 		return 0, 0, false
 	}
@@ -712,8 +712,8 @@ func mmaWarps(ga, ua string, in int64) (nw, upw int64, ok bool) {
 }
 
 // mmaLayout reports whether accessor acc has MmaCodes (mma.cu.tmpl).
-func mmaLayout(acc string) bool {
-	return strings.HasPrefix(acc, "W_q4_k<") || strings.HasPrefix(acc, "W_q5_k_split<")
+func mmaLayout(acc accessor) bool {
+	return acc.dtype == ir.Q4_K && !acc.split || acc.dtype == ir.Q5_K && acc.split
 }
 
 // A swiglu_q8 that quantizes its output has swigluQ8Sets lane sets of two
@@ -735,26 +735,26 @@ const linThreads = 8 * 32
 // (x, wg, wu) or packed (x, wgu [2F, in]) — against the input width in,
 // adds their parameters to c, and returns their accessors, F, and the row
 // where up starts in the tensor wu points at (F when packed, else 0).
-func (e *emitter) swigluWeights(c *call, n *ir.Node, in int64) (ga, ua string, f, upRow0 int64, err error) {
+func (e *emitter) swigluWeights(c *call, n *ir.Node, in int64) (ga, ua accessor, f, upRow0 int64, err error) {
 	f = n.Shape[len(n.Shape)-1]
 	ga, gout, err := e.matrix(n.Inputs[1], in)
 	if err != nil {
-		return "", "", 0, 0, err
+		return noWeight, noWeight, 0, 0, err
 	}
 	c.ptr(e, cWeight, "wg", n.Inputs[1])
 	if len(n.Inputs) == 2 {
 		if gout != 2*f {
-			return "", "", 0, 0, fmt.Errorf("packed gate+up has %d rows, want %d", gout, 2*f)
+			return noWeight, noWeight, 0, 0, fmt.Errorf("packed gate+up has %d rows, want %d", gout, 2*f)
 		}
 		c.args = append(c.args, "wg")
 		return ga, ga, f, f, nil
 	}
 	ua, uout, err := e.matrix(n.Inputs[2], in)
 	if err != nil {
-		return "", "", 0, 0, err
+		return noWeight, noWeight, 0, 0, err
 	}
 	if gout != f || uout != f {
-		return "", "", 0, 0, fmt.Errorf("gate and up have %d and %d rows, want %d", gout, uout, f)
+		return noWeight, noWeight, 0, 0, fmt.Errorf("gate and up have %d and %d rows, want %d", gout, uout, f)
 	}
 	c.ptr(e, cWeight, "wu", n.Inputs[2])
 	return ga, ua, f, 0, nil
@@ -762,10 +762,10 @@ func (e *emitter) swigluWeights(c *call, n *ir.Node, in int64) (ga, ua string, f
 
 // linearWeights checks linear n's weight [out, in] and optional bias, adds
 // their parameters to c, and returns their accessors and out.
-func (e *emitter) linearWeights(c *call, n *ir.Node, in int64) (wa, ba string, out int64, err error) {
+func (e *emitter) linearWeights(c *call, n *ir.Node, in int64) (wa, ba accessor, out int64, err error) {
 	w := n.Inputs[1]
 	if wa, out, err = e.matrix(w, in); err != nil {
-		return "", "", 0, err
+		return noWeight, noWeight, 0, err
 	}
 	c.ptr(e, cWeight, "w", w)
 	var b *ir.Node

@@ -104,8 +104,8 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	if d%32 != 0 || f%32 != 0 {
 		return nil, fmt.Errorf("widths %d and %d must be multiples of 32 (whole weight groups)", d, f)
 	}
-	var accs [3]string // gate, up, down
-	var biasAccs [3]string
+	var accs [3]accessor // gate, up, down
+	var biasAccs [3]accessor
 	for i, want := range []ir.Shape{{experts, f, d}, {experts, f, d}, {experts, d, f}} {
 		w, b := n.Inputs[3+2*i], n.Inputs[4+2*i]
 		if !want.Equal(w.Shape) {
@@ -130,7 +130,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 		fmt.Sprintf("static constexpr float LIMIT = %s, ALPHA = %s;", cFloat(n.Float("limit")), cFloat(n.Float("alpha"))))
 	s := e.moeScratchOf(n)
 	if e.moeTakesIntDot(n) {
-		return e.moeDecodeQ8(n, cfg, s, ra, rba, dotAccessor(accs[0]), biasAccs[0], dotAccessor(accs[2]), biasAccs[2], d, f, experts)
+		return e.moeDecodeQ8(n, cfg, s, ra, rba, accs[0].dotted(), biasAccs[0], accs[2].dotted(), biasAccs[2], d, f, experts)
 	}
 	var ls launches
 
@@ -140,7 +140,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	route.ptr(e, cIn, "x", x)
 	route.arg("int* __restrict__", "sel", s.sel)
 	route.arg(cOut, "gw", s.gw)
-	if err := ls.add(e.emit(route, "moe_route", int(min(experts, 32))*32, gridRowsX(0), cfg, ra, rba)); err != nil {
+	if err := ls.add(e.emit(route, "moe_route", int(min(experts, 32))*32, gridRowsX(0), moeRouterArgs{Cfg: cfg, WR: ra, BR: rba})); err != nil {
 		return nil, err
 	}
 
@@ -152,11 +152,11 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 		l.arg("int* __restrict__", "cnt", s.cnt)
 		l.arg("int* __restrict__", "list", s.list)
 		e.stateArg(l)
-		if err := ls.add(e.emit(l, "moe_lists", int(min(experts, 32))*32, gridFixed(1), cfg)); err != nil {
+		if err := ls.add(e.emit(l, "moe_lists", int(min(experts, 32))*32, gridFixed(1), configArgs{cfg})); err != nil {
 			return nil, err
 		}
 	}
-	expertGEMV := func(w0, b0, w1, b1 *ir.Node, in, out plans.Arg, acc, bacc string, inW, outW int64, gated bool) error {
+	expertGEMV := func(w0, b0, w1, b1 *ir.Node, in, out plans.Arg, acc, bacc accessor, inW, outW int64, gated bool) error {
 		c := &call{}
 		c.ptr(e, cWeight, "w0", w0)
 		c.ptr(e, cWeight, "b0", b0)
@@ -168,18 +168,18 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 			c.null()
 		}
 		c.arg(cIn, "x", in)
-		targs := []string{cfg, acc, bacc, cInt(inW), cInt(outW), fmt.Sprint(gated)}
+		targs := moeExpertArgs{Cfg: cfg, W: acc, B: bacc, In: inW, Out: outW, Gated: gated}
 		fn, gridY := "moe_expert_gemv", k
 		if e.prefill {
 			c.arg(cInts, "cnt", s.cnt)
 			c.arg(cInts, "list", s.list)
-			fn, gridY, targs = "moe_expert_tiles", experts, append(targs, cInt(moeTile))
+			fn, gridY, targs.TT = "moe_expert_tiles", experts, moeTile
 		} else {
 			c.arg(cInts, "sel", s.sel)
 		}
 		c.arg(cOut, "y", out)
 		g := grid{b: [3]int64{ceilDiv(outW, moeWarps), gridY, 1}}
-		return ls.add(e.emit(c, fn, moeWarps*32, g, targs...))
+		return ls.add(e.emit(c, fn, moeWarps*32, g, targs))
 	}
 	xa, err := e.value(x)
 	if err != nil {
@@ -197,7 +197,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	sum.arg(cIn, "gw", s.gw)
 	sum.ptr(e, cOut, "y", n)
 	e.stateArg(sum)
-	if err := ls.add(e.emit(sum, "moe_sum", 256, gridElems(0, d, 256), cfg)); err != nil {
+	if err := ls.add(e.emit(sum, "moe_sum", 256, gridElems(0, d, 256), configArgs{cfg})); err != nil {
 		return nil, err
 	}
 	// The MoE scratch overlaps the int16 form of wider activations.
@@ -210,7 +210,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 // and h's quantization, down with the weighted sum; both GEMV kernels pick
 // the experts from the logits themselves. x comes quantized by its norm
 // (else a quantize_x8 launch).
-func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa, ba, da, dba string, d, f, experts int64) ([]plans.Launch, error) {
+func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa, ba, da, dba accessor, d, f, experts int64) ([]plans.Launch, error) {
 	var ls launches
 	x := n.Inputs[0]
 	if e.scratchHolds.routes != n {
@@ -219,7 +219,7 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 		logits.ptr(e, cWeight, "br", n.Inputs[2])
 		logits.ptr(e, cIn, "x", x)
 		logits.arg(cOut, "logit", s.logit)
-		if err := ls.add(e.emit(logits, "moe_logits", linThreads, gridFixed(experts), cfg, ra, rba)); err != nil {
+		if err := ls.add(e.emit(logits, "moe_logits", linThreads, gridFixed(experts), moeRouterArgs{Cfg: cfg, WR: ra, BR: rba})); err != nil {
 			return nil, err
 		}
 	}
@@ -238,7 +238,7 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 	gateUp.arg("xq_t* __restrict__", "hq", s.hq)
 	gateUp.arg("float2* __restrict__", "hs", s.hs)
 	k := n.Int("top_k")
-	if err := ls.add(e.emit(gateUp, "moe_gate_up_q8", moeWarps*32, grid{b: [3]int64{f / 32, k, 1}}, cfg, wa, ba)); err != nil {
+	if err := ls.add(e.emit(gateUp, "moe_gate_up_q8", moeWarps*32, grid{b: [3]int64{f / 32, k, 1}}, moeGateUpArgs{Cfg: cfg, W: wa, B: ba})); err != nil {
 		return nil, err
 	}
 	down := &call{}
@@ -248,7 +248,7 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 	down.arg(cScales, "hs", s.hs)
 	down.arg(cIn, "logit", s.logit)
 	down.ptr(e, cOut, "y", n)
-	if err := ls.add(e.emit(down, "moe_down_sum_q8", moeWarps*32, gridFixed(d/moeWarps), cfg, da, dba, pickLate)); err != nil {
+	if err := ls.add(e.emit(down, "moe_down_sum_q8", moeWarps*32, gridFixed(d/moeWarps), moeDownArgs{Cfg: cfg, W: da, B: dba})); err != nil {
 		return nil, err
 	}
 	// The scratch still holds x's int16 form (the MoE scratch starts past it).
@@ -274,10 +274,10 @@ func (e *emitter) routerOf(n, normed *ir.Node) *ir.Node {
 }
 
 // normLogits emits rmsnorm_logits for a decode RMSNorm (call c holds its
-// a, b, w and s; targs its config and weight accessor) whose normed row at
-// out, cols wide, only MoE m reads: it writes the row's int16 form and m's
-// router logits, and records both in scratchHolds.
-func (e *emitter) normLogits(c *call, m *ir.Node, out plans.Arg, cols int64, add bool, targs []string) ([]plans.Launch, error) {
+// a, b, w and s; cfg is its config, wa its weight's accessor) whose normed
+// row at out, cols wide, only MoE m reads: it writes the row's int16 form
+// and m's router logits, and records both in scratchHolds.
+func (e *emitter) normLogits(c *call, m *ir.Node, out plans.Arg, cols int64, add bool, cfg string, wa accessor) ([]plans.Launch, error) {
 	wr, br, experts := m.Inputs[1], m.Inputs[2], m.Int("experts")
 	ra, err := e.vectorAccessor(wr, experts*cols)
 	if err != nil {
@@ -293,5 +293,5 @@ func (e *emitter) normLogits(c *call, m *ir.Node, out plans.Arg, cols int64, add
 	c.arg(cOut, "logit", e.moeScratchOf(m).logit)
 	e.scratchHolds.routes = m
 	threads := normThreads(cols)
-	return e.emit(c, "rmsnorm_logits", threads, gridFixed(experts), append(targs, ra, rba, cInt(cols), cInt(int64(threads)), fmt.Sprint(add))...)
+	return e.emit(c, "rmsnorm_logits", threads, gridFixed(experts), normLogitsArgs{N: cfg, W: wa, WR: ra, BR: rba, D: cols, Threads: int64(threads), Add: add})
 }

@@ -26,7 +26,7 @@ func (e *emitter) embed(n *ir.Node) ([]plans.Launch, error) {
 	c.ptr(e, cWeight, "table", table)
 	c.ptr(e, cInts, "ids", ids)
 	c.ptr(e, cOut, "y", n)
-	return e.emit(c, "embed_rows", 128, gridRowsX(rowsOf(ids)), acc, cInt(table.Shape[0]), cInt(table.Shape[1]))
+	return e.emit(c, "embed_rows", 128, gridRowsX(rowsOf(ids)), embedArgs{W: acc, Rows: table.Shape[0], Cols: table.Shape[1]})
 }
 
 // norm: rmsnorm, layernorm and their add_ fusions; one block per row.
@@ -54,14 +54,13 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 		return nil, err
 	}
 	c.ptr(e, cWeight, "w", in[1])
-	targs := []string{e.normConfig(n), wa}
+	cfg := e.normConfig(n)
+	var ba accessor
 	if layer {
-		ba, err := e.vectorAccessor(in[2], cols)
-		if err != nil {
+		if ba, err = e.vectorAccessor(in[2], cols); err != nil {
 			return nil, err
 		}
 		c.ptr(e, cWeight, "bias", in[2])
-		targs = append(targs, ba)
 	}
 	out, err := e.value(n)
 	if err != nil {
@@ -79,10 +78,10 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 		return nil, nil // its reader normalizes the row itself
 	}
 	if m := e.routerOf(n, normed); m != nil {
-		return e.normLogits(c, m, out, cols, add, targs)
+		return e.normLogits(c, m, out, cols, add, cfg, wa)
 	}
 	c.arg(cOut, "y", out)
-	q8 := "false"
+	q8 := false
 	if normed != nil {
 		q8 = e.quantizes(c, normed, out, cols)
 	} else {
@@ -90,12 +89,11 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 		c.null()
 	}
 	threads := normThreads(cols)
-	targs = append(targs, cInt(cols), cInt(int64(threads)), fmt.Sprint(add), q8)
-	fn := "rmsnorm_rows"
+	g := gridRowsX(rowsOf(n.Inputs[0]))
 	if layer {
-		fn = "layernorm_rows"
+		return e.emit(c, "layernorm_rows", threads, g, layerNormArgs{N: cfg, W: wa, B: ba, Cols: cols, Threads: int64(threads), Add: add, Q8: q8})
 	}
-	return e.emit(c, fn, threads, gridRowsX(rowsOf(n.Inputs[0])), targs...)
+	return e.emit(c, "rmsnorm_rows", threads, g, rmsNormArgs{N: cfg, W: wa, Cols: cols, Threads: int64(threads), Add: add, Q8: q8})
 }
 
 // normConfig is the config struct (norm.cu.tmpl's N) of norm n: its EPS.
@@ -131,7 +129,7 @@ func (e *emitter) elementwise(n *ir.Node) ([]plans.Launch, error) {
 		c.ptr(e, cIn, "b", n.Inputs[1])
 		c.ptr(e, cOut, "y", n)
 		e.stateArg(c)
-		return e.emit(c, "add_ew", 256, gridElems(rows, cols, 256), cInt(rows), cInt(cols))
+		return e.emit(c, "add_ew", 256, gridElems(rows, cols, 256), rowsColsArgs{rows, cols})
 	case ir.OpSwiGLU:
 		f, stride := cols, cols
 		c.ptr(e, cIn, "g", x)
@@ -149,12 +147,12 @@ func (e *emitter) elementwise(n *ir.Node) ([]plans.Launch, error) {
 		}
 		c.ptr(e, cOut, "y", n)
 		e.stateArg(c)
-		return e.emit(c, "swiglu_ew", 256, gridElems(rows, f, 256), cInt(rows), cInt(f), cInt(stride))
+		return e.emit(c, "swiglu_ew", 256, gridElems(rows, f, 256), swigluEWArgs{Rows: rows, F: f, InStride: stride})
 	case ir.OpGELU:
 		c.ptr(e, cIn, "x", x)
 		c.ptr(e, cOut, "y", n)
 		e.stateArg(c)
-		return e.emit(c, "gelu_ew", 256, gridElems(rows, cols, 256), cInt(rows), cInt(cols))
+		return e.emit(c, "gelu_ew", 256, gridElems(rows, cols, 256), rowsColsArgs{rows, cols})
 	case ir.OpLast:
 		if e.lastIsRow(n) {
 			return nil, nil // value(n) is x's
@@ -167,7 +165,7 @@ func (e *emitter) elementwise(n *ir.Node) ([]plans.Launch, error) {
 		}
 		q8 := e.quantizes(c, n, out, cols)
 		e.stateArg(c)
-		return e.emit(c, "last_row", 256, gridFixed(ceilDiv(cols, 256)), cInt(rows), cInt(cols), q8)
+		return e.emit(c, "last_row", 256, gridFixed(ceilDiv(cols, 256)), lastRowArgs{Rows: rows, Cols: cols, Q8: q8})
 	}
 	return e.split(n, cols)
 }
@@ -235,7 +233,7 @@ func (e *emitter) split(n *ir.Node, cols int64) ([]plans.Launch, error) {
 		part.Offset += 4 * e.maxTokens * c0
 		c.arg(cOut, "y", part)
 		e.stateArg(c)
-		l, err := e.emit(c, "split_ew", 256, gridElems(rowsOf(n.Inputs[0]), p, 256), cInt(rowsOf(n.Inputs[0])), cInt(cols), cInt(c0), cInt(p))
+		l, err := e.emit(c, "split_ew", 256, gridElems(rowsOf(n.Inputs[0]), p, 256), splitEWArgs{Rows: rowsOf(n.Inputs[0]), In: cols, C0: c0, N: p})
 		if err != nil {
 			return nil, err
 		}
@@ -264,7 +262,7 @@ func (e *emitter) rope(n *ir.Node) ([]plans.Launch, error) {
 	c.ptr(e, cInts, "positions", n.Inputs[1])
 	c.ptr(e, cOut, "y", n)
 	e.stateArg(c)
-	return e.emit(c, "rope_rows", 256, gridElems(rowsOf(n.Inputs[0]), cols/2, 256), r, cInt(rowsOf(n.Inputs[0])), cInt(heads))
+	return e.emit(c, "rope_rows", 256, gridElems(rowsOf(n.Inputs[0]), cols/2, 256), ropeArgs{R: r, Rows: rowsOf(n.Inputs[0]), Heads: heads})
 }
 
 // ropeConfig emits the rope struct of rope-carrying node n.

@@ -1,22 +1,26 @@
 package cuda
 
 import (
-	"strings"
-
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/plans"
 )
 
 // streamUnits are the layouts whose rows a decode SwiGLU can stream
-// (q8.cu.tmpl, stream_rows), by accessor: the bytes of each 256-element
-// block in each section, as the accessors' Units in weights.cu.tmpl. The
-// kernel asserts that SMEM is whole stages of its own span_bytes;
-// TestStreamedSwiGLU checks the sizes here, TestGPUSwiGLUStreams the
-// results.
-var streamUnits = map[string][]int64{
-	"W_q4_k":       {144},
-	"W_q5_k_split": {128, 32, 16},
-	"W_q6_k_split": {192, 16, 2},
+// (q8.cu.tmpl, stream_rows), by dtype and split layout: the bytes of each
+// 256-element block in each section, as the accessors' Units in
+// weights.cu.tmpl. The kernel asserts that SMEM is whole stages of its own
+// span_bytes; TestStreamedSwiGLU checks the sizes here, TestGPUSwiGLUStreams
+// the results.
+var streamUnits = map[streamLayout][]int64{
+	{ir.Q4_K, false}: {144},
+	{ir.Q5_K, true}:  {128, 32, 16},
+	{ir.Q6_K, true}:  {192, 16, 2},
+}
+
+// streamLayout is a weight layout: its dtype, and whether it is split.
+type streamLayout struct {
+	dtype ir.DType
+	split bool
 }
 
 // Streaming pays where each block has chunks to pipeline: two stages and
@@ -41,7 +45,7 @@ type stream struct{ smem, blocks int64 }
 // streams decides for an integer-path decode kernel over x [.., in] whose
 // chunks (its blocks without streaming) are spans spans of at most
 // chunkRows rows of a weight with accessor acc.
-func (e *emitter) streams(x *ir.Node, acc string, in, chunks, spans, chunkRows int64) stream {
+func (e *emitter) streams(x *ir.Node, acc accessor, in, chunks, spans, chunkRows int64) stream {
 	if chunks < streamChunksPerBlock*streamBlocksPerSM*targetSMs {
 		return stream{}
 	}
@@ -52,8 +56,8 @@ func (e *emitter) streams(x *ir.Node, acc string, in, chunks, spans, chunkRows i
 // tensor-core kernels (mma.cu.tmpl), whose chunks take a fraction of the
 // integer path's instructions: Phi-3-mini's qkv streams its 576 chunks (2.2
 // a block) and gained (KERNELS.md, sixteenth session).
-func (e *emitter) mmaStreams(x *ir.Node, acc string, in, chunks, spans, chunkRows int64) stream {
-	units, ok := streamUnits[acc[:strings.IndexByte(acc, '<')]]
+func (e *emitter) mmaStreams(x *ir.Node, acc accessor, in, chunks, spans, chunkRows int64) stream {
+	units, ok := streamUnits[streamLayout{acc.dtype, acc.split}]
 	if !ok || e.tokenTile(x) != 1 {
 		return stream{}
 	}
