@@ -107,6 +107,11 @@ func Run(g *ir.Graph, o Options) error {
 	if !gpu && o.Target != "cpu" {
 		return fmt.Errorf("passes: unknown target %q (want cpu or a CUDA arch like sm_90)", o.Target)
 	}
+	if gpu {
+		if _, err := GPUTarget(o.Target); err != nil {
+			return fmt.Errorf("passes: %w", err)
+		}
+	}
 	if o.DumpAfter != "" {
 		p, ok := find(o.DumpAfter)
 		if !ok {

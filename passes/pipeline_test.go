@@ -55,6 +55,7 @@ func TestRunOptionErrors(t *testing.T) {
 		want string
 	}{
 		{Options{Target: "tpu"}, `unknown target "tpu"`},
+		{Options{Target: "sm_75"}, `unknown CUDA target "sm_75" (targets: sm_80, sm_90)`},
 		{Options{Target: "cpu", DumpAfter: "fuseEverything", Dump: &buf}, `"fuseEverything" is not a pass`},
 		{Options{Target: "cpu", DumpAfter: "layoutQ4K", Dump: &buf}, "runs only for GPU targets"},
 		{Options{Target: "cpu", DumpAfter: "fuseQKV"}, "nowhere to print"},

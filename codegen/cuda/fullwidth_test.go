@@ -21,24 +21,30 @@ var fullWidthCuts = []struct {
 	preset string
 	layers int
 	quant  synth.Quant
+	arch   string // "": the default, sm_90
 }{
-	{"qwen2.5-0.5b", 24, synth.QuantF16},
-	{"qwen2.5-0.5b", 24, synth.QuantQ4_0},
-	{"qwen2.5-0.5b", 24, synth.QuantQ4KM},
-	{"phi-3-mini-4k", 32, synth.QuantF16},
-	{"phi-3-mini-4k", 32, synth.QuantQ4_0},
-	{"phi-3-mini-4k", 32, synth.QuantQ4KM},
-	{"gpt-oss-20b", 24, synth.QuantMXFP4},
-	{"gpt2-small", 12, synth.QuantF16},
-	{"gpt2-small", 12, synth.QuantQ4KM},
-	{"llama-2-7b", 32, synth.QuantQ4KM},
+	{"qwen2.5-0.5b", 24, synth.QuantF16, ""},
+	{"qwen2.5-0.5b", 24, synth.QuantQ4_0, ""},
+	{"qwen2.5-0.5b", 24, synth.QuantQ4KM, ""},
+	{"phi-3-mini-4k", 32, synth.QuantF16, ""},
+	{"phi-3-mini-4k", 32, synth.QuantQ4_0, ""},
+	{"phi-3-mini-4k", 32, synth.QuantQ4KM, ""},
+	{"gpt-oss-20b", 24, synth.QuantMXFP4, ""},
+	{"gpt2-small", 12, synth.QuantF16, ""},
+	{"gpt2-small", 12, synth.QuantQ4KM, ""},
+	{"llama-2-7b", 32, synth.QuantQ4KM, ""},
+	// An A100's 108 SMs and 164 KiB of shared memory an SM: other lane
+	// sets, staging and streaming limits, and no dependent launch.
+	{"qwen2.5-0.5b", 24, synth.QuantQ4KM, "sm_80"},
+	{"phi-3-mini-4k", 32, synth.QuantQ4KM, "sm_80"},
+	{"gpt-oss-20b", 24, synth.QuantMXFP4, "sm_80"},
 }
 
 // fullWidthMaxTokens is orcc compile's default max_tokens.
 const fullWidthMaxTokens = 512
 
 // TestFullWidthGoldens compares the emitted source (its model part) of every
-// full-size preset with testdata/full/<preset>-<layers>L-<quant>.cu, and its
+// full-size preset with testdata/full/<preset>-<layers>L-<quant>[-<arch>].cu, and its
 // schedules' sha256 with the .schedule.sha256 beside it (the schedules
 // themselves are 300-430 KB each: `orcc compile --emit-only` shows them), so
 // that a change to codegen's kernel choices shows at the shapes the
@@ -47,10 +53,13 @@ const fullWidthMaxTokens = 512
 func TestFullWidthGoldens(t *testing.T) {
 	for _, c := range fullWidthCuts {
 		name := fmt.Sprintf("%s-%dL-%s", c.preset, c.layers, c.quant)
+		if c.arch != "" {
+			name += "-" + c.arch
+		}
 		t.Run(name, func(t *testing.T) {
 			path := writeShapes(t, c.preset, c.layers, c.quant)
 			g, man, _ := lowerGPU(t, path, fullWidthMaxTokens)
-			out := generate(t, g, man, "")
+			out := generate(t, g, man, c.arch)
 			modelGolden(t, filepath.Join("full", name+".cu"), out.Source)
 			sum := sha256.Sum256(scheduleJSON(t, out))
 			golden(t, filepath.Join("full", name+".schedule.sha256"), []byte(hex.EncodeToString(sum[:])+"\n"))

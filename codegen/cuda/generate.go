@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -47,12 +48,18 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	if arch == "" {
 		arch = DefaultArch
 	}
+	gpu, err := passes.GPUTarget(arch)
+	if err != nil {
+		return nil, fmt.Errorf("codegen/cuda: %w", err)
+	}
+	t := tuning{gpu}
 	arenaBytes, ok := g.Attrs["arena_bytes"].(int64)
 	if !ok {
 		return nil, fmt.Errorf("codegen/cuda: graph has no arena_bytes: run the planMemory pass first")
 	}
-	attn := newAttnScratch(g, int64(m.Model.ContextLength), alignUp(arenaBytes, plans.Alignment))
+	attn := t.newAttnScratch(g, int64(m.Model.ContextLength), alignUp(arenaBytes, plans.Alignment))
 	e := &emitter{
+		tuning:      t,
 		maxTokens:   maxTokens,
 		attn:        attn,
 		scratchBase: attn.end,
@@ -86,8 +93,10 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 			schedules[i] = append(schedules[i], ls...)
 		}
 	}
-	e.kernels.launchAtEnd(schedules[1])
-	e.kernels.readsBeforeWait(schedules[1])
+	if gpu.DependentLaunch {
+		e.kernels.launchAtEnd(schedules[1])
+		e.kernels.readsBeforeWait(schedules[1])
+	}
 	e.kernels.keepLaunched(schedules[:]...)
 	logits, err := e.value(g.Outputs[0])
 	if err != nil || logits.Kind != plans.ArgArena || g.Outputs[0].DType != ir.F32 {
@@ -114,15 +123,22 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 			State:   e.state,
 			Logits:  logits.Offset,
 			Sampler: sampler,
-			// Every kernel waits on the grid before it (wrappers.cu.tmpl).
-			GridDepWait: true,
+			// Every kernel waits on the grid before it (wrappers.cu.tmpl)
+			// where the architecture has grid_dep_wait: a plan for an
+			// older one, run on a newer GPU, must not let kernels overlap.
+			GridDepWait: gpu.DependentLaunch,
 		},
 		ArenaBytes: e.scratchBase + e.scratchBytes,
 	}, nil
 }
 
+// tuning is the compile target's description (passes.GPU) that the
+// kernels' tuning decisions read.
+type tuning struct{ passes.GPU }
+
 // emitter turns nodes into kernel instances and launches.
 type emitter struct {
+	tuning
 	maxTokens    int64
 	attn         attnScratch // the decode attentions' partials and counters, after the planned buffers
 	scratchBase  int64       // arena offset of codegen's scratch (quantized activations, MoE), after attn

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/llama-orch/orc/codegen/cuda"
+	"github.com/llama-orch/orc/compiler/synth"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -116,5 +117,33 @@ func TestCompileTiny(t *testing.T) {
 			out, _ := tinyOutput(t, tp.preset, tp.quant)
 			compiles(t, out.Source)
 		})
+	}
+}
+
+// TestTargets: a plan follows its target's description (passes.GPUTarget):
+// sm_90 kernels overlap the grid before them (dependent launch), sm_80's,
+// which have no grid_dep_wait, must not, so their plan says so and has no
+// launch-at-end variants (Phi-3-mini's tensor-core SwiGLU starts late on
+// sm_90); an architecture with no description is refused.
+func TestTargets(t *testing.T) {
+	g, man, _ := lowerGPU(t, writeShapes(t, "phi-3-mini-4k", 1, synth.QuantQ4KM), fullWidthMaxTokens)
+	for _, c := range []struct {
+		arch    string
+		overlap bool
+	}{{"sm_90", true}, {"sm_80", false}} {
+		out := generate(t, g, man, c.arch)
+		if out.Kernels.Arch != c.arch || out.Kernels.GridDepWait != c.overlap {
+			t.Errorf("%s: plan for %s with GridDepWait %v, want %v", c.arch, out.Kernels.Arch, out.Kernels.GridDepWait, c.overlap)
+		}
+		atEnd := false
+		for _, l := range out.Kernels.Decode {
+			atEnd = atEnd || strings.HasSuffix(l.Kernel, "_at_end")
+		}
+		if atEnd != c.overlap {
+			t.Errorf("%s: launch-at-end kernels in the decode schedule %v, want %v", c.arch, atEnd, c.overlap)
+		}
+	}
+	if _, err := cuda.Generate(g, man, cuda.Options{Arch: "sm_75"}); err == nil || !strings.Contains(err.Error(), `unknown CUDA target "sm_75"`) {
+		t.Errorf("sm_75: %v, want an unknown-target error", err)
 	}
 }

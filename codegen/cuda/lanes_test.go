@@ -4,12 +4,23 @@ import (
 	"testing"
 
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 )
 
-// TestIntLanes checks the lane-set sizes of the real shapes: the power of two
-// ≥ the row's groups, narrower only where that idles fewer lanes and the grid
-// keeps manyWaves of blocks, or the groups in whole 16-lane segments where
-// that fits more sets and puts no more rows on the busiest SM.
+// h100 is the tuning of sm_90 plans: an H100's or H200's 132 SMs.
+var h100 = func() tuning {
+	g, err := passes.GPUTarget("sm_90")
+	if err != nil {
+		panic(err)
+	}
+	return tuning{g}
+}()
+
+// TestIntLanes checks the lane-set sizes of the real shapes on sm_90: the
+// power of two ≥ the row's groups, narrower only where that idles fewer
+// lanes and the grid keeps manyWaves of blocks, or the groups in whole
+// 16-lane segments where that fits more sets and puts no more rows on the
+// busiest SM.
 func TestIntLanes(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -28,7 +39,7 @@ func TestIntLanes(t *testing.T) {
 		{"Phi-3 qkv (48 groups, 9216 rows: 80 rows either way, five sets of 48)", ir.Q5_K, 3072, 9216, 48},
 		{"Llama down (172 groups, 4096 rows)", ir.Q4_K, 11008, 4096, 256},
 	} {
-		s, sets := intLanes(c.dt, c.in, c.out)
+		s, sets := h100.intLanes(c.dt, c.in, c.out)
 		if s != c.s || sets != linThreads/c.s {
 			t.Errorf("%s: S %d, %d sets; want S %d", c.name, s, sets, c.s)
 		}

@@ -29,10 +29,6 @@ func gemmMinBlocks(bm int64) int {
 	return 2
 }
 
-// gemmSMs is about the SMs of the GPUs the plans target (an H100 or H200
-// has 132): the grid the 128-token tiles must still fill.
-const gemmSMs = 128
-
 // takesGEMM reports whether matrix node n (linear, swiglu_linear, qkv) runs
 // as a tensor-core GEMM: in the prefill schedule, on the step's T rows, with
 // a row length the f16 staging reads as whole float4s and accessor groups
@@ -57,10 +53,10 @@ func (e *emitter) gemmBN(rows int64) int64 {
 
 // gemmBM is the tokens per CTA of a product with rows weight rows in tiles
 // of bn: 128 (each dequantized weight tile serves twice the tokens, and the
-// CTA reads half the weight bytes per MMA) when that still gives a CTA per
-// SM at max_tokens, else 64.
+// CTA reads half the weight bytes per MMA) when that still gives about a
+// CTA per SM (the target's GEMMFill) at max_tokens, else 64.
 func (e *emitter) gemmBM(rows, bn int64) int64 {
-	if ceilDiv(rows, bn)*ceilDiv(e.maxTokens, 128) >= gemmSMs {
+	if ceilDiv(rows, bn)*ceilDiv(e.maxTokens, 128) >= e.GEMMFill {
 		return 128
 	}
 	return 64

@@ -114,7 +114,7 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 		c.ptr(e, cOut, "y", n)
 		return e.emit(c, "linear_gemv", linThreads, g, linearGEMVArgs{W: wa, B: ba, In: in, Out: out})
 	}
-	s, blocks := linearQ8Blocks(n.Inputs[1].DType, in, out)
+	s, blocks := e.linearQ8Blocks(n.Inputs[1].DType, in, out)
 	stage := e.stagesX(x, in, blocks)
 	if stage {
 		c.startsLate = true
@@ -146,7 +146,7 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 	da := wa.dotted()
 	// dot8_q6_k's BOUNDED form where registers must let a staged grid's
 	// blocks share the SMs.
-	da.bounded = residentBound(stage, blocks) > 0 && n.Inputs[1].DType == ir.Q6_K
+	da.bounded = e.residentBound(stage, blocks) > 0 && n.Inputs[1].DType == ir.Q6_K
 	return e.intDot(c, y, x, in, "linear_q8", linThreads, blocks, stream{}, stage, oneGroup, outs, func(t dotTail) any {
 		return linearQ8Args{W: da, B: ba, In: in, Out: out, S: s, QX: stage, Greedy: greedy, Res: resReadOf(residual != nil), dotTail: t}
 	})
@@ -163,20 +163,17 @@ func (e *emitter) leavesGreedy(n, x *ir.Node) bool {
 
 // Limits of linear_q8 quantizing its own input (stagesX): the int16 row and
 // its scales in static shared memory (48 KiB at most), and a grid of at most
-// three blocks per SM (an H100 or H200 has 132), resident at once, so that
-// the redundant quantization costs one block's time. GPT-2's Q4_0 down
+// three blocks per SM (stagedXBlocks), resident at once, so that the
+// redundant quantization costs one block's time. GPT-2's Q4_0 down
 // projection after its GELU (3072 → 768: 96 blocks, 7 KiB) stages, and
 // Phi-3's after its SwiGLU (8192 → 3072: 384 blocks, 18 KiB), whose decode
 // step staging took 1 % less than after a quantize_x8 launch (H200,
 // KERNELS.md, thirteenth session).
-const (
-	stagedXBytes  = 40 << 10
-	stagedXBlocks = 3 * targetSMs
-)
+const stagedXBytes = 40 << 10
 
-// targetSMs is the SMs of the GPUs the plans are tuned for: an H100 or H200
-// has 132.
-const targetSMs = 132
+// stagedXBlocks is the largest grid of a linear_q8 that stages x: three
+// blocks an SM.
+func (t tuning) stagedXBlocks() int64 { return 3 * t.SMs }
 
 // stagesX reports whether the integer linear over x [rows, in] in blocks
 // blocks quantizes x itself, in shared memory (q8.cu.tmpl, rows_dot8 with
@@ -184,7 +181,7 @@ const targetSMs = 132
 // it (an element-wise GELU, or a swiglu_q8 whose blocks hold no whole
 // 32-group), a block serves one token, and the limits above hold.
 func (e *emitter) stagesX(x *ir.Node, in, blocks int64) bool {
-	if e.tokenTile(x) != 1 || in*2+in/32*8 > stagedXBytes || blocks > stagedXBlocks {
+	if e.tokenTile(x) != 1 || in*2+in/32*8 > stagedXBytes || blocks > e.stagedXBlocks() {
 		return false
 	}
 	held, err := e.scratchHoldsX(x)
@@ -230,7 +227,7 @@ func (e *emitter) intDot(c *call, y, x *ir.Node, in int64, fn string, threads, b
 		early = e.fetchesEarly(x, blocksX, oneGroup)
 	}
 	tail := dotTail{Early: early, Rows: rowsOf(x), TT: tt, Smem: st.smem}
-	ls, err := st.launch(e.emitBounded(c, fn, int(threads), residentBound(staged, blocksX), gridTokenTiles(blocksX, rowsOf(x), tt), targs(tail)))
+	ls, err := st.launch(e.emitBounded(c, fn, int(threads), e.residentBound(staged, blocksX), gridTokenTiles(blocksX, rowsOf(x), tt), targs(tail)))
 	return append(quant, ls...), err
 }
 
@@ -241,8 +238,8 @@ func (e *emitter) intDot(c *call, y, x *ir.Node, in int64, fn string, threads, b
 // shorter dot8_q6_k took Phi-3's Q6_K down, 384 blocks, to 88 registers
 // (nvcc 13), two blocks an SM, two waves: 12.6 → 15.3 µs (H100, KERNELS.md,
 // eighteenth session).
-func residentBound(staged bool, blocksX int64) int {
-	if perSM := ceilDiv(blocksX, targetSMs); staged && perSM > 1 {
+func (t tuning) residentBound(staged bool, blocksX int64) int {
+	if perSM := ceilDiv(blocksX, t.SMs); staged && perSM > 1 {
 		return int(perSM)
 	}
 	return 0
@@ -250,7 +247,7 @@ func residentBound(staged bool, blocksX int64) int {
 
 // earlyFetchBlocks is the largest integer-path grid that fetches its first
 // weight groups before waiting for the grid before it (rows_dot8's EARLY):
-// 5 blocks of 256 threads per SM on an H100's or H200's 132 SMs. Such
+// 5 blocks of 256 threads per SM. Such
 // launches (Qwen2.5-0.5B's qkv, o-proj, swiglu and down: 28-304 blocks;
 // gpt-oss's qkv, 640, and Phi-3's, 576) sit near the launch-latency floor,
 // where the DRAM round trip saved counts: 4 blocks an SM left gpt-oss's qkv
@@ -263,13 +260,13 @@ func residentBound(staged bool, blocksX int64) int {
 // early fetch made that head's decode step 1.9 % faster on an H200, where
 // Phi-3's Q6_K head (48 groups of 64, 78 → 128) lost 0.9 % (KERNELS.md,
 // thirteenth session).
-const earlyFetchBlocks = 5 * targetSMs
+func (t tuning) earlyFetchBlocks() int64 { return 5 * t.SMs }
 
 // fetchesEarly is the EARLY template argument of an integer-path kernel
 // over x with blocksX blocks a token tile; oneGroup: each lane fetches one
 // 32-element group of each row in all.
 func (e *emitter) fetchesEarly(x *ir.Node, blocksX int64, oneGroup bool) bool {
-	return e.tokenTile(x) == 1 && (oneGroup || blocksX*max(1, rowsOf(x)) <= earlyFetchBlocks)
+	return e.tokenTile(x) == 1 && (oneGroup || blocksX*max(1, rowsOf(x)) <= e.earlyFetchBlocks())
 }
 
 // prefillTile is how many tokens one block of the integer-path kernels
@@ -320,17 +317,17 @@ var intDot = map[ir.DType]int64{ir.Q4_0: 32, ir.Q5_0: 32, ir.Q8_0: 32, ir.MXFP4:
 // decode step on an H200 (none on an H100); its SwiGLU, o-proj and head,
 // whose busiest SMs took 4-25 % more rows that way, lost up to 2.6 % on an
 // H100 (KERNELS.md, fifteenth session).
-func intLanes(dt ir.DType, in, out int64) (s, sets int64) {
+func (t tuning) intLanes(dt ir.DType, in, out int64) (s, sets int64) {
 	groups := in / intDot[dt]
 	for s = 32; s < linThreads && s < groups; s *= 2 {
 	}
 	idle := func(s int64) int64 { return ceilDiv(groups, s)*s - groups }
 	for n := s / 2; n >= 32; n /= 2 {
-		if idle(n) < idle(s) && ceilDiv(out, 4*linThreads/n) >= manyWaves {
+		if idle(n) < idle(s) && ceilDiv(out, 4*linThreads/n) >= t.manyWaves() {
 			s = n
 		}
 	}
-	if n := max(ceilDiv(groups, 16)*16, 32); n < s && linThreads/n > linThreads/s && rowsPerSM(out, linThreads/n) <= rowsPerSM(out, linThreads/s) {
+	if n := max(ceilDiv(groups, 16)*16, 32); n < s && linThreads/n > linThreads/s && t.rowsPerSM(out, linThreads/n) <= t.rowsPerSM(out, linThreads/s) {
 		s = n
 	}
 	return s, linThreads / s
@@ -338,20 +335,20 @@ func intLanes(dt ir.DType, in, out int64) (s, sets int64) {
 
 // rowsPerSM is the rows of the SM with the most blocks when out rows go 4
 // a set in blocks of sets sets.
-func rowsPerSM(out, sets int64) int64 {
-	return ceilDiv(ceilDiv(out, 4*sets), targetSMs) * 4 * sets
+func (t tuning) rowsPerSM(out, sets int64) int64 {
+	return ceilDiv(ceilDiv(out, 4*sets), t.SMs) * 4 * sets
 }
 
 // linearQ8Blocks is linear_q8's lane-set size and blocks for an [out, in]
 // matrix of dtype dt: each set owns 4 rows (LIN_ROWS).
-func linearQ8Blocks(dt ir.DType, in, out int64) (s, blocks int64) {
-	s, sets := intLanes(dt, in, out)
+func (t tuning) linearQ8Blocks(dt ir.DType, in, out int64) (s, blocks int64) {
+	s, sets := t.intLanes(dt, in, out)
 	return s, ceilDiv(out, 4*sets)
 }
 
 // manyWaves is the grid (8 blocks an SM) past which a kernel's last,
 // partial wave of blocks costs little.
-const manyWaves = 8 * targetSMs
+func (t tuning) manyWaves() int64 { return 8 * t.SMs }
 
 // takesIntDot reports whether matrix node n (linear, swiglu_linear, qkv)
 // runs on the integer path: weights with an integer dot, a row length of
@@ -542,7 +539,7 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 			R: rope, In: in, NQ: outs[0], NK: outs[1], NV: outs[2], KV: kv})
 	}
 	// Blocks of 2·sets rotation pairs, each within one part (qkv_q8).
-	s, sets := intLanes(n.Inputs[1].DType, in, outs[0]+outs[1]+outs[2])
+	s, sets := e.intLanes(n.Inputs[1].DType, in, outs[0]+outs[1]+outs[2])
 	var blocks int64
 	for _, o := range outs {
 		blocks += ceilDiv(o/2, 2*sets)
@@ -673,7 +670,7 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 // [.., in] with F = f, and whether it quantizes its output (q8): where it
 // feeds the integer path, one token a block, in at most maxSwigluThreads.
 func (e *emitter) swigluLanes(n, x *ir.Node, in, f int64) (s int64, q8 bool) {
-	s, _ = intLanes(n.Inputs[1].DType, in, 2*f)
+	s, _ = e.intLanes(n.Inputs[1].DType, in, 2*f)
 	return s, e.tokenTile(x) == 1 && e.wantsInt16(n, f) && swigluQ8Sets*s <= maxSwigluThreads
 }
 

@@ -207,8 +207,8 @@ func (e *emitter) readsOnlyInt16(u *ir.Node) bool {
 	if u.Op != ir.OpLinear || !e.takesIntDot(u) || e.takesGEMM(u) || len(u.Shape) != 2 {
 		return false
 	}
-	_, blocks := linearQ8Blocks(u.Inputs[1].DType, u.Inputs[0].Shape[len(u.Inputs[0].Shape)-1], u.Shape[1])
-	return blocks > stagedXBlocks
+	_, blocks := e.linearQ8Blocks(u.Inputs[1].DType, u.Inputs[0].Shape[len(u.Inputs[0].Shape)-1], u.Shape[1])
+	return blocks > e.stagedXBlocks()
 }
 
 // split: one copy launch per part of the packed result.

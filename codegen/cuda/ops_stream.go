@@ -35,7 +35,6 @@ const (
 	streamStages         = 2
 	streamBlocksPerSM    = 2
 	streamChunksPerBlock = 3
-	smemPerSM            = 228 << 10 // an H100's or H200's, of which each block reserves 1 KiB
 )
 
 // stream is how a decode kernel streams its weights: the stages' shared
@@ -46,7 +45,7 @@ type stream struct{ smem, blocks int64 }
 // chunks (its blocks without streaming) are spans spans of at most
 // chunkRows rows of a weight with accessor acc.
 func (e *emitter) streams(x *ir.Node, acc accessor, in, chunks, spans, chunkRows int64) stream {
-	if chunks < streamChunksPerBlock*streamBlocksPerSM*targetSMs {
+	if chunks < streamChunksPerBlock*streamBlocksPerSM*e.SMs {
 		return stream{}
 	}
 	return e.mmaStreams(x, acc, in, chunks, spans, chunkRows)
@@ -66,10 +65,10 @@ func (e *emitter) mmaStreams(x *ir.Node, acc accessor, in, chunks, spans, chunkR
 		span += ((chunkRows*in/256*u+15)/16 + 1) * 16
 	}
 	smem := streamStages * spans * span
-	if streamBlocksPerSM*(smem+1<<10) > smemPerSM {
+	if streamBlocksPerSM*(smem+1<<10) > e.SmemPerSM {
 		return stream{}
 	}
-	return stream{smem: smem, blocks: min(chunks, streamBlocksPerSM*targetSMs)}
+	return stream{smem: smem, blocks: min(chunks, streamBlocksPerSM*e.SMs)}
 }
 
 // launch sets the stream's shared memory on the kernel's launch, the last
