@@ -3,7 +3,6 @@ package cuda
 import (
 	"fmt"
 
-	"github.com/llama-orch/orc/gguf"
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
@@ -98,15 +97,14 @@ func (e *emitter) accessor(n *ir.Node) (accessor, error) {
 	if err != nil {
 		return noWeight, err
 	}
-	gt, ok := gguf.TypeByName(t.DType)
-	if !ok || n.DType == ir.I32 {
-		return noWeight, fmt.Errorf("weight %q has dtype %s, which no kernel reads", t.Name, t.DType)
+	if ir.BlockBytes(n.DType) == 0 || n.DType == ir.I32 {
+		return noWeight, fmt.Errorf("weight %q has dtype %s, which no kernel reads", t.Name, n.DType)
 	}
 	elems := n.Shape.Elems(1)
-	if elems%int64(gt.BlockSize()) != 0 || gt.RowBytes(elems) != t.bytes {
-		return noWeight, fmt.Errorf("weight %q: %d elements of %s do not make %d bytes", t.Name, elems, t.DType, t.bytes)
+	if elems%ir.BlockElems(n.DType) != 0 || ir.RowBytes(n.DType, elems) != t.bytes {
+		return noWeight, fmt.Errorf("weight %q: %d elements of %s do not make %d bytes", t.Name, elems, n.DType, t.bytes)
 	}
-	a := accessor{dtype: n.DType, blocks: elems / int64(gt.BlockSize())}
+	a := accessor{dtype: n.DType, blocks: elems / ir.BlockElems(n.DType)}
 	switch {
 	case t.Layout == "":
 	case t.Layout == passes.LayoutName(n.DType):

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/llama-orch/orc/gguf"
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
@@ -54,8 +53,7 @@ func Relayout(t *plans.Tensor, src []byte) ([]byte, error) {
 	if !ok {
 		return src, nil
 	}
-	gt, _ := gguf.TypeByName(t.DType)
-	bb := gt.BlockBytes()
+	bb := int(ir.BlockBytes(dt))
 	if len(src)%bb != 0 || int64(len(src)) != t.Bytes {
 		return nil, fmt.Errorf("relayout %q: %d bytes are not the table's %d in whole %s blocks of %d bytes", t.Name, len(src), t.Bytes, t.DType, bb)
 	}
