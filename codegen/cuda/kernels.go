@@ -46,7 +46,7 @@ func (k *instance) Signature() string {
 }
 
 // waitsInside are the device functions that wait for the grid before them
-// themselves: rows_dot8 (q8.cu.tmpl) fetches their first weight groups, then
+// themselves: rows_dot8 (q8_rows.cu.tmpl) fetches their first weight groups, then
 // calls grid_dep_wait; attend_decode (attention.cu.tmpl) starts copying the
 // keys earlier steps cached first; moe_logits (moe.cu.tmpl) fetches its
 // router groups first, rmsnorm_logits its router values; moe_down_sum_q8

@@ -6,7 +6,7 @@ import (
 )
 
 // streamUnits are the layouts whose rows a decode SwiGLU can stream
-// (q8.cu.tmpl, stream_rows), by dtype and split layout: the bytes of each
+// (q8_stream.cu.tmpl, stream_rows), by dtype and split layout: the bytes of each
 // 256-element block in each section, as the accessors' Units in
 // weights.cu.tmpl. The kernel asserts that SMEM is whole stages of its own
 // span_bytes; TestStreamedSwiGLU checks the sizes here, TestGPUSwiGLUStreams
@@ -60,7 +60,7 @@ func (e *emitter) mmaStreams(x *ir.Node, acc accessor, in, chunks, spans, chunkR
 	if !ok || e.tokenTile(x) != 1 {
 		return stream{}
 	}
-	var span int64 // q8.cu.tmpl's span_bytes
+	var span int64 // q8_stream.cu.tmpl's span_bytes
 	for _, u := range units {
 		span += ((chunkRows*in/256*u+15)/16 + 1) * 16
 	}

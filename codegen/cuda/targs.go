@@ -61,7 +61,7 @@ func renderTArg(v reflect.Value) string {
 // accessor is a weight accessor type (weights.cu.tmpl): W_<dtype><NBLK>,
 // W_<dtype>_split<NBLK> for a GPU layout that differs from GGUF order
 // (relayout.go's splitLayouts), with _dot for its integer-dot variant
-// (q8.cu.tmpl) and ", true" for dot8_q6_k's BOUNDED form. The zero accessor
+// (q8_dot.cu.tmpl) and ", true" for dot8_q6_k's BOUNDED form. The zero accessor
 // is B_none: an absent optional weight (a bias).
 type accessor struct {
 	dtype   ir.DType
@@ -111,7 +111,7 @@ func (x mmaX) String() string {
 	return fmt.Sprintf("XNorm<%s, %s, %t>", x.norm, x.w, x.add)
 }
 
-// resRead is linear_q8's RES (q8.cu.tmpl): no residual, the residual read
+// resRead is linear_q8's RES (q8_kernels.cu.tmpl): no residual, the residual read
 // after the kernel's wait, or before it (readsBeforeWait).
 type resRead int
 
