@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/llama-orch/orc/codegen/cuda"
 	"github.com/llama-orch/orc/compiler/synth"
 	"github.com/llama-orch/orc/gguf"
 )
@@ -58,8 +59,12 @@ func TestFullWidthGoldens(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			path := writeShapes(t, c.preset, c.layers, c.quant)
-			g, man, _ := lowerGPU(t, path, fullWidthMaxTokens)
-			out := generate(t, g, man, c.arch)
+			arch := c.arch
+			if arch == "" {
+				arch = cuda.DefaultArch
+			}
+			g, man, _ := lowerFor(t, path, fullWidthMaxTokens, arch)
+			out := generate(t, g, man, arch)
 			modelGolden(t, filepath.Join("full", name+".cu"), out.Source)
 			sum := sha256.Sum256(scheduleJSON(t, out))
 			golden(t, filepath.Join("full", name+".schedule.sha256"), []byte(hex.EncodeToString(sum[:])+"\n"))

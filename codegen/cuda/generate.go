@@ -52,6 +52,9 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("codegen/cuda: %w", err)
 	}
+	if chosen, _ := g.Attrs["target"].(string); chosen != arch {
+		return nil, fmt.Errorf("codegen/cuda: the graph's kernels were chosen for %s, not %s: run the pass pipeline for %s", chosen, arch, arch)
+	}
 	t := tuning{gpu}
 	arenaBytes, ok := g.Attrs["arena_bytes"].(int64)
 	if !ok {
@@ -157,6 +160,14 @@ type emitter struct {
 	kernels      *kernelSet
 }
 
+// scheduleName is the schedule being emitted, for errors.
+func (e *emitter) scheduleName() string {
+	if e.prefill {
+		return "prefill"
+	}
+	return "decode"
+}
+
 // node emits the launches of one node (none for inputs, weights and views).
 func (e *emitter) node(n *ir.Node) ([]plans.Launch, error) {
 	info, ok := ir.Ops[n.Op]
@@ -165,6 +176,12 @@ func (e *emitter) node(n *ir.Node) ([]plans.Launch, error) {
 	}
 	if len(n.Inputs) < info.MinInputs || len(n.Inputs) > info.MaxInputs {
 		return nil, fmt.Errorf("%d inputs, want %d to %d", len(n.Inputs), info.MinInputs, info.MaxInputs)
+	}
+	switch n.Op {
+	case ir.OpLinear, ir.OpQKV, ir.OpSwiGLULinear, ir.OpMoE:
+		if e.kernelOf(n) == "" {
+			return nil, fmt.Errorf("no kernel recorded for its %s: run the chooseKernels pass", e.scheduleName())
+		}
 	}
 	switch n.Op {
 	case ir.OpInput, ir.OpWeight, ir.OpView:

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -14,7 +15,7 @@ import (
 // tile, and the stream's shared memory for a kernel that streams (st.smem >
 // 0). blocksX blocks of threads cover the output columns, or st.blocks
 // stream them.
-func (e *emitter) intDot(c *call, y, x *ir.Node, in int64, fn string, threads, blocksX int64, st stream, staged, oneGroup bool, outs func(*call), targs func(dotTail) any) ([]plans.Launch, error) {
+func (e *emitter) intDot(c *call, y, x *ir.Node, in int64, fn string, threads, blocksX int64, st passes.Stream, staged, oneGroup bool, outs func(*call), targs func(dotTail) any) ([]plans.Launch, error) {
 	var quant []plans.Launch
 	if staged {
 		c.null()
@@ -38,13 +39,13 @@ func (e *emitter) intDot(c *call, y, x *ir.Node, in int64, fn string, threads, b
 	// three; without the early fetch its decode step took 1 % less
 	// (KERNELS.md, fifteenth session).
 	early := false
-	if st.smem > 0 {
-		blocksX = st.blocks
+	if st.Smem > 0 {
+		blocksX = st.Blocks
 	} else if !staged {
 		early = e.fetchesEarly(x, blocksX, oneGroup)
 	}
-	tail := dotTail{Early: early, Rows: rowsOf(x), TT: tt, Smem: st.smem}
-	ls, err := st.launch(e.emitBounded(c, fn, int(threads), e.residentBound(staged, blocksX), gridTokenTiles(blocksX, rowsOf(x), tt), targs(tail)))
+	tail := dotTail{Early: early, Rows: rowsOf(x), TT: tt, Smem: st.Smem}
+	ls, err := stream(st).launch(e.emitBounded(c, fn, int(threads), e.residentBound(staged, blocksX), gridTokenTiles(blocksX, rowsOf(x), tt), targs(tail)))
 	return append(quant, ls...), err
 }
 
@@ -72,17 +73,24 @@ func (e *emitter) fetchesEarly(x *ir.Node, blocksX int64, oneGroup bool) bool {
 	return e.tokenTile(x) == 1 && (oneGroup || blocksX*max(1, rowsOf(x)) <= e.earlyFetchBlocks())
 }
 
-// prefillTile is how many tokens one block of the integer-path kernels
-// serves in a prefill: each weight group fetched is used that many times.
-const prefillTile = 8
-
 // tokenTile is the tokens per block for x's rows in the schedule being
-// emitted: prefillTile in a prefill, 1 in decode or for fixed-row inputs.
-func (e *emitter) tokenTile(x *ir.Node) int64 {
-	if e.prefill && rowsOf(x) == 0 {
-		return prefillTile
+// emitted (passes.TokenTile).
+func (e *emitter) tokenTile(x *ir.Node) int64 { return passes.TokenTile(x, e.prefill) }
+
+// kernelOf is matrix or MoE node n's kernel family in the schedule being
+// emitted, as the chooseKernels pass recorded it ("" for other nodes).
+func (e *emitter) kernelOf(n *ir.Node) string {
+	if e.prefill {
+		return n.Str("prefill_kernel")
 	}
-	return 1
+	return n.Str("kernel")
+}
+
+// intPath reports whether matrix node n's kernel in the schedule being
+// emitted reads int16 activations (the q8 and tensor-core families).
+func (e *emitter) intPath(n *ir.Node) bool {
+	k := e.kernelOf(n)
+	return k == ir.KernelQ8 || k == ir.KernelMMA
 }
 
 // gridTokenTiles is (x, ceil(rows/tt), 1); rows 0 means T.
@@ -93,83 +101,11 @@ func gridTokenTiles(x, rows, tt int64) grid {
 	return grid{a: [3]int64{0, 1, 0}, b: [3]int64{x, 0, 1}, div: [3]int64{0, tt, 0}}
 }
 
-// intDot are the weight dtypes with an integer dot (q8_dot.cu.tmpl), by their
-// accessors' GROUP: their matrix kernels read activations quantized to int16.
-var intDot = map[ir.DType]int64{ir.Q4_0: 32, ir.Q5_0: 32, ir.Q8_0: 32, ir.MXFP4: 32, ir.Q4_K: 64, ir.Q5_K: 64, ir.Q6_K: 64}
-
-// intLanes is the lane-set size S of the integer-path kernels for rows of
-// in elements of dtype dt (q8_rows.cu.tmpl, rows_dot8), and the sets per block:
-// the smallest power of two ≥ the row's groups, from a warp to the whole
-// block, or a narrower set that leaves fewer lanes idle (a lane takes
-// groups j, j + S, ...) where out rows, 4 a set, still make manyWaves of
-// blocks: gpt-oss's 90-group Q8_0 rows kept 38 of 128 lanes idle. Widening
-// the sets of small decode launches to give every SM a block was measured
-// no faster (KERNELS.md). Last, the row's groups rounded up to whole
-// 16-lane segments where that fits more sets in a block and the busiest
-// SM's rows (rowsPerSM) do not grow: Phi-3's qkv (48-group rows, 9216 of
-// them), five sets of 48 lanes instead of four of 64, took 1.9 % off its
-// decode step on an H200 (none on an H100); its SwiGLU, o-proj and head,
-// whose busiest SMs took 4-25 % more rows that way, lost up to 2.6 % on an
-// H100 (KERNELS.md, fifteenth session).
-func (t tuning) intLanes(dt ir.DType, in, out int64) (s, sets int64) {
-	groups := in / intDot[dt]
-	for s = 32; s < linThreads && s < groups; s *= 2 {
-	}
-	idle := func(s int64) int64 { return ceilDiv(groups, s)*s - groups }
-	for n := s / 2; n >= 32; n /= 2 {
-		if idle(n) < idle(s) && ceilDiv(out, 4*linThreads/n) >= t.manyWaves() {
-			s = n
-		}
-	}
-	if n := max(ceilDiv(groups, 16)*16, 32); n < s && linThreads/n > linThreads/s && t.rowsPerSM(out, linThreads/n) <= t.rowsPerSM(out, linThreads/s) {
-		s = n
-	}
-	return s, linThreads / s
-}
-
-// rowsPerSM is the rows of the SM with the most blocks when out rows go 4
-// a set in blocks of sets sets.
-func (t tuning) rowsPerSM(out, sets int64) int64 {
-	return ceilDiv(ceilDiv(out, 4*sets), t.SMs) * 4 * sets
-}
-
 // linearQ8Blocks is linear_q8's lane-set size and blocks for an [out, in]
 // matrix of dtype dt: each set owns 4 rows (LIN_ROWS).
 func (t tuning) linearQ8Blocks(dt ir.DType, in, out int64) (s, blocks int64) {
-	s, sets := t.intLanes(dt, in, out)
+	s, sets := t.IntLanes(dt, in, out)
 	return s, ceilDiv(out, 4*sets)
-}
-
-// manyWaves is the grid (8 blocks an SM) past which a kernel's last,
-// partial wave of blocks costs little.
-func (t tuning) manyWaves() int64 { return 8 * t.SMs }
-
-// takesIntDot reports whether matrix node n (linear, swiglu_linear, qkv)
-// runs on the integer path: weights with an integer dot, a row length of
-// whole 32-groups, for swiglu_linear one accessor for gate and up, for qkv
-// one group size for q, k and v (one lane-set size serves them all).
-func (e *emitter) takesIntDot(n *ir.Node) bool {
-	if n.Op != ir.OpLinear && n.Op != ir.OpSwiGLULinear && n.Op != ir.OpQKV {
-		return false
-	}
-	if intDot[n.Inputs[1].DType] == 0 || n.Inputs[0].Shape[len(n.Inputs[0].Shape)-1]%32 != 0 {
-		return false
-	}
-	switch n.Op {
-	case ir.OpLinear:
-		return true
-	case ir.OpSwiGLULinear:
-		if len(n.Inputs) == 3 {
-			ga, err1 := e.accessor(n.Inputs[1])
-			ua, err2 := e.accessor(n.Inputs[2])
-			return err1 == nil && err2 == nil && ga == ua
-		}
-		return true
-	case ir.OpQKV:
-		g := intDot[n.Inputs[1].DType]
-		return intDot[n.Inputs[2].DType] == g && intDot[n.Inputs[3].DType] == g
-	}
-	return true
 }
 
 // feedsIntDot reports whether value v is the input x of an integer-path
@@ -177,14 +113,10 @@ func (e *emitter) takesIntDot(n *ir.Node) bool {
 // its producer should quantize it as it writes it.
 func (e *emitter) feedsIntDot(v *ir.Node) bool {
 	for _, u := range e.users[v] {
-		if u.Inputs[0] == v && (e.takesIntDot(u) && !e.takesGEMM(u) || u.Op == ir.OpMoE && e.moeTakesIntDot(u) ||
+		if u.Inputs[0] == v && (e.intPath(u) || u.Op == ir.OpMoE && e.moeTakesIntDot(u) ||
 			u.Op == ir.OpLast && e.lastIsRow(u) && e.feedsIntDot(u)) {
 			return true
 		}
 	}
 	return false
 }
-
-// linThreads is the block of linear_gemv, linear_q8 and a swiglu_q8 that
-// does not quantize its output: LIN_WARPS (gemv.cu.tmpl) warps.
-const linThreads = 8 * 32

@@ -12,7 +12,6 @@ import (
 // a CTA dequantizes a weight tile once and uses it for 64 or 128 tokens, where
 // the decode kernels' token tile of prefillTile reads the weights T/8 times
 // and multiplies in fp32 or dp4a.
-
 // gemmThreads is GEMM_THREADS: 8 warps.
 const gemmThreads = 256
 
@@ -27,16 +26,6 @@ func gemmMinBlocks(bm int64) int {
 		return 1
 	}
 	return 2
-}
-
-// takesGEMM reports whether matrix node n (linear, swiglu_linear, qkv) runs
-// as a tensor-core GEMM: in the prefill schedule, on the step's T rows, with
-// a row length the f16 staging reads as whole float4s and accessor groups
-// (every weight's group divides 8 or its block, which divides its rows).
-func (e *emitter) takesGEMM(n *ir.Node) bool {
-	x := n.Inputs[0]
-	return e.prefill && rowsOf(x) == 0 && len(x.Shape) == 2 && x.Shape[1]%8 == 0 &&
-		(n.Op == ir.OpLinear || n.Op == ir.OpSwiGLULinear || n.Op == ir.OpQKV)
 }
 
 // gemmBN is the weight rows per CTA for a product with rows weight rows:

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -18,16 +19,17 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.takesGEMM(n) {
+	kernel := e.kernelOf(n)
+	if kernel == ir.KernelGEMM {
 		return e.emitGEMM(c, n, in, out, "gemm_linear", func(bm, bn int64) any {
 			return gemmLinearArgs{W: wa, B: ba, In: in, Out: out, BM: bm, BN: bn}
 		})
 	}
 	g := gridRowsY(ceilDiv(out, 4), rowsOf(x))
-	if !e.takesIntDot(n) {
+	if kernel == ir.KernelGEMV {
 		c.ptr(e, cIn, "x", x)
 		c.ptr(e, cOut, "y", n)
-		return e.emit(c, "linear_gemv", linThreads, g, linearGEMVArgs{W: wa, B: ba, In: in, Out: out})
+		return e.emit(c, "linear_gemv", passes.LinThreads, g, linearGEMVArgs{W: wa, B: ba, In: in, Out: out})
 	}
 	s, blocks := e.linearQ8Blocks(n.Inputs[1].DType, in, out)
 	stage := e.stagesX(x, in, blocks)
@@ -57,12 +59,12 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 			c.null()
 		}
 	}
-	oneGroup := intDot[n.Inputs[1].DType] == 32 && in/32 <= s
+	oneGroup := passes.IntDotGroups[n.Inputs[1].DType] == 32 && in/32 <= s
 	da := wa.dotted()
 	// dot8_q6_k's BOUNDED form where registers must let a staged grid's
 	// blocks share the SMs.
 	da.bounded = e.residentBound(stage, blocks) > 0 && n.Inputs[1].DType == ir.Q6_K
-	return e.intDot(c, y, x, in, "linear_q8", linThreads, blocks, stream{}, stage, oneGroup, outs, func(t dotTail) any {
+	return e.intDot(c, y, x, in, "linear_q8", passes.LinThreads, blocks, passes.Stream{}, stage, oneGroup, outs, func(t dotTail) any {
 		return linearQ8Args{W: da, B: ba, In: in, Out: out, S: s, QX: stage, Greedy: greedy, Res: resReadOf(residual != nil), dotTail: t}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -12,7 +13,7 @@ import (
 const moeTile = 8
 
 // moeWarps is MOE_WARPS (moe.cu.tmpl): the rows one expert-GEMV block owns.
-const moeWarps = 8
+const moeWarps = passes.MoEWarps
 
 // moeScratch is where the MoE keeps its per-step intermediates in codegen's
 // scratch (arena offsets), for a step of up to maxTokens tokens, after the
@@ -59,16 +60,10 @@ func (ls *launches) add(l []plans.Launch, err error) error {
 	return err
 }
 
-// moeTakesIntDot reports whether moe node n's decode runs on the integer
-// path (moeDecodeQ8): gate/up and down weights with an integer dot, rows
-// of whole groups, and top_k dividing moeWarps (moe_down_sum_q8 gives each
-// chosen expert the same number of warps). Prefill keeps moe_expert_tiles,
-// on floats.
-func (e *emitter) moeTakesIntDot(n *ir.Node) bool {
-	gate, down := intDot[n.Inputs[3].DType], intDot[n.Inputs[7].DType]
-	return !e.prefill && gate != 0 && down != 0 && n.Inputs[0].Shape[len(n.Inputs[0].Shape)-1]%gate == 0 &&
-		n.Inputs[7].Shape[len(n.Inputs[7].Shape)-1]%down == 0 && n.Int("top_k") > 0 && moeWarps%n.Int("top_k") == 0
-}
+// moeTakesIntDot reports whether moe node n runs on the integer path
+// (moeDecodeQ8) in the schedule being emitted: a decode the chooseKernels
+// pass gave q8. Prefill keeps moe_expert_tiles, on floats.
+func (e *emitter) moeTakesIntDot(n *ir.Node) bool { return e.kernelOf(n) == ir.KernelQ8 }
 
 // moe(x, wr, br, wg, bg, wu, bu, wd, bd): route, (prefill) list each
 // expert's tokens, gate+up with the clamped SwiGLU, down, weighted sum; see
@@ -219,7 +214,7 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 		logits.ptr(e, cWeight, "br", n.Inputs[2])
 		logits.ptr(e, cIn, "x", x)
 		logits.arg(cOut, "logit", s.logit)
-		if err := ls.add(e.emit(logits, "moe_logits", linThreads, gridFixed(experts), moeRouterArgs{Cfg: cfg, WR: ra, BR: rba})); err != nil {
+		if err := ls.add(e.emit(logits, "moe_logits", passes.LinThreads, gridFixed(experts), moeRouterArgs{Cfg: cfg, WR: ra, BR: rba})); err != nil {
 			return nil, err
 		}
 	}

@@ -204,7 +204,7 @@ func (e *emitter) lastIsRow(n *ir.Node) bool {
 // with too many blocks to quantize its input itself (stagesX), as an LM
 // head.
 func (e *emitter) readsOnlyInt16(u *ir.Node) bool {
-	if u.Op != ir.OpLinear || !e.takesIntDot(u) || e.takesGEMM(u) || len(u.Shape) != 2 {
+	if u.Op != ir.OpLinear || !e.intPath(u) || len(u.Shape) != 2 {
 		return false
 	}
 	_, blocks := e.linearQ8Blocks(u.Inputs[1].DType, u.Inputs[0].Shape[len(u.Inputs[0].Shape)-1], u.Shape[1])

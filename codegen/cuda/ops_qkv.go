@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -20,22 +21,18 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 	c := &call{}
 	accs, outs, rope := q.accs, q.outs, q.rope
 	bAccs := e.qkvWeights(c, n, q)
-	if e.takesGEMM(n) {
+	kernel := e.kernelOf(n)
+	if kernel == ir.KernelGEMM {
 		return e.gemmQKV(c, n, in, q, bAccs)
-	}
-	intPath := e.takesIntDot(n)
-	var mma mmaShape
-	if intPath {
-		mma = e.qkvMMA(n, x, in, q)
 	}
 	var quant []plans.Launch
 	var xt mmaX
-	switch {
-	case mma.ok:
+	switch kernel {
+	case ir.KernelMMA:
 		if quant, xt, err = e.mmaInput(c, x, in); err != nil {
 			return nil, err
 		}
-	case intPath:
+	case ir.KernelQ8:
 		if quant, err = e.quantizedX(c, x, in); err != nil {
 			return nil, err
 		}
@@ -58,46 +55,33 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 		c.null()
 	}
 	e.stateArg(c)
-	if !intPath {
+	if kernel == ir.KernelGEMV {
 		pairs := (outs[0] + outs[1] + outs[2]) / 2
 		return e.emit(c, "qkv_gemv", 128, gridRowsY(ceilDiv(pairs, 4), rowsOf(x)), qkvGEMVArgs{
 			WQ: accs[0], WK: accs[1], WV: accs[2], BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
 			R: rope, In: in, NQ: outs[0], NK: outs[1], NV: outs[2], KV: kv})
 	}
 	// Blocks of 2·sets rotation pairs, each within one part (qkv_q8).
-	s, sets := e.intLanes(n.Inputs[1].DType, in, outs[0]+outs[1]+outs[2])
+	s, sets := e.IntLanes(n.Inputs[1].DType, in, outs[0]+outs[1]+outs[2])
 	var blocks int64
 	for _, o := range outs {
 		blocks += ceilDiv(o/2, 2*sets)
 	}
 	tt := e.tokenTile(x)
-	if mma.ok {
+	if kernel == ir.KernelMMA {
+		mma := mmaShapeOf(n)
 		c.startsLate = true
-		ls, err := mma.st.launch(e.emit(c, "qkv_mma", int(mma.nw*32), gridTokenTiles(mma.st.blocks, rowsOf(x), 1), qkvMMAArgs{
+		ls, err := stream(mma.st).launch(e.emit(c, "qkv_mma", int(mma.nw*32), gridTokenTiles(mma.st.Blocks, rowsOf(x), 1), qkvMMAArgs{
 			X: xt, W: accs[0], BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
 			R: rope, In: in, NQ: outs[0], NK: outs[1], NV: outs[2], KV: kv, NW: mma.nw, UPW: mma.upw,
-			dotTail: dotTail{Rows: rowsOf(x), TT: 1, Smem: mma.st.smem}}))
+			dotTail: dotTail{Rows: rowsOf(x), TT: 1, Smem: mma.st.Smem}}))
 		return append(quant, ls...), err
 	}
-	ls, err := e.emit(c, "qkv_q8", linThreads, gridTokenTiles(blocks, rowsOf(x), tt), qkvQ8Args{
+	ls, err := e.emit(c, "qkv_q8", passes.LinThreads, gridTokenTiles(blocks, rowsOf(x), tt), qkvQ8Args{
 		WQ: accs[0].dotted(), WK: accs[1].dotted(), WV: accs[2].dotted(), BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
 		R: rope, In: in, NQ: outs[0], NK: outs[1], NV: outs[2], KV: kv, S: s,
 		dotTail: dotTail{Early: e.fetchesEarly(x, blocks, false), Rows: rowsOf(x), TT: tt}})
 	return append(quant, ls...), err
-}
-
-// qkvMMA is where qkv n over x takes qkv_mma (mma.cu.tmpl): one token, q,
-// k and v in one layout with MmaCodes (one accessor, so v has k's rows:
-// whole heads), NeoX rotation of whole heads of a multiple of 16 dims, and
-// stages that fit.
-func (e *emitter) qkvMMA(n, x *ir.Node, in int64, q qkvParts) mmaShape {
-	hd, rot := n.Int("head_dim"), n.Int("rot_dim")
-	nw, upw, ok := mmaWarps(q.accs[0], q.accs[1], in)
-	if !ok || q.accs[1] != q.accs[2] || n.Str("rope_mode") != "neox" || (rot != 0 && rot != hd) || hd%16 != 0 {
-		return mmaShape{}
-	}
-	st := e.mmaStreams(x, q.accs[0], in, (q.outs[0]+q.outs[1]+q.outs[2])/16, 2, 8) // chunks of 8 pairs
-	return mmaShape{nw, upw, st, st.smem > 0}
 }
 
 // attentionOf is the attention whose k and v are parts 1 and 2 of qkv node

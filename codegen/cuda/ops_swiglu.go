@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -21,17 +22,19 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.takesGEMM(n) {
+	kernel := e.kernelOf(n)
+	if kernel == ir.KernelGEMM {
 		return e.emitGEMM(c, n, in, 2*f, "gemm_swiglu", func(bm, bn int64) any {
 			return gemmSwiGLUArgs{WG: ga, WU: ua, In: in, F: f, UpRow0: upRow0, BM: bm, BN: bn}
 		})
 	}
-	if !e.takesIntDot(n) {
+	if kernel == ir.KernelGEMV {
 		c.ptr(e, cIn, "x", x)
 		c.ptr(e, cOut, "y", n)
 		return e.emit(c, "swiglu_gemv", 128, gridRowsY(ceilDiv(f, 4), rowsOf(x)), swigluGEMVArgs{WG: ga, WU: ua, In: in, F: f, UpRow0: upRow0})
 	}
-	if mma := e.swigluMMA(n, x, in, ga, ua, f); mma.ok {
+	if kernel == ir.KernelMMA {
+		mma := mmaShapeOf(n)
 		quant, xt, err := e.mmaInput(c, x, in)
 		if err != nil {
 			return nil, err
@@ -39,15 +42,15 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 		c.ptr(e, cOut, "y", n)
 		e.stateArg(c)
 		c.startsLate = true
-		ls, err := mma.st.launch(e.emit(c, "swiglu_mma", int(mma.nw*32), gridTokenTiles(mma.st.blocks, rowsOf(x), 1), swigluMMAArgs{
+		ls, err := stream(mma.st).launch(e.emit(c, "swiglu_mma", int(mma.nw*32), gridTokenTiles(mma.st.Blocks, rowsOf(x), 1), swigluMMAArgs{
 			X: xt, W: ga, In: in, F: f, UpRow0: upRow0, NW: mma.nw, UPW: mma.upw,
-			dotTail: dotTail{Rows: rowsOf(x), TT: 1, Smem: mma.st.smem}}))
+			dotTail: dotTail{Rows: rowsOf(x), TT: 1, Smem: mma.st.Smem}}))
 		return append(quant, ls...), err
 	}
 	s, q8 := e.swigluLanes(n, x, in, f)
-	sets, threads := linThreads/s, int64(linThreads)
+	sets, threads := passes.LinThreads/s, int64(passes.LinThreads)
 	if q8 {
-		sets, threads = swigluQ8Sets, swigluQ8Sets*s
+		sets, threads = passes.SwiGLUQ8Sets, passes.SwiGLUQ8Sets*s
 	}
 	out, err := e.value(n)
 	if err != nil {
@@ -62,12 +65,12 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 		}
 	}
 	blocks := ceilDiv(f, 2*sets)
-	var st stream
+	var st passes.Stream
 	// stream_rows serves blocks of LIN_WARPS warps (q8's have 16 sets) whose
 	// lanes take one group of each row: their activations, loaded once, are
-	// what made streaming pay (KERNELS.md, fourteenth session).
-	if !q8 && in/intDot[n.Inputs[1].DType] <= s {
-		st = e.streams(x, ga, in, blocks, 2, 2*sets)
+	// what made streaming pay.
+	if !q8 && in/passes.IntDotGroups[n.Inputs[1].DType] <= s {
+		st = e.Streams(x, n.Inputs[1], e.prefill, in, blocks, 2, 2*sets)
 	}
 	return e.intDot(c, n, x, in, "swiglu_q8", threads, blocks, st, false, false, outs, func(t dotTail) any {
 		return swigluQ8Args{W: ga.dotted(), In: in, F: f, UpRow0: upRow0, S: s, Warps: threads / 32, Q8: q8, dotTail: t}
@@ -76,35 +79,12 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 
 // swigluLanes is swiglu_q8's lane-set size for swiglu_linear n over x
 // [.., in] with F = f, and whether it quantizes its output (q8): where it
-// feeds the integer path, one token a block, in at most maxSwigluThreads.
+// feeds the integer path, one token a block, in at most
+// passes.MaxSwiGLUThreads.
 func (e *emitter) swigluLanes(n, x *ir.Node, in, f int64) (s int64, q8 bool) {
-	s, _ = e.intLanes(n.Inputs[1].DType, in, 2*f)
-	return s, e.tokenTile(x) == 1 && e.wantsInt16(n, f) && swigluQ8Sets*s <= maxSwigluThreads
+	s, _ = e.IntLanes(n.Inputs[1].DType, in, 2*f)
+	return s, e.tokenTile(x) == 1 && e.wantsInt16(n, f) && passes.SwiGLUQ8Sets*s <= passes.MaxSwiGLUThreads
 }
-
-// swigluMMA is where swiglu_linear n over x (gate and up accessors ga, ua)
-// takes swiglu_mma: rows with MmaCodes (Q4_K, Q5_K split) that stream, in
-// chunks of mmaChunk columns, unless its output is quantized for the
-// integer path (swiglu_q8's Q8).
-func (e *emitter) swigluMMA(n, x *ir.Node, in int64, ga, ua accessor, f int64) mmaShape {
-	nw, upw, ok := mmaWarps(ga, ua, in)
-	if _, q8 := e.swigluLanes(n, x, in, f); !ok || q8 {
-		return mmaShape{}
-	}
-	st := e.streams(x, ga, in, ceilDiv(f, mmaChunk), 2, mmaChunk)
-	return mmaShape{nw, upw, st, st.smem > 0}
-}
-
-// A swiglu_q8 that quantizes its output has swigluQ8Sets lane sets of two
-// columns, so that a block's columns are one 32-group, and so S·16 threads:
-// Qwen2.5-0.5B's (S = 32) 512. Sets of 4 columns in blocks of 256 threads
-// (half the blocks, each thread twice the rows) made its decode 3 % slower,
-// and Phi-3-mini's (S 64 → 32, 2 groups a lane) 7 %; Phi-3-mini's S = 64
-// in 1024 threads (64 registers a thread, spills) 28 % (KERNELS.md).
-const (
-	swigluQ8Sets     = 16
-	maxSwigluThreads = 512
-)
 
 // swigluWeights checks swiglu_linear n's gate and up weights — separate
 // (x, wg, wu) or packed (x, wgu [2F, in]) — against the input width in,
