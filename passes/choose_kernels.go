@@ -76,7 +76,7 @@ func chooseKernels(g *ir.Graph) error {
 		}
 	}
 	for _, n := range g.Nodes {
-		if l, _ := ResidualWriter(n, c.users); l != nil && l.Str("kernel") == ir.KernelQ8 && c.users[NormedPart(n, c.users)][0].Bool("fold_norm") {
+		if l, _ := residualWriter(n, c.users); l != nil && l.Str("kernel") == ir.KernelQ8 {
 			l.Attrs["writes_sum"] = true
 		}
 	}
