@@ -270,7 +270,7 @@ func TestGPUFullPresetsMatchCPU(t *testing.T) {
 	matchCPU(t, configs, agreeTolerance)
 }
 
-// TestGPUMoEMatchesCPU is the agreement matrix for gpt-oss (issue 7): the
+// TestGPUMoEMatchesCPU is the agreement matrix for gpt-oss: the
 // tiny preset within agreeTolerance, and with ORC_GPU_FULL=1 gpt-oss-20b
 // cut to 4 layers at real widths (32 experts, top-4), both MXFP4. At real
 // widths a router near-tie sends a token to another expert on one device,

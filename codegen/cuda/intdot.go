@@ -36,8 +36,7 @@ func (e *emitter) intDot(c *call, y, x *ir.Node, in int64, fn string, threads, b
 	// fetching early. A staged one would hold the first groups' registers
 	// across quantize_row, which costs stagesX's blocks residency: Phi-3's
 	// Q6_K down 73 → 166 registers (nvcc 11.8), one block an SM instead of
-	// three; without the early fetch its decode step took 1 % less
-	// (KERNELS.md, fifteenth session).
+	// three; without the early fetch its decode step took 1 % less.
 	early := false
 	if st.Smem > 0 {
 		blocksX = st.Blocks
@@ -55,15 +54,13 @@ func (e *emitter) intDot(c *call, y, x *ir.Node, in int64, fn string, threads, b
 // launches (Qwen2.5-0.5B's qkv, o-proj, swiglu and down: 28-304 blocks;
 // gpt-oss's qkv, 640, and Phi-3's, 576) sit near the launch-latency floor,
 // where the DRAM round trip saved counts: 4 blocks an SM left gpt-oss's qkv
-// out, and taking it in made gpt-oss-20b's decode 2 % faster (KERNELS.md,
-// fifth session). Larger ones are bandwidth-bound, and the registers holding
+// out, and taking it in made gpt-oss-20b's decode 2 % faster. Larger ones are bandwidth-bound, and the registers holding
 // the first groups across the wait (ptxas, sm_90: a Q6_K LM head 77 → 128)
 // would cost them occupancy; except where a lane's share of each row is
 // one 32-element group (oneGroup: Qwen2.5-0.5B's Q8_0 head, 28 groups a
 // row): the first fetch is all of it, 48 → 64 registers (nvcc 11.8), and the
 // early fetch made that head's decode step 1.9 % faster on an H200, where
-// Phi-3's Q6_K head (48 groups of 64, 78 → 128) lost 0.9 % (KERNELS.md,
-// thirteenth session).
+// Phi-3's Q6_K head (48 groups of 64, 78 → 128) lost 0.9 %.
 func (t tuning) earlyFetchBlocks() int64 { return 5 * t.SMs }
 
 // fetchesEarly is the EARLY template argument of an integer-path kernel

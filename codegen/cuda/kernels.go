@@ -127,8 +127,7 @@ func (s *kernelSet) config(prefix string, members ...string) string {
 // folded norms' readers launched as their producers start 1.5078, at their
 // end 1.4915 (main 1.5198); then the staged downs at the SwiGLU's end too,
 // 1.4928 → 1.4678 (main 1.5189). The attention and the o-proj, which fetch
-// before their wait, lost 4.4 % and 3 % that way (KERNELS.md, nineteenth
-// session).
+// before their wait, lost 4.4 % and 3 % that way.
 func (s *kernelSet) launchAtEnd(ls []plans.Launch) {
 	for i := 0; i+1 < len(ls); i++ {
 		if s.byName[ls[i+1].Kernel].StartsLate {

@@ -72,8 +72,8 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 // leavesGreedy reports whether linear n over x is the LM head of one token
 // (the graph's output, the logits of one row), which then leaves the step's
 // greedy pick in the state block (linear_q8's GREEDY): a greedy step needs
-// no sampler launch after the graph (Qwen2.5-0.5B 0.526 → 0.505 ms a step,
-// KERNELS.md, eleventh session).
+// no sampler launch after the graph (Qwen2.5-0.5B 0.526 → 0.505 ms a
+// step).
 func (e *emitter) leavesGreedy(n, x *ir.Node) bool {
 	return n == e.output && rowsOf(x) == 1
 }
@@ -84,8 +84,7 @@ func (e *emitter) leavesGreedy(n, x *ir.Node) bool {
 // redundant quantization costs one block's time. GPT-2's Q4_0 down
 // projection after its GELU (3072 → 768: 96 blocks, 7 KiB) stages, and
 // Phi-3's after its SwiGLU (8192 → 3072: 384 blocks, 18 KiB), whose decode
-// step staging took 1 % less than after a quantize_x8 launch (H200,
-// KERNELS.md, thirteenth session).
+// step staging took 1 % less than after a quantize_x8 launch (H200).
 const stagedXBytes = 40 << 10
 
 // stagedXBlocks is the largest grid of a linear_q8 that stages x: three
@@ -110,8 +109,7 @@ func (e *emitter) stagesX(x *ir.Node, in, blocks int64) bool {
 // minimum), or 0. A staged grid is resident at once (stagesX) only where
 // registers let its blocks share the SMs, which nothing held them to: the
 // shorter dot8_q6_k took Phi-3's Q6_K down, 384 blocks, to 88 registers
-// (nvcc 13), two blocks an SM, two waves: 12.6 → 15.3 µs (H100, KERNELS.md,
-// eighteenth session).
+// (nvcc 13), two blocks an SM, two waves: 12.6 → 15.3 µs (H100).
 func (t tuning) residentBound(staged bool, blocksX int64) int {
 	if perSM := ceilDiv(blocksX, t.SMs); staged && perSM > 1 {
 		return int(perSM)
