@@ -22,11 +22,13 @@ const (
 // (mma_warps, mma_upw, stream_smem, stream_blocks, all > 0); fold_norm, on
 // a decode mma kernel that normalizes its input itself (its input the
 // normed row of an rmsnorm or add_rmsnorm); writes_sum, on a decode q8
-// linear that writes the sum of the add_rmsnorm reading it.
+// linear that writes the sum of the add_rmsnorm reading it; router_logits,
+// on an rmsnorm or add_rmsnorm that computes the router logits of the q8
+// MoE reading its normed row.
 var kernelAttrKinds = map[string]string{
 	"kernel": "string", "prefill_kernel": "string",
 	"mma_warps": "int64", "mma_upw": "int64", "stream_smem": "int64", "stream_blocks": "int64",
-	"fold_norm": "bool", "writes_sum": "bool",
+	"fold_norm": "bool", "writes_sum": "bool", "router_logits": "bool",
 }
 
 // kernelFamilies are the families each op may take, by schedule.
@@ -44,11 +46,14 @@ func verifyKernelChoice(n *Node) error {
 	if err := checkAttrValues("attr", n.Attrs, kernelAttrKinds); err != nil {
 		return err
 	}
+	if n.Bool("router_logits") && n.Op != OpRMSNorm && n.Op != OpAddRMSNorm {
+		return fmt.Errorf("router_logits on a %s: an rmsnorm computes a router's logits", n.Op)
+	}
 	_, dec := n.Attrs["kernel"]
 	_, pre := n.Attrs["prefill_kernel"]
 	if !dec && !pre {
 		for k := range kernelAttrKinds {
-			if _, ok := n.Attrs[k]; ok {
+			if _, ok := n.Attrs[k]; ok && k != "router_logits" {
 				return fmt.Errorf("attr %s without a kernel", k)
 			}
 		}

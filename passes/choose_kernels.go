@@ -8,7 +8,7 @@ import (
 
 // kernelAttrs are the attributes chooseKernels records (ir/kernels.go);
 // it drops them first, so that it can run again.
-var kernelAttrs = []string{"kernel", "prefill_kernel", "mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm", "writes_sum"}
+var kernelAttrs = []string{"kernel", "prefill_kernel", "mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits"}
 
 // chooseKernels decides, for the graph's GPU target (the graph attribute
 // target), which kernel family serves each matrix node and MoE in each
@@ -32,6 +32,9 @@ var kernelAttrs = []string{"kernel", "prefill_kernel", "mma_warps", "mma_upw", "
 //   - writes_sum: a decode q8 linear adds the residual into its rows and
 //     writes the sum of the add_rmsnorm that reads it (ResidualWriter),
 //     whose normed row a fold_norm kernel then reads alone.
+//   - router_logits: a decode RMSNorm whose normed row only a q8 MoE reads,
+//     whose router is a plain-float matrix (read one element at a time),
+//     computes that MoE's router logits itself (rmsnorm_logits).
 func chooseKernels(g *ir.Graph) error {
 	target, _ := g.Attrs["target"].(string)
 	gpu, err := GPUTarget(target)
@@ -79,8 +82,33 @@ func chooseKernels(g *ir.Graph) error {
 		if l, _ := residualWriter(n, c.users); l != nil && l.Str("kernel") == ir.KernelQ8 {
 			l.Attrs["writes_sum"] = true
 		}
+		if routesMoE(n, c.users) {
+			n.Attrs["router_logits"] = true
+		}
 	}
 	return nil
+}
+
+// routesMoE reports whether RMSNorm n computes the router logits of the MoE
+// that alone reads its normed row (router_logits).
+func routesMoE(n *ir.Node, users map[*ir.Node][]*ir.Node) bool {
+	normed := n
+	switch n.Op {
+	case ir.OpRMSNorm:
+	case ir.OpAddRMSNorm:
+		normed = NormedPart(n, users)
+	default:
+		return false
+	}
+	if normed == nil || len(users[normed]) != 1 {
+		return false
+	}
+	m := users[normed][0]
+	if m.Op != ir.OpMoE || m.Inputs[0] != normed || len(m.Inputs[3].Shape) != 3 || m.Str("kernel") != ir.KernelQ8 {
+		return false
+	}
+	dt := m.Inputs[1].DType
+	return dt == ir.F32 || dt == ir.F16 || dt == ir.BF16
 }
 
 // isMatrix reports whether n is a matrix node: linear, qkv, swiglu_linear.

@@ -251,21 +251,14 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 }
 
 // routerOf is the MoE node whose router logits decode RMSNorm n computes
-// itself (rmsnorm_logits, moe.cu.tmpl), or nil: n's normed row (normed) is
-// the input of one integer-path MoE and read by nothing else, and that
-// MoE's router is a plain-float matrix (read one element at a time).
+// itself (rmsnorm_logits, moe.cu.tmpl), as the chooseKernels pass recorded
+// it (router_logits), or nil; normed is n's normed row, which that MoE
+// alone reads.
 func (e *emitter) routerOf(n, normed *ir.Node) *ir.Node {
-	if e.prefill || normed == nil || n.Op != ir.OpRMSNorm && n.Op != ir.OpAddRMSNorm || len(e.users[normed]) != 1 {
+	if e.prefill || normed == nil || !n.Bool("router_logits") {
 		return nil
 	}
-	m := e.users[normed][0]
-	if m.Op != ir.OpMoE || m.Inputs[0] != normed || len(m.Inputs[3].Shape) != 3 || !e.moeTakesIntDot(m) {
-		return nil
-	}
-	if dt := m.Inputs[1].DType; dt != ir.F32 && dt != ir.F16 && dt != ir.BF16 {
-		return nil
-	}
-	return m
+	return e.users[normed][0]
 }
 
 // normLogits emits rmsnorm_logits for a decode RMSNorm (call c holds its
