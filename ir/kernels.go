@@ -22,13 +22,30 @@ const (
 // (mma_warps, mma_upw, stream_smem, stream_blocks, all > 0); fold_norm, on
 // a decode mma kernel that normalizes its input itself (its input the
 // normed row of an rmsnorm or add_rmsnorm); writes_sum, on a decode q8
-// linear that writes the sum of the add_rmsnorm reading it; router_logits,
-// on an rmsnorm or add_rmsnorm that computes the router logits of the q8
-// MoE reading its normed row.
+// linear that writes the sum of the add_rmsnorm reading it; and the
+// choices of decisionOps.
 var kernelAttrKinds = map[string]string{
 	"kernel": "string", "prefill_kernel": "string",
 	"mma_warps": "int64", "mma_upw": "int64", "stream_smem": "int64", "stream_blocks": "int64",
-	"fold_norm": "bool", "writes_sum": "bool", "router_logits": "bool",
+	"fold_norm": "bool", "writes_sum": "bool",
+	"router_logits": "bool", "row_in_place": "bool", "writes_codes": "bool", "prefill_writes_codes": "bool",
+}
+
+// codeWriters are the ops whose kernels can write their output's int16
+// codes too.
+var codeWriters = []Op{OpRMSNorm, OpLayerNorm, OpAddRMSNorm, OpAddLayerNorm, OpAttention, OpLast, OpSwiGLULinear}
+
+// decisionOps are the ops each of the choices that need no kernel family
+// may be recorded on: router_logits, on an rmsnorm or add_rmsnorm that
+// computes the router logits of the q8 MoE reading its normed row;
+// row_in_place, on a decode last row that is its input in place;
+// writes_codes and prefill_writes_codes, on a producer that also writes
+// its output's int16 codes in that schedule.
+var decisionOps = map[string][]Op{
+	"router_logits":        {OpRMSNorm, OpAddRMSNorm},
+	"row_in_place":         {OpLast},
+	"writes_codes":         codeWriters,
+	"prefill_writes_codes": codeWriters,
 }
 
 // kernelFamilies are the families each op may take, by schedule.
@@ -46,14 +63,16 @@ func verifyKernelChoice(n *Node) error {
 	if err := checkAttrValues("attr", n.Attrs, kernelAttrKinds); err != nil {
 		return err
 	}
-	if n.Bool("router_logits") && n.Op != OpRMSNorm && n.Op != OpAddRMSNorm {
-		return fmt.Errorf("router_logits on a %s: an rmsnorm computes a router's logits", n.Op)
+	for k, ops := range decisionOps {
+		if n.Bool(k) && !slices.Contains(ops, n.Op) {
+			return fmt.Errorf("%s on a %s, which cannot take it (%v can)", k, n.Op, ops)
+		}
 	}
 	_, dec := n.Attrs["kernel"]
 	_, pre := n.Attrs["prefill_kernel"]
 	if !dec && !pre {
 		for k := range kernelAttrKinds {
-			if _, ok := n.Attrs[k]; ok && k != "router_logits" {
+			if _, ok := n.Attrs[k]; ok && decisionOps[k] == nil {
 				return fmt.Errorf("attr %s without a kernel", k)
 			}
 		}

@@ -39,7 +39,8 @@ func TestVerifyKernelChoice(t *testing.T) {
 		{"fold_norm over no norm", strings.Replace(mma, "(%23, %24)", "(%19, %24)", 1), `over attention`},
 		{"writes_sum on a swiglu", swiglu + ` {kernel="q8" prefill_kernel="gemm" writes_sum=true}`, `writes_sum on a q8 swiglu_linear`},
 		{"a choice attr alone", swiglu + ` {writes_sum=true}`, `attr writes_sum without a kernel`},
-		{"router logits of a swiglu", swiglu + ` {kernel="q8" prefill_kernel="gemm" router_logits=true}`, `router_logits on a swiglu_linear`},
+		{"router logits of a swiglu", swiglu + ` {kernel="q8" prefill_kernel="gemm" router_logits=true}`, `router_logits on a swiglu_linear, which cannot take it`},
+		{"a row in place of a swiglu", swiglu + ` {kernel="q8" prefill_kernel="gemm" row_in_place=true}`, `row_in_place on a swiglu_linear`},
 	} {
 		old := swiglu
 		if !strings.Contains(text, old) {

@@ -217,8 +217,9 @@ func (c *kernelChooser) swigluQuantizes(n *ir.Node, prefill bool) bool {
 
 // feedsIntDot reports whether value v is the input x of a node whose
 // kernel in the schedule reads int16 activations (kernel q8 or mma; an MoE
-// in decode), directly or through a last row, so its producer may quantize
-// it as it writes it.
+// in decode), directly or through a decode last row in place
+// (row_in_place, chooseCodes), so its producer may quantize it as it
+// writes it.
 func feedsIntDot(v *ir.Node, users map[*ir.Node][]*ir.Node, prefill bool) bool {
 	key := "kernel"
 	if prefill {
@@ -229,7 +230,7 @@ func feedsIntDot(v *ir.Node, users map[*ir.Node][]*ir.Node, prefill bool) bool {
 			continue
 		}
 		if k := u.Str(key); isMatrix(u) && (k == ir.KernelQ8 || k == ir.KernelMMA) || u.Op == ir.OpMoE && k == ir.KernelQ8 ||
-			u.Op == ir.OpLast && feedsIntDot(u, users, prefill) {
+			u.Op == ir.OpLast && !prefill && u.Bool("row_in_place") && feedsIntDot(u, users, prefill) {
 			return true
 		}
 	}

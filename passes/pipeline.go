@@ -46,6 +46,7 @@ var Pipeline = []Pass{
 	{"chooseKernels", chooseKernels, GPUTargets},
 	{"schedule", schedule, AllTargets},
 	{"planMemory", planMemory, AllTargets},
+	{"chooseCodes", chooseCodes, GPUTargets},
 	{"verifyFinal", verifyFinal, AllTargets},
 }
 
@@ -83,7 +84,11 @@ var constraints = func() []constraint {
 	// The kernels are chosen for the final node set, and planMemory keeps
 	// the buffers their choices read alive.
 	c = append(c, constraint{"eliminateDead", "chooseKernels"}, constraint{"fuseResidualNorm", "chooseKernels"},
-		constraint{"chooseKernels", "planMemory"})
+		constraint{"chooseKernels", "planMemory"},
+		// The codes' producers follow the kernels that read codes, and a
+		// last row is its input in place only where offsets allow.
+		constraint{"chooseKernels", "chooseCodes"}, constraint{"planMemory", "chooseCodes"},
+		constraint{"chooseCodes", "verifyFinal"})
 	return c
 }()
 

@@ -97,23 +97,3 @@ func gridTokenTiles(x, rows, tt int64) grid {
 	}
 	return grid{a: [3]int64{0, 1, 0}, b: [3]int64{x, 0, 1}, div: [3]int64{0, tt, 0}}
 }
-
-// linearQ8Blocks is linear_q8's lane-set size and blocks for an [out, in]
-// matrix of dtype dt: each set owns 4 rows (LIN_ROWS).
-func (t tuning) linearQ8Blocks(dt ir.DType, in, out int64) (s, blocks int64) {
-	s, sets := t.IntLanes(dt, in, out)
-	return s, ceilDiv(out, 4*sets)
-}
-
-// feedsIntDot reports whether value v is the input x of an integer-path
-// matrix node or MoE (directly, or through a last row that is x itself), so
-// its producer should quantize it as it writes it.
-func (e *emitter) feedsIntDot(v *ir.Node) bool {
-	for _, u := range e.users[v] {
-		if u.Inputs[0] == v && (e.intPath(u) || u.Op == ir.OpMoE && e.moeTakesIntDot(u) ||
-			u.Op == ir.OpLast && e.lastIsRow(u) && e.feedsIntDot(u)) {
-			return true
-		}
-	}
-	return false
-}

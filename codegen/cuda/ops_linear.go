@@ -31,7 +31,7 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 		c.ptr(e, cOut, "y", n)
 		return e.emit(c, "linear_gemv", passes.LinThreads, g, linearGEMVArgs{W: wa, B: ba, In: in, Out: out})
 	}
-	s, blocks := e.linearQ8Blocks(n.Inputs[1].DType, in, out)
+	s, blocks := e.LinearQ8Blocks(n.Inputs[1].DType, in, out)
 	stage := e.stagesX(x, in, blocks)
 	if stage {
 		c.startsLate = true
@@ -87,17 +87,13 @@ func (e *emitter) leavesGreedy(n, x *ir.Node) bool {
 // step staging took 1 % less than after a quantize_x8 launch (H200).
 const stagedXBytes = 40 << 10
 
-// stagedXBlocks is the largest grid of a linear_q8 that stages x: three
-// blocks an SM.
-func (t tuning) stagedXBlocks() int64 { return 3 * t.SMs }
-
 // stagesX reports whether the integer linear over x [rows, in] in blocks
 // blocks quantizes x itself, in shared memory (q8_rows.cu.tmpl, rows_dot8 with
 // QX), instead of after a quantize_x8 launch: x's producer did not quantize
 // it (an element-wise GELU, or a swiglu_q8 whose blocks hold no whole
 // 32-group), a block serves one token, and the limits above hold.
 func (e *emitter) stagesX(x *ir.Node, in, blocks int64) bool {
-	if e.tokenTile(x) != 1 || in*2+in/32*8 > stagedXBytes || blocks > e.stagedXBlocks() {
+	if e.tokenTile(x) != 1 || in*2+in/32*8 > stagedXBytes || blocks > e.StagedXBlocks() {
 		return false
 	}
 	held, err := e.scratchHoldsX(x)

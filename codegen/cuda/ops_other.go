@@ -83,7 +83,7 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 	c.arg(cOut, "y", out)
 	q8 := false
 	if normed != nil {
-		q8 = e.quantizes(c, normed, out, cols)
+		q8 = e.quantizes(c, n, out, cols)
 	} else {
 		c.null()
 		c.null()
@@ -171,45 +171,10 @@ func (e *emitter) elementwise(n *ir.Node) ([]plans.Launch, error) {
 }
 
 // lastIsRow reports whether last-row node n needs no launch in the
-// schedule being emitted: in decode T = 1, so the last row of x [T, cols] is
-// x, and n's readers read x itself (value), its producer quantizing it for
-// them (feedsIntDot). Not where a reader may write over the x it reads
-// (the memory planner, seeing n's own buffer, may let it), nor for the
-// graph's output, whose offset both schedules share.
-func (e *emitter) lastIsRow(n *ir.Node) bool {
-	x := n.Inputs[0]
-	if e.prefill || n == e.output || rowsOf(x) != 0 || x.DType != ir.F32 {
-		return false
-	}
-	xa, err := e.value(x)
-	if err != nil || xa.Kind != plans.ArgArena {
-		return false
-	}
-	xEnd := xa.Offset + 4*x.Shape.Elems(e.maxTokens)
-	for _, u := range e.users[n] {
-		if e.readsOnlyInt16(u) {
-			continue
-		}
-		ua, err := e.value(u)
-		if err != nil || ua.Kind != plans.ArgArena || u.DType != ir.F32 ||
-			ua.Offset < xEnd && xa.Offset < ua.Offset+4*u.Shape.Elems(e.maxTokens) {
-			return false
-		}
-	}
-	return true
-}
-
-// readsOnlyInt16 reports whether matrix node u reads its input only in the
-// int16 form in the scratch, never the f32 value: an integer-path linear
-// with too many blocks to quantize its input itself (stagesX), as an LM
-// head.
-func (e *emitter) readsOnlyInt16(u *ir.Node) bool {
-	if u.Op != ir.OpLinear || !e.intPath(u) || len(u.Shape) != 2 {
-		return false
-	}
-	_, blocks := e.linearQ8Blocks(u.Inputs[1].DType, u.Inputs[0].Shape[len(u.Inputs[0].Shape)-1], u.Shape[1])
-	return blocks > e.stagedXBlocks()
-}
+// schedule being emitted: in decode, where the chooseCodes pass found the
+// last row of x [T, cols] to be x in place (row_in_place), n's readers read
+// x itself (value), its producer writing its codes for them.
+func (e *emitter) lastIsRow(n *ir.Node) bool { return !e.prefill && n.Bool("row_in_place") }
 
 // split: one copy launch per part of the packed result.
 func (e *emitter) split(n *ir.Node, cols int64) ([]plans.Launch, error) {

@@ -83,7 +83,7 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 // passes.MaxSwiGLUThreads.
 func (e *emitter) swigluLanes(n, x *ir.Node, in, f int64) (s int64, q8 bool) {
 	s, _ = e.IntLanes(n.Inputs[1].DType, in, 2*f)
-	return s, e.tokenTile(x) == 1 && e.wantsInt16(n, f) && passes.SwiGLUQ8Sets*s <= passes.MaxSwiGLUThreads
+	return s, e.tokenTile(x) == 1 && e.writesCodes(n) && passes.SwiGLUQ8Sets*s <= passes.MaxSwiGLUThreads
 }
 
 // swigluWeights checks swiglu_linear n's gate and up weights — separate

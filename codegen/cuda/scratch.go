@@ -41,11 +41,12 @@ type scratchX struct {
 
 var scratchNone = scratchX{of: -1}
 
-// quantizes adds a producer's int16 outputs for value v (its arena argument
-// out, width cols) when v feeds the integer path, else nullptrs; it returns
-// the Q8 template argument.
-func (e *emitter) quantizes(c *call, v *ir.Node, out plans.Arg, cols int64) bool {
-	if !e.wantsInt16(v, cols) {
+// quantizes adds producer p's int16 outputs for its value (its arena
+// argument out, width cols) where the chooseCodes pass recorded that p
+// writes them in the schedule being emitted (writes_codes,
+// prefill_writes_codes), else nullptrs; it returns the Q8 template argument.
+func (e *emitter) quantizes(c *call, p *ir.Node, out plans.Arg, cols int64) bool {
+	if !e.writesCodes(p) {
 		c.null()
 		c.null()
 		return false
@@ -54,9 +55,14 @@ func (e *emitter) quantizes(c *call, v *ir.Node, out plans.Arg, cols int64) bool
 	return true
 }
 
-// wantsInt16 reports whether the producer of v (width cols) should write
-// its int16 form: it feeds the integer path and is whole 32-groups.
-func (e *emitter) wantsInt16(v *ir.Node, cols int64) bool { return cols%32 == 0 && e.feedsIntDot(v) }
+// writesCodes reports whether producer p writes its output's int16 codes
+// in the schedule being emitted (chooseCodes).
+func (e *emitter) writesCodes(p *ir.Node) bool {
+	if e.prefill {
+		return p.Bool("prefill_writes_codes")
+	}
+	return p.Bool("writes_codes")
+}
 
 // writesInt16 adds the int16 outputs (parameters q and s) for the value at
 // out (width cols), past bytes into the scratch (after the int16 input the
