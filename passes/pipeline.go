@@ -43,8 +43,10 @@ var Pipeline = []Pass{
 	{"layoutQ5K", layoutQ5K, GPUTargets},
 	{"layoutQ6K", layoutQ6K, GPUTargets},
 	{"layoutMXFP4", layoutMXFP4, GPUTargets},
+	{"chooseKernels", chooseKernels, GPUTargets},
 	{"schedule", schedule, AllTargets},
 	{"planMemory", planMemory, AllTargets},
+	{"chooseCodes", chooseCodes, GPUTargets},
 	{"verifyFinal", verifyFinal, AllTargets},
 }
 
@@ -74,10 +76,19 @@ var constraints = func() []constraint {
 		{"planMemory", "verifyFinal"},
 	}
 	for _, l := range layoutPasses {
-		// A weight's layout is chosen by the fused kernel that reads it.
+		// A weight's layout is chosen by the fused kernel that reads it,
+		// and the kernels a node may take depend on its weights' layouts.
 		c = append(c, constraint{"fuseQKV", l}, constraint{"fuseGateUp", l}, constraint{"eliminateDead", l},
-			constraint{l, "schedule"})
+			constraint{l, "schedule"}, constraint{l, "chooseKernels"})
 	}
+	// The kernels are chosen for the final node set, and planMemory keeps
+	// the buffers their choices read alive.
+	c = append(c, constraint{"eliminateDead", "chooseKernels"}, constraint{"fuseResidualNorm", "chooseKernels"},
+		constraint{"chooseKernels", "planMemory"},
+		// The codes' producers follow the kernels that read codes, and a
+		// last row is its input in place only where offsets allow.
+		constraint{"chooseKernels", "chooseCodes"}, constraint{"planMemory", "chooseCodes"},
+		constraint{"chooseCodes", "verifyFinal"})
 	return c
 }()
 
@@ -106,6 +117,13 @@ func Run(g *ir.Graph, o Options) error {
 	gpu := IsGPU(o.Target)
 	if !gpu && o.Target != "cpu" {
 		return fmt.Errorf("passes: unknown target %q (want cpu or a CUDA arch like sm_90)", o.Target)
+	}
+	if gpu {
+		if _, err := GPUTarget(o.Target); err != nil {
+			return fmt.Errorf("passes: %w", err)
+		}
+		// The GPU passes read the target's description (chooseKernels).
+		g.Attrs["target"] = o.Target
 	}
 	if o.DumpAfter != "" {
 		p, ok := find(o.DumpAfter)

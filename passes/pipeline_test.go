@@ -19,7 +19,7 @@ func TestPipelineOrder(t *testing.T) {
 		if p.Fn == nil {
 			t.Errorf("pass %s has no function", p.Name)
 		}
-		if want := strings.HasPrefix(p.Name, "layout"); (p.Targets == GPUTargets) != want {
+		if want := strings.HasPrefix(p.Name, "layout") || p.Name == "chooseKernels" || p.Name == "chooseCodes"; (p.Targets == GPUTargets) != want {
 			t.Errorf("pass %s: GPU-only is %v, want %v", p.Name, p.Targets == GPUTargets, want)
 		}
 	}
@@ -55,6 +55,7 @@ func TestRunOptionErrors(t *testing.T) {
 		want string
 	}{
 		{Options{Target: "tpu"}, `unknown target "tpu"`},
+		{Options{Target: "sm_75"}, `unknown CUDA target "sm_75" (targets: sm_80, sm_90)`},
 		{Options{Target: "cpu", DumpAfter: "fuseEverything", Dump: &buf}, `"fuseEverything" is not a pass`},
 		{Options{Target: "cpu", DumpAfter: "layoutQ4K", Dump: &buf}, "runs only for GPU targets"},
 		{Options{Target: "cpu", DumpAfter: "fuseQKV"}, "nowhere to print"},
@@ -89,5 +90,19 @@ func TestRunPipeline(t *testing.T) {
 			t.Errorf("%s: the dump after fuseQKV shows planned offsets: it was taken late", target)
 		}
 		checkGolden(t, "pipeline."+target+".after.ir", ir.Print(g))
+	}
+}
+
+// TestDumpKernelChoices: --dump-after=chooseKernels shows each matrix
+// node's kernel in both schedules.
+func TestDumpKernelChoices(t *testing.T) {
+	var buf bytes.Buffer
+	g := parseFile(t, "testdata/pipeline.before.ir")
+	if err := Run(g, Options{Target: "sm_90", DumpAfter: "chooseKernels", Dump: &buf}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if !strings.Contains(out, `# after chooseKernels`) || strings.Count(out, `kernel="q8" `) < 6 || strings.Count(out, `prefill_kernel="gemm"`) < 6 {
+		t.Errorf("dump after chooseKernels lacks the kernel choices:\n%s", out)
 	}
 }

@@ -135,11 +135,12 @@ func TestCheckPlanRejects(t *testing.T) {
 	}
 }
 
-// TestCheckPlanKeepsFoldedNormInputs: a qkv over a normed row may read the
-// norm's inputs (readsOf, for codegen/cuda's folded norms), so no input of
+// TestCheckPlanKeepsFoldedNormInputs: a qkv over a normed row that folds
+// the norm in (fold_norm) reads the norm's inputs (readsOf), so no input of
 // the norm may sit in its buffer, though the norm is their last reader in
-// the graph; and a linear that the add alone reads may write the add's sum
-// (defsOf), so the add's buffer may not take the linear's input's.
+// the graph; and a linear that the add alone reads and that writes the
+// add's sum (writes_sum, defsOf) makes the add's buffer live from the
+// linear on, so it may not take the linear's input's.
 func TestCheckPlanKeepsFoldedNormInputs(t *testing.T) {
 	for _, c := range []struct {
 		name         string
@@ -153,6 +154,13 @@ func TestCheckPlanKeepsFoldedNormInputs(t *testing.T) {
 		{"the add's buffer in its linear's input's", 75, 70, "%70 swiglu_linear"},
 	} {
 		g := parseFile(t, "testdata/pipeline.sm_90.after.ir")
+		// The fixture's Q8_0 weights take no tensor cores: record the
+		// choices that a Q4_K model's would, and plan again.
+		node(g, 66).Attrs["fold_norm"] = true
+		node(g, 29).Attrs["writes_sum"] = true
+		if err := planMemory(g); err != nil {
+			t.Fatal(err)
+		}
 		checkPlan(t, g)
 		// Both into a new region past the arena, where nothing else lies.
 		fresh := g.Attrs["arena_bytes"].(int64)

@@ -8,9 +8,9 @@ import (
 
 // NormBehind is the RMSNorm whose normed row x is (x itself, or part 1 of
 // an add_rmsnorm), or nil. A decode kernel reading such a row may fold the
-// norm in and read the norm's inputs itself (codegen/cuda, foldedNorm), so
+// norm in and read the norm's inputs itself (fold_norm, chooseKernels), so
 // that the norm launches nothing: readsOf keeps those inputs alive through
-// the readers that may.
+// the readers that do.
 func NormBehind(x *ir.Node) *ir.Node {
 	switch {
 	case x.Op == ir.OpRMSNorm:
@@ -33,15 +33,11 @@ func NormedPart(n *ir.Node, users map[*ir.Node][]*ir.Node) *ir.Node {
 	return nil
 }
 
-// mayFoldNorm reports whether n is a reader whose decode kernel may fold
-// the norm of its input in: a qkv or swiglu_linear (their tensor-core
-// kernels, codegen/cuda).
-func mayFoldNorm(n *ir.Node) bool { return n.Op == ir.OpQKV || n.Op == ir.OpSwiGLULinear }
-
 // readsOf are the values whose buffers node n reads: its inputs, and where
-// n may fold the norm of its row (mayFoldNorm), the norm's inputs too.
+// n's decode kernel folds the norm of its row in (fold_norm, chooseKernels),
+// the norm's inputs too.
 func readsOf(n *ir.Node) []*ir.Node {
-	if !mayFoldNorm(n) {
+	if !n.Bool("fold_norm") {
 		return n.Inputs
 	}
 	norm := NormBehind(n.Inputs[0])
@@ -51,19 +47,27 @@ func readsOf(n *ir.Node) []*ir.Node {
 	return append(slices.Clone(n.Inputs), norm.Inputs...)
 }
 
-// ResidualWriter is the linear that may write add_rmsnorm n's sum itself,
-// adding the residual (n's other input) into its outputs, and that
-// residual: one of n's two inputs when it is a linear that n alone reads
-// and n's normed row has one reader, which may fold the norm in
-// (mayFoldNorm) and then read the sum alone (codegen/cuda). nil
-// otherwise. users maps a node to its readers. n's buffer then lives from
-// that linear on (defsOf).
+// ResidualWriter is the linear that writes add_rmsnorm n's sum itself in
+// decode (writes_sum, chooseKernels), adding the residual (n's other
+// input) into its outputs, and that residual; nil otherwise. users maps a
+// node to its readers. n's buffer then lives from that linear on (defsOf).
 func ResidualWriter(n *ir.Node, users map[*ir.Node][]*ir.Node) (linear, residual *ir.Node) {
+	if l, r := residualWriter(n, users); l != nil && l.Bool("writes_sum") {
+		return l, r
+	}
+	return nil, nil
+}
+
+// residualWriter is the linear that may write add_rmsnorm n's sum: one of
+// n's two inputs when it is a linear that n alone reads and n's normed row
+// has one reader, which folds the norm in (fold_norm) and then reads the
+// sum alone; and the residual, n's other input. nil otherwise.
+func residualWriter(n *ir.Node, users map[*ir.Node][]*ir.Node) (linear, residual *ir.Node) {
 	if n.Op != ir.OpAddRMSNorm {
 		return nil, nil
 	}
 	v := NormedPart(n, users)
-	if v == nil || len(users[v]) != 1 || !mayFoldNorm(users[v][0]) || users[v][0].Inputs[0] != v {
+	if v == nil || len(users[v]) != 1 || !users[v][0].Bool("fold_norm") || users[v][0].Inputs[0] != v {
 		return nil, nil
 	}
 	for k := range 2 {

@@ -3,7 +3,6 @@ package cuda
 import (
 	"fmt"
 
-	"github.com/llama-orch/orc/gguf"
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
@@ -92,43 +91,38 @@ func (e *emitter) tensor(n *ir.Node) (weightSpan, error) {
 	return weightSpan{t, start, bytes}, nil
 }
 
-// accessor is the weight accessor type (weights.cu.tmpl) for a weight node:
-// W_<dtype><NBLK>, or W_<dtype>_split<NBLK> for a GPU layout that differs
-// from GGUF order (relayout.go's splitLayouts).
-func (e *emitter) accessor(n *ir.Node) (string, error) {
+// accessor is the weight accessor (weights.cu.tmpl) of a weight node.
+func (e *emitter) accessor(n *ir.Node) (accessor, error) {
 	t, err := e.tensor(n)
 	if err != nil {
-		return "", err
+		return noWeight, err
 	}
-	gt, ok := gguf.TypeByName(t.DType)
-	if !ok || n.DType == ir.I32 {
-		return "", fmt.Errorf("weight %q has dtype %s, which no kernel reads", t.Name, t.DType)
+	if ir.BlockBytes(n.DType) == 0 || n.DType == ir.I32 {
+		return noWeight, fmt.Errorf("weight %q has dtype %s, which no kernel reads", t.Name, n.DType)
 	}
 	elems := n.Shape.Elems(1)
-	if elems%int64(gt.BlockSize()) != 0 || gt.RowBytes(elems) != t.bytes {
-		return "", fmt.Errorf("weight %q: %d elements of %s do not make %d bytes", t.Name, elems, t.DType, t.bytes)
+	if elems%ir.BlockElems(n.DType) != 0 || ir.RowBytes(n.DType, elems) != t.bytes {
+		return noWeight, fmt.Errorf("weight %q: %d elements of %s do not make %d bytes", t.Name, elems, n.DType, t.bytes)
 	}
-	name := "W_" + t.DType
+	a := accessor{dtype: n.DType, blocks: elems / ir.BlockElems(n.DType)}
 	switch {
 	case t.Layout == "":
 	case t.Layout == passes.LayoutName(n.DType):
-		if _, split := splitLayouts[n.DType]; split {
-			name += "_split"
-		}
+		_, a.split = splitLayouts[n.DType]
 	default:
-		return "", fmt.Errorf("weight %q has layout %q; the CUDA kernels read \"\" or %q", t.Name, t.Layout, passes.LayoutName(n.DType))
+		return noWeight, fmt.Errorf("weight %q has layout %q; the CUDA kernels read \"\" or %q", t.Name, t.Layout, passes.LayoutName(n.DType))
 	}
-	return fmt.Sprintf("%s<%d>", name, elems/int64(gt.BlockSize())), nil
+	return a, nil
 }
 
 // vectorAccessor is the accessor of a weight read one element at a time
 // (norm weights, biases, sinks): plain float types only.
-func (e *emitter) vectorAccessor(n *ir.Node, want int64) (string, error) {
+func (e *emitter) vectorAccessor(n *ir.Node, want int64) (accessor, error) {
 	if n.DType != ir.F32 && n.DType != ir.F16 && n.DType != ir.BF16 {
-		return "", fmt.Errorf("weight %q is %s; vectors (norms, biases, sinks) must be f32, f16 or bf16", n.Str("name"), n.DType)
+		return noWeight, fmt.Errorf("weight %q is %s; vectors (norms, biases, sinks) must be f32, f16 or bf16", n.Str("name"), n.DType)
 	}
 	if n.Shape.Elems(1) != want {
-		return "", fmt.Errorf("weight %q has %d elements, want %d", n.Str("name"), n.Shape.Elems(1), want)
+		return noWeight, fmt.Errorf("weight %q has %d elements, want %d", n.Str("name"), n.Shape.Elems(1), want)
 	}
 	return e.accessor(n)
 }

@@ -1,45 +1,42 @@
 package cuda
 
 import (
-	"fmt"
-
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 )
 
 // foldedNorm is the decode RMSNorm (passes.NormBehind) whose normed row x
-// only a tensor-core kernel reads (qkv_mma, swiglu_mma), which folds the
-// norm in (XNorm, mma.cu.tmpl): the norm launches nothing, and its reader
-// reads the norm's inputs, which planMemory keeps alive through it (or the
-// add's sum alone, where a linear wrote it: sumWriter). nil where x is no
-// such row.
+// only a tensor-core kernel reads (qkv_mma, swiglu_mma) that folds the norm
+// in (fold_norm, the chooseKernels pass; XNorm, mma.cu.tmpl): the norm
+// launches nothing, and its reader reads the norm's inputs, which
+// planMemory keeps alive through it (or the add's sum alone, where a
+// linear wrote it: sumWriter). nil where x is no such row.
 func (e *emitter) foldedNorm(x *ir.Node) *ir.Node {
 	norm := passes.NormBehind(x)
 	if e.prefill || norm == nil || len(e.users[x]) != 1 {
 		return nil
 	}
-	if u := e.users[x][0]; u.Inputs[0] != x || !e.takesMMA(u) {
+	if u := e.users[x][0]; u.Inputs[0] != x || !u.Bool("fold_norm") {
 		return nil
 	}
 	return norm
 }
 
 // sumWriter is the add_rmsnorm whose sum decode linear n writes in place
-// of its own output, adding the add's other input, the residual, to its
-// rows (linear_q8's RES), and that residual: passes.ResidualWriter's
-// linear, on the integer path, whose add is folded into its reader
-// (foldedNorm), which then reads the sum alone. nil otherwise.
+// of its own output (writes_sum, the chooseKernels pass), adding the add's
+// other input, the residual, to its rows (linear_q8's RES), and that
+// residual; the add's folded reader (foldedNorm) then reads the sum alone.
+// nil otherwise.
 func (e *emitter) sumWriter(n *ir.Node) (sum, residual *ir.Node) {
-	if e.prefill || len(e.users[n]) != 1 || !e.takesIntDot(n) || e.takesGEMM(n) {
+	if e.prefill || !n.Bool("writes_sum") {
 		return nil, nil
 	}
 	sum = e.users[n][0]
-	l, residual := passes.ResidualWriter(sum, e.users)
-	if normed := passes.NormedPart(sum, e.users); l != n || normed == nil || e.foldedNorm(normed) == nil {
-		return nil, nil
+	if l, residual := passes.ResidualWriter(sum, e.users); l == n {
+		return sum, residual
 	}
-	return sum, residual
+	return nil, nil
 }
 
 // sumWritten reports whether add_rmsnorm norm's sum is written by the
@@ -53,39 +50,20 @@ func (e *emitter) sumWritten(norm *ir.Node) bool {
 	return sum == norm
 }
 
-// takesMMA reports whether qkv or swiglu_linear u runs on the tensor cores
-// in the schedule being emitted.
-func (e *emitter) takesMMA(u *ir.Node) bool {
-	x := u.Inputs[0]
-	in, err := activation(x)
-	if err != nil || !e.takesIntDot(u) || e.takesGEMM(u) {
-		return false
-	}
-	switch u.Op {
-	case ir.OpQKV:
-		q, err := e.qkvInputs(u, in)
-		return err == nil && e.qkvMMA(u, x, in, q).ok
-	case ir.OpSwiGLULinear:
-		ga, ua, f, _, err := e.swigluWeights(&call{}, u, in)
-		return err == nil && e.swigluMMA(u, x, in, ga, ua, f).ok
-	}
-	return false
-}
-
 // mmaInput adds a tensor-core kernel's activations to c — xq, xs, a, b,
 // nw, s, nullptrs where absent — and returns the launch they need first
 // and the kernel's X template argument: the norm's inputs, weights and sum
 // where the norm of x is folded (foldedNorm, XNorm), else x's int16 codes
 // and scales (XCodes), after the launch quantizing x unless its producer
 // did.
-func (e *emitter) mmaInput(c *call, x *ir.Node, in int64) ([]plans.Launch, string, error) {
+func (e *emitter) mmaInput(c *call, x *ir.Node, in int64) ([]plans.Launch, mmaX, error) {
 	norm := e.foldedNorm(x)
 	if norm == nil {
 		quant, err := e.quantizedX(c, x, in)
 		for range 4 {
 			c.null()
 		}
-		return quant, "XCodes", err
+		return quant, mmaX{}, err
 	}
 	c.null()
 	c.null()
@@ -109,5 +87,5 @@ func (e *emitter) mmaInput(c *call, x *ir.Node, in int64) ([]plans.Launch, strin
 	} else {
 		c.null()
 	}
-	return nil, fmt.Sprintf("XNorm<%s, %s, %t>", e.normConfig(norm), wa, add), err
+	return nil, mmaX{folded: true, norm: e.normConfig(norm), w: wa, add: add}, err
 }

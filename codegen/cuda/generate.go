@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -47,12 +48,21 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	if arch == "" {
 		arch = DefaultArch
 	}
+	gpu, err := passes.GPUTarget(arch)
+	if err != nil {
+		return nil, fmt.Errorf("codegen/cuda: %w", err)
+	}
+	if chosen, _ := g.Attrs["target"].(string); chosen != arch {
+		return nil, fmt.Errorf("codegen/cuda: the graph's kernels were chosen for %s, not %s: run the pass pipeline for %s", chosen, arch, arch)
+	}
+	t := tuning{gpu}
 	arenaBytes, ok := g.Attrs["arena_bytes"].(int64)
 	if !ok {
 		return nil, fmt.Errorf("codegen/cuda: graph has no arena_bytes: run the planMemory pass first")
 	}
-	attn := newAttnScratch(g, int64(m.Model.ContextLength), alignUp(arenaBytes, plans.Alignment))
+	attn := t.newAttnScratch(g, int64(m.Model.ContextLength), alignUp(arenaBytes, plans.Alignment))
 	e := &emitter{
+		tuning:      t,
 		maxTokens:   maxTokens,
 		attn:        attn,
 		scratchBase: attn.end,
@@ -86,8 +96,10 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 			schedules[i] = append(schedules[i], ls...)
 		}
 	}
-	e.kernels.launchAtEnd(schedules[1])
-	e.kernels.readsBeforeWait(schedules[1])
+	if gpu.DependentLaunch {
+		e.kernels.launchAtEnd(schedules[1])
+		e.kernels.readsBeforeWait(schedules[1])
+	}
 	e.kernels.keepLaunched(schedules[:]...)
 	logits, err := e.value(g.Outputs[0])
 	if err != nil || logits.Kind != plans.ArgArena || g.Outputs[0].DType != ir.F32 {
@@ -114,15 +126,22 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 			State:   e.state,
 			Logits:  logits.Offset,
 			Sampler: sampler,
-			// Every kernel waits on the grid before it (wrappers.cu.tmpl).
-			GridDepWait: true,
+			// Every kernel waits on the grid before it (wrappers.cu.tmpl)
+			// where the architecture has grid_dep_wait: a plan for an
+			// older one, run on a newer GPU, must not let kernels overlap.
+			GridDepWait: gpu.DependentLaunch,
 		},
 		ArenaBytes: e.scratchBase + e.scratchBytes,
 	}, nil
 }
 
+// tuning is the compile target's description (passes.GPU) that the
+// kernels' tuning decisions read.
+type tuning struct{ passes.GPU }
+
 // emitter turns nodes into kernel instances and launches.
 type emitter struct {
+	tuning
 	maxTokens    int64
 	attn         attnScratch // the decode attentions' partials and counters, after the planned buffers
 	scratchBase  int64       // arena offset of codegen's scratch (quantized activations, MoE), after attn
@@ -141,6 +160,14 @@ type emitter struct {
 	kernels      *kernelSet
 }
 
+// scheduleName is the schedule being emitted, for errors.
+func (e *emitter) scheduleName() string {
+	if e.prefill {
+		return "prefill"
+	}
+	return "decode"
+}
+
 // node emits the launches of one node (none for inputs, weights and views).
 func (e *emitter) node(n *ir.Node) ([]plans.Launch, error) {
 	info, ok := ir.Ops[n.Op]
@@ -149,6 +176,12 @@ func (e *emitter) node(n *ir.Node) ([]plans.Launch, error) {
 	}
 	if len(n.Inputs) < info.MinInputs || len(n.Inputs) > info.MaxInputs {
 		return nil, fmt.Errorf("%d inputs, want %d to %d", len(n.Inputs), info.MinInputs, info.MaxInputs)
+	}
+	switch n.Op {
+	case ir.OpLinear, ir.OpQKV, ir.OpSwiGLULinear, ir.OpMoE:
+		if e.kernelOf(n) == "" {
+			return nil, fmt.Errorf("no kernel recorded for its %s: run the chooseKernels pass", e.scheduleName())
+		}
 	}
 	switch n.Op {
 	case ir.OpInput, ir.OpWeight, ir.OpView:

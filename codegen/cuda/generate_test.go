@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/llama-orch/orc/codegen/cuda"
+	"github.com/llama-orch/orc/compiler/synth"
+	"github.com/llama-orch/orc/ir"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -25,10 +27,6 @@ func TestGoldens(t *testing.T) {
 		name := tp.preset + "-" + string(tp.quant)
 		t.Run(name, func(t *testing.T) {
 			out, _ := tinyOutput(t, tp.preset, tp.quant)
-			sched, err := json.MarshalIndent(out.Kernels, "", " ")
-			if err != nil {
-				t.Fatal(err)
-			}
 			// The template families are the same for every model: one
 			// golden; each model's constants and kernels: its own.
 			i := strings.Index(out.Source, modelPart)
@@ -37,16 +35,26 @@ func TestGoldens(t *testing.T) {
 			}
 			golden(t, "families.cu", []byte(out.Source[:i]))
 			golden(t, name+".cu", []byte(out.Source[i:]))
-			golden(t, name+".schedule.json", append(sched, '\n'))
+			golden(t, name+".schedule.json", scheduleJSON(t, out))
 		})
 	}
+}
+
+// scheduleJSON is an output's schedules as their goldens hold them.
+func scheduleJSON(t *testing.T, out *cuda.Output) []byte {
+	t.Helper()
+	sched, err := json.MarshalIndent(out.Kernels, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(sched, '\n')
 }
 
 func golden(t *testing.T, file string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", file)
 	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(path, got, 0o644); err != nil {
@@ -110,5 +118,73 @@ func TestCompileTiny(t *testing.T) {
 			out, _ := tinyOutput(t, tp.preset, tp.quant)
 			compiles(t, out.Source)
 		})
+	}
+}
+
+// TestTargets: a plan follows its target's description (passes.GPUTarget):
+// sm_90 kernels overlap the grid before them (dependent launch), sm_80's,
+// which have no grid_dep_wait, must not, so their plan says so and has no
+// launch-at-end variants (Phi-3-mini's tensor-core SwiGLU starts late on
+// sm_90); an architecture with no description is refused.
+func TestTargets(t *testing.T) {
+	path := writeShapes(t, "phi-3-mini-4k", 1, synth.QuantQ4KM)
+	for _, c := range []struct {
+		arch    string
+		overlap bool
+	}{{"sm_90", true}, {"sm_80", false}} {
+		g, man, _ := lowerFor(t, path, fullWidthMaxTokens, c.arch)
+		out := generate(t, g, man, c.arch)
+		if out.Kernels.Arch != c.arch || out.Kernels.GridDepWait != c.overlap {
+			t.Errorf("%s: plan for %s with GridDepWait %v, want %v", c.arch, out.Kernels.Arch, out.Kernels.GridDepWait, c.overlap)
+		}
+		atEnd := false
+		for _, l := range out.Kernels.Decode {
+			atEnd = atEnd || strings.HasSuffix(l.Kernel, "_at_end")
+		}
+		if atEnd != c.overlap {
+			t.Errorf("%s: launch-at-end kernels in the decode schedule %v, want %v", c.arch, atEnd, c.overlap)
+		}
+	}
+	g, man, _ := lowerFor(t, path, fullWidthMaxTokens, "sm_90")
+	if _, err := cuda.Generate(g, man, cuda.Options{Arch: "sm_75"}); err == nil || !strings.Contains(err.Error(), `unknown CUDA target "sm_75"`) {
+		t.Errorf("sm_75: %v, want an unknown-target error", err)
+	}
+	if _, err := cuda.Generate(g, man, cuda.Options{Arch: "sm_80"}); err == nil || !strings.Contains(err.Error(), `kernels were chosen for sm_90, not sm_80`) {
+		t.Errorf("an sm_90 graph for sm_80: %v, want an error", err)
+	}
+}
+
+// TestCodegenPrintsRecordedKernels: codegen emits the kernel family the
+// chooseKernels pass recorded on each node, not one of its own choosing:
+// Phi-3-mini's qkv takes qkv_mma as recorded, qkv_q8 where the record says
+// q8, and a node without a record is refused.
+func TestCodegenPrintsRecordedKernels(t *testing.T) {
+	g, man, _ := lowerGPU(t, writeShapes(t, "phi-3-mini-4k", 1, synth.QuantQ4KM), fullWidthMaxTokens)
+	var qkv *ir.Node
+	for _, n := range g.Nodes {
+		if n.Op == ir.OpQKV {
+			qkv = n
+		}
+	}
+	if qkv == nil || qkv.Str("kernel") != ir.KernelMMA {
+		t.Fatalf("Phi-3-mini's qkv: %v, want kernel mma", qkv)
+	}
+	if out := generate(t, g, man, ""); !launches(out.Kernels.Decode, "qkv_mma") {
+		t.Errorf("recorded mma: no qkv_mma launch")
+	}
+	qkv.Attrs["kernel"] = ir.KernelQ8
+	for _, k := range []string{"mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm"} {
+		delete(qkv.Attrs, k)
+	}
+	if err := ir.Verify(g); err != nil {
+		t.Fatal(err)
+	}
+	if out := generate(t, g, man, ""); !launches(out.Kernels.Decode, "qkv_q8") || launches(out.Kernels.Decode, "qkv_mma") {
+		t.Errorf("recorded q8: the decode schedule does not take qkv_q8 alone")
+	}
+	delete(qkv.Attrs, "kernel")
+	delete(qkv.Attrs, "prefill_kernel")
+	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "no kernel recorded for its prefill: run the chooseKernels pass") {
+		t.Errorf("no record: %v, want an error", err)
 	}
 }

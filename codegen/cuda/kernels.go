@@ -19,7 +19,7 @@ type instance struct {
 	MinBlocks int // blocks per SM its registers must allow (0: no bound)
 	Params    []param
 	Fn        string   // device template, e.g. linear_gemv
-	TArgs     []string // its template arguments
+	TArgs     any      // its template arguments: its family's struct (targs.go)
 	Args      []string // its call arguments (parameter names, or nullptr)
 	// StartsLate: the grid before this kernel's should let it launch only
 	// when it completes, in a decode step (kernelSet.launchAtEnd); then
@@ -46,7 +46,7 @@ func (k *instance) Signature() string {
 }
 
 // waitsInside are the device functions that wait for the grid before them
-// themselves: rows_dot8 (q8.cu.tmpl) fetches their first weight groups, then
+// themselves: rows_dot8 (q8_rows.cu.tmpl) fetches their first weight groups, then
 // calls grid_dep_wait; attend_decode (attention.cu.tmpl) starts copying the
 // keys earlier steps cached first; moe_logits (moe.cu.tmpl) fetches its
 // router groups first, rmsnorm_logits its router values; moe_down_sum_q8
@@ -75,7 +75,7 @@ func (k *instance) Acquired() string {
 
 // Call is the body's one statement.
 func (k *instance) Call() string {
-	return fmt.Sprintf("%s<%s>(%s);", k.Fn, strings.Join(k.TArgs, ", "), strings.Join(k.Args, ", "))
+	return fmt.Sprintf("%s<%s>(%s);", k.Fn, strings.Join(renderTArgs(k.TArgs), ", "), strings.Join(k.Args, ", "))
 }
 
 // kernelSet collects kernel instances and config structs, each once, in the
@@ -94,7 +94,7 @@ func newKernelSet() *kernelSet {
 // add registers k under a name made from its function and template
 // arguments (which fix its code) and returns the name.
 func (s *kernelSet) add(k *instance) string {
-	k.Name = k.Fn + "_" + cIdent(strings.Join(k.TArgs, "_"))
+	k.Name = k.Fn + "_" + cIdent(strings.Join(renderTArgs(k.TArgs), "_"))
 	if k.LaunchesAtEnd {
 		k.Name += "_at_end"
 	}
@@ -127,7 +127,7 @@ func (s *kernelSet) config(prefix string, members ...string) string {
 // folded norms' readers launched as their producers start 1.5078, at their
 // end 1.4915 (main 1.5198); then the staged downs at the SwiGLU's end too,
 // 1.4928 → 1.4678 (main 1.5189). The attention and the o-proj, which fetch
-// before their wait, lost 4.4 % and 3 % that way (notes/launch.md).
+// before their wait, lost 4.4 % and 3 % that way.
 func (s *kernelSet) launchAtEnd(ls []plans.Launch) {
 	for i := 0; i+1 < len(ls); i++ {
 		if s.byName[ls[i+1].Kernel].StartsLate {

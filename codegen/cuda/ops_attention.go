@@ -17,8 +17,7 @@ const (
 	prefillKeys     = 64
 	decodeRows      = 16
 	decodeKeys      = 32
-	decodeBlocks    = 256 // blocks a decode aims at for long contexts: about two per SM of an H100 (132 SMs)
-	maxDecodeSplits = 64  // bounds the last block's merge (one partial per split)
+	maxDecodeSplits = 64 // bounds the last block's merge (one partial per split)
 )
 
 // kvArgs are the K and V cache arguments of attention node n's layer
@@ -34,12 +33,12 @@ func kvArgs(n *ir.Node) (kc, vc plans.Arg) {
 type decodeShape struct{ splits, kvh, groups, hd int64 }
 
 // decodeShapeOf picks the splits of attention node n: enough blocks for
-// decodeBlocks, no more than the plan's context fills with chunks of
-// attWarps·decodeKeys keys (ctx 0: unknown).
-func decodeShapeOf(n *ir.Node, ctx int64) decodeShape {
+// the target's DecodeAttnBlocks, no more than the plan's context fills with
+// chunks of attWarps·decodeKeys keys (ctx 0: unknown).
+func (t tuning) decodeShapeOf(n *ir.Node, ctx int64) decodeShape {
 	kvh, hd := n.Int("kv_heads"), n.Int("head_dim")
 	groups := ceilDiv(n.Int("heads")/kvh, decodeRows)
-	splits := min(ceilDiv(decodeBlocks, kvh*groups), maxDecodeSplits)
+	splits := min(ceilDiv(t.DecodeAttnBlocks, kvh*groups), maxDecodeSplits)
 	if ctx > 0 {
 		splits = min(splits, ceilDiv(ctx, attWarps*decodeKeys))
 	}
@@ -78,11 +77,11 @@ func paddedHD(hd int64) int64 { return ceilDiv(hd, 16) * 16 }
 // last block of a group resets its counter).
 type attnScratch struct{ part, counters, end int64 }
 
-func newAttnScratch(g *ir.Graph, ctx, base int64) attnScratch {
+func (t tuning) newAttnScratch(g *ir.Graph, ctx, base int64) attnScratch {
 	var part, counters int64
 	for _, n := range g.Nodes {
 		if n.Op == ir.OpAttention && n.Int("kv_heads") > 0 {
-			d := decodeShapeOf(n, ctx)
+			d := t.decodeShapeOf(n, ctx)
 			part, counters = max(part, d.partBytes()), max(counters, 4*d.kvh*d.groups)
 		}
 	}
@@ -127,7 +126,7 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 		store.arg(cCache, "kc", kc)
 		store.arg(cCache, "vc", vc)
 		e.stateArg(store)
-		if ls, err = e.emit(store, "kv_store", 256, gridElems(0, kvh*hd, 256), cfg); err != nil {
+		if ls, err = e.emit(store, "kv_store", 256, gridElems(0, kvh*hd, 256), configArgs{cfg}); err != nil {
 			return nil, err
 		}
 	}
@@ -136,7 +135,7 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	att.ptr(e, cIn, "q", q)
 	att.arg(cCache, "kc", kc)
 	att.arg(cCache, "vc", vc)
-	sinks := "B_none"
+	sinks := noWeight
 	if len(n.Inputs) == 4 {
 		if sinks, err = e.vectorAccessor(n.Inputs[3], heads); err != nil {
 			return nil, err
@@ -151,29 +150,30 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	q8 := "false"
+	q8 := false
 	if hd%32 == 0 {
 		q8 = e.quantizes(att, n, out, heads*hd)
 	} else {
 		att.null()
 		att.null()
 	}
-	targs := []string{cfg, sinks, fmt.Sprint(len(n.Inputs) == 4), q8}
+	targs := attendArgs{A: cfg, S: sinks, Sinks: len(n.Inputs) == 4, Q8: q8}
 	var la []plans.Launch
 	if e.prefill {
 		e.stateArg(att)
 		g := grid{a: [3]int64{heads / kvh, 0, 0}, b: [3]int64{0, kvh, 1}, div: [3]int64{prefillRows, 0, 0}}
-		la, err = e.emit(att, "attend_prefill", attWarps*32, g, targs...)
+		la, err = e.emit(att, "attend_prefill", attWarps*32, g, targs)
 		if err == nil {
 			la[0].Smem = int(prefillSmem(hd))
 		}
 	} else {
-		d := decodeShapeOf(n, int64(e.model.ContextLength))
+		d := e.decodeShapeOf(n, int64(e.model.ContextLength))
 		att.arg(cOut, "part", plans.Arg{Kind: plans.ArgArena, Offset: e.attn.part})
 		att.arg("int* __restrict__", "counters", plans.Arg{Kind: plans.ArgArena, Offset: e.attn.counters})
 		e.stateArg(att)
 		g := grid{b: [3]int64{d.splits, kvh, d.groups}}
-		la, err = e.emit(att, "attend_decode", attWarps*32, g, append(targs, cInt(d.splits))...)
+		targs.Splits = d.splits
+		la, err = e.emit(att, "attend_decode", attWarps*32, g, targs)
 		if err == nil {
 			la[0].Smem = int(d.smem())
 		}

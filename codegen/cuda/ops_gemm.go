@@ -12,7 +12,6 @@ import (
 // a CTA dequantizes a weight tile once and uses it for 64 or 128 tokens, where
 // the decode kernels' token tile of prefillTile reads the weights T/8 times
 // and multiplies in fp32 or dp4a.
-
 // gemmThreads is GEMM_THREADS: 8 warps.
 const gemmThreads = 256
 
@@ -29,20 +28,6 @@ func gemmMinBlocks(bm int64) int {
 	return 2
 }
 
-// gemmSMs is about the SMs of the GPUs the plans target (an H100 or H200
-// has 132): the grid the 128-token tiles must still fill.
-const gemmSMs = 128
-
-// takesGEMM reports whether matrix node n (linear, swiglu_linear, qkv) runs
-// as a tensor-core GEMM: in the prefill schedule, on the step's T rows, with
-// a row length the f16 staging reads as whole float4s and accessor groups
-// (every weight's group divides 8 or its block, which divides its rows).
-func (e *emitter) takesGEMM(n *ir.Node) bool {
-	x := n.Inputs[0]
-	return e.prefill && rowsOf(x) == 0 && len(x.Shape) == 2 && x.Shape[1]%8 == 0 &&
-		(n.Op == ir.OpLinear || n.Op == ir.OpSwiGLULinear || n.Op == ir.OpQKV)
-}
-
 // gemmBN is the weight rows per CTA for a product with rows weight rows:
 // 128 (more reuse of each staged x tile) when that still gives 192 CTAs or
 // more at max_tokens (Phi-3's 3072-row o and down projections at 512
@@ -57,10 +42,10 @@ func (e *emitter) gemmBN(rows int64) int64 {
 
 // gemmBM is the tokens per CTA of a product with rows weight rows in tiles
 // of bn: 128 (each dequantized weight tile serves twice the tokens, and the
-// CTA reads half the weight bytes per MMA) when that still gives a CTA per
-// SM at max_tokens, else 64.
+// CTA reads half the weight bytes per MMA) when that still gives about a
+// CTA per SM (the target's GEMMFill) at max_tokens, else 64.
 func (e *emitter) gemmBM(rows, bn int64) int64 {
-	if ceilDiv(rows, bn)*ceilDiv(e.maxTokens, 128) >= gemmSMs {
+	if ceilDiv(rows, bn)*ceilDiv(e.maxTokens, 128) >= e.GEMMFill {
 		return 128
 	}
 	return 64
@@ -81,13 +66,13 @@ func (e *emitter) gemmX(c *call, x *ir.Node, in int64) ([]plans.Launch, error) {
 	cv.arg("__half* __restrict__", "xh", xh)
 	e.stateArg(cv)
 	c.arg("const __half* __restrict__", "x", xh)
-	return e.emit(cv, "gemm_x_f16", 256, gridElems(0, in/4, 256), cInt(in))
+	return e.emit(cv, "gemm_x_f16", 256, gridElems(0, in/4, 256), gemmXArgs{in})
 }
 
 // emitGEMM emits GEMM kernel fn of node n over rows weight rows: x [T, in]
 // converted to f16 (gemmX), the output y and the step state after c's
-// weights, the tile sizes appended to targs.
-func (e *emitter) emitGEMM(c *call, n *ir.Node, in, rows int64, fn string, targs ...string) ([]plans.Launch, error) {
+// weights, its template arguments targs given the tile sizes.
+func (e *emitter) emitGEMM(c *call, n *ir.Node, in, rows int64, fn string, targs func(bm, bn int64) any) ([]plans.Launch, error) {
 	conv, err := e.gemmX(c, n.Inputs[0], in)
 	if err != nil {
 		return nil, err
@@ -96,17 +81,19 @@ func (e *emitter) emitGEMM(c *call, n *ir.Node, in, rows int64, fn string, targs
 	e.stateArg(c)
 	bn := e.gemmBN(rows)
 	bm := e.gemmBM(rows, bn)
-	ls, err := e.emitBounded(c, fn, gemmThreads, gemmMinBlocks(bm), gemmGrid(rows, bm, bn), append(targs, cInt(bm), cInt(bn))...)
+	ls, err := e.emitBounded(c, fn, gemmThreads, gemmMinBlocks(bm), gemmGrid(rows, bm, bn), targs(bm, bn))
 	return append(conv, ls...), err
 }
 
 // gemmQKV: qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]) as gemm_qkv (c
 // holds the weights, qkv's), then qkv_rope_store when q and k rotate or k
 // and v go to the cache.
-func (e *emitter) gemmQKV(c *call, n *ir.Node, in int64, q qkvParts, bAccs []string) ([]plans.Launch, error) {
+func (e *emitter) gemmQKV(c *call, n *ir.Node, in int64, q qkvParts, bAccs []accessor) ([]plans.Launch, error) {
 	rows := q.outs[0] + q.outs[1] + q.outs[2]
-	targs := append(append(q.accs, bAccs...), cInt(in), cInt(q.outs[0]), cInt(q.outs[1]), cInt(q.outs[2]))
-	ls, err := e.emitGEMM(c, n, in, rows, "gemm_qkv", targs...)
+	ls, err := e.emitGEMM(c, n, in, rows, "gemm_qkv", func(bm, bn int64) any {
+		return gemmQKVArgs{WQ: q.accs[0], WK: q.accs[1], WV: q.accs[2], BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
+			In: in, NQ: q.outs[0], NK: q.outs[1], NV: q.outs[2], BM: bm, BN: bn}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +115,7 @@ func (e *emitter) gemmQKV(c *call, n *ir.Node, in int64, q qkvParts, bAccs []str
 		s.null()
 	}
 	e.stateArg(s)
-	rs, err := e.emit(s, "qkv_rope_store", 256, gridElems(0, rows/2, 256), q.rope, cInt(q.outs[0]), cInt(q.outs[1]), cInt(q.outs[2]), fmt.Sprint(kv))
+	rs, err := e.emit(s, "qkv_rope_store", 256, gridElems(0, rows/2, 256), qkvRopeStoreArgs{R: q.rope, NQ: q.outs[0], NK: q.outs[1], NV: q.outs[2], KV: kv})
 	return append(ls, rs...), err
 }
 
@@ -136,7 +123,7 @@ func (e *emitter) gemmQKV(c *call, n *ir.Node, in int64, q qkvParts, bAccs []str
 // accessor and rows, the optional biases, and the rope config (Rope_none
 // without rope_mode).
 type qkvParts struct {
-	accs   []string
+	accs   []accessor
 	outs   []int64
 	biases []*ir.Node
 	rope   string
@@ -190,11 +177,11 @@ func (e *emitter) qkvInputs(n *ir.Node, in int64) (qkvParts, error) {
 
 // qkvWeights adds qkv node n's three weights and their biases (nullptr when
 // it has none) to c and returns the bias accessors.
-func (e *emitter) qkvWeights(c *call, n *ir.Node, q qkvParts) []string {
+func (e *emitter) qkvWeights(c *call, n *ir.Node, q qkvParts) []accessor {
 	for i, w := range n.Inputs[1:4] {
 		c.ptr(e, cWeight, "w"+"qkv"[i:i+1], w)
 	}
-	bAccs := make([]string, 3)
+	bAccs := make([]accessor, 3)
 	for i := range bAccs {
 		var b *ir.Node
 		if q.biases != nil {

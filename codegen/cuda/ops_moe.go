@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -16,7 +17,7 @@ const (
 )
 
 // moeWarps is MOE_WARPS (moe.cu.tmpl): the rows one expert-GEMV block owns.
-const moeWarps = 8
+const moeWarps = passes.MoEWarps
 
 // moeScratch is where the MoE keeps its per-step intermediates in codegen's
 // scratch (arena offsets), for a step of up to maxTokens tokens, after the
@@ -65,16 +66,10 @@ func (ls *launches) add(l []plans.Launch, err error) error {
 	return err
 }
 
-// moeTakesIntDot reports whether moe node n's decode runs on the integer
-// path (moeDecodeQ8): gate/up and down weights with an integer dot, rows
-// of whole groups, and top_k dividing moeWarps (moe_down_sum_q8 gives each
-// chosen expert the same number of warps). Prefill runs the expert GEMMs
-// on tensor cores.
-func (e *emitter) moeTakesIntDot(n *ir.Node) bool {
-	gate, down := intDot[n.Inputs[3].DType], intDot[n.Inputs[7].DType]
-	return !e.prefill && gate != 0 && down != 0 && n.Inputs[0].Shape[len(n.Inputs[0].Shape)-1]%gate == 0 &&
-		n.Inputs[7].Shape[len(n.Inputs[7].Shape)-1]%down == 0 && n.Int("top_k") > 0 && moeWarps%n.Int("top_k") == 0
-}
+// moeTakesIntDot reports whether moe node n runs on the integer path
+// (moeDecodeQ8) in the schedule being emitted: a decode the chooseKernels
+// pass gave q8. Prefill runs the expert GEMMs on tensor cores.
+func (e *emitter) moeTakesIntDot(n *ir.Node) bool { return e.kernelOf(n) == ir.KernelQ8 }
 
 // moe(x, wr, br, wg, bg, wu, bu, wd, bd): route, (prefill) list each
 // expert's tokens, gate+up with the clamped SwiGLU, down, weighted sum; see
@@ -110,8 +105,8 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	if d%32 != 0 || f%32 != 0 {
 		return nil, fmt.Errorf("widths %d and %d must be multiples of 32 (whole weight groups)", d, f)
 	}
-	var accs [3]string // gate, up, down
-	var biasAccs [3]string
+	var accs [3]accessor // gate, up, down
+	var biasAccs [3]accessor
 	for i, want := range []ir.Shape{{experts, f, d}, {experts, f, d}, {experts, d, f}} {
 		w, b := n.Inputs[3+2*i], n.Inputs[4+2*i]
 		if !want.Equal(w.Shape) {
@@ -136,7 +131,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 		fmt.Sprintf("static constexpr float LIMIT = %s, ALPHA = %s;", cFloat(n.Float("limit")), cFloat(n.Float("alpha"))))
 	s := e.moeScratchOf(n)
 	if e.moeTakesIntDot(n) {
-		return e.moeDecodeQ8(n, cfg, s, ra, rba, dotAccessor(accs[0]), biasAccs[0], dotAccessor(accs[2]), biasAccs[2], d, f, experts)
+		return e.moeDecodeQ8(n, cfg, s, ra, rba, accs[0].dotted(), biasAccs[0], accs[2].dotted(), biasAccs[2], d, f, experts)
 	}
 	var ls launches
 
@@ -146,7 +141,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	route.ptr(e, cIn, "x", x)
 	route.arg("int* __restrict__", "sel", s.sel)
 	route.arg(cOut, "gw", s.gw)
-	if err := ls.add(e.emit(route, "moe_route", int(min(experts, 32))*32, gridRowsX(0), cfg, ra, rba)); err != nil {
+	if err := ls.add(e.emit(route, "moe_route", int(min(experts, 32))*32, gridRowsX(0), moeRouterArgs{Cfg: cfg, WR: ra, BR: rba})); err != nil {
 		return nil, err
 	}
 
@@ -158,7 +153,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 		l.arg("int* __restrict__", "cnt", s.cnt)
 		l.arg("int* __restrict__", "list", s.list)
 		e.stateArg(l)
-		if err := ls.add(e.emit(l, "moe_lists", int(min(experts, 32))*32, gridFixed(1), cfg)); err != nil {
+		if err := ls.add(e.emit(l, "moe_lists", int(min(experts, 32))*32, gridFixed(1), configArgs{cfg})); err != nil {
 			return nil, err
 		}
 	}
@@ -171,7 +166,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 			return nil, err
 		}
 	} else {
-		gemv := func(w0, b0, w1, b1 *ir.Node, in, out plans.Arg, acc, bacc string, inW, outW int64, gated bool) error {
+		gemv := func(w0, b0, w1, b1 *ir.Node, in, out plans.Arg, acc, bacc accessor, inW, outW int64, gated bool) error {
 			c := &call{}
 			c.ptr(e, cWeight, "w0", w0)
 			c.ptr(e, cWeight, "b0", b0)
@@ -186,7 +181,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 			c.arg(cInts, "sel", s.sel)
 			c.arg(cOut, "y", out)
 			g := grid{b: [3]int64{ceilDiv(outW, moeWarps), k, 1}}
-			return ls.add(e.emit(c, "moe_expert_gemv", moeWarps*32, g, cfg, acc, bacc, cInt(inW), cInt(outW), fmt.Sprint(gated)))
+			return ls.add(e.emit(c, "moe_expert_gemv", moeWarps*32, g, moeExpertArgs{Cfg: cfg, W: acc, B: bacc, In: inW, Out: outW, Gated: gated}))
 		}
 		if err := gemv(wg, n.Inputs[4], wu, n.Inputs[6], xa, s.h, accs[0], biasAccs[0], d, f, true); err != nil {
 			return nil, err
@@ -201,7 +196,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	sum.arg(cIn, "gw", s.gw)
 	sum.ptr(e, cOut, "y", n)
 	e.stateArg(sum)
-	if err := ls.add(e.emit(sum, "moe_sum", 256, gridElems(0, d, 256), cfg)); err != nil {
+	if err := ls.add(e.emit(sum, "moe_sum", 256, gridElems(0, d, 256), configArgs{cfg})); err != nil {
 		return nil, err
 	}
 	// The MoE scratch overlaps the int16 form of wider activations.
@@ -212,13 +207,13 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 // moeGEMMs are a prefill MoE's expert products on tensor cores
 // (moe.cu.tmpl): x to f16, then per expert over its listed slots gate+up
 // with the clamped SwiGLU into h in f16, and down with its bias into ys.
-func (e *emitter) moeGEMMs(n *ir.Node, cfg string, s moeScratch, accs, biasAccs [3]string, x plans.Arg, d, f, experts int64) ([]plans.Launch, error) {
+func (e *emitter) moeGEMMs(n *ir.Node, cfg string, s moeScratch, accs, biasAccs [3]accessor, x plans.Arg, d, f, experts int64) ([]plans.Launch, error) {
 	var ls launches
 	conv := &call{}
 	conv.arg(cIn, "x", x)
 	conv.arg("__half* __restrict__", "xh", s.xh)
 	e.stateArg(conv)
-	if err := ls.add(e.emit(conv, "gemm_x_f16", 256, gridElems(0, d/4, 256), cInt(d))); err != nil {
+	if err := ls.add(e.emit(conv, "gemm_x_f16", 256, gridElems(0, d/4, 256), gemmXArgs{d})); err != nil {
 		return nil, err
 	}
 	tiles := func(cols int64) grid {
@@ -235,7 +230,7 @@ func (e *emitter) moeGEMMs(n *ir.Node, cfg string, s moeScratch, accs, biasAccs 
 	gateUp.arg(cInts, "list", s.list)
 	gateUp.arg("__half* __restrict__", "hh", hh)
 	if err := ls.add(e.emitBounded(gateUp, "moe_gate_up_gemm", gemmThreads, gemmMinBlocks(moeBM), tiles(ceilDiv(2*f, moeBN)),
-		cfg, accs[0], biasAccs[0], cInt(moeBM), cInt(moeBN))); err != nil {
+		moeGEMMArgs{Cfg: cfg, W: accs[0], B: biasAccs[0], BM: moeBM, BN: moeBN})); err != nil {
 		return nil, err
 	}
 	down := &call{}
@@ -246,7 +241,7 @@ func (e *emitter) moeGEMMs(n *ir.Node, cfg string, s moeScratch, accs, biasAccs 
 	down.arg(cInts, "list", s.list)
 	down.arg(cOut, "ys", s.ys)
 	err := ls.add(e.emitBounded(down, "moe_down_gemm", gemmThreads, gemmMinBlocks(moeBM), tiles(ceilDiv(d, moeBN)),
-		cfg, accs[2], biasAccs[2], cInt(moeBM), cInt(moeBN)))
+		moeGEMMArgs{Cfg: cfg, W: accs[2], B: biasAccs[2], BM: moeBM, BN: moeBN}))
 	return ls, err
 }
 
@@ -255,7 +250,7 @@ func (e *emitter) moeGEMMs(n *ir.Node, cfg string, s moeScratch, accs, biasAccs 
 // and h's quantization, down with the weighted sum; both GEMV kernels pick
 // the experts from the logits themselves. x comes quantized by its norm
 // (else a quantize_x8 launch).
-func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa, ba, da, dba string, d, f, experts int64) ([]plans.Launch, error) {
+func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa, ba, da, dba accessor, d, f, experts int64) ([]plans.Launch, error) {
 	var ls launches
 	x := n.Inputs[0]
 	if e.scratchHolds.routes != n {
@@ -264,7 +259,7 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 		logits.ptr(e, cWeight, "br", n.Inputs[2])
 		logits.ptr(e, cIn, "x", x)
 		logits.arg(cOut, "logit", s.logit)
-		if err := ls.add(e.emit(logits, "moe_logits", linThreads, gridFixed(experts), cfg, ra, rba)); err != nil {
+		if err := ls.add(e.emit(logits, "moe_logits", passes.LinThreads, gridFixed(experts), moeRouterArgs{Cfg: cfg, WR: ra, BR: rba})); err != nil {
 			return nil, err
 		}
 	}
@@ -283,7 +278,7 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 	gateUp.arg("xq_t* __restrict__", "hq", s.hq)
 	gateUp.arg("float2* __restrict__", "hs", s.hs)
 	k := n.Int("top_k")
-	if err := ls.add(e.emit(gateUp, "moe_gate_up_q8", moeWarps*32, grid{b: [3]int64{f / 32, k, 1}}, cfg, wa, ba)); err != nil {
+	if err := ls.add(e.emit(gateUp, "moe_gate_up_q8", moeWarps*32, grid{b: [3]int64{f / 32, k, 1}}, moeGateUpArgs{Cfg: cfg, W: wa, B: ba})); err != nil {
 		return nil, err
 	}
 	down := &call{}
@@ -293,7 +288,7 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 	down.arg(cScales, "hs", s.hs)
 	down.arg(cIn, "logit", s.logit)
 	down.ptr(e, cOut, "y", n)
-	if err := ls.add(e.emit(down, "moe_down_sum_q8", moeWarps*32, gridFixed(d/moeWarps), cfg, da, dba, pickLate)); err != nil {
+	if err := ls.add(e.emit(down, "moe_down_sum_q8", moeWarps*32, gridFixed(d/moeWarps), moeDownArgs{Cfg: cfg, W: da, B: dba})); err != nil {
 		return nil, err
 	}
 	// The scratch still holds x's int16 form (the MoE scratch starts past it).
@@ -301,28 +296,21 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 }
 
 // routerOf is the MoE node whose router logits decode RMSNorm n computes
-// itself (rmsnorm_logits, moe.cu.tmpl), or nil: n's normed row (normed) is
-// the input of one integer-path MoE and read by nothing else, and that
-// MoE's router is a plain-float matrix (read one element at a time).
+// itself (rmsnorm_logits, moe.cu.tmpl), as the chooseKernels pass recorded
+// it (router_logits), or nil; normed is n's normed row, which that MoE
+// alone reads.
 func (e *emitter) routerOf(n, normed *ir.Node) *ir.Node {
-	if e.prefill || normed == nil || n.Op != ir.OpRMSNorm && n.Op != ir.OpAddRMSNorm || len(e.users[normed]) != 1 {
+	if e.prefill || normed == nil || !n.Bool("router_logits") {
 		return nil
 	}
-	m := e.users[normed][0]
-	if m.Op != ir.OpMoE || m.Inputs[0] != normed || len(m.Inputs[3].Shape) != 3 || !e.moeTakesIntDot(m) {
-		return nil
-	}
-	if dt := m.Inputs[1].DType; dt != ir.F32 && dt != ir.F16 && dt != ir.BF16 {
-		return nil
-	}
-	return m
+	return e.users[normed][0]
 }
 
 // normLogits emits rmsnorm_logits for a decode RMSNorm (call c holds its
-// a, b, w and s; targs its config and weight accessor) whose normed row at
-// out, cols wide, only MoE m reads: it writes the row's int16 form and m's
-// router logits, and records both in scratchHolds.
-func (e *emitter) normLogits(c *call, m *ir.Node, out plans.Arg, cols int64, add bool, targs []string) ([]plans.Launch, error) {
+// a, b, w and s; cfg is its config, wa its weight's accessor) whose normed
+// row at out, cols wide, only MoE m reads: it writes the row's int16 form
+// and m's router logits, and records both in scratchHolds.
+func (e *emitter) normLogits(c *call, m *ir.Node, out plans.Arg, cols int64, add bool, cfg string, wa accessor) ([]plans.Launch, error) {
 	wr, br, experts := m.Inputs[1], m.Inputs[2], m.Int("experts")
 	ra, err := e.vectorAccessor(wr, experts*cols)
 	if err != nil {
@@ -338,5 +326,5 @@ func (e *emitter) normLogits(c *call, m *ir.Node, out plans.Arg, cols int64, add
 	c.arg(cOut, "logit", e.moeScratchOf(m).logit)
 	e.scratchHolds.routes = m
 	threads := normThreads(cols)
-	return e.emit(c, "rmsnorm_logits", threads, gridFixed(experts), append(targs, ra, rba, cInt(cols), cInt(int64(threads)), fmt.Sprint(add))...)
+	return e.emit(c, "rmsnorm_logits", threads, gridFixed(experts), normLogitsArgs{N: cfg, W: wa, WR: ra, BR: rba, D: cols, Threads: int64(threads), Add: add})
 }

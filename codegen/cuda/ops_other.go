@@ -26,7 +26,7 @@ func (e *emitter) embed(n *ir.Node) ([]plans.Launch, error) {
 	c.ptr(e, cWeight, "table", table)
 	c.ptr(e, cInts, "ids", ids)
 	c.ptr(e, cOut, "y", n)
-	return e.emit(c, "embed_rows", 128, gridRowsX(rowsOf(ids)), acc, cInt(table.Shape[0]), cInt(table.Shape[1]))
+	return e.emit(c, "embed_rows", 128, gridRowsX(rowsOf(ids)), embedArgs{W: acc, Rows: table.Shape[0], Cols: table.Shape[1]})
 }
 
 // norm: rmsnorm, layernorm and their add_ fusions; one block per row.
@@ -54,14 +54,13 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 		return nil, err
 	}
 	c.ptr(e, cWeight, "w", in[1])
-	targs := []string{e.normConfig(n), wa}
+	cfg := e.normConfig(n)
+	var ba accessor
 	if layer {
-		ba, err := e.vectorAccessor(in[2], cols)
-		if err != nil {
+		if ba, err = e.vectorAccessor(in[2], cols); err != nil {
 			return nil, err
 		}
 		c.ptr(e, cWeight, "bias", in[2])
-		targs = append(targs, ba)
 	}
 	out, err := e.value(n)
 	if err != nil {
@@ -79,23 +78,22 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 		return nil, nil // its reader normalizes the row itself
 	}
 	if m := e.routerOf(n, normed); m != nil {
-		return e.normLogits(c, m, out, cols, add, targs)
+		return e.normLogits(c, m, out, cols, add, cfg, wa)
 	}
 	c.arg(cOut, "y", out)
-	q8 := "false"
+	q8 := false
 	if normed != nil {
-		q8 = e.quantizes(c, normed, out, cols)
+		q8 = e.quantizes(c, n, out, cols)
 	} else {
 		c.null()
 		c.null()
 	}
 	threads := normThreads(cols)
-	targs = append(targs, cInt(cols), cInt(int64(threads)), fmt.Sprint(add), q8)
-	fn := "rmsnorm_rows"
+	g := gridRowsX(rowsOf(n.Inputs[0]))
 	if layer {
-		fn = "layernorm_rows"
+		return e.emit(c, "layernorm_rows", threads, g, layerNormArgs{N: cfg, W: wa, B: ba, Cols: cols, Threads: int64(threads), Add: add, Q8: q8})
 	}
-	return e.emit(c, fn, threads, gridRowsX(rowsOf(n.Inputs[0])), targs...)
+	return e.emit(c, "rmsnorm_rows", threads, g, rmsNormArgs{N: cfg, W: wa, Cols: cols, Threads: int64(threads), Add: add, Q8: q8})
 }
 
 // normConfig is the config struct (norm.cu.tmpl's N) of norm n: its EPS.
@@ -131,7 +129,7 @@ func (e *emitter) elementwise(n *ir.Node) ([]plans.Launch, error) {
 		c.ptr(e, cIn, "b", n.Inputs[1])
 		c.ptr(e, cOut, "y", n)
 		e.stateArg(c)
-		return e.emit(c, "add_ew", 256, gridElems(rows, cols, 256), cInt(rows), cInt(cols))
+		return e.emit(c, "add_ew", 256, gridElems(rows, cols, 256), rowsColsArgs{rows, cols})
 	case ir.OpSwiGLU:
 		f, stride := cols, cols
 		c.ptr(e, cIn, "g", x)
@@ -149,12 +147,12 @@ func (e *emitter) elementwise(n *ir.Node) ([]plans.Launch, error) {
 		}
 		c.ptr(e, cOut, "y", n)
 		e.stateArg(c)
-		return e.emit(c, "swiglu_ew", 256, gridElems(rows, f, 256), cInt(rows), cInt(f), cInt(stride))
+		return e.emit(c, "swiglu_ew", 256, gridElems(rows, f, 256), swigluEWArgs{Rows: rows, F: f, InStride: stride})
 	case ir.OpGELU:
 		c.ptr(e, cIn, "x", x)
 		c.ptr(e, cOut, "y", n)
 		e.stateArg(c)
-		return e.emit(c, "gelu_ew", 256, gridElems(rows, cols, 256), cInt(rows), cInt(cols))
+		return e.emit(c, "gelu_ew", 256, gridElems(rows, cols, 256), rowsColsArgs{rows, cols})
 	case ir.OpLast:
 		if e.lastIsRow(n) {
 			return nil, nil // value(n) is x's
@@ -167,51 +165,16 @@ func (e *emitter) elementwise(n *ir.Node) ([]plans.Launch, error) {
 		}
 		q8 := e.quantizes(c, n, out, cols)
 		e.stateArg(c)
-		return e.emit(c, "last_row", 256, gridFixed(ceilDiv(cols, 256)), cInt(rows), cInt(cols), q8)
+		return e.emit(c, "last_row", 256, gridFixed(ceilDiv(cols, 256)), lastRowArgs{Rows: rows, Cols: cols, Q8: q8})
 	}
 	return e.split(n, cols)
 }
 
 // lastIsRow reports whether last-row node n needs no launch in the
-// schedule being emitted: in decode T = 1, so the last row of x [T, cols] is
-// x, and n's readers read x itself (value), its producer quantizing it for
-// them (feedsIntDot). Not where a reader may write over the x it reads
-// (the memory planner, seeing n's own buffer, may let it), nor for the
-// graph's output, whose offset both schedules share.
-func (e *emitter) lastIsRow(n *ir.Node) bool {
-	x := n.Inputs[0]
-	if e.prefill || n == e.output || rowsOf(x) != 0 || x.DType != ir.F32 {
-		return false
-	}
-	xa, err := e.value(x)
-	if err != nil || xa.Kind != plans.ArgArena {
-		return false
-	}
-	xEnd := xa.Offset + 4*x.Shape.Elems(e.maxTokens)
-	for _, u := range e.users[n] {
-		if e.readsOnlyInt16(u) {
-			continue
-		}
-		ua, err := e.value(u)
-		if err != nil || ua.Kind != plans.ArgArena || u.DType != ir.F32 ||
-			ua.Offset < xEnd && xa.Offset < ua.Offset+4*u.Shape.Elems(e.maxTokens) {
-			return false
-		}
-	}
-	return true
-}
-
-// readsOnlyInt16 reports whether matrix node u reads its input only in the
-// int16 form in the scratch, never the f32 value: an integer-path linear
-// with too many blocks to quantize its input itself (stagesX), as an LM
-// head.
-func (e *emitter) readsOnlyInt16(u *ir.Node) bool {
-	if u.Op != ir.OpLinear || !e.takesIntDot(u) || e.takesGEMM(u) || len(u.Shape) != 2 {
-		return false
-	}
-	_, blocks := linearQ8Blocks(u.Inputs[1].DType, u.Inputs[0].Shape[len(u.Inputs[0].Shape)-1], u.Shape[1])
-	return blocks > stagedXBlocks
-}
+// schedule being emitted: in decode, where the chooseCodes pass found the
+// last row of x [T, cols] to be x in place (row_in_place), n's readers read
+// x itself (value), its producer writing its codes for them.
+func (e *emitter) lastIsRow(n *ir.Node) bool { return !e.prefill && n.Bool("row_in_place") }
 
 // split: one copy launch per part of the packed result.
 func (e *emitter) split(n *ir.Node, cols int64) ([]plans.Launch, error) {
@@ -235,7 +198,7 @@ func (e *emitter) split(n *ir.Node, cols int64) ([]plans.Launch, error) {
 		part.Offset += 4 * e.maxTokens * c0
 		c.arg(cOut, "y", part)
 		e.stateArg(c)
-		l, err := e.emit(c, "split_ew", 256, gridElems(rowsOf(n.Inputs[0]), p, 256), cInt(rowsOf(n.Inputs[0])), cInt(cols), cInt(c0), cInt(p))
+		l, err := e.emit(c, "split_ew", 256, gridElems(rowsOf(n.Inputs[0]), p, 256), splitEWArgs{Rows: rowsOf(n.Inputs[0]), In: cols, C0: c0, N: p})
 		if err != nil {
 			return nil, err
 		}
@@ -264,7 +227,7 @@ func (e *emitter) rope(n *ir.Node) ([]plans.Launch, error) {
 	c.ptr(e, cInts, "positions", n.Inputs[1])
 	c.ptr(e, cOut, "y", n)
 	e.stateArg(c)
-	return e.emit(c, "rope_rows", 256, gridElems(rowsOf(n.Inputs[0]), cols/2, 256), r, cInt(rowsOf(n.Inputs[0])), cInt(heads))
+	return e.emit(c, "rope_rows", 256, gridElems(rowsOf(n.Inputs[0]), cols/2, 256), ropeArgs{R: r, Rows: rowsOf(n.Inputs[0]), Heads: heads})
 }
 
 // ropeConfig emits the rope struct of rope-carrying node n.

@@ -28,7 +28,7 @@ func (e *emitter) sampler() *plans.Sampler {
 	scratch := int64(sampleScratch + 6*sampleHist + 16*sampleCand)
 	k := &instance{Threads: sampleThreads, Fn: "sample_draw", LaunchesAtEnd: true,
 		Params: []param{{"const float* __restrict__", "logits"}, {"int* __restrict__", "state"}, {"SampleScratch* __restrict__", "scratch"}},
-		TArgs:  []string{cInt(v), cInt(g), cInt(ept), cInt(e.state.Greedy / 4), cInt(scratch)},
+		TArgs:  sampleDrawArgs{V: v, G: g, EPT: ept, Slot: e.state.Greedy / 4, Scratch: scratch},
 		Args:   []string{"logits", "state", "scratch"}}
 	return &plans.Sampler{
 		Draw:         plans.SampleKernel{Kernel: e.kernels.add(k), Grid: int(g), Block: sampleThreads},

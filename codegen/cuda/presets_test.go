@@ -63,17 +63,30 @@ func tinyPlan(t *testing.T, preset string, q synth.Quant) (*ir.Graph, *plans.Man
 func tinyOutput(t *testing.T, preset string, q synth.Quant) (*cuda.Output, *plans.Manifest) {
 	t.Helper()
 	g, man, _ := tinyPlan(t, preset, q)
-	out, err := cuda.Generate(g, man, cuda.Options{})
+	return generate(t, g, man, ""), man
+}
+
+// generate is cuda.Generate's output for a planned graph and its manifest,
+// for arch ("": the default).
+func generate(t *testing.T, g *ir.Graph, man *plans.Manifest, arch string) *cuda.Output {
+	t.Helper()
+	out, err := cuda.Generate(g, man, cuda.Options{Arch: arch})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out, man
+	return out
 }
 
-// lowerGPU lowers a GGUF model, runs the GPU pipeline and returns the graph,
-// a manifest with weight offsets placed as plans.Write places them, and the
-// open file.
+// lowerGPU lowers a GGUF model, runs the GPU pipeline for sm_90 and returns
+// the graph, a manifest with weight offsets placed as plans.Write places
+// them, and the open file.
 func lowerGPU(t *testing.T, path string, maxTokens int) (*ir.Graph, *plans.Manifest, *gguf.File) {
+	t.Helper()
+	return lowerFor(t, path, maxTokens, cuda.DefaultArch)
+}
+
+// lowerFor is lowerGPU for CUDA target target.
+func lowerFor(t *testing.T, path string, maxTokens int, target string) (*ir.Graph, *plans.Manifest, *gguf.File) {
 	t.Helper()
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -88,12 +101,12 @@ func lowerGPU(t *testing.T, path string, maxTokens int) (*ir.Graph, *plans.Manif
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := passes.Run(g, passes.Options{Target: "sm_90", Verify: true}); err != nil {
+	if err := passes.Run(g, passes.Options{Target: target, Verify: true}); err != nil {
 		t.Fatal(err)
 	}
 	h := &m.H
 	man := &plans.Manifest{
-		CompilerVersion: "codegen/cuda test", Target: "sm_90", Graph: ir.Print(g),
+		CompilerVersion: "codegen/cuda test", Target: target, Graph: ir.Print(g),
 		Model: plans.Model{Name: h.Arch, Arch: h.Arch, NLayer: h.NLayer, NEmbd: h.NEmbd, NHead: h.NHead,
 			NHeadKV: h.NHeadKV, HeadDim: h.HeadDim, Vocab: h.NVocab, ContextLength: h.NCtx},
 		Memory: plans.Memory{MaxTokens: maxTokens, KVBytesPerToken: h.KVBytesPerToken()},

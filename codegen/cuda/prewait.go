@@ -6,72 +6,48 @@ import (
 	"github.com/llama-orch/orc/plans"
 )
 
-// linear_q8's template argument RES (q8.cu.tmpl): no residual, the residual
-// read after the kernel's wait, or before it.
-const (
-	resNone       = "0"
-	resAfterWait  = "1"
-	resBeforeWait = "2"
-	linearResArg  = 7 // RES's index in linear_q8's template arguments
-)
-
-// resRead is RES for a linear_q8 that adds a residual (has) or not; which
-// reads may move before the wait is decided on the decode schedule
-// (readsBeforeWait).
-func resRead(has bool) string {
-	if has {
-		return resAfterWait
-	}
-	return resNone
+// earlyReader is a family's template arguments where the kernel reads a
+// value an earlier grid writes after its wait, a read that may move before
+// the wait: linear_q8's residual (off the chain after the wait, the dots
+// and their block sums, where it was one more round trip to L2; Phi-3-mini's
+// o-projs read the previous layer's down's sum, its downs the o-proj's) and
+// moe_down_sum_q8's router logits (its experts' weight groups are fetched
+// before the wait, overlapping gate+up's last blocks).
+type earlyReader interface {
+	// readAfterWait is the parameter read after the wait, if there is one.
+	readAfterWait() (param string, ok bool)
+	// readingBeforeWait are the arguments of the variant reading it
+	// before the wait.
+	readingBeforeWait() any
 }
 
-// moe_down_sum_q8's template argument PICK_EARLY (moe.cu.tmpl): the experts
-// picked from the router logits after the kernel's wait, or before it.
-const (
-	pickLate   = "false"
-	pickEarly  = "true"
-	moePickArg = 3 // PICK_EARLY's index in moe_down_sum_q8's template arguments
-)
+func (a linearQ8Args) readAfterWait() (string, bool) { return "r", a.Res == resAfterWait }
+func (a linearQ8Args) readingBeforeWait() any        { a.Res = resBeforeWait; return a }
+func (a moeDownArgs) readAfterWait() (string, bool)  { return "logit", !a.PickEarly }
+func (a moeDownArgs) readingBeforeWait() any         { a.PickEarly = true; return a }
 
-// earlyRead is a kernel's read of a value an earlier grid writes that may
-// move before its wait: the parameter read, and the template argument
-// (index, value after the wait, value before it) that moves it.
-type earlyRead struct {
-	param         string
-	arg           int
-	after, before string
-}
-
-// earlyReads are those reads, by device function: linear_q8's residual (off
-// the chain after the wait, the dots and their block sums, where it was one
-// more round trip to L2; Phi-3-mini's o-projs read the previous layer's
-// down's sum, its downs the o-proj's) and moe_down_sum_q8's router logits
-// (its experts' weight groups are fetched before the wait, overlapping
-// gate+up's last blocks).
-var earlyReads = map[string]earlyRead{
-	"linear_q8":       {"r", linearResArg, resAfterWait, resBeforeWait},
-	"moe_down_sum_q8": {"logit", moePickArg, pickLate, pickEarly},
-}
-
-// readsBeforeWait gives each decode launch of ls with an earlyRead after
+// readsBeforeWait gives each decode launch of ls with an earlyReader read after
 // its wait its variant reading before the wait, where the value's last
 // writer before it has completed when it starts (completeAt).
 func (s *kernelSet) readsBeforeWait(ls []plans.Launch) {
 	for i := range ls {
 		k := s.byName[ls[i].Kernel]
-		r, ok := earlyReads[k.Fn]
-		if !ok || k.TArgs[r.arg] != r.after {
+		r, ok := k.TArgs.(earlyReader)
+		if !ok {
 			continue
 		}
-		v := ls[i].Args[paramIndex(k, r.param)]
+		param, after := r.readAfterWait()
+		if !after {
+			continue
+		}
+		v := ls[i].Args[paramIndex(k, param)]
 		for j := i - 1; j >= 0; j-- {
 			if !writes(s.byName[ls[j].Kernel], &ls[j], v) {
 				continue
 			}
 			if s.completeAt(ls, j, i) {
 				early := *k
-				early.TArgs = append([]string(nil), k.TArgs...)
-				early.TArgs[r.arg] = r.before
+				early.TArgs = r.readingBeforeWait()
 				ls[i].Kernel = s.add(&early)
 			}
 			break

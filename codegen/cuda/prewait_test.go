@@ -3,6 +3,7 @@ package cuda
 import (
 	"testing"
 
+	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -13,13 +14,13 @@ type step struct{ wrapperWaits, atEnd, writes bool }
 
 // schedule builds launches of steps, then a reader launch of fn reading the
 // value through parameter read with template arguments targs.
-func schedule(steps []step, fn, read string, targs []string) (*kernelSet, []plans.Launch) {
+func schedule(steps []step, fn, read string, targs any) (*kernelSet, []plans.Launch) {
 	value := plans.Arg{Kind: plans.ArgArena, Offset: 4096}
 	other := plans.Arg{Kind: plans.ArgArena, Offset: 8192}
 	s := newKernelSet()
 	var ls []plans.Launch
 	for i, st := range steps {
-		k := &instance{Fn: "qkv_mma", TArgs: []string{string(rune('a' + i))}, LaunchesAtEnd: st.atEnd,
+		k := &instance{Fn: "qkv_mma", TArgs: rowsColsArgs{Rows: int64(i)}, LaunchesAtEnd: st.atEnd,
 			Params: []param{{cIn, "a"}, {cOut, "y"}}}
 		if st.wrapperWaits {
 			k.Fn = "add"
@@ -57,31 +58,37 @@ func TestReadsBeforeWait(t *testing.T) {
 		{"at its end before the last writer", []step{writer(atEnd(inside)), writer(inside)}, false},
 		{"no writer in the schedule", []step{atEnd(inside), atEnd(inside)}, false},
 	}
+	w := accessor{dtype: ir.Q4_K, blocks: 1}
+	linear := linearQ8Args{W: w, B: noWeight, In: 64, Out: 64, S: 32, Res: resAfterWait, dotTail: dotTail{Early: true, TT: 1}}
+	early := linear
+	early.Res = resBeforeWait
+	down := moeDownArgs{Cfg: "Cfg", W: w, B: noWeight}
 	readers := []struct {
-		fn, param string
-		targs     []string
-		arg       int
+		fn, param    string
+		after, early any
 	}{
-		{"linear_q8", "r", []string{"W", "B", "64", "64", "32", "false", "false", resAfterWait, "true", "0", "1"}, linearResArg},
-		{"moe_down_sum_q8", "logit", []string{"Cfg", "W", "B", pickLate}, moePickArg},
+		{"linear_q8", "r", linear, early},
+		{"moe_down_sum_q8", "logit", down, moeDownArgs{Cfg: "Cfg", W: w, B: noWeight, PickEarly: true}},
 	}
 	for _, r := range readers {
 		for _, c := range cases {
-			s, ls := schedule(c.steps, r.fn, r.param, r.targs)
+			s, ls := schedule(c.steps, r.fn, r.param, r.after)
 			s.readsBeforeWait(ls)
-			want := earlyReads[r.fn].after
+			want := r.after
 			if c.early {
-				want = earlyReads[r.fn].before
+				want = r.early
 			}
-			if got := s.byName[ls[len(ls)-1].Kernel].TArgs[r.arg]; got != want {
-				t.Errorf("%s, %s: template argument %s, want %s", r.fn, c.name, got, want)
+			if got := s.byName[ls[len(ls)-1].Kernel].TArgs; got != want {
+				t.Errorf("%s, %s: template arguments %v, want %v", r.fn, c.name, got, want)
 			}
 		}
 	}
 	// A linear_q8 without a residual stays as it is.
-	s, ls := schedule([]step{writer(atEnd(inside))}, "linear_q8", "r", []string{"W", "B", "64", "64", "32", "false", "false", resNone, "true", "0", "1"})
+	none := linear
+	none.Res = resNone
+	s, ls := schedule([]step{writer(atEnd(inside))}, "linear_q8", "r", none)
 	s.readsBeforeWait(ls)
-	if got := s.byName[ls[1].Kernel].TArgs[linearResArg]; got != resNone {
-		t.Errorf("linear_q8 without a residual: RES %s, want %s", got, resNone)
+	if got := s.byName[ls[1].Kernel].TArgs; got != any(none) {
+		t.Errorf("linear_q8 without a residual: %v, want %v", got, none)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/llama-orch/orc/gguf"
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
@@ -54,8 +53,7 @@ func Relayout(t *plans.Tensor, src []byte) ([]byte, error) {
 	if !ok {
 		return src, nil
 	}
-	gt, _ := gguf.TypeByName(t.DType)
-	bb := gt.BlockBytes()
+	bb := int(ir.BlockBytes(dt))
 	if len(src)%bb != 0 || int64(len(src)) != t.Bytes {
 		return nil, fmt.Errorf("relayout %q: %d bytes are not the table's %d in whole %s blocks of %d bytes", t.Name, len(src), t.Bytes, t.DType, bb)
 	}
@@ -100,7 +98,7 @@ func (secs sections) split(dst, src []byte, bb int) []byte {
 // 32-bit words, of its 32 elements in low nibbles (64c+l) and of those in
 // high nibbles (64c+32+l); element l = 4i+k, in byte k of the group's quant
 // word i, is bit 8k+i of its word, so one shift and one mask put word i's
-// fifth bits in place (templates/q8.cu.tmpl, W_q5_k_split_dot).
+// fifth bits in place (templates/q8_dot.cu.tmpl, W_q5_k_split_dot).
 func splitQ5K(dst, src []byte, bb int) []byte {
 	dst = sections{{48, 128}}.split(dst, src, bb)
 	for b := 0; b < len(src); b += bb {

@@ -20,7 +20,7 @@ typedef long long i64;
 // grid_dep_wait returns once that grid has completed and its memory is
 // visible; no global memory may be touched before it, except weights and
 // the step-state block, which no kernel writes (the integer GEMVs fetch
-// weights before it: q8.cu.tmpl, rows_dot8). grid_dep_launch lets the next
+// weights before it: q8_rows.cu.tmpl, rows_dot8). grid_dep_launch lets the next
 // grid launch; it is safe before or after the wait, since that grid waits
 // for this one's completion in turn.
 // Without a programmatic launch (sm_80, ORC_CUDA_PDL=0) both are no-ops;
@@ -36,9 +36,9 @@ __device__ __forceinline__ void grid_dep_wait() {
 // them can no longer go the read-only way (ld.global.nc, chosen for const
 // __restrict__ parameters), which the compiler may schedule above
 // griddepcontrol.wait. nvcc 13 did so in quantize_row and dot8_tokens
-// (q8.cu.tmpl), whose dots then took the previous layer's activations;
-// GPU tests whose input never changes between steps cannot see that, whole
-// models can. Weights, which no kernel writes, keep the read-only path.
+// (q8_quant.cu.tmpl, q8_dot.cu.tmpl), whose dots then took the previous
+// layer's activations; GPU tests whose input never changes between steps
+// cannot see that, whole models can. Weights, which no kernel writes, keep the read-only path.
 template <class P>
 __device__ __forceinline__ void acquire1(P& p) { asm volatile("" : "+l"(p)); }
 template <class... P>
@@ -62,7 +62,7 @@ __device__ __forceinline__ void ld_words2(const uint8_t* __restrict__ p, uint32_
 }
 // The loads of weight accessors (weights.cu.tmpl, fetch_at): LdG reads a
 // weight in global memory through the read-only path; LdS reads the copy of
-// it a block staged in shared memory (q8.cu.tmpl, stream_rows), through the
+// it a block staged in shared memory (q8_stream.cu.tmpl, stream_rows), through the
 // generic address space, since fetch_at computes its addresses as it does
 // for the tensor.
 struct LdG {
@@ -112,7 +112,7 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 
 // The bulk copy engine (sm_90, PTX 8.0: nvcc 12 or newer): one thread
 // copies a whole 16-byte aligned span global → shared, and an mbarrier
-// counts its bytes in. ORC_BULK is where the stream kernels (q8.cu.tmpl,
+// counts its bytes in. ORC_BULK is where the stream kernels (q8_stream.cu.tmpl,
 // stream_chunks) use it instead of every thread's cp.async16.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && __CUDACC_VER_MAJOR__ >= 12
 #define ORC_BULK 1
@@ -233,7 +233,7 @@ __device__ __forceinline__ float block_max(float v, float* scratch) {
     return warp_max(v);
 }
 
-// xq_t: the integer path's activation code (q8.cu.tmpl's quantize32 writes
+// xq_t: the integer path's activation code (q8_quant.cu.tmpl's quantize32 writes
 // it; every producer that quantizes its output and every integer-dot kernel
 // reads it through this name).
 typedef int16_t xq_t;
@@ -252,7 +252,7 @@ __device__ __forceinline__ float i8f(uint32_t b) { return u2f((b & 0xFF) ^ 0x80,
 
 // Sectioned accessors: a layout that is sections of whole-tensor arrays
 // (Relayout's split layouts; Q4_K's GGUF order is one section) names them,
-// so that stream_rows (q8.cu.tmpl) can copy a run of rows into shared
+// so that stream_rows (q8_stream.cu.tmpl) can copy a run of rows into shared
 // memory: Units = units<U...>, section i holding U_i bytes of each block of
 // QK elements, the sections in order from the tensor's start. fetch_at<L>
 // is fetch with sec[i] the start of section i, loading through L (common:
@@ -281,7 +281,7 @@ struct B_none {
 // Every accessor splits load into fetch(w, grp, raw), which only issues the
 // group's global loads into registers (a Raw struct), and dequant(raw, v),
 // which computes: the prefill GEMM issues the fetches of its next K-step
-// before the MMAs of this one, the integer GEMV (q8.cu.tmpl) fetches a
+// before the MMAs of this one, the integer GEMV (q8_rows.cu.tmpl) fetches a
 // group once for all its tokens. Accessors of one Raw type hold the same
 // fields, so one register slot serves any of them (gemm_qkv's parts).
 // W_loads<W> gives W its load from the two.
@@ -1206,7 +1206,7 @@ __device__ __forceinline__ uint32_t q6_signed(uint32_t w) { return (w + 0x606060
 // keep blocks an SM: residentBound, ops_linear.go) makes them signed by
 // __vsubss4: nvcc 13 schedules q6_signed's shorter code with more loads in
 // flight, and at the bound Phi-3's Q6_K down then took 1 % more of a step
-// (codegen/cuda/notes/tried.md); unbounded, q6_signed cut Qwen2.5-0.5B's
+// (H100); unbounded, q6_signed cut Qwen2.5-0.5B's
 // Q6_K down 5.9 → 5.2 µs (H100).
 template <bool BOUNDED>
 __device__ __forceinline__ float dot8_q6_k(const Raw_q6_k& r, const int* xw, const float2* xs) {
@@ -1352,7 +1352,7 @@ __device__ __forceinline__ void rows_dot8(const uint8_t* const* ws, const i64* r
 // registers, the first are issued before the block waits for the grid
 // before it, and a lane whose share of a row is one group loads its
 // activations once for all its chunks (without that, streaming lost to
-// the one-round kernel: codegen/cuda/notes/tried.md).
+// the one-round kernel).
 
 // span_bytes: a stage's bytes for a span of n rows [IN] of a sectioned
 // accessor (QK elements a block, U bytes a block in each section): each
@@ -1764,13 +1764,13 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
 }
 
 // Decode SwiGLU and qkv on tensor cores (Q4_K or Q5_K rows, streamed). The
-// integer path's dots (q8.cu.tmpl) spend about two SASS instructions a
+// integer path's dots (q8_dot.cu.tmpl) spend about two SASS instructions a
 // weight on dp2a, masks and scales: Phi-3-mini's streamed SwiGLU issued 757
 // a thread for a chunk of 16 rows × 3072, and its schedulers, not DRAM, set
-// its pace. Here a warp gives 16 staged rows (a chunk's 8 gate rows, then
-// its 8 up rows; or 8 NeoX pairs' first and second rows) to mma.sync
-// m16n8k32: one instruction takes 512 weight codes
-// (codegen/cuda/notes/stream-mma.md).
+// its pace. Here a warp
+// gives 16 staged rows (a chunk's 8 gate rows, then its 8 up rows; or 8
+// NeoX pairs' first and second rows) to mma.sync m16n8k32: one instruction
+// takes 512 weight codes.
 //
 // The products are the integer path's, exactly: A holds the weight codes
 // as unsigned bytes (low nibbles, or high nibbles in place, 16 times their
@@ -1965,8 +1965,8 @@ template <int IN, int UPW> struct MmaX {
 // foldedNorm), which reads the norm's inputs a (+ b) and weights w itself
 // and stores the add's sum s (or reads that sum alone, ADD false, where
 // the linear before it wrote it: codegen/cuda, sumWriter): no norm launch,
-// and one grid boundary fewer between the residual's producer and the dots
-// (codegen/cuda/notes/stream-mma.md). before reads what may be read before the wait (XNorm: the
+// and one grid boundary fewer between the residual's producer and the
+// dots. before reads what may be read before the wait (XNorm: the
 // norm's weights); load fills x after it (every thread; XNorm: each warp's
 // Σv² to nsq[warp]); inv is the factor the dots' sums take, read after a
 // block barrier (XNorm: the norm's 1/sqrt(mean(v²) + eps)).
@@ -3135,7 +3135,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 //   gemm_x_f16, moe_gate_up_gemm, moe_down_gemm (prefill): the same on tensor
 //                    cores, per expert over its listed slots, h in f16
 //   moe_sum          out[t] = Σ_k gw[t·K+k]·ys[t·K+k], k in order
-// Decode on the integer path (weights with an integer dot, q8.cu.tmpl) is
+// Decode on the integer path (weights with an integer dot, q8_dot.cu.tmpl) is
 // three launches in place of route, the expert GEMVs and the sum:
 //   moe_logits       grid E: one router logit per block (or, when only the
 //                    MoE reads its RMSNorm's row, rmsnorm_logits: the norm

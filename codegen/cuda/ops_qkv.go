@@ -1,0 +1,102 @@
+package cuda
+
+import (
+	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
+	"github.com/llama-orch/orc/plans"
+)
+
+// qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]): one launch for the three
+// projections, roped when the node carries rope_mode.
+func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
+	x := n.Inputs[0]
+	in, err := activation(x)
+	if err != nil {
+		return nil, err
+	}
+	q, err := e.qkvInputs(n, in)
+	if err != nil {
+		return nil, err
+	}
+	c := &call{}
+	accs, outs, rope := q.accs, q.outs, q.rope
+	bAccs := e.qkvWeights(c, n, q)
+	kernel := e.kernelOf(n)
+	if kernel == ir.KernelGEMM {
+		return e.gemmQKV(c, n, in, q, bAccs)
+	}
+	var quant []plans.Launch
+	var xt mmaX
+	switch kernel {
+	case ir.KernelMMA:
+		if quant, xt, err = e.mmaInput(c, x, in); err != nil {
+			return nil, err
+		}
+	case ir.KernelQ8:
+		if quant, err = e.quantizedX(c, x, in); err != nil {
+			return nil, err
+		}
+	default:
+		c.ptr(e, cIn, "x", x)
+	}
+	// The positions of this step, from the state block (what a positions
+	// input reads too): the rope epilogue and the cache store need them.
+	c.arg(cInts, "positions", plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions})
+	c.ptr(e, cOut, "y", n)
+	kv := false
+	if att := e.attentionOf(n); att != nil && rowsOf(x) == 0 && outs[1] == att.Int("kv_heads")*att.Int("head_dim") && outs[2] == outs[1] {
+		kc, vc := kvArgs(att)
+		c.arg(cCache, "kc", kc)
+		c.arg(cCache, "vc", vc)
+		e.kvStored[att] = true
+		kv = true
+	} else {
+		c.null()
+		c.null()
+	}
+	e.stateArg(c)
+	if kernel == ir.KernelGEMV {
+		pairs := (outs[0] + outs[1] + outs[2]) / 2
+		return e.emit(c, "qkv_gemv", 128, gridRowsY(ceilDiv(pairs, 4), rowsOf(x)), qkvGEMVArgs{
+			WQ: accs[0], WK: accs[1], WV: accs[2], BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
+			R: rope, In: in, NQ: outs[0], NK: outs[1], NV: outs[2], KV: kv})
+	}
+	// Blocks of 2·sets rotation pairs, each within one part (qkv_q8).
+	s, sets := e.IntLanes(n.Inputs[1].DType, in, outs[0]+outs[1]+outs[2])
+	var blocks int64
+	for _, o := range outs {
+		blocks += ceilDiv(o/2, 2*sets)
+	}
+	tt := e.tokenTile(x)
+	if kernel == ir.KernelMMA {
+		mma := mmaShapeOf(n)
+		c.startsLate = true
+		ls, err := stream(mma.st).launch(e.emit(c, "qkv_mma", int(mma.nw*32), gridTokenTiles(mma.st.Blocks, rowsOf(x), 1), qkvMMAArgs{
+			X: xt, W: accs[0], BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
+			R: rope, In: in, NQ: outs[0], NK: outs[1], NV: outs[2], KV: kv, NW: mma.nw, UPW: mma.upw,
+			dotTail: dotTail{Rows: rowsOf(x), TT: 1, Smem: mma.st.Smem}}))
+		return append(quant, ls...), err
+	}
+	ls, err := e.emit(c, "qkv_q8", passes.LinThreads, gridTokenTiles(blocks, rowsOf(x), tt), qkvQ8Args{
+		WQ: accs[0].dotted(), WK: accs[1].dotted(), WV: accs[2].dotted(), BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
+		R: rope, In: in, NQ: outs[0], NK: outs[1], NV: outs[2], KV: kv, S: s,
+		dotTail: dotTail{Early: e.fetchesEarly(x, blocks, false), Rows: rowsOf(x), TT: tt}})
+	return append(quant, ls...), err
+}
+
+// attentionOf is the attention whose k and v are parts 1 and 2 of qkv node
+// n as they come out (roped or not), or nil.
+func (e *emitter) attentionOf(n *ir.Node) *ir.Node {
+	for _, k := range e.users[n] {
+		if k.Op != ir.OpView || k.Int("part") != 1 {
+			continue
+		}
+		for _, a := range e.users[k] {
+			if a.Op == ir.OpAttention && a.Inputs[1] == k && a.Inputs[2].Op == ir.OpView &&
+				a.Inputs[2].Inputs[0] == n && a.Inputs[2].Int("part") == 2 {
+				return a
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,283 @@
+package cuda
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+
+	"github.com/llama-orch/orc/ir"
+)
+
+// Each kernel family's template arguments are one struct below whose
+// exported fields are the device template's parameters in order
+// (templates/*.cu.tmpl); renderTArgs writes them. A field tagged
+// `targ:"omitzero"` is a trailing parameter whose default is zero,
+// left out when zero. Embedded structs contribute their fields in place.
+
+// renderTArgs writes a family's argument struct as C template arguments:
+// a fmt.Stringer as its String, integers in decimal, bools as true/false,
+// strings (config struct names) as they are.
+func renderTArgs(args any) []string {
+	var out []string
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		t := v.Type()
+		for i := range t.NumField() {
+			f, fv := t.Field(i), v.Field(i)
+			if f.Anonymous {
+				walk(fv)
+				continue
+			}
+			if !f.IsExported() {
+				continue
+			}
+			if f.Tag.Get("targ") == "omitzero" && fv.IsZero() {
+				continue
+			}
+			out = append(out, renderTArg(fv))
+		}
+	}
+	walk(reflect.ValueOf(args))
+	return out
+}
+
+var stringer = reflect.TypeFor[fmt.Stringer]()
+
+func renderTArg(v reflect.Value) string {
+	if v.Type().Implements(stringer) {
+		return v.Interface().(fmt.Stringer).String()
+	}
+	switch v.Kind() {
+	case reflect.Int, reflect.Int64:
+		return strconv.FormatInt(v.Int(), 10)
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool())
+	case reflect.String:
+		return v.String()
+	}
+	panic("codegen/cuda: template argument of type " + v.Type().String())
+}
+
+// accessor is a weight accessor type (weights.cu.tmpl): W_<dtype><NBLK>,
+// W_<dtype>_split<NBLK> for a GPU layout that differs from GGUF order
+// (relayout.go's splitLayouts), with _dot for its integer-dot variant
+// (q8_dot.cu.tmpl) and ", true" for dot8_q6_k's BOUNDED form. The zero accessor
+// is B_none: an absent optional weight (a bias).
+type accessor struct {
+	dtype   ir.DType
+	split   bool
+	blocks  int64 // NBLK: the blocks the node reads
+	dot     bool
+	bounded bool
+}
+
+// noWeight is B_none.
+var noWeight = accessor{}
+
+func (a accessor) String() string {
+	if a.blocks == 0 {
+		return "B_none"
+	}
+	name := "W_" + a.dtype.String()
+	if a.split {
+		name += "_split"
+	}
+	if a.dot {
+		name += "_dot"
+	}
+	if a.bounded {
+		return fmt.Sprintf("%s<%d, true>", name, a.blocks)
+	}
+	return fmt.Sprintf("%s<%d>", name, a.blocks)
+}
+
+// dotted is a's integer-dot variant.
+func (a accessor) dotted() accessor { a.dot = true; return a }
+
+// mmaX is the X template argument of the tensor-core kernels (mma.cu.tmpl):
+// XCodes reads x's int16 codes and scales; XNorm<N, W, ADD> folds x's norm
+// in (foldedNorm), reading the norm's inputs.
+type mmaX struct {
+	folded bool
+	norm   string   // the norm's config struct
+	w      accessor // its weight
+	add    bool     // it adds its two inputs first, writing the sum
+}
+
+func (x mmaX) String() string {
+	if !x.folded {
+		return "XCodes"
+	}
+	return fmt.Sprintf("XNorm<%s, %s, %t>", x.norm, x.w, x.add)
+}
+
+// resRead is linear_q8's RES (q8_kernels.cu.tmpl): no residual, the residual read
+// after the kernel's wait, or before it (readsBeforeWait).
+type resRead int
+
+const (
+	resNone resRead = iota
+	resAfterWait
+	resBeforeWait
+)
+
+// resReadOf is RES for a linear_q8 that adds a residual (has) or not;
+// which reads move before the wait is decided on the decode schedule
+// (readsBeforeWait).
+func resReadOf(has bool) resRead {
+	if has {
+		return resAfterWait
+	}
+	return resNone
+}
+
+// dotTail are the parameters the integer-path kernels end with
+// (rows_dot8's EARLY, the rows and token tile, and the stream's shared
+// memory where they stream).
+type dotTail struct {
+	Early    bool
+	Rows, TT int64
+	Smem     int64 `targ:"omitzero"`
+}
+
+type (
+	embedArgs struct {
+		W          accessor
+		Rows, Cols int64
+	}
+	rmsNormArgs struct {
+		N             string
+		W             accessor
+		Cols, Threads int64
+		Add, Q8       bool
+	}
+	layerNormArgs struct {
+		N             string
+		W, B          accessor
+		Cols, Threads int64
+		Add, Q8       bool
+	}
+	normLogitsArgs struct {
+		N          string
+		W, WR, BR  accessor
+		D, Threads int64
+		Add        bool
+	}
+	// rowsColsArgs serve add_ew and gelu_ew.
+	rowsColsArgs struct{ Rows, Cols int64 }
+	swigluEWArgs struct{ Rows, F, InStride int64 }
+	splitEWArgs  struct{ Rows, In, C0, N int64 }
+	lastRowArgs  struct {
+		Rows, Cols int64
+		Q8         bool
+	}
+	ropeArgs struct {
+		R           string
+		Rows, Heads int64
+	}
+	// configArgs serve the kernels whose one argument is their config
+	// struct: kv_store, moe_lists, moe_sum.
+	configArgs struct{ Cfg string }
+	attendArgs struct {
+		A         string
+		S         accessor
+		Sinks, Q8 bool
+		Splits    int64 `targ:"omitzero"` // attend_decode's
+	}
+	gemmXArgs      struct{ In int64 }
+	gemmLinearArgs struct {
+		W, B            accessor
+		In, Out, BM, BN int64
+	}
+	gemmSwiGLUArgs struct {
+		WG, WU                accessor
+		In, F, UpRow0, BM, BN int64
+	}
+	gemmQKVArgs struct {
+		WQ, WK, WV, BQ, BK, BV accessor
+		In, NQ, NK, NV, BM, BN int64
+	}
+	qkvRopeStoreArgs struct {
+		R          string
+		NQ, NK, NV int64
+		KV         bool
+	}
+	linearGEMVArgs struct {
+		W, B    accessor
+		In, Out int64
+	}
+	swigluGEMVArgs struct {
+		WG, WU        accessor
+		In, F, UpRow0 int64
+	}
+	qkvGEMVArgs struct {
+		WQ, WK, WV, BQ, BK, BV accessor
+		R                      string
+		In, NQ, NK, NV         int64
+		KV                     bool
+	}
+	linearQ8Args struct {
+		W, B       accessor
+		In, Out, S int64
+		QX, Greedy bool
+		Res        resRead
+		dotTail
+	}
+	swigluQ8Args struct {
+		W                       accessor
+		In, F, UpRow0, S, Warps int64
+		Q8                      bool
+		dotTail
+	}
+	qkvQ8Args struct {
+		WQ, WK, WV, BQ, BK, BV accessor
+		R                      string
+		In, NQ, NK, NV         int64
+		KV                     bool
+		S                      int64
+		dotTail
+	}
+	qkvMMAArgs struct {
+		X              mmaX
+		W, BQ, BK, BV  accessor
+		R              string
+		In, NQ, NK, NV int64
+		KV             bool
+		NW, UPW        int64
+		dotTail
+	}
+	swigluMMAArgs struct {
+		X                      mmaX
+		W                      accessor
+		In, F, UpRow0, NW, UPW int64
+		dotTail
+	}
+	quantizeArgs struct{ Rows, In int64 }
+	// moeRouterArgs serve moe_route and moe_logits.
+	moeRouterArgs struct {
+		Cfg    string
+		WR, BR accessor
+	}
+	moeExpertArgs struct {
+		Cfg     string
+		W, B    accessor
+		In, Out int64
+		Gated   bool
+	}
+	// moeGEMMArgs serve moe_gate_up_gemm and moe_down_gemm.
+	moeGEMMArgs struct {
+		Cfg    string
+		W, B   accessor
+		BM, BN int64
+	}
+	moeGateUpArgs struct {
+		Cfg  string
+		W, B accessor
+	}
+	moeDownArgs struct {
+		Cfg       string
+		W, B      accessor
+		PickEarly bool
+	}
+	sampleDrawArgs struct{ V, G, EPT, Slot, Scratch int64 }
+)

@@ -1,0 +1,110 @@
+package ir
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Kernel families, the values of the attributes with which a GPU target's
+// kernel choice (passes, chooseKernels) records on each matrix node
+// (linear, qkv, swiglu_linear) and moe which kernel serves it in each
+// schedule: "kernel" in decode, "prefill_kernel" in a prefill.
+const (
+	KernelGEMM = "gemm" // a tensor-core GEMM of the step's rows in f16
+	KernelGEMV = "gemv" // fp32 dots of dequantized weights
+	KernelQ8   = "q8"   // integer dots of int16 activations
+	KernelMMA  = "mma"  // int8 tensor cores, one token
+)
+
+// The attributes that describe a kernel choice beside the families: a
+// tensor-core kernel's warps, super-blocks a warp and weight stream
+// (mma_warps, mma_upw, stream_smem, stream_blocks, all > 0); fold_norm, on
+// a decode mma kernel that normalizes its input itself (its input the
+// normed row of an rmsnorm or add_rmsnorm); writes_sum, on a decode q8
+// linear that writes the sum of the add_rmsnorm reading it; and the
+// choices of decisionOps.
+var kernelAttrKinds = map[string]string{
+	"kernel": "string", "prefill_kernel": "string",
+	"mma_warps": "int64", "mma_upw": "int64", "stream_smem": "int64", "stream_blocks": "int64",
+	"fold_norm": "bool", "writes_sum": "bool",
+	"router_logits": "bool", "row_in_place": "bool", "writes_codes": "bool", "prefill_writes_codes": "bool",
+}
+
+// codeWriters are the ops whose kernels can write their output's int16
+// codes too.
+var codeWriters = []Op{OpRMSNorm, OpLayerNorm, OpAddRMSNorm, OpAddLayerNorm, OpAttention, OpLast, OpSwiGLULinear}
+
+// decisionOps are the ops each of the choices that need no kernel family
+// may be recorded on: router_logits, on an rmsnorm or add_rmsnorm that
+// computes the router logits of the q8 MoE reading its normed row;
+// row_in_place, on a decode last row that is its input in place;
+// writes_codes and prefill_writes_codes, on a producer that also writes
+// its output's int16 codes in that schedule.
+var decisionOps = map[string][]Op{
+	"router_logits":        {OpRMSNorm, OpAddRMSNorm},
+	"row_in_place":         {OpLast},
+	"writes_codes":         codeWriters,
+	"prefill_writes_codes": codeWriters,
+}
+
+// kernelFamilies are the families each op may take, by schedule.
+var kernelFamilies = map[Op][2][]string{ // decode, prefill
+	OpLinear:       {{KernelGEMV, KernelQ8}, {KernelGEMM, KernelGEMV, KernelQ8}},
+	OpQKV:          {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA}},
+	OpSwiGLULinear: {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA}},
+	OpMoE:          {{KernelGEMV, KernelQ8}, {KernelGEMM}},
+}
+
+// verifyKernelChoice checks a node's kernel-choice attributes, where it has
+// any: both families, each one its op may take, the tensor-core shape where
+// either is mma, fold_norm and writes_sum where they can hold.
+func verifyKernelChoice(n *Node) error {
+	if err := checkAttrValues("attr", n.Attrs, kernelAttrKinds); err != nil {
+		return err
+	}
+	for k, ops := range decisionOps {
+		if n.Bool(k) && !slices.Contains(ops, n.Op) {
+			return fmt.Errorf("%s on a %s, which cannot take it (%v can)", k, n.Op, ops)
+		}
+	}
+	_, dec := n.Attrs["kernel"]
+	_, pre := n.Attrs["prefill_kernel"]
+	if !dec && !pre {
+		for k := range kernelAttrKinds {
+			if _, ok := n.Attrs[k]; ok && decisionOps[k] == nil {
+				return fmt.Errorf("attr %s without a kernel", k)
+			}
+		}
+		return nil
+	}
+	fams, ok := kernelFamilies[n.Op]
+	if !ok {
+		return fmt.Errorf("kernel %q, prefill_kernel %q on an op that takes no kernel choice", n.Str("kernel"), n.Str("prefill_kernel"))
+	}
+	if !dec || !pre {
+		return fmt.Errorf("kernel %q, prefill_kernel %q: a %s takes both or neither", n.Str("kernel"), n.Str("prefill_kernel"), n.Op)
+	}
+	mma := false
+	for i, k := range []string{"kernel", "prefill_kernel"} {
+		if !slices.Contains(fams[i], n.Str(k)) {
+			return fmt.Errorf("%s %q: a %s takes one of %v", k, n.Str(k), n.Op, fams[i])
+		}
+		mma = mma || n.Str(k) == KernelMMA
+	}
+	for _, k := range []string{"mma_warps", "mma_upw", "stream_smem", "stream_blocks"} {
+		if _, has := n.Attrs[k]; has != mma || mma && n.Int(k) <= 0 {
+			return fmt.Errorf("attr %s = %v with kernels %s, %s (a tensor-core kernel's shape, > 0)", k, n.Attrs[k], n.Str("kernel"), n.Str("prefill_kernel"))
+		}
+	}
+	if n.Bool("fold_norm") {
+		x := n.Inputs[0]
+		normed := x.Op == OpRMSNorm || x.Op == OpView && x.Int("part") == 1 && x.Inputs[0].Op == OpAddRMSNorm
+		if n.Str("kernel") != KernelMMA || !normed {
+			return fmt.Errorf("fold_norm on a %s kernel over %s: a decode mma kernel folds the rmsnorm of its input", n.Str("kernel"), x.Op)
+		}
+	}
+	if n.Bool("writes_sum") && (n.Op != OpLinear || n.Str("kernel") != KernelQ8) {
+		return fmt.Errorf("writes_sum on a %s %s: a decode q8 linear writes a sum", n.Str("kernel"), n.Op)
+	}
+	return nil
+}

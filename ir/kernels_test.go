@@ -1,0 +1,65 @@
+package ir
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestVerifyKernelChoice: the kernel choices a GPU pipeline records
+// (chooseKernels) are checked: both schedules' families, each one its op
+// may take, a tensor-core kernel's shape, and fold_norm and writes_sum only
+// where they can hold. Each case edits the swiglu_linear %25 of a fixture
+// (over the normed row %23 of add_rmsnorm %22) or its linear.
+func TestVerifyKernelChoice(t *testing.T) {
+	const swiglu = `%25 = swiglu_linear(%23, %24) f32[T,48]`
+	mma := swiglu + ` {fold_norm=true kernel="mma" mma_upw=1 mma_warps=1 prefill_kernel="gemm" stream_blocks=264 stream_smem=1024}`
+	text := readFixture(t, "fused.ir")
+	for _, ok := range []string{
+		swiglu + ` {kernel="q8" prefill_kernel="gemm"}`,
+		swiglu + ` {kernel="gemv" prefill_kernel="gemv"}`,
+		mma,
+	} {
+		g, err := Parse(strings.Replace(text, swiglu, ok, 1))
+		if err == nil {
+			err = Verify(g)
+		}
+		if err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, c := range []struct{ name, new, want string }{
+		{"decode only", swiglu + ` {kernel="q8"}`, `a swiglu_linear takes both or neither`},
+		{"gemm in decode", swiglu + ` {kernel="gemm" prefill_kernel="gemm"}`, `kernel "gemm": a swiglu_linear takes one of [gemv q8 mma]`},
+		{"unknown family", swiglu + ` {kernel="q8" prefill_kernel="wmma"}`, `prefill_kernel "wmma"`},
+		{"family of a string", swiglu + ` {kernel=1 prefill_kernel="gemm"}`, `attr kernel has type int64, want string`},
+		{"mma without its shape", swiglu + ` {kernel="mma" prefill_kernel="gemm"}`, `attr mma_warps = <nil>`},
+		{"a shape without mma", swiglu + ` {kernel="q8" mma_warps=2 prefill_kernel="gemm"}`, `attr mma_warps = 2 with kernels q8, gemm`},
+		{"an empty stream", strings.Replace(mma, "stream_smem=1024", "stream_smem=0", 1), `attr stream_smem = 0`},
+		{"fold_norm on q8", swiglu + ` {fold_norm=true kernel="q8" prefill_kernel="gemm"}`, `fold_norm on a q8 kernel`},
+		{"fold_norm over no norm", strings.Replace(mma, "(%23, %24)", "(%19, %24)", 1), `over attention`},
+		{"writes_sum on a swiglu", swiglu + ` {kernel="q8" prefill_kernel="gemm" writes_sum=true}`, `writes_sum on a q8 swiglu_linear`},
+		{"a choice attr alone", swiglu + ` {writes_sum=true}`, `attr writes_sum without a kernel`},
+		{"router logits of a swiglu", swiglu + ` {kernel="q8" prefill_kernel="gemm" router_logits=true}`, `router_logits on a swiglu_linear, which cannot take it`},
+		{"a row in place of a swiglu", swiglu + ` {kernel="q8" prefill_kernel="gemm" row_in_place=true}`, `row_in_place on a swiglu_linear`},
+	} {
+		old := swiglu
+		if !strings.Contains(text, old) {
+			t.Fatalf("fixture lacks %q", old)
+		}
+		g, err := Parse(strings.Replace(text, old, c.new, 1))
+		if err == nil {
+			err = Verify(g)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+	const add = `%28 = add(%25, %27) f32[T,48]`
+	g, err := Parse(strings.Replace(text, add, add+` {kernel="q8" prefill_kernel="gemm"}`, 1))
+	if err == nil {
+		err = Verify(g)
+	}
+	if err == nil || !strings.Contains(err.Error(), "%28 add: kernel \"q8\", prefill_kernel \"gemm\" on an op that takes no kernel choice") {
+		t.Errorf("a kernel on an add: got %v", err)
+	}
+}

@@ -1,0 +1,238 @@
+package passes
+
+import (
+	"fmt"
+
+	"github.com/llama-orch/orc/ir"
+)
+
+// kernelAttrs are the attributes chooseKernels records (ir/kernels.go);
+// it drops them first, so that it can run again.
+var kernelAttrs = []string{"kernel", "prefill_kernel", "mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits"}
+
+// chooseKernels decides, for the graph's GPU target (the graph attribute
+// target), which kernel family serves each matrix node and MoE in each
+// schedule, and the decode rewrites that change what a node's kernel
+// reads and writes, and records them on the nodes for codegen/cuda to
+// print and planMemory to keep buffers for:
+//
+//   - kernel, prefill_kernel: gemm (a prefill over the step's T rows whose
+//     width the f16 staging reads as whole float4s), else the integer path
+//     where the weights have an integer dot and rows are whole 32-groups
+//     (one accessor for gate and up, one group size for q, k and v): mma
+//     for a qkv or swiglu_linear of one token whose weights have MmaCodes
+//     and stream (a SwiGLU whose output feeds the integer path keeps q8,
+//     which quantizes it), else q8; else gemv. moe: q8 or gemv in decode,
+//     gemm (the experts' GEMMs over their slots) in a prefill.
+//   - mma_warps, mma_upw, stream_smem, stream_blocks: a tensor-core
+//     kernel's warps, super-blocks a warp and stream.
+//   - fold_norm: a decode mma kernel whose input is the RMSNorm row only it
+//     reads (NormBehind) normalizes it itself; the norm launches nothing,
+//     and the kernel reads the norm's inputs.
+//   - writes_sum: a decode q8 linear adds the residual into its rows and
+//     writes the sum of the add_rmsnorm that reads it (ResidualWriter),
+//     whose normed row a fold_norm kernel then reads alone.
+//   - router_logits: a decode RMSNorm whose normed row only a q8 MoE reads,
+//     whose router is a plain-float matrix (read one element at a time),
+//     computes that MoE's router logits itself (rmsnorm_logits).
+func chooseKernels(g *ir.Graph) error {
+	target, _ := g.Attrs["target"].(string)
+	gpu, err := GPUTarget(target)
+	if err != nil {
+		return fmt.Errorf("graph target: %w", err)
+	}
+	c := &kernelChooser{gpu: gpu, users: users(g)}
+	for _, n := range g.Nodes {
+		for _, k := range kernelAttrs {
+			delete(n.Attrs, k)
+		}
+	}
+	// The integer path first: whether a SwiGLU takes the tensor cores
+	// depends on whether its readers read int16 activations.
+	for _, n := range g.Nodes {
+		switch {
+		case isMatrix(n):
+			n.Attrs["prefill_kernel"] = c.family(n, true)
+			n.Attrs["kernel"] = c.family(n, false)
+		case n.Op == ir.OpMoE:
+			n.Attrs["prefill_kernel"] = ir.KernelGEMM
+			n.Attrs["kernel"] = ir.KernelGEMV
+			if c.moeIntDot(n) {
+				n.Attrs["kernel"] = ir.KernelQ8
+			}
+		}
+	}
+	for _, n := range g.Nodes {
+		if isMatrix(n) {
+			for _, key := range []string{"prefill_kernel", "kernel"} {
+				if n.Str(key) == ir.KernelQ8 && c.mma(n, key == "prefill_kernel") {
+					n.Attrs[key] = ir.KernelMMA
+				}
+			}
+		}
+	}
+	for _, n := range g.Nodes {
+		if n.Str("kernel") == ir.KernelMMA {
+			if x := n.Inputs[0]; NormBehind(x) != nil && len(c.users[x]) == 1 {
+				n.Attrs["fold_norm"] = true
+			}
+		}
+	}
+	for _, n := range g.Nodes {
+		if l, _ := residualWriter(n, c.users); l != nil && l.Str("kernel") == ir.KernelQ8 {
+			l.Attrs["writes_sum"] = true
+		}
+		if routesMoE(n, c.users) {
+			n.Attrs["router_logits"] = true
+		}
+	}
+	return nil
+}
+
+// routesMoE reports whether RMSNorm n computes the router logits of the MoE
+// that alone reads its normed row (router_logits).
+func routesMoE(n *ir.Node, users map[*ir.Node][]*ir.Node) bool {
+	normed := n
+	switch n.Op {
+	case ir.OpRMSNorm:
+	case ir.OpAddRMSNorm:
+		normed = NormedPart(n, users)
+	default:
+		return false
+	}
+	if normed == nil || len(users[normed]) != 1 {
+		return false
+	}
+	m := users[normed][0]
+	if m.Op != ir.OpMoE || m.Inputs[0] != normed || len(m.Inputs[3].Shape) != 3 || m.Str("kernel") != ir.KernelQ8 {
+		return false
+	}
+	dt := m.Inputs[1].DType
+	return dt == ir.F32 || dt == ir.F16 || dt == ir.BF16
+}
+
+// isMatrix reports whether n is a matrix node: linear, qkv, swiglu_linear.
+func isMatrix(n *ir.Node) bool {
+	return n.Op == ir.OpLinear || n.Op == ir.OpQKV || n.Op == ir.OpSwiGLULinear
+}
+
+type kernelChooser struct {
+	gpu   GPU
+	users map[*ir.Node][]*ir.Node
+}
+
+// family is matrix node n's kernel family in a prefill or in decode,
+// before the tensor cores are considered (mma).
+func (c *kernelChooser) family(n *ir.Node, prefill bool) string {
+	x := n.Inputs[0]
+	switch {
+	case prefill && x.Shape[0] == ir.T && x.Shape[len(x.Shape)-1]%8 == 0:
+		return ir.KernelGEMM
+	case intDot(n):
+		return ir.KernelQ8
+	}
+	return ir.KernelGEMV
+}
+
+// intDot reports whether matrix node n can run on the integer path:
+// weights with an integer dot, a row length of whole 32-groups, for
+// swiglu_linear one layout for gate and up, for qkv one group size for q,
+// k and v (one lane-set size serves them all).
+func intDot(n *ir.Node) bool {
+	x, w := n.Inputs[0], n.Inputs[1]
+	if IntDotGroups[w.DType] == 0 || x.Shape[len(x.Shape)-1]%32 != 0 {
+		return false
+	}
+	switch n.Op {
+	case ir.OpSwiGLULinear:
+		return len(n.Inputs) == 2 || layoutOf(n.Inputs[1]) == layoutOf(n.Inputs[2])
+	case ir.OpQKV:
+		g := IntDotGroups[w.DType]
+		return IntDotGroups[n.Inputs[2].DType] == g && IntDotGroups[n.Inputs[3].DType] == g
+	}
+	return true
+}
+
+// moeIntDot reports whether MoE n's decode runs on the integer path:
+// gate/up and down weights with an integer dot, rows of whole groups, and
+// top_k dividing MoEWarps (moe_down_sum_q8 gives each chosen expert the
+// same number of warps).
+func (c *kernelChooser) moeIntDot(n *ir.Node) bool {
+	x, wg, wd := n.Inputs[0], n.Inputs[3], n.Inputs[7]
+	gate, down := IntDotGroups[wg.DType], IntDotGroups[wd.DType]
+	return gate != 0 && down != 0 && x.Shape[len(x.Shape)-1]%gate == 0 &&
+		wd.Shape[len(wd.Shape)-1]%down == 0 && n.Int("top_k") > 0 && MoEWarps%n.Int("top_k") == 0
+}
+
+// mma reports whether integer-path qkv or swiglu_linear n takes the tensor
+// cores in the schedule, and records their shape: a qkv of q, k and v in
+// one layout with MmaCodes (v with k's rows: whole heads), NeoX rotation of
+// whole heads of a multiple of 16 dims, whose stages fit; a swiglu_linear
+// with MmaCodes whose rows stream in chunks of MMAChunk columns and whose
+// output is not quantized for the integer path (swiglu_q8's Q8).
+func (c *kernelChooser) mma(n *ir.Node, prefill bool) bool {
+	x := n.Inputs[0]
+	in := x.Shape[len(x.Shape)-1]
+	var nw, upw int64
+	var st Stream
+	switch n.Op {
+	case ir.OpQKV:
+		hd, rot := n.Int("head_dim"), n.Int("rot_dim")
+		var ok bool
+		nw, upw, ok = MMAWarps(n.Inputs[1], n.Inputs[2], in)
+		if !ok || layoutOf(n.Inputs[2]) != layoutOf(n.Inputs[3]) || n.Str("rope_mode") != "neox" || (rot != 0 && rot != hd) || hd%16 != 0 {
+			return false
+		}
+		parts := n.Ints("parts")
+		st = c.gpu.MMAStreams(x, n.Inputs[1], prefill, in, (parts[0]+parts[1]+parts[2])/16, 2, 8) // chunks of 8 pairs
+	case ir.OpSwiGLULinear:
+		up := n.Inputs[len(n.Inputs)-1]
+		var ok bool
+		nw, upw, ok = MMAWarps(n.Inputs[1], up, in)
+		f := n.Shape[len(n.Shape)-1]
+		if !ok || c.swigluQuantizes(n, prefill) {
+			return false
+		}
+		st = c.gpu.Streams(x, n.Inputs[1], prefill, in, ceilDiv(f, MMAChunk), 2, MMAChunk)
+	default:
+		return false
+	}
+	if st.Smem == 0 {
+		return false
+	}
+	n.Attrs["mma_warps"], n.Attrs["mma_upw"] = nw, upw
+	n.Attrs["stream_smem"], n.Attrs["stream_blocks"] = st.Smem, st.Blocks
+	return true
+}
+
+// swigluQuantizes reports whether integer-path swiglu_linear n quantizes
+// its output for the integer path (swiglu_q8's Q8): where a reader reads
+// int16 activations, one token a block, in at most MaxSwiGLUThreads.
+func (c *kernelChooser) swigluQuantizes(n *ir.Node, prefill bool) bool {
+	x := n.Inputs[0]
+	f := n.Shape[len(n.Shape)-1]
+	s, _ := c.gpu.IntLanes(n.Inputs[1].DType, x.Shape[len(x.Shape)-1], 2*f)
+	return TokenTile(x, prefill) == 1 && f%32 == 0 && feedsIntDot(n, c.users, prefill) && SwiGLUQ8Sets*s <= MaxSwiGLUThreads
+}
+
+// feedsIntDot reports whether value v is the input x of a node whose
+// kernel in the schedule reads int16 activations (kernel q8 or mma; an MoE
+// in decode), directly or through a decode last row in place
+// (row_in_place, chooseCodes), so its producer may quantize it as it
+// writes it.
+func feedsIntDot(v *ir.Node, users map[*ir.Node][]*ir.Node, prefill bool) bool {
+	key := "kernel"
+	if prefill {
+		key = "prefill_kernel"
+	}
+	for _, u := range users[v] {
+		if u.Inputs[0] != v {
+			continue
+		}
+		if k := u.Str(key); isMatrix(u) && (k == ir.KernelQ8 || k == ir.KernelMMA) || u.Op == ir.OpMoE && k == ir.KernelQ8 ||
+			u.Op == ir.OpLast && !prefill && u.Bool("row_in_place") && feedsIntDot(u, users, prefill) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,57 @@
+package passes
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// GPU describes a CUDA compile target to the decisions tuned for it
+// (kernel choice, grid sizes, streaming, residency): the GPU a plan for
+// that architecture is tuned for, its SM count and shared memory, and the
+// architecture's features.
+type GPU struct {
+	Arch string // "sm_80", "sm_90"
+	// SMs is the streaming multiprocessors of the GPU the plan is tuned
+	// for: an A100's 108, an H100's or H200's 132.
+	SMs int64
+	// SmemPerSM is the shared memory an SM holds, of which each resident
+	// block reserves 1 KiB.
+	SmemPerSM int64
+	// GEMMFill is the CTAs a prefill GEMM of 128-token tiles must still
+	// give (ops_gemm.go, gemmBM): about one an SM, 128 as measured on an
+	// H100.
+	GEMMFill int64
+	// DecodeAttnBlocks is the blocks a decode attention aims at over long
+	// contexts: about two an SM.
+	DecodeAttnBlocks int64
+	// DependentLaunch: the architecture has programmatic dependent launch
+	// (griddepcontrol), so a kernel may start while the grid before it
+	// finishes, waiting for it in grid_dep_wait.
+	DependentLaunch bool
+}
+
+// gpus are the CUDA targets the kernels are tuned for.
+var gpus = map[string]GPU{
+	"sm_80": {Arch: "sm_80", SMs: 108, SmemPerSM: 164 << 10, GEMMFill: 108, DecodeAttnBlocks: 216},
+	"sm_90": {Arch: "sm_90", SMs: 132, SmemPerSM: 228 << 10, GEMMFill: 128, DecodeAttnBlocks: 256, DependentLaunch: true},
+}
+
+// GPUTarget is the description of CUDA target arch.
+func GPUTarget(arch string) (GPU, error) {
+	g, ok := gpus[arch]
+	if !ok {
+		return GPU{}, fmt.Errorf("unknown CUDA target %q (targets: %s)", arch, strings.Join(GPUArchs(), ", "))
+	}
+	return g, nil
+}
+
+// GPUArchs lists the CUDA targets, sorted.
+func GPUArchs() []string {
+	var archs []string
+	for a := range gpus {
+		archs = append(archs, a)
+	}
+	slices.Sort(archs)
+	return archs
+}

@@ -1,0 +1,185 @@
+package passes
+
+import "github.com/llama-orch/orc/ir"
+
+// The GPU kernels' tuned shapes (templates in codegen/cuda), which
+// chooseKernels decides by and codegen sizes launches by.
+
+// IntDotGroups are the weight dtypes with an integer dot (q8_dot.cu.tmpl),
+// by their accessors' GROUP: their matrix kernels read activations
+// quantized to int16.
+var IntDotGroups = map[ir.DType]int64{ir.Q4_0: 32, ir.Q5_0: 32, ir.Q8_0: 32, ir.MXFP4: 32, ir.Q4_K: 64, ir.Q5_K: 64, ir.Q6_K: 64}
+
+// LinThreads is the block of linear_gemv, linear_q8 and a swiglu_q8 that
+// does not quantize its output: LIN_WARPS (gemv.cu.tmpl) warps.
+const LinThreads = 8 * 32
+
+// A swiglu_q8 that quantizes its output has SwiGLUQ8Sets lane sets of two
+// columns, so that a block's columns are one 32-group, and so S·16 threads:
+// Qwen2.5-0.5B's (S = 32) 512. Sets of 4 columns in blocks of 256 threads
+// (half the blocks, each thread twice the rows) made its decode 3 % slower,
+// and Phi-3-mini's (S 64 → 32, 2 groups a lane) 7 %; Phi-3-mini's S = 64
+// in 1024 threads (64 registers a thread, spills) 28 %.
+const (
+	SwiGLUQ8Sets     = 16
+	MaxSwiGLUThreads = 512
+)
+
+// PrefillTile is how many tokens one block of the integer-path kernels
+// serves in a prefill: each weight group fetched is used that many times.
+const PrefillTile = 8
+
+// MoEWarps is MOE_WARPS (moe.cu.tmpl): the rows one expert-GEMV block owns.
+const MoEWarps = 8
+
+// MMAChunk is swiglu_mma's chunk (mma.cu.tmpl): 8 columns, whose gate and
+// up rows are one m16n8k32 tile's 16.
+const MMAChunk = 8
+
+// TokenTile is the tokens per block of the integer-path kernels over x's
+// rows: PrefillTile in a prefill, 1 in decode or for fixed-row inputs.
+func TokenTile(x *ir.Node, prefill bool) int64 {
+	if prefill && len(x.Shape) > 0 && x.Shape[0] == ir.T {
+		return PrefillTile
+	}
+	return 1
+}
+
+// IntLanes is the lane-set size S of the integer-path kernels for rows of
+// in elements of dtype dt (q8_rows.cu.tmpl, rows_dot8), and the sets per
+// block: the smallest power of two ≥ the row's groups, from a warp to the
+// whole block, or a narrower set that leaves fewer lanes idle (a lane takes
+// groups j, j + S, ...) where out rows, 4 a set, still make manyWaves of
+// blocks: gpt-oss's 90-group Q8_0 rows kept 38 of 128 lanes idle. Widening
+// the sets of small decode launches to give every SM a block was measured
+// no faster. Last, the row's groups rounded up to whole 16-lane segments
+// where that fits more sets in a block and the busiest SM's rows
+// (rowsPerSM) do not grow: Phi-3's qkv (48-group rows, 9216 of them), five
+// sets of 48 lanes instead of four of 64, took 1.9 % off its decode step on
+// an H200 (none on an H100); its SwiGLU, o-proj and head, whose busiest SMs
+// took 4-25 % more rows that way, lost up to 2.6 % on an H100.
+func (g GPU) IntLanes(dt ir.DType, in, out int64) (s, sets int64) {
+	groups := in / IntDotGroups[dt]
+	for s = 32; s < LinThreads && s < groups; s *= 2 {
+	}
+	idle := func(s int64) int64 { return ceilDiv(groups, s)*s - groups }
+	for n := s / 2; n >= 32; n /= 2 {
+		if idle(n) < idle(s) && ceilDiv(out, 4*LinThreads/n) >= g.manyWaves() {
+			s = n
+		}
+	}
+	if n := max(ceilDiv(groups, 16)*16, 32); n < s && LinThreads/n > LinThreads/s && g.rowsPerSM(out, LinThreads/n) <= g.rowsPerSM(out, LinThreads/s) {
+		s = n
+	}
+	return s, LinThreads / s
+}
+
+// rowsPerSM is the rows of the SM with the most blocks when out rows go 4
+// a set in blocks of sets sets.
+func (g GPU) rowsPerSM(out, sets int64) int64 {
+	return ceilDiv(ceilDiv(out, 4*sets), g.SMs) * 4 * sets
+}
+
+// manyWaves is the grid (8 blocks an SM) past which a kernel's last,
+// partial wave of blocks costs little.
+func (g GPU) manyWaves() int64 { return 8 * g.SMs }
+
+// weightLayout is what fixes a weight's accessor (codegen/cuda): its dtype,
+// its layout (a layout pass's, or GGUF order) and its blocks.
+type weightLayout struct {
+	dtype  ir.DType
+	layout string
+	elems  int64
+}
+
+func layoutOf(w *ir.Node) weightLayout {
+	return weightLayout{w.DType, w.Str("layout"), w.Shape.Elems(1)}
+}
+
+// laidOut reports whether w has its dtype's GPU layout.
+func (w weightLayout) laidOut() bool { return w.layout == LayoutName(w.dtype) }
+
+// mmaLayout reports whether weight w has MmaCodes (mma.cu.tmpl): Q4_K,
+// whose GPU layout is GGUF order, or Q5_K in its GPU layout.
+func (w weightLayout) mmaLayout() bool {
+	return w.dtype == ir.Q4_K || w.dtype == ir.Q5_K && w.laidOut()
+}
+
+// MMAWarps reports whether weights ga, ua over rows of in take the
+// tensor-core kernels (swiglu_mma, qkv_mma): one layout with MmaCodes,
+// whole super-blocks that at most 8 warps share alike, at most 3 a warp
+// (their activations' B words stay in registers); and the warps and
+// super-blocks a warp, the fewest a warp.
+func MMAWarps(ga, ua *ir.Node, in int64) (nw, upw int64, ok bool) {
+	if layoutOf(ga) != layoutOf(ua) || !layoutOf(ga).mmaLayout() || in%256 != 0 {
+		return 0, 0, false
+	}
+	for nb, upw := in/256, int64(1); upw <= 3; upw++ {
+		if nb%upw == 0 && nb/upw <= 8 {
+			return nb / upw, upw, true
+		}
+	}
+	return 0, 0, false
+}
+
+// streamUnits are the layouts whose rows a decode kernel can stream
+// (q8_stream.cu.tmpl, stream_rows), by dtype, in their GPU layout but
+// Q4_K's (GGUF order either way): the bytes of each 256-element block in
+// each section, as the accessors' Units in weights.cu.tmpl. The kernel
+// asserts that SMEM is whole stages of its own span_bytes;
+// TestStreamedSwiGLU (codegen/cuda) checks the sizes here,
+// TestGPUSwiGLUStreams the results.
+var streamUnits = map[ir.DType][]int64{
+	ir.Q4_K: {144},
+	ir.Q5_K: {128, 32, 16},
+	ir.Q6_K: {192, 16, 2},
+}
+
+// Streaming pays where each block has chunks to pipeline: two stages and
+// two blocks an SM (eight warps each), and at least streamChunksPerBlock
+// chunks a block. On an H200 in Phi-3-mini's decode step, its SwiGLU (1024
+// chunks, 3.9 a block) went from 14.8 to 12.2 µs; the down projections (384
+// chunks: 1.5 a block, or 2.9 at one block an SM), qkv (576) and o-proj
+// (192) gained nothing or lost (one block an SM: 8 warps an SM leave the
+// dots latency-bound), and three stages lost to two.
+const (
+	streamStages         = 2
+	streamBlocksPerSM    = 2
+	streamChunksPerBlock = 3
+)
+
+// Stream is how a decode kernel streams its weights: the stages' shared
+// memory (its SMEM; 0: it does not stream) and its blocks.
+type Stream struct{ Smem, Blocks int64 }
+
+// Streams decides for an integer-path kernel over x [.., in] (in the
+// prefill or decode schedule) whose chunks (its blocks without streaming)
+// are spans spans of at most chunkRows rows of weight w.
+func (g GPU) Streams(x, w *ir.Node, prefill bool, in, chunks, spans, chunkRows int64) Stream {
+	if chunks < streamChunksPerBlock*streamBlocksPerSM*g.SMs {
+		return Stream{}
+	}
+	return g.MMAStreams(x, w, prefill, in, chunks, spans, chunkRows)
+}
+
+// MMAStreams is Streams without the rule of chunks a block, for the
+// tensor-core kernels (mma.cu.tmpl), whose chunks take a fraction of the
+// integer path's instructions: Phi-3-mini's qkv streams its 576 chunks (2.2
+// a block) and gained.
+func (g GPU) MMAStreams(x, w *ir.Node, prefill bool, in, chunks, spans, chunkRows int64) Stream {
+	units, ok := streamUnits[w.DType]
+	if !ok || w.DType != ir.Q4_K && !layoutOf(w).laidOut() || TokenTile(x, prefill) != 1 {
+		return Stream{}
+	}
+	var span int64 // q8_stream.cu.tmpl's span_bytes
+	for _, u := range units {
+		span += ((chunkRows*in/256*u+15)/16 + 1) * 16
+	}
+	smem := streamStages * spans * span
+	if streamBlocksPerSM*(smem+1<<10) > g.SmemPerSM {
+		return Stream{}
+	}
+	return Stream{Smem: smem, Blocks: min(chunks, streamBlocksPerSM*g.SMs)}
+}
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }

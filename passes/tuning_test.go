@@ -1,0 +1,73 @@
+package passes
+
+import (
+	"testing"
+
+	"github.com/llama-orch/orc/ir"
+)
+
+// TestIntLanes checks the lane-set sizes of the real shapes on sm_90: the
+// power of two ≥ the row's groups, narrower only where that idles fewer
+// lanes and the grid keeps manyWaves of blocks, or the groups in whole
+// 16-lane segments where that fits more sets and puts no more rows on the
+// busiest SM.
+func TestIntLanes(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		dt      ir.DType
+		in, out int64
+		s       int64
+	}{
+		{"gpt-oss LM head (90 groups, 201088 rows)", ir.Q8_0, 2880, 201088, 32},
+		{"gpt-oss qkv (90 groups, 5120 rows: too few blocks at 32)", ir.Q8_0, 2880, 5120, 128},
+		{"gpt-oss o-proj (128 groups)", ir.Q8_0, 4096, 2880, 128},
+		{"Qwen down (76 groups, 896 rows: 12 rows on the busiest SM at 80, 8 at 128)", ir.Q4_K, 4864, 896, 128},
+		{"Qwen LM head (28 groups)", ir.Q8_0, 896, 151936, 32},
+		{"Phi-3 LM head (48 groups: sets of 48 put 260 rows on the busiest SM, of 64 256)", ir.Q6_K, 3072, 32064, 64},
+		{"Phi-3 o-proj (48 groups, 3072 rows: 40 rows on the busiest SM at 48, 32 at 64)", ir.Q4_K, 3072, 3072, 64},
+		{"Phi-3 gate+up (48 groups, 16384 rows: 140 rows against 128)", ir.Q4_K, 3072, 16384, 64},
+		{"Phi-3 qkv (48 groups, 9216 rows: 80 rows either way, five sets of 48)", ir.Q5_K, 3072, 9216, 48},
+		{"Llama down (172 groups, 4096 rows)", ir.Q4_K, 11008, 4096, 256},
+	} {
+		s, sets := gpus["sm_90"].IntLanes(c.dt, c.in, c.out)
+		if s != c.s || sets != LinThreads/c.s {
+			t.Errorf("%s: S %d, %d sets; want S %d", c.name, s, sets, c.s)
+		}
+	}
+}
+
+// TestMMAWarps checks which weights the tensor-core kernels take and their
+// warps: one layout with MmaCodes (Q4_K, Q5_K in its GPU layout), whole
+// super-blocks that at most 8 warps share alike, the fewest super-blocks a
+// warp.
+func TestMMAWarps(t *testing.T) {
+	w := func(dt ir.DType, layout string, out, in int64) *ir.Node {
+		attrs := map[string]any{"name": "w"}
+		if layout != "" {
+			attrs["layout"] = layout
+		}
+		return &ir.Node{Op: ir.OpWeight, DType: dt, Shape: ir.Shape{out, in}, Attrs: attrs}
+	}
+	q4k := func(out, in int64) *ir.Node { return w(ir.Q4_K, "gpu_q4_k", out, in) }
+	for _, c := range []struct {
+		name    string
+		ga, ua  *ir.Node
+		in      int64
+		nw, upw int64
+		ok      bool
+	}{
+		{"Phi-3-mini (12 super-blocks)", q4k(8192, 3072), q4k(8192, 3072), 3072, 6, 2, true},
+		{"Llama-2-7B (16)", q4k(11008, 4096), q4k(11008, 4096), 4096, 8, 2, true},
+		{"Llama-3-8B-sized (16, 14336 columns)", q4k(14336, 4096), q4k(14336, 4096), 4096, 8, 2, true},
+		{"Qwen2.5-0.5B (896: not whole super-blocks)", q4k(4864, 896), q4k(4864, 896), 896, 0, 0, false},
+		{"Q5_K in its GPU layout", w(ir.Q5_K, "gpu_q5_k", 8192, 3072), w(ir.Q5_K, "gpu_q5_k", 8192, 3072), 3072, 6, 2, true},
+		{"Q5_K in GGUF order (no MmaCodes)", w(ir.Q5_K, "", 8192, 3072), w(ir.Q5_K, "", 8192, 3072), 3072, 0, 0, false},
+		{"gate and up in different types", q4k(8192, 3072), w(ir.Q6_K, "gpu_q6_k", 8192, 3072), 3072, 0, 0, false},
+		{"27 super-blocks: 9 warps of 3 is too many", q4k(8, 6912), q4k(8, 6912), 6912, 0, 0, false},
+	} {
+		nw, upw, ok := MMAWarps(c.ga, c.ua, c.in)
+		if nw != c.nw || upw != c.upw || ok != c.ok {
+			t.Errorf("%s: MMAWarps = %d, %d, %v; want %d, %d, %v", c.name, nw, upw, ok, c.nw, c.upw, c.ok)
+		}
+	}
+}
