@@ -2,7 +2,10 @@ package compiler
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/llama-orch/orc/compiler/arch"
@@ -185,5 +188,35 @@ func TestLowerErrors(t *testing.T) {
 	bad.Weights = struct{}{}
 	if _, err := Lower(&bad, 8); err == nil {
 		t.Error("unknown weight struct accepted")
+	}
+}
+
+// What a model computes comes from its architecture's declaration: the
+// lowering and the passes name no architecture.
+func TestLoweringNamesNoArchitecture(t *testing.T) {
+	for _, dir := range []string{".", "../passes"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range arch.Supported() {
+				if strings.Contains(string(src), strconv.Quote(name)) {
+					t.Errorf("%s names architecture %q", f, name)
+				}
+			}
+			for _, typ := range []string{"arch.Llama", "arch.Qwen", "arch.Phi3", "arch.GPT", "arch.Gemma"} {
+				if strings.Contains(string(src), typ) {
+					t.Errorf("%s names weight struct %s", f, typ)
+				}
+			}
+		}
 	}
 }

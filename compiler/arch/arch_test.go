@@ -191,3 +191,32 @@ func TestTensorTags(t *testing.T) {
 		}
 	}
 }
+
+// Every tensor field of every architecture names a role the lowering reads,
+// and every architecture declares an FFN the lowering has a form for.
+func TestRolesCoverEveryField(t *testing.T) {
+	h := &Hparams{NLayer: 2}
+	for _, name := range Supported() {
+		a, _ := Lookup(name)
+		m := &Model{Arch: a, H: Hparams{Arch: name, NLayer: h.NLayer}, Weights: a.NewWeights(h.NLayer)}
+		r, err := m.Roles()
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if len(r.Layers) != h.NLayer {
+			t.Errorf("%s: %d layer roles", name, len(r.Layers))
+		}
+		if (a.Compute.FFN == FFNExperts) != (a.Compute.Experts != nil) {
+			t.Errorf("%s: FFN %d with experts %v", name, a.Compute.FFN, a.Compute.Experts)
+		}
+	}
+	type stray struct {
+		TokenEmbd *gguf.TensorInfo
+		Mystery   *gguf.TensorInfo
+	}
+	m := &Model{H: Hparams{Arch: "test"}, Weights: &stray{}}
+	if _, err := m.Roles(); err == nil || !strings.Contains(err.Error(), "stray.Mystery names no tensor role") {
+		t.Errorf("a field without a role: %v", err)
+	}
+}

@@ -152,7 +152,7 @@ func ReadHparams(f *gguf.File) (*Arch, *Hparams, error) {
 		return nil, nil, err
 	}
 	r := &keyReader{f: f, arch: a.Name}
-	h := &Hparams{Arch: a.Name, Norm: a.Norm, RopeMode: a.Rope, FileType: FileTypeUnknown, swa: a.swa}
+	h := &Hparams{Arch: a.Name, Norm: a.Compute.Norm, RopeMode: a.Compute.Rope, FileType: FileTypeUnknown, swa: a.Compute.SlidingLayers}
 	steps := []func() error{
 		func() (err error) { h.NLayer, err = r.int("block_count"); return },
 		func() (err error) { h.NEmbd, err = r.int("embedding_length"); return },

@@ -33,7 +33,8 @@ type LlamaLayer struct {
 
 func init() {
 	register(&Arch{
-		Name: "llama", Rope: RopeNormal, Norm: RMSNorm, EpsKey: "attention.layer_norm_rms_epsilon",
+		Name: "llama", EpsKey: "attention.layer_norm_rms_epsilon",
+		Compute:    Compute{Norm: RMSNorm, Rope: RopeNormal, FFN: FFNGated, Act: ActSiLU},
 		NewWeights: func(n int) any { return &Llama{Layers: make([]LlamaLayer, n)} },
 	})
 }

@@ -93,7 +93,7 @@ func hfGPTOSS(r hfReader, h *arch.Hparams, w *arch.GPTOSS) ([]stTensor, map[stri
 			r.same(p("self_attn.v_proj.weight"), l.AttnV), r.same(p("self_attn.v_proj.bias"), l.AttnVBias),
 			r.same(p("self_attn.o_proj.weight"), l.AttnOutput), r.same(p("self_attn.o_proj.bias"), l.AttnOutputBias),
 			r.same(p("self_attn.sinks"), l.AttnSinks),
-			r.same(p("post_attention_layernorm.weight"), l.PostAttnNorm),
+			r.same(p("post_attention_layernorm.weight"), l.FFNNorm),
 			r.same(p("mlp.router.weight"), l.FFNGateInp), r.same(p("mlp.router.bias"), l.FFNGateInpBias),
 			r.gateUp(p("mlp.experts.gate_up_proj"), l.FFNGateExps, l.FFNUpExps),
 			r.gateUpBias(p("mlp.experts.gate_up_proj_bias"), l.FFNGateExpsBias, l.FFNUpExpsBias),
