@@ -27,10 +27,13 @@ func (l *lowering) ffn(b *arch.LayerRoles, h *ir.Node) *ir.Node {
 // gated is act(gate)·up of the declared activation: of two [T, n_ff]
 // inputs, or of one packed [T, 2·n_ff] (gate columns, then up).
 func (l *lowering) gated(gu ...*ir.Node) *ir.Node {
-	if l.c.Act != arch.ActSiLU {
-		return l.fail("%s: a gated FFN with activation %d has no op", l.h.Arch, l.c.Act)
+	switch {
+	case l.c.Act == arch.ActSiLU:
+		return l.add(ir.OpSwiGLU, ir.Shape{ir.T, l.nFF}, nil, gu...)
+	case l.c.Act == arch.ActGELUTanh && len(gu) == 2:
+		return l.add(ir.OpGEGLU, ir.Shape{ir.T, l.nFF}, nil, gu...)
 	}
-	return l.add(ir.OpSwiGLU, ir.Shape{ir.T, l.nFF}, nil, gu...)
+	return l.fail("%s: a gated FFN with activation %d and %d inputs has no op", l.h.Arch, l.c.Act, len(gu))
 }
 
 // activate is the declared activation of an ungated FFN.

@@ -12,18 +12,20 @@ import (
 // copied from the hyperparameters as int64, the IR's integer type.
 type lowering struct {
 	*builder
-	h         *arch.Hparams
-	c         *arch.Compute // what the architecture computes
-	w         *arch.Roles
-	nEmbd     int64
-	nHead     int64
-	nHeadKV   int64
-	headDim   int64
-	vocab     int64
-	nFF       int64    // feed-forward width; per expert for MoE models
-	scale     float64  // attention logits' scale
-	tokens    *ir.Node // i32[T]
-	positions *ir.Node // i32[T]
+	h       *arch.Hparams
+	c       *arch.Compute // what the architecture computes
+	w       *arch.Roles
+	nEmbd   int64
+	nHead   int64
+	nHeadKV int64
+	headDim int64
+	vocab   int64
+	nFF     int64   // feed-forward width; per expert for MoE models
+	scale   float64 // attention logits' scale
+	// ropeFactors divide the RoPE frequencies of global layers (nil: none).
+	ropeFactors []float64 // [rope_dims/2]
+	tokens      *ir.Node  // i32[T]
+	positions   *ir.Node  // i32[T]
 }
 
 // Lower builds the unfused graph of m: one graph for prefill and decode (T
@@ -45,18 +47,16 @@ func Lower(m *arch.Model, maxTokens int) (*ir.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range []*gguf.TensorInfo{w.RopeFreqs, w.RopeFactorsShort, w.RopeFactorsLong} {
-		if f != nil {
-			// Lowering without them would silently compute another model.
-			return nil, fmt.Errorf("compiler: %s file has %s (per-frequency RoPE scaling), which orc does not support yet", m.H.Arch, f.Name)
-		}
+	factors, err := ropeFactors(m, w)
+	if err != nil {
+		return nil, err
 	}
 	h := &m.H
 	l := &lowering{
 		builder: newBuilder(), h: h, c: &m.Arch.Compute, w: w,
 		nEmbd: int64(h.NEmbd), nHead: int64(h.NHead), nHeadKV: int64(h.NHeadKV),
 		headDim: int64(h.HeadDim), vocab: int64(h.NVocab), nFF: int64(h.NFF),
-		scale: m.Arch.AttentionScale(h),
+		scale: m.Arch.AttentionScale(h), ropeFactors: factors,
 	}
 	if h.NExpert > 0 {
 		l.nFF = int64(h.ExpertFF)
@@ -90,6 +90,9 @@ func Lower(m *arch.Model, maxTokens int) (*ir.Graph, error) {
 // embed looks up token rows; learned positions (gpt2) add position rows.
 func (l *lowering) embed() *ir.Node {
 	x := l.add(ir.OpEmbed, ir.Shape{ir.T, l.nEmbd}, nil, l.weight(l.w.TokenEmbd), l.tokens)
+	if l.c.EmbedScale != nil {
+		x = l.add(ir.OpScale, ir.Shape{ir.T, l.nEmbd}, map[string]any{"factor": l.c.EmbedScale(l.h)}, x)
+	}
 	if l.w.PositionEmbd == nil {
 		return x
 	}
@@ -123,11 +126,19 @@ func (l *lowering) proj(x *ir.Node, w, bias *gguf.TensorInfo) *ir.Node {
 	return l.linear(x, l.weight(w), l.weight(bias))
 }
 
-// layer is one pre-norm block: x + attn(norm(x)), then + ffn(norm(·)).
+// layer is one pre-norm block: x + attn(norm(x)), then + ffn(norm(·));
+// with post norms, each branch is normed again before it joins x.
 func (l *lowering) layer(i int64, b *arch.LayerRoles, x *ir.Node) *ir.Node {
-	x = l.residual(x, l.attention(i, b, l.norm(x, b.AttnNorm, b.AttnNormBias)))
-	h := l.norm(x, b.FFNNorm, b.FFNNormBias)
-	return l.residual(x, l.ffn(b, h))
+	a := l.attention(i, b, l.norm(x, b.AttnNorm, b.AttnNormBias))
+	if l.c.PostNorms {
+		a = l.norm(a, b.PostAttnNorm, nil)
+	}
+	x = l.residual(x, a)
+	f := l.ffn(b, l.norm(x, b.FFNNorm, b.FFNNormBias))
+	if l.c.PostNorms {
+		f = l.norm(f, b.PostFFNNorm, nil)
+	}
+	return l.residual(x, f)
 }
 
 // qkv projects the normed input to q [T, n_head·head_dim], k and v
@@ -141,31 +152,17 @@ func (l *lowering) qkv(b *arch.LayerRoles, h *ir.Node) (q, k, v *ir.Node) {
 	return l.proj(h, b.AttnQ, b.AttnQBias), l.proj(h, b.AttnK, b.AttnKBias), l.proj(h, b.AttnV, b.AttnVBias)
 }
 
-// rope rotates q or k (heads of head_dim each) by the architecture's RoPE.
-func (l *lowering) rope(x *ir.Node, heads int64) *ir.Node {
-	if x == nil {
-		return l.add(ir.OpRoPE, nil, nil, x)
-	}
-	attrs := map[string]any{
-		"heads": heads, "head_dim": l.headDim, "rot_dim": int64(l.h.RopeDims),
-		"base": l.h.RopeBase, "mode": l.c.Rope.String(),
-	}
-	if y := l.h.Scaling; y.Type == "yarn" {
-		attrs["yarn_factor"] = y.Factor
-		attrs["yarn_orig_ctx"] = int64(y.OrigCtx)
-		attrs["yarn_beta_fast"] = y.BetaFast
-		attrs["yarn_beta_slow"] = y.BetaSlow
-	}
-	return l.add(ir.OpRoPE, x.Shape, attrs, x, l.positions)
-}
-
 // attention is the attention block from the normed input h to the output
 // projection's result [T, n_embd].
 func (l *lowering) attention(i int64, b *arch.LayerRoles, h *ir.Node) *ir.Node {
 	q, k, v := l.qkv(b, h)
+	if l.c.QKNorm {
+		q = l.headNorm(q, b.AttnQNorm, l.nHead)
+		k = l.headNorm(k, b.AttnKNorm, l.nHeadKV)
+	}
 	if l.c.Rope != arch.RopeNone {
-		q = l.rope(q, l.nHead)
-		k = l.rope(k, l.nHeadKV)
+		q = l.rope(i, q, l.nHead)
+		k = l.rope(i, k, l.nHeadKV)
 	}
 	attrs := map[string]any{
 		"layer": i, "heads": l.nHead, "kv_heads": l.nHeadKV, "head_dim": l.headDim,
@@ -185,6 +182,12 @@ func (l *lowering) window(i int64) int64 {
 		return int64(l.h.SlidingWindow)
 	}
 	return 0
+}
+
+// headNorm is the per-head RMSNorm of q or k (heads of head_dim each).
+func (l *lowering) headNorm(x *ir.Node, w *gguf.TensorInfo, heads int64) *ir.Node {
+	attrs := map[string]any{"heads": heads, "head_dim": l.headDim, "eps": l.h.Eps}
+	return l.add(ir.OpHeadRMSNorm, ir.Shape{ir.T, heads * l.headDim}, attrs, x, l.weight(w))
 }
 
 func (l *lowering) residual(x, y *ir.Node) *ir.Node {

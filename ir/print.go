@@ -119,11 +119,7 @@ func FormatAttr(v any) string {
 	case int64:
 		return strconv.FormatInt(v, 10)
 	case float64:
-		s := strconv.FormatFloat(v, 'g', -1, 64)
-		if _, err := strconv.ParseInt(s, 10, 64); err == nil {
-			s += ".0"
-		}
-		return s
+		return formatFloat(v)
 	case string:
 		return strconv.Quote(v)
 	case bool:
@@ -139,6 +135,26 @@ func FormatAttr(v any) string {
 		}
 		b.WriteByte(']')
 		return b.String()
+	case []float64:
+		var b strings.Builder
+		b.WriteByte('[')
+		for i, x := range v {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(formatFloat(x))
+		}
+		b.WriteByte(']')
+		return b.String()
 	}
 	return "<badtype " + typeName(v) + ">"
+}
+
+// formatFloat always writes a '.', an exponent, or Inf/NaN.
+func formatFloat(v float64) string {
+	s := strconv.FormatFloat(v, 'g', -1, 64)
+	if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+		s += ".0"
+	}
+	return s
 }

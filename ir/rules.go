@@ -9,11 +9,13 @@ import (
 // rejects a node whose attribute has another type, so passes and backends
 // can read them with Int/Float/Str/Ints without guessing.
 var attrKinds = kindsOf(map[string][]string{
-	"string":  {"name", "layout", "mode", "rope_mode"},
-	"float64": {"eps", "base", "scale", "limit", "alpha", "yarn_factor", "yarn_beta_fast", "yarn_beta_slow"},
+	"string": {"name", "layout", "mode", "rope_mode"},
+	"float64": {"eps", "base", "scale", "limit", "alpha", "yarn_factor", "yarn_beta_fast", "yarn_beta_slow",
+		"factor", "freq_scale"},
 	"int64": {"heads", "kv_heads", "head_dim", "rot_dim", "layer", "window", "experts", "top_k",
 		"part", "offset", "yarn_orig_ctx"},
-	"[]int64": {"parts", "rows"},
+	"[]int64":   {"parts", "rows"},
+	"[]float64": {"freq_factors"},
 })
 
 func kindsOf(byKind map[string][]string) map[string]string {
@@ -57,6 +59,10 @@ var shapeRules = map[Op]func(n *Node) error{
 	OpLayerNorm:    ruleNorm,
 	OpLinear:       ruleLinear,
 	OpRoPE:         ruleRoPE,
+	OpHeadRMSNorm:  ruleHeadRMSNorm,
+	OpGEGLU:        ruleSwiGLU,
+	OpScale:        ruleGELU,
+	OpNormRoPE:     ruleNormRoPE,
 	OpAttention:    ruleAttention,
 	OpSwiGLU:       ruleSwiGLU,
 	OpGELU:         ruleGELU,
@@ -257,6 +263,20 @@ func checkRoPEAttrs(n *Node, modeKey string) error {
 	if n.Float("base") <= 0 {
 		return fmt.Errorf("base %g ≤ 0", n.Float("base"))
 	}
+	if s, ok := n.Attrs["freq_scale"]; ok && !(s.(float64) > 0) {
+		return fmt.Errorf("freq_scale %g ≤ 0", s)
+	}
+	if f, ok := n.Attrs["freq_factors"]; ok {
+		ff := f.([]float64)
+		if int64(len(ff)) != n.Int("rot_dim")/2 {
+			return fmt.Errorf("%d freq_factors, want rot_dim/2 = %d", len(ff), n.Int("rot_dim")/2)
+		}
+		for _, v := range ff {
+			if !(v > 0) {
+				return fmt.Errorf("freq_factors hold %g, want positive divisors", v)
+			}
+		}
+	}
 	return nil
 }
 
@@ -272,6 +292,45 @@ func ruleRoPE(n *Node) error {
 		return fmt.Errorf("x cols %d ≠ heads·head_dim %d", cols, hd)
 	}
 	if err := positions(n, 1, rows); err != nil {
+		return err
+	}
+	return result(n, F32, Shape{rows, cols})
+}
+
+// ruleHeadRMSNorm: x [rows, heads·head_dim], w [head_dim].
+func ruleHeadRMSNorm(n *Node) error {
+	rows, cols, err := activation(n, 0, "x")
+	if err != nil {
+		return err
+	}
+	if err := positive(n, "heads", "head_dim"); err != nil {
+		return err
+	}
+	if hd := n.Int("heads") * n.Int("head_dim"); cols != hd {
+		return fmt.Errorf("x cols %d ≠ heads·head_dim %d", cols, hd)
+	}
+	if err := checkNormParams(n, 1, n.Int("head_dim")); err != nil {
+		return err
+	}
+	return result(n, F32, Shape{rows, cols})
+}
+
+// ruleNormRoPE: norm_rope(x, w, positions), head_rmsnorm's and rope's rules.
+func ruleNormRoPE(n *Node) error {
+	rows, cols, err := activation(n, 0, "x")
+	if err != nil {
+		return err
+	}
+	if err := checkRoPEAttrs(n, "mode"); err != nil {
+		return err
+	}
+	if hd := n.Int("heads") * n.Int("head_dim"); cols != hd {
+		return fmt.Errorf("x cols %d ≠ heads·head_dim %d", cols, hd)
+	}
+	if err := checkNormParams(n, 1, n.Int("head_dim")); err != nil {
+		return err
+	}
+	if err := positions(n, 2, rows); err != nil {
 		return err
 	}
 	return result(n, F32, Shape{rows, cols})
