@@ -10,9 +10,11 @@ import (
 
 // The real tokenizers travel inside the binary, zstd-compressed, so that
 // synthesis works on a fresh machine without ../shared: the Hugging Face
-// tokenizer.json of Qwen2.5 and gpt-oss, and llama.cpp's vocab-only GGUFs of
-// GPT-2, Phi-3 and Llama (SentencePiece), whose tokenizer.ggml.* keys are
-// copied as they are.
+// tokenizer.json (and tokenizer_config.json, for the chat template and
+// special tokens an --hf-dir export needs) of Qwen2.5, Qwen3, Gemma 3,
+// Llama 3.1 and gpt-oss, and llama.cpp's vocab-only GGUFs of GPT-2, Phi-3
+// and Llama (SentencePiece), whose tokenizer.ggml.* keys are copied as they
+// are. assets/NOTICE.md names where each came from and under which terms.
 //
 //go:embed assets/*.zst
 var assets embed.FS
