@@ -17,6 +17,12 @@ func ggufSpec(t *testing.T, kvs map[string]any) (*Spec, error) {
 	for k, v := range kvs {
 		w.Set(k, v)
 	}
+	return SpecFromGGUF(parseWritten(t, w))
+}
+
+// parseWritten writes w to memory and parses it back.
+func parseWritten(t *testing.T, w *gguf.Writer) *gguf.File {
+	t.Helper()
 	var buf bytes.Buffer
 	if _, err := w.WriteTo(&buf); err != nil {
 		t.Fatal(err)
@@ -25,7 +31,7 @@ func ggufSpec(t *testing.T, kvs map[string]any) (*Spec, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return SpecFromGGUF(f)
+	return f
 }
 
 func TestSpecFromGGUFRejectsBadInput(t *testing.T) {

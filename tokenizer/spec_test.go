@@ -239,3 +239,46 @@ func TestQwenArraysMatchRealGGUF(t *testing.T) {
 		}
 	}
 }
+
+// TestStopTokensOfNewFamilies: generation ends at each family's end-of-turn
+// tokens, through tokenizer.json and through a GGUF. The embedded Llama
+// vocabulary names id 128008 as Llama 3.0 did; in a GGUF with Llama 3.1's
+// name for it, <|eom_id|>, it is a stop too (the renamed tokenizer.json
+// spec is not checked: its stops were found before the rename).
+func TestStopTokensOfNewFamilies(t *testing.T) {
+	llama31 := *loadHFSpec(t, "llama3")
+	llama31.Tokens = slices.Clone(llama31.Tokens)
+	llama31.Tokens[128008] = "<|eom_id|>"
+	for _, c := range []struct {
+		name string
+		spec *Spec
+		want []string
+	}{
+		{"qwen3", loadHFSpec(t, "qwen3"), []string{"<|im_end|>", "<|endoftext|>"}},
+		{"gemma3", loadHFSpec(t, "gemma3"), []string{"<eos>", "<end_of_turn>"}},
+		{"llama3", loadHFSpec(t, "llama3"), []string{"<|eot_id|>", "<|end_of_text|>"}},
+		{"llama3.1 names", &llama31, []string{"<|eot_id|>", "<|end_of_text|>", "<|eom_id|>"}},
+	} {
+		specs := []*Spec{c.spec}
+		if c.spec == &llama31 {
+			specs = nil
+		}
+		w := gguf.NewWriter()
+		c.spec.WriteGGUF(w)
+		fromGGUF, err := SpecFromGGUF(parseWritten(t, w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range append(specs, fromGGUF) {
+			var got []string
+			for _, id := range s.StopIDs() {
+				got = append(got, s.Tokens[id])
+			}
+			slices.Sort(got)
+			want := slices.Sorted(slices.Values(c.want))
+			if !slices.Equal(got, want) {
+				t.Errorf("%s (%s): stop tokens %q, want %q", c.name, s.Kind, got, want)
+			}
+		}
+	}
+}
