@@ -11,11 +11,13 @@ Runs on the GPU host (python3 with tokenizers; no network):
       directory's, or the asset's before "-tokenizer".
   hf_tokenize.py chat TOKENIZER_CONFIG_JSON CASES_JSON OUT_JSON
       renders every case {messages, add_generation_prompt, kwargs} of CASES
-      with the config's chat_template the way transformers'
-      apply_chat_template does (jinja2 sandbox, trim_blocks, lstrip_blocks,
+      with the config's chat_template and writes {"results": [{"text"} or
+      {"error"}]} for tokenizer/chat_golden_test.go: with transformers'
+      apply_chat_template where transformers is installed (the
+      tokenizer.json beside the config is loaded with it), else with jinja2
+      set up as transformers sets it up (sandbox, trim_blocks, lstrip_blocks,
       loopcontrols, raise_exception, tojson; the config's special tokens as
-      variables) and writes {"results": [{"text"} or {"error"}]} for
-      tokenizer/chat_golden_test.go. Needs only jinja2 (runs anywhere).
+      variables), which runs anywhere.
   hf_tokenize.py bench TOKENIZER_JSON TEXT_FILE [RUNS]
       encodes the whole text on one thread RUNS times and prints MB/s of the
       first (cold cache) and the best run, the way BenchmarkEncode measures ours.
@@ -76,11 +78,17 @@ def split(corpus_path, out_path):
 
 
 def read_maybe_zst(path):
-    """The bytes of path, decompressed when it ends in .zst (zstd CLI)."""
-    if path.endswith(".zst"):
+    """The bytes of path, decompressed when it ends in .zst (the zstandard
+    module, else the zstd command)."""
+    data = open(path, "rb").read()
+    if not path.endswith(".zst"):
+        return data
+    try:
+        import zstandard
+        return zstandard.ZstdDecompressor().decompress(data, max_output_size=1 << 30)
+    except ImportError:
         import subprocess
         return subprocess.run(["zstd", "-dc", path], check=True, capture_output=True).stdout
-    return open(path, "rb").read()
 
 
 def tokenizer_name(tok_path):
@@ -107,8 +115,43 @@ def golden(tok_path, out_path, *corpus_paths):
 
 
 def chat(config_path, cases_path, out_path):
-    """Renders chat cases as transformers' apply_chat_template does
+    """Renders chat cases with transformers' apply_chat_template when
+    transformers is installed (the tokenizer.json beside the config loads
+    with it), else with jinja2 set up as transformers sets it up
     (transformers/utils/chat_template_utils.py: _compile_jinja_template)."""
+    config_raw = read_maybe_zst(config_path)
+    config = json.loads(config_raw.decode("utf-8"))
+    cases = json.load(open(cases_path, encoding="utf-8"))
+    tok_path = config_path.replace("tokenizer_config.json", "tokenizer.json")
+    try:
+        import tempfile
+        import transformers
+        with tempfile.TemporaryDirectory() as d:
+            open(os.path.join(d, "tokenizer_config.json"), "wb").write(config_raw)
+            open(os.path.join(d, "tokenizer.json"), "wb").write(read_maybe_zst(tok_path))
+            tok = transformers.AutoTokenizer.from_pretrained(d)
+
+        def render(case):
+            return tok.apply_chat_template(case["messages"], tokenize=False,
+                                           add_generation_prompt=case["add_generation_prompt"], **case.get("kwargs", {}))
+        engine = f"transformers {transformers.__version__} apply_chat_template"
+    except ImportError:
+        render, engine = jinja_renderer(config)
+    import jinja2
+    results = []
+    for case in cases:
+        try:
+            results.append({"text": render(case)})
+        except jinja2.exceptions.TemplateError as e:
+            results.append({"error": str(e)})
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump({"template": f"{os.path.basename(config_path)} chat_template, rendered by {engine}",
+                   "results": results}, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+    print(f"chat {config_path}: {len(results)} cases ({engine}) -> {out_path}")
+
+
+def jinja_renderer(config):
     import datetime
     import jinja2
     import jinja2.ext
@@ -120,7 +163,6 @@ def chat(config_path, cases_path, out_path):
     def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
         return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
-    config = json.loads(read_maybe_zst(config_path).decode("utf-8"))
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
@@ -131,19 +173,11 @@ def chat(config_path, cases_path, out_path):
         return t.get("content", "") if isinstance(t, dict) else t
 
     special = {k: token(config[k]) for k in ("bos_token", "eos_token", "unk_token", "pad_token") if config.get(k) is not None}
-    results = []
-    for case in json.load(open(cases_path, encoding="utf-8")):
-        try:
-            results.append({"text": template.render(messages=case["messages"], tools=None, documents=None,
-                                                    add_generation_prompt=case["add_generation_prompt"],
-                                                    **special, **case.get("kwargs", {}))})
-        except jinja2.exceptions.TemplateError as e:
-            results.append({"error": str(e)})
-    with open(out_path, "w", encoding="utf-8") as f:
-        json.dump({"template": f"{config_path} chat_template, rendered by jinja2 {jinja2.__version__} as transformers does",
-                   "results": results}, f, ensure_ascii=False, indent=1)
-        f.write("\n")
-    print(f"chat {config_path}: {len(results)} cases -> {out_path}")
+
+    def render(case):
+        return template.render(messages=case["messages"], tools=None, documents=None,
+                               add_generation_prompt=case["add_generation_prompt"], **special, **case.get("kwargs", {}))
+    return render, f"jinja2 {jinja2.__version__} set up as transformers does"
 
 
 def bench(tok_path, text_path, runs=5):
