@@ -2,10 +2,22 @@
 """Reference ids and speed of Hugging Face `tokenizers` for orc's tokenizer tests.
 
 Runs on the GPU host (python3 with tokenizers; no network):
-  hf_tokenize.py golden TOKENIZER_JSON CORPUS_JSON OUT_JSON
-      encodes every corpus string with add_special_tokens=False and writes
-      {"tokenizer": ..., "ids": [[...]...], "decoded": [...]} for
-      tokenizer/hf_test.go (decoded = decode(ids, skip_special_tokens=False)).
+  hf_tokenize.py golden TOKENIZER_JSON OUT_JSON CORPUS_JSON...
+      encodes every string of the corpora (concatenated, in order) with
+      add_special_tokens=False and writes {"tokenizer": ..., "corpus": [...],
+      "ids": [[...]...], "decoded": [...]} for tokenizer/hf_test.go
+      (decoded = decode(ids, skip_special_tokens=False)). TOKENIZER_JSON may
+      be a .json.zst (compiler/synth/assets); the tokenizer's name is the
+      directory's, or the asset's before "-tokenizer".
+  hf_tokenize.py chat TOKENIZER_CONFIG_JSON CASES_JSON OUT_JSON
+      renders every case {messages, add_generation_prompt, kwargs} of CASES
+      with the config's chat_template and writes {"results": [{"text"} or
+      {"error"}]} for tokenizer/chat_golden_test.go: with transformers'
+      apply_chat_template where transformers is installed (the
+      tokenizer.json beside the config is loaded with it), else with jinja2
+      set up as transformers sets it up (sandbox, trim_blocks, lstrip_blocks,
+      loopcontrols, raise_exception, tojson; the config's special tokens as
+      variables), which runs anywhere.
   hf_tokenize.py bench TOKENIZER_JSON TEXT_FILE [RUNS]
       encodes the whole text on one thread RUNS times and prints MB/s of the
       first (cold cache) and the best run, the way BenchmarkEncode measures ours.
@@ -65,25 +77,114 @@ def split(corpus_path, out_path):
     print(f"split: {len(corpus)} strings x {len(res)} pre-tokenizers -> {out_path}")
 
 
-def golden(tok_path, corpus_path, out_path):
+def read_maybe_zst(path):
+    """The bytes of path, decompressed when it ends in .zst (the zstandard
+    module, else the zstd command)."""
+    data = open(path, "rb").read()
+    if not path.endswith(".zst"):
+        return data
+    try:
+        import zstandard
+        return zstandard.ZstdDecompressor().decompress(data, max_output_size=1 << 30)
+    except ImportError:
+        import subprocess
+        return subprocess.run(["zstd", "-dc", path], check=True, capture_output=True).stdout
+
+
+def tokenizer_name(tok_path):
+    base = os.path.basename(tok_path)
+    if "-tokenizer" in base:
+        return base.split("-tokenizer")[0]
+    return os.path.basename(os.path.dirname(tok_path)) or tok_path
+
+
+def golden(tok_path, out_path, *corpus_paths):
     import tokenizers
-    tok = tokenizers.Tokenizer.from_file(tok_path)
-    corpus = json.load(open(corpus_path, encoding="utf-8"))
+    tok = tokenizers.Tokenizer.from_str(read_maybe_zst(tok_path).decode("utf-8"))
+    corpus = [s for p in corpus_paths for s in json.load(open(p, encoding="utf-8"))]
     ids = [tok.encode(s, add_special_tokens=False).ids for s in corpus]
     decoded = [tok.decode(x, skip_special_tokens=False) for x in ids]
+    res = {"tokenizer": tokenizer_name(tok_path), "tokenizers_version": tokenizers.__version__}
+    if [os.path.basename(p) for p in corpus_paths] != ["corpus.json"]:
+        res["corpus"] = [os.path.basename(p) for p in corpus_paths]
+    res.update({"ids": ids, "decoded": decoded})
     with open(out_path, "w", encoding="utf-8") as f:
-        json.dump({"tokenizer": os.path.basename(os.path.dirname(tok_path)) or tok_path,
-                   "tokenizers_version": tokenizers.__version__,
-                   "ids": ids, "decoded": decoded}, f, ensure_ascii=False)
+        json.dump(res, f, ensure_ascii=False)
         f.write("\n")
     print(f"golden {tok_path}: {len(corpus)} strings, {sum(map(len, ids))} ids -> {out_path}")
+
+
+def chat(config_path, cases_path, out_path):
+    """Renders chat cases with transformers' apply_chat_template when
+    transformers is installed (the tokenizer.json beside the config loads
+    with it), else with jinja2 set up as transformers sets it up
+    (transformers/utils/chat_template_utils.py: _compile_jinja_template)."""
+    config_raw = read_maybe_zst(config_path)
+    config = json.loads(config_raw.decode("utf-8"))
+    cases = json.load(open(cases_path, encoding="utf-8"))
+    tok_path = config_path.replace("tokenizer_config.json", "tokenizer.json")
+    try:
+        import tempfile
+        import transformers
+        with tempfile.TemporaryDirectory() as d:
+            open(os.path.join(d, "tokenizer_config.json"), "wb").write(config_raw)
+            open(os.path.join(d, "tokenizer.json"), "wb").write(read_maybe_zst(tok_path))
+            tok = transformers.AutoTokenizer.from_pretrained(d)
+
+        def render(case):
+            return tok.apply_chat_template(case["messages"], tokenize=False,
+                                           add_generation_prompt=case["add_generation_prompt"], **case.get("kwargs", {}))
+        engine = f"transformers {transformers.__version__} apply_chat_template"
+    except ImportError:
+        render, engine = jinja_renderer(config)
+    import jinja2
+    results = []
+    for case in cases:
+        try:
+            results.append({"text": render(case)})
+        except jinja2.exceptions.TemplateError as e:
+            results.append({"error": str(e)})
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump({"template": f"{os.path.basename(config_path)} chat_template, rendered by {engine}",
+                   "results": results}, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+    print(f"chat {config_path}: {len(results)} cases ({engine}) -> {out_path}")
+
+
+def jinja_renderer(config):
+    import datetime
+    import jinja2
+    import jinja2.ext
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message):
+        raise jinja2.exceptions.TemplateError(message)
+
+    def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
+    env.filters["tojson"] = tojson
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = lambda fmt: datetime.datetime.now().strftime(fmt)
+    template = env.from_string(config["chat_template"])
+
+    def token(t):
+        return t.get("content", "") if isinstance(t, dict) else t
+
+    special = {k: token(config[k]) for k in ("bos_token", "eos_token", "unk_token", "pad_token") if config.get(k) is not None}
+
+    def render(case):
+        return template.render(messages=case["messages"], tools=None, documents=None,
+                               add_generation_prompt=case["add_generation_prompt"], **special, **case.get("kwargs", {}))
+    return render, f"jinja2 {jinja2.__version__} set up as transformers does"
 
 
 def bench(tok_path, text_path, runs=5):
     import tokenizers
     text = open(text_path, encoding="utf-8").read()
     mb = len(text.encode("utf-8")) / 1e6
-    tok = tokenizers.Tokenizer.from_file(tok_path)
+    tok = tokenizers.Tokenizer.from_str(read_maybe_zst(tok_path).decode("utf-8"))
     times, n = [], 0
     for _ in range(runs):
         t0 = time.perf_counter()
@@ -95,7 +196,9 @@ def bench(tok_path, text_path, runs=5):
 
 if __name__ == "__main__":
     if len(sys.argv) >= 5 and sys.argv[1] == "golden":
-        golden(*sys.argv[2:5])
+        golden(*sys.argv[2:])
+    elif len(sys.argv) == 5 and sys.argv[1] == "chat":
+        chat(*sys.argv[2:5])
     elif len(sys.argv) in (4, 5) and sys.argv[1] == "bench":
         bench(sys.argv[2], sys.argv[3], *(int(a) for a in sys.argv[4:]))
     elif len(sys.argv) == 4 and sys.argv[1] == "split":

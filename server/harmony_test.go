@@ -55,10 +55,10 @@ func gptossTokenizer(t *testing.T) tokenizer.Tokenizer {
 	return tok
 }
 
-// harmonyIDs encodes a reply written as text: frame tokens become their ids,
-// and "‖" splits the text into pieces encoded separately, so a test can cut a
-// word (a channel name) across tokens.
-func harmonyIDs(tok tokenizer.Tokenizer, reply string) []int32 {
+// replyIDs encodes a reply written as text: frame and tag tokens become
+// their ids, and "‖" splits the text into pieces encoded separately, so a
+// test can cut a word (a channel name) across tokens.
+func replyIDs(tok tokenizer.Tokenizer, reply string) []int32 {
 	var ids []int32
 	for _, piece := range strings.Split(reply, "‖") {
 		ids = append(ids, tok.Encode(piece, true)...)
@@ -69,14 +69,9 @@ func harmonyIDs(tok tokenizer.Tokenizer, reply string) []int32 {
 // channelText is text of one channel, consecutive pieces merged.
 type channelText struct{ Channel, Text string }
 
-// parseReply drives a harmonyParser with ids one at a time, then flushes.
-func parseReply(t *testing.T, tok tokenizer.Tokenizer, ids []int32) []channelText {
+// parseReply drives a reply parser with ids one at a time, then flushes.
+func parseReply(t *testing.T, p detokenizer, ids []int32) []channelText {
 	t.Helper()
-	frames, err := harmonyTokensOf(tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := newHarmonyParser(tok, frames)
 	var out []channelText
 	add := func(ch, text string) {
 		if !utf8.ValidString(text) {
@@ -112,38 +107,42 @@ func TestHarmonyParser(t *testing.T) {
 		want []channelText
 	}{
 		{"analysis then final",
-			harmonyIDs(tok, "<|channel|>analysis<|message|>Think first.<|end|><|start|>assistant<|channel|>final<|message|>Hi 🦙!<|return|>"),
+			replyIDs(tok, "<|channel|>analysis<|message|>Think first.<|end|><|start|>assistant<|channel|>final<|message|>Hi 🦙!<|return|>"),
 			[]channelText{{"analysis", "Think first."}, {"final", "Hi 🦙!"}}},
 		{"channel name cut across tokens",
-			harmonyIDs(tok, "<|channel|>ana‖lys‖is<|message|>a<|end|><|start|>assistant<|channel|>fi‖nal<|message|>b<|return|>"),
+			replyIDs(tok, "<|channel|>ana‖lys‖is<|message|>a<|end|><|start|>assistant<|channel|>fi‖nal<|message|>b<|return|>"),
 			[]channelText{{"analysis", "a"}, {"final", "b"}}},
 		// Frame text written as plain text is message text, not a frame:
 		// the parser reads ids.
 		{"frame characters inside a message",
-			slices.Concat(harmonyIDs(tok, "<|channel|>final<|message|>"), plain("write <|end|> then <|return|>"), harmonyIDs(tok, "<|return|>")),
+			slices.Concat(replyIDs(tok, "<|channel|>final<|message|>"), plain("write <|end|> then <|return|>"), replyIDs(tok, "<|return|>")),
 			[]channelText{{"final", "write <|end|> then <|return|>"}}},
 		{"commentary with a recipient",
-			harmonyIDs(tok, "<|channel|>commentary to=functions.lookup <|constrain|>json<|message|>{\"q\":1}<|call|>"),
+			replyIDs(tok, "<|channel|>commentary to=functions.lookup <|constrain|>json<|message|>{\"q\":1}<|call|>"),
 			[]channelText{{"commentary", "{\"q\":1}"}}},
 		{"missing <|end|> between messages",
-			harmonyIDs(tok, "<|channel|>analysis<|message|>a<|start|>assistant<|channel|>final<|message|>b"),
+			replyIDs(tok, "<|channel|>analysis<|message|>a<|start|>assistant<|channel|>final<|message|>b"),
 			[]channelText{{"analysis", "a"}, {"final", "b"}}},
 		{"<|channel|> without <|start|>assistant",
-			harmonyIDs(tok, "<|channel|>analysis<|message|>a<|end|><|channel|>final<|message|>b<|return|>"),
+			replyIDs(tok, "<|channel|>analysis<|message|>a<|end|><|channel|>final<|message|>b<|return|>"),
 			[]channelText{{"analysis", "a"}, {"final", "b"}}},
 		{"nothing after <|return|>",
-			harmonyIDs(tok, "<|channel|>final<|message|>done<|return|>more<|start|>assistant<|channel|>final<|message|>x"),
+			replyIDs(tok, "<|channel|>final<|message|>done<|return|>more<|start|>assistant<|channel|>final<|message|>x"),
 			[]channelText{{"final", "done"}}},
 		{"text outside a message is dropped",
-			harmonyIDs(tok, "<|channel|>final<|message|>a<|end|>stray text<|start|>assistant<|channel|>final<|message|>b<|return|>"),
+			replyIDs(tok, "<|channel|>final<|message|>a<|end|>stray text<|start|>assistant<|channel|>final<|message|>b<|return|>"),
 			[]channelText{{"final", "ab"}}},
 		// max_tokens ends the reply inside a character: the tail is U+FFFD.
 		{"flush inside a character",
-			slices.Concat(harmonyIDs(tok, "<|channel|>final<|message|>x"), plain("🦙")[:1]),
+			slices.Concat(replyIDs(tok, "<|channel|>final<|message|>x"), plain("🦙")[:1]),
 			[]channelText{{"final", "x\uFFFD"}}},
 	}
+	frames, err := harmonyTokensOf(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range cases {
-		got := parseReply(t, tok, c.ids)
+		got := parseReply(t, newHarmonyParser(tok, frames), c.ids)
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
@@ -222,11 +221,17 @@ func harmonyServer(t *testing.T, reply string) (*httptest.Server, tokenizer.Toke
 	t.Helper()
 	dev, tok := openCPU(t, gptossPlan(t))
 	if reply != "" {
-		dev = &scriptedDevice{Device: dev, script: harmonyIDs(tok, reply)}
+		dev = &scriptedDevice{Device: dev, script: replyIDs(tok, reply)}
 	}
-	hs := httptest.NewServer(serveDevice(t, dev, tok, Config{}).Handler())
+	return httptestServer(t, serveDevice(t, dev, tok, Config{})), tok
+}
+
+// httptestServer serves srv on a loopback socket until the test ends.
+func httptestServer(t *testing.T, srv *Server) *httptest.Server {
+	t.Helper()
+	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
-	return hs, tok
+	return hs
 }
 
 const scriptedReply = "<|channel|>analysis<|message|>The user greets; answer warmly.<|end|>" +
@@ -279,15 +284,28 @@ func TestHarmonyChatCompletion(t *testing.T) {
 // content, never both in one chunk, and no frame token text.
 func TestHarmonyChatStream(t *testing.T) {
 	hs, _ := harmonyServer(t, scriptedReply)
-	r, err := http.Post(hs.URL+"/v1/chat/completions", "application/json",
-		strings.NewReader(`{"messages":[{"role":"user","content":"Hi!"}],"max_tokens":64,"temperature":0,"stream":true}`))
+	reasoning, content, order := streamChat(t, hs.URL, `{"messages":[{"role":"user","content":"Hi!"}],"max_tokens":64,"temperature":0,"stream":true}`)
+	if reasoning != "The user greets; answer warmly." || content != "Hello 🦙 friend!" {
+		t.Errorf("stream: reasoning %q content %q", reasoning, content)
+	}
+	if i := slices.Index(order, "content"); i < 1 || slices.Contains(order[i:], "reasoning") {
+		t.Errorf("chunk order %v: want reasoning chunks, then content chunks", order)
+	}
+}
+
+// streamChat posts a streaming chat completion and returns its reasoning
+// and content and, per chunk with text, which of the two it carried; the
+// stream must end with finish_reason "stop" and [DONE], and no chunk may
+// carry both.
+func streamChat(t *testing.T, base, body string) (reasoning, content string, order []string) {
+	t.Helper()
+	r, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Body.Close()
-	var reasoning, content strings.Builder
+	var rb, cb strings.Builder
 	var finish string
-	var order []string // "reasoning" / "content" per chunk with text
 	done := false
 	sc := bufio.NewScanner(r.Body)
 	for sc.Scan() {
@@ -313,23 +331,21 @@ func TestHarmonyChatStream(t *testing.T) {
 			t.Errorf("chunk %s carries both channels", line)
 		}
 		if s := d["reasoning_content"]; s != "" {
-			reasoning.WriteString(s)
+			rb.WriteString(s)
 			order = append(order, "reasoning")
 		}
 		if s := d["content"]; s != "" {
-			content.WriteString(s)
+			cb.WriteString(s)
 			order = append(order, "content")
 		}
 		if f := c.Choices[0].FinishReason; f != nil {
 			finish = *f
 		}
 	}
-	if reasoning.String() != "The user greets; answer warmly." || content.String() != "Hello 🦙 friend!" || finish != "stop" || !done {
-		t.Errorf("stream: reasoning %q content %q finish %q [DONE] %v", reasoning.String(), content.String(), finish, done)
+	if finish != "stop" || !done {
+		t.Errorf("stream ended with finish %q, [DONE] %v", finish, done)
 	}
-	if i := slices.Index(order, "content"); i < 1 || slices.Contains(order[i:], "reasoning") {
-		t.Errorf("chunk order %v: want reasoning chunks, then content chunks", order)
-	}
+	return rb.String(), cb.String(), order
 }
 
 // TestHarmonyExecuteRaw: the worker API streams what the model generates,

@@ -183,7 +183,35 @@ type chatRequest struct {
 	Messages []struct {
 		Role    string         `json:"role"`
 		Content messageContent `json:"content"`
+		// Reasoning is an earlier assistant turn's reasoning_content, sent
+		// back for templates that render it (Qwen3 keeps it after the last
+		// user turn).
+		Reasoning string `json:"reasoning_content"`
 	} `json:"messages"`
+	// ChatTemplateKwargs are template variables, as vLLM and llama.cpp's
+	// server take them; enable_thinking is the one orc's templates read.
+	ChatTemplateKwargs map[string]json.RawMessage `json:"chat_template_kwargs"`
+}
+
+// chatOptions reads the template variables of a chat request; a variable
+// orc's templates do not implement is refused, since the model's own
+// template might have used it.
+func (c *chatRequest) chatOptions() (tokenizer.ChatOptions, error) {
+	opt := tokenizer.ChatOptions{GenerationPrompt: true}
+	for key, raw := range c.ChatTemplateKwargs {
+		field := "chat_template_kwargs." + key
+		switch key {
+		case "enable_thinking":
+			var on bool
+			if err := json.Unmarshal(raw, &on); err != nil {
+				return opt, invalid(field, "must be true or false")
+			}
+			opt.NoThinking = !on
+		default:
+			return opt, invalid(field, "template variable %q is not supported (enable_thinking only)", key)
+		}
+	}
+	return opt, nil
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
@@ -238,24 +266,27 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 			s.writeOpenAIRequestError(w, invalid(fmt.Sprintf("messages[%d].role", i), "unsupported role %q (system, developer, user or assistant)", m.Role))
 			return
 		}
-		msgs[i] = tokenizer.Message{Role: m.Role, Content: string(m.Content)}
+		msgs[i] = tokenizer.Message{Role: m.Role, Content: string(m.Content), Thinking: m.Reasoning}
 	}
-	prompt, err := tokenizer.RenderChatPrompt(s.tok.Info().Chat, msgs, true)
+	opt, err := req.chatOptions()
+	if err != nil {
+		s.writeOpenAIRequestError(w, err)
+		return
+	}
+	prompt, err := tokenizer.RenderChatPrompt(s.tok.Info().Chat, msgs, opt)
 	if err != nil {
 		s.writeOpenAIRequestError(w, invalid("messages", "%v", err))
 		return
 	}
 	exec.Prompt = prompt.Text
 	exec.JobID = "chatcmpl-" + newID()
-	var frames *harmonyTokens
-	if s.tok.Info().Chat == tokenizer.ChatHarmony {
-		if frames, err = harmonyTokensOf(s.tok); err != nil {
-			s.metrics.request(outcomeError)
-			writeOpenAIError(w, http.StatusInternalServerError, "server_error", "harmony_tokens", "", err.Error())
-			return
-		}
+	reply, err := chatReplyParser(s.tok)
+	if err != nil {
+		s.metrics.request(outcomeError)
+		writeOpenAIError(w, http.StatusInternalServerError, "server_error", "reply_tokens", "", err.Error())
+		return
 	}
-	s.serveOpenAI(w, r, exec, &req.openAISampling, &prompt, frames)
+	s.serveOpenAI(w, r, exec, &req.openAISampling, &prompt, reply)
 }
 
 func (s *Server) decodeOpenAI(w http.ResponseWriter, r *http.Request, v any) error {
@@ -268,16 +299,16 @@ func (s *Server) decodeOpenAI(w http.ResponseWriter, r *http.Request, v any) err
 
 // serveOpenAI runs a job and answers in OpenAI's shapes, streamed as
 // "data:" chunks ending with [DONE], or as one JSON object; a chat request
-// comes with its rendered conversation. With Harmony frames (gpt-oss chat)
-// the analysis channel goes to reasoning_content.
-func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *ExecuteRequest, o *openAISampling, conversation *tokenizer.ChatPrompt, frames *harmonyTokens) {
+// comes with its rendered conversation. With a reply parser (the chat of a
+// reasoning model: gpt-oss, Qwen3) the reasoning goes to reasoning_content.
+func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *ExecuteRequest, o *openAISampling, conversation *tokenizer.ChatPrompt, reply func() detokenizer) {
 	chat, streaming := conversation != nil, o.Stream
 	j, err := s.newJob(r, exec, conversation)
 	if err != nil {
 		s.writeOpenAIRequestError(w, err)
 		return
 	}
-	j.harmony = frames
+	j.reply = reply
 	if !s.submit(w, j, writeOpenAIRefusal) {
 		return
 	}
@@ -307,7 +338,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request, exec *Execu
 			c["delta"] = d
 		case chat:
 			msg := map[string]any{"role": "assistant", "content": delta}
-			if frames != nil {
+			if reply != nil {
 				msg["reasoning_content"] = reasoning.String()
 			}
 			c["message"] = msg

@@ -42,7 +42,7 @@ type job struct {
 	maxTokens int
 	sampling  sample.Params
 	stop      []string
-	harmony   *harmonyTokens // split the reply by Harmony channel (gpt-oss chat); nil streams raw text
+	reply     func() detokenizer // splits a chat reply into reasoning and answer (chatReplyParser); nil streams raw text
 }
 
 // requestError is a validation failure: HTTP 400 naming the field.

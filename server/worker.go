@@ -46,8 +46,8 @@ func (s *Server) run(j *activeJob) (res runtime.GenerateResult, ended bool) {
 	defer seq.Close()
 
 	var dec detokenizer = plainText{s.tok.NewStream()}
-	if j.harmony != nil {
-		dec = newHarmonyParser(s.tok, j.harmony)
+	if j.reply != nil {
+		dec = j.reply()
 	}
 	stop := stopMatcher{stops: j.stop}
 	index := 0
@@ -65,8 +65,8 @@ func (s *Server) run(j *activeJob) (res runtime.GenerateResult, ended bool) {
 			return false
 		}
 		if channel != held {
-			// A new Harmony message: what was held ends the previous one, and
-			// no stop string spans two messages.
+			// A new message (Harmony) or part (reasoning, answer): what was
+			// held ends the previous one, and no stop string spans two.
 			emit(held, stop.flush())
 			held = channel
 		}
@@ -130,7 +130,8 @@ func (s *Server) failJob(j *activeJob, log *slog.Logger, err error) {
 }
 
 // detokenizer turns generated ids into text: plain text for /execute and
-// completions, text by Harmony channel for gpt-oss chat completions.
+// completions, text by channel (reasoning on channelAnalysis) for the chat
+// completions of reasoning models.
 type detokenizer interface {
 	push(id int32) (channel, text string)
 	flush() (channel, text string)

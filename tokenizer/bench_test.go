@@ -55,17 +55,24 @@ func benchText(tb testing.TB) string {
 	return s
 }
 
-func readCorpus(tb testing.TB) []string {
+func readCorpus(tb testing.TB) []string { return readCorpora(tb, "corpus.json") }
+
+// readCorpora concatenates the strings of testdata corpus files, in order.
+func readCorpora(tb testing.TB, names ...string) []string {
 	tb.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "corpus.json"))
-	if err != nil {
-		tb.Fatal(err)
+	var all []string
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var corpus []string
+		if err := json.Unmarshal(data, &corpus); err != nil {
+			tb.Fatalf("%s: %v", name, err)
+		}
+		all = append(all, corpus...)
 	}
-	var corpus []string
-	if err := json.Unmarshal(data, &corpus); err != nil {
-		tb.Fatalf("corpus.json: %v", err)
-	}
-	return corpus
+	return all
 }
 
 // TestWriteBenchText writes the benchmark text when -benchtext is given.
@@ -82,7 +89,7 @@ func TestWriteBenchText(t *testing.T) {
 // figure compared with Hugging Face tokenizers.
 func BenchmarkEncode(b *testing.B) {
 	text := benchText(b)
-	for _, family := range []string{"qwen2.5", "gpt-oss"} {
+	for _, family := range []string{"qwen2.5", "gpt-oss", "qwen3", "gemma3", "llama3"} {
 		tok, err := New(loadHFSpec(b, family))
 		if err != nil {
 			b.Fatal(err)

@@ -6,21 +6,54 @@ import (
 	"time"
 )
 
-// Message is one chat turn. Thinking is the assistant's analysis channel
-// (Harmony only).
+// Message is one chat turn. Thinking is the assistant's reasoning:
+// Harmony's analysis channel, Qwen3's <think> block (the OpenAI API's
+// reasoning_content).
 type Message struct {
 	Role     string `json:"role"`
 	Content  string `json:"content"`
 	Thinking string `json:"thinking,omitempty"`
 }
 
+// Reply formats: how a chat model's reply separates its reasoning from its
+// answer (see ReplyFormat).
+const (
+	ReplyPlain   = ""        // the whole reply is the answer
+	ReplyHarmony = "harmony" // Harmony message frames; the analysis channel is reasoning
+	ReplyThink   = "think"   // <think>reasoning</think>, then the answer (Qwen3)
+)
+
+// ReplyFormat is the reply format of a chat template kind.
+func ReplyFormat(kind string) string {
+	switch kind {
+	case ChatHarmony:
+		return ReplyHarmony
+	case ChatQwen3:
+		return ReplyThink
+	}
+	return ReplyPlain
+}
+
+// ChatOptions are the template variables a request may set.
+type ChatOptions struct {
+	// GenerationPrompt ends the prompt with the assistant's header
+	// (add_generation_prompt).
+	GenerationPrompt bool
+	// NoThinking asks a reasoning model to answer without reasoning:
+	// Qwen3's enable_thinking=false, which writes an empty <think> block.
+	// Templates without reasoning ignore it, as jinja ignores an unused
+	// variable.
+	NoThinking bool
+}
+
 // qwenDefaultSystem is what Qwen2.5's template inserts when the
 // conversation does not start with a system message.
 const qwenDefaultSystem = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
 
-// harmonyNow supplies the Harmony system message's "Current date" (the
-// template's strftime_now); tests pin it.
-var harmonyNow = time.Now
+// chatNow supplies the date templates write (the Harmony system message's
+// "Current date", Llama 3.2's "Today Date": the templates' strftime_now);
+// tests pin it.
+var chatNow = time.Now
 
 // ChatPrompt is a rendered conversation: the prompt text and which bytes
 // of it came from messages. Encoded with Tokenizer.EncodeChat, control
@@ -69,16 +102,17 @@ func (c *chatBuilder) prompt() ChatPrompt { return ChatPrompt{Text: c.b.String()
 
 // RenderChat renders messages into the prompt text the model was trained
 // on; see RenderChatPrompt.
-func RenderChat(kind string, msgs []Message, addGenerationPrompt bool) (string, error) {
-	p, err := RenderChatPrompt(kind, msgs, addGenerationPrompt)
+func RenderChat(kind string, msgs []Message, opt ChatOptions) (string, error) {
+	p, err := RenderChatPrompt(kind, msgs, opt)
 	return p.Text, err
 }
 
 // RenderChatPrompt renders messages into the prompt the model was trained
 // on, reproducing each model's published jinja template for messages
 // without tool calls. kind is Spec.Chat / Info.Chat. Encode the result with
-// EncodeChat (or EncodeChatPrompt, which adds bos).
-func RenderChatPrompt(kind string, msgs []Message, addGenerationPrompt bool) (ChatPrompt, error) {
+// EncodeChat (or EncodeChatPrompt, which adds bos unless the template wrote
+// it).
+func RenderChatPrompt(kind string, msgs []Message, opt ChatOptions) (ChatPrompt, error) {
 	for i, m := range msgs {
 		switch m.Role {
 		case "system", "developer", "user", "assistant", "tool":
@@ -87,15 +121,28 @@ func RenderChatPrompt(kind string, msgs []Message, addGenerationPrompt bool) (Ch
 		}
 	}
 	var c chatBuilder
+	addGenerationPrompt := opt.GenerationPrompt
 	switch kind {
 	case ChatChatML:
 		renderChatML(&c, msgs, addGenerationPrompt)
+	case ChatQwen3:
+		renderQwen3(&c, msgs, opt)
 	case ChatPhi3:
 		renderPhi3(&c, msgs)
 	case ChatHarmony:
 		if err := renderHarmony(&c, msgs, addGenerationPrompt); err != nil {
 			return ChatPrompt{}, err
 		}
+	case ChatGemma:
+		if err := renderGemma(&c, msgs, addGenerationPrompt); err != nil {
+			return ChatPrompt{}, err
+		}
+	case ChatLlama3:
+		renderLlama3(&c, msgs, addGenerationPrompt)
+	case ChatLlama31:
+		renderLlama31(&c, msgs, "26 Jul 2024", addGenerationPrompt)
+	case ChatLlama32:
+		renderLlama31(&c, msgs, chatNow().Format("02 Jan 2006"), addGenerationPrompt)
 	case ChatNone:
 		return ChatPrompt{}, fmt.Errorf("tokenizer: this model has no chat template; send a plain prompt")
 	default:
@@ -122,19 +169,25 @@ func renderChatML(b *chatBuilder, msgs []Message, addGenerationPrompt bool) {
 			b.text(m.Content)
 			b.markup("<|im_end|>\n")
 		case m.Role == "tool":
-			if i == 0 || msgs[i-1].Role != "tool" {
-				b.markup("<|im_start|>user")
-			}
-			b.markup("\n<tool_response>\n")
-			b.text(m.Content)
-			b.markup("\n</tool_response>")
-			if i == len(msgs)-1 || msgs[i+1].Role != "tool" {
-				b.markup("<|im_end|>\n")
-			}
+			renderToolResponse(b, msgs, i)
 		}
 	}
 	if addGenerationPrompt {
 		b.markup("<|im_start|>assistant\n")
+	}
+}
+
+// renderToolResponse writes tool message i as Qwen's templates do: a run of
+// tool messages is one user turn of <tool_response> blocks.
+func renderToolResponse(b *chatBuilder, msgs []Message, i int) {
+	if i == 0 || msgs[i-1].Role != "tool" {
+		b.markup("<|im_start|>user")
+	}
+	b.markup("\n<tool_response>\n")
+	b.text(msgs[i].Content)
+	b.markup("\n</tool_response>")
+	if i == len(msgs)-1 || msgs[i+1].Role != "tool" {
+		b.markup("<|im_end|>\n")
 	}
 }
 
@@ -164,7 +217,7 @@ func renderPhi3(b *chatBuilder, msgs []Message) {
 func renderHarmony(b *chatBuilder, msgs []Message, addGenerationPrompt bool) error {
 	b.markup("<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\n" +
 		"Knowledge cutoff: 2024-06\n" +
-		"Current date: " + harmonyNow().Format("2006-01-02") + "\n\n" +
+		"Current date: " + chatNow().Format("2006-01-02") + "\n\n" +
 		"Reasoning: medium\n\n" +
 		"# Valid channels: analysis, commentary, final. Channel must be included for every message.<|end|>")
 	if len(msgs) > 0 && (msgs[0].Role == "developer" || msgs[0].Role == "system") {

@@ -17,6 +17,12 @@ func ggufSpec(t *testing.T, kvs map[string]any) (*Spec, error) {
 	for k, v := range kvs {
 		w.Set(k, v)
 	}
+	return SpecFromGGUF(parseWritten(t, w))
+}
+
+// parseWritten writes w to memory and parses it back.
+func parseWritten(t *testing.T, w *gguf.Writer) *gguf.File {
+	t.Helper()
 	var buf bytes.Buffer
 	if _, err := w.WriteTo(&buf); err != nil {
 		t.Fatal(err)
@@ -25,7 +31,7 @@ func ggufSpec(t *testing.T, kvs map[string]any) (*Spec, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return SpecFromGGUF(f)
+	return f
 }
 
 func TestSpecFromGGUFRejectsBadInput(t *testing.T) {
@@ -87,6 +93,47 @@ func TestSpecFromHFJSONRejectsBadInput(t *testing.T) {
 		_, err := SpecFromHFJSON([]byte(c.json))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestGGUFDefaultsFollowLlamaCpp: keys a converter may leave out take
+// llama.cpp's defaults: bos is added for Llama 3's pre-tokenizer
+// (llama-bpe) and not for Qwen's (qwen2) unless add_bos_token says so, and
+// a SentencePiece vocabulary prefixes a space unless add_space_prefix is
+// false (Gemma).
+func TestGGUFDefaultsFollowLlamaCpp(t *testing.T) {
+	bpe := func(pre string, extra map[string]any) *Spec {
+		kvs := map[string]any{keyModel: "gpt2", keyTokens: []string{"a", "b", "ab"}, keyMerges: []string{"a b"}, keyPre: pre}
+		for k, v := range extra {
+			kvs[k] = v
+		}
+		s, err := ggufSpec(t, kvs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if !bpe("llama-bpe", nil).AddBOS || bpe("llama-bpe", map[string]any{keyAddBOS: false}).AddBOS {
+		t.Error("llama-bpe: bos added by default, not when add_bos_token is false")
+	}
+	if bpe("qwen2", nil).AddBOS || !bpe("qwen2", map[string]any{keyAddBOS: true}).AddBOS {
+		t.Error("qwen2: bos not added by default, added when add_bos_token is true")
+	}
+	spm := map[string]any{keyModel: "llama", keyTokens: []string{"<unk>", "\u2581a", "a"}, keyScores: []float32{0, -1, -2},
+		keyTokenType: []int32{TypeUnknown, TypeNormal, TypeNormal}, keyPre: "default"}
+	for prefix, want := range map[bool][]int32{true: {1}, false: {2}} {
+		spm[keySpacePrefix] = prefix
+		s, err := ggufSpec(t, spm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := New(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tok.Encode("a", false); !slices.Equal(got, want) || !s.AddBOS {
+			t.Errorf("add_space_prefix %v: %v (add_bos %v), want %v", prefix, got, s.AddBOS, want)
 		}
 	}
 }

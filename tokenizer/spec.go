@@ -1,6 +1,7 @@
 // Package tokenizer turns text into token ids and back exactly as the models
-// were trained: byte-level BPE (GPT-2, Qwen2, gpt-oss) and SentencePiece BPE
-// (Llama-2, Phi-3), read from GGUF metadata or a Hugging Face tokenizer.json.
+// were trained: byte-level BPE (GPT-2, Qwen2/3, Llama 3, gpt-oss) and
+// SentencePiece BPE (Llama-2, Phi-3, Gemma 3), read from GGUF metadata or a
+// Hugging Face tokenizer.json.
 // A Spec is the plain, serialisable description a plan stores; New builds the
 // working tokenizer from it.
 package tokenizer
@@ -8,6 +9,7 @@ package tokenizer
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -37,9 +39,17 @@ const (
 // Chat template kinds (see RenderChat).
 const (
 	ChatNone    = ""
-	ChatChatML  = "chatml"
-	ChatPhi3    = "phi3"
-	ChatHarmony = "harmony"
+	ChatChatML  = "chatml"  // Qwen2.5
+	ChatQwen3   = "qwen3"   // ChatML with <think> reasoning
+	ChatPhi3    = "phi3"    // Phi-3 mini
+	ChatHarmony = "harmony" // gpt-oss
+	ChatGemma   = "gemma"   // Gemma 3: <start_of_turn>, system folded into the first user turn
+	ChatLlama3  = "llama3"  // Llama 3: <|start_header_id|> headers, <|eot_id|>
+	// Llama 3.1 and 3.3: Llama 3 with a system turn always first, holding
+	// the knowledge cutoff and the fixed date "26 Jul 2024".
+	ChatLlama31 = "llama3.1"
+	// Llama 3.2: as 3.1, dated today (the template's strftime_now).
+	ChatLlama32 = "llama3.2"
 )
 
 // Spec holds everything needed to rebuild a tokenizer. Token ids index
@@ -83,7 +93,7 @@ type Spec struct {
 	AddSpacePrefix bool `msgpack:"add_space_prefix"`
 
 	ContextLength int    `msgpack:"context_length,omitempty"` // 0 when unknown
-	Chat          string `msgpack:"chat"`                     // ChatChatML, ChatPhi3, ChatHarmony or ChatNone
+	Chat          string `msgpack:"chat"`                     // one of the Chat* kinds
 	ChatTemplate  string `msgpack:"chat_template,omitempty"`  // the model's jinja text, kept for WriteGGUF
 }
 
@@ -133,6 +143,11 @@ func (s *Spec) StopIDs() []int32 {
 	return out
 }
 
+// IsSpecialID reports whether id is bos, eos, pad, unk or a stop id.
+func (s *Spec) IsSpecialID(id int32) bool {
+	return id == s.BOS || id == s.EOS || id == s.PAD || id == s.UNK || slices.Contains(s.EOSIDs, id)
+}
+
 // Validate checks that the arrays agree and every id is in range, so that a
 // corrupt plan or file fails here with a clear message instead of panicking
 // later.
@@ -172,7 +187,7 @@ func (s *Spec) Validate() error {
 		}
 	}
 	switch s.Chat {
-	case ChatNone, ChatChatML, ChatPhi3, ChatHarmony:
+	case ChatNone, ChatChatML, ChatQwen3, ChatPhi3, ChatHarmony, ChatGemma, ChatLlama3, ChatLlama31, ChatLlama32:
 	default:
 		return fmt.Errorf("tokenizer: unknown chat template kind %q", s.Chat)
 	}

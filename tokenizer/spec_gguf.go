@@ -65,12 +65,14 @@ func SpecFromGGUF(f *gguf.File) (*Spec, error) {
 		}
 		s.PreRegex = splitters[s.Pre].regex
 		s.IgnoreMerges = splitters[s.Pre].ignoreMerges
+		// llama.cpp adds bos for Llama 3's pre-tokenizer unless the file
+		// says otherwise.
+		s.AddBOS = s.Pre == "llama-bpe"
 		// Qwen2 was trained on NFC-normalised text (its tokenizer.json has an
 		// NFC normaliser), so the GGUF path normalises too and both agree.
 		if s.Pre == "qwen2" {
 			s.Normalizer = "nfc"
 		}
-		s.AddBOS = false
 	case ModelLlama:
 		if s.Scores, ok = f.Float32s(keyScores); !ok {
 			return nil, fmt.Errorf("tokenizer: %s is missing for a llama tokenizer", keyScores)
@@ -168,7 +170,7 @@ func (s *Spec) WriteGGUF(w *gguf.Writer) {
 // endOfTurnText lists control tokens that end a turn, which llama.cpp also
 // treats as end of generation whatever eos says (Phi-3's eos is
 // <|endoftext|> but a reply ends with <|end|>).
-var endOfTurnText = []string{"<|im_end|>", "<|end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>", "<|return|>", "<|call|>", "<end_of_turn>"}
+var endOfTurnText = []string{"<|im_end|>", "<|end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|return|>", "<|call|>", "<end_of_turn>"}
 
 func endOfTurnIDs(tokens []string, types []int32) []int32 {
 	byText := map[string]int32{}
@@ -208,17 +210,35 @@ func dedupe(ids []int32) []int32 {
 // chatKind picks the Go chat template from the model's jinja text, or from
 // its architecture when the file carries none.
 func chatKind(template, arch string) string {
+	has := func(t string) bool { return strings.Contains(template, t) }
 	switch {
-	case strings.Contains(template, "<|start|>") && strings.Contains(template, "<|channel|>"):
+	case has("<|start|>") && has("<|channel|>"):
 		return ChatHarmony
-	case strings.Contains(template, "<|im_start|>"):
+	case has("<|im_start|>") && has("<think>"):
+		return ChatQwen3
+	case has("<|im_start|>"):
 		return ChatChatML
-	case strings.Contains(template, "<|user|>") && strings.Contains(template, "<|assistant|>"):
+	case has("<start_of_turn>"):
+		return ChatGemma
+	case has("<|start_header_id|>") && has("Cutting Knowledge Date") && has("strftime_now"):
+		return ChatLlama32
+	case has("<|start_header_id|>") && has("Cutting Knowledge Date"):
+		return ChatLlama31
+	case has("<|start_header_id|>"):
+		return ChatLlama3
+	case has("<|user|>") && has("<|assistant|>"):
 		return ChatPhi3
+	}
+	if template != "" {
+		return ChatNone
 	}
 	switch arch {
 	case "qwen2":
 		return ChatChatML
+	case "qwen3", "qwen3moe":
+		return ChatQwen3
+	case "gemma3":
+		return ChatGemma
 	case "phi3":
 		return ChatPhi3
 	case "gpt-oss":

@@ -3,7 +3,9 @@ package tokenizer
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/llama-orch/orc/gguf"
 )
 
@@ -38,6 +41,12 @@ var (
 	hfSpecs   = map[string]*Spec{}
 )
 
+// synthAssets holds the tokenizers compiler/synth embeds (zstd-compressed
+// tokenizer.json and tokenizer_config.json of Qwen3, Gemma 3, Llama 3.1).
+var synthAssets = filepath.Join("..", "compiler", "synth", "assets")
+
+// loadHFSpec reads a family's tokenizer.json from the shared test data, or
+// else with its tokenizer_config.json from the synth assets.
 func loadHFSpec(t testing.TB, family string) *Spec {
 	t.Helper()
 	hfSpecsMu.Lock()
@@ -46,15 +55,43 @@ func loadHFSpec(t testing.TB, family string) *Spec {
 		return s
 	}
 	data, err := os.ReadFile(filepath.Join(shared, "tokenizers", family, "tokenizer.json"))
-	if err != nil {
+	var config []byte
+	if errors.Is(err, fs.ErrNotExist) {
+		data = readAsset(t, family+"-tokenizer.json")
+		config = readAsset(t, family+"-tokenizer_config.json")
+	} else if err != nil {
 		t.Fatal(err)
 	}
 	s, err := SpecFromHFJSON(data)
 	if err != nil {
 		t.Fatalf("%s: %v", family, err)
 	}
+	if config != nil {
+		if err := s.ApplyHFConfig(config); err != nil {
+			t.Fatalf("%s: %v", family, err)
+		}
+	}
 	hfSpecs[family] = s
 	return s
+}
+
+// readAsset decompresses one of compiler/synth's embedded assets.
+func readAsset(t testing.TB, name string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(synthAssets, name+".zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	data, err := dec.DecodeAll(raw, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return data
 }
 
 func TestSpecFromGGUF(t *testing.T) {
@@ -199,6 +236,49 @@ func TestQwenArraysMatchRealGGUF(t *testing.T) {
 		}
 		if got := fmt.Sprintf("%x", sha256.Sum256(b)); got != ref[key] {
 			t.Errorf("%s: sha256 %s, real GGUF %s", key, got, ref[key])
+		}
+	}
+}
+
+// TestStopTokensOfNewFamilies: generation ends at each family's end-of-turn
+// tokens, through tokenizer.json and through a GGUF. The embedded Llama
+// vocabulary names id 128008 as Llama 3.0 did; in a GGUF with Llama 3.1's
+// name for it, <|eom_id|>, it is a stop too (the renamed tokenizer.json
+// spec is not checked: its stops were found before the rename).
+func TestStopTokensOfNewFamilies(t *testing.T) {
+	llama31 := *loadHFSpec(t, "llama3")
+	llama31.Tokens = slices.Clone(llama31.Tokens)
+	llama31.Tokens[128008] = "<|eom_id|>"
+	for _, c := range []struct {
+		name string
+		spec *Spec
+		want []string
+	}{
+		{"qwen3", loadHFSpec(t, "qwen3"), []string{"<|im_end|>", "<|endoftext|>"}},
+		{"gemma3", loadHFSpec(t, "gemma3"), []string{"<eos>", "<end_of_turn>"}},
+		{"llama3", loadHFSpec(t, "llama3"), []string{"<|eot_id|>", "<|end_of_text|>"}},
+		{"llama3.1 names", &llama31, []string{"<|eot_id|>", "<|end_of_text|>", "<|eom_id|>"}},
+	} {
+		specs := []*Spec{c.spec}
+		if c.spec == &llama31 {
+			specs = nil
+		}
+		w := gguf.NewWriter()
+		c.spec.WriteGGUF(w)
+		fromGGUF, err := SpecFromGGUF(parseWritten(t, w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range append(specs, fromGGUF) {
+			var got []string
+			for _, id := range s.StopIDs() {
+				got = append(got, s.Tokens[id])
+			}
+			slices.Sort(got)
+			want := slices.Sorted(slices.Values(c.want))
+			if !slices.Equal(got, want) {
+				t.Errorf("%s (%s): stop tokens %q, want %q", c.name, s.Kind, got, want)
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -19,6 +20,21 @@ type sentencePiece struct {
 	byteID      [256]int32
 	unk         int32
 	spacePrefix bool
+
+	// crossing are the tokens holding a ▁ after another character. Only
+	// they can join text across the start of a word (a ▁ after a non-▁), so
+	// everywhere else the text splits into words that merge on their own:
+	// words repeat, and their ids are cached.
+	crossing []crossingToken
+	mu       sync.Mutex
+	cache    map[string][]int32
+}
+
+// crossingToken is a token and the byte offsets inside it where a word
+// starts.
+type crossingToken struct {
+	text   string
+	starts []int
 }
 
 const spaceMark = "\u2581" // ▁
@@ -37,7 +53,43 @@ func newSentencePiece(s *Spec) (*sentencePiece, error) {
 		}
 		sp.byteID[b] = id
 	}
+	sp.cache = map[string][]int32{}
+	for _, t := range s.Tokens {
+		if starts := wordStarts(t); len(starts) > 0 {
+			sp.crossing = append(sp.crossing, crossingToken{t, starts})
+		}
+	}
 	return sp, nil
+}
+
+// wordStarts returns the byte offsets in text where a ▁ follows a
+// character other than ▁.
+func wordStarts(text string) []int {
+	var out []int
+	for i := 1; i < len(text); {
+		j := strings.Index(text[i:], spaceMark)
+		if j < 0 {
+			break
+		}
+		if at := i + j; !strings.HasSuffix(text[:at], spaceMark) {
+			out = append(out, at)
+		}
+		i += j + len(spaceMark)
+	}
+	return out
+}
+
+// joined reports whether a crossing token spans the word start at in text,
+// so that merges may join the words on either side.
+func (sp *sentencePiece) joined(text string, at int) bool {
+	for _, c := range sp.crossing {
+		for _, k := range c.starts {
+			if at >= k && at-k+len(c.text) <= len(text) && text[at-k:at-k+len(c.text)] == c.text {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pieces returns the bytes every token decodes to: ▁ is a space, <0xNN> is
@@ -92,6 +144,38 @@ func (sp *sentencePiece) encodeFragment(text string, afterSpecial bool, out []in
 		text = " " + text
 	}
 	text = strings.ReplaceAll(text, " ", spaceMark)
+	word := 0
+	for _, at := range wordStarts(text) {
+		if !sp.joined(text, at) {
+			out = sp.encodeWord(text[word:at], out)
+			word = at
+		}
+	}
+	return sp.encodeWord(text[word:], out)
+}
+
+// encodeWord appends the ids of one word, from the cache when it was seen.
+func (sp *sentencePiece) encodeWord(text string, out []int32) []int32 {
+	sp.mu.Lock()
+	ids, ok := sp.cache[text]
+	sp.mu.Unlock()
+	if ok {
+		return append(out, ids...)
+	}
+	start := len(out)
+	out = sp.merge(text, out)
+	sp.mu.Lock()
+	if len(sp.cache) >= maxCachedPieces {
+		clear(sp.cache)
+	}
+	sp.cache[text] = append([]int32(nil), out[start:]...)
+	sp.mu.Unlock()
+	return out
+}
+
+// merge appends the ids of text (spaces already ▁): characters are merged
+// into the adjacent pair whose joined token scores highest, leftmost first.
+func (sp *sentencePiece) merge(text string, out []int32) []int32 {
 	var syms []spmSymbol
 	for i, r := range text {
 		size := utf8.RuneLen(r)

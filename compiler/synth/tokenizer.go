@@ -55,8 +55,10 @@ var (
 	hfSpecs   = map[string]*tokenizer.Spec{}
 )
 
-// hfSpec converts an embedded tokenizer.json once per process (gpt-oss's
-// takes seconds) and returns a copy the caller may pad.
+// hfSpec converts an embedded tokenizer.json (with its
+// tokenizer_config.json, for the chat template and special tokens, where
+// there is one) once per process (gpt-oss's takes seconds) and returns a
+// copy the caller may pad.
 func hfSpec(name string) (*tokenizer.Spec, error) {
 	hfSpecsMu.Lock()
 	defer hfSpecsMu.Unlock()
@@ -69,21 +71,41 @@ func hfSpec(name string) (*tokenizer.Spec, error) {
 		if s, err = tokenizer.SpecFromHFJSON(data); err != nil {
 			return nil, fmt.Errorf("synth: tokenizer %s: %w", name, err)
 		}
+		if config, err := asset(name + "-tokenizer_config.json"); err == nil {
+			if err := s.ApplyHFConfig(config); err != nil {
+				return nil, fmt.Errorf("synth: tokenizer %s: %w", name, err)
+			}
+		}
 		hfSpecs[name] = s
 	}
 	c := *s
 	c.Tokens = slices.Clone(s.Tokens)
 	c.TokenTypes = slices.Clone(s.TokenTypes)
+	c.Scores = slices.Clone(s.Scores)
+	c.EOSIDs = slices.Clone(s.EOSIDs)
 	return &c, nil
 }
 
+// padVocab fits the tokenizer to a vocabulary of n. Added tokens past n are
+// dropped, as llama.cpp's converter ignores added tokens whose id is out of
+// range (Gemma 3 1B's vocabulary of 262144 has no room for
+// <image_soft_token>, id 262144).
 func padVocab(s *tokenizer.Spec, n int) error {
+	for len(s.Tokens) > n && s.TokenTypes[len(s.Tokens)-1] != tokenizer.TypeNormal && !s.IsSpecialID(int32(len(s.Tokens)-1)) {
+		s.Tokens, s.TokenTypes = s.Tokens[:len(s.Tokens)-1], s.TokenTypes[:len(s.TokenTypes)-1]
+		if s.Scores != nil {
+			s.Scores = s.Scores[:len(s.Scores)-1]
+		}
+	}
 	if len(s.Tokens) > n {
 		return fmt.Errorf("tokenizer has %d tokens, more than the vocabulary of %d", len(s.Tokens), n)
 	}
 	for i := len(s.Tokens); i < n; i++ {
 		s.Tokens = append(s.Tokens, fmt.Sprintf("[PAD%d]", i))
 		s.TokenTypes = append(s.TokenTypes, tokenizer.TypeUnused)
+		if s.Scores != nil {
+			s.Scores = append(s.Scores, -1000) // the converter's score for padding
+		}
 	}
 	return nil
 }
