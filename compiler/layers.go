@@ -45,17 +45,22 @@ func (l *lowering) activate(u *ir.Node) *ir.Node {
 }
 
 // moe is a mixture of experts by the declared router rule, each expert a
-// gated FFN (clamped as gpt-oss's when declared).
+// SwiGLU FFN (clamped as gpt-oss's when declared), with biases where the
+// file has them.
 func (l *lowering) moe(b *arch.LayerRoles, h *ir.Node) *ir.Node {
 	e := l.c.Experts
-	if e == nil || e.Clamp == nil || l.c.Act != arch.ActSiLU {
-		return l.fail("%s: only gpt-oss's clamped SwiGLU experts have an op", l.h.Arch)
-	}
-	attrs := map[string]any{
-		"experts": int64(l.h.NExpert), "top_k": int64(l.h.NExpertUsed),
-		"limit": e.Clamp.Limit, "alpha": e.Clamp.Alpha,
+	if e == nil || l.c.Act != arch.ActSiLU {
+		return l.fail("%s: only SwiGLU experts have an op", l.h.Arch)
 	}
 	// Both router rules give the same weights (arch.RouterSoftmaxTopKRenorm).
+	attrs := map[string]any{"experts": int64(l.h.NExpert), "top_k": int64(l.h.NExpertUsed)}
+	if e.Clamp != nil {
+		attrs["limit"], attrs["alpha"] = e.Clamp.Limit, e.Clamp.Alpha
+	}
+	if b.FFNGateInpBias == nil && b.FFNGateExpsBias == nil && b.FFNUpExpsBias == nil && b.FFNDownExpsBias == nil {
+		return l.add(ir.OpMoE, ir.Shape{ir.T, l.nEmbd}, attrs, h, l.weight(b.FFNGateInp),
+			l.weight(b.FFNGateExps), l.weight(b.FFNUpExps), l.weight(b.FFNDownExps))
+	}
 	return l.add(ir.OpMoE, ir.Shape{ir.T, l.nEmbd}, attrs, h,
 		l.weight(b.FFNGateInp), l.weight(b.FFNGateInpBias), // [n_expert][n_embd], [n_expert]
 		l.weight(b.FFNGateExps), l.weight(b.FFNGateExpsBias), // [n_expert][n_ff_exp][n_embd], [n_expert][n_ff_exp]

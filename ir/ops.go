@@ -64,10 +64,13 @@ const (
 	// last(x): the last row, [1, cols]; the LM head runs on it alone.
 	OpLast Op = "last"
 	// moe(x, router_w, router_b, gate_w, gate_b, up_w, up_b, down_w,
-	// down_b){experts, top_k, limit, alpha}: gpt-oss mixture of experts.
-	// Router logits → top_k → softmax over those; per expert
-	// g = clamp(x·gateᵀ+b, max=limit), u = clamp(x·upᵀ+b, ±limit),
-	// h = (u+1)·g·σ(alpha·g), y = h·downᵀ + b; sum weighted by the softmax.
+	// down_b){experts, top_k [, limit, alpha]}, or without biases
+	// moe(x, router_w, gate_w, up_w, down_w): mixture of experts (see
+	// MoEWeights). Router logits → top_k → softmax over those; per expert
+	// with limit and alpha (gpt-oss) g = clamp(x·gateᵀ+b, max=limit),
+	// u = clamp(x·upᵀ+b, ±limit), h = (u+1)·g·σ(alpha·g), without them
+	// h = silu(x·gateᵀ+b)·(x·upᵀ+b); y = h·downᵀ + b; sum weighted by the
+	// softmax.
 	OpMoE Op = "moe"
 	// view(x){part}: part of a packed multi-result node (zero-copy).
 	OpView Op = "view"
@@ -143,11 +146,36 @@ var Ops = map[Op]OpInfo{
 	OpSwiGLU:       {1, 2, nil, false},
 	OpGELU:         {1, 1, nil, false},
 	OpLast:         {1, 1, nil, false},
-	OpMoE:          {9, 9, []string{"experts", "top_k", "limit", "alpha"}, false},
+	OpMoE:          {5, 9, []string{"experts", "top_k"}, false},
 	OpView:         {1, 1, []string{"part"}, false},
 	OpSplit:        {1, 1, []string{"parts"}, true},
 	OpQKV:          {4, 8, []string{"parts"}, true},
 	OpSwiGLULinear: {2, 3, nil, false},
 	OpAddRMSNorm:   {3, 3, []string{"eps", "parts"}, true},
 	OpAddLayerNorm: {4, 4, []string{"eps", "parts"}, true},
+}
+
+// MoEWeights are a moe node's weight inputs; the biases are nil in the
+// five-input form.
+type MoEWeights struct {
+	Router, RouterBias *Node // [E, D], [E]
+	Gate, GateBias     *Node // [E, F, D], [E, F]
+	Up, UpBias         *Node // [E, F, D], [E, F]
+	Down, DownBias     *Node // [E, D, F], [E, D]
+}
+
+// MoEInputs reads moe node n's weights in either form.
+func MoEInputs(n *Node) MoEWeights {
+	in := n.Inputs
+	if len(in) == 5 {
+		return MoEWeights{Router: in[1], Gate: in[2], Up: in[3], Down: in[4]}
+	}
+	return MoEWeights{Router: in[1], RouterBias: in[2], Gate: in[3], GateBias: in[4], Up: in[5], UpBias: in[6], Down: in[7], DownBias: in[8]}
+}
+
+// Clamped reports whether moe node n's experts take gpt-oss's clamped
+// SwiGLU (attributes limit and alpha).
+func (n *Node) Clamped() bool {
+	_, ok := n.Attrs["limit"]
+	return ok
 }

@@ -31,7 +31,7 @@ type moeScratch struct{ sel, gw, cnt, list, h, ys, hq, hs, logit plans.Arg }
 
 // moeScratchOf is moeScratchArgs for MoE node m.
 func (e *emitter) moeScratchOf(m *ir.Node) moeScratch {
-	x, wg := m.Inputs[0], m.Inputs[3]
+	x, wg := m.Inputs[0], ir.MoEInputs(m).Gate
 	return e.moeScratchArgs(m.Int("experts"), m.Int("top_k"), x.Shape[len(x.Shape)-1], wg.Shape[1])
 }
 
@@ -65,15 +65,27 @@ func (ls *launches) add(l []plans.Launch, err error) error {
 // chosen expert the same number of warps). Prefill keeps moe_expert_tiles,
 // on floats.
 func (e *emitter) moeTakesIntDot(n *ir.Node) bool {
-	gate, down := intDot[n.Inputs[3].DType], intDot[n.Inputs[7].DType]
+	w := ir.MoEInputs(n)
+	gate, down := intDot[w.Gate.DType], intDot[w.Down.DType]
 	return !e.prefill && gate != 0 && down != 0 && n.Inputs[0].Shape[len(n.Inputs[0].Shape)-1]%gate == 0 &&
-		n.Inputs[7].Shape[len(n.Inputs[7].Shape)-1]%down == 0 && n.Int("top_k") > 0 && moeWarps%n.Int("top_k") == 0
+		w.Down.Shape[len(w.Down.Shape)-1]%down == 0 && n.Int("top_k") > 0 && moeWarps%n.Int("top_k") == 0
 }
 
-// moe(x, wr, br, wg, bg, wu, bu, wd, bd): route, (prefill) list each
-// expert's tokens, gate+up with the clamped SwiGLU, down, weighted sum; see
-// moe.cu.tmpl. Expert matrices are [E, rows, cols] tensors read through one
-// accessor over the whole tensor.
+// moeBias adds bias b (nil: the model has none) to c as parameter name and
+// returns its accessor: W_zero for an absent one.
+func (e *emitter) moeBias(c *call, name string, b *ir.Node, want int64) (string, error) {
+	if b == nil {
+		c.null()
+		return "W_zero", nil
+	}
+	c.ptr(e, cWeight, name, b)
+	return e.vectorAccessor(b, want)
+}
+
+// moe(x, wr [, br], wg [, bg], wu [, bu], wd [, bd]): route, (prefill)
+// list each expert's tokens, gate+up with the experts' SwiGLU, down,
+// weighted sum; see moe.cu.tmpl. Expert matrices are [E, rows, cols]
+// tensors read through one accessor over the whole tensor.
 func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	x := n.Inputs[0]
 	d, err := activation(x)
@@ -81,10 +93,11 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 		return nil, err
 	}
 	experts, k := n.Int("experts"), n.Int("top_k")
-	if k < 1 || k > experts || experts > 64 {
-		return nil, fmt.Errorf("experts %d, top_k %d: want 1 ≤ top_k ≤ experts ≤ 64", experts, k)
+	if k < 1 || k > experts || experts > 128 {
+		return nil, fmt.Errorf("experts %d, top_k %d: want 1 ≤ top_k ≤ experts ≤ 128", experts, k)
 	}
-	wr, br := n.Inputs[1], n.Inputs[2]
+	mw := ir.MoEInputs(n)
+	wr, br := mw.Router, mw.RouterBias
 	ra, rout, err := e.matrix(wr, d)
 	if err != nil {
 		return nil, err
@@ -92,11 +105,13 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	if rout != experts {
 		return nil, fmt.Errorf("router %q has %d rows, want %d experts", wr.Str("name"), rout, experts)
 	}
-	rba, err := e.vectorAccessor(br, experts)
-	if err != nil {
-		return nil, err
+	rba := "W_zero"
+	if br != nil {
+		if rba, err = e.vectorAccessor(br, experts); err != nil {
+			return nil, err
+		}
 	}
-	wg, wu, wd := n.Inputs[3], n.Inputs[5], n.Inputs[7]
+	wg, wu, wd := mw.Gate, mw.Up, mw.Down
 	if len(wg.Shape) != 3 || wg.Shape[0] != experts || wg.Shape[2] != d {
 		return nil, fmt.Errorf("gate experts %q are %v, want [%d, F, %d]", wg.Str("name"), wg.Shape, experts, d)
 	}
@@ -105,14 +120,17 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 		return nil, fmt.Errorf("widths %d and %d must be multiples of 32 (whole weight groups)", d, f)
 	}
 	var accs [3]string // gate, up, down
-	var biasAccs [3]string
+	biasAccs := [3]string{"W_zero", "W_zero", "W_zero"}
 	for i, want := range []ir.Shape{{experts, f, d}, {experts, f, d}, {experts, d, f}} {
-		w, b := n.Inputs[3+2*i], n.Inputs[4+2*i]
+		w, b := [3]*ir.Node{wg, wu, wd}[i], [3]*ir.Node{mw.GateBias, mw.UpBias, mw.DownBias}[i]
 		if !want.Equal(w.Shape) {
 			return nil, fmt.Errorf("expert weight %q is %v, want %v", w.Str("name"), w.Shape, want)
 		}
 		if accs[i], err = e.accessor(w); err != nil {
 			return nil, err
+		}
+		if b == nil {
+			continue
 		}
 		if biasAccs[i], err = e.vectorAccessor(b, want[0]*want[1]); err != nil {
 			return nil, err
@@ -125,9 +143,11 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	if rows != 0 {
 		return nil, fmt.Errorf("input is %v, want [T, %d]", x.Shape, d)
 	}
-	cfg := e.kernels.config("Moe",
-		fmt.Sprintf("static constexpr int E = %d, K = %d, D = %d, F = %d, MT = %d;", experts, k, d, f, e.maxTokens),
-		fmt.Sprintf("static constexpr float LIMIT = %s, ALPHA = %s;", cFloat(n.Float("limit")), cFloat(n.Float("alpha"))))
+	members := []string{fmt.Sprintf("static constexpr int E = %d, K = %d, D = %d, F = %d, MT = %d;", experts, k, d, f, e.maxTokens)}
+	if n.Clamped() {
+		members = append(members, fmt.Sprintf("static constexpr float LIMIT = %s, ALPHA = %s;", cFloat(n.Float("limit")), cFloat(n.Float("alpha"))))
+	}
+	cfg := e.kernels.config("Moe", members...)
 	s := e.moeScratchOf(n)
 	if e.moeTakesIntDot(n) {
 		return e.moeDecodeQ8(n, cfg, s, ra, rba, dotAccessor(accs[0]), biasAccs[0], dotAccessor(accs[2]), biasAccs[2], d, f, experts)
@@ -136,7 +156,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 
 	route := &call{}
 	route.ptr(e, cWeight, "wr", wr)
-	route.ptr(e, cWeight, "br", br)
+	optPtr(e, route, "br", br)
 	route.ptr(e, cIn, "x", x)
 	route.arg("int* __restrict__", "sel", s.sel)
 	route.arg(cOut, "gw", s.gw)
@@ -159,10 +179,10 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	expertGEMV := func(w0, b0, w1, b1 *ir.Node, in, out plans.Arg, acc, bacc string, inW, outW int64, gated bool) error {
 		c := &call{}
 		c.ptr(e, cWeight, "w0", w0)
-		c.ptr(e, cWeight, "b0", b0)
+		optPtr(e, c, "b0", b0)
 		if gated {
 			c.ptr(e, cWeight, "w1", w1)
-			c.ptr(e, cWeight, "b1", b1)
+			optPtr(e, c, "b1", b1)
 		} else {
 			c.null()
 			c.null()
@@ -185,10 +205,10 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := expertGEMV(wg, n.Inputs[4], wu, n.Inputs[6], xa, s.h, accs[0], biasAccs[0], d, f, true); err != nil {
+	if err := expertGEMV(wg, mw.GateBias, wu, mw.UpBias, xa, s.h, accs[0], biasAccs[0], d, f, true); err != nil {
 		return nil, err
 	}
-	if err := expertGEMV(wd, n.Inputs[8], nil, nil, s.h, s.ys, accs[2], biasAccs[2], f, d, false); err != nil {
+	if err := expertGEMV(wd, mw.DownBias, nil, nil, s.h, s.ys, accs[2], biasAccs[2], f, d, false); err != nil {
 		return nil, err
 	}
 
@@ -212,11 +232,11 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 // (else a quantize_x8 launch).
 func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa, ba, da, dba string, d, f, experts int64) ([]plans.Launch, error) {
 	var ls launches
-	x := n.Inputs[0]
+	x, mw := n.Inputs[0], ir.MoEInputs(n)
 	if e.scratchHolds.routes != n {
 		logits := &call{}
-		logits.ptr(e, cWeight, "wr", n.Inputs[1])
-		logits.ptr(e, cWeight, "br", n.Inputs[2])
+		logits.ptr(e, cWeight, "wr", mw.Router)
+		optPtr(e, logits, "br", mw.RouterBias)
 		logits.ptr(e, cIn, "x", x)
 		logits.arg(cOut, "logit", s.logit)
 		if err := ls.add(e.emit(logits, "moe_logits", linThreads, gridFixed(experts), cfg, ra, rba)); err != nil {
@@ -228,10 +248,10 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 		return nil, err
 	}
 	gateUp := &call{}
-	gateUp.ptr(e, cWeight, "wg", n.Inputs[3])
-	gateUp.ptr(e, cWeight, "bg", n.Inputs[4])
-	gateUp.ptr(e, cWeight, "wu", n.Inputs[5])
-	gateUp.ptr(e, cWeight, "bu", n.Inputs[6])
+	gateUp.ptr(e, cWeight, "wg", mw.Gate)
+	optPtr(e, gateUp, "bg", mw.GateBias)
+	gateUp.ptr(e, cWeight, "wu", mw.Up)
+	optPtr(e, gateUp, "bu", mw.UpBias)
 	gateUp.arg(cXq, "xq", xq)
 	gateUp.arg(cScales, "xs", xs)
 	gateUp.arg(cIn, "logit", s.logit)
@@ -242,8 +262,8 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 		return nil, err
 	}
 	down := &call{}
-	down.ptr(e, cWeight, "wd", n.Inputs[7])
-	down.ptr(e, cWeight, "bd", n.Inputs[8])
+	down.ptr(e, cWeight, "wd", mw.Down)
+	optPtr(e, down, "bd", mw.DownBias)
 	down.arg(cXq, "hq", s.hq)
 	down.arg(cScales, "hs", s.hs)
 	down.arg(cIn, "logit", s.logit)
@@ -264,7 +284,7 @@ func (e *emitter) routerOf(n, normed *ir.Node) *ir.Node {
 		return nil
 	}
 	m := e.users[normed][0]
-	if m.Op != ir.OpMoE || m.Inputs[0] != normed || len(m.Inputs[3].Shape) != 3 || !e.moeTakesIntDot(m) {
+	if m.Op != ir.OpMoE || m.Inputs[0] != normed || len(ir.MoEInputs(m).Gate.Shape) != 3 || !e.moeTakesIntDot(m) {
 		return nil
 	}
 	if dt := m.Inputs[1].DType; dt != ir.F32 && dt != ir.F16 && dt != ir.BF16 {
@@ -278,20 +298,29 @@ func (e *emitter) routerOf(n, normed *ir.Node) *ir.Node {
 // out, cols wide, only MoE m reads: it writes the row's int16 form and m's
 // router logits, and records both in scratchHolds.
 func (e *emitter) normLogits(c *call, m *ir.Node, out plans.Arg, cols int64, add bool, targs []string) ([]plans.Launch, error) {
-	wr, br, experts := m.Inputs[1], m.Inputs[2], m.Int("experts")
-	ra, err := e.vectorAccessor(wr, experts*cols)
+	mw, experts := ir.MoEInputs(m), m.Int("experts")
+	ra, err := e.vectorAccessor(mw.Router, experts*cols)
 	if err != nil {
 		return nil, err
 	}
-	rba, err := e.vectorAccessor(br, experts)
+	c.ptr(e, cWeight, "wr", mw.Router)
+	rba, err := e.moeBias(c, "br", mw.RouterBias, experts)
 	if err != nil {
 		return nil, err
 	}
-	c.ptr(e, cWeight, "wr", wr)
-	c.ptr(e, cWeight, "br", br)
 	e.writesInt16(c, out, cols, 0, "xq", "xs")
 	c.arg(cOut, "logit", e.moeScratchOf(m).logit)
 	e.scratchHolds.routes = m
 	threads := normThreads(cols)
 	return e.emit(c, "rmsnorm_logits", threads, gridFixed(experts), append(targs, ra, rba, cInt(cols), cInt(int64(threads)), fmt.Sprint(add))...)
+}
+
+// optPtr adds weight w as parameter name, or a null pointer where the model
+// has no such tensor (an absent bias, read through W_zero).
+func optPtr(e *emitter, c *call, name string, w *ir.Node) {
+	if w == nil {
+		c.null()
+		return
+	}
+	c.ptr(e, cWeight, name, w)
 }

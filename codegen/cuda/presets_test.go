@@ -30,6 +30,15 @@ var tinyPresets = []struct {
 	{"gpt2-small-tiny", synth.QuantF16},
 	// MXFP4 experts, Q8_0 attention, sinks, sliding window, YaRN.
 	{"gpt-oss-20b-tiny", synth.QuantMXFP4},
+	// q/k norm folded with RoPE into norm_rope; head dim apart from n_embd.
+	{"qwen3-tiny", synth.QuantQ4KM},
+	// Experts without biases, plain SwiGLU, K-quants.
+	{"qwen3-30b-a3b-tiny", synth.QuantQ4KM},
+	// Llama 3's rope_freqs folded into the qkv kernel's RoPE.
+	{"llama-3.2-1b-tiny", synth.QuantQ4KM},
+	// Embedding scale, post norms, GELU-gated FFN, q/k norm, local and
+	// global (linearly scaled) RoPE, a hidden size off the 256-blocks.
+	{"gemma-3-tiny", synth.QuantQ4KM},
 }
 
 const testMaxTokens = 64

@@ -144,7 +144,7 @@ func TestErrors(t *testing.T) {
 		tensors map[string][]uint64
 		want    string
 	}{
-		{"unknown arch", func(kv map[string]any) { kv["general.architecture"] = "mamba" }, nil, "supported: gemma3, gpt-oss, gpt2, llama, phi3, qwen2, qwen3"},
+		{"unknown arch", func(kv map[string]any) { kv["general.architecture"] = "mamba" }, nil, "supported: gemma3, gpt-oss, gpt2, llama, phi3, qwen2, qwen3, qwen3moe"},
 		{"no arch", func(kv map[string]any) { delete(kv, "general.architecture") }, nil, "general.architecture"},
 		{"missing key", func(kv map[string]any) { delete(kv, "gpt-oss.block_count") }, nil, "gpt-oss.block_count is missing"},
 		{"string count", func(kv map[string]any) { kv["gpt-oss.embedding_length"] = "96" }, nil, "gpt-oss.embedding_length"},

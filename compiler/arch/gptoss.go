@@ -48,15 +48,6 @@ func init() {
 			SlidingLayers: func(layer int) bool { return layer%2 == 0 },
 		},
 		NewWeights: func(n int) any { return &GPTOSS{Layers: make([]GPTOSSLayer, n)} },
-		extra: func(r *keyReader, h *Hparams) (err error) {
-			if h.NExpert, err = r.int("expert_count"); err != nil {
-				return err
-			}
-			if h.NExpertUsed, err = r.int("expert_used_count"); err != nil {
-				return err
-			}
-			h.ExpertFF, err = r.intOr("expert_feed_forward_length", h.NFF)
-			return err
-		},
+		extra:      readExperts,
 	})
 }

@@ -265,3 +265,15 @@ func (h *Hparams) validate() error {
 	}
 	return nil
 }
+
+// readExperts reads a mixture of experts' counts and expert width.
+func readExperts(r *keyReader, h *Hparams) (err error) {
+	if h.NExpert, err = r.int("expert_count"); err != nil {
+		return err
+	}
+	if h.NExpertUsed, err = r.int("expert_used_count"); err != nil {
+		return err
+	}
+	h.ExpertFF, err = r.intOr("expert_feed_forward_length", h.NFF)
+	return err
+}
