@@ -3613,15 +3613,19 @@ __device__ __forceinline__ void moe_down_sum_q8(const uint8_t* __restrict__ wd, 
 // by the block's rows (each warp reading them from L2 made the prefill bound
 // by activation traffic); a staged group takes G+4 floats, so the float4
 // reads of a quarter warp (lanes 144 bytes apart for G = 32) hit distinct
-// banks. Lane l dequantizes group l of the chunk once per tile.
+// banks. Lane l dequantizes group l of the chunk once per tile. A chunk is
+// CG = 32 groups where TT of them fit the 48 KiB of static shared memory,
+// else 16 (the K-quants' 64-element groups: 32 of them took 68 KiB).
 template <class Cfg, class W, class B, int IN, int OUT, bool GATED, int TT>
 __device__ __forceinline__ void moe_expert_tiles(const uint8_t* __restrict__ w0, const uint8_t* __restrict__ b0,
                                                  const uint8_t* __restrict__ w1, const uint8_t* __restrict__ b1,
                                                  const float* __restrict__ x, const int* __restrict__ cnt,
                                                  const int* __restrict__ list, float* __restrict__ y) {
     constexpr int G = W::GROUP, NG = IN / G, NW = GATED ? 2 : 1, GS = G + 4, Q = G / 4;
+    constexpr int CG = TT * 32 * GS * 4 <= 48 * 1024 ? 32 : 16;
     static_assert(IN % G == 0 && G % 4 == 0, "expert rows must be whole groups of float4s");
-    __shared__ __align__(16) float xs[TT][32 * GS];
+    static_assert(TT * CG * GS * 4 <= 48 * 1024, "the staged chunk must fit static shared memory");
+    __shared__ __align__(16) float xs[TT][CG * GS];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int o = blockIdx.x * MOE_WARPS + warp, e = blockIdx.y, n = cnt[e];
     if (n == 0) return;  // the whole block: no __syncthreads is skipped by part of it
@@ -3630,8 +3634,8 @@ __device__ __forceinline__ void moe_expert_tiles(const uint8_t* __restrict__ w0,
     for (int base = 0; base < n; base += TT) {
         const int m = min(TT, n - base);
         float acc[NW][TT] = {};
-        for (int c0 = 0; c0 < NG; c0 += 32) {
-            const int ng = min(32, NG - c0);
+        for (int c0 = 0; c0 < NG; c0 += CG) {
+            const int ng = min(CG, NG - c0);
             __syncthreads();  // the previous chunk is read
             for (int i = threadIdx.x; i < TT * ng * Q; i += blockDim.x) {
                 const int j = i / (ng * Q), gi = i % (ng * Q) / Q, q = i % Q;
