@@ -77,6 +77,13 @@ func (r hfReader) down(name string, t *gguf.TensorInfo) stTensor {
 	}}
 }
 
+func init() {
+	hfExporters["gpt-oss"] = func(r hfReader, m *arch.Model, _ *Preset) ([]stTensor, map[string]any, error) {
+		ts, c := hfGPTOSS(r, &m.H, m.Weights.(*arch.GPTOSS))
+		return ts, c, nil
+	}
+}
+
 func hfGPTOSS(r hfReader, h *arch.Hparams, w *arch.GPTOSS) ([]stTensor, map[string]any) {
 	ts := []stTensor{r.same("model.embed_tokens.weight", w.TokenEmbd)}
 	layerTypes := make([]string, h.NLayer)
