@@ -28,9 +28,11 @@ demo: setup-demo build
 	bash scripts/demo.sh
 	bash scripts/demo_orcd.sh
 
+# codegen/cuda's nvcc compiles of every tiny preset (sm_80 and sm_90) take
+# over go test's default 10 minutes on two shared cores.
 test: setup
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 
 # Binaries for scripts/gpu_acceptance.sh on a GPU host (which has no Go).
 gpu-bundle: build
