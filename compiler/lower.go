@@ -2,33 +2,30 @@ package compiler
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/llama-orch/orc/compiler/arch"
 	"github.com/llama-orch/orc/gguf"
 	"github.com/llama-orch/orc/ir"
 )
 
-// gpt-oss's clamped SwiGLU (modeling_gpt_oss: limit 7.0, alpha 1.702).
-const (
-	gptOSSSwiGLULimit = 7.0
-	gptOSSSwiGLUAlpha = 1.702
-)
-
 // lowering is the graph under construction for one model. Dimensions are
 // copied from the hyperparameters as int64, the IR's integer type.
 type lowering struct {
 	*builder
-	h         *arch.Hparams
-	w         *tensors
-	nEmbd     int64
-	nHead     int64
-	nHeadKV   int64
-	headDim   int64
-	vocab     int64
-	nFF       int64    // feed-forward width; per expert for MoE models
-	tokens    *ir.Node // i32[T]
-	positions *ir.Node // i32[T]
+	h       *arch.Hparams
+	c       *arch.Compute // what the architecture computes
+	w       *arch.Roles
+	nEmbd   int64
+	nHead   int64
+	nHeadKV int64
+	headDim int64
+	vocab   int64
+	nFF     int64   // feed-forward width; per expert for MoE models
+	scale   float64 // attention logits' scale
+	// ropeFactors divide the RoPE frequencies of global layers (nil: none).
+	ropeFactors []float64 // [rope_dims/2]
+	tokens      *ir.Node  // i32[T]
+	positions   *ir.Node  // i32[T]
 }
 
 // Lower builds the unfused graph of m: one graph for prefill and decode (T
@@ -46,20 +43,20 @@ func Lower(m *arch.Model, maxTokens int) (*ir.Graph, error) {
 		// would be sized for tokens no sequence reaches.
 		return nil, fmt.Errorf("compiler: max tokens %d is above the model's context length %d", maxTokens, n)
 	}
-	w, err := rolesOf(m)
+	w, err := m.Roles()
 	if err != nil {
 		return nil, err
 	}
-	if w.ropeFactors != nil {
-		// The rope op has no frequency-factor input yet; lowering without it
-		// would silently compute another model.
-		return nil, fmt.Errorf("compiler: %s file has %s (per-frequency RoPE scaling), which orc does not support yet", m.H.Arch, w.ropeFactors.Name)
+	factors, err := ropeFactors(m, w)
+	if err != nil {
+		return nil, err
 	}
 	h := &m.H
 	l := &lowering{
-		builder: newBuilder(), h: h, w: w,
+		builder: newBuilder(), h: h, c: &m.Arch.Compute, w: w,
 		nEmbd: int64(h.NEmbd), nHead: int64(h.NHead), nHeadKV: int64(h.NHeadKV),
 		headDim: int64(h.HeadDim), vocab: int64(h.NVocab), nFF: int64(h.NFF),
+		scale: m.Arch.AttentionScale(h), ropeFactors: factors,
 	}
 	if h.NExpert > 0 {
 		l.nFF = int64(h.ExpertFF)
@@ -79,8 +76,8 @@ func Lower(m *arch.Model, maxTokens int) (*ir.Graph, error) {
 	l.positions = g.Add(ir.OpInput, ir.I32, ir.Shape{ir.T}, map[string]any{"name": "positions"})
 
 	x := l.embed() // [T, n_embd]
-	for i := range w.blocks {
-		x = l.layer(int64(i), &w.blocks[i], x)
+	for i := range w.Layers {
+		x = l.layer(int64(i), &w.Layers[i], x)
 	}
 	logits := l.head(x) // [1, vocab]
 	if l.err != nil {
@@ -92,22 +89,25 @@ func Lower(m *arch.Model, maxTokens int) (*ir.Graph, error) {
 
 // embed looks up token rows; learned positions (gpt2) add position rows.
 func (l *lowering) embed() *ir.Node {
-	x := l.add(ir.OpEmbed, ir.Shape{ir.T, l.nEmbd}, nil, l.weight(l.w.tokEmbd), l.tokens)
-	if l.w.posEmbd == nil {
+	x := l.add(ir.OpEmbed, ir.Shape{ir.T, l.nEmbd}, nil, l.weight(l.w.TokenEmbd), l.tokens)
+	if l.c.EmbedScale != nil {
+		x = l.add(ir.OpScale, ir.Shape{ir.T, l.nEmbd}, map[string]any{"factor": l.c.EmbedScale(l.h)}, x)
+	}
+	if l.w.PositionEmbd == nil {
 		return x
 	}
-	p := l.add(ir.OpEmbed, ir.Shape{ir.T, l.nEmbd}, nil, l.weight(l.w.posEmbd), l.positions)
+	p := l.add(ir.OpEmbed, ir.Shape{ir.T, l.nEmbd}, nil, l.weight(l.w.PositionEmbd), l.positions)
 	return l.add(ir.OpAdd, ir.Shape{ir.T, l.nEmbd}, nil, x, p)
 }
 
 // head is the final norm, the last row, and the LM head (tied to token_embd
 // when the file has no output.weight).
 func (l *lowering) head(x *ir.Node) *ir.Node {
-	x = l.norm(x, l.w.outNorm, l.w.outNormBias)
+	x = l.norm(x, l.w.OutputNorm, l.w.OutputNormBias)
 	x = l.add(ir.OpLast, ir.Shape{1, l.nEmbd}, nil, x)
-	out := l.w.output
+	out := l.w.Output
 	if out == nil {
-		out = l.w.tokEmbd
+		out = l.w.TokenEmbd
 	}
 	return l.linear(x, l.weight(out), nil)
 }
@@ -115,7 +115,7 @@ func (l *lowering) head(x *ir.Node) *ir.Node {
 // norm is the architecture's norm: RMSNorm, or LayerNorm with its bias.
 func (l *lowering) norm(x *ir.Node, w, bias *gguf.TensorInfo) *ir.Node {
 	attrs := map[string]any{"eps": l.h.Eps}
-	if l.h.Norm == arch.LayerNorm {
+	if l.c.Norm == arch.LayerNorm {
 		return l.add(ir.OpLayerNorm, ir.Shape{ir.T, l.nEmbd}, attrs, x, l.weight(w), l.weight(bias))
 	}
 	return l.add(ir.OpRMSNorm, ir.Shape{ir.T, l.nEmbd}, attrs, x, l.weight(w))
@@ -126,60 +126,54 @@ func (l *lowering) proj(x *ir.Node, w, bias *gguf.TensorInfo) *ir.Node {
 	return l.linear(x, l.weight(w), l.weight(bias))
 }
 
-// layer is one pre-norm block: x + attn(norm(x)), then + ffn(norm(·)).
-func (l *lowering) layer(i int64, b *block, x *ir.Node) *ir.Node {
-	x = l.residual(x, l.attention(i, b, l.norm(x, b.attnNorm, b.attnNormBias)))
-	h := l.norm(x, b.ffnNorm, b.ffnNormBias)
-	return l.residual(x, l.ffn(b, h))
+// layer is one pre-norm block: x + attn(norm(x)), then + ffn(norm(·));
+// with post norms, each branch is normed again before it joins x.
+func (l *lowering) layer(i int64, b *arch.LayerRoles, x *ir.Node) *ir.Node {
+	a := l.attention(i, b, l.norm(x, b.AttnNorm, b.AttnNormBias))
+	if l.c.PostNorms {
+		a = l.norm(a, b.PostAttnNorm, nil)
+	}
+	x = l.residual(x, a)
+	f := l.ffn(b, l.norm(x, b.FFNNorm, b.FFNNormBias))
+	if l.c.PostNorms {
+		f = l.norm(f, b.PostFFNNorm, nil)
+	}
+	return l.residual(x, f)
 }
 
 // qkv projects the normed input to q [T, n_head·head_dim], k and v
 // [T, n_head_kv·head_dim], through the fused weight when the file has one.
-func (l *lowering) qkv(b *block, h *ir.Node) (q, k, v *ir.Node) {
-	if b.qkv != nil {
+func (l *lowering) qkv(b *arch.LayerRoles, h *ir.Node) (q, k, v *ir.Node) {
+	if b.AttnQKV != nil {
 		dq, dkv := l.nHead*l.headDim, l.nHeadKV*l.headDim
-		parts := l.split(l.proj(h, b.qkv, b.qkvBias), dq, dkv, dkv) // rows are q, then k, then v
+		parts := l.split(l.proj(h, b.AttnQKV, b.AttnQKVBias), dq, dkv, dkv) // rows are q, then k, then v
 		return parts[0], parts[1], parts[2]
 	}
-	return l.proj(h, b.q, b.qBias), l.proj(h, b.k, b.kBias), l.proj(h, b.v, b.vBias)
-}
-
-// rope rotates q or k (heads of head_dim each) by the architecture's RoPE.
-func (l *lowering) rope(x *ir.Node, heads int64) *ir.Node {
-	if x == nil {
-		return l.add(ir.OpRoPE, nil, nil, x)
-	}
-	attrs := map[string]any{
-		"heads": heads, "head_dim": l.headDim, "rot_dim": int64(l.h.RopeDims),
-		"base": l.h.RopeBase, "mode": l.h.RopeMode.String(),
-	}
-	if y := l.h.Scaling; y.Type == "yarn" {
-		attrs["yarn_factor"] = y.Factor
-		attrs["yarn_orig_ctx"] = int64(y.OrigCtx)
-		attrs["yarn_beta_fast"] = y.BetaFast
-		attrs["yarn_beta_slow"] = y.BetaSlow
-	}
-	return l.add(ir.OpRoPE, x.Shape, attrs, x, l.positions)
+	return l.proj(h, b.AttnQ, b.AttnQBias), l.proj(h, b.AttnK, b.AttnKBias), l.proj(h, b.AttnV, b.AttnVBias)
 }
 
 // attention is the attention block from the normed input h to the output
 // projection's result [T, n_embd].
-func (l *lowering) attention(i int64, b *block, h *ir.Node) *ir.Node {
+func (l *lowering) attention(i int64, b *arch.LayerRoles, h *ir.Node) *ir.Node {
 	q, k, v := l.qkv(b, h)
-	if l.h.RopeMode != arch.RopeNone {
-		q = l.rope(q, l.nHead)
-		k = l.rope(k, l.nHeadKV)
+	if l.c.QKNorm {
+		q = l.headNorm(q, b.AttnQNorm, l.nHead)
+		k = l.headNorm(k, b.AttnKNorm, l.nHeadKV)
+	}
+	if l.c.Rope != arch.RopeNone {
+		q = l.rope(i, q, l.nHead)
+		k = l.rope(i, k, l.nHeadKV)
 	}
 	attrs := map[string]any{
 		"layer": i, "heads": l.nHead, "kv_heads": l.nHeadKV, "head_dim": l.headDim,
-		"scale": 1 / math.Sqrt(float64(l.headDim)), "window": l.window(i),
+		"scale": l.scale, "window": l.window(i),
 	}
 	inputs := []*ir.Node{q, k, v}
-	if b.sinks != nil {
-		inputs = append(inputs, l.weight(b.sinks))
+	if b.AttnSinks != nil {
+		inputs = append(inputs, l.weight(b.AttnSinks))
 	}
 	a := l.add(ir.OpAttention, ir.Shape{ir.T, l.nHead * l.headDim}, attrs, inputs...)
-	return l.proj(a, b.out, b.outBias)
+	return l.proj(a, b.AttnOutput, b.AttnOutputBias)
 }
 
 // window is layer i's sliding window, 0 for full attention.
@@ -188,6 +182,12 @@ func (l *lowering) window(i int64) int64 {
 		return int64(l.h.SlidingWindow)
 	}
 	return 0
+}
+
+// headNorm is the per-head RMSNorm of q or k (heads of head_dim each).
+func (l *lowering) headNorm(x *ir.Node, w *gguf.TensorInfo, heads int64) *ir.Node {
+	attrs := map[string]any{"heads": heads, "head_dim": l.headDim, "eps": l.h.Eps}
+	return l.add(ir.OpHeadRMSNorm, ir.Shape{ir.T, heads * l.headDim}, attrs, x, l.weight(w))
 }
 
 func (l *lowering) residual(x, y *ir.Node) *ir.Node {

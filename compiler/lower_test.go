@@ -2,7 +2,11 @@ package compiler
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/llama-orch/orc/compiler/arch"
@@ -53,10 +57,13 @@ func synthModel(t *testing.T, preset string, q synth.Quant) string {
 type census struct {
 	ops       map[ir.Op]int
 	ropeModes map[string]bool
-	windows   []int64 // per attention node, in layer order
-	sinks     int     // attention nodes with a sinks input
-	yarn      int     // rope nodes with YaRN attrs
-	head      string  // the LM head's weight
+	windows   []int64   // per attention node, in layer order
+	sinks     int       // attention nodes with a sinks input
+	yarn      int       // rope nodes with YaRN attrs
+	head      string    // the LM head's weight
+	bases     []float64 // per rope node, in order
+	scaled    int       // rope nodes with freq_scale
+	factors   int       // rope nodes with freq_factors
 }
 
 func count(g *ir.Graph) census {
@@ -68,6 +75,13 @@ func count(g *ir.Graph) census {
 			c.ropeModes[n.Str("mode")] = true
 			if _, ok := n.Attrs["yarn_factor"]; ok {
 				c.yarn++
+			}
+			c.bases = append(c.bases, n.Float("base"))
+			if _, ok := n.Attrs["freq_scale"]; ok {
+				c.scaled++
+			}
+			if _, ok := n.Attrs["freq_factors"]; ok {
+				c.factors++
 			}
 		case ir.OpAttention:
 			c.windows = append(c.windows, n.Int("window"))
@@ -116,6 +130,31 @@ func TestLowerPresets(t *testing.T) {
 			want(t, "sinks on every attention", c.sinks == 2)
 			want(t, "sliding window on even layers only", len(c.windows) == 2 && c.windows[0] == 128 && c.windows[1] == 0)
 			want(t, "YaRN on every rope", c.yarn == 4)
+		}},
+		{"qwen3-tiny", func(t *testing.T, c census) {
+			want(t, "q and k normed per head", c.ops[ir.OpHeadRMSNorm] == 4)
+			want(t, "neox rope", c.ropeModes["neox"] && c.ops[ir.OpRoPE] == 4)
+			want(t, "no biases: 11 weights a layer", c.ops[ir.OpWeight] == 1+2*11+1)
+			want(t, "LM head tied", c.head == "token_embd.weight")
+		}},
+		{"qwen3-30b-a3b-tiny", func(t *testing.T, c census) {
+			want(t, "moe per layer", c.ops[ir.OpMoE] == 2 && c.ops[ir.OpSwiGLU] == 0)
+			want(t, "q/k norm", c.ops[ir.OpHeadRMSNorm] == 4)
+			want(t, "own LM head", c.head == "output.weight")
+		}},
+		{"llama-3.2-1b-tiny", func(t *testing.T, c census) {
+			want(t, "rope_freqs on every rope", c.factors == 4 && c.scaled == 0)
+			want(t, "normal rope", c.ropeModes["normal"] && len(c.ropeModes) == 1)
+		}},
+		{"gemma-3-tiny", func(t *testing.T, c census) {
+			want(t, "embeddings scaled", c.ops[ir.OpScale] == 1)
+			want(t, "gelu-gated FFN", c.ops[ir.OpGEGLU] == 6 && c.ops[ir.OpSwiGLU] == 0)
+			want(t, "4 norms a layer + final", c.ops[ir.OpRMSNorm] == 4*6+1)
+			want(t, "q/k norm", c.ops[ir.OpHeadRMSNorm] == 12)
+			want(t, "window 8 on 5 of 6 layers", slices.Equal(c.windows, []int64{8, 8, 8, 8, 8, 0}))
+			want(t, "local base unscaled on sliding layers, global base scaled ×1/8",
+				c.bases[0] == 10000 && c.bases[10] == 1e6 && c.bases[11] == 1e6 && c.scaled == 2)
+			want(t, "LM head tied", c.head == "token_embd.weight")
 		}},
 	}
 	for _, tc := range cases {
@@ -185,5 +224,35 @@ func TestLowerErrors(t *testing.T) {
 	bad.Weights = struct{}{}
 	if _, err := Lower(&bad, 8); err == nil {
 		t.Error("unknown weight struct accepted")
+	}
+}
+
+// What a model computes comes from its architecture's declaration: the
+// lowering and the passes name no architecture.
+func TestLoweringNamesNoArchitecture(t *testing.T) {
+	for _, dir := range []string{".", "../passes"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range arch.Supported() {
+				if strings.Contains(string(src), strconv.Quote(name)) {
+					t.Errorf("%s names architecture %q", f, name)
+				}
+			}
+			for _, typ := range []string{"arch.Llama", "arch.Qwen", "arch.Phi3", "arch.GPT", "arch.Gemma"} {
+				if strings.Contains(string(src), typ) {
+					t.Errorf("%s names weight struct %s", f, typ)
+				}
+			}
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/llama-orch/orc/compiler/synth"
@@ -109,10 +110,33 @@ func TestReferenceStories(t *testing.T) {
 	}
 }
 
-// referencePresets are the tiny presets with transformers goldens
-// (testdata/reference/<preset>.json, made from `orcc synth --quant f32
-// --seed 1 --hf-dir`).
-var referencePresets = []string{"llama-tiny", "qwen2.5-0.5b-tiny", "phi-3-mini-4k-tiny", "gpt2-small-tiny", "gpt-oss-20b-tiny"}
+// referenceGoldens are the transformers goldens of synthetic presets
+// (testdata/reference/regenerate.sh): <preset>.json of the preset's f32
+// file, <preset>-q4_k_m.json of its q4_k_m file (through the --hf-dir
+// export), both seed 1. Every such file the directory holds is checked,
+// except stories260k.json (TestReferenceStories) and the real-width cut
+// gpt-oss-20b-2l.json, which the GPU's TestGPUModelFile reads.
+func referenceGoldens(t *testing.T) (names []string, quants []synth.Quant) {
+	files, err := filepath.Glob(filepath.Join(referenceDir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		if name == "stories260k" || name == "gpt-oss-20b-2l" {
+			continue
+		}
+		q := synth.QuantF32
+		if p, ok := strings.CutSuffix(name, "-"+string(synth.QuantQ4KM)); ok {
+			name, q = p, synth.QuantQ4KM
+		}
+		names, quants = append(names, name), append(quants, q)
+	}
+	if len(names) == 0 {
+		t.Fatal("no preset goldens in " + referenceDir)
+	}
+	return names, quants
+}
 
 // logitTolerance bounds |ours − transformers'| for every logit the goldens
 // keep. Both sides compute in float32 from the same f32 weights and differ
@@ -124,20 +148,29 @@ var referencePresets = []string{"llama-tiny", "qwen2.5-0.5b-tiny", "phi-3-mini-4
 // pairing, a bias, a scale, a norm) moves logits by 1e-2 or more.
 const logitTolerance = 1e-4
 
-// TestReferencePresets runs each tiny preset (f32) on the CPU device with
-// the golden's prompt and 8 greedy decode steps: the greedy ids must be
-// transformers' and every kept logit within logitTolerance.
+// TestReferencePresets runs each preset with a golden on the CPU device in
+// the golden's quantisation, with the golden's prompt and 8 greedy decode
+// steps: the greedy ids must be transformers' and every kept logit within
+// logitTolerance. A q4_k_m golden's transformers model holds the file's
+// weights dequantized exactly, and the CPU device computes with the same
+// values (quant.Dot decodes them), so the tolerance is the f32 one.
 func TestReferencePresets(t *testing.T) {
-	for _, preset := range referencePresets {
-		t.Run(preset, func(t *testing.T) {
-			want, err := reference.Load(filepath.Join(referenceDir, preset+".json"))
+	names, quants := referenceGoldens(t)
+	for i, preset := range names {
+		q := quants[i]
+		golden := preset + ".json"
+		if q != synth.QuantF32 {
+			golden = preset + "-" + string(q) + ".json"
+		}
+		t.Run(strings.TrimSuffix(golden, ".json"), func(t *testing.T) {
+			want, err := reference.Load(filepath.Join(referenceDir, golden))
 			if err != nil {
 				t.Fatal(err)
 			}
-			model := synthModel(t, preset, synth.QuantF32)
+			model := synthModel(t, preset, q)
 			if sum := fileSHA256(t, model); sum != want.GGUFSHA256 {
-				t.Fatalf("synth now writes another %s (sha256 %s, the golden's model %s): regenerate the goldens with testdata/reference/regenerate.sh on the GPU host",
-					preset, sum, want.GGUFSHA256)
+				t.Fatalf("synth now writes another %s %s (sha256 %s, the golden's model %s): regenerate the goldens with testdata/reference/regenerate.sh on the GPU host",
+					preset, q, sum, want.GGUFSHA256)
 			}
 			dev, _ := cpuPlan(t, model, 16)
 			rows, ids := greedy(t, dev, want.Prompt, len(want.Steps)-1)

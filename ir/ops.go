@@ -36,8 +36,19 @@ const (
 	// rope(x, positions){heads, head_dim, rot_dim, base, mode}: rotates the
 	// first rot_dim dims of each head. mode "normal" pairs (2i, 2i+1); "neox"
 	// pairs (i, i+rot_dim/2). Optional YaRN attrs: yarn_factor,
-	// yarn_orig_ctx, yarn_beta_fast, yarn_beta_slow (gpt-oss).
+	// yarn_orig_ctx, yarn_beta_fast, yarn_beta_slow (gpt-oss). Optional
+	// freq_factors [rot_dim/2] divide pair i's frequency (Llama 3's
+	// rope_freqs); optional freq_scale multiplies every angle (linear
+	// scaling: Gemma 3's global layers).
 	OpRoPE Op = "rope"
+	// head_rmsnorm(x, w){heads, head_dim, eps}: RMSNorm of each head's
+	// head_dim columns of x [T, heads·head_dim], times w [head_dim] (the
+	// q/k norm of Qwen3 and Gemma 3).
+	OpHeadRMSNorm Op = "head_rmsnorm"
+	// geglu(g, u): gelu(g)·u, GELU's tanh approximation (Gemma's gated FFN).
+	OpGEGLU Op = "geglu"
+	// scale(x){factor}: x·factor (Gemma's embedding scale).
+	OpScale Op = "scale"
 	// attention(q, k, v [, sinks]){layer, heads, kv_heads, head_dim, scale,
 	// window}: stores k, v (already roped) in layer's KV cache at this step's
 	// positions, then causal attention of q over the cache up to each
@@ -53,10 +64,13 @@ const (
 	// last(x): the last row, [1, cols]; the LM head runs on it alone.
 	OpLast Op = "last"
 	// moe(x, router_w, router_b, gate_w, gate_b, up_w, up_b, down_w,
-	// down_b){experts, top_k, limit, alpha}: gpt-oss mixture of experts.
-	// Router logits → top_k → softmax over those; per expert
-	// g = clamp(x·gateᵀ+b, max=limit), u = clamp(x·upᵀ+b, ±limit),
-	// h = (u+1)·g·σ(alpha·g), y = h·downᵀ + b; sum weighted by the softmax.
+	// down_b){experts, top_k [, limit, alpha]}, or without biases
+	// moe(x, router_w, gate_w, up_w, down_w): mixture of experts (see
+	// MoEWeights). Router logits → top_k → softmax over those; per expert
+	// with limit and alpha (gpt-oss) g = clamp(x·gateᵀ+b, max=limit),
+	// u = clamp(x·upᵀ+b, ±limit), h = (u+1)·g·σ(alpha·g), without them
+	// h = silu(x·gateᵀ+b)·(x·upᵀ+b); y = h·downᵀ + b; sum weighted by the
+	// softmax.
 	OpMoE Op = "moe"
 	// view(x){part}: part of a packed multi-result node (zero-copy).
 	OpView Op = "view"
@@ -80,6 +94,7 @@ const (
 	//   base              float64 θ
 	//   yarn_factor, yarn_beta_fast, yarn_beta_slow float64, yarn_orig_ctx
 	//                     int64   copied when the rope has them (gpt-oss)
+	//   freq_scale float64, freq_factors []float64  copied likewise
 	// The positions input is present exactly when rope_mode is.
 	OpQKV Op = "qkv"
 	// swiglu_linear(x, wg, wu) or swiglu_linear(x, wgu): silu(x·wgᵀ)·(x·wuᵀ)
@@ -90,6 +105,10 @@ const (
 	OpAddRMSNorm Op = "add_rmsnorm"
 	// add_layernorm(a, b, w, bias){eps}: the same with LayerNorm.
 	OpAddLayerNorm Op = "add_layernorm"
+	// norm_rope(x, w, positions){eps, and rope's attributes}: head_rmsnorm
+	// then rope in one kernel (foldRoPE makes it of a q/k norm between a
+	// qkv's part and its rope).
+	OpNormRoPE Op = "norm_rope"
 )
 
 // Attributes that passes add to any node:
@@ -119,15 +138,44 @@ var Ops = map[Op]OpInfo{
 	OpLayerNorm:    {3, 3, []string{"eps"}, false},
 	OpLinear:       {2, 3, nil, false},
 	OpRoPE:         {2, 2, []string{"heads", "head_dim", "rot_dim", "base", "mode"}, false},
+	OpHeadRMSNorm:  {2, 2, []string{"heads", "head_dim", "eps"}, false},
+	OpGEGLU:        {2, 2, nil, false},
+	OpScale:        {1, 1, []string{"factor"}, false},
+	OpNormRoPE:     {3, 3, []string{"heads", "head_dim", "rot_dim", "base", "mode", "eps"}, false},
 	OpAttention:    {3, 4, []string{"layer", "heads", "kv_heads", "head_dim", "scale", "window"}, false},
 	OpSwiGLU:       {1, 2, nil, false},
 	OpGELU:         {1, 1, nil, false},
 	OpLast:         {1, 1, nil, false},
-	OpMoE:          {9, 9, []string{"experts", "top_k", "limit", "alpha"}, false},
+	OpMoE:          {5, 9, []string{"experts", "top_k"}, false},
 	OpView:         {1, 1, []string{"part"}, false},
 	OpSplit:        {1, 1, []string{"parts"}, true},
 	OpQKV:          {4, 8, []string{"parts"}, true},
 	OpSwiGLULinear: {2, 3, nil, false},
 	OpAddRMSNorm:   {3, 3, []string{"eps", "parts"}, true},
 	OpAddLayerNorm: {4, 4, []string{"eps", "parts"}, true},
+}
+
+// MoEWeights are a moe node's weight inputs; the biases are nil in the
+// five-input form.
+type MoEWeights struct {
+	Router, RouterBias *Node // [E, D], [E]
+	Gate, GateBias     *Node // [E, F, D], [E, F]
+	Up, UpBias         *Node // [E, F, D], [E, F]
+	Down, DownBias     *Node // [E, D, F], [E, D]
+}
+
+// MoEInputs reads moe node n's weights in either form.
+func MoEInputs(n *Node) MoEWeights {
+	in := n.Inputs
+	if len(in) == 5 {
+		return MoEWeights{Router: in[1], Gate: in[2], Up: in[3], Down: in[4]}
+	}
+	return MoEWeights{Router: in[1], RouterBias: in[2], Gate: in[3], GateBias: in[4], Up: in[5], UpBias: in[6], Down: in[7], DownBias: in[8]}
+}
+
+// Clamped reports whether moe node n's experts take gpt-oss's clamped
+// SwiGLU (attributes limit and alpha).
+func (n *Node) Clamped() bool {
+	_, ok := n.Attrs["limit"]
+	return ok
 }

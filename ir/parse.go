@@ -268,30 +268,14 @@ func (s *scanner) attrs() (map[string]any, error) {
 	return attrs, nil
 }
 
-// value reads an attribute value: a quoted string, [ints], true/false, an
-// int64, or else a float64.
+// value reads an attribute value: a quoted string, [ints] or [floats],
+// true/false, an int64, or else a float64.
 func (s *scanner) value() (any, error) {
 	switch s.peek() {
 	case '"':
 		return s.quoted()
 	case '[':
-		s.pos++
-		list := []int64{}
-		for s.peek() != ']' {
-			if len(list) > 0 {
-				if err := s.expect(','); err != nil {
-					return nil, err
-				}
-			}
-			w := s.word()
-			x, err := strconv.ParseInt(w, 10, 64)
-			if err != nil {
-				return nil, s.errorf("bad list element %q", w)
-			}
-			list = append(list, x)
-		}
-		s.pos++ // ']'
-		return list, nil
+		return s.list()
 	}
 	w := s.word()
 	switch w {
@@ -332,4 +316,34 @@ func (s *scanner) quoted() (string, error) {
 		s.pos++
 	}
 	return "", s.errorf("unterminated string")
+}
+
+// list reads [ints] or [floats]: a list whose first element is an integer
+// holds integers (FormatAttr writes every float with '.', an exponent or
+// Inf/NaN); the empty list is []int64.
+func (s *scanner) list() (any, error) {
+	s.pos++ // '['
+	ints, floats := []int64{}, []float64(nil)
+	for n := 0; s.peek() != ']'; n++ {
+		if n > 0 {
+			if err := s.expect(','); err != nil {
+				return nil, err
+			}
+		}
+		w := s.word()
+		if x, err := strconv.ParseInt(w, 10, 64); err == nil && floats == nil {
+			ints = append(ints, x)
+			continue
+		}
+		f, err := strconv.ParseFloat(w, 64)
+		if err != nil || len(ints) > 0 {
+			return nil, s.errorf("bad list element %q", w)
+		}
+		floats = append(floats, f)
+	}
+	s.pos++ // ']'
+	if floats != nil {
+		return floats, nil
+	}
+	return ints, nil
 }

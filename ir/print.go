@@ -119,26 +119,38 @@ func FormatAttr(v any) string {
 	case int64:
 		return strconv.FormatInt(v, 10)
 	case float64:
-		s := strconv.FormatFloat(v, 'g', -1, 64)
-		if _, err := strconv.ParseInt(s, 10, 64); err == nil {
-			s += ".0"
-		}
-		return s
+		return formatFloat(v)
 	case string:
 		return strconv.Quote(v)
 	case bool:
 		return strconv.FormatBool(v)
 	case []int64:
-		var b strings.Builder
-		b.WriteByte('[')
-		for i, x := range v {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(strconv.FormatInt(x, 10))
-		}
-		b.WriteByte(']')
-		return b.String()
+		return formatList(v, func(x int64) string { return strconv.FormatInt(x, 10) })
+	case []float64:
+		return formatList(v, formatFloat)
 	}
 	return "<badtype " + typeName(v) + ">"
+}
+
+// formatList writes [a,b,...].
+func formatList[T any](xs []T, format func(T) string) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, x := range xs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(format(x))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// formatFloat always writes a '.', an exponent, or Inf/NaN.
+func formatFloat(v float64) string {
+	s := strconv.FormatFloat(v, 'g', -1, 64)
+	if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+		s += ".0"
+	}
+	return s
 }

@@ -9,11 +9,13 @@ import (
 // rejects a node whose attribute has another type, so passes and backends
 // can read them with Int/Float/Str/Ints without guessing.
 var attrKinds = kindsOf(map[string][]string{
-	"string":  {"name", "layout", "mode", "rope_mode"},
-	"float64": {"eps", "base", "scale", "limit", "alpha", "yarn_factor", "yarn_beta_fast", "yarn_beta_slow"},
+	"string": {"name", "layout", "mode", "rope_mode"},
+	"float64": {"eps", "base", "scale", "limit", "alpha", "yarn_factor", "yarn_beta_fast", "yarn_beta_slow",
+		"factor", "freq_scale"},
 	"int64": {"heads", "kv_heads", "head_dim", "rot_dim", "layer", "window", "experts", "top_k",
 		"part", "offset", "yarn_orig_ctx"},
-	"[]int64": {"parts", "rows"},
+	"[]int64":   {"parts", "rows"},
+	"[]float64": {"freq_factors"},
 })
 
 func kindsOf(byKind map[string][]string) map[string]string {
@@ -57,6 +59,10 @@ var shapeRules = map[Op]func(n *Node) error{
 	OpLayerNorm:    ruleNorm,
 	OpLinear:       ruleLinear,
 	OpRoPE:         ruleRoPE,
+	OpHeadRMSNorm:  ruleHeadRMSNorm,
+	OpGEGLU:        ruleSwiGLU,
+	OpScale:        ruleGELU,
+	OpNormRoPE:     ruleHeadRMSNorm,
 	OpAttention:    ruleAttention,
 	OpSwiGLU:       ruleSwiGLU,
 	OpGELU:         ruleGELU,
@@ -257,6 +263,20 @@ func checkRoPEAttrs(n *Node, modeKey string) error {
 	if n.Float("base") <= 0 {
 		return fmt.Errorf("base %g ≤ 0", n.Float("base"))
 	}
+	if s, ok := n.Attrs["freq_scale"]; ok && !(s.(float64) > 0) {
+		return fmt.Errorf("freq_scale %g ≤ 0", s)
+	}
+	if f, ok := n.Attrs["freq_factors"]; ok {
+		ff := f.([]float64)
+		if int64(len(ff)) != n.Int("rot_dim")/2 {
+			return fmt.Errorf("%d freq_factors, want rot_dim/2 = %d", len(ff), n.Int("rot_dim")/2)
+		}
+		for _, v := range ff {
+			if !(v > 0) {
+				return fmt.Errorf("freq_factors hold %g, want positive divisors", v)
+			}
+		}
+	}
 	return nil
 }
 
@@ -273,6 +293,37 @@ func ruleRoPE(n *Node) error {
 	}
 	if err := positions(n, 1, rows); err != nil {
 		return err
+	}
+	return result(n, F32, Shape{rows, cols})
+}
+
+// ruleHeadRMSNorm: head_rmsnorm(x, w), x [rows, heads·head_dim], w
+// [head_dim]; with rope's attributes and positions, norm_rope(x, w,
+// positions).
+func ruleHeadRMSNorm(n *Node) error {
+	rows, cols, err := activation(n, 0, "x")
+	if err != nil {
+		return err
+	}
+	if err := positive(n, "heads", "head_dim"); err != nil {
+		return err
+	}
+	if hd := n.Int("heads") * n.Int("head_dim"); cols != hd {
+		return fmt.Errorf("x cols %d ≠ heads·head_dim %d", cols, hd)
+	}
+	if err := vector(n, 1, n.Int("head_dim"), "norm weight"); err != nil {
+		return err
+	}
+	if n.Float("eps") < 0 {
+		return fmt.Errorf("eps %g < 0", n.Float("eps"))
+	}
+	if n.Op == OpNormRoPE {
+		if err := checkRoPEAttrs(n, "mode"); err != nil {
+			return err
+		}
+		if err := positions(n, 2, rows); err != nil {
+			return err
+		}
 	}
 	return result(n, F32, Shape{rows, cols})
 }
@@ -361,24 +412,35 @@ func ruleMoE(n *Node) error {
 	if k > e {
 		return fmt.Errorf("top_k %d > experts %d", k, e)
 	}
-	ff := n.Inputs[3].Shape // gate_w [E, F, D]
+	if len(n.Inputs) != 5 && len(n.Inputs) != 9 {
+		return fmt.Errorf("%d inputs, want x and 4 weights, or x and 4 weight-bias pairs", len(n.Inputs))
+	}
+	_, limit := n.Attrs["limit"]
+	if _, alpha := n.Attrs["alpha"]; limit != alpha {
+		return errors.New("limit and alpha come together (gpt-oss's clamped SwiGLU) or not at all")
+	}
+	w := MoEInputs(n)
+	ff := w.Gate.Shape // gate_w [E, F, D]
 	if len(ff) != 3 {
-		return fmt.Errorf("gate_w (%%%d) is %v, want [experts, ff, d]", n.Inputs[3].ID, ff)
+		return fmt.Errorf("gate_w (%%%d) is %v, want [experts, ff, d]", w.Gate.ID, ff)
 	}
 	f := ff[1]
 	want := []struct {
+		in    *Node
 		shape Shape
 		what  string
 	}{
-		1: {Shape{e, d}, "router_w"}, 2: {Shape{e}, "router_b"},
-		3: {Shape{e, f, d}, "gate_w"}, 4: {Shape{e, f}, "gate_b"},
-		5: {Shape{e, f, d}, "up_w"}, 6: {Shape{e, f}, "up_b"},
-		7: {Shape{e, d, f}, "down_w"}, 8: {Shape{e, d}, "down_b"},
+		{w.Router, Shape{e, d}, "router_w"}, {w.RouterBias, Shape{e}, "router_b"},
+		{w.Gate, Shape{e, f, d}, "gate_w"}, {w.GateBias, Shape{e, f}, "gate_b"},
+		{w.Up, Shape{e, f, d}, "up_w"}, {w.UpBias, Shape{e, f}, "up_b"},
+		{w.Down, Shape{e, d, f}, "down_w"}, {w.DownBias, Shape{e, d}, "down_b"},
 	}
-	for i := 1; i < len(want); i++ {
-		in := n.Inputs[i]
-		if !in.Shape.Equal(want[i].shape) || in.DType == I32 || in.DType == None {
-			return fmt.Errorf("%s (%%%d) is %s%v, want %v", want[i].what, in.ID, in.DType, in.Shape, want[i].shape)
+	for _, c := range want {
+		if c.in == nil {
+			continue
+		}
+		if !c.in.Shape.Equal(c.shape) || c.in.DType == I32 || c.in.DType == None {
+			return fmt.Errorf("%s (%%%d) is %s%v, want %v", c.what, c.in.ID, c.in.DType, c.in.Shape, c.shape)
 		}
 	}
 	return result(n, F32, Shape{rows, d})

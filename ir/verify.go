@@ -126,9 +126,9 @@ func checkAttrValues(where string, attrs map[string]any, kinds map[string]string
 		}
 		kind := typeName(v)
 		switch v.(type) {
-		case int64, float64, string, bool, []int64:
+		case int64, float64, string, bool, []int64, []float64:
 		default:
-			return fmt.Errorf("%s %s has type %s; want int64, float64, string, bool or []int64", where, k, kind)
+			return fmt.Errorf("%s %s has type %s; want int64, float64, string, bool, []int64 or []float64", where, k, kind)
 		}
 		if want, ok := kinds[k]; ok && want != kind {
 			return fmt.Errorf("%s %s has type %s, want %s", where, k, kind, want)

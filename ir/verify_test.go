@@ -69,6 +69,15 @@ func TestVerifyRejects(t *testing.T) {
 		{"layernorm bias", "fused.ir", `layernorm(%38, %4, %5)`, `layernorm(%38, %4, %31)`, "%39 layernorm: norm bias (%31)"},
 		{"gelu result", "fused.ir", `%29 = gelu(%28) f32[T,48]`, `%29 = gelu(%28) f16[T,48]`, "%29 gelu: result f16[T,48], want f32[T,48]"},
 		{"negative eps", "fused.ir", `%39 = layernorm(%38, %4, %5) f32[T,64] {eps=1e-05}`, `%39 = layernorm(%38, %4, %5) f32[T,64] {eps=-1e-05}`, "%39 layernorm: eps -1e-05 < 0"},
+		{"head norm weight", "qknorm.ir", `head_rmsnorm(%12, %9)`, `head_rmsnorm(%12, %5)`, "%15 head_rmsnorm: norm weight (%5) is f16[64,64], want a float vector [16]"},
+		{"head norm heads", "qknorm.ir", `{eps=1e-06 head_dim=16 heads=2}`, `{eps=1e-06 head_dim=16 heads=3}`, "%15 head_rmsnorm: x cols 32 ≠ heads·head_dim 48"},
+		{"norm_rope positions", "qknorm.ir", `norm_rope(%11, %8, %1)`, `norm_rope(%11, %8, %8)`, "%14 norm_rope: positions (%8)"},
+		{"freq_factors length", "qknorm.ir", `freq_factors=[1.0,1.0,2.5,8.0]`, `freq_factors=[1.0,2.5,8.0]`, "%14 norm_rope: 3 freq_factors, want rot_dim/2 = 4"},
+		{"freq_factors sign", "qknorm.ir", `freq_factors=[1.0,1.0,2.5,8.0]`, `freq_factors=[1.0,1.0,-2.5,8.0]`, "freq_factors hold -2.5"},
+		{"freq_scale", "qknorm.ir", `freq_scale=0.125`, `freq_scale=0.0`, "%16 rope: freq_scale 0"},
+		{"geglu operands", "qknorm.ir", `geglu(%20, %21)`, `geglu(%20, %17)`, "%22 geglu: gate [T,48] and up [T,64] differ"},
+		{"moe clamp half", "qknorm.ir", `{experts=4 top_k=2}`, `{experts=4 limit=7.0 top_k=2}`, "%27 moe: limit and alpha come together"},
+		{"moe without biases down", "qknorm.ir", `%24, %25, %26)`, `%24, %25, %24)`, "%27 moe: down_w (%24) is f16[4,32,48], want [4,48,32]"},
 		{"bad attr name", "fused.ir", `{alpha=1.702`, `{x/y=1 alpha=1.702`, "col"},
 	}
 	for _, c := range cases {

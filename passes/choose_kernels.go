@@ -104,10 +104,10 @@ func routesMoE(n *ir.Node, users map[*ir.Node][]*ir.Node) bool {
 		return false
 	}
 	m := users[normed][0]
-	if m.Op != ir.OpMoE || m.Inputs[0] != normed || len(m.Inputs[3].Shape) != 3 || m.Str("kernel") != ir.KernelQ8 {
+	if m.Op != ir.OpMoE || m.Inputs[0] != normed || len(ir.MoEInputs(m).Gate.Shape) != 3 || m.Str("kernel") != ir.KernelQ8 {
 		return false
 	}
-	dt := m.Inputs[1].DType
+	dt := ir.MoEInputs(m).Router.DType
 	return dt == ir.F32 || dt == ir.F16 || dt == ir.BF16
 }
 
@@ -158,7 +158,8 @@ func intDot(n *ir.Node) bool {
 // top_k dividing MoEWarps (moe_down_sum_q8 gives each chosen expert the
 // same number of warps).
 func (c *kernelChooser) moeIntDot(n *ir.Node) bool {
-	x, wg, wd := n.Inputs[0], n.Inputs[3], n.Inputs[7]
+	w := ir.MoEInputs(n)
+	x, wg, wd := n.Inputs[0], w.Gate, w.Down
 	gate, down := IntDotGroups[wg.DType], IntDotGroups[wd.DType]
 	return gate != 0 && down != 0 && x.Shape[len(x.Shape)-1]%gate == 0 &&
 		wd.Shape[len(wd.Shape)-1]%down == 0 && n.Int("top_k") > 0 && MoEWarps%n.Int("top_k") == 0

@@ -8,12 +8,16 @@ import (
 
 // foldRoPE moves the ropes of a qkv node's q and k parts into the qkv
 // kernel's epilogue: the qkv node takes the ropes' attributes (rope_mode,
-// heads, kv_heads, head_dim, rot_dim, base, yarn_*; see ir.OpQKV) and the
-// positions input, and its parts 0 and 1 come out roped. That saves two
-// kernels and a round trip of q and k through memory per layer. It folds
-// only when each of the two parts is read by exactly one rope and nothing
-// else, and the two ropes agree on everything but their head count.
+// heads, kv_heads, head_dim, rot_dim, base, yarn_*, freq_*; see ir.OpQKV)
+// and the positions input, and its parts 0 and 1 come out roped. That saves
+// two kernels and a round trip of q and k through memory per layer. It
+// folds only when each of the two parts is read by exactly one rope and
+// nothing else, and the two ropes agree on everything but their head count.
+// Where a per-head norm sits between a part and its rope (a q/k norm), the
+// rotation cannot come out of the qkv kernel, whose threads see no whole
+// head: the norm and the rope become one norm_rope instead.
 func foldRoPE(g *ir.Graph) error {
+	foldNormRoPE(g)
 	use := users(g)
 	views := map[*ir.Node][]*ir.Node{} // packed node → its views
 	for _, n := range g.Nodes {
@@ -89,8 +93,32 @@ func sameRotation(q, k *ir.Node) bool {
 // foldableRoPEAttr lists the rope attributes ir.OpQKV documents.
 func foldableRoPEAttr(key string) bool {
 	switch key {
-	case "mode", "heads", "head_dim", "rot_dim", "base":
+	case "mode", "heads", "head_dim", "rot_dim", "base", "freq_scale", "freq_factors":
 		return true
 	}
 	return strings.HasPrefix(key, "yarn_")
+}
+
+// foldNormRoPE makes each rope of a head_rmsnorm that nothing else reads one
+// norm_rope node: one kernel and one round trip of q or k fewer.
+func foldNormRoPE(g *ir.Graph) {
+	use := users(g)
+	dead := map[*ir.Node]bool{}
+	for _, r := range g.Nodes {
+		if r.Op != ir.OpRoPE || r.Inputs[0].Op != ir.OpHeadRMSNorm || len(use[r.Inputs[0]]) != 1 {
+			continue
+		}
+		norm := r.Inputs[0]
+		attrs := map[string]any{"eps": norm.Attrs["eps"]}
+		for k, v := range r.Attrs {
+			attrs[k] = v
+		}
+		nr := g.Add(ir.OpNormRoPE, ir.F32, r.Shape, attrs, norm.Inputs[0], norm.Inputs[1], r.Inputs[1])
+		replaceUses(g, r, nr)
+		dead[r], dead[norm] = true, true
+	}
+	if len(dead) > 0 {
+		removeNodes(g, dead)
+		restoreOrder(g)
+	}
 }

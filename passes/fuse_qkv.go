@@ -6,8 +6,9 @@ import "github.com/llama-orch/orc/ir"
 // qkv(x, wq, wk, wv [, bq, bk, bv]) node with parts [q, k, v] and a view per
 // part: one kernel reads x once for all three. Two forms fuse:
 //   - linear(x, wq), linear(x, wk), linear(x, wv) of the same x, each maybe
-//     through a rope. Biases move with their weights; projections with some
-//     but not all biases stay unfused.
+//     through a rope, and q and k maybe through a per-head norm before it
+//     (head_rmsnorm: Qwen3's and Gemma 3's q/k norm). Biases move with their
+//     weights; projections with some but not all biases stay unfused.
 //   - phi3's and gpt2's packed attn_qkv: split{parts=[q,k,v]}(linear(x, w
 //     [, b])) read by the attention through views (and ropes). The weight
 //     and bias become three row ranges of the one stored tensor
@@ -55,11 +56,9 @@ func fuseQKV(g *ir.Graph) error {
 }
 
 // projection finds the linear behind an attention input, looking through
-// a rope; nil when there is none.
+// a rope and a per-head norm; nil when there is none.
 func projection(n *ir.Node) *ir.Node {
-	if n.Op == ir.OpRoPE {
-		n = n.Inputs[0]
-	}
+	n = behindRoPE(n)
 	if n.Op != ir.OpLinear {
 		return nil
 	}
@@ -86,10 +85,7 @@ func fusableQKV(p [3]*ir.Node) bool {
 func packedProjection(a *ir.Node, use map[*ir.Node][]*ir.Node) *ir.Node {
 	var s *ir.Node
 	for i := range 3 {
-		v := a.Inputs[i]
-		if v.Op == ir.OpRoPE {
-			v = v.Inputs[0]
-		}
+		v := behindRoPE(a.Inputs[i])
 		if v.Op != ir.OpView || v.Int("part") != int64(i) || v.Inputs[0].Op != ir.OpSplit {
 			return nil
 		}
@@ -149,4 +145,16 @@ func rowRanges(g *ir.Graph, w *ir.Node, counts []int64) []*ir.Node {
 		first += c
 	}
 	return ranges
+}
+
+// behindRoPE is what an attention input rotates and normalises: n looked
+// through a rope, then through a head_rmsnorm.
+func behindRoPE(n *ir.Node) *ir.Node {
+	if n.Op == ir.OpRoPE {
+		n = n.Inputs[0]
+	}
+	if n.Op == ir.OpHeadRMSNorm {
+		n = n.Inputs[0]
+	}
+	return n
 }

@@ -5,13 +5,13 @@
 #
 #   bash scripts/gpu_acceptance.sh OUTDIR [STEP...]
 #
-# Steps (default: all): harness runtime hf agree sample qwen serve phi3 gptoss full. Each writes
+# Steps (default: all): harness runtime hf agree sample qwen serve phi3 gptoss full recent. Each writes
 # its log to OUTDIR/STEP.log; a summary of what passed goes to
 # OUTDIR/summary.txt. ORC_BUNDLE names another bundle directory.
 set -uo pipefail
 out=${1:?usage: gpu_acceptance.sh OUTDIR [STEP...]}
 shift
-steps=${*:-harness runtime hf agree sample qwen serve phi3 gptoss full}
+steps=${*:-harness runtime hf agree sample qwen serve phi3 gptoss full recent}
 b=${ORC_BUNDLE:-.gpu/bundle}
 work=/tmp/orc-acceptance
 mkdir -p "$out" "$work"
@@ -26,7 +26,8 @@ step_runtime() { # driver layer, graphs, OOM paths, upload integrity, fault inje
 }
 step_hf() { # the --hf-dir export loads in transformers and equals the committed goldens
 	local p
-	for p in llama-tiny qwen2.5-0.5b-tiny phi-3-mini-4k-tiny gpt2-small-tiny gpt-oss-20b-tiny; do
+	for p in llama-tiny qwen2.5-0.5b-tiny phi-3-mini-4k-tiny gpt2-small-tiny gpt-oss-20b-tiny \
+		qwen3-tiny qwen3-30b-a3b-tiny gemma-3-tiny llama-3.2-1b-tiny; do
 		$b/orcc synth --force --preset $p --quant f32 --seed 1 -o $work/$p.gguf --hf-dir $work/$p.hf >/dev/null || return 1
 		python3 scripts/reference_logits.py hf --hf-dir $work/$p.hf --out $work/$p.hf.json --name $p || return 1
 		python3 scripts/reference_logits.py compare testdata/reference/$p.json $work/$p.hf.json || return 1
@@ -36,7 +37,7 @@ step_agree() { # whole models on the GPU against the CPU device and transformers
 	local p rc=0 ref=$work/reference agree="$b/codegen.test -test.v -test.timeout 20m"
 	mkdir -p $ref && cp testdata/reference/*.json $ref/
 	# transformers goldens of the f16 tiny presets, made while the GPU works
-	for p in llama-tiny qwen2.5-0.5b-tiny phi-3-mini-4k-tiny gpt2-small-tiny; do
+	for p in llama-tiny qwen2.5-0.5b-tiny phi-3-mini-4k-tiny gpt2-small-tiny qwen3-tiny qwen3-30b-a3b-tiny gemma-3-tiny llama-3.2-1b-tiny; do
 		$b/orcc synth --force --preset $p --quant f16 --seed 1 -o $work/$p-f16.gguf 2>/dev/null &&
 			python3 scripts/reference_logits.py gguf --gguf $work/$p-f16.gguf --name $p --out $ref/$p-f16.json >$work/$p-f16.ref.log 2>&1 &
 	done
@@ -61,7 +62,8 @@ sys.exit(got["ids"] != want["ids"])' $work/stories.json testdata/reference/stori
 step_full() { # full-size presets on the GPU against transformers directly, 64 greedy steps each
 	local m n rc=0
 	for m in "qwen2.5-0.5b f16" "qwen2.5-0.5b q4_0" "qwen2.5-0.5b q4_k_m" "gpt2-small f16" "gpt2-small q4_k_m" \
-		"phi-3-mini-4k q4_k_m" "llama-2-7b q4_k_m"; do
+		"phi-3-mini-4k q4_k_m" "llama-2-7b q4_k_m" "qwen3-0.6b f16" "qwen3-0.6b q4_k_m" "gemma-3-1b f16" \
+		"gemma-3-1b q4_k_m" "llama-3.2-1b f16" "llama-3.2-1b q4_k_m" "qwen3-8b q4_k_m" "llama-3.1-8b q4_k_m"; do
 		set -- $m
 		n=$1-$2
 		echo "== $n"
@@ -98,6 +100,13 @@ step_gptoss() { # gpt-oss-20b: 2 layers at real widths vs transformers, then the
 			$b/codegen.test -test.run '^TestGPUModelFile$' -test.v; } || rc=1
 	{ model gpt-oss-20b mxfp4 &&
 		$b/orcrun bench --plan $work/gpt-oss-20b.plan --ctx 8192 --runs 3 --json | tee "$out/bench-gptoss.json"; } || rc=1
+	return $rc
+}
+step_recent() { # the full-size Qwen3, Qwen3-MoE, Gemma 3 and Llama 3.1 presets (Q4_K_M) run orcrun bench
+	local m rc=0
+	for m in qwen3-8b qwen3-30b-a3b gemma-3-4b llama-3.1-8b; do
+		{ model $m q4_k_m && $b/orcrun bench --plan $work/$m.plan --runs 3 --json | tee "$out/bench-$m.json"; } || rc=1
+	done
 	return $rc
 }
 step_serve() { # serving on the GPU: the haiku request twice, then latency through HTTP

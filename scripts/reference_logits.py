@@ -7,7 +7,8 @@ TF32 or reduced-precision kernel blurs the reference.
 Three modes:
 
   gguf     --gguf FILE.gguf --out FILE.json [--name NAME]
-           Converts an F32/F16 GGUF of llama, qwen2, phi3, gpt2 or gpt-oss
+           Converts an F32/F16 GGUF of llama (Llama 3's rope_freqs too),
+           qwen2, phi3, gpt2, gpt-oss, qwen3, qwen3moe or gemma3
            (e.g. `orcc synth --quant f32`) to the transformers model of its
            architecture (float32, eager attention), feeds a fixed 16-token
            prompt, then 8 greedy decode steps with the KV cache. Writes the
@@ -15,10 +16,11 @@ Three modes:
            them when the vocabulary is small, else the top 64, a fixed probe
            of 512 ids, and the log-sum-exp of the whole row).
 
-  hf       --hf-dir DIR --out FILE.json [--name NAME] [--steps 8]
+  hf       --hf-dir DIR --out FILE.json [--name NAME] [--steps 8] [--gguf FILE]
            The same golden from an `orcc synth --hf-dir` export, loaded with
            AutoModelForCausalLM (full-size presets too: 64 steps for the
-           acceptance's greedy agreement).
+           acceptance's greedy agreement); --gguf records the exported
+           file's sha256 (the q4_k_m goldens the CPU tests compare with).
 
   compare  A.json B.json [--tol 1e-4]
            Two goldens of one model agree: same greedy ids, logits within tol
@@ -45,6 +47,7 @@ import sys
 import numpy as np
 import torch
 
+GEMMA3_LOCAL_BASE = 10000.0  # llama.cpp's rope_freq_base_train_swa, HF's rope_local_base_freq
 PREFILL = 16
 DECODE = 8
 FULL_LOGITS_MAX_VOCAB = 4096  # above this a golden keeps top-k + probes
@@ -117,11 +120,21 @@ def cmd_hf(a):
     model = AutoModelForCausalLM.from_pretrained(
         a.hf_dir, dtype=torch.float32, attn_implementation="eager").eval()
     rp = json.load(open(os.path.join(a.hf_dir, "config.json"))).get("rope_parameters")
-    if rp:
+    c = model.config
+    rot = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
+    base = lambda theta: 1.0 / theta ** (np.arange(0, rot, 2) / rot)
+    if rp and "full_attention" in rp:  # Gemma 3: RoPE per layer type
+        wants = {t: base(r["rope_theta"]) / r.get("factor", 1.0) for t, r in rp.items()}
+        check_inv_freqs(model, wants)
+    elif rp and rp["rope_type"] == "llama3":
+        want = llama3_inv_freq(rot, rp["rope_theta"], rp["factor"], rp["low_freq_factor"], rp["high_freq_factor"],
+                               rp["original_max_position_embeddings"])
+        check_inv_freqs(model, {"llama3": want})
+    elif rp:
         yarn = (rp["factor"], rp["original_max_position_embeddings"]) if rp["rope_type"] == "yarn" else None
-        c = model.config
-        check_rope(model, getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads, rp["rope_theta"], yarn)
-    emit_golden(model, model.config.vocab_size, a.name or model.config.model_type, a.out, {}, a.steps)
+        check_rope(model, rot, rp["rope_theta"], yarn)
+    extra = {"gguf_sha256": hashlib.sha256(open(a.gguf, "rb").read()).hexdigest()} if a.gguf else {}
+    emit_golden(model, model.config.vocab_size, a.name or model.config.model_type, a.out, extra, a.steps)
 
 
 # --- GGUF (enough of it for an all-F32/F16 llama) ---------------------------
@@ -288,8 +301,39 @@ def check_rope(model, rot, theta, yarn=None):
                  f"want {want}; attention scaling {scale}")
 
 
+def inv_freq_buffers(model):
+    """Every rotary inv_freq buffer of the model, by name (Gemma 3 keeps one
+    per layer type; how they are named changed across releases)."""
+    return {n: b.double().cpu().numpy() for n, b in model.named_buffers() if n.endswith("inv_freq")}
+
+
+def check_inv_freqs(model, wants):
+    """Exits unless every rotary inv_freq buffer equals one of the wanted
+    frequency vectors (name -> array) and every wanted vector is present."""
+    got = inv_freq_buffers(model)
+    seen = set()
+    for n, inv in got.items():
+        match = [w for w, want in wants.items() if len(want) == len(inv) and np.allclose(inv, want, rtol=1e-5)]
+        if not match:
+            sys.exit(f"rotary buffer {n} {inv[:4]}... matches none of {', '.join(wants)}")
+        seen.update(match)
+    if seen != set(wants):
+        sys.exit(f"rotary frequencies {sorted(set(wants) - seen)} not found among buffers {sorted(got)}")
+
+
+def llama3_inv_freq(rot, theta, factor, low, high, orig):
+    """transformers' _compute_llama3_parameters."""
+    inv = 1.0 / theta ** (np.arange(0, rot, 2) / rot)
+    wavelen = 2 * math.pi / inv
+    smooth = (orig / wavelen - low) / (high - low)
+    smoothed = (1 - smooth) * inv / factor + smooth * inv
+    out = np.where(wavelen > orig / low, inv / factor, inv)
+    mid = (wavelen >= orig / high) & (wavelen <= orig / low)
+    return np.where(mid, smoothed, out)
+
+
 class Converter:
-    """Builds a transformers model from an F32/F16 GGUF of one of orc's five
+    """Builds a transformers model from an F32/F16 GGUF of one of orc's
     architectures, copying every tensor to its Hugging Face name."""
 
     def __init__(self, g):
@@ -315,11 +359,16 @@ class Converter:
         self.head_dim = self.k("attention.key_length", self.n_embd // self.n_head)
         self.vocab = self.g.tensors["token_embd.weight"][0][1]
         self.tied = "output.weight" not in self.g.tensors
-        from transformers import GPT2Config, GPT2LMHeadModel, GptOssConfig, GptOssForCausalLM, LlamaConfig, \
-            LlamaForCausalLM, Phi3Config, Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM
+        self.experts = None  # a fill may lay out experts once it sees the model's parameters
+        from transformers import Gemma3ForCausalLM, Gemma3TextConfig, GPT2Config, GPT2LMHeadModel, GptOssConfig, \
+            GptOssForCausalLM, LlamaConfig, LlamaForCausalLM, Phi3Config, Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, \
+            Qwen3Config, Qwen3ForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM
         build = {"llama": (LlamaConfig, LlamaForCausalLM, self.llama), "qwen2": (Qwen2Config, Qwen2ForCausalLM, self.qwen2),
                  "phi3": (Phi3Config, Phi3ForCausalLM, self.phi3), "gpt2": (GPT2Config, GPT2LMHeadModel, self.gpt2),
-                 "gpt-oss": (GptOssConfig, GptOssForCausalLM, self.gpt_oss)}
+                 "gpt-oss": (GptOssConfig, GptOssForCausalLM, self.gpt_oss),
+                 "qwen3": (Qwen3Config, Qwen3ForCausalLM, self.qwen3),
+                 "qwen3moe": (Qwen3MoeConfig, Qwen3MoeForCausalLM, self.qwen3moe),
+                 "gemma3": (Gemma3TextConfig, Gemma3ForCausalLM, self.gemma3)}
         if a not in build:
             sys.exit(f"architecture {a} is not one of {sorted(build)}")
         cfg_cls, model_cls, fill = build[a]
@@ -327,6 +376,8 @@ class Converter:
         cfg._attn_implementation = "eager"
         model = model_cls(cfg).float().eval()
         params = dict(model.named_parameters())
+        if self.experts is not None:
+            self.experts(params)
         missing = [n for n in params if n not in self.sd and not (self.tied and n == "lm_head.weight")]
         unexpected = [n for n in self.sd if n not in params and n not in model.state_dict()]
         if missing or unexpected:
@@ -347,6 +398,16 @@ class Converter:
         the model really got the GGUF's RoPE base, dims and scaling."""
         if self.arch == "gpt2":
             return
+        rot, theta = self.k("rope.dimension_count", self.head_dim), float(self.k("rope.freq_base", 10000.0))
+        plain = 1.0 / theta ** (np.arange(0, rot, 2) / rot)
+        if self.arch == "gemma3":
+            wants = {"local": 1.0 / GEMMA3_LOCAL_BASE ** (np.arange(0, rot, 2) / rot), "global": plain / self.linear}
+            return check_inv_freqs(model, wants)
+        if "rope_freqs.weight" in self.g.tensors:
+            divisors = self.g.tensor("rope_freqs.weight")
+            if not np.allclose(llama3_inv_freq(rot, theta, *self.llama3), plain / divisors, rtol=1e-5):
+                sys.exit(f"rope_freqs {divisors} is not the llama3 rule of factor/low/high/original {self.llama3}")
+            return check_inv_freqs(model, {"llama3": plain / divisors})
         yarn = None
         if self.arch == "gpt-oss":
             yarn = (self.k("rope.scaling.factor"), self.k("rope.scaling.original_context_length"))
@@ -387,9 +448,93 @@ class Converter:
         # llama.cpp permuted q/k rows for adjacent-pair RoPE; transformers
         # rotates halves.
         self.decoder(self.LLAMA, qk=meta_to_hf)
+        scaling = None
+        if "rope_freqs.weight" in self.g.tensors:
+            # Llama 3: the GGUF holds the llama3 rule's divisors, not its
+            # parameters. Its factor is the largest divisor; low 1, high 4 and
+            # the original context 8192 are every Llama 3.1-3.3's, and
+            # check_rope exits unless they give the file's divisors.
+            factor = float(self.g.tensor("rope_freqs.weight").max())
+            self.llama3 = (factor, 1.0, 4.0, 8192)
+            scaling = {"rope_type": "llama3", "factor": factor, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                       "original_max_position_embeddings": 8192}
         return self.common(cls, intermediate_size=self.k("feed_forward_length"), head_dim=self.head_dim,
                            rms_norm_eps=self.k("attention.layer_norm_rms_epsilon"),
-                           attention_bias="blk.0.attn_q.bias" in self.g.tensors)
+                           attention_bias="blk.0.attn_q.bias" in self.g.tensors, scaling=scaling)
+
+    QWEN3 = dict(LLAMA, **{"attn_q_norm.weight": "self_attn.q_norm.weight", "attn_k_norm.weight": "self_attn.k_norm.weight"})
+
+    def qwen3(self, cls):
+        self.decoder(self.QWEN3)
+        return self.common(cls, intermediate_size=self.k("feed_forward_length"), head_dim=self.head_dim,
+                           rms_norm_eps=self.k("attention.layer_norm_rms_epsilon"), attention_bias=False,
+                           use_sliding_window=False)
+
+    def qwen3moe(self, cls):
+        names = {k: v for k, v in self.QWEN3.items() if not k.startswith("ffn_") or k == "ffn_norm.weight"}
+        names["ffn_gate_inp.weight"] = "mlp.gate.weight"
+        self.decoder(names)
+        self.experts = self.qwen3moe_experts
+        return self.common(cls, intermediate_size=self.k("feed_forward_length"), head_dim=self.head_dim,
+                           moe_intermediate_size=self.k("expert_feed_forward_length"),
+                           num_experts=self.k("expert_count"), num_experts_per_tok=self.k("expert_used_count"),
+                           norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[],
+                           rms_norm_eps=self.k("attention.layer_norm_rms_epsilon"), attention_bias=False,
+                           use_sliding_window=False)
+
+    def qwen3moe_experts(self, params):
+        """Qwen3-MoE's experts as this transformers holds them: one module per
+        expert (4.x: experts.E.{gate,up,down}_proj.weight) or fused 3-D
+        parameters (5.x: experts.gate_up_proj [E, 2F, D] with gate rows
+        first, experts.down_proj [E, D, F])."""
+        for i in range(self.n_layer):
+            p, q = f"blk.{i}.", f"model.layers.{i}.mlp.experts."
+            gate, up = self.g.tensor(p + "ffn_gate_exps.weight"), self.g.tensor(p + "ffn_up_exps.weight")  # [E, F, D]
+            down = self.g.tensor(p + "ffn_down_exps.weight")  # [E, D, F]
+            if q + "gate_up_proj" in params:
+                self.sd[q + "gate_up_proj"] = np.concatenate([gate, up], axis=1)
+                self.sd[q + "down_proj"] = down
+            elif q + "0.gate_proj.weight" in params:
+                for e in range(gate.shape[0]):
+                    self.sd[f"{q}{e}.gate_proj.weight"], self.sd[f"{q}{e}.up_proj.weight"] = gate[e], up[e]
+                    self.sd[f"{q}{e}.down_proj.weight"] = down[e]
+            else:
+                sys.exit(f"qwen3moe: this transformers names its experts neither {q}gate_up_proj nor {q}0.gate_proj.weight")
+
+    GEMMA3 = dict(QWEN3, **{"ffn_norm.weight": "pre_feedforward_layernorm.weight",
+                            "post_attention_norm.weight": "post_attention_layernorm.weight",
+                            "post_ffw_norm.weight": "post_feedforward_layernorm.weight"})
+
+    def gemma3(self, cls):
+        # llama.cpp's converter stored every Gemma norm weight as 1 + w;
+        # Gemma3RMSNorm multiplies by (1 + w) itself.
+        self.decoder(self.GEMMA3)
+        for n in list(self.sd):
+            if "norm" in n:
+                self.sd[n] = self.sd[n] - 1.0
+        n_layer, theta = self.n_layer, float(self.k("rope.freq_base"))
+        types = ["sliding_attention" if i % 6 < 5 else "full_attention" for i in range(n_layer)]  # llama.cpp's pattern 6
+        self.linear = 1.0
+        global_rope = {"rope_type": "default", "rope_theta": theta}
+        scaling = None
+        if self.kv.get("gemma3.rope.scaling.type") == "linear":
+            self.linear = float(self.k("rope.scaling.factor"))
+            global_rope = {"rope_type": "linear", "factor": self.linear, "rope_theta": theta}
+            scaling = {"rope_type": "linear", "factor": self.linear}
+        # llama.cpp: attention scale 1/sqrt(head_dim), but n_embd/n_head for 27B (62 layers).
+        qpas = self.n_embd // self.n_head if n_layer == 62 else self.head_dim
+        kw = dict(vocab_size=self.vocab, hidden_size=self.n_embd, intermediate_size=self.k("feed_forward_length"),
+                  num_hidden_layers=n_layer, num_attention_heads=self.n_head, num_key_value_heads=self.n_kv,
+                  head_dim=self.head_dim, max_position_embeddings=self.k("context_length"),
+                  rms_norm_eps=self.k("attention.layer_norm_rms_epsilon"), sliding_window=self.k("attention.sliding_window"),
+                  layer_types=types, query_pre_attn_scalar=qpas, hidden_activation="gelu_pytorch_tanh",
+                  final_logit_softcapping=None, attn_logit_softcapping=None, tie_word_embeddings=self.tied)
+        if "rope_parameters" in inspect.signature(cls.__init__).parameters:
+            kw["rope_parameters"] = {"full_attention": global_rope,
+                                     "sliding_attention": {"rope_type": "default", "rope_theta": GEMMA3_LOCAL_BASE}}
+        else:
+            kw.update(rope_theta=theta, rope_local_base_freq=GEMMA3_LOCAL_BASE, rope_scaling=scaling)
+        return kw
 
     def qwen2(self, cls):
         self.decoder(self.LLAMA)
@@ -525,6 +670,7 @@ def main():
     h.add_argument("--out", required=True)
     h.add_argument("--name")
     h.add_argument("--steps", type=int, default=DECODE, help="greedy decode steps after the prompt")
+    h.add_argument("--gguf", help="the GGUF the export was made from: its sha256 goes into the golden")
     c = sub.add_parser("gguf", help="golden logits of an F32/F16 GGUF converted to transformers")
     c.add_argument("--gguf", required=True)
     c.add_argument("--out", required=True)

@@ -22,7 +22,8 @@ import (
 // architectures at real widths with fewer layers (TestGPUFullPresetsMatchCPU).
 
 var (
-	agreePresets = []string{"llama-tiny", "qwen2.5-0.5b-tiny", "phi-3-mini-4k-tiny", "gpt2-small-tiny"}
+	agreePresets = []string{"llama-tiny", "qwen2.5-0.5b-tiny", "phi-3-mini-4k-tiny", "gpt2-small-tiny",
+		"qwen3-tiny", "qwen3-30b-a3b-tiny", "gemma-3-tiny", "llama-3.2-1b-tiny"}
 	agreeQuants  = []synth.Quant{synth.QuantF16, synth.QuantQ4_0, synth.QuantQ4KM}
 	// fullPresets keep real widths, heads, FF and vocabulary; the layer
 	// cuts keep the CPU device's side (all 12 configs, 16 cores) within
@@ -32,6 +33,10 @@ var (
 		{preset: "qwen2.5-0.5b", layers: 4},
 		{preset: "phi-3-mini-4k", layers: 2}, // layer 0 has the Q4_K down, layer 1 the Q6_K (use_more_bits)
 		{preset: "gpt2-small", layers: 4},
+		{preset: "qwen3-8b", layers: 1},
+		{preset: "qwen3-30b-a3b", layers: 2}, // layer 1's ffn_down_exps are Q6_K (use_more_bits)
+		{preset: "gemma-3-4b", layers: 6},    // five sliding layers and the first global one
+		{preset: "llama-3.1-8b", layers: 1},
 	}
 )
 

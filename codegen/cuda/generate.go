@@ -204,6 +204,12 @@ func (e *emitter) node(n *ir.Node) ([]plans.Launch, error) {
 		return e.attention(n)
 	case ir.OpMoE:
 		return e.moe(n)
+	case ir.OpHeadRMSNorm, ir.OpNormRoPE:
+		return e.headNorm(n)
+	case ir.OpGEGLU:
+		return e.geglu(n)
+	case ir.OpScale:
+		return e.scale(n)
 	}
 	return nil, fmt.Errorf("op %s has no CUDA kernel yet", n.Op)
 }

@@ -37,7 +37,7 @@ type moeScratch struct{ sel, gw, cnt, list, h, ys, hq, hs, logit, xh plans.Arg }
 
 // moeScratchOf is moeScratchArgs for MoE node m.
 func (e *emitter) moeScratchOf(m *ir.Node) moeScratch {
-	x, wg := m.Inputs[0], m.Inputs[3]
+	x, wg := m.Inputs[0], ir.MoEInputs(m).Gate
 	return e.moeScratchArgs(m.Int("experts"), m.Int("top_k"), x.Shape[len(x.Shape)-1], wg.Shape[1])
 }
 
@@ -71,10 +71,31 @@ func (ls *launches) add(l []plans.Launch, err error) error {
 // pass gave q8. Prefill runs the expert GEMMs on tensor cores.
 func (e *emitter) moeTakesIntDot(n *ir.Node) bool { return e.kernelOf(n) == ir.KernelQ8 }
 
-// moe(x, wr, br, wg, bg, wu, bu, wd, bd): route, (prefill) list each
-// expert's tokens, gate+up with the clamped SwiGLU, down, weighted sum; see
-// moe.cu.tmpl. Expert matrices are [E, rows, cols] tensors read through one
-// accessor over the whole tensor.
+// moeBias adds bias b (nil: the model has none) to c as parameter name and
+// returns its accessor: B_none for an absent one.
+func (e *emitter) moeBias(c *call, name string, b *ir.Node, want int64) (accessor, error) {
+	if b == nil {
+		c.null()
+		return noWeight, nil
+	}
+	c.ptr(e, cWeight, name, b)
+	return e.vectorAccessor(b, want)
+}
+
+// optPtr adds weight w as parameter name, or a null pointer where the model
+// has no such tensor (an absent bias, read through B_none).
+func optPtr(e *emitter, c *call, name string, w *ir.Node) {
+	if w == nil {
+		c.null()
+		return
+	}
+	c.ptr(e, cWeight, name, w)
+}
+
+// moe(x, wr [, br], wg [, bg], wu [, bu], wd [, bd]): route, (prefill)
+// list each expert's tokens, gate+up with the experts' SwiGLU, down,
+// weighted sum; see moe.cu.tmpl. Expert matrices are [E, rows, cols]
+// tensors read through one accessor over the whole tensor.
 func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	x := n.Inputs[0]
 	d, err := activation(x)
@@ -82,10 +103,11 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 		return nil, err
 	}
 	experts, k := n.Int("experts"), n.Int("top_k")
-	if k < 1 || k > experts || experts > 64 {
-		return nil, fmt.Errorf("experts %d, top_k %d: want 1 ≤ top_k ≤ experts ≤ 64", experts, k)
+	if k < 1 || k > experts || experts > 128 {
+		return nil, fmt.Errorf("experts %d, top_k %d: want 1 ≤ top_k ≤ experts ≤ 128", experts, k)
 	}
-	wr, br := n.Inputs[1], n.Inputs[2]
+	mw := ir.MoEInputs(n)
+	wr, br := mw.Router, mw.RouterBias
 	ra, rout, err := e.matrix(wr, d)
 	if err != nil {
 		return nil, err
@@ -93,11 +115,13 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	if rout != experts {
 		return nil, fmt.Errorf("router %q has %d rows, want %d experts", wr.Str("name"), rout, experts)
 	}
-	rba, err := e.vectorAccessor(br, experts)
-	if err != nil {
-		return nil, err
+	rba := noWeight
+	if br != nil {
+		if rba, err = e.vectorAccessor(br, experts); err != nil {
+			return nil, err
+		}
 	}
-	wg, wu, wd := n.Inputs[3], n.Inputs[5], n.Inputs[7]
+	wg, wu, wd := mw.Gate, mw.Up, mw.Down
 	if len(wg.Shape) != 3 || wg.Shape[0] != experts || wg.Shape[2] != d {
 		return nil, fmt.Errorf("gate experts %q are %v, want [%d, F, %d]", wg.Str("name"), wg.Shape, experts, d)
 	}
@@ -108,12 +132,15 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	var accs [3]accessor // gate, up, down
 	var biasAccs [3]accessor
 	for i, want := range []ir.Shape{{experts, f, d}, {experts, f, d}, {experts, d, f}} {
-		w, b := n.Inputs[3+2*i], n.Inputs[4+2*i]
+		w, b := [3]*ir.Node{wg, wu, wd}[i], [3]*ir.Node{mw.GateBias, mw.UpBias, mw.DownBias}[i]
 		if !want.Equal(w.Shape) {
 			return nil, fmt.Errorf("expert weight %q is %v, want %v", w.Str("name"), w.Shape, want)
 		}
 		if accs[i], err = e.accessor(w); err != nil {
 			return nil, err
+		}
+		if b == nil {
+			continue
 		}
 		if biasAccs[i], err = e.vectorAccessor(b, want[0]*want[1]); err != nil {
 			return nil, err
@@ -126,9 +153,11 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	if rows != 0 {
 		return nil, fmt.Errorf("input is %v, want [T, %d]", x.Shape, d)
 	}
-	cfg := e.kernels.config("Moe",
-		fmt.Sprintf("static constexpr int E = %d, K = %d, D = %d, F = %d, MT = %d;", experts, k, d, f, e.maxTokens),
-		fmt.Sprintf("static constexpr float LIMIT = %s, ALPHA = %s;", cFloat(n.Float("limit")), cFloat(n.Float("alpha"))))
+	members := []string{fmt.Sprintf("static constexpr int E = %d, K = %d, D = %d, F = %d, MT = %d;", experts, k, d, f, e.maxTokens)}
+	if n.Clamped() {
+		members = append(members, fmt.Sprintf("static constexpr float LIMIT = %s, ALPHA = %s;", cFloat(n.Float("limit")), cFloat(n.Float("alpha"))))
+	}
+	cfg := e.kernels.config("Moe", members...)
 	s := e.moeScratchOf(n)
 	if e.moeTakesIntDot(n) {
 		return e.moeDecodeQ8(n, cfg, s, ra, rba, accs[0].dotted(), biasAccs[0], accs[2].dotted(), biasAccs[2], d, f, experts)
@@ -137,7 +166,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 
 	route := &call{}
 	route.ptr(e, cWeight, "wr", wr)
-	route.ptr(e, cWeight, "br", br)
+	optPtr(e, route, "br", br)
 	route.ptr(e, cIn, "x", x)
 	route.arg("int* __restrict__", "sel", s.sel)
 	route.arg(cOut, "gw", s.gw)
@@ -169,10 +198,10 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 		gemv := func(w0, b0, w1, b1 *ir.Node, in, out plans.Arg, acc, bacc accessor, inW, outW int64, gated bool) error {
 			c := &call{}
 			c.ptr(e, cWeight, "w0", w0)
-			c.ptr(e, cWeight, "b0", b0)
+			optPtr(e, c, "b0", b0)
 			if gated {
 				c.ptr(e, cWeight, "w1", w1)
-				c.ptr(e, cWeight, "b1", b1)
+				optPtr(e, c, "b1", b1)
 			} else {
 				c.null()
 				c.null()
@@ -183,10 +212,10 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 			g := grid{b: [3]int64{ceilDiv(outW, moeWarps), k, 1}}
 			return ls.add(e.emit(c, "moe_expert_gemv", moeWarps*32, g, moeExpertArgs{Cfg: cfg, W: acc, B: bacc, In: inW, Out: outW, Gated: gated}))
 		}
-		if err := gemv(wg, n.Inputs[4], wu, n.Inputs[6], xa, s.h, accs[0], biasAccs[0], d, f, true); err != nil {
+		if err := gemv(wg, mw.GateBias, wu, mw.UpBias, xa, s.h, accs[0], biasAccs[0], d, f, true); err != nil {
 			return nil, err
 		}
-		if err := gemv(wd, n.Inputs[8], nil, nil, s.h, s.ys, accs[2], biasAccs[2], f, d, false); err != nil {
+		if err := gemv(wd, mw.DownBias, nil, nil, s.h, s.ys, accs[2], biasAccs[2], f, d, false); err != nil {
 			return nil, err
 		}
 	}
@@ -206,7 +235,7 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 
 // moeGEMMs are a prefill MoE's expert products on tensor cores
 // (moe.cu.tmpl): x to f16, then per expert over its listed slots gate+up
-// with the clamped SwiGLU into h in f16, and down with its bias into ys.
+// with the experts' SwiGLU into h in f16, and down with its bias into ys.
 func (e *emitter) moeGEMMs(n *ir.Node, cfg string, s moeScratch, accs, biasAccs [3]accessor, x plans.Arg, d, f, experts int64) ([]plans.Launch, error) {
 	var ls launches
 	conv := &call{}
@@ -220,11 +249,12 @@ func (e *emitter) moeGEMMs(n *ir.Node, cfg string, s moeScratch, accs, biasAccs 
 		return grid{a: [3]int64{0, 1, 0}, b: [3]int64{cols, 0, experts}, div: [3]int64{0, moeBM, 0}}
 	}
 	hh := s.h // f16 here, half of the decode's f32 h
+	mw := ir.MoEInputs(n)
 	gateUp := &call{}
-	gateUp.ptr(e, cWeight, "wg", n.Inputs[3])
-	gateUp.ptr(e, cWeight, "bg", n.Inputs[4])
-	gateUp.ptr(e, cWeight, "wu", n.Inputs[5])
-	gateUp.ptr(e, cWeight, "bu", n.Inputs[6])
+	gateUp.ptr(e, cWeight, "wg", mw.Gate)
+	optPtr(e, gateUp, "bg", mw.GateBias)
+	gateUp.ptr(e, cWeight, "wu", mw.Up)
+	optPtr(e, gateUp, "bu", mw.UpBias)
 	gateUp.arg("const __half* __restrict__", "xh", s.xh)
 	gateUp.arg(cInts, "cnt", s.cnt)
 	gateUp.arg(cInts, "list", s.list)
@@ -234,8 +264,8 @@ func (e *emitter) moeGEMMs(n *ir.Node, cfg string, s moeScratch, accs, biasAccs 
 		return nil, err
 	}
 	down := &call{}
-	down.ptr(e, cWeight, "wd", n.Inputs[7])
-	down.ptr(e, cWeight, "bd", n.Inputs[8])
+	down.ptr(e, cWeight, "wd", mw.Down)
+	optPtr(e, down, "bd", mw.DownBias)
 	down.arg("const __half* __restrict__", "hh", hh)
 	down.arg(cInts, "cnt", s.cnt)
 	down.arg(cInts, "list", s.list)
@@ -252,11 +282,11 @@ func (e *emitter) moeGEMMs(n *ir.Node, cfg string, s moeScratch, accs, biasAccs 
 // (else a quantize_x8 launch).
 func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa, ba, da, dba accessor, d, f, experts int64) ([]plans.Launch, error) {
 	var ls launches
-	x := n.Inputs[0]
+	x, mw := n.Inputs[0], ir.MoEInputs(n)
 	if e.scratchHolds.routes != n {
 		logits := &call{}
-		logits.ptr(e, cWeight, "wr", n.Inputs[1])
-		logits.ptr(e, cWeight, "br", n.Inputs[2])
+		logits.ptr(e, cWeight, "wr", mw.Router)
+		optPtr(e, logits, "br", mw.RouterBias)
 		logits.ptr(e, cIn, "x", x)
 		logits.arg(cOut, "logit", s.logit)
 		if err := ls.add(e.emit(logits, "moe_logits", passes.LinThreads, gridFixed(experts), moeRouterArgs{Cfg: cfg, WR: ra, BR: rba})); err != nil {
@@ -268,10 +298,10 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 		return nil, err
 	}
 	gateUp := &call{}
-	gateUp.ptr(e, cWeight, "wg", n.Inputs[3])
-	gateUp.ptr(e, cWeight, "bg", n.Inputs[4])
-	gateUp.ptr(e, cWeight, "wu", n.Inputs[5])
-	gateUp.ptr(e, cWeight, "bu", n.Inputs[6])
+	gateUp.ptr(e, cWeight, "wg", mw.Gate)
+	optPtr(e, gateUp, "bg", mw.GateBias)
+	gateUp.ptr(e, cWeight, "wu", mw.Up)
+	optPtr(e, gateUp, "bu", mw.UpBias)
 	gateUp.arg(cXq, "xq", xq)
 	gateUp.arg(cScales, "xs", xs)
 	gateUp.arg(cIn, "logit", s.logit)
@@ -282,8 +312,8 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 		return nil, err
 	}
 	down := &call{}
-	down.ptr(e, cWeight, "wd", n.Inputs[7])
-	down.ptr(e, cWeight, "bd", n.Inputs[8])
+	down.ptr(e, cWeight, "wd", mw.Down)
+	optPtr(e, down, "bd", mw.DownBias)
 	down.arg(cXq, "hq", s.hq)
 	down.arg(cScales, "hs", s.hs)
 	down.arg(cIn, "logit", s.logit)
@@ -311,17 +341,16 @@ func (e *emitter) routerOf(n, normed *ir.Node) *ir.Node {
 // row at out, cols wide, only MoE m reads: it writes the row's int16 form
 // and m's router logits, and records both in scratchHolds.
 func (e *emitter) normLogits(c *call, m *ir.Node, out plans.Arg, cols int64, add bool, cfg string, wa accessor) ([]plans.Launch, error) {
-	wr, br, experts := m.Inputs[1], m.Inputs[2], m.Int("experts")
-	ra, err := e.vectorAccessor(wr, experts*cols)
+	mw, experts := ir.MoEInputs(m), m.Int("experts")
+	ra, err := e.vectorAccessor(mw.Router, experts*cols)
 	if err != nil {
 		return nil, err
 	}
-	rba, err := e.vectorAccessor(br, experts)
+	c.ptr(e, cWeight, "wr", mw.Router)
+	rba, err := e.moeBias(c, "br", mw.RouterBias, experts)
 	if err != nil {
 		return nil, err
 	}
-	c.ptr(e, cWeight, "wr", wr)
-	c.ptr(e, cWeight, "br", br)
 	e.writesInt16(c, out, cols, 0, "xq", "xs")
 	c.arg(cOut, "logit", e.moeScratchOf(m).logit)
 	e.scratchHolds.routes = m

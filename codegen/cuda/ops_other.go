@@ -256,7 +256,11 @@ func (e *emitter) ropeConfig(n *ir.Node, mode string) (string, error) {
 	} else {
 		members = append(members, "static constexpr bool YARN = false;")
 	}
-	return e.kernels.config("Rope", members...), nil
+	scaled, err := e.ropeScaled(n)
+	if err != nil {
+		return "", err
+	}
+	return e.kernels.config("Rope", append(members, scaled...)...), nil
 }
 
 // yarnCorrDims are the pair indexes between which YaRN ramps from

@@ -30,6 +30,19 @@ var tinyPresets = []struct {
 	{"gpt2-small-tiny", synth.QuantF16},
 	// MXFP4 experts, Q8_0 attention, sinks, sliding window, YaRN.
 	{"gpt-oss-20b-tiny", synth.QuantMXFP4},
+	// K-quant experts (ffn_down_exps Q6_K): the prefill's expert tiles
+	// stage 16 of their 64-element groups at a time, within 48 KiB of
+	// static shared memory (32 took 0x11000 bytes: ptxas refused it).
+	{"gpt-oss-20b-tiny", synth.QuantQ4KM},
+	// q/k norm folded with RoPE into norm_rope; head dim apart from n_embd.
+	{"qwen3-tiny", synth.QuantQ4KM},
+	// Experts without biases, plain SwiGLU, K-quants.
+	{"qwen3-30b-a3b-tiny", synth.QuantQ4KM},
+	// Llama 3's rope_freqs folded into the qkv kernel's RoPE.
+	{"llama-3.2-1b-tiny", synth.QuantQ4KM},
+	// Embedding scale, post norms, GELU-gated FFN, q/k norm, local and
+	// global (linearly scaled) RoPE, a hidden size off the 256-blocks.
+	{"gemma-3-tiny", synth.QuantQ4KM},
 }
 
 const testMaxTokens = 64

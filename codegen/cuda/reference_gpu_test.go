@@ -14,8 +14,8 @@ import (
 )
 
 // referenceGolden is where a tiny preset's transformers golden lies in
-// $ORC_REFERENCE_DIR: <preset>.json for f32 (the committed
-// testdata/reference files), <preset>-f16.json for f16 (made on the GPU
+// $ORC_REFERENCE_DIR: <preset>.json for f32 and <preset>-q4_k_m.json (the
+// committed testdata/reference files), <preset>-f16.json for f16 (made on the GPU
 // host by `reference_logits.py gguf` from `orcc synth --quant f16 --seed 1`,
 // as scripts/gpu_acceptance.sh's agree step does).
 func referenceGolden(dir, preset string, q synth.Quant) string {
@@ -25,7 +25,12 @@ func referenceGolden(dir, preset string, q synth.Quant) string {
 	return filepath.Join(dir, preset+"-"+string(q)+".json")
 }
 
-// TestGPUReference runs the tiny presets in f32 and f16 on the GPU against
+// q4Goldens are the presets with a q4_k_m golden (committed, made by
+// testdata/reference/regenerate.sh from the --hf-dir export).
+var q4Goldens = map[string]bool{"qwen3-tiny": true, "qwen3-30b-a3b-tiny": true, "gemma-3-tiny": true, "llama-3.2-1b-tiny": true}
+
+// TestGPUReference runs the tiny presets in f32 and f16 (and q4_k_m where
+// q4Goldens has them) on the GPU against
 // Hugging Face transformers: the golden's 16-token prompt, then each decode
 // step fed the golden's greedy id. Every row's argmax must be
 // transformers' and every logit the golden kept (and the row's log-sum-exp)
@@ -39,7 +44,11 @@ func TestGPUReference(t *testing.T) {
 	var configs []agreeConfig
 	var goldens []*reference.Golden
 	for _, p := range agreePresets {
-		for _, q := range []synth.Quant{synth.QuantF32, synth.QuantF16} {
+		quants := []synth.Quant{synth.QuantF32, synth.QuantF16}
+		if q4Goldens[p] {
+			quants = append(quants, synth.QuantQ4KM)
+		}
+		for _, q := range quants {
 			g, err := reference.Load(referenceGolden(dir, p, q))
 			if err != nil {
 				t.Fatal(err)

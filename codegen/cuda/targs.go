@@ -280,4 +280,20 @@ type (
 		PickEarly bool
 	}
 	sampleDrawArgs struct{ V, G, EPT, Slot, Scratch int64 }
+	// headnorm.cu.tmpl
+	headNormArgs struct {
+		N               string
+		W               accessor
+		Rows, Heads, HD int64
+	}
+	normRopeArgs struct {
+		R, N        string
+		W           accessor
+		Rows, Heads int64
+	}
+	gegluArgs struct{ Rows, F int64 }
+	scaleArgs struct {
+		S          string
+		Rows, Cols int64
+	}
 )

@@ -14,17 +14,15 @@ import (
 
 // Arch describes one supported architecture.
 type Arch struct {
-	Name string   // general.architecture
-	Rope RopeMode // how positions are applied
-	Norm NormKind
+	Name string // general.architecture
+	// Compute declares what the architecture computes.
+	Compute Compute
 	// EpsKey is the key (after "<arch>.") holding the norm epsilon.
 	EpsKey string
 	// NewWeights returns an empty weight struct (a pointer) with nLayer layers.
 	NewWeights func(nLayer int) any
 	// extra reads the hyperparameters specific to this architecture.
 	extra func(r *keyReader, h *Hparams) error
-	// swa says which layers use the sliding window (when Hparams.SlidingWindow > 0).
-	swa func(layer int) bool
 }
 
 var registry = map[string]*Arch{}
@@ -60,9 +58,8 @@ func Detect(f *gguf.File) (*Arch, error) {
 }
 
 // Model is a GGUF file bound to its architecture: hyperparameters and, in
-// Weights, the architecture's weight struct (*Llama, *Qwen2, *Phi3, *GPT2 or
-// *GPTOSS) whose fields point at the file's tensor infos (nil for an absent
-// optional tensor).
+// Weights, the architecture's weight struct whose fields point at the file's
+// tensor infos (nil for an absent optional tensor).
 type Model struct {
 	Arch    *Arch
 	H       Hparams

@@ -144,7 +144,7 @@ func TestErrors(t *testing.T) {
 		tensors map[string][]uint64
 		want    string
 	}{
-		{"unknown arch", func(kv map[string]any) { kv["general.architecture"] = "mamba" }, nil, "supported: gpt-oss, gpt2, llama, phi3, qwen2"},
+		{"unknown arch", func(kv map[string]any) { kv["general.architecture"] = "mamba" }, nil, "supported: gemma3, gpt-oss, gpt2, llama, phi3, qwen2, qwen3, qwen3moe"},
 		{"no arch", func(kv map[string]any) { delete(kv, "general.architecture") }, nil, "general.architecture"},
 		{"missing key", func(kv map[string]any) { delete(kv, "gpt-oss.block_count") }, nil, "gpt-oss.block_count is missing"},
 		{"string count", func(kv map[string]any) { kv["gpt-oss.embedding_length"] = "96" }, nil, "gpt-oss.embedding_length"},
@@ -189,5 +189,34 @@ func TestTensorTags(t *testing.T) {
 		if !seen["blk.2.attn_norm.weight"] || !seen["token_embd.weight"] || !seen["output_norm.weight"] {
 			t.Errorf("%s: specs %v", name, seen)
 		}
+	}
+}
+
+// Every tensor field of every architecture names a role the lowering reads,
+// and every architecture declares an FFN the lowering has a form for.
+func TestRolesCoverEveryField(t *testing.T) {
+	h := &Hparams{NLayer: 2}
+	for _, name := range Supported() {
+		a, _ := Lookup(name)
+		m := &Model{Arch: a, H: Hparams{Arch: name, NLayer: h.NLayer}, Weights: a.NewWeights(h.NLayer)}
+		r, err := m.Roles()
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if len(r.Layers) != h.NLayer {
+			t.Errorf("%s: %d layer roles", name, len(r.Layers))
+		}
+		if (a.Compute.FFN == FFNExperts) != (a.Compute.Experts != nil) {
+			t.Errorf("%s: FFN %d with experts %v", name, a.Compute.FFN, a.Compute.Experts)
+		}
+	}
+	type stray struct {
+		TokenEmbd *gguf.TensorInfo
+		Mystery   *gguf.TensorInfo
+	}
+	m := &Model{H: Hparams{Arch: "test"}, Weights: &stray{}}
+	if _, err := m.Roles(); err == nil || !strings.Contains(err.Error(), "stray.Mystery names no tensor role") {
+		t.Errorf("a field without a role: %v", err)
 	}
 }

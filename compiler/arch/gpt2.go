@@ -31,7 +31,8 @@ type GPT2Layer struct {
 
 func init() {
 	register(&Arch{
-		Name: "gpt2", Rope: RopeNone, Norm: LayerNorm, EpsKey: "attention.layer_norm_epsilon",
+		Name: "gpt2", EpsKey: "attention.layer_norm_epsilon",
+		Compute:    Compute{Norm: LayerNorm, Rope: RopeNone, FFN: FFNPlain, Act: ActGELUTanh},
 		NewWeights: func(n int) any { return &GPT2{Layers: make([]GPT2Layer, n)} },
 	})
 }

@@ -12,8 +12,8 @@ type GPTOSS struct {
 	Output     *gguf.TensorInfo `gguf:"output.weight" shape:"n_embd,n_vocab"` // [n_vocab][n_embd]
 }
 
-// GPTOSSLayer is one gpt-oss block. The FFN pre-norm is post_attention_norm
-// (llama.cpp's name for HF's post_attention_layernorm).
+// GPTOSSLayer is one gpt-oss block. The FFN pre-norm (FFNNorm) is
+// post_attention_norm (llama.cpp's name for HF's post_attention_layernorm).
 type GPTOSSLayer struct {
 	AttnNorm        *gguf.TensorInfo `gguf:"blk.%d.attn_norm.weight" shape:"n_embd"`
 	AttnQ           *gguf.TensorInfo `gguf:"blk.%d.attn_q.weight" shape:"n_embd,n_q"` // [n_head*head_dim][n_embd]
@@ -25,7 +25,7 @@ type GPTOSSLayer struct {
 	AttnOutput      *gguf.TensorInfo `gguf:"blk.%d.attn_output.weight" shape:"n_q,n_embd"` // [n_embd][n_head*head_dim]
 	AttnOutputBias  *gguf.TensorInfo `gguf:"blk.%d.attn_output.bias" shape:"n_embd"`
 	AttnSinks       *gguf.TensorInfo `gguf:"blk.%d.attn_sinks.weight" shape:"n_head"` // [n_head]
-	PostAttnNorm    *gguf.TensorInfo `gguf:"blk.%d.post_attention_norm.weight" shape:"n_embd"`
+	FFNNorm         *gguf.TensorInfo `gguf:"blk.%d.post_attention_norm.weight" shape:"n_embd"`
 	FFNGateInp      *gguf.TensorInfo `gguf:"blk.%d.ffn_gate_inp.weight" shape:"n_embd,n_expert"` // router [n_expert][n_embd]
 	FFNGateInpBias  *gguf.TensorInfo `gguf:"blk.%d.ffn_gate_inp.bias" shape:"n_expert"`
 	FFNGateExps     *gguf.TensorInfo `gguf:"blk.%d.ffn_gate_exps.weight" shape:"n_embd,n_ff_exp,n_expert"` // [n_expert][n_ff_exp][n_embd]
@@ -38,19 +38,16 @@ type GPTOSSLayer struct {
 
 func init() {
 	register(&Arch{
-		Name: "gpt-oss", Rope: RopeNeoX, Norm: RMSNorm, EpsKey: "attention.layer_norm_rms_epsilon",
-		NewWeights: func(n int) any { return &GPTOSS{Layers: make([]GPTOSSLayer, n)} },
-		// llama.cpp's swa pattern 2: even layers slide, odd layers see everything.
-		swa: func(layer int) bool { return layer%2 == 0 },
-		extra: func(r *keyReader, h *Hparams) (err error) {
-			if h.NExpert, err = r.int("expert_count"); err != nil {
-				return err
-			}
-			if h.NExpertUsed, err = r.int("expert_used_count"); err != nil {
-				return err
-			}
-			h.ExpertFF, err = r.intOr("expert_feed_forward_length", h.NFF)
-			return err
+		Name: "gpt-oss", EpsKey: "attention.layer_norm_rms_epsilon",
+		Compute: Compute{
+			Norm: RMSNorm, Rope: RopeNeoX, FFN: FFNExperts, Act: ActSiLU,
+			// modeling_gpt_oss: router top-k then softmax over the chosen;
+			// SwiGLU clamped at 7.0 with alpha 1.702.
+			Experts: &Experts{Router: RouterTopKSoftmax, Clamp: &SwiGLUClamp{Limit: 7.0, Alpha: 1.702}},
+			// llama.cpp's swa pattern 2: even layers slide, odd layers see everything.
+			SlidingLayers: func(layer int) bool { return layer%2 == 0 },
 		},
+		NewWeights: func(n int) any { return &GPTOSS{Layers: make([]GPTOSSLayer, n)} },
+		extra:      readExperts,
 	})
 }

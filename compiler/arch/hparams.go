@@ -152,7 +152,7 @@ func ReadHparams(f *gguf.File) (*Arch, *Hparams, error) {
 		return nil, nil, err
 	}
 	r := &keyReader{f: f, arch: a.Name}
-	h := &Hparams{Arch: a.Name, Norm: a.Norm, RopeMode: a.Rope, FileType: FileTypeUnknown, swa: a.swa}
+	h := &Hparams{Arch: a.Name, Norm: a.Compute.Norm, RopeMode: a.Compute.Rope, FileType: FileTypeUnknown, swa: a.Compute.SlidingLayers}
 	steps := []func() error{
 		func() (err error) { h.NLayer, err = r.int("block_count"); return },
 		func() (err error) { h.NEmbd, err = r.int("embedding_length"); return },
@@ -264,4 +264,16 @@ func (h *Hparams) validate() error {
 		return fmt.Errorf("arch: %s: expert_used_count %d must be in 1..expert_count %d", h.Arch, h.NExpertUsed, h.NExpert)
 	}
 	return nil
+}
+
+// readExperts reads a mixture of experts' counts and expert width.
+func readExperts(r *keyReader, h *Hparams) (err error) {
+	if h.NExpert, err = r.int("expert_count"); err != nil {
+		return err
+	}
+	if h.NExpertUsed, err = r.int("expert_used_count"); err != nil {
+		return err
+	}
+	h.ExpertFF, err = r.intOr("expert_feed_forward_length", h.NFF)
+	return err
 }

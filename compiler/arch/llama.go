@@ -4,7 +4,8 @@ import "github.com/llama-orch/orc/gguf"
 
 // Llama is the llama architecture (Llama 1-3, TinyLlama, stories): RMSNorm,
 // SwiGLU, RoPE on q/k rows that llama.cpp's converter permuted so that
-// adjacent pairs rotate ("normal" mode).
+// adjacent pairs rotate ("normal" mode); Llama 3.1 and later divide the
+// rotation frequencies by rope_freqs.weight (the llama3 scaling).
 type Llama struct {
 	TokenEmbd  *gguf.TensorInfo `gguf:"token_embd.weight" shape:"n_embd,n_vocab"`     // [n_vocab][n_embd]
 	RopeFreqs  *gguf.TensorInfo `gguf:"rope_freqs.weight,optional" shape:"rope_half"` // Llama-3 frequency factors
@@ -33,7 +34,8 @@ type LlamaLayer struct {
 
 func init() {
 	register(&Arch{
-		Name: "llama", Rope: RopeNormal, Norm: RMSNorm, EpsKey: "attention.layer_norm_rms_epsilon",
+		Name: "llama", EpsKey: "attention.layer_norm_rms_epsilon",
+		Compute:    Compute{Norm: RMSNorm, Rope: RopeNormal, FFN: FFNGated, Act: ActSiLU, RopeFreqFactors: true},
 		NewWeights: func(n int) any { return &Llama{Layers: make([]LlamaLayer, n)} },
 	})
 }

@@ -26,8 +26,9 @@ type Phi3Layer struct {
 
 func init() {
 	register(&Arch{
-		Name: "phi3", Rope: RopeNeoX, Norm: RMSNorm, EpsKey: "attention.layer_norm_rms_epsilon",
+		Name: "phi3", EpsKey: "attention.layer_norm_rms_epsilon",
+		Compute: Compute{Norm: RMSNorm, Rope: RopeNeoX, FFN: FFNGatedPacked, Act: ActSiLU,
+			SlidingLayers: func(int) bool { return true }},
 		NewWeights: func(n int) any { return &Phi3{Layers: make([]Phi3Layer, n)} },
-		swa:        func(int) bool { return true },
 	})
 }

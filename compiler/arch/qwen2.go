@@ -29,7 +29,8 @@ type Qwen2Layer struct {
 
 func init() {
 	register(&Arch{
-		Name: "qwen2", Rope: RopeNeoX, Norm: RMSNorm, EpsKey: "attention.layer_norm_rms_epsilon",
+		Name: "qwen2", EpsKey: "attention.layer_norm_rms_epsilon",
+		Compute:    Compute{Norm: RMSNorm, Rope: RopeNeoX, FFN: FFNGated, Act: ActSiLU},
 		NewWeights: func(n int) any { return &Qwen2{Layers: make([]Qwen2Layer, n)} },
 	})
 }

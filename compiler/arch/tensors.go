@@ -37,6 +37,7 @@ func dimSymbols(h *Hparams) map[string]int {
 		"n_embd": h.NEmbd, "n_vocab": h.NVocab, "n_ff": h.NFF, "n_ff2": 2 * h.NFF,
 		"n_head": h.NHead, "n_q": nq, "n_kv": nkv, "n_qkv": nq + 2*nkv,
 		"n_expert": h.NExpert, "n_ff_exp": h.ExpertFF, "n_ctx": h.NCtx, "rope_half": h.RopeDims / 2,
+		"head_dim": h.HeadDim,
 	}
 }
 

@@ -28,23 +28,11 @@ func WriteHF(ggufPath string, p *Preset, dir string) error {
 	if err != nil {
 		return err
 	}
-	r := hfReader{f: f}
-	var tensors []stTensor
-	var config map[string]any
-	switch w := m.Weights.(type) {
-	case *arch.Llama:
-		tensors, config, err = hfLlama(r, &m.H, w)
-	case *arch.Qwen2:
-		tensors, config = hfQwen2(r, &m.H, w)
-	case *arch.Phi3:
-		tensors, config = hfPhi3(r, &m.H, w)
-	case *arch.GPT2:
-		tensors, config = hfGPT2(r, &m.H, w)
-	case *arch.GPTOSS:
-		tensors, config = hfGPTOSS(r, &m.H, w)
-	default:
-		err = fmt.Errorf("synth: no Hugging Face export for %s", m.H.Arch)
+	export, ok := hfExporters[m.H.Arch]
+	if !ok {
+		return fmt.Errorf("synth: no Hugging Face export for %s", m.H.Arch)
 	}
+	tensors, config, err := export(hfReader{f: f}, m, p)
 	if err != nil {
 		return err
 	}
@@ -67,6 +55,14 @@ func WriteHF(ggufPath string, p *Preset, dir string) error {
 	}
 	return writeSafetensors(filepath.Join(dir, "model.safetensors"), tensors)
 }
+
+// hfExporter turns a model of one architecture (written by synth for preset
+// p) into transformers' tensors and config.json.
+type hfExporter func(r hfReader, m *arch.Model, p *Preset) ([]stTensor, map[string]any, error)
+
+// hfExporters are the exporters by general.architecture, each registered
+// by its own file.
+var hfExporters = map[string]hfExporter{}
 
 // writeHFTokenizer copies the preset's tokenizer.json (and
 // tokenizer_config.json where there is one) and puts the special ids in the

@@ -77,6 +77,13 @@ func (r hfReader) down(name string, t *gguf.TensorInfo) stTensor {
 	}}
 }
 
+func init() {
+	hfExporters["gpt-oss"] = func(r hfReader, m *arch.Model, _ *Preset) ([]stTensor, map[string]any, error) {
+		ts, c := hfGPTOSS(r, &m.H, m.Weights.(*arch.GPTOSS))
+		return ts, c, nil
+	}
+}
+
 func hfGPTOSS(r hfReader, h *arch.Hparams, w *arch.GPTOSS) ([]stTensor, map[string]any) {
 	ts := []stTensor{r.same("model.embed_tokens.weight", w.TokenEmbd)}
 	layerTypes := make([]string, h.NLayer)
@@ -93,7 +100,7 @@ func hfGPTOSS(r hfReader, h *arch.Hparams, w *arch.GPTOSS) ([]stTensor, map[stri
 			r.same(p("self_attn.v_proj.weight"), l.AttnV), r.same(p("self_attn.v_proj.bias"), l.AttnVBias),
 			r.same(p("self_attn.o_proj.weight"), l.AttnOutput), r.same(p("self_attn.o_proj.bias"), l.AttnOutputBias),
 			r.same(p("self_attn.sinks"), l.AttnSinks),
-			r.same(p("post_attention_layernorm.weight"), l.PostAttnNorm),
+			r.same(p("post_attention_layernorm.weight"), l.FFNNorm),
 			r.same(p("mlp.router.weight"), l.FFNGateInp), r.same(p("mlp.router.bias"), l.FFNGateInpBias),
 			r.gateUp(p("mlp.experts.gate_up_proj"), l.FFNGateExps, l.FFNUpExps),
 			r.gateUpBias(p("mlp.experts.gate_up_proj_bias"), l.FFNGateExpsBias, l.FFNUpExpsBias),

@@ -68,9 +68,32 @@ func baseConfig(h *arch.Hparams, archName, modelType string, tied bool) map[stri
 	}
 }
 
-func hfLlama(r hfReader, h *arch.Hparams, w *arch.Llama) ([]stTensor, map[string]any, error) {
-	if w.RopeFreqs != nil {
-		return nil, nil, fmt.Errorf("synth: Hugging Face export of llama rope_freqs (Llama-3 scaling) is not supported")
+func init() {
+	hfExporters["llama"] = func(r hfReader, m *arch.Model, p *Preset) ([]stTensor, map[string]any, error) {
+		return hfLlama(r, m, p, m.Weights.(*arch.Llama))
+	}
+	hfExporters["qwen2"] = func(r hfReader, m *arch.Model, _ *Preset) ([]stTensor, map[string]any, error) {
+		ts, c := hfQwen2(r, &m.H, m.Weights.(*arch.Qwen2))
+		return ts, c, nil
+	}
+	hfExporters["phi3"] = func(r hfReader, m *arch.Model, _ *Preset) ([]stTensor, map[string]any, error) {
+		ts, c := hfPhi3(r, &m.H, m.Weights.(*arch.Phi3))
+		return ts, c, nil
+	}
+	hfExporters["gpt2"] = func(r hfReader, m *arch.Model, _ *Preset) ([]stTensor, map[string]any, error) {
+		ts, c := hfGPT2(r, &m.H, m.Weights.(*arch.GPT2))
+		return ts, c, nil
+	}
+}
+
+// hfLlama exports llama; a file with rope_freqs (Llama 3) takes the llama3
+// RoPE scaling of its preset, after checking that the file's divisors are
+// that rule's.
+func hfLlama(r hfReader, m *arch.Model, p *Preset, w *arch.Llama) ([]stTensor, map[string]any, error) {
+	h := &m.H
+	rope, err := llama3Config(r, h, p, w.RopeFreqs)
+	if err != nil {
+		return nil, nil, err
 	}
 	ts := []stTensor{r.same("model.embed_tokens.weight", w.TokenEmbd)}
 	bias := false
@@ -103,6 +126,9 @@ func hfLlama(r hfReader, h *arch.Hparams, w *arch.Llama) ([]stTensor, map[string
 	c := baseConfig(h, "LlamaForCausalLM", "llama", w.Output == nil)
 	c["attention_bias"] = bias
 	c["mlp_bias"] = false
+	if rope != nil {
+		c["rope_parameters"], c["rope_scaling"] = rope, rope
+	}
 	return ts, c, nil
 }
 

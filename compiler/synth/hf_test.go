@@ -3,6 +3,7 @@ package synth
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -232,5 +233,65 @@ func TestHFQwen2Tied(t *testing.T) {
 	}
 	if _, ok := st.header["model.layers.1.self_attn.k_proj.bias"]; !ok {
 		t.Error("qwen2 has k bias")
+	}
+}
+
+func TestHFGemma3(t *testing.T) {
+	f, st, config := exportTiny(t, "gemma-3-tiny")
+	// Norms: transformers adds the 1 that llama.cpp's converter stored.
+	for hf, gg := range map[string]string{"model.layers.5.self_attn.q_norm.weight": "blk.5.attn_q_norm.weight",
+		"model.layers.0.post_feedforward_layernorm.weight": "blk.0.post_ffw_norm.weight",
+		"model.layers.2.pre_feedforward_layernorm.weight":  "blk.2.ffn_norm.weight", "model.norm.weight": "output_norm.weight"} {
+		if h, g := st.at(t, hf, 7), ggufAt(t, f, gg, 0, 7); h != g-1 || g == 1 {
+			t.Errorf("%s[7] = %v, GGUF %s %v", hf, h, gg, g)
+		}
+	}
+	if h, g := st.at(t, "model.layers.1.mlp.gate_proj.weight", 100, 50), ggufAt(t, f, "blk.1.ffn_gate.weight", 100, 50); h != g {
+		t.Errorf("gate_proj %v, GGUF %v", h, g)
+	}
+	if _, ok := st.header["lm_head.weight"]; ok || config["tie_word_embeddings"] != true {
+		t.Error("gemma3 ties its head")
+	}
+	lt := config["layer_types"].([]any)
+	rp := config["rope_parameters"].(map[string]any)
+	full, local := rp["full_attention"].(map[string]any), rp["sliding_attention"].(map[string]any)
+	if len(lt) != 6 || lt[4] != "sliding_attention" || lt[5] != "full_attention" || config["sliding_window"] != 8.0 ||
+		config["query_pre_attn_scalar"] != 64.0 || config["hidden_activation"] != "gelu_pytorch_tanh" ||
+		full["rope_type"] != "linear" || full["factor"] != 8.0 || full["rope_theta"] != 1e6 || local["rope_theta"] != 10000.0 {
+		t.Errorf("config %v", config)
+	}
+}
+
+func TestHFQwen3MoEExperts(t *testing.T) {
+	f, st, config := exportTiny(t, "qwen3-30b-a3b-tiny")
+	const hidden, ff = 256, 256
+	for _, c := range []struct{ e, row, col int }{{0, 0, 0}, {15, 255, 255}, {7, 100, 3}} {
+		if h, g := st.at(t, fmt.Sprintf("model.layers.1.mlp.experts.%d.up_proj.weight", c.e), c.row, c.col),
+			ggufAt(t, f, "blk.1.ffn_up_exps.weight", uint64(c.e*ff+c.row), uint64(c.col)); h != g {
+			t.Errorf("up %v: %v, GGUF %v", c, h, g)
+		}
+		if h, g := st.at(t, fmt.Sprintf("model.layers.0.mlp.experts.%d.down_proj.weight", c.e), c.row, c.col),
+			ggufAt(t, f, "blk.0.ffn_down_exps.weight", uint64(c.e*hidden+c.row), uint64(c.col)); h != g {
+			t.Errorf("down %v: %v, GGUF %v", c, h, g)
+		}
+	}
+	if _, ok := st.header["model.layers.0.self_attn.k_norm.weight"]; !ok {
+		t.Error("no k_norm")
+	}
+	if config["model_type"] != "qwen3_moe" || config["num_experts"] != 16.0 || config["num_experts_per_tok"] != 4.0 ||
+		config["moe_intermediate_size"] != 256.0 || config["norm_topk_prob"] != true {
+		t.Errorf("config %v", config)
+	}
+}
+
+func TestHFLlama3Rope(t *testing.T) {
+	_, st, config := exportTiny(t, "llama-3.2-1b-tiny")
+	rp := config["rope_parameters"].(map[string]any)
+	if rp["rope_type"] != "llama3" || rp["factor"] != 32.0 || rp["low_freq_factor"] != 1.0 || rp["high_freq_factor"] != 4.0 ||
+		rp["original_max_position_embeddings"] != 8192.0 || rp["rope_theta"] != 500000.0 {
+		t.Errorf("rope_parameters %v", rp)
+	}
+	if _, ok := st.header["rope_freqs.weight"]; ok {
+		t.Error("transformers computes the divisors; the export must not carry rope_freqs")
 	}
 }

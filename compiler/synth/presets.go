@@ -24,6 +24,9 @@ type Preset struct {
 	// Keys are the <arch>.* hyperparameter keys written, in order.
 	Keys         []string
 	DefaultQuant Quant
+	// Llama3Rope, when set, fills rope_freqs.weight (an Optional tensor)
+	// with its divisors instead of random data.
+	Llama3Rope *Llama3Rope
 }
 
 var (

@@ -164,8 +164,19 @@ func hparamValue(h *arch.Hparams, key string) (any, error) {
 
 // Write streams the whole file to out, drawing tensor data from seed.
 func (m *Model) Write(out io.Writer, seed uint64) (int64, error) {
-	m.emit = func(w io.Writer, t *Tensor) error { return drawTensor(w, t, seed) }
+	m.emit = m.draw(seed)
 	return m.w.WriteTo(out)
+}
+
+// draw writes a tensor's data: random from seed, except the computed
+// rope_freqs of a preset with Llama3Rope.
+func (m *Model) draw(seed uint64) func(io.Writer, *Tensor) error {
+	return func(w io.Writer, t *Tensor) error {
+		if t.Name == ropeFreqsName && m.Preset.Llama3Rope != nil {
+			return writeRopeFreqs(w, m.Preset)
+		}
+		return drawTensor(w, t, seed)
+	}
 }
 
 // Size is the exact file size, computed by writing zeros to io.Discard.
@@ -176,7 +187,7 @@ func (m *Model) Size() (int64, error) {
 
 // WriteFile writes the file to path atomically.
 func (m *Model) WriteFile(path string, seed uint64) error {
-	m.emit = func(w io.Writer, t *Tensor) error { return drawTensor(w, t, seed) }
+	m.emit = m.draw(seed)
 	return m.w.WriteFile(path)
 }
 

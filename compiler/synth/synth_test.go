@@ -80,6 +80,9 @@ func checkScale(t *testing.T, what string, f *gguf.File, ti *gguf.TensorInfo) {
 	}
 	n := float64(len(vals))
 	mean, std := sum/n, math.Sqrt(sq/n-(sum/n)*(sum/n))
+	if ti.Name == ropeFreqsName {
+		return // computed, not drawn: TestLlama3RopeDivisors
+	}
 	switch roleOf(ti.Name) {
 	case roleNorm:
 		if math.Abs(mean-1) > 0.02 || std > 0.1 {
@@ -154,5 +157,31 @@ func TestBadNames(t *testing.T) {
 	}
 	if q, err := ParseQuant("Q4_K_M"); err != nil || q != QuantQ4KM {
 		t.Errorf("ParseQuant(Q4_K_M) = %v, %v", q, err)
+	}
+}
+
+// Llama 3.1-8B's rope_freqs as transformers' llama3 rule gives them: high
+// frequencies kept (1), low ones divided by the factor (8), the band
+// between smoothly: pair i's wavelength 2π·500000^(i/64) against the
+// original context 8192 over the low and high frequency factors 1 and 4.
+func TestLlama3RopeDivisors(t *testing.T) {
+	d := llama31Rope.Divisors(128, 500000)
+	if len(d) != 64 || d[0] != 1 || d[63] != 8 {
+		t.Fatalf("divisors %v", d)
+	}
+	for i := 1; i < len(d); i++ {
+		if d[i] < d[i-1] {
+			t.Errorf("divisor %d (%g) below divisor %d (%g)", i, d[i], i-1, d[i-1])
+		}
+	}
+	// Pair i's wavelength is 2π·500000^(i/64): pair 28's (1956) is below
+	// 8192/4, kept; pair 35's (8219) above 8192, divided by 8; pair 31's
+	// (3619) between: smooth = (8192/λ − 1)/(4 − 1), divisor
+	// 1/((1−smooth)/8 + smooth) = 2.026.
+	lambda := 2 * math.Pi * math.Pow(500000, 31.0/64)
+	smooth := (8192/lambda - 1) / 3
+	want := 1 / ((1-smooth)/8 + smooth)
+	if d[28] != 1 || d[35] != 8 || math.Abs(float64(d[31])-want) > 1e-6*want {
+		t.Errorf("divisors 28, 31, 35 = %g, %g, %g, want 1, %g, 8", d[28], d[31], d[35], want)
 	}
 }

@@ -30,6 +30,14 @@ func (pr *program) kernel(n *ir.Node) (func(*stepState) error, error) {
 		return pr.linear(n)
 	case ir.OpRoPE:
 		return pr.rope(n)
+	case ir.OpHeadRMSNorm:
+		return pr.headRMSNorm(n)
+	case ir.OpNormRoPE:
+		return pr.normRoPE(n)
+	case ir.OpGEGLU:
+		return pr.geglu(n), nil
+	case ir.OpScale:
+		return pr.scale(n), nil
 	case ir.OpAttention:
 		return pr.attention(n)
 	case ir.OpSwiGLU:

@@ -6,32 +6,44 @@ import (
 	"github.com/llama-orch/orc/ir"
 )
 
-// moe is gpt-oss's mixture of experts (transformers' GptOssMLP): router
-// logits x·Wrᵀ+br, the top_k largest (lower expert index first on ties),
-// softmax over those k; per chosen expert g = min(x·Wgᵀ+bg, limit),
-// u = clamp(x·Wuᵀ+bu, ±limit), h = (u+1)·g·σ(alpha·g), y = h·Wdᵀ+bd; the
-// output is the softmax-weighted sum of the experts' y.
+// moe is the mixture of experts of gpt-oss (transformers' GptOssMLP) and
+// Qwen3-MoE: router logits x·Wrᵀ+br, the top_k largest (lower expert index
+// first on ties), softmax over those k (for Qwen3-MoE the same as its
+// renormalised top-k of the softmax); per chosen expert, clamped (gpt-oss)
+// g = min(x·Wgᵀ+bg, limit), u = clamp(x·Wuᵀ+bu, ±limit),
+// h = (u+1)·g·σ(alpha·g), else h = silu(g)·u; y = h·Wdᵀ+bd; the output is
+// the softmax-weighted sum of the experts' y. Absent biases add nothing.
 func (pr *program) moe(n *ir.Node) (func(*stepState) error, error) {
-	router, err := pr.matrixInput(n, 1)
-	if err != nil {
-		return nil, err
+	w := ir.MoEInputs(n)
+	var mats [4]*weight         // router [E, D], gate [E, F, D], up [E, F, D], down [E, D, F]
+	var biases [4][]float32     // router [E], gate [E, F], up [E, F], down [E, D]; nil when absent
+	matIdx := []int{1, 3, 5, 7} // where the matrices are among the inputs
+	if len(n.Inputs) == 5 {
+		matIdx = []int{1, 2, 3, 4}
 	}
-	var mats [3]*weight     // gate [E, F, D], up [E, F, D], down [E, D, F]
-	var biases [4][]float32 // router [E], gate [E, F], up [E, F], down [E, D]
-	if biases[0], err = pr.dense(n.Inputs[2]); err != nil {
-		return nil, err
-	}
-	for i := range mats {
-		if mats[i], err = pr.matrixInput(n, 3+2*i); err != nil {
-			return nil, err
-		}
-		if biases[1+i], err = pr.dense(n.Inputs[4+2*i]); err != nil {
+	for i, at := range matIdx {
+		var err error
+		if mats[i], err = pr.matrixInput(n, at); err != nil {
 			return nil, err
 		}
 	}
-	gate, up, down := mats[0], mats[1], mats[2]
+	for i, in := range []*ir.Node{w.RouterBias, w.GateBias, w.UpBias, w.DownBias} {
+		var err error
+		if in != nil {
+			if biases[i], err = pr.dense(in); err != nil {
+				return nil, err
+			}
+		}
+	}
+	router, gate, up, down := mats[0], mats[1], mats[2], mats[3]
 	experts, k := int(n.Int("experts")), int(n.Int("top_k"))
-	limit, alpha := float32(n.Float("limit")), n.Float("alpha")
+	clamped, limit, alpha := n.Clamped(), float32(n.Float("limit")), n.Float("alpha")
+	at := func(b []float32, off int) []float32 {
+		if b == nil {
+			return nil
+		}
+		return b[off:]
+	}
 	d, f := cols(n), int(gate.shape[1])
 	x, out := pr.bufs[n.Inputs[0]], pr.bufs[n]
 	logits, chosen, weights := make([]float32, experts), make([]int, k), make([]float64, k)
@@ -51,18 +63,22 @@ func (pr *program) moe(n *ir.Node) (func(*stepState) error, error) {
 			}
 			clear(ot)
 			for i, e := range chosen {
-				if err := matmul(pr.threads, xt, 1, gate, e*f, f, biases[1][e*f:], g); err != nil {
+				if err := matmul(pr.threads, xt, 1, gate, e*f, f, at(biases[1], e*f), g); err != nil {
 					return err
 				}
-				if err := matmul(pr.threads, xt, 1, up, e*f, f, biases[2][e*f:], u); err != nil {
+				if err := matmul(pr.threads, xt, 1, up, e*f, f, at(biases[2], e*f), u); err != nil {
 					return err
 				}
 				for j := range g {
+					if !clamped {
+						g[j] = silu(g[j]) * u[j]
+						continue
+					}
 					gj := min(g[j], limit)
 					uj := min(max(u[j], -limit), limit)
 					g[j] = (uj + 1) * gj * float32(1/(1+math.Exp(-alpha*float64(gj))))
 				}
-				if err := matmul(pr.threads, g, 1, down, e*d, d, biases[3][e*d:], y); err != nil {
+				if err := matmul(pr.threads, g, 1, down, e*d, d, at(biases[3], e*d), y); err != nil {
 					return err
 				}
 				w := float32(weights[i] / sum)

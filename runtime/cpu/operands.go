@@ -21,11 +21,13 @@ var weightInputs = map[ir.Op][]int{
 	ir.OpSwiGLULinear: {1, 2},
 	ir.OpAddRMSNorm:   {2},
 	ir.OpAddLayerNorm: {2, 3},
+	ir.OpHeadRMSNorm:  {1},
+	ir.OpNormRoPE:     {1},
 }
 
 // stepOps read the step's tokens or positions row by row, so their rows
 // must be the step's T.
-var stepOps = map[ir.Op]bool{ir.OpEmbed: true, ir.OpRoPE: true, ir.OpAttention: true, ir.OpQKV: true}
+var stepOps = map[ir.Op]bool{ir.OpEmbed: true, ir.OpRoPE: true, ir.OpAttention: true, ir.OpQKV: true, ir.OpNormRoPE: true}
 
 // checkOperands rejects graphs the kernels cannot index safely: a weight
 // where an activation belongs or the reverse, an i32 value that is not a

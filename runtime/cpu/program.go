@@ -181,7 +181,8 @@ func (pr *program) bindBuffers(g *ir.Graph) error {
 
 // inPlaceOps may write over an input of the same shape at the same offset:
 // they read each element (or row) before writing it.
-var inPlaceOps = map[ir.Op]bool{ir.OpAdd: true, ir.OpGELU: true, ir.OpRoPE: true, ir.OpRMSNorm: true, ir.OpLayerNorm: true}
+var inPlaceOps = map[ir.Op]bool{ir.OpAdd: true, ir.OpGELU: true, ir.OpRoPE: true, ir.OpRMSNorm: true, ir.OpLayerNorm: true,
+	ir.OpHeadRMSNorm: true, ir.OpNormRoPE: true, ir.OpGEGLU: true, ir.OpScale: true}
 
 // checkAliasing rejects a planned buffer that overlaps one of its node's
 // inputs, except an exact in-place reuse by an op that allows it: such a

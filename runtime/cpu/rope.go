@@ -39,6 +39,21 @@ func newRoPE(n *ir.Node, modeKey string, heads int64) (*rope, error) {
 			return nil, err
 		}
 	}
+	// Llama 3's frequency divisors, and linear scaling (Gemma 3's global
+	// layers): transformers divides inv_freq by each.
+	if ff, ok := n.Attrs["freq_factors"].([]float64); ok {
+		if len(ff) != len(r.invFreq) {
+			return nil, fmt.Errorf("%d freq_factors for %d frequencies", len(ff), len(r.invFreq))
+		}
+		for i, f := range ff {
+			r.invFreq[i] /= f
+		}
+	}
+	if s, ok := n.Attrs["freq_scale"].(float64); ok {
+		for i := range r.invFreq {
+			r.invFreq[i] *= s
+		}
+	}
 	return r, nil
 }
 

@@ -611,9 +611,16 @@ template <i64 NBLK> struct W_q6_k_split : W_loads<W_q6_k_split<NBLK>>, W_section
 // (ggml's rope_yarn with ext_factor 1).
 struct Rope_none { static constexpr int MODE = 0, HD = 2, ROT = 0; };
 
+// A config with SCALED scales each angle by its scaled(i, theta): Llama 3's
+// frequency divisors (rope_freqs) and linear scaling (FREQ_SCALE without
+// YARN); rope_scaled detects it, so other configs need not say.
+template <class R, class = void> struct rope_scaled { static constexpr bool value = false; };
+template <class R> struct rope_scaled<R, decltype(void(R::SCALED))> { static constexpr bool value = R::SCALED; };
+
 template <class R>
 __device__ __forceinline__ void rope_cos_sin(int pos, int i, float* c, float* s) {
     float theta_ex = (float)pos * powf(R::BASE, -2.f * (float)i / (float)R::ROT);
+    if constexpr (rope_scaled<R>::value) theta_ex = R::scaled(i, theta_ex);
     float theta = theta_ex, ms = 1.f;
     if constexpr (R::YARN) {
         float y = ((float)i - R::CORR0) / fmaxf(0.001f, R::CORR1 - R::CORR0);
@@ -2661,6 +2668,75 @@ __device__ __forceinline__ void last_row(const float* __restrict__ x, float* __r
     if constexpr (Q8) quantize32(v, i & ~31, xq, xs);
 }
 
+// Per-head RMSNorm of q or k (Qwen3's and Gemma 3's q/k norm), alone or
+// followed by RoPE (norm_rope): one warp per (token, head), x and y
+// [ROWS or T, HEADS*HD], the head's HD weights w (a config N has EPS). A
+// lane reads its elements, the warp sums their squares, and the lane
+// writes the same elements: y may be x.
+template <class N, int ROWS, int HEADS, int HD>
+__device__ __forceinline__ float head_rms(const float* __restrict__ xr, i64* head, const int* __restrict__ state) {
+    *head = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    if (*head >= (i64)ROWS_OR_T(ROWS, state) * HEADS) return 0.f;
+    float ss = 0.f;
+    for (int d = threadIdx.x % 32; d < HD; d += 32) {
+        const float v = xr[*head * HD + d];
+        ss += v * v;
+    }
+    return rsqrtf(warp_sum(ss) / (float)HD + N::EPS);
+}
+
+template <class N, class W, int ROWS, int HEADS, int HD>
+__device__ __forceinline__ void head_rmsnorm_rows(const float* __restrict__ x, const uint8_t* __restrict__ w, float* __restrict__ y,
+                                                  const int* __restrict__ state) {
+    i64 head;
+    const float inv = head_rms<N, ROWS, HEADS, HD>(x, &head, state);
+    if (head >= (i64)ROWS_OR_T(ROWS, state) * HEADS) return;  // the whole warp
+    for (int d = threadIdx.x % 32; d < HD; d += 32) y[head * HD + d] = x[head * HD + d] * inv * W::at(w, d);
+}
+
+// norm_rope: the head normed, then rotated by config R (rope.cu.tmpl): a
+// lane takes rotation pairs hp, hp+32, ... of its head.
+template <class R, class N, class W, int ROWS, int HEADS>
+__device__ __forceinline__ void norm_rope_rows(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions,
+                                               float* __restrict__ y, const int* __restrict__ state) {
+    constexpr int HD = R::HD;
+    i64 head;
+    const float inv = head_rms<N, ROWS, HEADS, HD>(x, &head, state);
+    if (head >= (i64)ROWS_OR_T(ROWS, state) * HEADS) return;  // the whole warp
+    const int pos = positions[head / HEADS];
+    const float* xr = x + head * HD;
+    float* yr = y + head * HD;
+    for (int hp = threadIdx.x % 32; hp < HD / 2; hp += 32) {
+        int d0, d1;
+        const bool rot = rope_pair<R>(hp, &d0, &d1);
+        const float a = xr[d0] * inv * W::at(w, d0), b = xr[d1] * inv * W::at(w, d1);
+        if (rot) {
+            float c, s;
+            rope_cos_sin<R>(pos, hp, &c, &s);
+            yr[d0] = a * c - b * s;
+            yr[d1] = a * s + b * c;
+        } else {
+            yr[d0] = a;
+            yr[d1] = b;
+        }
+    }
+}
+
+// geglu: y = gelu(g)·u, GELU's tanh approximation (Gemma's gated FFN).
+template <int ROWS, int F>
+__device__ __forceinline__ void geglu_ew(const float* __restrict__ g, const float* __restrict__ u, float* __restrict__ y, const int* __restrict__ state) {
+    EW_INDEX(F)
+    const float v = g[i];
+    y[i] = 0.5f * v * (1.f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v))) * u[i];
+}
+
+// scale: y = x·S::FACTOR (Gemma's embedding scale).
+template <class S, int ROWS, int COLS>
+__device__ __forceinline__ void scale_ew(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    EW_INDEX(COLS)
+    y[i] = x[i] * S::FACTOR;
+}
+
 // embed: y[t, COLS] = row ids[t] of table [ROWS, COLS], any weight dtype; one
 // block per token. An id outside the table gives a zero row (the runtime
 // refuses such tokens before they get here).
@@ -3120,14 +3196,16 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     att_store_quads<A, Q8>(splits, nrows, row0, kvh, rows, y, xq, xs);
 }
 
-// gpt-oss mixture of experts (ops_moe.go). Cfg holds E experts, K chosen per
-// token, widths D (model) and F (expert), MT (max tokens a step) and the
-// clamped SwiGLU's LIMIT and ALPHA. A step's tokens become T·K slots
+// Mixtures of experts of gpt-oss and Qwen3-MoE (ops_moe.go). Cfg holds E
+// experts, K chosen per token, widths D (model) and F (expert), MT (max
+// tokens a step) and, for gpt-oss's clamped SwiGLU, LIMIT and ALPHA (else
+// the experts take silu(gate)·up); a model without biases reads them
+// through B_none. A step's tokens become T·K slots
 // (slot s = t·K + k: token t's k-th choice). Launches:
 //   moe_route        grid T, a warp per expert: router logits, top K, softmax
 //                    (moe_pick)
 //   moe_lists        prefill only, one block: each expert's slots, in order
-//   moe_expert_gemv  (decode): gate+up with the clamped SwiGLU into h
+//   moe_expert_gemv  (decode): gate+up with the experts' SwiGLU into h
 //                    [slots, F], then down with its bias into ys [slots, D];
 //                    a block owns MOE_WARPS rows of one expert, so only
 //                    routed experts' weights are read (grid y = K, expert
@@ -3151,41 +3229,57 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 // result does not depend on scheduling (no atomics).
 #define MOE_WARPS 8
 
-// moe_pick: the 32 lanes of a warp pick the K largest of E ≤ 64 logits (the
+// moe_clamped: Cfg declares gpt-oss's clamped SwiGLU (LIMIT and ALPHA).
+template <class C, class = void> struct moe_clamped { static constexpr bool value = false; };
+template <class C> struct moe_clamped<C, decltype(void(C::LIMIT))> { static constexpr bool value = true; };
+
+// moe_pick: the 32 lanes of a warp pick the K largest of E ≤ 128 logits (the
 // lower expert first on ties, as torch.topk and the CPU device) into idx,
 // and their softmax weights into w; every lane gets the same answer. Lane l
-// holds experts l and l+32 and counts the experts ahead of each in the
-// order (logit, -expert), a total order (NaN taken as -inf): its rank. The
+// holds experts l, l+32, ... (NL of them) and counts the experts ahead of
+// each in the order (logit, -expert), a total order (NaN taken as -inf): its
+// rank. The
 // E broadcasts are independent, so they pipeline; K rounds of a butterfly
 // arg-max each waited on five dependent shuffle pairs. L2: logit is in global
 // memory, written by a grid this kernel has not waited for, and read with
 // ld.global.cg, since this SM's L1 may still hold an earlier layer's logits.
 template <class Cfg, bool L2 = false>
 __device__ __forceinline__ void moe_pick(const float* logit, int* idx, float* w) {
-    constexpr int E = Cfg::E, K = Cfg::K;
-    static_assert(K <= E && E <= 64, "two experts a lane");
+    constexpr int E = Cfg::E, K = Cfg::K, NL = E > 32 ? (E + 31) / 32 : 2;
+    static_assert(K <= E && E <= 128, "at most four experts a lane");
     constexpr unsigned ALL = 0xffffffffu;
     const int lane = threadIdx.x & 31;
     auto fin = [](const float* p) {
         const float v = L2 ? __ldcg(p) : *p;
         return isnan(v) ? -INFINITY : v;
     };
-    const float l0 = lane < E ? fin(logit + lane) : -INFINITY, l1 = lane + 32 < E ? fin(logit + lane + 32) : -INFINITY;
-    int r0 = 0, r1 = 0;  // ranks of experts lane and lane + 32
+    float l[NL];  // logits of experts lane + 32j
+    int r[NL];    // their ranks
+#pragma unroll
+    for (int j = 0; j < NL; j++) l[j] = lane + 32 * j < E ? fin(logit + lane + 32 * j) : -INFINITY, r[j] = 0;
 #pragma unroll
     for (int i = 0; i < E; i++) {
-        const float v = __shfl_sync(ALL, i < 32 ? l0 : l1, i & 31);
-        r0 += v > l0 || (v == l0 && i < lane);
-        if constexpr (E > 32) r1 += v > l1 || (v == l1 && i < lane + 32);
+        const float v = __shfl_sync(ALL, l[i / 32], i & 31);
+#pragma unroll
+        for (int j = 0; j < NL; j++)
+            if (j == 0 || E > 32 * j) r[j] += v > l[j] || (v == l[j] && i < lane + 32 * j);
     }
-    if (lane >= E) r0 = -1;
-    if (lane + 32 >= E) r1 = -1;
+#pragma unroll
+    for (int j = 0; j < NL; j++)
+        if (lane + 32 * j >= E) r[j] = -1;
     float v[K];
 #pragma unroll
     for (int k = 0; k < K; k++) {
-        const unsigned m0 = __ballot_sync(ALL, r0 == k), m1 = __ballot_sync(ALL, r1 == k);
-        idx[k] = m0 ? __ffs(m0) - 1 : 31 + __ffs(m1);
-        v[k] = __shfl_sync(ALL, idx[k] < 32 ? l0 : l1, idx[k] & 31);
+        idx[k] = 0;
+#pragma unroll
+        for (int j = NL - 1; j >= 0; j--) {
+            const unsigned m = __ballot_sync(ALL, r[j] == k);
+            if (m) idx[k] = 32 * j + __ffs(m) - 1;
+        }
+        float vk = l[0];
+#pragma unroll
+        for (int j = 1; j < NL; j++) vk = idx[k] / 32 == j ? l[j] : vk;
+        v[k] = __shfl_sync(ALL, vk, idx[k] & 31);
     }
     float sum = 0.f;
 #pragma unroll
@@ -3228,7 +3322,7 @@ template <class Cfg, class WR, class BR>
 __device__ __forceinline__ void moe_route(const uint8_t* __restrict__ wr, const uint8_t* __restrict__ br,
                                           const float* __restrict__ x, int* __restrict__ sel, float* __restrict__ gw) {
     constexpr int D = Cfg::D, E = Cfg::E, K = Cfg::K, G = WR::GROUP, NG = D / G;
-    static_assert(D % G == 0 && G % 4 == 0 && E <= 64, "router rows must be whole groups of float4s; at most 64 experts");
+    static_assert(D % G == 0 && G % 4 == 0 && E <= 128, "router rows must be whole groups of float4s; at most 128 experts");
     __shared__ float logit[E];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
     const i64 t = blockIdx.x;
@@ -3273,13 +3367,18 @@ __device__ __forceinline__ void moe_lists(const int* __restrict__ sel, int* __re
     }
 }
 
-// The clamped SwiGLU of biased gate and up sums: (u+1)·g·σ(ALPHA·g) with
-// g = min(gate, LIMIT), u = clamp(up, ±LIMIT).
+// The experts' SwiGLU of (biased) gate and up sums: clamped,
+// (u+1)·g·σ(ALPHA·g) with g = min(gate, LIMIT), u = clamp(up, ±LIMIT);
+// else silu(gate)·up.
 template <class Cfg>
 __device__ __forceinline__ float moe_glu(float gate, float up) {
-    const float g = fminf(gate, Cfg::LIMIT);
-    const float u = fminf(fmaxf(up, -Cfg::LIMIT), Cfg::LIMIT);
-    return (u + 1.f) * g / (1.f + expf(-Cfg::ALPHA * g));
+    if constexpr (!moe_clamped<Cfg>::value) {
+        return gate / (1.f + expf(-gate)) * up;
+    } else {
+        const float g = fminf(gate, Cfg::LIMIT);
+        const float u = fminf(fmaxf(up, -Cfg::LIMIT), Cfg::LIMIT);
+        return (u + 1.f) * g / (1.f + expf(-Cfg::ALPHA * g));
+    }
 }
 
 // An expert row's output from its warp's partial dots (reduced here):
@@ -3546,7 +3645,7 @@ struct MoeRows {
     __device__ __forceinline__ int operator()(int i) const { return TOKENS ? list[i] / Cfg::K : list[i]; }
 };
 
-// moe_gate_up_gemm: hh[slot, F] = the clamped SwiGLU of the biased gate and
+// moe_gate_up_gemm: hh[slot, F] = the experts' SwiGLU (moe_glu) of the biased gate and
 // up rows of the slot's expert against its token's row of xh (x in f16),
 // in f16 for the down GEMM. The tile interleaves gate and up rows (even
 // shared rows gate, odd up), as gemm_swiglu.

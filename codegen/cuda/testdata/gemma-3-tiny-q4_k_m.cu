@@ -1,0 +1,215 @@
+
+// ---- this model's constants ----
+struct Scale_0 { static constexpr float FACTOR = 1.3856406e+01f; };
+struct Norm_1 { static constexpr float EPS = 1e-06f; };
+struct Rope_2 { static constexpr int MODE = 2, HD = 64, ROT = 64; static constexpr float BASE = 1e+04f; static constexpr bool YARN = false; };
+struct Attn_3 { static constexpr int HEADS = 4, KVH = 1, HD = 64, WINDOW = 8; static constexpr float SCALE = 1.25e-01f; };
+struct Rope_4 { static constexpr int MODE = 2, HD = 64, ROT = 64; static constexpr float BASE = 1e+06f; static constexpr bool YARN = false; static constexpr bool SCALED = true; static __device__ __forceinline__ float scaled(int i, float t) { return t * 1.25e-01f; } };
+struct Attn_5 { static constexpr int HEADS = 4, KVH = 1, HD = 64, WINDOW = 0; static constexpr float SCALE = 1.25e-01f; };
+
+// ---- kernels: one per distinct instantiation ----
+// Each waits for the grid before it, then lets the next one launch
+// (grid_dep_wait, grid_dep_launch in common): the one place a kernel's
+// memory accesses are ordered after the previous kernel's, except for the
+// integer GEMVs, which wait inside (kernels.go, waitsInside) after fetching
+// weights: their grid_dep_launch comes first, which is safe since the next
+// grid waits for this one's completion in turn. A kernel whose next grid
+// should not start early (kernels.go, launchAtEnd) leaves it out: that grid
+// launches when this one completes. After the wait, the pointers to what
+// kernels write pass through acquire (common).
+extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q8_0_split_1572864_262144_192(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
+    grid_dep_wait();
+    acquire(ids);
+    grid_dep_launch();
+    embed_rows<W_q8_0_split<1572864>, 262144, 192>(table, ids, y);
+}
+extern "C" __global__ void __launch_bounds__(256) scale_ew_Scale_0_0_192(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    scale_ew<Scale_0, 0, 192>(x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_1_W_f32_192_192_64_false_false(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y) {
+    grid_dep_wait();
+    acquire(a);
+    grid_dep_launch();
+    rmsnorm_rows<Norm_1, W_f32<192>, 192, 64, false, false>(a, nullptr, w, nullptr, y, nullptr, nullptr);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_192(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_x_f16<192>(x, xh, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_1536_W_q5_0_split_384_W_q5_0_split_384_B_none_B_none_B_none_192_256_64_64_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<384>, W_q5_0_split<384>, B_none, B_none, B_none, 192, 256, 64, 64, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(128) norm_rope_rows_Rope_2_Norm_1_W_f32_64_0_4(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, positions, state);
+    grid_dep_launch();
+    norm_rope_rows<Rope_2, Norm_1, W_f32<64>, 0, 4>(x, w, positions, y, state);
+}
+extern "C" __global__ void __launch_bounds__(128) norm_rope_rows_Rope_2_Norm_1_W_f32_64_0_1(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, positions, state);
+    grid_dep_launch();
+    norm_rope_rows<Rope_2, Norm_1, W_f32<64>, 0, 1>(x, w, positions, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) kv_store_Attn_3(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(k, v, positions, state);
+    grid_dep_launch();
+    kv_store<Attn_3>(k, v, positions, kc, vc, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_3_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, positions, state);
+    grid_dep_launch();
+    attend_prefill<Attn_3, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_256(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_x_f16<256>(x, xh, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_192_B_none_256_192_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_linear<W_q4_k<192>, B_none, 256, 192, 64, 64>(w, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_1_W_f32_192_192_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
+    grid_dep_wait();
+    acquire(a, b);
+    grid_dep_launch();
+    rmsnorm_rows<Norm_1, W_f32<192>, 192, 64, true, false>(a, b, w, s, y, nullptr, nullptr);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q5_0_split_3072_B_none_192_512_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_linear<W_q5_0_split<3072>, B_none, 192, 512, 64, 64>(w, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) geglu_ew_0_512(const float* __restrict__ g, const float* __restrict__ u, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(g, u, state);
+    grid_dep_launch();
+    geglu_ew<0, 512>(g, u, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_512(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_x_f16<512>(x, xh, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_384_B_none_512_192_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_linear<W_q4_k<384>, B_none, 512, 192, 64, 64>(w, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_1536_W_q5_0_split_384_W_q8_0_split_384_B_none_B_none_B_none_192_256_64_64_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<384>, W_q8_0_split<384>, B_none, B_none, B_none, 192, 256, 64, 64, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_384_B_none_512_192_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_linear<W_q6_k_split<384>, B_none, 512, 192, 64, 64>(w, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(128) norm_rope_rows_Rope_4_Norm_1_W_f32_64_0_4(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, positions, state);
+    grid_dep_launch();
+    norm_rope_rows<Rope_4, Norm_1, W_f32<64>, 0, 4>(x, w, positions, y, state);
+}
+extern "C" __global__ void __launch_bounds__(128) norm_rope_rows_Rope_4_Norm_1_W_f32_64_0_1(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, positions, state);
+    grid_dep_launch();
+    norm_rope_rows<Rope_4, Norm_1, W_f32<64>, 0, 1>(x, w, positions, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) kv_store_Attn_5(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(k, v, positions, state);
+    grid_dep_launch();
+    kv_store<Attn_5>(k, v, positions, kc, vc, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_5_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, positions, state);
+    grid_dep_launch();
+    attend_prefill<Attn_5, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) last_row_0_192_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    last_row<0, 192, true>(x, y, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_1572864_B_none_192_262144_32_false_true_0_true_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, u64* __restrict__ greedy, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q8_0_split_dot<1572864>, B_none, 192, 262144, 32, false, true, 0, true, 1, 1>(w, nullptr, nullptr, xq, xs, y, greedy, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_1_W_f32_192_192_64_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    acquire(a);
+    grid_dep_launch();
+    rmsnorm_rows<Norm_1, W_f32<192>, 192, 64, false, true>(a, nullptr, w, nullptr, y, xq, xs);
+}
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_0_split_dot_1536_W_q5_0_split_dot_384_W_q5_0_split_dot_384_B_none_B_none_B_none_Rope_none_192_256_64_64_false_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    qkv_q8<W_q5_0_split_dot<1536>, W_q5_0_split_dot<384>, W_q5_0_split_dot<384>, B_none, B_none, B_none, Rope_none, 192, 256, 64, 64, false, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_3_B_none_false_true_64(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    grid_dep_launch();
+    attend_decode<Attn_3, B_none, false, true, 64>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_192_B_none_256_192_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q4_k_dot<192>, B_none, 256, 192, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_1_W_f32_192_192_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    acquire(a, b);
+    grid_dep_launch();
+    rmsnorm_rows<Norm_1, W_f32<192>, 192, 64, true, true>(a, b, w, s, y, xq, xs);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q5_0_split_dot_3072_B_none_192_512_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q5_0_split_dot<3072>, B_none, 192, 512, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_384_B_none_512_192_32_true_false_0_false_0_1(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q4_k_dot<384>, B_none, 512, 192, 32, true, false, 0, false, 0, 1>(w, nullptr, x, nullptr, nullptr, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_0_split_dot_1536_W_q5_0_split_dot_384_W_q8_0_split_dot_384_B_none_B_none_B_none_Rope_none_192_256_64_64_false_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    qkv_q8<W_q5_0_split_dot<1536>, W_q5_0_split_dot<384>, W_q8_0_split_dot<384>, B_none, B_none, B_none, Rope_none, 192, 256, 64, 64, false, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_384_B_none_512_192_32_true_false_0_false_0_1(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q6_k_split_dot<384>, B_none, 512, 192, 32, true, false, 0, false, 0, 1>(w, nullptr, x, nullptr, nullptr, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_5_B_none_false_true_64(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    grid_dep_launch();
+    attend_decode<Attn_5, B_none, false, true, 64>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+}
+extern "C" __global__ void __launch_bounds__(256) geglu_ew_0_512_at_end(const float* __restrict__ g, const float* __restrict__ u, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(g, u, state);
+    geglu_ew<0, 512>(g, u, y, state);
+}
+extern "C" __global__ void __launch_bounds__(512) sample_draw_262144_64_8_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    grid_dep_wait();
+    acquire(logits);
+    sample_draw<262144, 64, 8, 132, 180992>(logits, state, scratch);
+}
