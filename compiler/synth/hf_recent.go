@@ -54,7 +54,10 @@ func init() {
 		c := qwen3Config(h, "Qwen3MoeForCausalLM", "qwen3_moe", w.Output == nil)
 		c["num_experts"], c["num_experts_per_tok"], c["moe_intermediate_size"] = h.NExpert, h.NExpertUsed, h.ExpertFF
 		c["norm_topk_prob"], c["decoder_sparse_step"], c["mlp_only_layers"] = true, 1, []int{}
-		c["output_router_logits"], c["router_aux_loss_coef"] = false, 0.0
+		// A training coefficient, never read at inference; Qwen3-MoE's own
+		// value, since Go writes 0.0 as 0, which transformers' strict config
+		// refuses as an int.
+		c["output_router_logits"], c["router_aux_loss_coef"] = false, 0.001
 		return ts, c, nil
 	}
 	hfExporters["gemma3"] = hfGemma3

@@ -282,6 +282,11 @@ func TestHFQwen3MoEExperts(t *testing.T) {
 		config["moe_intermediate_size"] != 256.0 || config["norm_topk_prob"] != true {
 		t.Errorf("config %v", config)
 	}
+	// transformers' strict config takes router_aux_loss_coef only as a
+	// float, and Python reads a JSON 0 as an int.
+	if c, ok := config["router_aux_loss_coef"].(float64); !ok || c == float64(int64(c)) {
+		t.Errorf("router_aux_loss_coef %v: a whole number reads as a Python int", config["router_aux_loss_coef"])
+	}
 }
 
 func TestHFLlama3Rope(t *testing.T) {
