@@ -85,7 +85,7 @@ func TestOCCTRL2002DrainWithDeadline(t *testing.T) {
 }
 
 // OC-CTRL-2003: reload switches atomically or rolls back. A tampered plan
-// (its weights no longer match the manifest's sha256) cannot start, so the
+// (its weights no longer match the manifest's hashes) cannot start, so the
 // reload fails, is rolled back, and the old plan still serves; a good plan
 // switches, and the pool serves it.
 func TestOCCTRL2003ReloadRollsBack(t *testing.T) {
@@ -93,7 +93,7 @@ func TestOCCTRL2003ReloadRollsBack(t *testing.T) {
 	startPool(t, d, "r", plans["stories"], 1)
 	before := stream(t, d, submit(t, d, map[string]any{"prompt": "Once upon a time", "max_tokens": 8, "seed": 1}))
 	resp, m := call(t, "POST", d.url+"/v1/pools/r/reload", map[string]any{"model_ref": plans["tampered"]})
-	if resp.StatusCode != 409 || m["rolled_back"] != true || m["model_ref"] != plans["stories"] || !strings.Contains(m["message"].(string), "sha256") {
+	if resp.StatusCode != 409 || m["rolled_back"] != true || m["model_ref"] != plans["stories"] || !strings.Contains(m["message"].(string), "fail their hash") {
 		t.Fatalf("reload to a tampered plan: %d %v", resp.StatusCode, m)
 	}
 	after := stream(t, d, submit(t, d, map[string]any{"prompt": "Once upon a time", "max_tokens": 8, "seed": 1}))
