@@ -13,7 +13,9 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-[ -d .demo/stories-cpu.plan ] || bin/orcc compile testdata/models/stories260k-f32.gguf -o .demo/stories-cpu.plan --device cpu >/dev/null
+# Compiled every time (it takes a moment): a plan left by an earlier release
+# may be of another format.
+bin/orcc compile testdata/models/stories260k-f32.gguf -o .demo/stories-cpu.plan --device cpu >/dev/null
 rm -f "$out/artifacts.db"
 echo "== orcd on $url, orcpool with two CPU workers (logs in $out)"
 bin/orcd --port "$port" --artifacts "$out/artifacts.db" 2>"$out/orcd.log" &
