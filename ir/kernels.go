@@ -21,12 +21,13 @@ const (
 // (mma_warps, mma_upw, stream_smem, stream_blocks, all > 0); fold_norm, on
 // a decode mma kernel that normalizes its input itself (its input the
 // normed row of an rmsnorm or add_rmsnorm); writes_sum, on a decode q8
-// linear that writes the sum of the add_rmsnorm reading it; and the
-// choices of decisionOps.
+// linear that writes the sum of the add_rmsnorm reading it; stages_x and
+// prefill_stages_x, on a q8 linear that quantizes its own input in that
+// schedule; and the choices of decisionOps.
 var kernelAttrKinds = map[string]string{
 	"kernel": "string", "prefill_kernel": "string",
 	"mma_warps": "int64", "mma_upw": "int64", "stream_smem": "int64", "stream_blocks": "int64",
-	"fold_norm": "bool", "writes_sum": "bool",
+	"fold_norm": "bool", "writes_sum": "bool", "stages_x": "bool", "prefill_stages_x": "bool",
 	"router_logits": "bool", "row_in_place": "bool", "writes_codes": "bool", "prefill_writes_codes": "bool",
 }
 
@@ -105,6 +106,11 @@ func verifyKernelChoice(n *Node) error {
 	}
 	if n.Bool("writes_sum") && (n.Op != OpLinear || n.Str("kernel") != KernelQ8) {
 		return fmt.Errorf("writes_sum on a %s %s: a decode q8 linear writes a sum", n.Str("kernel"), n.Op)
+	}
+	for stages, kernel := range map[string]string{"stages_x": "kernel", "prefill_stages_x": "prefill_kernel"} {
+		if n.Bool(stages) && (n.Op != OpLinear || n.Str(kernel) != KernelQ8) {
+			return fmt.Errorf("%s on a %s %s: a q8 linear stages its input", stages, n.Str(kernel), n.Op)
+		}
 	}
 	return nil
 }

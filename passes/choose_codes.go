@@ -1,8 +1,6 @@
 package passes
 
 import (
-	"fmt"
-
 	"github.com/llama-orch/orc/ir"
 )
 
@@ -23,10 +21,9 @@ import (
 //     reads as its input x (kernel q8 or mma, a q8 MoE), directly or
 //     through a last row in place.
 func chooseCodes(g *ir.Graph) error {
-	target, _ := g.Attrs["target"].(string)
-	gpu, err := GPUTarget(target)
+	gpu, err := graphGPU(g)
 	if err != nil {
-		return fmt.Errorf("graph target: %w", err)
+		return err
 	}
 	mt, _ := g.Attrs["max_tokens"].(int64)
 	users := users(g)
@@ -116,6 +113,15 @@ func (g GPU) LinearQ8Blocks(dt ir.DType, in, out int64) (s, blocks int64) {
 }
 
 // StagedXBlocks is the largest grid of a linear_q8 that quantizes its own
-// input (codegen/cuda, stagesX): three blocks an SM, resident at once, so
+// input (stages_x, chooseStaging): three blocks an SM, resident at once, so
 // that the redundant quantization costs one block's time.
 func (g GPU) StagedXBlocks() int64 { return 3 * g.SMs }
+
+// StagedXBytes limits linear_q8 quantizing its own input (chooseStaging):
+// the int16 row and its scales in static shared memory (48 KiB at most),
+// and a grid of at most StagedXBlocks, resident at once, so that the
+// redundant quantization costs one block's time. GPT-2's Q4_0 down
+// projection after its GELU (3072 → 768: 96 blocks, 7 KiB) stages, and
+// Phi-3's after its SwiGLU (8192 → 3072: 384 blocks, 18 KiB), whose decode
+// step staging took 1 % less than after a quantize_x8 launch (H200).
+const StagedXBytes = 40 << 10

@@ -1,8 +1,6 @@
 package passes
 
 import (
-	"fmt"
-
 	"github.com/llama-orch/orc/ir"
 )
 
@@ -36,10 +34,9 @@ var kernelAttrs = []string{"kernel", "prefill_kernel", "mma_warps", "mma_upw", "
 //     whose router is a plain-float matrix (read one element at a time),
 //     computes that MoE's router logits itself (rmsnorm_logits).
 func chooseKernels(g *ir.Graph) error {
-	target, _ := g.Attrs["target"].(string)
-	gpu, err := GPUTarget(target)
+	gpu, err := graphGPU(g)
 	if err != nil {
-		return fmt.Errorf("graph target: %w", err)
+		return err
 	}
 	c := &kernelChooser{gpu: gpu, users: users(g)}
 	for _, n := range g.Nodes {

@@ -47,6 +47,7 @@ var Pipeline = []Pass{
 	{"schedule", schedule, AllTargets},
 	{"planMemory", planMemory, AllTargets},
 	{"chooseCodes", chooseCodes, GPUTargets},
+	{"chooseStaging", chooseStaging, GPUTargets},
 	{"verifyFinal", verifyFinal, AllTargets},
 }
 
@@ -88,7 +89,10 @@ var constraints = func() []constraint {
 		// The codes' producers follow the kernels that read codes, and a
 		// last row is its input in place only where offsets allow.
 		constraint{"chooseKernels", "chooseCodes"}, constraint{"planMemory", "chooseCodes"},
-		constraint{"chooseCodes", "verifyFinal"})
+		constraint{"chooseCodes", "verifyFinal"},
+		// A linear stages x where the scratch does not hold x's codes,
+		// which the codes' producers and the offsets say.
+		constraint{"chooseCodes", "chooseStaging"}, constraint{"chooseStaging", "verifyFinal"})
 	return c
 }()
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/llama-orch/orc/ir"
 )
 
 // GPU describes a CUDA compile target to the decisions tuned for it
@@ -44,6 +46,17 @@ func GPUTarget(arch string) (GPU, error) {
 		return GPU{}, fmt.Errorf("unknown CUDA target %q (targets: %s)", arch, strings.Join(GPUArchs(), ", "))
 	}
 	return g, nil
+}
+
+// graphGPU is the description of the CUDA target the pipeline runs g for
+// (its target attribute, which Run sets).
+func graphGPU(g *ir.Graph) (GPU, error) {
+	target, _ := g.Attrs["target"].(string)
+	gpu, err := GPUTarget(target)
+	if err != nil {
+		return GPU{}, fmt.Errorf("graph target: %w", err)
+	}
+	return gpu, nil
 }
 
 // GPUArchs lists the CUDA targets, sorted.

@@ -146,13 +146,9 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	}
 	att.arg(cInts, "positions", positions)
 	att.ptr(e, cOut, "y", n)
-	out, err := e.value(n)
-	if err != nil {
-		return nil, err
-	}
 	q8 := false
 	if hd%32 == 0 {
-		q8 = e.quantizes(att, n, out, heads*hd)
+		q8 = e.quantizes(att, n, n, heads*hd)
 	} else {
 		att.null()
 		att.null()

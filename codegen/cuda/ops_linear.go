@@ -1,6 +1,8 @@
 package cuda
 
 import (
+	"fmt"
+
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
@@ -32,7 +34,10 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 		return e.emit(c, "linear_gemv", passes.LinThreads, g, linearGEMVArgs{W: wa, B: ba, In: in, Out: out})
 	}
 	s, blocks := e.LinearQ8Blocks(n.Inputs[1].DType, in, out)
-	stage := e.stagesX(x, in, blocks)
+	stage, err := e.stagesX(n, x, in, blocks)
+	if err != nil {
+		return nil, err
+	}
 	if stage {
 		c.startsLate = true
 		c.ptr(e, cIn, "x", x)
@@ -78,26 +83,24 @@ func (e *emitter) leavesGreedy(n, x *ir.Node) bool {
 	return n == e.output && rowsOf(x) == 1
 }
 
-// Limits of linear_q8 quantizing its own input (stagesX): the int16 row and
-// its scales in static shared memory (48 KiB at most), and a grid of at most
-// three blocks per SM (stagedXBlocks), resident at once, so that the
-// redundant quantization costs one block's time. GPT-2's Q4_0 down
-// projection after its GELU (3072 → 768: 96 blocks, 7 KiB) stages, and
-// Phi-3's after its SwiGLU (8192 → 3072: 384 blocks, 18 KiB), whose decode
-// step staging took 1 % less than after a quantize_x8 launch (H200).
-const stagedXBytes = 40 << 10
-
-// stagesX reports whether the integer linear over x [rows, in] in blocks
-// blocks quantizes x itself, in shared memory (q8_rows.cu.tmpl, rows_dot8 with
-// QX), instead of after a quantize_x8 launch: x's producer did not quantize
-// it (an element-wise GELU, or a swiglu_q8 whose blocks hold no whole
-// 32-group), a block serves one token, and the limits above hold.
-func (e *emitter) stagesX(x *ir.Node, in, blocks int64) bool {
-	if e.tokenTile(x) != 1 || in*2+in/32*8 > stagedXBytes || blocks > e.StagedXBlocks() {
-		return false
+// stagesX reports whether the integer linear n over x quantizes x itself,
+// in shared memory (q8_rows.cu.tmpl, rows_dot8 with QX), instead of after
+// a quantize_x8 launch, as the chooseStaging pass recorded it (stages_x,
+// prefill_stages_x); it refuses a record that would read x's codes the
+// scratch holds, or that exceeds the staging limits.
+func (e *emitter) stagesX(n, x *ir.Node, in, blocks int64) (bool, error) {
+	key := "stages_x"
+	if e.prefill {
+		key = "prefill_stages_x"
 	}
-	held, err := e.scratchHoldsX(x)
-	return err == nil && !held
+	if !n.Bool(key) {
+		return false, nil
+	}
+	held := e.scratchHoldsX(x)
+	if held || e.tokenTile(x) != 1 || in*2+in/32*8 > passes.StagedXBytes || blocks > e.StagedXBlocks() {
+		return false, fmt.Errorf("%s recorded where the linear cannot stage x (codes held %v, token tile %d, %d blocks, %d-wide row)", key, held, e.tokenTile(x), blocks, in)
+	}
+	return true, nil
 }
 
 // residentBound is the blocks an SM that a grid of blocksX blocks, staged

@@ -338,9 +338,9 @@ func (e *emitter) routerOf(n, normed *ir.Node) *ir.Node {
 
 // normLogits emits rmsnorm_logits for a decode RMSNorm (call c holds its
 // a, b, w and s; cfg is its config, wa its weight's accessor) whose normed
-// row at out, cols wide, only MoE m reads: it writes the row's int16 form
+// row normed, cols wide, only MoE m reads: it writes the row's int16 form
 // and m's router logits, and records both in scratchHolds.
-func (e *emitter) normLogits(c *call, m *ir.Node, out plans.Arg, cols int64, add bool, cfg string, wa accessor) ([]plans.Launch, error) {
+func (e *emitter) normLogits(c *call, m, normed *ir.Node, cols int64, add bool, cfg string, wa accessor) ([]plans.Launch, error) {
 	mw, experts := ir.MoEInputs(m), m.Int("experts")
 	ra, err := e.vectorAccessor(mw.Router, experts*cols)
 	if err != nil {
@@ -351,7 +351,7 @@ func (e *emitter) normLogits(c *call, m *ir.Node, out plans.Arg, cols int64, add
 	if err != nil {
 		return nil, err
 	}
-	e.writesInt16(c, out, cols, 0, "xq", "xs")
+	e.writesInt16(c, normed, cols, 0, "xq", "xs")
 	c.arg(cOut, "logit", e.moeScratchOf(m).logit)
 	e.scratchHolds.routes = m
 	threads := normThreads(cols)

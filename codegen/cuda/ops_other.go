@@ -78,12 +78,12 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 		return nil, nil // its reader normalizes the row itself
 	}
 	if m := e.routerOf(n, normed); m != nil {
-		return e.normLogits(c, m, out, cols, add, cfg, wa)
+		return e.normLogits(c, m, normed, cols, add, cfg, wa)
 	}
 	c.arg(cOut, "y", out)
 	q8 := false
 	if normed != nil {
-		q8 = e.quantizes(c, n, out, cols)
+		q8 = e.quantizes(c, n, normed, cols)
 	} else {
 		c.null()
 		c.null()
@@ -159,11 +159,7 @@ func (e *emitter) elementwise(n *ir.Node) ([]plans.Launch, error) {
 		}
 		c.ptr(e, cIn, "x", x)
 		c.ptr(e, cOut, "y", n)
-		out, err := e.value(n)
-		if err != nil {
-			return nil, err
-		}
-		q8 := e.quantizes(c, n, out, cols)
+		q8 := e.quantizes(c, n, n, cols)
 		e.stateArg(c)
 		return e.emit(c, "last_row", 256, gridFixed(ceilDiv(cols, 256)), lastRowArgs{Rows: rows, Cols: cols, Q8: q8})
 	}

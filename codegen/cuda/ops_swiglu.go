@@ -52,13 +52,9 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 	if q8 {
 		sets, threads = passes.SwiGLUQ8Sets, passes.SwiGLUQ8Sets*s
 	}
-	out, err := e.value(n)
-	if err != nil {
-		return nil, err
-	}
 	outs := func(c *call) {
 		if q8 {
-			e.writesInt16(c, out, f, e.intScratchBytes(in), "yq", "ys") // past x's int16 form, which the kernel reads
+			e.writesInt16(c, n, f, e.intScratchBytes(in), "yq", "ys") // past x's int16 form, which the kernel reads
 		} else {
 			c.null()
 			c.null()

@@ -29,29 +29,29 @@ func (e *emitter) intScratchBytes(in int64) int64 {
 	return alignUp(e.maxTokens*in*2, plans.Alignment) + alignUp(e.maxTokens*in/32*8, plans.Alignment)
 }
 
-// scratchX is the int16 form of an activation in the scratch: the arena
-// offset of the value (-1: none) and its codes' and scales' arguments;
+// scratchX is the int16 form of an activation in the scratch: the value
+// (heldValue; nil: none) and its codes' and scales' arguments;
 // routes is the MoE whose router logits the value's norm wrote with them
 // (routerOf), if any.
 type scratchX struct {
-	of     int64
+	of     *ir.Node
 	xq, xs plans.Arg
 	routes *ir.Node
 }
 
-var scratchNone = scratchX{of: -1}
+var scratchNone = scratchX{}
 
-// quantizes adds producer p's int16 outputs for its value (its arena
-// argument out, width cols) where the chooseCodes pass recorded that p
+// quantizes adds producer p's int16 outputs for its value v (width cols)
+// where the chooseCodes pass recorded that p
 // writes them in the schedule being emitted (writes_codes,
 // prefill_writes_codes), else nullptrs; it returns the Q8 template argument.
-func (e *emitter) quantizes(c *call, p *ir.Node, out plans.Arg, cols int64) bool {
+func (e *emitter) quantizes(c *call, p, v *ir.Node, cols int64) bool {
 	if !e.writesCodes(p) {
 		c.null()
 		c.null()
 		return false
 	}
-	e.writesInt16(c, out, cols, 0, "xq", "xs")
+	e.writesInt16(c, v, cols, 0, "xq", "xs")
 	return true
 }
 
@@ -64,14 +64,14 @@ func (e *emitter) writesCodes(p *ir.Node) bool {
 	return p.Bool("writes_codes")
 }
 
-// writesInt16 adds the int16 outputs (parameters q and s) for the value at
-// out (width cols), past bytes into the scratch (after the int16 input the
+// writesInt16 adds the int16 outputs (parameters q and s) for value v
+// (width cols), past bytes into the scratch (after the int16 input the
 // producer itself reads), and records that the scratch holds them.
-func (e *emitter) writesInt16(c *call, out plans.Arg, cols, past int64, q, s string) {
+func (e *emitter) writesInt16(c *call, v *ir.Node, cols, past int64, q, s string) {
 	xq, xs := e.scratchArgs(cols, past)
 	c.arg("xq_t* __restrict__", q, xq)
 	c.arg("float2* __restrict__", s, xs)
-	e.scratchHolds = scratchX{of: out.Offset, xq: xq, xs: xs}
+	e.scratchHolds = scratchX{of: e.heldValue(v), xq: xq, xs: xs}
 }
 
 // quantizeX emits the launch quantizing x [rows, in] to int16 in the scratch
@@ -79,13 +79,15 @@ func (e *emitter) writesInt16(c *call, out plans.Arg, cols, past int64, q, s str
 // quantized it and nothing has overwritten it since), and returns the
 // scratch arguments.
 func (e *emitter) quantizeX(x *ir.Node, in int64) ([]plans.Launch, plans.Arg, plans.Arg, error) {
-	held, err := e.scratchHoldsX(x)
-	if err != nil || held {
-		return nil, e.scratchHolds.xq, e.scratchHolds.xs, err
+	if e.scratchHoldsX(x) {
+		return nil, e.scratchHolds.xq, e.scratchHolds.xs, nil
 	}
 	xq, xs := e.scratchArgs(in, 0)
-	xa, _ := e.value(x)
-	e.scratchHolds = scratchX{of: xa.Offset, xq: xq, xs: xs}
+	xa, err := e.value(x)
+	if err != nil {
+		return nil, xq, xs, err
+	}
+	e.scratchHolds = scratchX{of: e.heldValue(x), xq: xq, xs: xs}
 	ls, err := e.quantizeLaunch(xa, xq, xs, rowsOf(x), in)
 	return ls, xq, xs, err
 }
@@ -102,8 +104,18 @@ func (e *emitter) quantizeLaunch(xa, xq, xs plans.Arg, rows, in int64) ([]plans.
 }
 
 // scratchHoldsX reports whether the int16 scratch holds x: its producer
-// quantized it and nothing has overwritten the scratch since.
-func (e *emitter) scratchHoldsX(x *ir.Node) (bool, error) {
-	xa, err := e.value(x)
-	return err == nil && xa.Kind == plans.ArgArena && xa.Offset == e.scratchHolds.of, err
+// or an earlier reader quantized it and nothing has overwritten the
+// scratch since. The value, not its arena offset, says so: a later value
+// the memory plan puts at x's offset is not x.
+func (e *emitter) scratchHoldsX(x *ir.Node) bool {
+	return e.scratchHolds.of != nil && e.scratchHolds.of == e.heldValue(x)
+}
+
+// heldValue is the value whose codes reading x reads: a decode last row in
+// place is its input (lastIsRow).
+func (e *emitter) heldValue(x *ir.Node) *ir.Node {
+	for x.Op == ir.OpLast && e.lastIsRow(x) {
+		x = x.Inputs[0]
+	}
+	return x
 }
