@@ -23,11 +23,12 @@ const (
 // normed row of an rmsnorm or add_rmsnorm); writes_sum, on a decode q8
 // linear that writes the sum of the add_rmsnorm reading it; stages_x and
 // prefill_stages_x, on a q8 linear that quantizes its own input in that
-// schedule; and the choices of decisionOps.
+// schedule; pick_early, on a q8 MoE whose decode down kernel picks its
+// experts before its wait; and the choices of decisionOps.
 var kernelAttrKinds = map[string]string{
 	"kernel": "string", "prefill_kernel": "string",
 	"mma_warps": "int64", "mma_upw": "int64", "stream_smem": "int64", "stream_blocks": "int64",
-	"fold_norm": "bool", "writes_sum": "bool", "stages_x": "bool", "prefill_stages_x": "bool",
+	"fold_norm": "bool", "writes_sum": "bool", "stages_x": "bool", "prefill_stages_x": "bool", "pick_early": "bool",
 	"router_logits": "bool", "row_in_place": "bool", "writes_codes": "bool", "prefill_writes_codes": "bool",
 }
 
@@ -111,6 +112,9 @@ func verifyKernelChoice(n *Node) error {
 		if n.Bool(stages) && (n.Op != OpLinear || n.Str(kernel) != KernelQ8) {
 			return fmt.Errorf("%s on a %s %s: a q8 linear stages its input", stages, n.Str(kernel), n.Op)
 		}
+	}
+	if n.Bool("pick_early") && (n.Op != OpMoE || n.Str("kernel") != KernelQ8) {
+		return fmt.Errorf("pick_early on a %s %s: a decode q8 MoE picks its experts early", n.Str("kernel"), n.Op)
 	}
 	return nil
 }

@@ -48,6 +48,7 @@ var Pipeline = []Pass{
 	{"planMemory", planMemory, AllTargets},
 	{"chooseCodes", chooseCodes, GPUTargets},
 	{"chooseStaging", chooseStaging, GPUTargets},
+	{"chooseEarlyPicks", chooseEarlyPicks, GPUTargets},
 	{"verifyFinal", verifyFinal, AllTargets},
 }
 
@@ -92,7 +93,9 @@ var constraints = func() []constraint {
 		constraint{"chooseCodes", "verifyFinal"},
 		// A linear stages x where the scratch does not hold x's codes,
 		// which the codes' producers and the offsets say.
-		constraint{"chooseCodes", "chooseStaging"}, constraint{"chooseStaging", "verifyFinal"})
+		constraint{"chooseCodes", "chooseStaging"}, constraint{"chooseStaging", "verifyFinal"},
+		// An MoE picks early by its kernel.
+		constraint{"chooseKernels", "chooseEarlyPicks"}, constraint{"chooseEarlyPicks", "verifyFinal"})
 	return c
 }()
 

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/llama-orch/orc/plans"
@@ -19,17 +20,26 @@ type earlyReader interface {
 	// readingBeforeWait are the arguments of the variant reading it
 	// before the wait.
 	readingBeforeWait() any
+	// recorded: the IR decides whether the read moves (a record on the
+	// launch's node), which the schedule must then prove; else the
+	// schedule decides.
+	recorded() bool
 }
 
 func (a linearQ8Args) readAfterWait() (string, bool) { return "r", a.Res == resAfterWait }
 func (a linearQ8Args) readingBeforeWait() any        { a.Res = resBeforeWait; return a }
 func (a moeDownArgs) readAfterWait() (string, bool)  { return "logit", !a.PickEarly }
 func (a moeDownArgs) readingBeforeWait() any         { a.PickEarly = true; return a }
+func (a linearQ8Args) recorded() bool                { return false }
+func (a moeDownArgs) recorded() bool                 { return true } // pick_early, chooseEarlyPicks
 
 // readsBeforeWait gives each decode launch of ls with an earlyReader read after
 // its wait its variant reading before the wait, where the value's last
-// writer before it has completed when it starts (completeAt).
-func (s *kernelSet) readsBeforeWait(ls []plans.Launch) {
+// writer before it has completed when it starts (completeAt): for a
+// linear_q8's residual wherever that holds, for a recorded reader where
+// its node records it (recorded, the launches at those indexes), refusing
+// a record that does not hold.
+func (s *kernelSet) readsBeforeWait(ls []plans.Launch, recorded map[int]bool) error {
 	for i := range ls {
 		k := s.byName[ls[i].Kernel]
 		r, ok := k.TArgs.(earlyReader)
@@ -37,22 +47,27 @@ func (s *kernelSet) readsBeforeWait(ls []plans.Launch) {
 			continue
 		}
 		param, after := r.readAfterWait()
-		if !after {
+		if !after || r.recorded() && !recorded[i] {
 			continue
 		}
 		v := ls[i].Args[paramIndex(k, param)]
+		complete := false
 		for j := i - 1; j >= 0; j-- {
-			if !writes(s.byName[ls[j].Kernel], &ls[j], v) {
-				continue
+			if writes(s.byName[ls[j].Kernel], &ls[j], v) {
+				complete = s.completeAt(ls, j, i)
+				break
 			}
-			if s.completeAt(ls, j, i) {
-				early := *k
-				early.TArgs = r.readingBeforeWait()
-				ls[i].Kernel = s.add(&early)
-			}
-			break
+		}
+		if !complete && r.recorded() {
+			return fmt.Errorf("decode launch %d (%s) is recorded to read %s before its wait, but its writer may not have completed when it starts", i, k.Fn, param)
+		}
+		if complete {
+			early := *k
+			early.TArgs = r.readingBeforeWait()
+			ls[i].Kernel = s.add(&early)
 		}
 	}
+	return nil
 }
 
 // completeAt reports whether launch j of decode schedule ls has completed

@@ -39,7 +39,9 @@ func schedule(steps []step, fn, read string, targs any) (*kernelSet, []plans.Lau
 // TestReadsBeforeWait: a read moves before the reader's wait only where the
 // value's last writer has completed when the reader starts: a launch at
 // its end from the writer on, or a launch waiting in its wrapper after the
-// writer.
+// writer. A linear_q8's residual moves wherever that holds; an MoE down's
+// pick only where its node records it (pick_early), and a record where
+// that does not hold is refused.
 func TestReadsBeforeWait(t *testing.T) {
 	inside, wrapper := step{}, step{wrapperWaits: true}
 	writer := func(s step) step { s.writes = true; return s }
@@ -73,13 +75,28 @@ func TestReadsBeforeWait(t *testing.T) {
 	for _, r := range readers {
 		for _, c := range cases {
 			s, ls := schedule(c.steps, r.fn, r.param, r.after)
-			s.readsBeforeWait(ls)
+			last := len(ls) - 1
+			err := s.readsBeforeWait(ls, map[int]bool{last: true})
+			if refused := err != nil; refused != (r.fn == "moe_down_sum_q8" && !c.early) {
+				t.Errorf("%s, %s: recorded, error %v", r.fn, c.name, err)
+				continue
+			}
 			want := r.after
 			if c.early {
 				want = r.early
 			}
-			if got := s.byName[ls[len(ls)-1].Kernel].TArgs; got != want {
+			if got := s.byName[ls[last].Kernel].TArgs; err == nil && got != want {
 				t.Errorf("%s, %s: template arguments %v, want %v", r.fn, c.name, got, want)
+			}
+			s, ls = schedule(c.steps, r.fn, r.param, r.after)
+			if err := s.readsBeforeWait(ls, nil); err != nil {
+				t.Errorf("%s, %s: not recorded: %v", r.fn, c.name, err)
+			}
+			if r.fn == "moe_down_sum_q8" {
+				want = r.after // nothing recorded: its pick stays after the wait
+			}
+			if got := s.byName[ls[last].Kernel].TArgs; got != want {
+				t.Errorf("%s, %s, not recorded: template arguments %v, want %v", r.fn, c.name, got, want)
 			}
 		}
 	}
@@ -87,7 +104,9 @@ func TestReadsBeforeWait(t *testing.T) {
 	none := linear
 	none.Res = resNone
 	s, ls := schedule([]step{writer(atEnd(inside))}, "linear_q8", "r", none)
-	s.readsBeforeWait(ls)
+	if err := s.readsBeforeWait(ls, nil); err != nil {
+		t.Fatal(err)
+	}
 	if got := s.byName[ls[1].Kernel].TArgs; got != any(none) {
 		t.Errorf("linear_q8 without a residual: %v, want %v", got, none)
 	}

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llama-orch/orc/codegen/cuda"
 	"github.com/llama-orch/orc/compiler/synth"
+	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -102,8 +104,8 @@ func reaches(fn, target string, bodies map[string]string, seen map[string]bool) 
 }
 
 // TestMoEDownPicksEarly checks that gpt-oss's decode schedule lets every
-// moe_down_sum_q8 pick its experts before its wait (PICK_EARLY, chosen by
-// readsBeforeWait): the grids between the router logits' writer and it
+// moe_down_sum_q8 pick its experts before its wait (PICK_EARLY, recorded
+// by chooseEarlyPicks, proven by readsBeforeWait): the grids between the router logits' writer and it
 // wait in their wrappers, so the logits are written when it starts, and
 // its experts' weight groups are fetched while gate+up finishes.
 func TestMoEDownPicksEarly(t *testing.T) {
@@ -120,6 +122,38 @@ func TestMoEDownPicksEarly(t *testing.T) {
 	}
 	if downs == 0 {
 		t.Fatal("no moe_down_sum_q8 in the decode schedule")
+	}
+}
+
+// TestMoEDownPicksAsRecorded: the down picks early where the
+// chooseEarlyPicks pass recorded pick_early, and only there: without the
+// record it picks after its wait; a record on a target without dependent
+// launch is refused.
+func TestMoEDownPicksAsRecorded(t *testing.T) {
+	g, man, _ := tinyPlan(t, "gpt-oss-20b-tiny", synth.QuantMXFP4)
+	var moes []*ir.Node
+	for _, n := range g.Nodes {
+		if n.Bool("pick_early") {
+			moes = append(moes, n)
+			delete(n.Attrs, "pick_early")
+		}
+	}
+	if len(moes) == 0 {
+		t.Fatal("no MoE records pick_early")
+	}
+	for i, l := range generate(t, g, man, "").Kernels.Decode {
+		if strings.HasPrefix(l.Kernel, "moe_down_sum_q8") && strings.HasSuffix(l.Kernel, "_true") {
+			t.Errorf("decode launch %d, %s, picks early without a record", i, l.Kernel)
+		}
+	}
+	g80, man80, _ := lowerFor(t, writeTiny(t, "gpt-oss-20b-tiny", synth.QuantMXFP4), testMaxTokens, "sm_80")
+	for _, n := range g80.Nodes {
+		if n.Op == ir.OpMoE && n.Str("kernel") == ir.KernelQ8 {
+			n.Attrs["pick_early"] = true
+		}
+	}
+	if _, err := cuda.Generate(g80, man80, cuda.Options{Arch: "sm_80"}); err == nil || !strings.Contains(err.Error(), "pick_early recorded for sm_80") {
+		t.Errorf("pick_early on an sm_80 plan: %v, want a refusal", err)
 	}
 }
 
