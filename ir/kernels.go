@@ -24,11 +24,13 @@ const (
 // linear that writes the sum of the add_rmsnorm reading it; stages_x and
 // prefill_stages_x, on a q8 linear that quantizes its own input in that
 // schedule; pick_early, on a q8 MoE whose decode down kernel picks its
-// experts before its wait; and the choices of decisionOps.
+// experts before its wait; starts_late, on a decode mma kernel or a linear
+// that stages its input, launched only when the grid before it completes;
+// and the choices of decisionOps.
 var kernelAttrKinds = map[string]string{
 	"kernel": "string", "prefill_kernel": "string",
 	"mma_warps": "int64", "mma_upw": "int64", "stream_smem": "int64", "stream_blocks": "int64",
-	"fold_norm": "bool", "writes_sum": "bool", "stages_x": "bool", "prefill_stages_x": "bool", "pick_early": "bool",
+	"fold_norm": "bool", "writes_sum": "bool", "stages_x": "bool", "prefill_stages_x": "bool", "pick_early": "bool", "starts_late": "bool",
 	"router_logits": "bool", "row_in_place": "bool", "writes_codes": "bool", "prefill_writes_codes": "bool",
 }
 
@@ -112,6 +114,9 @@ func verifyKernelChoice(n *Node) error {
 		if n.Bool(stages) && (n.Op != OpLinear || n.Str(kernel) != KernelQ8) {
 			return fmt.Errorf("%s on a %s %s: a q8 linear stages its input", stages, n.Str(kernel), n.Op)
 		}
+	}
+	if n.Bool("starts_late") && n.Str("kernel") != KernelMMA && !n.Bool("stages_x") {
+		return fmt.Errorf("starts_late on a %s %s: a decode mma kernel or a linear staging its input starts late", n.Str("kernel"), n.Op)
 	}
 	if n.Bool("pick_early") && (n.Op != OpMoE || n.Str("kernel") != KernelQ8) {
 		return fmt.Errorf("pick_early on a %s %s: a decode q8 MoE picks its experts early", n.Str("kernel"), n.Op)

@@ -8,7 +8,7 @@ import (
 // TestVerifyKernelChoice: the kernel choices a GPU pipeline records
 // (chooseKernels) are checked: both schedules' families, each one its op
 // may take, a tensor-core kernel's shape, and fold_norm, writes_sum,
-// stages_x and pick_early only where they can hold. Each case edits the swiglu_linear %25 of a fixture
+// stages_x, pick_early and starts_late only where they can hold. Each case edits the swiglu_linear %25 of a fixture
 // (over the normed row %23 of add_rmsnorm %22) or its linear.
 func TestVerifyKernelChoice(t *testing.T) {
 	const swiglu = `%25 = swiglu_linear(%23, %24) f32[T,48]`
@@ -44,6 +44,7 @@ func TestVerifyKernelChoice(t *testing.T) {
 		{"a swiglu staging its input", swiglu + ` {kernel="q8" prefill_kernel="gemm" stages_x=true}`, `stages_x on a q8 swiglu_linear: a q8 linear stages its input`},
 		{"staging under a gemm", swiglu + ` {kernel="q8" prefill_kernel="gemm" prefill_stages_x=true}`, `prefill_stages_x on a gemm swiglu_linear`},
 		{"staging alone", swiglu + ` {stages_x=true}`, `attr stages_x without a kernel`},
+		{"a q8 swiglu starting late", swiglu + ` {kernel="q8" prefill_kernel="gemm" starts_late=true}`, `starts_late on a q8 swiglu_linear`},
 		{"a swiglu picking experts", swiglu + ` {kernel="q8" pick_early=true prefill_kernel="gemm"}`, `pick_early on a q8 swiglu_linear: a decode q8 MoE picks its experts early`},
 	} {
 		old := swiglu

@@ -49,6 +49,7 @@ var Pipeline = []Pass{
 	{"chooseCodes", chooseCodes, GPUTargets},
 	{"chooseStaging", chooseStaging, GPUTargets},
 	{"chooseEarlyPicks", chooseEarlyPicks, GPUTargets},
+	{"chooseLateStarts", chooseLateStarts, GPUTargets},
 	{"verifyFinal", verifyFinal, AllTargets},
 }
 
@@ -95,7 +96,9 @@ var constraints = func() []constraint {
 		// which the codes' producers and the offsets say.
 		constraint{"chooseCodes", "chooseStaging"}, constraint{"chooseStaging", "verifyFinal"},
 		// An MoE picks early by its kernel.
-		constraint{"chooseKernels", "chooseEarlyPicks"}, constraint{"chooseEarlyPicks", "verifyFinal"})
+		constraint{"chooseKernels", "chooseEarlyPicks"}, constraint{"chooseEarlyPicks", "verifyFinal"},
+		// A linear starts late where it stages its input.
+		constraint{"chooseStaging", "chooseLateStarts"}, constraint{"chooseLateStarts", "verifyFinal"})
 	return c
 }()
 

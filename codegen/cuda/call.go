@@ -14,7 +14,7 @@ type call struct {
 	args       []string
 	largs      []plans.Arg
 	err        error
-	startsLate bool // the kernel's instance.StartsLate
+	startsLate bool // the kernel's instance.StartsLate: its node's starts_late (chooseLateStarts)
 }
 
 const (

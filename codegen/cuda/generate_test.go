@@ -173,7 +173,7 @@ func TestCodegenPrintsRecordedKernels(t *testing.T) {
 		t.Errorf("recorded mma: no qkv_mma launch")
 	}
 	qkv.Attrs["kernel"] = ir.KernelQ8
-	for _, k := range []string{"mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm"} {
+	for _, k := range []string{"mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm", "starts_late"} {
 		delete(qkv.Attrs, k)
 	}
 	if err := ir.Verify(g); err != nil {

@@ -22,7 +22,8 @@ type instance struct {
 	TArgs     any      // its template arguments: its family's struct (targs.go)
 	Args      []string // its call arguments (parameter names, or nullptr)
 	// StartsLate: the grid before this kernel's should let it launch only
-	// when it completes, in a decode step (kernelSet.launchAtEnd); then
+	// when it completes, in a decode step (its node's starts_late,
+	// kernelSet.launchAtEnd); then
 	// that grid's kernel is a LaunchesAtEnd variant, without
 	// grid_dep_launch.
 	StartsLate, LaunchesAtEnd bool
@@ -119,15 +120,10 @@ func (s *kernelSet) config(prefix string, members ...string) string {
 }
 
 // launchAtEnd gives each launch of decode schedule ls that a StartsLate
-// kernel follows its kernel's LaunchesAtEnd variant. Launched as the grid
-// before them starts, such kernels' blocks take that grid's SM slots and
-// DRAM with their early stage copies (qkv_mma, swiglu_mma) or sit in the
-// slots waiting (a linear_q8 that stages x). H100, Phi-3-mini's decode step
-// with its norms folded (foldedNorm), ms, medians of one call each: the
-// folded norms' readers launched as their producers start 1.5078, at their
-// end 1.4915 (main 1.5198); then the staged downs at the SwiGLU's end too,
-// 1.4928 → 1.4678 (main 1.5189). The attention and the o-proj, which fetch
-// before their wait, lost 4.4 % and 3 % that way.
+// kernel (its node's starts_late, which the chooseLateStarts pass records
+// and says why) follows its kernel's LaunchesAtEnd variant: the launch
+// before it in the stream, its own node's quantize_x8 or the last launch
+// of the node before, is known only here.
 func (s *kernelSet) launchAtEnd(ls []plans.Launch) {
 	for i := 0; i+1 < len(ls); i++ {
 		if s.byName[ls[i+1].Kernel].StartsLate {

@@ -39,7 +39,7 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 		return nil, err
 	}
 	if stage {
-		c.startsLate = true
+		c.startsLate = n.Bool("starts_late")
 		c.ptr(e, cIn, "x", x)
 	} else {
 		c.null()

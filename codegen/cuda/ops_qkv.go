@@ -70,7 +70,7 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 	tt := e.tokenTile(x)
 	if kernel == ir.KernelMMA {
 		mma := mmaShapeOf(n)
-		c.startsLate = true
+		c.startsLate = n.Bool("starts_late")
 		ls, err := stream(mma.st).launch(e.emit(c, "qkv_mma", int(mma.nw*32), gridTokenTiles(mma.st.Blocks, rowsOf(x), 1), qkvMMAArgs{
 			X: xt, W: accs[0], BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
 			R: rope, In: in, NQ: outs[0], NK: outs[1], NV: outs[2], KV: kv, NW: mma.nw, UPW: mma.upw,

@@ -41,7 +41,7 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 		}
 		c.ptr(e, cOut, "y", n)
 		e.stateArg(c)
-		c.startsLate = true
+		c.startsLate = n.Bool("starts_late")
 		ls, err := stream(mma.st).launch(e.emit(c, "swiglu_mma", int(mma.nw*32), gridTokenTiles(mma.st.Blocks, rowsOf(x), 1), swigluMMAArgs{
 			X: xt, W: ga, In: in, F: f, UpRow0: upRow0, NW: mma.nw, UPW: mma.upw,
 			dotTail: dotTail{Rows: rowsOf(x), TT: 1, Smem: mma.st.Smem}}))

@@ -157,6 +157,37 @@ func TestMoEDownPicksAsRecorded(t *testing.T) {
 	}
 }
 
+// TestLateStartsAsRecorded: the launches before the kernels that start
+// late (starts_late, the chooseLateStarts pass) let them launch at their
+// end, and only those: without the records no launch does.
+func TestLateStartsAsRecorded(t *testing.T) {
+	g, man, _ := tinyPlan(t, "phi-3-mini-4k-tiny", synth.QuantQ4KM)
+	atEnd := func() int {
+		n := 0
+		for _, l := range generate(t, g, man, "").Kernels.Decode {
+			if strings.HasSuffix(l.Kernel, "_at_end") {
+				n++
+			}
+		}
+		return n
+	}
+	late := 0
+	for _, n := range g.Nodes {
+		if n.Bool("starts_late") {
+			late++
+		}
+	}
+	if got := atEnd(); late == 0 || got != late {
+		t.Fatalf("%d decode launches at their end before %d nodes that start late", got, late)
+	}
+	for _, n := range g.Nodes {
+		delete(n.Attrs, "starts_late")
+	}
+	if got := atEnd(); got != 0 {
+		t.Errorf("%d decode launches at their end without a starts_late record", got)
+	}
+}
+
 // TestEveryKernelLaunched checks, in every tiny preset's source, that each
 // kernel is launched by the prefill or decode schedule or the sampler: the
 // variants that the decode schedule's rewrites replaced are not emitted.
