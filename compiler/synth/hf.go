@@ -129,6 +129,16 @@ func hfShape(t *gguf.TensorInfo) []int {
 	return s
 }
 
+// head is the final norm as model.norm.weight and, unless the head is tied
+// to the embeddings (output nil), the LM head as lm_head.weight.
+func (r hfReader) head(norm, output *gguf.TensorInfo) []stTensor {
+	ts := []stTensor{r.same("model.norm.weight", norm)}
+	if output != nil {
+		ts = append(ts, r.same("lm_head.weight", output))
+	}
+	return ts
+}
+
 // same exports t unchanged: GGUF [ne1][ne0] is HF's [out, in].
 func (r hfReader) same(name string, t *gguf.TensorInfo) stTensor {
 	return stTensor{name: name, shape: hfShape(t), dtype: exportType(t), produce: func(emit func([]float32) error) error {

@@ -107,7 +107,7 @@ func hfGPTOSS(r hfReader, h *arch.Hparams, w *arch.GPTOSS) ([]stTensor, map[stri
 			r.down(p("mlp.experts.down_proj"), l.FFNDownExps),
 			r.same(p("mlp.experts.down_proj_bias"), l.FFNDownExpsBias))
 	}
-	ts = append(ts, r.same("model.norm.weight", w.OutputNorm), r.same("lm_head.weight", w.Output))
+	ts = append(ts, r.head(w.OutputNorm, w.Output)...)
 	c := baseConfig(h, "GptOssForCausalLM", "gpt_oss", false)
 	c["intermediate_size"] = h.ExpertFF
 	c["num_local_experts"] = h.NExpert

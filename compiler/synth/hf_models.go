@@ -119,10 +119,7 @@ func hfLlama(r hfReader, m *arch.Model, p *Preset, w *arch.Llama) ([]stTensor, m
 			r.same(p("mlp.up_proj.weight"), l.FFNUp),
 			r.same(p("mlp.down_proj.weight"), l.FFNDown))
 	}
-	ts = append(ts, r.same("model.norm.weight", w.OutputNorm))
-	if w.Output != nil {
-		ts = append(ts, r.same("lm_head.weight", w.Output))
-	}
+	ts = append(ts, r.head(w.OutputNorm, w.Output)...)
 	c := baseConfig(h, "LlamaForCausalLM", "llama", w.Output == nil)
 	c["attention_bias"] = bias
 	c["mlp_bias"] = false
@@ -147,10 +144,7 @@ func hfQwen2(r hfReader, h *arch.Hparams, w *arch.Qwen2) ([]stTensor, map[string
 			r.same(p("mlp.up_proj.weight"), l.FFNUp),
 			r.same(p("mlp.down_proj.weight"), l.FFNDown))
 	}
-	ts = append(ts, r.same("model.norm.weight", w.OutputNorm))
-	if w.Output != nil {
-		ts = append(ts, r.same("lm_head.weight", w.Output))
-	}
+	ts = append(ts, r.head(w.OutputNorm, w.Output)...)
 	c := baseConfig(h, "Qwen2ForCausalLM", "qwen2", w.Output == nil)
 	c["use_sliding_window"] = false
 	c["max_window_layers"] = h.NLayer
@@ -169,7 +163,7 @@ func hfPhi3(r hfReader, h *arch.Hparams, w *arch.Phi3) ([]stTensor, map[string]a
 			r.same(p("mlp.gate_up_proj.weight"), l.FFNUp), // fused in HF too: gate rows, then up
 			r.same(p("mlp.down_proj.weight"), l.FFNDown))
 	}
-	ts = append(ts, r.same("model.norm.weight", w.OutputNorm), r.same("lm_head.weight", w.Output))
+	ts = append(ts, r.head(w.OutputNorm, w.Output)...)
 	c := baseConfig(h, "Phi3ForCausalLM", "phi3", false)
 	c["partial_rotary_factor"] = float64(h.RopeDims) / float64(h.HeadDim)
 	c["original_max_position_embeddings"] = max(h.Scaling.OrigCtx, h.NCtx)

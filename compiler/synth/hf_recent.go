@@ -25,10 +25,7 @@ func init() {
 				r.same(p("mlp.up_proj.weight"), l.FFNUp),
 				r.same(p("mlp.down_proj.weight"), l.FFNDown))
 		}
-		ts = append(ts, r.same("model.norm.weight", w.OutputNorm))
-		if w.Output != nil {
-			ts = append(ts, r.same("lm_head.weight", w.Output))
-		}
+		ts = append(ts, r.head(w.OutputNorm, w.Output)...)
 		return ts, qwen3Config(&m.H, "Qwen3ForCausalLM", "qwen3", w.Output == nil), nil
 	}
 	hfExporters["qwen3moe"] = func(r hfReader, m *arch.Model, _ *Preset) ([]stTensor, map[string]any, error) {
@@ -47,10 +44,7 @@ func init() {
 					r.expertRows(x("down_proj.weight"), l.FFNDownExps, e*d, d))
 			}
 		}
-		ts = append(ts, r.same("model.norm.weight", w.OutputNorm))
-		if w.Output != nil {
-			ts = append(ts, r.same("lm_head.weight", w.Output))
-		}
+		ts = append(ts, r.head(w.OutputNorm, w.Output)...)
 		c := qwen3Config(h, "Qwen3MoeForCausalLM", "qwen3_moe", w.Output == nil)
 		c["num_experts"], c["num_experts_per_tok"], c["moe_intermediate_size"] = h.NExpert, h.NExpertUsed, h.ExpertFF
 		c["norm_topk_prob"], c["decoder_sparse_step"], c["mlp_only_layers"] = true, 1, []int{}
