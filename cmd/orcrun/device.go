@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/llama-orch/orc/internal/cli"
@@ -88,10 +89,11 @@ func (f *deviceFlags) open(p *plans.Plan, progress func(pct int)) (runtime.Devic
 	return cuda.Open(p, f.GPU, cuda.Options{Ctx: f.Ctx, Progress: progress})
 }
 
-// loadTokenizer starts loading the plan's tokenizer beside the device load
-// (a large vocabulary takes a few hundred milliseconds, the upload longer);
-// the function it returns waits for it.
-func loadTokenizer(p *plans.Plan) func() (tokenizer.Tokenizer, error) {
+// openWithTokenizer runs open, which loads p on a device, with the plan's
+// tokenizer loading beside it (a large vocabulary takes a few hundred
+// milliseconds, the upload longer). Where the tokenizer fails, the opened
+// device is closed again.
+func openWithTokenizer(p *plans.Plan, open func() (runtime.Device, error)) (runtime.Device, tokenizer.Tokenizer, error) {
 	type loaded struct {
 		tok tokenizer.Tokenizer
 		err error
@@ -102,11 +104,13 @@ func loadTokenizer(p *plans.Plan) func() (tokenizer.Tokenizer, error) {
 		tok, err := tokenizer.Load(spec)
 		done <- loaded{tok, err}
 	}()
-	return func() (tokenizer.Tokenizer, error) {
-		l := <-done
-		if l.err != nil {
-			return nil, fmt.Errorf("plan %s: %w", p.Dir, l.err)
-		}
-		return l.tok, nil
+	dev, err := open()
+	l := <-done
+	if err != nil {
+		return nil, nil, err
 	}
+	if l.err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("plan %s: %w", p.Dir, l.err), dev.Close())
+	}
+	return dev, l.tok, nil
 }

@@ -80,14 +80,11 @@ func (c *serveCmd) Run() error {
 		p.Close()
 		return fmt.Errorf("--slots %d: the %s device does not run batched steps yet; serve with --slots 1", c.Slots, kind)
 	}
-	tokenizerLoaded := loadTokenizer(p)
 	log.Info("model_load_start", "model", p.Manifest.Model.Name, "weight_bytes", p.Manifest.Memory.WeightBytes)
 	start := time.Now()
-	dev, err := c.open(p, func(pct int) { log.Info("model_load_progress", "percent", pct) })
-	tok, terr := tokenizerLoaded()
-	if err == nil && terr != nil {
-		err = errors.Join(terr, dev.Close())
-	}
+	dev, tok, err := openWithTokenizer(p, func() (runtime.Device, error) {
+		return c.open(p, func(pct int) { log.Info("model_load_progress", "percent", pct) })
+	})
 	if err != nil {
 		p.Close()
 		log.Error("error", "what", "model load failed", "err", err.Error())
