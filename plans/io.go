@@ -221,8 +221,8 @@ type Plan struct {
 	Manifest Manifest
 	Weights  []byte // weights.bin, memory-mapped read-only
 	byName   map[string]int
-	// unhashed is set while weights.bin awaits VerifyWeights
-	// (OpenOptions.DeferWeightHash).
+	// unhashed is set until VerifyWeights has hashed weights.bin: in Open,
+	// or later where OpenOptions.DeferWeightHash (never with SkipWeightHash).
 	unhashed bool
 }
 
@@ -252,10 +252,16 @@ func Open(dir string, o OpenOptions) (*Plan, error) {
 	for i, t := range m.Tensors {
 		p.byName[t.Name] = i
 	}
-	if err := p.mapWeights(!o.SkipWeightHash && !o.DeferWeightHash); err != nil {
+	if err := p.mapWeights(); err != nil {
 		return nil, err
 	}
-	p.unhashed = o.DeferWeightHash && !o.SkipWeightHash
+	p.unhashed = !o.SkipWeightHash
+	if !o.DeferWeightHash {
+		if err := p.VerifyWeights(); err != nil {
+			p.Close()
+			return nil, err
+		}
+	}
 	for name := range m.Files {
 		if name == WeightsFile {
 			continue
@@ -289,7 +295,7 @@ func decodeManifest(raw []byte) (*Manifest, error) {
 	return &m, nil
 }
 
-func (p *Plan) mapWeights(hash bool) error {
+func (p *Plan) mapWeights() error {
 	path := filepath.Join(p.Dir, WeightsFile)
 	fd, err := os.Open(path)
 	if err != nil {
@@ -314,13 +320,6 @@ func (p *Plan) mapWeights(hash bool) error {
 			p.Close()
 			return fmt.Errorf("%w: tensor %s [%d, +%d) is outside %s", ErrCorrupt, t.Name, t.Offset, t.Bytes, WeightsFile)
 		}
-	}
-	if !hash {
-		return nil
-	}
-	if err := verifyChunks(p.Weights, p.Manifest.WeightChunks); err != nil {
-		p.Close()
-		return err
 	}
 	return nil
 }
