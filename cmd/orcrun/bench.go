@@ -104,8 +104,8 @@ func (c *benchCmd) Run() error {
 	if c.ChunkBytes < 0 {
 		return fmt.Errorf("bench: --chunk-bytes %d is negative", c.ChunkBytes)
 	}
-	if c.UploadBufs != 0 && (c.UploadBufs < 2 || c.UploadBufs > 64) {
-		return fmt.Errorf("bench: --upload-buffers %d: use 2 to 64", c.UploadBufs)
+	if c.UploadBufs != 0 && (c.UploadBufs < cuda.MinUploadBuffers || c.UploadBufs > cuda.MaxUploadBuffers) {
+		return fmt.Errorf("bench: --upload-buffers %d: use %d to %d", c.UploadBufs, cuda.MinUploadBuffers, cuda.MaxUploadBuffers)
 	}
 	r := benchResult{Plan: c.Plan, Runs: c.Runs, PP: c.PP, TG: c.TG, Prompt: c.Prompt, Depth: c.Depth,
 		ChunkBytes: cmp.Or(c.ChunkBytes, cuda.DefaultChunkBytes), UploadBuffers: cmp.Or(c.UploadBufs, cuda.DefaultUploadBuffers),

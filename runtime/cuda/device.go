@@ -109,8 +109,8 @@ func checkPlan(p *plans.Plan, o Options) error {
 	if o.ChunkBytes < 0 {
 		return fmt.Errorf("cuda: upload chunk size %d is negative", o.ChunkBytes)
 	}
-	if o.UploadBuffers != 0 && (o.UploadBuffers < 2 || o.UploadBuffers > 64) {
-		return fmt.Errorf("cuda: %d upload buffers: use 2 to 64", o.UploadBuffers)
+	if o.UploadBuffers != 0 && (o.UploadBuffers < MinUploadBuffers || o.UploadBuffers > MaxUploadBuffers) {
+		return fmt.Errorf("cuda: %d upload buffers: use %d to %d", o.UploadBuffers, MinUploadBuffers, MaxUploadBuffers)
 	}
 	if m.Memory.MaxTokens < 1 {
 		return fmt.Errorf("cuda: plan %s has max_tokens %d", p.Dir, m.Memory.MaxTokens)

@@ -20,7 +20,7 @@ type Options struct {
 	// DefaultChunkBytes.
 	ChunkBytes int
 	// UploadBuffers is how many pinned buffers the upload keeps in flight
-	// (at least 2); 0 means DefaultUploadBuffers.
+	// (MinUploadBuffers to MaxUploadBuffers); 0 means DefaultUploadBuffers.
 	UploadBuffers int
 	// Progress, when set, receives upload progress at 0, 25, 50, 75, 100 %.
 	Progress func(pct int)
@@ -63,6 +63,9 @@ const DefaultChunkBytes = 16 << 20
 // two measured fastest at every chunk size (more only add host copies
 // contending for the same memory).
 const DefaultUploadBuffers = 2
+
+// MinUploadBuffers and MaxUploadBuffers bound Options.UploadBuffers.
+const MinUploadBuffers, MaxUploadBuffers = 2, 64
 
 // align rounds n up to the plan's alignment.
 func align(n int64) int64 {
