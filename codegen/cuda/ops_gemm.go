@@ -61,11 +61,16 @@ func (e *emitter) gemmX(c *call, x *ir.Node, in int64) ([]plans.Launch, error) {
 	xh := plans.Arg{Kind: plans.ArgArena, Offset: e.scratchBase}
 	e.scratchBytes = max(e.scratchBytes, alignUp(e.maxTokens*in*2, plans.Alignment))
 	e.scratchHolds = scratchNone
+	c.arg("const __half* __restrict__", "x", xh)
+	return e.xToF16(x, in, xh)
+}
+
+// xToF16 is the gemm_x_f16 launch writing x [T, in] as f16 to xh.
+func (e *emitter) xToF16(x *ir.Node, in int64, xh plans.Arg) ([]plans.Launch, error) {
 	cv := &call{}
 	cv.ptr(e, cIn, "x", x)
 	cv.arg("__half* __restrict__", "xh", xh)
 	e.stateArg(cv)
-	c.arg("const __half* __restrict__", "x", xh)
 	return e.emit(cv, "gemm_x_f16", 256, gridElems(0, in/4, 256), gemmXArgs{in})
 }
 

@@ -186,15 +186,15 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 			return nil, err
 		}
 	}
-	xa, err := e.value(x)
-	if err != nil {
-		return nil, err
-	}
 	if e.prefill {
-		if err := ls.add(e.moeGEMMs(n, cfg, s, accs, biasAccs, xa, d, f, experts)); err != nil {
+		if err := ls.add(e.moeGEMMs(n, cfg, s, accs, biasAccs, d, f, experts)); err != nil {
 			return nil, err
 		}
 	} else {
+		xa, err := e.value(x)
+		if err != nil {
+			return nil, err
+		}
 		gemv := func(w0, b0, w1, b1 *ir.Node, in, out plans.Arg, acc, bacc accessor, inW, outW int64, gated bool) error {
 			c := &call{}
 			c.ptr(e, cWeight, "w0", w0)
@@ -236,17 +236,16 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 // moeGEMMs are a prefill MoE's expert products on tensor cores
 // (moe.cu.tmpl): x to f16, then per expert over its listed slots gate+up
 // with the experts' SwiGLU into h in f16, and down with its bias into ys.
-func (e *emitter) moeGEMMs(n *ir.Node, cfg string, s moeScratch, accs, biasAccs [3]accessor, x plans.Arg, d, f, experts int64) ([]plans.Launch, error) {
+func (e *emitter) moeGEMMs(n *ir.Node, cfg string, s moeScratch, accs, biasAccs [3]accessor, d, f, experts int64) ([]plans.Launch, error) {
 	var ls launches
-	conv := &call{}
-	conv.arg(cIn, "x", x)
-	conv.arg("__half* __restrict__", "xh", s.xh)
-	e.stateArg(conv)
-	if err := ls.add(e.emit(conv, "gemm_x_f16", 256, gridElems(0, d/4, 256), gemmXArgs{d})); err != nil {
+	if err := ls.add(e.xToF16(n.Inputs[0], d, s.xh)); err != nil {
 		return nil, err
 	}
+	// The GEMMs' grid: column tiles × ceil(T/moeBM) × the experts.
 	tiles := func(cols int64) grid {
-		return grid{a: [3]int64{0, 1, 0}, b: [3]int64{cols, 0, experts}, div: [3]int64{0, moeBM, 0}}
+		g := gridTokenTiles(cols, 0, moeBM)
+		g.b[2] = experts
+		return g
 	}
 	hh := s.h // f16 here, half of the decode's f32 h
 	mw := ir.MoEInputs(n)
