@@ -104,8 +104,12 @@ func closedByServer(c net.Conn) bool {
 func TestIdleConnectionsDoNotStarveNewOnes(t *testing.T) {
 	_, addr := serveLimited(t, Config{}, nil)
 	// 64 keep-alive connections, each with one answered request, stay open
-	// and idle: every slot is taken.
-	conns := openIdle(t, addr, "/health", DefaultMaxConnections, "")
+	// and idle: every slot is taken. The first goes quiet 200 ms before the
+	// others, so that it is the quietest whatever the scheduler does to the
+	// moments the others go quiet (on two busy cores they came close).
+	conns := openIdle(t, addr, "/health", 1, "")
+	time.Sleep(200 * time.Millisecond)
+	conns = append(conns, openIdle(t, addr, "/health", DefaultMaxConnections-1, "")...)
 	// The next client is served at once: the idlest connection gives way.
 	took := getWithin(t, addr, time.Second)
 	t.Logf("connection %d answered after %v", DefaultMaxConnections+1, took)
