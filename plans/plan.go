@@ -105,6 +105,22 @@ type Kernels struct {
 	// runtime may let each start while that grid finishes (programmatic
 	// dependent launch, sm_90 and newer).
 	GridDepWait bool `msgpack:"grid_dep_wait,omitempty"`
+
+	// Batch is the batched step over a paged KV pool (continuous
+	// batching), launched in plain stream order: Batch per token of the
+	// step (T = all its rows' tokens), then BatchRows per row (T = its
+	// rows: each row's last token gathered, the final layers and the LM
+	// head, the greedy picks). Both empty: the plan cannot batch.
+	Batch     []Launch `msgpack:"batch,omitempty"`
+	BatchRows []Launch `msgpack:"batch_rows,omitempty"`
+	// BatchMaxRows is the most rows (sequences) one batched step takes.
+	BatchMaxRows int `msgpack:"batch_max_rows,omitempty"`
+	// BatchBytes is the batch region (ArgBatch) the runtime allocates
+	// beside the pool: the per-row activations of BatchRows.
+	BatchBytes int64 `msgpack:"batch_bytes,omitempty"`
+	// BatchLogits is where in the batch region the step's logits lie, f32
+	// [rows][vocab]: row i's last token's.
+	BatchLogits int64 `msgpack:"batch_logits,omitempty"`
 }
 
 // State gives byte offsets inside the step-state block, which codegen lays
@@ -132,6 +148,28 @@ type State struct {
 	// Sample is where the step's draw settings lie (SampleStep's layout),
 	// which the runtime writes before every step.
 	Sample int64 `msgpack:"sample"`
+
+	// The batched step's fields (Kernels.Batch), past Bytes: a batch has
+	// its own state block, the fields above (T the step's tokens) and
+	// these, then its block tables.
+	// RowOf: int32 [MaxTokens], each token's row.
+	RowOf int64 `msgpack:"row_of,omitempty"`
+	// LastTokens: int32 [BatchMaxRows], each row's last token's index.
+	LastTokens int64 `msgpack:"last_tokens,omitempty"`
+	// Rows: a 16-byte header {rows, 0, 0, 0} that BatchRows' launches
+	// read as their state: their T is the row count.
+	Rows int64 `msgpack:"rows,omitempty"`
+	// Paging: int32 block tokens, int32 table stride (blocks a row's table
+	// holds).
+	Paging int64 `msgpack:"paging,omitempty"`
+	// Picks: int32 [BatchMaxRows][2], each row's greedy id (the largest
+	// logit, the lowest id on a tie) and a flag, non-zero where a logit is
+	// not finite; BatchRows' last launch writes them.
+	Picks int64 `msgpack:"picks,omitempty"`
+	// Tables: int32 [rows][stride], each row's block table; the batch's
+	// state block ends after rows·stride of them, a size the runtime
+	// chooses.
+	Tables int64 `msgpack:"tables,omitempty"`
 }
 
 // Launch is one kernel launch. Grid dimensions are GridA·T+GridB (ceil-divided
@@ -156,6 +194,11 @@ const (
 	// multiplies by ctx, so one plan serves every --ctx.
 	ArgKV    = "kv"
 	ArgState = "state" // Offset into the step-state block (T, pos0, sampling params)
+	// ArgKVPool: the base of a batch's paged KV pool (Offset 0): block b
+	// holds, per layer l and part p (K, V), BT positions of
+	// n_head_kv*head_dim fp16 at ((b·n_layer + l)·2 + p)·BT·n_head_kv·head_dim.
+	ArgKVPool = "kvpool"
+	ArgBatch  = "batch" // Offset into a batch's region (Kernels.BatchBytes)
 	ArgInt   = "int"   // immediate int64 Value
 )
 

@@ -9,8 +9,12 @@ import (
 )
 
 // value is the launch argument pointing at a node's value: a weight, an
-// input in the state block, or an arena buffer.
+// input in the state block, an arena buffer, or in a batched step's
+// per-row part the batch region.
 func (e *emitter) value(n *ir.Node) (plans.Arg, error) {
+	if a, ok := e.batchValues[n]; ok {
+		return a, nil
+	}
 	if n.Op == ir.OpLast && e.lastIsRow(n) {
 		return e.value(n.Inputs[0])
 	}

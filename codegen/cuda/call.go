@@ -46,8 +46,11 @@ func (c *call) arg(ctype, name string, a plans.Arg) {
 // null passes nullptr to the device function (an absent optional input).
 func (c *call) null() { c.args = append(c.args, "nullptr") }
 
-// stateArg is the whole step-state block (kernels read T from it).
-func (e *emitter) stateArg(c *call) { c.arg(cInts, "state", plans.Arg{Kind: plans.ArgState}) }
+// stateArg is the whole step-state block (kernels read T from it), or
+// from stateAt on (a batched step's rows header).
+func (e *emitter) stateArg(c *call) {
+	c.arg(cInts, "state", plans.Arg{Kind: plans.ArgState, Offset: e.stateAt})
+}
 
 // emit registers the kernel (device template fn, its family's template
 // arguments targs) and returns its one launch.

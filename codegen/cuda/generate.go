@@ -111,7 +111,17 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 			return nil, fmt.Errorf("codegen/cuda: %w", err)
 		}
 	}
-	e.kernels.keepLaunched(schedules[:]...)
+	// The batched step after the others: its instances and configs come
+	// after theirs in the source, which stays theirs byte for byte.
+	batch, err := e.batch(g)
+	if err != nil {
+		return nil, err
+	}
+	kept := schedules[:]
+	if batch != nil {
+		kept = append(kept, batch.tokens, batch.rows)
+	}
+	e.kernels.keepLaunched(kept...)
 	logits, err := e.value(g.Outputs[0])
 	if err != nil || logits.Kind != plans.ArgArena || g.Outputs[0].DType != ir.F32 {
 		return nil, fmt.Errorf("codegen/cuda: output node %d (%s) is not an f32 value in the arena", g.Outputs[0].ID, g.Outputs[0].Op)
@@ -128,22 +138,23 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("codegen/cuda: render: %w", err)
 	}
-	return &Output{
-		Source: src,
-		Kernels: &plans.Kernels{
-			Arch:    arch,
-			Prefill: schedules[0],
-			Decode:  schedules[1],
-			State:   e.state,
-			Logits:  logits.Offset,
-			Sampler: sampler,
-			// Every kernel waits on the grid before it (wrappers.cu.tmpl)
-			// where the architecture has grid_dep_wait: a plan for an
-			// older one, run on a newer GPU, must not let kernels overlap.
-			GridDepWait: gpu.DependentLaunch,
-		},
-		ArenaBytes: e.scratchBase + e.scratchBytes,
-	}, nil
+	k := &plans.Kernels{
+		Arch:    arch,
+		Prefill: schedules[0],
+		Decode:  schedules[1],
+		State:   e.state,
+		Logits:  logits.Offset,
+		Sampler: sampler,
+		// Every kernel waits on the grid before it (wrappers.cu.tmpl)
+		// where the architecture has grid_dep_wait: a plan for an
+		// older one, run on a newer GPU, must not let kernels overlap.
+		GridDepWait: gpu.DependentLaunch,
+	}
+	if batch != nil {
+		k.Batch, k.BatchRows, k.BatchMaxRows = batch.tokens, batch.rows, int(batch.maxRows)
+		k.BatchBytes, k.BatchLogits = batch.bytes, batch.logits
+	}
+	return &Output{Source: src, Kernels: k, ArenaBytes: e.scratchBase + e.scratchBytes}, nil
 }
 
 // tuning is the compile target's description (passes.GPU) that the
@@ -158,6 +169,15 @@ type emitter struct {
 	scratchBase  int64       // arena offset of codegen's scratch (quantized activations, MoE), after attn
 	scratchBytes int64       // the most scratch one launch pair needs
 	prefill      bool        // emitting the prefill schedule (else decode)
+	// batching: emitting the batched step (with prefill set: its kernels
+	// are the prefill's but where a step holds several sequences).
+	batching bool
+	// stateAt is where the state argument of each launch points in the
+	// state block: 0, or the batch's rows header for its per-row launches.
+	stateAt int64
+	// batchValues are the values the batched step keeps in the batch
+	// region (its per-row clones'), which value reads first.
+	batchValues map[*ir.Node]plans.Arg
 	// scratchHolds is the value whose quantized form (xq_t codes, scales) the scratch holds at
 	// this point of the schedule, and where.
 	scratchHolds scratchX
@@ -173,6 +193,9 @@ type emitter struct {
 
 // scheduleName is the schedule being emitted, for errors.
 func (e *emitter) scheduleName() string {
+	if e.batching {
+		return "batched step"
+	}
 	if e.prefill {
 		return "prefill"
 	}

@@ -113,6 +113,9 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	cfg := e.kernels.config("Attn",
 		fmt.Sprintf("static constexpr int HEADS = %d, KVH = %d, HD = %d, WINDOW = %d;", heads, kvh, hd, window),
 		"static constexpr float SCALE = "+cFloat(n.Float("scale"))+";")
+	if e.batching {
+		return e.attendPaged(n, cfg)
+	}
 	kc, vc := kvArgs(n)
 	positions := plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions}
 
@@ -135,14 +138,9 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	att.ptr(e, cIn, "q", q)
 	att.arg(cCache, "kc", kc)
 	att.arg(cCache, "vc", vc)
-	sinks := noWeight
-	if len(n.Inputs) == 4 {
-		if sinks, err = e.vectorAccessor(n.Inputs[3], heads); err != nil {
-			return nil, err
-		}
-		att.ptr(e, cWeight, "sinks", n.Inputs[3])
-	} else {
-		att.null()
+	sinks, err := e.sinks(att, n, heads)
+	if err != nil {
+		return nil, err
 	}
 	att.arg(cInts, "positions", positions)
 	att.ptr(e, cOut, "y", n)
@@ -175,4 +173,16 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 		}
 	}
 	return append(ls, la...), err
+}
+
+// sinks adds attention node n's optional sinks (its fourth input, one per
+// query head) to c and returns their accessor, B_none without them.
+func (e *emitter) sinks(c *call, n *ir.Node, heads int64) (accessor, error) {
+	if len(n.Inputs) < 4 {
+		c.null()
+		return noWeight, nil
+	}
+	acc, err := e.vectorAccessor(n.Inputs[3], heads)
+	c.ptr(e, cWeight, "sinks", n.Inputs[3])
+	return acc, err
 }

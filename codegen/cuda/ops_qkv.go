@@ -85,8 +85,13 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 }
 
 // attentionOf is the attention whose k and v are parts 1 and 2 of qkv node
-// n as they come out (roped or not), or nil.
+// n as they come out (roped or not), so the qkv kernel may store them in
+// its cache, or nil; nil in a batched step, whose attentions store them in
+// the paged pool.
 func (e *emitter) attentionOf(n *ir.Node) *ir.Node {
+	if e.batching {
+		return nil
+	}
 	for _, k := range e.users[n] {
 		if k.Op != ir.OpView || k.Int("part") != 1 {
 			continue

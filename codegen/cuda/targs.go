@@ -184,6 +184,20 @@ type (
 		Sinks, Q8 bool
 		Splits    int64 `targ:"omitzero"` // attend_decode's
 	}
+	// pagedArgs serve kv_store_paged; attendPagedArgs attend_paged (NL,
+	// the model's layers, places a row in the paged pool).
+	pagedArgs struct {
+		A  string
+		NL int64
+	}
+	attendPagedArgs struct {
+		A     string
+		S     accessor
+		Sinks bool
+		NL    int64
+	}
+	gatherArgs     struct{ Cols int64 }
+	argmaxArgs     struct{ V int64 }
 	gemmXArgs      struct{ In int64 }
 	gemmLinearArgs struct {
 		W, B            accessor

@@ -189,14 +189,14 @@ func TestLateStartsAsRecorded(t *testing.T) {
 }
 
 // TestEveryKernelLaunched checks, in every tiny preset's source, that each
-// kernel is launched by the prefill or decode schedule or the sampler: the
+// kernel is launched by the prefill, decode or batched schedules or the sampler: the
 // variants that the decode schedule's rewrites replaced are not emitted.
 func TestEveryKernelLaunched(t *testing.T) {
 	for _, tp := range tinyPresets {
 		out, _ := tinyOutput(t, tp.preset, tp.quant)
 		k := out.Kernels
 		launched := map[string]bool{k.Sampler.Draw.Kernel: true}
-		for _, ls := range [][]plans.Launch{k.Prefill, k.Decode} {
+		for _, ls := range [][]plans.Launch{k.Prefill, k.Decode, k.Batch, k.BatchRows} {
 			for _, l := range ls {
 				launched[l.Kernel] = true
 			}

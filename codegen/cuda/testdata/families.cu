@@ -3196,6 +3196,180 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     att_store_quads<A, Q8>(splits, nrows, row0, kvh, rows, y, xq, xs);
 }
 
+// Batched steps over a paged KV pool (codegen/cuda/notes/batch.md). A
+// step's tokens belong to several sequences (rows): row_of[t] is token
+// t's row, its block table is tables[row·stride ..] (paging = {block
+// tokens BT, stride}), and block b holds, per layer and part (K, V), BT
+// positions of KVH·HD fp16 at ((b·NL + layer)·2 + part)·BT·KVH·HD of the
+// pool (plans.ArgKVPool).
+
+// paged_key: the pool index of position pos's K row of layer layer in the
+// sequence whose table is table; its V row is BT·KVH·HD further. The layer
+// is a launch argument, so the layers of one config share their kernels.
+template <class A, int NL>
+__device__ __forceinline__ i64 paged_key(const int* __restrict__ table, int pos, int bt, int layer) {
+    return (((i64)table[pos / bt] * NL + layer) * 2) * bt * (A::KVH * A::HD) + (i64)(pos % bt) * (A::KVH * A::HD);
+}
+
+// kv_store_paged: this step's k, v rows [T][KVH·HD] to their sequences'
+// blocks at their positions; one thread per element.
+template <class A, int NL>
+__device__ __forceinline__ void kv_store_paged(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions,
+                                               const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables,
+                                               __half* __restrict__ pool, int layer, const int* __restrict__ state) {
+    constexpr int KV = A::KVH * A::HD;
+    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (i64)STATE_T(state) * KV) return;
+    const int t = (int)(i / KV), c = (int)(i % KV), bt = paging[0];
+    const i64 at = paged_key<A, NL>(tables + (i64)row_of[t] * paging[1], positions[t], bt, layer) + c;
+    pool[at] = __float2half(k[i]);
+    pool[at + (i64)bt * KV] = __float2half(v[i]);
+}
+
+// attend_paged: block (t, kvh) attends token t's G = HEADS/KVH query heads
+// of kv head kvh to its own sequence's positions up to its own (from its
+// window's start), in tiles of PAGED_THREADS keys: a thread scores one key
+// for every head of the group, a warp per head takes the tile's max and
+// sums (online softmax, log2 domain as attend_prefill), and each thread
+// accumulates P·V for its (head, dim) elements. fp32 throughout; K and V
+// fp16 as stored.
+#define PAGED_THREADS 128
+template <class A, class S, bool SINKS, int NL>
+__device__ __forceinline__ void attend_paged(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks,
+                                             const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging,
+                                             const int* __restrict__ tables, int layer, float* __restrict__ y, const int* __restrict__ state) {
+    constexpr int HD = A::HD, G = A::HEADS / A::KVH, KV = A::KVH * HD, NT = PAGED_THREADS, NW = NT / 32, PER = (G * HD + NT - 1) / NT;
+    constexpr float SC = A::SCALE * ATT_LOG2E;
+    static_assert(G * HD <= 4096 && G <= NT, "attend_paged keeps a group's queries in 16 KiB of shared memory");
+    __shared__ float qs[G * HD];
+    __shared__ float ps[G][NT];
+    __shared__ i64 vrow[NT];
+    __shared__ float ms[G], ls[G], cs[G];
+    const int t = blockIdx.x, kvh = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    if (t >= STATE_T(state)) return;  // block-uniform
+    const int pos = positions[t], bt = paging[0];
+    const int* table = tables + (i64)row_of[t] * paging[1];
+    const int lo = A::WINDOW > 0 ? max(0, pos - A::WINDOW + 1) : 0;
+    for (int i = tid; i < G * HD; i += NT) qs[i] = q[(i64)t * A::HEADS * HD + (i64)kvh * G * HD + i] * SC;
+    if (tid < G) ms[tid] = -INFINITY, ls[tid] = 0.f;
+    float o[PER];
+#pragma unroll
+    for (int k = 0; k < PER; k++) o[k] = 0.f;
+    __syncthreads();
+    for (int k0 = lo; k0 <= pos; k0 += NT) {
+        const int n = min(NT, pos - k0 + 1);
+        float s[G];
+#pragma unroll
+        for (int g = 0; g < G; g++) s[g] = -INFINITY;
+        if (tid < n) {
+            const i64 kr = paged_key<A, NL>(table, k0 + tid, bt, layer) + kvh * HD;
+            vrow[tid] = kr + (i64)bt * KV;
+            const __half2* kp = (const __half2*)(pool + kr);
+#pragma unroll
+            for (int g = 0; g < G; g++) s[g] = 0.f;
+            for (int d = 0; d < HD / 2; d++) {
+                const float2 kf = __half22float2(kp[d]);
+#pragma unroll
+                for (int g = 0; g < G; g++) s[g] = fmaf(qs[g * HD + 2 * d], kf.x, fmaf(qs[g * HD + 2 * d + 1], kf.y, s[g]));
+            }
+        }
+#pragma unroll
+        for (int g = 0; g < G; g++) ps[g][tid] = s[g];
+        __syncthreads();
+        for (int g = warp; g < G; g += NW) {  // warp-uniform
+            float mx = -INFINITY;
+            for (int j = lane; j < n; j += 32) mx = fmaxf(mx, ps[g][j]);
+#pragma unroll
+            for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+            const float mn = fmaxf(ms[g], mx);
+            float sum = 0.f;
+            for (int j = lane; j < n; j += 32) {
+                const float p = att_exp2(ps[g][j], mn);
+                ps[g][j] = p;
+                sum += p;
+            }
+#pragma unroll
+            for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+            __syncwarp();
+            if (lane == 0) {
+                cs[g] = att_exp2(ms[g], mn);
+                ls[g] = ls[g] * cs[g] + sum;
+                ms[g] = mn;
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < PER; k++) {
+            const int e = tid + k * NT;
+            if (e < G * HD) {
+                const int g = e / HD, d = e % HD;
+                float acc = o[k] * cs[g];
+                for (int j = 0; j < n; j++) acc = fmaf(ps[g][j], __half2float(pool[vrow[j] + d]), acc);
+                o[k] = acc;
+            }
+        }
+        __syncthreads();  // the next tile rewrites ps, vrow and cs
+    }
+#pragma unroll
+    for (int k = 0; k < PER; k++) {
+        const int e = tid + k * NT;
+        if (e < G * HD) {
+            const int g = e / HD, d = e % HD, h = kvh * G + g;
+            y[(i64)t * A::HEADS * HD + (i64)h * HD + d] = o[k] * att_scale<S, SINKS>(ms[g], ls[g], sinks, h);
+        }
+    }
+}
+
+// gather_rows: row r of y [rows][COLS] is row last[r] of x [T][COLS]: each
+// sequence's last token, for the layers after the model's last row. One
+// block per row (the state's T is the step's rows).
+template <int COLS>
+__device__ __forceinline__ void gather_rows(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y,
+                                            const int* __restrict__ state) {
+    const int r = blockIdx.x;
+    if (r >= STATE_T(state)) return;
+    const float* src = x + (i64)last[r] * COLS;
+    for (int c = threadIdx.x; c < COLS; c += blockDim.x) y[(i64)r * COLS + c] = src[c];
+}
+
+// batch_argmax: row r's greedy pick of logits [rows][V]: picks[2r] the id
+// of the largest finite logit (the lowest id on a tie), picks[2r+1]
+// non-zero where a logit is not finite (plans.State.Picks). One block of
+// ARGMAX_THREADS per row.
+#define ARGMAX_THREADS 512
+template <int V>
+__device__ __forceinline__ void batch_argmax(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
+    __shared__ float bv[ARGMAX_THREADS / 32];
+    __shared__ int bi[ARGMAX_THREADS / 32], bb[ARGMAX_THREADS / 32];
+    const int r = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (r >= STATE_T(state)) return;
+    const float* row = logits + (i64)r * V;
+    float best = -INFINITY;
+    int id = 0x7fffffff, bad = 0;
+    for (int i = threadIdx.x; i < V; i += ARGMAX_THREADS) {  // ids ascend: a tie keeps the first
+        const float x = row[i];
+        if (!isfinite(x)) bad = 1;
+        else if (x > best) best = x, id = i;
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        const float ov = __shfl_xor_sync(0xffffffffu, best, off);
+        const int oi = __shfl_xor_sync(0xffffffffu, id, off);
+        bad |= __shfl_xor_sync(0xffffffffu, bad, off);
+        if (ov > best || (ov == best && oi < id)) best = ov, id = oi;
+    }
+    if (lane == 0) bv[warp] = best, bi[warp] = id, bb[warp] = bad;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < ARGMAX_THREADS / 32; w++) {
+            if (bv[w] > best || (bv[w] == best && bi[w] < id)) best = bv[w], id = bi[w];
+            bad |= bb[w];
+        }
+        picks[2 * r] = id;
+        picks[2 * r + 1] = bad;
+    }
+}
+
 // Mixtures of experts of gpt-oss and Qwen3-MoE (ops_moe.go). Cfg holds E
 // experts, K chosen per token, widths D (model) and F (expert), MT (max
 // tokens a step) and, for gpt-oss's clamped SwiGLU, LIMIT and ALPHA (else

@@ -208,6 +208,48 @@ extern "C" __global__ void __launch_bounds__(256) geglu_ew_0_512_at_end(const fl
     acquire(g, u, state);
     geglu_ew<0, 512>(g, u, y, state);
 }
+extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_3_6(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, __half* __restrict__ pool, int layer, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(k, v, positions, row_of, paging, tables, state);
+    grid_dep_launch();
+    kv_store_paged<Attn_3, 6>(k, v, positions, row_of, paging, tables, pool, layer, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_3_B_none_false_6(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, pool, positions, row_of, paging, tables, state);
+    grid_dep_launch();
+    attend_paged<Attn_3, B_none, false, 6>(q, pool, nullptr, positions, row_of, paging, tables, layer, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_5_6(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, __half* __restrict__ pool, int layer, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(k, v, positions, row_of, paging, tables, state);
+    grid_dep_launch();
+    kv_store_paged<Attn_5, 6>(k, v, positions, row_of, paging, tables, pool, layer, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_5_B_none_false_6(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, pool, positions, row_of, paging, tables, state);
+    grid_dep_launch();
+    attend_paged<Attn_5, B_none, false, 6>(q, pool, nullptr, positions, row_of, paging, tables, layer, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gather_rows_192(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, last, state);
+    grid_dep_launch();
+    gather_rows<192>(x, last, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q8_0_split_1572864_B_none_192_262144_128_128(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_linear<W_q8_0_split<1572864>, B_none, 192, 262144, 128, 128>(w, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(512) batch_argmax_262144(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(logits, state);
+    grid_dep_launch();
+    batch_argmax<262144>(logits, picks, state);
+}
 extern "C" __global__ void __launch_bounds__(512) sample_draw_262144_64_8_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
     grid_dep_wait();
     acquire(logits);

@@ -125,6 +125,36 @@ extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_262144_W_f32
     grid_dep_launch();
     linear_gemv<W_f16<262144>, W_f32<256>, 1024, 256>(w, b, x, y);
 }
+extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_1_2(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, __half* __restrict__ pool, int layer, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(k, v, positions, row_of, paging, tables, state);
+    grid_dep_launch();
+    kv_store_paged<Attn_1, 2>(k, v, positions, row_of, paging, tables, pool, layer, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_1_B_none_false_2(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, pool, positions, row_of, paging, tables, state);
+    grid_dep_launch();
+    attend_paged<Attn_1, B_none, false, 2>(q, pool, nullptr, positions, row_of, paging, tables, layer, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gather_rows_256(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, last, state);
+    grid_dep_launch();
+    gather_rows<256>(x, last, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_12865792_B_none_256_50257_128_128(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_linear<W_f16<12865792>, B_none, 256, 50257, 128, 128>(w, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(512) batch_argmax_50257(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(logits, state);
+    grid_dep_launch();
+    batch_argmax<50257>(logits, picks, state);
+}
 extern "C" __global__ void __launch_bounds__(512) sample_draw_50257_13_8_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
     grid_dep_wait();
     acquire(logits);

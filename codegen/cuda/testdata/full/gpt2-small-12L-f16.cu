@@ -125,6 +125,36 @@ extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_2359296_W_f3
     grid_dep_launch();
     linear_gemv<W_f16<2359296>, W_f32<768>, 3072, 768>(w, b, x, y);
 }
+extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_1_12(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, __half* __restrict__ pool, int layer, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(k, v, positions, row_of, paging, tables, state);
+    grid_dep_launch();
+    kv_store_paged<Attn_1, 12>(k, v, positions, row_of, paging, tables, pool, layer, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_1_B_none_false_12(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, pool, positions, row_of, paging, tables, state);
+    grid_dep_launch();
+    attend_paged<Attn_1, B_none, false, 12>(q, pool, nullptr, positions, row_of, paging, tables, layer, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gather_rows_768(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, last, state);
+    grid_dep_launch();
+    gather_rows<768>(x, last, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_38597376_B_none_768_50257_128_128(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_linear<W_f16<38597376>, B_none, 768, 50257, 128, 128>(w, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(512) batch_argmax_50257(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(logits, state);
+    grid_dep_launch();
+    batch_argmax<50257>(logits, picks, state);
+}
 extern "C" __global__ void __launch_bounds__(512) sample_draw_50257_13_8_1028_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
     grid_dep_wait();
     acquire(logits);

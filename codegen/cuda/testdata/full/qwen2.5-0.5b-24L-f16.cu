@@ -120,6 +120,42 @@ extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_4358144_B_no
     grid_dep_launch();
     linear_gemv<W_f16<4358144>, B_none, 4864, 896>(w, nullptr, x, y);
 }
+extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_896_128_128_false(const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(positions, state);
+    grid_dep_launch();
+    qkv_rope_store<Rope_1, 896, 128, 128, false>(positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_2_24(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, __half* __restrict__ pool, int layer, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(k, v, positions, row_of, paging, tables, state);
+    grid_dep_launch();
+    kv_store_paged<Attn_2, 24>(k, v, positions, row_of, paging, tables, pool, layer, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_2_B_none_false_24(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, pool, positions, row_of, paging, tables, state);
+    grid_dep_launch();
+    attend_paged<Attn_2, B_none, false, 24>(q, pool, nullptr, positions, row_of, paging, tables, layer, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gather_rows_896(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, last, state);
+    grid_dep_launch();
+    gather_rows<896>(x, last, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_136134656_B_none_896_151936_128_128(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_linear<W_f16<136134656>, B_none, 896, 151936, 128, 128>(w, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(512) batch_argmax_151936(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(logits, state);
+    grid_dep_launch();
+    batch_argmax<151936>(logits, picks, state);
+}
 extern "C" __global__ void __launch_bounds__(512) sample_draw_151936_38_8_1028_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
     grid_dep_wait();
     acquire(logits);

@@ -1,0 +1,271 @@
+package cuda
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/plans"
+)
+
+// The batched step (notes/batch.md): the graph's nodes before its one last
+// node run as in a prefill over all the step's tokens, whatever sequence
+// each belongs to (every kernel but attention treats rows alike); each
+// attention stores its k, v in the paged pool (kv_store_paged) and attends
+// over its token's own sequence (attend_paged). Then each row's last token
+// is gathered (gather_rows) and the nodes after last run once per row, on
+// clones of them with T rows whose values lie in the batch region; last,
+// batch_argmax leaves each row's greedy pick.
+//
+// The pool (plans.ArgKVPool) is blocks of BT positions of every layer's K
+// and V, so a sequence's table names one block per BT positions for all
+// layers, as runtime/kvcache counts them. Why so: the prefill's kernels
+// treat rows alike, so only what reads or writes a sequence's cache
+// changes, and one schedule serves every mix of prefill chunks and decode
+// tokens (T is the step's tokens). The block size, the table stride and
+// the tables are state fields, so nothing in the schedule depends on them.
+// attend_paged is a first kernel, fp32 on the CUDA cores with one block
+// per (token, kv head): decode rows of a few hundred keys; a long chunk
+// reads its sequence's keys once per token.
+
+// batchMaxRows bounds a batched step's rows: the batch region holds the
+// per-row activations and logits of this many (64 × Qwen2.5's 151,936
+// logits: 39 MB).
+const batchMaxRows = 64
+
+// pagedThreads is PAGED_THREADS, argmaxThreads ARGMAX_THREADS
+// (paged.cu.tmpl).
+const (
+	pagedThreads  = 128
+	argmaxThreads = 512
+)
+
+// batchSchedules is what the batched step adds to a plan.
+type batchSchedules struct {
+	tokens, rows  []plans.Launch
+	maxRows       int64
+	bytes, logits int64 // the batch region's size and the logits' offset in it
+}
+
+// batchState lays out the batch's state fields after st's block (plans.State).
+func batchState(st plans.State, maxTokens, maxRows int64) plans.State {
+	st.Rows = st.Bytes
+	st.Paging = st.Rows + 16
+	st.RowOf = st.Paging + 16
+	st.LastTokens = st.RowOf + 4*maxTokens
+	st.Picks = alignUp(st.LastTokens+4*maxRows, 16)
+	st.Tables = alignUp(st.Picks+8*maxRows, 16)
+	return st
+}
+
+// batchable is the index of g's one last node where g is a model a
+// batched step serves: attention before one last node, the logits (its first output, of
+// the vocabulary's width) computed after it, the model's layers known
+// (the pool's layout); else -1. Kernel harnesses' graphs are not.
+func (e *emitter) batchable(g *ir.Graph) int {
+	at := -1
+	for i, n := range g.Nodes {
+		if n.Op == ir.OpLast {
+			if at >= 0 {
+				return -1
+			}
+			at = i
+		}
+	}
+	if at < 0 || e.model.NLayer < 1 || len(g.Outputs) == 0 || !slices.ContainsFunc(g.Nodes[:at], func(n *ir.Node) bool { return n.Op == ir.OpAttention }) {
+		return -1
+	}
+	if cols, err := activation(g.Outputs[0]); err != nil || cols != int64(e.model.Vocab) || !slices.Contains(g.Nodes[at:], g.Outputs[0]) {
+		return -1
+	}
+	return at
+}
+
+// batch emits the batched step's schedules for g, or nil where g is not
+// batchable.
+func (e *emitter) batch(g *ir.Graph) (*batchSchedules, error) {
+	at := e.batchable(g)
+	if at < 0 {
+		return nil, nil
+	}
+	b := &batchSchedules{maxRows: min(e.maxTokens, batchMaxRows)}
+	e.state = batchState(e.state, e.maxTokens, b.maxRows)
+	e.prefill, e.batching, e.scratchHolds = true, true, scratchNone
+	defer func() { e.batching, e.stateAt, e.batchValues = false, 0, nil }()
+	for _, n := range g.Nodes[:at] {
+		ls, err := e.node(n)
+		if err != nil {
+			return nil, fmt.Errorf("codegen/cuda: node %d (%s): %w", n.ID, n.Op, err)
+		}
+		b.tokens = append(b.tokens, ls...)
+	}
+	last := g.Nodes[at]
+	gathered, tail, err := e.batchTail(g, at, b)
+	if err != nil {
+		return nil, err
+	}
+	// The per-row launches read the rows header as their state: T = rows.
+	e.stateAt, e.scratchHolds = e.state.Rows, scratchNone
+	cols, err := activation(last)
+	if err != nil {
+		return nil, err
+	}
+	c := &call{}
+	c.ptr(e, cIn, "x", last.Inputs[0])
+	c.arg(cInts, "last", plans.Arg{Kind: plans.ArgState, Offset: e.state.LastTokens})
+	c.ptr(e, cOut, "y", gathered)
+	e.stateArg(c)
+	ls, err := e.emit(c, "gather_rows", 256, gridRowsX(0), gatherArgs{cols})
+	if err != nil {
+		return nil, err
+	}
+	b.rows = append(b.rows, ls...)
+	for _, n := range tail {
+		ls, err := e.node(n)
+		if err != nil {
+			return nil, fmt.Errorf("codegen/cuda: batched node %d (%s): %w", n.ID, n.Op, err)
+		}
+		b.rows = append(b.rows, ls...)
+	}
+	a := &call{}
+	a.arg(cIn, "logits", plans.Arg{Kind: plans.ArgBatch, Offset: b.logits})
+	a.arg("int* __restrict__", "picks", plans.Arg{Kind: plans.ArgState, Offset: e.state.Picks})
+	e.stateArg(a)
+	ls, err = e.emit(a, "batch_argmax", argmaxThreads, gridRowsX(0), argmaxArgs{int64(e.model.Vocab)})
+	b.rows = append(b.rows, ls...)
+	return b, err
+}
+
+// batchTail clones the nodes after g's last node (at) to run T = rows
+// rows, their values in the batch region (b.bytes, b.logits), and returns
+// the clone of last (the gathered rows) and the clones in order. A clone
+// keeps its node's attributes but the decisions made for one row: its
+// prefill kernel is a T-row one, as chooseKernels gives a prefill, and it
+// neither stages nor writes int16 codes (its readers quantize what they
+// read).
+func (e *emitter) batchTail(g *ir.Graph, at int, b *batchSchedules) (*ir.Node, []*ir.Node, error) {
+	e.batchValues = map[*ir.Node]plans.Arg{}
+	clones := map[*ir.Node]*ir.Node{}
+	place := func(n *ir.Node) error {
+		cols, err := activation(n)
+		if err != nil {
+			return err
+		}
+		e.batchValues[n] = plans.Arg{Kind: plans.ArgBatch, Offset: b.bytes}
+		b.bytes += alignUp(4*b.maxRows*cols, plans.Alignment)
+		return nil
+	}
+	clone := func(n *ir.Node) *ir.Node {
+		c := &ir.Node{ID: n.ID, Op: n.Op, DType: n.DType, Shape: append(ir.Shape{ir.T}, n.Shape[1:]...), Attrs: map[string]any{}}
+		for k, v := range n.Attrs {
+			switch k {
+			case "offset", "kernel", "stages_x", "prefill_stages_x", "starts_late", "writes_codes", "prefill_writes_codes",
+				"row_in_place", "fold_norm", "writes_sum", "router_logits", "pick_early":
+			default:
+				c.Attrs[k] = v
+			}
+		}
+		clones[n] = c
+		return c
+	}
+	last := g.Nodes[at]
+	gathered := clone(last)
+	if err := place(gathered); err != nil {
+		return nil, nil, err
+	}
+	var tail []*ir.Node
+	for _, n := range g.Nodes[at+1:] {
+		if n.Op == ir.OpWeight {
+			continue
+		}
+		if n.Op == ir.OpView || n.Op == ir.OpSplit || n.Op == ir.OpMoE || n.Op == ir.OpAttention {
+			return nil, nil, fmt.Errorf("codegen/cuda: a batched step runs %s after the last row (node %d) only per token", n.Op, n.ID)
+		}
+		if len(n.Shape) != 2 || n.Shape[0] != 1 {
+			return nil, nil, fmt.Errorf("codegen/cuda: node %d (%s) after the last row is %v, not one row", n.ID, n.Op, n.Shape)
+		}
+		c := clone(n)
+		for _, in := range n.Inputs {
+			switch {
+			case clones[in] != nil:
+				c.Inputs = append(c.Inputs, clones[in])
+			case in.Op == ir.OpWeight:
+				c.Inputs = append(c.Inputs, in)
+			default:
+				return nil, nil, fmt.Errorf("codegen/cuda: node %d (%s) after the last row reads node %d, a value of every token", n.ID, n.Op, in.ID)
+			}
+		}
+		if isMatrixOp(c.Op) {
+			c.Attrs["prefill_kernel"] = batchRowsKernel(c)
+		}
+		for _, in := range c.Inputs {
+			e.users[in] = append(e.users[in], c)
+		}
+		if err := place(c); err != nil {
+			return nil, nil, err
+		}
+		tail = append(tail, c)
+	}
+	b.logits = e.batchValues[clones[g.Outputs[0]]].Offset
+	return gathered, tail, nil
+}
+
+// isMatrixOp: linear, qkv, swiglu_linear (passes' matrix nodes).
+func isMatrixOp(op ir.Op) bool {
+	return op == ir.OpLinear || op == ir.OpQKV || op == ir.OpSwiGLULinear
+}
+
+// batchRowsKernel is the kernel of a matrix clone over the step's rows: the
+// prefill's rule (passes.chooseKernels) for a T-row input, gemm where its
+// width is whole f16 float4 pairs, else the fp32 GEMV, which every weight
+// type has.
+func batchRowsKernel(n *ir.Node) string {
+	if x := n.Inputs[0]; x.Shape[len(x.Shape)-1]%8 == 0 {
+		return ir.KernelGEMM
+	}
+	return ir.KernelGEMV
+}
+
+// attendPaged: a batched step's attention node n (config cfg): its k, v to
+// the paged pool, then attend_paged over each token's own sequence.
+func (e *emitter) attendPaged(n *ir.Node, cfg string) ([]plans.Launch, error) {
+	q, k, v := n.Inputs[0], n.Inputs[1], n.Inputs[2]
+	heads, kvh, hd := n.Int("heads"), n.Int("kv_heads"), n.Int("head_dim")
+	nl := int64(e.model.NLayer)
+	if heads/kvh > pagedThreads || heads/kvh*hd > 4096 {
+		return nil, fmt.Errorf("attend_paged holds at most 4096 query values of a kv head's group; %d heads of %d", heads/kvh, hd)
+	}
+	paging := func(c *call) {
+		c.arg(cInts, "positions", plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions})
+		c.arg(cInts, "row_of", plans.Arg{Kind: plans.ArgState, Offset: e.state.RowOf})
+		c.arg(cInts, "paging", plans.Arg{Kind: plans.ArgState, Offset: e.state.Paging})
+		c.arg(cInts, "tables", plans.Arg{Kind: plans.ArgState, Offset: e.state.Tables})
+	}
+	layer := plans.Arg{Kind: plans.ArgInt, Value: n.Int("layer")}
+	pool := plans.Arg{Kind: plans.ArgKVPool}
+	store := &call{}
+	store.ptr(e, cIn, "k", k)
+	store.ptr(e, cIn, "v", v)
+	paging(store)
+	store.arg(cCache, "pool", pool)
+	store.arg("int", "layer", layer)
+	e.stateArg(store)
+	ls, err := e.emit(store, "kv_store_paged", 256, gridElems(0, kvh*hd, 256), pagedArgs{A: cfg, NL: nl})
+	if err != nil {
+		return nil, err
+	}
+	att := &call{}
+	att.ptr(e, cIn, "q", q)
+	att.arg("const __half* __restrict__", "pool", pool)
+	sinks, err := e.sinks(att, n, heads)
+	if err != nil {
+		return nil, err
+	}
+	paging(att)
+	att.arg("int", "layer", layer)
+	att.ptr(e, cOut, "y", n)
+	e.stateArg(att)
+	g := grid{a: [3]int64{1, 0, 0}, b: [3]int64{0, kvh, 1}}
+	la, err := e.emit(att, "attend_paged", pagedThreads, g, attendPagedArgs{A: cfg, S: sinks, Sinks: len(n.Inputs) == 4, NL: nl})
+	return append(ls, la...), err
+}

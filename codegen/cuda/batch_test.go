@@ -1,0 +1,65 @@
+package cuda_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/llama-orch/orc/plans"
+)
+
+// TestBatchSchedule: every tiny preset's plan has a batched step whose
+// attentions store and read the paged pool (never a sequence's cache),
+// whose per-row part gathers the rows' last tokens first, reads the rows
+// header as its state and leaves the greedy picks last, and whose state
+// fields lie past the single-sequence block, in order, the logits inside
+// the batch region.
+func TestBatchSchedule(t *testing.T) {
+	for _, tp := range tinyPresets {
+		out, man := tinyOutput(t, tp.preset, tp.quant)
+		k, name := out.Kernels, tp.preset+"-"+string(tp.quant)
+		if len(k.Batch) == 0 || len(k.BatchRows) < 3 {
+			t.Fatalf("%s: batched step of %d and %d launches", name, len(k.Batch), len(k.BatchRows))
+		}
+		stores, attends := 0, 0
+		for _, l := range k.Batch {
+			switch {
+			case strings.HasPrefix(l.Kernel, "kv_store_paged"):
+				stores++
+			case strings.HasPrefix(l.Kernel, "attend_paged"):
+				attends++
+			case strings.HasPrefix(l.Kernel, "attend_") || strings.HasPrefix(l.Kernel, "kv_store"):
+				t.Errorf("%s: the batched step launches %s", name, l.Kernel)
+			}
+			for _, a := range l.Args {
+				if a.Kind == plans.ArgKV || a.Kind == plans.ArgBatch {
+					t.Errorf("%s: the batched step's per-token launch %s has a %s argument", name, l.Kernel, a.Kind)
+				}
+			}
+		}
+		if stores != man.Model.NLayer || attends != man.Model.NLayer {
+			t.Errorf("%s: %d paged stores and %d paged attentions for %d layers", name, stores, attends, man.Model.NLayer)
+		}
+		first, last := k.BatchRows[0], k.BatchRows[len(k.BatchRows)-1]
+		if !strings.HasPrefix(first.Kernel, "gather_rows") || !strings.HasPrefix(last.Kernel, "batch_argmax") {
+			t.Errorf("%s: the per-row part runs %s … %s", name, first.Kernel, last.Kernel)
+		}
+		if a := last.Args[0]; a.Kind != plans.ArgBatch || a.Offset != k.BatchLogits || k.BatchLogits+4*int64(k.BatchMaxRows*man.Model.Vocab) > k.BatchBytes {
+			t.Errorf("%s: argmax reads %+v; logits at %d of a %d-byte region", name, a, k.BatchLogits, k.BatchBytes)
+		}
+		for _, l := range k.BatchRows {
+			if s := l.Args[len(l.Args)-1]; s.Kind != plans.ArgState || s.Offset != k.State.Rows {
+				t.Errorf("%s: per-row launch %s has state %+v, want the rows header at %d", name, l.Kernel, s, k.State.Rows)
+			}
+		}
+		st := k.State
+		offs := []int64{st.Bytes, st.Rows, st.Paging, st.RowOf, st.LastTokens, st.Picks, st.Tables}
+		for i := 1; i < len(offs); i++ {
+			if offs[i] < offs[i-1] || offs[i]%4 != 0 {
+				t.Errorf("%s: state fields out of order: bytes, rows, paging, row_of, last_tokens, picks, tables at %v", name, offs)
+			}
+		}
+		if st.LastTokens-st.RowOf != 4*int64(man.Memory.MaxTokens) || k.BatchMaxRows < 1 || k.BatchMaxRows > man.Memory.MaxTokens {
+			t.Errorf("%s: row_of of %d bytes at max_tokens %d, %d rows", name, st.LastTokens-st.RowOf, man.Memory.MaxTokens, k.BatchMaxRows)
+		}
+	}
+}
