@@ -64,3 +64,15 @@ type BatchRow struct {
 // ErrBatchRows is wrapped by a Step whose rows break BatchConfig's limits or
 // name blocks outside the pool.
 var ErrBatchRows = errors.New("batched step outside the batch's limits")
+
+// BatchPicker is a Batch that also takes each row's greedy pick where it
+// computes the logits: a step whose sampled rows are all greedy then
+// returns one id per row instead of rows × vocab logits.
+type BatchPicker interface {
+	Batch
+	// StepGreedy runs Step's forward pass and returns each row's greedy
+	// id: the largest logit's, the lowest id on a tie, by the rule of
+	// runtime/sample's greedy step (a row whose logits are not all finite
+	// included).
+	StepGreedy(ctx context.Context, rows []BatchRow) ([]int32, error)
+}

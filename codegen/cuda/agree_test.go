@@ -174,11 +174,12 @@ func ggufData(f *gguf.File) func(name string) []byte {
 	}
 }
 
-// buildGPU compiles a GGUF's kernels with nvcc into the fatbin cache, so
-// that builds can run in parallel before the GPU runs one by one.
-func buildGPU(t *testing.T, model string) {
+// buildGPU compiles a GGUF's kernels for steps of maxTokens with nvcc
+// into the fatbin cache, so that builds can run in parallel before the GPU
+// runs one by one.
+func buildGPU(t *testing.T, model string, maxTokens int) {
 	t.Helper()
-	g, man, _ := lowerGPU(t, model, gpuMaxTokens)
+	g, man, _ := lowerGPU(t, model, maxTokens)
 	out, err := cuda.Generate(g, man, cuda.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +217,7 @@ func matchCPU(t *testing.T, configs []agreeConfig, bound float64) {
 	if !inParallel(t, names, func(t *testing.T, i int) {
 		model := filepath.Join(dir, names[i]+".gguf")
 		configs[i].write(t, model)
-		buildGPU(t, model)
+		buildGPU(t, model, gpuMaxTokens)
 		runs[i] = runCPU(t, model)
 	}) {
 		t.FailNow()

@@ -71,7 +71,7 @@ func TestGPUReference(t *testing.T) {
 		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != goldens[i].GGUFSHA256 {
 			t.Fatalf("synth writes another %s than the golden's (sha256 %x, golden %s): regenerate the golden", names[i], sum, goldens[i].GGUFSHA256)
 		}
-		buildGPU(t, model)
+		buildGPU(t, model, gpuMaxTokens)
 	}) {
 		t.FailNow()
 	}

@@ -242,7 +242,14 @@ func (s *Scheduler) Step() {
 	if len(s.rows) == 0 {
 		return
 	}
-	logits, err := s.batch.Step(context.Background(), s.rows)
+	var logits []float32
+	var ids []int32 // each row's greedy pick, where the device took them
+	var err error
+	if p, ok := s.batch.(runtime.BatchPicker); ok && s.greedyStep() {
+		ids, err = p.StepGreedy(context.Background(), s.rows)
+	} else {
+		logits, err = s.batch.Step(context.Background(), s.rows)
+	}
 	now := time.Now()
 	for i, sl := range s.in {
 		if err != nil {
@@ -259,13 +266,34 @@ func (s *Scheduler) Step() {
 		if sl.decoding.IsZero() {
 			sl.decoding = now
 		}
-		id := sl.gen.Sampler.Sample(logits[i*s.vocab:(i+1)*s.vocab], sl.gen.Recent(), sl.fed)
+		var id int32
+		if ids != nil {
+			id = ids[i]
+		} else {
+			id = sl.gen.Sampler.Sample(logits[i*s.vocab:(i+1)*s.vocab], sl.gen.Recent(), sl.fed)
+		}
 		if reason := sl.gen.Accept(id); reason != "" {
 			s.finish(sl, reason, nil)
 		} else if sl.req.Ctx.Err() != nil {
 			s.finish(sl, runtime.StopCancelled, nil)
 		}
 	}
+}
+
+// greedyStep reports whether every row of the step that samples a token
+// (whose prompt the step completes) takes its largest logit as it stands,
+// so the device's greedy picks serve it (runtime.BatchPicker).
+func (s *Scheduler) greedyStep() bool {
+	for i, sl := range s.in {
+		fed := sl.fed + len(s.rows[i].Tokens)
+		if fed < sl.prompt {
+			continue
+		}
+		if st := sl.gen.Sampler.Step(sl.gen.Recent(), fed, s.vocab); !st.Greedy() {
+			return false
+		}
+	}
+	return true
 }
 
 // add puts n of sl's pending tokens in this step.

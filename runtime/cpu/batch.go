@@ -7,9 +7,13 @@ import (
 
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/runtime"
+	"github.com/llama-orch/orc/runtime/sample"
 )
 
-var _ runtime.BatchDevice = (*Device)(nil)
+var (
+	_ runtime.BatchDevice = (*Device)(nil)
+	_ runtime.BatchPicker = (*Batch)(nil)
+)
 
 // Batch is the CPU device's paged KV pool and batched step: every row of a
 // step goes through one program run, each weight read once for all rows
@@ -24,8 +28,10 @@ type Batch struct {
 	kv     *kvStore
 	blocks int
 	// Scratch reused by every step: no allocation per step.
-	st   stepState
-	ends []int // each row's end in the step's token rows
+	st     stepState
+	ends   []int           // each row's end in the step's token rows
+	greedy *sample.Sampler // StepGreedy's: temperature 0, no penalties
+	picks  []int32
 }
 
 // NewBatch allocates a pool of float32 KV blocks and binds the batched
@@ -68,7 +74,9 @@ func (d *Device) NewBatch(cfg runtime.BatchConfig) (runtime.Batch, error) {
 			rowSeq:    make([]int32, 0, cfg.StepTokens),
 			seqs:      make([]kvCache, 0, cfg.Sequences),
 		},
-		ends: make([]int, 0, cfg.Sequences),
+		ends:   make([]int, 0, cfg.Sequences),
+		greedy: sample.New(sample.Params{}),
+		picks:  make([]int32, cfg.Sequences),
 	}
 	return b, nil
 }
@@ -121,6 +129,20 @@ func (b *Batch) Step(ctx context.Context, rows []runtime.BatchRow) ([]float32, e
 		}
 	}
 	return pr.bufs[pr.output][:len(rows)*pr.vocab], nil
+}
+
+// StepGreedy is Step, then each row's greedy pick by the sampler's own
+// rule. The ids are valid until the next step.
+func (b *Batch) StepGreedy(ctx context.Context, rows []runtime.BatchRow) ([]int32, error) {
+	logits, err := b.Step(ctx, rows)
+	if err != nil {
+		return nil, err
+	}
+	v := b.pr.vocab
+	for i := range rows {
+		b.picks[i] = b.greedy.Sample(logits[i*v:(i+1)*v], nil, 0)
+	}
+	return b.picks[:len(rows)], nil
 }
 
 func (b *Batch) runStep(ctx context.Context, s step) error {

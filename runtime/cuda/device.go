@@ -50,6 +50,7 @@ type Device struct {
 	syncEach      bool           // Options.SyncEachLaunch
 	decode        []plans.Launch // the plan's decode schedule less Options.SkipDecode
 	closed        bool
+	batch         *Batch // the open batch (NewBatch), if any
 }
 
 // Open loads p onto GPU number gpu: checks the plan, allocates the arena
@@ -144,6 +145,9 @@ func checkPlan(p *plans.Plan, o Options) error {
 		return fmt.Errorf("cuda: plan %s: %w", p.Dir, err)
 	}
 	if err := checkSchedule("decode", k.Decode, 1); err != nil {
+		return fmt.Errorf("cuda: plan %s: %w", p.Dir, err)
+	}
+	if err := checkBatch(k, m); err != nil {
 		return fmt.Errorf("cuda: plan %s: %w", p.Dir, err)
 	}
 	return nil
@@ -244,7 +248,7 @@ func (d *Device) loadKernels(p *plans.Plan) error {
 	}
 	smem := map[string]int{}
 	k := p.Manifest.Kernels
-	for _, sched := range [][]plans.Launch{k.Prefill, k.Decode} {
+	for _, sched := range [][]plans.Launch{k.Prefill, k.Decode, k.Batch, k.BatchRows} {
 		for _, l := range sched {
 			smem[l.Kernel] = max(smem[l.Kernel], l.Smem)
 		}
@@ -340,6 +344,9 @@ func (d *Device) Close() error {
 	for s := range d.seqs {
 		s.closed = true
 		err = errors.Join(err, d.freeCache(s.c))
+	}
+	if d.batch != nil {
+		err = errors.Join(err, d.batch.free())
 	}
 	d.seqs = nil
 	return errors.Join(err, d.freeIdle(), d.release(), d.plan.Close())

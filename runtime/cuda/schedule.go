@@ -29,6 +29,10 @@ type regions struct {
 	weightBytes, arenaBytes   int64
 	stateBytes, kvBytes       int64
 	ctx                       int64 // the sequence's KV capacity in tokens
+	// A batch's paged KV pool and batch region (plans.ArgKVPool,
+	// plans.ArgBatch); 0 bytes outside a batched step.
+	pool, batch           uint64
+	poolBytes, batchBytes int64
 }
 
 // CUDA's grid limits: x up to 2^31-1, y and z up to 65535.
@@ -71,6 +75,13 @@ func argValue(a *plans.Arg, r *regions) (uint64, error) {
 		// Offset is the base at ctx = 1 (plans.ArgKV).
 		off := a.Offset * r.ctx
 		return r.kv + uint64(off), inside("kv", off, r.kvBytes)
+	case plans.ArgKVPool:
+		if a.Offset != 0 {
+			return 0, fmt.Errorf("kvpool offset %d: the pool's kernels place rows themselves (offset 0)", a.Offset)
+		}
+		return r.pool, inside("kvpool", 0, r.poolBytes)
+	case plans.ArgBatch:
+		return r.batch + uint64(a.Offset), inside("batch", a.Offset, r.batchBytes)
 	case plans.ArgInt:
 		return uint64(a.Value), nil
 	}
@@ -133,7 +144,7 @@ func checkSchedule(name string, sched []plans.Launch, maxT int64) error {
 		}
 		for j, a := range l.Args {
 			switch a.Kind {
-			case plans.ArgWeight, plans.ArgArena, plans.ArgState, plans.ArgKV, plans.ArgInt:
+			case plans.ArgWeight, plans.ArgArena, plans.ArgState, plans.ArgKV, plans.ArgKVPool, plans.ArgBatch, plans.ArgInt:
 			default:
 				return fmt.Errorf("%s launch %d (%s) argument %d: unknown kind %q", name, i, l.Kernel, j, a.Kind)
 			}

@@ -154,20 +154,30 @@ func (s *sequence) step(tokens []int32, st *sample.Step) error {
 		}
 		name, sched = "decode", d.decode
 	}
-	if err := resolve(sched, d.fns, int64(len(tokens)), &c.reg, &c.b); err != nil {
+	return d.runSchedule(name, sched, int64(len(tokens)), s.pos, &c.reg, &c.b)
+}
+
+// runSchedule resolves sched for T tokens over regions r into b and
+// launches it, or with Options.SyncEachLaunch one launch at a time,
+// synchronised, so that a faulting kernel is named (with the step's first
+// position pos0; -1: a batched step, of several).
+func (d *Device) runSchedule(name string, sched []plans.Launch, T int64, pos0 int, r *regions, b *batch) error {
+	if err := resolve(sched, d.fns, T, r, b); err != nil {
 		return fmt.Errorf("cuda: %s schedule: %w", name, err)
 	}
 	if !d.syncEach {
-		return d.g.launch(&c.b)
+		return d.g.launch(b)
 	}
-	// One launch at a time, synchronised, so that a faulting kernel is named
-	// (Options.SyncEachLaunch).
 	off := 0
-	for i, l := range c.b.launches {
-		one := batch{launches: c.b.launches[i : i+1], argv: c.b.argv[off : off+int(l.argc)]}
+	for i, l := range b.launches {
+		one := batch{launches: b.launches[i : i+1], argv: b.argv[off : off+int(l.argc)]}
 		off += int(l.argc)
 		if err := errors.Join(d.g.launch(&one), d.g.sync()); err != nil {
-			return fmt.Errorf("cuda: %s launch %d (%s) at T=%d, pos0=%d: %w", name, i, sched[i].Kernel, len(tokens), s.pos, err)
+			at := fmt.Sprintf("T=%d, pos0=%d", T, pos0)
+			if pos0 < 0 {
+				at = fmt.Sprintf("T=%d", T)
+			}
+			return fmt.Errorf("cuda: %s launch %d (%s) at %s: %w", name, i, sched[i].Kernel, at, err)
 		}
 	}
 	return nil

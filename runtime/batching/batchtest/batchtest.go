@@ -20,6 +20,13 @@ import (
 type Seq struct {
 	Prompt []int32
 	Blocks []int32
+	// Cached is how many prompt positions its blocks hold already (a
+	// shared prefix): Run feeds the prompt from there.
+	Cached int
+	// Feed, when set, are the decode tokens fed after each logits row
+	// instead of the row's greedy pick: another device's picks, so that
+	// both devices see the same tokens.
+	Feed []int32
 	// Logits are the rows after the prompt, then after each decode step.
 	Logits [][]float32
 }
@@ -47,14 +54,14 @@ func Sequences(n, vocab, blocks int) []*Seq {
 
 // Run feeds seqs through b until each has steps rows of logits: every step
 // takes from each unfinished sequence its decode token, or the next
-// chunk(i, step) tokens (at least 1) of its prompt; greedy picks are fed
-// back.
+// chunk(i, step) tokens (at least 1) of its prompt past Cached; greedy
+// picks (or Feed) are fed back.
 func Run(b runtime.Batch, vocab int, seqs []*Seq, steps int, chunk func(i, step int) int) error {
 	greedy := sample.New(sample.Params{})
 	fed := make([]int, len(seqs))
 	next := make([][]int32, len(seqs))
 	for i, s := range seqs {
-		next[i], s.Logits = slices.Clone(s.Prompt), nil
+		fed[i], next[i], s.Logits = s.Cached, slices.Clone(s.Prompt[s.Cached:]), nil
 	}
 	for step := 0; ; step++ {
 		var rows []runtime.BatchRow
@@ -82,8 +89,12 @@ func Run(b runtime.Batch, vocab int, seqs []*Seq, steps int, chunk func(i, step 
 				continue // mid-prompt: these logits are not used
 			}
 			row := slices.Clone(out[r*vocab : (r+1)*vocab])
+			id := greedy.Sample(row, nil, 0)
+			if k := len(seqs[i].Logits); k < len(seqs[i].Feed) {
+				id = seqs[i].Feed[k]
+			}
 			seqs[i].Logits = append(seqs[i].Logits, row)
-			next[i] = []int32{greedy.Sample(row, nil, 0)}
+			next[i] = []int32{id}
 		}
 	}
 }
@@ -110,4 +121,14 @@ func Error(got, want []float32) float64 {
 		worst = max(worst, math.Abs(float64(got[i]-w)))
 	}
 	return worst / max(scale, math.SmallestNonzeroFloat64)
+}
+
+// Greedy is each row's greedy pick, by the sampler's rule.
+func Greedy(rows [][]float32) []int32 {
+	greedy := sample.New(sample.Params{})
+	ids := make([]int32, len(rows))
+	for i, r := range rows {
+		ids[i] = greedy.Sample(r, nil, 0)
+	}
+	return ids
 }

@@ -1,0 +1,196 @@
+package cuda_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/llama-orch/orc/compiler/synth"
+	"github.com/llama-orch/orc/plans"
+	"github.com/llama-orch/orc/runtime"
+	"github.com/llama-orch/orc/runtime/batching/batchtest"
+)
+
+// The batched step's GPU acceptance (codegen/cuda/batch.go, runtime/cuda's
+// Batch): 16 sequences of prompts of 3 to 78 tokens, chunked 1 to 4
+// tokens a step beside the others' decode tokens, for 64 decode steps.
+const (
+	batchSeqs      = 16
+	batchSteps     = 1 + agreeSteps // the row after the prompt, then the decode steps'
+	batchMaxTokens = 64             // the plans' max_tokens: a step's tokens
+	batchCtx       = 256            // ≥ 78 + 64
+	batchBlock     = 16
+)
+
+var batchConfigs = func() []agreeConfig {
+	var cs []agreeConfig
+	for _, p := range []string{"llama-tiny", "qwen2.5-0.5b-tiny", "phi-3-mini-4k-tiny", "qwen3-tiny", "gemma-3-tiny"} {
+		for _, q := range []synth.Quant{synth.QuantF16, synth.QuantQ4KM} {
+			cs = append(cs, agreeConfig{preset: p, quant: q})
+		}
+	}
+	return append(cs, agreeConfig{preset: "gpt-oss-20b-tiny", quant: synth.QuantMXFP4}, agreeConfig{preset: "gpt-oss-20b-tiny", quant: synth.QuantQ4KM})
+}()
+
+func batchChunk(i, step int) int { return 1 + (i+step)%4 }
+
+// TestGPUBatchMatchesCPU: per config, (1) the GPU's batched step fed the
+// CPU batched step's tokens gives every row within agreeTolerance of the
+// CPU's, with its argmax on 99 % of the rows; (2) fed its own greedy
+// picks, each sequence's 65 greedy ids equal those of the sequence alone
+// on the GPU's prefill and decode schedules; (3) StepGreedy's picks equal
+// the greedy picks of Step's logits; (4) a sequence whose table starts
+// with another's two prompt blocks, prefilling only the rest, gives the
+// ids of its cold run.
+func TestGPUBatchMatchesCPU(t *testing.T) {
+	gpuOnly(t)
+	dir := t.TempDir()
+	names := make([]string, len(batchConfigs))
+	for i, c := range batchConfigs {
+		names[i] = c.String()
+	}
+	if !inParallel(t, names, func(t *testing.T, i int) {
+		model := filepath.Join(dir, names[i]+".gguf")
+		batchConfigs[i].write(t, model)
+		buildGPU(t, model, batchMaxTokens)
+	}) {
+		t.FailNow()
+	}
+	var agreeAll, rowsAll int
+	for i := range batchConfigs {
+		t.Run(names[i], func(t *testing.T) {
+			model := filepath.Join(dir, names[i]+".gguf")
+			cdev := openCPU(t, model, batchMaxTokens)
+			g, man, f := lowerGPU(t, model, batchMaxTokens)
+			gdev := openGPUPlan(t, g, man, batchCtx, ggufData(f))
+			vocab := gdev.Info().Vocab
+			cpuB := newTestBatch(t, cdev, 0)
+			gpuB := newTestBatch(t, gdev, int64(batchSeqs*batchCtx/batchBlock)*kvBlockBytes(man))
+
+			// (1) The same tokens on both devices.
+			cseqs := batchtest.Sequences(batchSeqs, vocab, cpuB.Blocks())
+			if err := batchtest.Run(cpuB, vocab, cseqs, batchSteps, batchChunk); err != nil {
+				t.Fatal(err)
+			}
+			gseqs := batchtest.Sequences(batchSeqs, vocab, gpuB.Blocks())
+			for k, s := range gseqs {
+				s.Feed = batchtest.Greedy(cseqs[k].Logits)
+			}
+			if err := batchtest.Run(gpuB, vocab, gseqs, batchSteps, batchChunk); err != nil {
+				t.Fatal(err)
+			}
+			worst, agree := 0.0, 0
+			for k, s := range gseqs {
+				for r, row := range s.Logits {
+					worst = max(worst, relErr(row, cseqs[k].Logits[r]))
+					if argmax(row) == argmax(cseqs[k].Logits[r]) {
+						agree++
+					}
+				}
+			}
+			agreeAll, rowsAll = agreeAll+agree, rowsAll+batchSeqs*batchSteps
+			t.Logf("%-26s batched max|gpu-cpu|/max|cpu| %.2e (bound %.0e)  top-1 %d/%d", names[i], worst, agreeTolerance, agree, batchSeqs*batchSteps)
+			if worst > agreeTolerance {
+				t.Errorf("relative logit error %.2e exceeds %.0e", worst, agreeTolerance)
+			}
+
+			// (2) Its own picks, against each sequence alone on the
+			// ordinary schedules.
+			for _, s := range gseqs {
+				s.Feed = nil
+			}
+			if err := batchtest.Run(gpuB, vocab, gseqs, batchSteps, batchChunk); err != nil {
+				t.Fatal(err)
+			}
+			for k, s := range gseqs {
+				got, want := batchtest.Greedy(s.Logits), aloneGreedy(t, gdev, s.Prompt, batchSteps)
+				if !slices.Equal(got, want) {
+					t.Errorf("sequence %d (prompt %d tokens): batched greedy ids %v, alone %v", k, len(s.Prompt), got, want)
+				}
+			}
+
+			// (3) The device's picks are Step's logits' picks.
+			rows := make([]runtime.BatchRow, 0, batchSeqs)
+			for _, s := range gseqs {
+				rows = append(rows, runtime.BatchRow{Tokens: s.Prompt[:1], Pos: 0, Blocks: s.Blocks})
+			}
+			logits, err := gpuB.Step(context.Background(), rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([][]float32, len(rows))
+			for r := range rows {
+				want[r] = slices.Clone(logits[r*vocab : (r+1)*vocab])
+			}
+			picks, err := gpuB.(runtime.BatchPicker).StepGreedy(context.Background(), rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := batchtest.Greedy(want); !slices.Equal(picks, w) {
+				t.Errorf("StepGreedy picked %v, Step's logits %v", picks, w)
+			}
+
+			// (4) A prefix shared through the block table.
+			a, b := gseqs[15], gseqs[14]
+			shared := 2 * batchBlock
+			prompt := append(slices.Clone(a.Prompt[:shared]), b.Prompt...)
+			cold := &batchtest.Seq{Prompt: prompt, Blocks: b.Blocks}
+			if err := batchtest.Run(gpuB, vocab, []*batchtest.Seq{a, cold}, batchSteps, batchChunk); err != nil {
+				t.Fatal(err)
+			}
+			warm := &batchtest.Seq{Prompt: prompt, Blocks: append(slices.Clone(a.Blocks[:2]), b.Blocks[:len(b.Blocks)-2]...), Cached: shared}
+			if err := batchtest.Run(gpuB, vocab, []*batchtest.Seq{warm}, batchSteps, batchChunk); err != nil {
+				t.Fatal(err)
+			}
+			if c, w := batchtest.Greedy(cold.Logits), batchtest.Greedy(warm.Logits); !slices.Equal(c, w) {
+				t.Errorf("with a shared prefix of %d tokens: greedy ids %v, cold %v", shared, w, c)
+			}
+		})
+	}
+	if float64(agreeAll) < agreeTop1*float64(rowsAll) {
+		t.Errorf("batched top-1 agreement %d/%d is below %.0f %%", agreeAll, rowsAll, 100*agreeTop1)
+	}
+}
+
+// newTestBatch is a batch of batchSeqs rows of up to batchMaxTokens
+// tokens in blocks of batchBlock, its pool kvBytes (0: the device's
+// default).
+func newTestBatch(t *testing.T, dev runtime.BatchDevice, kvBytes int64) runtime.Batch {
+	t.Helper()
+	b, err := dev.NewBatch(runtime.BatchConfig{Sequences: batchSeqs, StepTokens: batchMaxTokens, BlockTokens: batchBlock, KVBytes: kvBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// kvBlockBytes is a KV block's bytes on the GPU: fp16 keys and values of
+// every layer.
+func kvBlockBytes(m *plans.Manifest) int64 {
+	return int64(m.Model.NLayer) * 2 * batchBlock * int64(m.Model.NHeadKV) * int64(m.Model.HeadDim) * 2
+}
+
+// aloneGreedy is the greedy ids of prompt run alone on dev's prefill and
+// decode schedules: the pick after the prompt, then after each of steps−1
+// decode steps.
+func aloneGreedy(t *testing.T, dev runtime.Device, prompt []int32, steps int) []int32 {
+	t.Helper()
+	seq, err := dev.NewSequence(batchCtx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seq.Close()
+	var ids []int32
+	in := prompt
+	for range steps {
+		row, err := seq.Forward(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, batchtest.Greedy([][]float32{row})...)
+		in = ids[len(ids)-1:]
+	}
+	return ids
+}

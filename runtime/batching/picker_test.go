@@ -1,0 +1,79 @@
+package batching
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/llama-orch/orc/runtime"
+	"github.com/llama-orch/orc/runtime/cpu"
+	"github.com/llama-orch/orc/runtime/sample"
+)
+
+// countingDevice is the CPU device whose batches count their calls.
+type countingDevice struct {
+	*cpu.Device
+	b *countingBatch
+}
+
+func (d *countingDevice) NewBatch(cfg runtime.BatchConfig) (runtime.Batch, error) {
+	b, err := d.Device.NewBatch(cfg)
+	if err != nil {
+		return nil, err
+	}
+	d.b = &countingBatch{BatchPicker: b.(runtime.BatchPicker)}
+	return d.b, nil
+}
+
+type countingBatch struct {
+	runtime.BatchPicker
+	steps, greedy int
+}
+
+func (b *countingBatch) Step(ctx context.Context, rows []runtime.BatchRow) ([]float32, error) {
+	b.steps++
+	return b.BatchPicker.Step(ctx, rows)
+}
+
+func (b *countingBatch) StepGreedy(ctx context.Context, rows []runtime.BatchRow) ([]int32, error) {
+	b.greedy++
+	return b.BatchPicker.StepGreedy(ctx, rows)
+}
+
+// A step whose sampling rows are all greedy takes the device's picks
+// (runtime.BatchPicker) instead of the logits, and gives each request
+// the tokens it gives alone; a step with a sampling row takes the logits.
+func TestGreedyStepsTakeTheDevicePicks(t *testing.T) {
+	dev := openStories(t)
+	vocab := dev.Info().Vocab
+	for _, tc := range []struct {
+		name       string
+		jobs       []*job
+		wantLogits bool
+	}{
+		{"greedy", mixedJobs(3, vocab, 12), false},
+		{"mixed", mixedJobs(4, vocab, 12), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "greedy" && slices.ContainsFunc(tc.jobs, func(j *job) bool { return j.params.Sampling != (sample.Params{}) }) {
+				t.Fatal("the greedy set samples")
+			}
+			alone := eachAlone(t, dev, tc.jobs)
+			cd := &countingDevice{Device: dev}
+			s, err := New(cd, Config{Slots: 4, PrefillChunk: 8})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			runAll(t, s, tc.jobs)
+			for i, j := range tc.jobs {
+				if !slices.Equal(j.res.Tokens, alone[i]) {
+					t.Errorf("job %d: %v batched, %v alone", i, j.res.Tokens, alone[i])
+				}
+			}
+			if cd.b.greedy == 0 || (cd.b.steps > 0) != tc.wantLogits {
+				t.Errorf("%d steps took the device's picks, %d the logits", cd.b.greedy, cd.b.steps)
+			}
+		})
+	}
+}

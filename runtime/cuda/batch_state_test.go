@@ -1,0 +1,154 @@
+package cuda
+
+import (
+	"encoding/binary"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/llama-orch/orc/plans"
+	"github.com/llama-orch/orc/runtime"
+)
+
+// testBatchState is a state block laid out as codegen/cuda lays a plan of
+// max_tokens 8 and 4 batched rows: the single-sequence fields, then the
+// batch's.
+var testBatchState = plans.State{Bytes: 256, T: 0, Pos0: 4, Ctx: 8, Tokens: 16, Positions: 48,
+	Rows: 256, Paging: 272, RowOf: 288, LastTokens: 320, Picks: 336, Tables: 368}
+
+func TestWriteBatchState(t *testing.T) {
+	st := testBatchState
+	l := batchLimits{rows: 4, tokens: 8, blockTokens: 4, stride: 5, blocks: 8, ctx: 20, vocab: 100}
+	b := make([]byte, batchStateBytes(&st, l.rows, l.stride))
+	for i := range b {
+		b[i] = 0xAA // a stale image: every field read must be written
+	}
+	rows := []runtime.BatchRow{
+		{Tokens: []int32{11, 12, 13}, Pos: 5, Blocks: []int32{7, 2}},      // a prefill chunk, positions 5..7
+		{Tokens: []int32{42}, Pos: 16, Blocks: []int32{0, 1, 4, 6, 3, 5}}, // decode; its table is longer than it needs
+	}
+	tokens, n, err := writeBatchState(b, &st, &l, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tokens != 4 || n != st.Tables+2*5*4 {
+		t.Fatalf("%d tokens, %d bytes to copy; want 4, %d", tokens, n, st.Tables+2*5*4)
+	}
+	ints := func(off int64, k int) []int32 {
+		out := make([]int32, k)
+		for i := range out {
+			out[i] = int32(binary.LittleEndian.Uint32(b[off+4*int64(i):]))
+		}
+		return out
+	}
+	for _, f := range []struct {
+		name string
+		got  []int32
+		want []int32
+	}{
+		{"t", ints(st.T, 1), []int32{4}},
+		{"tokens", ints(st.Tokens, 4), []int32{11, 12, 13, 42}},
+		{"positions", ints(st.Positions, 4), []int32{5, 6, 7, 16}},
+		{"row_of", ints(st.RowOf, 4), []int32{0, 0, 0, 1}},
+		{"last_tokens", ints(st.LastTokens, 2), []int32{2, 3}},
+		{"rows header", ints(st.Rows, 4), []int32{2, 0, 0, 0}},
+		{"paging", ints(st.Paging, 2), []int32{4, 5}},
+		{"row 0's table", ints(st.Tables, 2), []int32{7, 2}},
+		{"row 1's table", ints(st.Tables+4*5, 5), []int32{0, 1, 4, 6, 3}},
+	} {
+		if !slices.Equal(f.got, f.want) {
+			t.Errorf("%s: %v, want %v", f.name, f.got, f.want)
+		}
+	}
+}
+
+func TestWriteBatchStateRefuses(t *testing.T) {
+	st := testBatchState
+	l := batchLimits{rows: 2, tokens: 4, blockTokens: 4, stride: 5, blocks: 8, ctx: 20, vocab: 100}
+	row := func(tokens, pos int, blocks ...int32) runtime.BatchRow {
+		return runtime.BatchRow{Tokens: make([]int32, tokens), Pos: pos, Blocks: blocks}
+	}
+	for _, c := range []struct {
+		name string
+		rows []runtime.BatchRow
+		want error
+		msg  string
+	}{
+		{"no rows", nil, runtime.ErrBatchRows, "a step of 0 rows"},
+		{"too many rows", []runtime.BatchRow{row(1, 0, 0), row(1, 0, 1), row(1, 0, 2)}, runtime.ErrBatchRows, "the batch takes 1 to 2"},
+		{"too many tokens", []runtime.BatchRow{row(3, 0, 0), row(2, 0, 1)}, runtime.ErrBatchRows, "a step of 5 tokens"},
+		{"empty row", []runtime.BatchRow{row(0, 0, 0)}, runtime.ErrBatchRows, "has no tokens"},
+		{"table too short", []runtime.BatchRow{row(2, 3, 0)}, runtime.ErrBatchRows, "its 1 blocks hold 4"},
+		{"negative position", []runtime.BatchRow{row(1, -1, 0)}, runtime.ErrBatchRows, "at position -1"},
+		{"block past the pool", []runtime.BatchRow{row(1, 4, 0, 8)}, runtime.ErrBatchRows, "names block 8"},
+		{"negative block", []runtime.BatchRow{row(1, 0, -1)}, runtime.ErrBatchRows, "names block -1"},
+		{"past the context", []runtime.BatchRow{row(1, 20, 0, 1, 2, 3, 4, 5)}, runtime.ErrContextFull, "pass the context of 20"},
+	} {
+		b := make([]byte, batchStateBytes(&st, l.rows, l.stride))
+		_, _, err := writeBatchState(b, &st, &l, c.rows)
+		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: %v, want %v saying %q", c.name, err, c.want, c.msg)
+		}
+	}
+	b := make([]byte, batchStateBytes(&st, l.rows, l.stride))
+	_, _, err := writeBatchState(b, &st, &l, []runtime.BatchRow{{Tokens: []int32{100}, Blocks: []int32{0}}})
+	if err == nil || !strings.Contains(err.Error(), "token id 100 is outside the vocabulary of 100") {
+		t.Errorf("a token past the vocabulary: %v", err)
+	}
+}
+
+// checkBatch refuses a batched step whose fields or logits lie outside
+// their regions, and passes a plan without one.
+func TestCheckBatch(t *testing.T) {
+	l := plans.Launch{Kernel: "k", GridA: [3]int64{1, 0, 0}, GridB: [3]int64{0, 1, 1}, Block: [3]int{128, 1, 1}}
+	m := &plans.Manifest{Model: plans.Model{Vocab: 10}, Memory: plans.Memory{MaxTokens: 8}}
+	good := func() *plans.Kernels {
+		return &plans.Kernels{Batch: []plans.Launch{l}, BatchRows: []plans.Launch{l}, BatchMaxRows: 4, BatchBytes: 4 * 4 * 10, State: testBatchState}
+	}
+	if err := checkBatch(good(), m); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkBatch(&plans.Kernels{}, m); err != nil {
+		t.Fatalf("a plan without a batched step: %v", err)
+	}
+	for name, spoil := range map[string]func(k *plans.Kernels){
+		"rows past max_tokens":       func(k *plans.Kernels) { k.BatchMaxRows = 9 },
+		"no per-row launches":        func(k *plans.Kernels) { k.BatchRows = nil },
+		"row_of in the single block": func(k *plans.Kernels) { k.State.RowOf = 200 },
+		"picks over the tables":      func(k *plans.Kernels) { k.State.Picks = 350 },
+		"logits past the region":     func(k *plans.Kernels) { k.BatchLogits = 4 },
+		"an unknown argument kind": func(k *plans.Kernels) {
+			k.Batch = []plans.Launch{{Kernel: "k", GridB: [3]int64{1, 1, 1}, Block: [3]int{1, 1, 1}, Args: []plans.Arg{{Kind: "pool"}}}}
+		},
+		"a grid of no blocks at rows": func(k *plans.Kernels) {
+			k.BatchRows = []plans.Launch{{Kernel: "k", GridA: [3]int64{1, 0, 0}, GridB: [3]int64{-1, 1, 1}, Block: [3]int{1, 1, 1}}}
+		},
+	} {
+		k := good()
+		spoil(k)
+		if err := checkBatch(k, m); err == nil {
+			t.Errorf("%s: passed", name)
+		}
+	}
+}
+
+// The pool's and the batch region's arguments resolve inside their
+// regions; outside a batched step (0 bytes) they are refused.
+func TestBatchArgs(t *testing.T) {
+	r := &regions{pool: 1 << 20, poolBytes: 4096, batch: 1 << 30, batchBytes: 512}
+	if v, err := argValue(&plans.Arg{Kind: plans.ArgKVPool}, r); err != nil || v != 1<<20 {
+		t.Errorf("kvpool: %#x %v", v, err)
+	}
+	if v, err := argValue(&plans.Arg{Kind: plans.ArgBatch, Offset: 256}, r); err != nil || v != 1<<30+256 {
+		t.Errorf("batch: %#x %v", v, err)
+	}
+	for _, a := range []plans.Arg{{Kind: plans.ArgKVPool, Offset: 8}, {Kind: plans.ArgBatch, Offset: 512}} {
+		if _, err := argValue(&a, r); err == nil {
+			t.Errorf("%+v resolved", a)
+		}
+	}
+	if _, err := argValue(&plans.Arg{Kind: plans.ArgKVPool}, &regions{}); err == nil {
+		t.Error("the pool resolved outside a batched step")
+	}
+}
