@@ -36,6 +36,7 @@ type benchCmd struct {
 	Depth      int  `help:"Tokens already in the cache before every test (pp after --depth cached tokens, tg after --depth + --prompt), as llama-bench's -d."`
 	ChunkBytes int  `help:"CUDA weight upload chunk size in bytes (default: the device's)."`
 	UploadBufs int  `name:"upload-buffers" help:"CUDA pinned upload buffers in flight, 2 to 64 (default: the device's)."`
+	Slots      int  `default:"1" help:"Above 1: N sequences of --pp prompt and --tg generated tokens stepped together on the batched step (llama-batched-bench's -npl), prompt and generation throughput."`
 	JSON       bool `help:"Print one JSON object instead of text."`
 	LoadOnly   bool `hidden:"" help:"Load, print \"ready\" and exit: the child process timed for load time."`
 	SkipHash   bool `hidden:"" help:"With --load-only: skip hashing weights.bin."`
@@ -95,8 +96,11 @@ func (c *benchCmd) Run() error {
 	if c.LoadOnly {
 		return c.loadOnly()
 	}
-	if c.Runs < 1 || c.PP < 1 || c.TG < 1 || c.Prompt < 1 {
-		return fmt.Errorf("bench: --runs, --pp, --tg and --prompt must be at least 1")
+	if c.Runs < 1 || c.PP < 1 || c.TG < 1 || c.Prompt < 1 || c.Slots < 1 {
+		return fmt.Errorf("bench: --runs, --pp, --tg, --prompt and --slots must be at least 1")
+	}
+	if c.Slots > 1 {
+		return c.runBatched()
 	}
 	if c.Depth < 0 {
 		return fmt.Errorf("bench: --depth %d is negative", c.Depth)
@@ -139,15 +143,20 @@ func (c *benchCmd) Run() error {
 	if err := c.measure(dev, &r); err != nil {
 		return err
 	}
-	if c.JSON {
-		out, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
-			return err
-		}
-		fmt.Println(string(out))
+	return c.report(r, r.print)
+}
+
+// report prints result r as one JSON object (--json), else as text.
+func (c *benchCmd) report(r any, text func()) error {
+	if !c.JSON {
+		text()
 		return nil
 	}
-	r.print()
+	out, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Println(string(out))
 	return nil
 }
 

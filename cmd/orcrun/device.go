@@ -70,15 +70,15 @@ func (f *deviceFlags) deviceName() string {
 	return "plan target"
 }
 
-// batches reports whether the device of kind ("cpu", "cuda") runs batched
-// steps (runtime.BatchDevice), from its type alone: nothing is loaded.
-func batches(kind string) bool {
-	var d any = (*cpu.Device)(nil)
-	if kind == "cuda" {
-		d = (*cuda.Device)(nil)
+// batchable refuses, before the weights load, a plan that cannot run
+// steps of several sequences on the device of kind ("cpu", "cuda"): the
+// CPU device batches every plan's graph; the CUDA device runs the plan's
+// batched step, which plans compiled before it lack.
+func batchable(kind string, p *plans.Plan) error {
+	if kind != "cuda" || p.Manifest.Kernels != nil && len(p.Manifest.Kernels.Batch) > 0 {
+		return nil
 	}
-	_, ok := d.(runtime.BatchDevice)
-	return ok
+	return fmt.Errorf("plan %s has no batched step for the cuda device: recompile it with this orcc (orcc compile) to serve --slots above 1, or serve with --slots 1", p.Dir)
 }
 
 // open loads the plan on the selected device; it owns p from then on.

@@ -75,10 +75,12 @@ func (c *serveCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	// Refused before the weights load: the check is on the device's type.
-	if kind := c.deviceKind(p.Manifest.Target); c.Slots > 1 && !batches(kind) {
-		p.Close()
-		return fmt.Errorf("--slots %d: the %s device does not run batched steps yet; serve with --slots 1", c.Slots, kind)
+	// Refused before the weights load: the check is on the plan.
+	if c.Slots > 1 {
+		if err := batchable(c.deviceKind(p.Manifest.Target), p); err != nil {
+			p.Close()
+			return fmt.Errorf("--slots %d: %w", c.Slots, err)
+		}
 	}
 	log.Info("model_load_start", "model", p.Manifest.Model.Name, "weight_bytes", p.Manifest.Memory.WeightBytes)
 	start := time.Now()
@@ -174,8 +176,6 @@ func (c *serveCmd) Validate() error {
 		return fmt.Errorf("--prefill-chunk %d, --kv-bytes %d: must not be negative", c.PrefillChunk, c.KVBytes)
 	case c.Slots == 1 && (c.PrefillChunk != 0 || c.KVBytes != 0):
 		return errors.New("--prefill-chunk and --kv-bytes size batching: give them with --slots above 1")
-	case c.Slots > 1 && c.Device != "" && !batches(c.Device):
-		return fmt.Errorf("--slots %d: the %s device does not run batched steps yet; serve with --slots 1", c.Slots, c.Device)
 	}
 	return nil
 }
