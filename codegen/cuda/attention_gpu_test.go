@@ -84,56 +84,64 @@ func newAttnData(c attnCase, r *rand.Rand) *attnData {
 // ref is the attention of the tokens at positions from..to-1 over every key
 // up to each one's position, in float64 (rows [to-from, heads·hd]).
 func (d *attnData) ref(from, to int) []float64 {
-	c := d.c
-	w, kw, g := c.heads*c.hd, c.kvh*c.hd, c.heads/c.kvh
+	w := d.c.heads * d.c.hd
 	out := make([]float64, (to-from)*w)
 	var wg sync.WaitGroup
 	for p := from; p < to; p++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			first := 0
-			if c.window > 0 {
-				first = max(0, p-c.window+1)
-			}
-			qr := d.q[int(attnRow(p))*w:]
-			scores := make([]float64, p+1-first)
-			for h := range c.heads {
-				off := (h / g) * c.hd
-				top := math.Inf(-1)
-				if c.sinks {
-					top = float64(d.sinks[h])
-				}
-				for j := first; j <= p; j++ {
-					kr := d.kh[int(attnRow(j))*kw+off:]
-					s := 0.0
-					for i := range c.hd {
-						s += float64(qr[h*c.hd+i]) * kr[i]
-					}
-					s /= math.Sqrt(float64(c.hd))
-					scores[j-first], top = s, max(top, s)
-				}
-				den := 0.0
-				if c.sinks {
-					den = math.Exp(float64(d.sinks[h]) - top)
-				}
-				o := out[(p-from)*w+h*c.hd : (p-from)*w+(h+1)*c.hd]
-				for j := first; j <= p; j++ {
-					e := math.Exp(scores[j-first] - top)
-					den += e
-					vr := d.vh[int(attnRow(j))*kw+off:]
-					for i := range c.hd {
-						o[i] += e * vr[i]
-					}
-				}
-				for i := range o {
-					o[i] /= den
-				}
-			}
+			d.refAt(attnRow, p, out[(p-from)*w:(p-from+1)*w])
 		}()
 	}
 	wg.Wait()
 	return out
+}
+
+// refAt writes to o [heads·hd] the attention of the token at position p
+// over every key up to p (from its window's start), the token at position
+// j being row(j) of the tables, in float64.
+func (d *attnData) refAt(row func(j int) int32, p int, o []float64) {
+	c := d.c
+	w, kw, g := c.heads*c.hd, c.kvh*c.hd, c.heads/c.kvh
+	first := 0
+	if c.window > 0 {
+		first = max(0, p-c.window+1)
+	}
+	qr := d.q[int(row(p))*w:]
+	scores := make([]float64, p+1-first)
+	for h := range c.heads {
+		off := (h / g) * c.hd
+		top := math.Inf(-1)
+		if c.sinks {
+			top = float64(d.sinks[h])
+		}
+		for j := first; j <= p; j++ {
+			kr := d.kh[int(row(j))*kw+off:]
+			s := 0.0
+			for i := range c.hd {
+				s += float64(qr[h*c.hd+i]) * kr[i]
+			}
+			s /= math.Sqrt(float64(c.hd))
+			scores[j-first], top = s, max(top, s)
+		}
+		den := 0.0
+		if c.sinks {
+			den = math.Exp(float64(d.sinks[h]) - top)
+		}
+		oh := o[h*c.hd : (h+1)*c.hd]
+		for j := first; j <= p; j++ {
+			e := math.Exp(scores[j-first] - top)
+			den += e
+			vr := d.vh[int(row(j))*kw+off:]
+			for i := range c.hd {
+				oh[i] += e * vr[i]
+			}
+		}
+		for i := range oh {
+			oh[i] /= den
+		}
+	}
 }
 
 // attnGraph is q, k, v = embed(tables, tokens) feeding the attention of

@@ -232,8 +232,8 @@ func (e *emitter) attendPaged(n *ir.Node, cfg string) ([]plans.Launch, error) {
 	q, k, v := n.Inputs[0], n.Inputs[1], n.Inputs[2]
 	heads, kvh, hd := n.Int("heads"), n.Int("kv_heads"), n.Int("head_dim")
 	nl := int64(e.model.NLayer)
-	if heads/kvh > pagedThreads || heads/kvh*hd > 4096 {
-		return nil, fmt.Errorf("attend_paged holds at most 4096 query values of a kv head's group; %d heads of %d", heads/kvh, hd)
+	if g := heads / kvh; g*(pagedThreads+hd) > 10240 {
+		return nil, fmt.Errorf("attend_paged holds a kv head's group's queries and scores in 40 KiB; %d heads of %d dims take more", g, hd)
 	}
 	paging := func(c *call) {
 		c.arg(cInts, "positions", plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions})

@@ -3240,7 +3240,7 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
                                              const int* __restrict__ tables, int layer, float* __restrict__ y, const int* __restrict__ state) {
     constexpr int HD = A::HD, G = A::HEADS / A::KVH, KV = A::KVH * HD, NT = PAGED_THREADS, NW = NT / 32, PER = (G * HD + NT - 1) / NT;
     constexpr float SC = A::SCALE * ATT_LOG2E;
-    static_assert(G * HD <= 4096 && G <= NT, "attend_paged keeps a group's queries in 16 KiB of shared memory");
+    static_assert(G * (NT + HD) <= 10240, "attend_paged keeps a group's queries and a tile's scores in 40 KiB of shared memory");
     __shared__ float qs[G * HD];
     __shared__ float ps[G][NT];
     __shared__ i64 vrow[NT];
