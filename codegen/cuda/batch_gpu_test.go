@@ -66,7 +66,7 @@ func TestGPUBatchMatchesCPU(t *testing.T) {
 			gdev := openGPUPlan(t, g, man, batchCtx, ggufData(f))
 			vocab := gdev.Info().Vocab
 			cpuB := newTestBatch(t, cdev, 0)
-			gpuB := newTestBatch(t, gdev, int64(batchSeqs*batchCtx/batchBlock)*kvBlockBytes(man))
+			gpuB := newTestBatch(t, gdev, int64(batchSeqs*batchCtx/batchBlock+1)*kvBlockBytes(man)) // and the block the batch reserves
 
 			// (1) The same tokens on both devices.
 			cseqs := batchtest.Sequences(batchSeqs, vocab, cpuB.Blocks())

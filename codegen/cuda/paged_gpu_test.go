@@ -56,9 +56,9 @@ func pagedOutput(t *testing.T, c attnCase) *cuda.Output {
 
 // TestGPUPagedAttention steps four sequences together: prompt chunks of 1
 // to 300 tokens beside single decode tokens, past gpt-oss's window of 128,
-// with block tables interleaved and descending; each row's output (its
-// last token's attention over its own sequence) is checked against the
-// float64 reference.
+// with block tables interleaved and descending, and decode-only steps
+// (graphs, padded); each row's output (its last token's attention over its
+// own sequence) is checked against the float64 reference.
 func TestGPUPagedAttention(t *testing.T) {
 	gpuOnly(t)
 	r := rand.New(rand.NewPCG(7, 9))
@@ -71,14 +71,16 @@ func TestGPUPagedAttention(t *testing.T) {
 	}
 	precompile(t, gs, mans)
 	// Each step's tokens per sequence (0: the sequence sits out).
-	steps := [][pagedSeqs]int{{200, 37, 1, 129}, {1, 1, 1, 1}, {300, 0, 5, 1}, {1, 90, 1, 0}, {1, 1, 1, 200}, {1, 1, 1, 1}}
+	// Decode-only steps replay their bucket's graph: 4 rows, 3 padded to
+	// 4, 1.
+	steps := [][pagedSeqs]int{{200, 37, 1, 129}, {1, 1, 1, 1}, {300, 0, 5, 1}, {1, 90, 1, 0}, {1, 1, 1, 200}, {1, 1, 1, 1}, {1, 1, 0, 1}, {0, 0, 1, 0}, {1, 1, 1, 1}}
 	for i, d := range ds {
 		t.Run(d.c.name, func(t *testing.T) {
 			dev := openGPUPlan(t, gs[i], mans[i], pagedCtx, d.bytes)
 			perSeq := pagedCtx / pagedBlock
 			perBlock := int64(pagedLayers) * 2 * pagedBlock * int64(d.c.kvh*d.c.hd) * 2
 			b, err := dev.NewBatch(runtime.BatchConfig{Sequences: pagedSeqs, StepTokens: attnMaxTokens, BlockTokens: pagedBlock,
-				KVBytes: int64(pagedSeqs*perSeq) * perBlock})
+				KVBytes: int64(pagedSeqs*perSeq+1) * perBlock}) // and the block the batch reserves
 			if err != nil {
 				t.Fatal(err)
 			}

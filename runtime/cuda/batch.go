@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/llama-orch/orc/plans"
@@ -23,9 +24,10 @@ const batchMargin = 1 << 30
 
 // Batch is the CUDA device's paged KV pool and batched step: the plan's
 // Batch schedule over all the step's tokens, then its BatchRows schedule
-// over its rows, launched in plain stream order (codegen/cuda/batch.go
-// says what they compute). One allocation holds the pool, the batch
-// region and the batch's own state block.
+// over its rows, in plain stream order (codegen/cuda/batch.go says what
+// they compute); a step of decode tokens alone replays its bucket's graph
+// of the two. One allocation holds the pool, the batch region and the
+// batch's own state block.
 type Batch struct {
 	d      *Device
 	lim    batchLimits
@@ -36,6 +38,10 @@ type Batch struct {
 	out    []byte // pinned: the rows' logits, or their picks
 	tokens batch  // the per-token launches, resolved
 	rows   batch  // the per-row launches, resolved
+	// graphs are the decode-only steps captured, by bucket (decodeBucket):
+	// a step of n rows of one token each replays its bucket's graph,
+	// padded with rows in the reserved block.
+	graphs map[int]graph
 	picks  []int32
 	greedy *sample.Sampler // a row whose logits are not all finite is picked on the host
 	closed bool
@@ -113,8 +119,12 @@ func (d *Device) NewBatch(cfg runtime.BatchConfig) (runtime.Batch, error) {
 	if lim.blocks = int(pool / max(perBlock, 1)); lim.blocks < 1 {
 		return nil, fmt.Errorf("%w: cuda: a KV pool of %d bytes holds no block of %d tokens (%d bytes)", runtime.ErrOutOfMemory, pool, cfg.BlockTokens, perBlock)
 	}
-	pool = int64(lim.blocks) * perBlock
-	b := &Batch{d: d, lim: lim, bytes: align(pool) + fixed, greedy: sample.New(sample.Params{}), picks: make([]int32, cfg.Sequences)}
+	// One block more than the sequences get: decodeBucket's padding rows'.
+	if lim.blocks--; lim.blocks < 1 {
+		return nil, fmt.Errorf("%w: cuda: a KV pool of %d bytes holds no block of %d tokens (%d bytes) beside the one it reserves", runtime.ErrOutOfMemory, pool, cfg.BlockTokens, perBlock)
+	}
+	pool = int64(lim.blocks+1) * perBlock
+	b := &Batch{d: d, lim: lim, bytes: align(pool) + fixed, greedy: sample.New(sample.Params{}), picks: make([]int32, cfg.Sequences), graphs: map[int]graph{}}
 	what := fmt.Sprintf("a KV pool of %d blocks of %d tokens and a batched step of %d rows", lim.blocks, cfg.BlockTokens, cfg.Sequences)
 	if err := d.fits(b.bytes, what); err != nil {
 		return nil, err
@@ -219,22 +229,65 @@ func (b *Batch) run(ctx context.Context, rows []runtime.BatchRow) error {
 		return err
 	}
 	k := d.plan.Manifest.Kernels
+	bucket := 0 // a decode-only step's graph, unless launches are synchronised
+	if !d.syncEach && !slices.ContainsFunc(rows, func(r runtime.BatchRow) bool { return len(r.Tokens) != 1 }) {
+		bucket = decodeBucket(len(rows), b.lim.rows)
+		if err := b.capture(bucket); err != nil {
+			return err
+		}
+	}
 	// A step ends with a copy back, but a failed one may leave the last
 	// state copy queued: wait before rewriting its pinned source.
 	if err := d.g.sync(); err != nil {
 		return err
 	}
-	tokens, n, err := writeBatchState(b.host, &k.State, &b.lim, rows)
+	tokens, n, err := writeBatchState(b.host, &k.State, &b.lim, rows, max(bucket-len(rows), 0))
 	if err != nil {
 		return err
 	}
 	if err := d.g.copyHtoD(devptr(b.reg.state), b.host[:n]); err != nil {
 		return err
 	}
-	if err := d.runSchedule("batch", k.Batch, int64(tokens), -1, &b.reg, &b.tokens); err != nil {
+	if bucket > 0 {
+		return d.g.graphLaunch(b.graphs[bucket])
+	}
+	return b.launch(int64(tokens), int64(len(rows)))
+}
+
+// launch enqueues the per-token schedule at T = tokens and the per-row one
+// at T = rows.
+func (b *Batch) launch(tokens, rows int64) error {
+	d, k := b.d, b.d.plan.Manifest.Kernels
+	if err := d.runSchedule("batch", k.Batch, tokens, -1, &b.reg, &b.tokens); err != nil {
 		return err
 	}
-	return d.runSchedule("batch rows", k.BatchRows, int64(len(rows)), -1, &b.reg, &b.rows)
+	return d.runSchedule("batch rows", k.BatchRows, rows, -1, &b.reg, &b.rows)
+}
+
+// capture records, once, the step of bucket rows of one token each as a
+// graph: everything that changes between such steps lives in the state
+// block, as for a sequence's decode graph; d.mu is held, nothing queued.
+func (b *Batch) capture(bucket int) error {
+	if _, ok := b.graphs[bucket]; ok {
+		return nil
+	}
+	d := b.d
+	if err := d.g.captureBegin(); err != nil {
+		return err
+	}
+	lerr := b.launch(int64(bucket), int64(bucket))
+	x, err := d.g.captureEnd()
+	if lerr != nil {
+		if err == nil {
+			err = d.g.graphDestroy(x)
+		}
+		return errors.Join(fmt.Errorf("cuda: capturing the batched decode step of %d rows: %w", bucket, lerr), err)
+	}
+	if err != nil {
+		return fmt.Errorf("cuda: capturing the batched decode step of %d rows: %w", bucket, err)
+	}
+	b.graphs[bucket] = x
+	return nil
 }
 
 // Close frees the pool, the batch region and the state block.
@@ -255,6 +308,10 @@ func (b *Batch) free() error {
 		d.batch = nil
 	}
 	err := d.g.sync()
+	for bucket, x := range b.graphs {
+		err = errors.Join(err, d.g.graphDestroy(x))
+		delete(b.graphs, bucket)
+	}
 	for _, h := range []*[]byte{&b.host, &b.out} {
 		if *h != nil {
 			err = errors.Join(err, d.g.hostFree(*h))

@@ -13,7 +13,7 @@ type batchLimits struct {
 	rows, tokens int // a step's rows and tokens at most
 	blockTokens  int
 	stride       int // blocks a row's table holds: the context's
-	blocks       int // the pool's
+	blocks       int // the pool's, less the reserved one (decodeBucket's padding)
 	ctx, vocab   int
 }
 
@@ -26,13 +26,24 @@ func batchStateBytes(st *plans.State, rows, stride int) int64 {
 	return st.Tables + 4*int64(rows)*int64(stride)
 }
 
+// decodeBucket is the rows a decode-only step of n rows runs as, its
+// graph's: the next power of two, at most the batch's rows.
+func decodeBucket(n, rows int) int {
+	b := 1
+	for b < n {
+		b *= 2
+	}
+	return min(b, rows)
+}
+
 // writeBatchState checks rows against l and lays the step out in the host
 // image b of the batch's state block (plans.State's batch fields): T and
 // each token's id, position and row, each row's last token, the rows
-// header, the paging fields and each row's table. It returns the step's
-// tokens and how many bytes of b the device needs (the tables of rows
-// rows end it).
-func writeBatchState(b []byte, st *plans.State, l *batchLimits, rows []runtime.BatchRow) (tokens int, n int64, err error) {
+// header, the paging fields and each row's table; then pad rows of one
+// token (id 0 at position 0) in the pool's reserved block, l.blocks, which
+// no sequence owns (a graph's bucket filled). It returns the step's tokens
+// and how many bytes of b the device needs (the tables of its rows end it).
+func writeBatchState(b []byte, st *plans.State, l *batchLimits, rows []runtime.BatchRow, pad int) (tokens int, n int64, err error) {
 	if len(rows) == 0 || len(rows) > l.rows {
 		return 0, 0, fmt.Errorf("cuda: a step of %d rows; the batch takes 1 to %d: %w", len(rows), l.rows, runtime.ErrBatchRows)
 	}
@@ -75,12 +86,23 @@ func writeBatchState(b []byte, st *plans.State, l *batchLimits, rows []runtime.B
 		}
 		put(st.LastTokens+4*int64(i), t-1)
 	}
-	put(st.T, tokens)
+	if len(rows)+pad > l.rows || tokens+pad > l.tokens {
+		return 0, 0, fmt.Errorf("cuda: %d rows of %d tokens padded with %d rows pass the batch's %d rows of %d tokens", len(rows), tokens, pad, l.rows, l.tokens)
+	}
+	for i := len(rows); i < len(rows)+pad; i++ {
+		put(st.Tables+4*int64(i)*int64(l.stride), l.blocks)
+		put(st.Tokens+4*int64(t), 0)
+		put(st.Positions+4*int64(t), 0)
+		put(st.RowOf+4*int64(t), i)
+		put(st.LastTokens+4*int64(i), t)
+		t++
+	}
+	put(st.T, t)
 	put(st.Pos0, 0)
 	put(st.Ctx, l.ctx)
 	clear(b[st.Rows : st.Rows+16])
-	put(st.Rows, len(rows))
+	put(st.Rows, len(rows)+pad)
 	put(st.Paging, bt)
 	put(st.Paging+4, l.stride)
-	return tokens, batchStateBytes(st, len(rows), l.stride), nil
+	return t, batchStateBytes(st, len(rows)+pad, l.stride), nil
 }

@@ -28,7 +28,7 @@ func TestWriteBatchState(t *testing.T) {
 		{Tokens: []int32{11, 12, 13}, Pos: 5, Blocks: []int32{7, 2}},      // a prefill chunk, positions 5..7
 		{Tokens: []int32{42}, Pos: 16, Blocks: []int32{0, 1, 4, 6, 3, 5}}, // decode; its table is longer than it needs
 	}
-	tokens, n, err := writeBatchState(b, &st, &l, rows)
+	tokens, n, err := writeBatchState(b, &st, &l, rows, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,15 +86,63 @@ func TestWriteBatchStateRefuses(t *testing.T) {
 		{"past the context", []runtime.BatchRow{row(1, 20, 0, 1, 2, 3, 4, 5)}, runtime.ErrContextFull, "pass the context of 20"},
 	} {
 		b := make([]byte, batchStateBytes(&st, l.rows, l.stride))
-		_, _, err := writeBatchState(b, &st, &l, c.rows)
+		_, _, err := writeBatchState(b, &st, &l, c.rows, 0)
 		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%s: %v, want %v saying %q", c.name, err, c.want, c.msg)
 		}
 	}
 	b := make([]byte, batchStateBytes(&st, l.rows, l.stride))
-	_, _, err := writeBatchState(b, &st, &l, []runtime.BatchRow{{Tokens: []int32{100}, Blocks: []int32{0}}})
+	_, _, err := writeBatchState(b, &st, &l, []runtime.BatchRow{{Tokens: []int32{100}, Blocks: []int32{0}}}, 0)
 	if err == nil || !strings.Contains(err.Error(), "token id 100 is outside the vocabulary of 100") {
 		t.Errorf("a token past the vocabulary: %v", err)
+	}
+}
+
+// A decode-only step runs as its bucket's graph: rows padded to the next
+// power of two (at most the batch's rows) with one-token rows at position
+// 0 of the reserved block, past the sequences' blocks.
+func TestBatchDecodeBuckets(t *testing.T) {
+	for _, c := range []struct{ n, rows, want int }{{1, 16, 1}, {2, 16, 2}, {3, 16, 4}, {5, 16, 8}, {9, 16, 16}, {16, 16, 16}, {9, 12, 12}, {33, 64, 64}} {
+		if got := decodeBucket(c.n, c.rows); got != c.want {
+			t.Errorf("%d rows of a batch of %d: bucket %d, want %d", c.n, c.rows, got, c.want)
+		}
+	}
+	st := testBatchState
+	l := batchLimits{rows: 4, tokens: 8, blockTokens: 4, stride: 5, blocks: 8, ctx: 20, vocab: 100}
+	b := make([]byte, batchStateBytes(&st, l.rows, l.stride))
+	rows := []runtime.BatchRow{{Tokens: []int32{7}, Pos: 9, Blocks: []int32{3, 1, 6}}}
+	tokens, n, err := writeBatchState(b, &st, &l, rows, decodeBucket(len(rows)+2, l.rows)-len(rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tokens != 4 || n != st.Tables+4*5*4 {
+		t.Fatalf("%d tokens, %d bytes; want 4, %d", tokens, n, st.Tables+4*5*4)
+	}
+	ints := func(off int64, k int) []int32 {
+		out := make([]int32, k)
+		for i := range out {
+			out[i] = int32(binary.LittleEndian.Uint32(b[off+4*int64(i):]))
+		}
+		return out
+	}
+	for _, f := range []struct {
+		name      string
+		got, want []int32
+	}{
+		{"t", ints(st.T, 1), []int32{4}},
+		{"tokens", ints(st.Tokens, 4), []int32{7, 0, 0, 0}},
+		{"positions", ints(st.Positions, 4), []int32{9, 0, 0, 0}},
+		{"row_of", ints(st.RowOf, 4), []int32{0, 1, 2, 3}},
+		{"last_tokens", ints(st.LastTokens, 4), []int32{0, 1, 2, 3}},
+		{"rows header", ints(st.Rows, 1), []int32{4}},
+		{"padding tables' first blocks", []int32{ints(st.Tables+20, 1)[0], ints(st.Tables+40, 1)[0], ints(st.Tables+60, 1)[0]}, []int32{8, 8, 8}},
+	} {
+		if !slices.Equal(f.got, f.want) {
+			t.Errorf("%s: %v, want %v", f.name, f.got, f.want)
+		}
+	}
+	if _, _, err := writeBatchState(b, &st, &l, rows, 4); err == nil {
+		t.Error("padding past the batch's rows passed")
 	}
 }
 
