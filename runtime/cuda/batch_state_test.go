@@ -17,6 +17,15 @@ import (
 var testBatchState = plans.State{Bytes: 256, T: 0, Pos0: 4, Ctx: 8, Tokens: 16, Positions: 48,
 	Rows: 256, Paging: 272, RowOf: 288, LastTokens: 320, Picks: 336, Tables: 368}
 
+// le32s are the first k little-endian int32 of b.
+func le32s(b []byte, k int) []int32 {
+	out := make([]int32, k)
+	for i := range out {
+		out[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
 func TestWriteBatchState(t *testing.T) {
 	st := testBatchState
 	l := batchLimits{rows: 4, tokens: 8, blockTokens: 4, stride: 5, blocks: 8, ctx: 20, vocab: 100}
@@ -35,13 +44,7 @@ func TestWriteBatchState(t *testing.T) {
 	if tokens != 4 || n != st.Tables+2*5*4 {
 		t.Fatalf("%d tokens, %d bytes to copy; want 4, %d", tokens, n, st.Tables+2*5*4)
 	}
-	ints := func(off int64, k int) []int32 {
-		out := make([]int32, k)
-		for i := range out {
-			out[i] = int32(binary.LittleEndian.Uint32(b[off+4*int64(i):]))
-		}
-		return out
-	}
+	ints := func(off int64, k int) []int32 { return le32s(b[off:], k) }
 	for _, f := range []struct {
 		name string
 		got  []int32
@@ -118,13 +121,7 @@ func TestBatchDecodeBuckets(t *testing.T) {
 	if tokens != 4 || n != st.Tables+4*5*4 {
 		t.Fatalf("%d tokens, %d bytes; want 4, %d", tokens, n, st.Tables+4*5*4)
 	}
-	ints := func(off int64, k int) []int32 {
-		out := make([]int32, k)
-		for i := range out {
-			out[i] = int32(binary.LittleEndian.Uint32(b[off+4*int64(i):]))
-		}
-		return out
-	}
+	ints := func(off int64, k int) []int32 { return le32s(b[off:], k) }
 	for _, f := range []struct {
 		name      string
 		got, want []int32
