@@ -57,6 +57,8 @@ sys.exit(got["ids"] != want["ids"])' $work/stories.json testdata/reference/stori
 	ORC_GPU=1 ORC_GPU_FULL=1 $agree -test.run '^TestGPUFullPresetsMatchCPU$' || rc=1
 	echo "== gpt-oss: tiny, and 4 layers at real widths, MXFP4: GPU vs CPU device"
 	ORC_GPU=1 ORC_GPU_FULL=1 $agree -test.run '^TestGPUMoEMatchesCPU$' || rc=1
+	echo "== batched steps: 16 sequences on the GPU vs the CPU device's batch and each alone"
+	ORC_GPU=1 $agree -test.run '^TestGPUBatchMatchesCPU$' || rc=1
 	return $rc
 }
 step_full() { # full-size presets on the GPU against transformers directly, 64 greedy steps each
