@@ -26,9 +26,11 @@ const (
 // schedule; pick_early, on a q8 MoE whose decode down kernel picks its
 // experts before its wait; starts_late, on a decode mma kernel or a linear
 // that stages its input, launched only when the grid before it completes;
-// and the choices of decisionOps.
+// batch_kernel, on a matrix node after the graph's last row, its kernel in
+// a batched step, where it runs once per sequence over the step's rows (a
+// prefill family); and the choices of decisionOps.
 var kernelAttrKinds = map[string]string{
-	"kernel": "string", "prefill_kernel": "string",
+	"kernel": "string", "prefill_kernel": "string", "batch_kernel": "string",
 	"mma_warps": "int64", "mma_upw": "int64", "stream_smem": "int64", "stream_blocks": "int64",
 	"fold_norm": "bool", "writes_sum": "bool", "stages_x": "bool", "prefill_stages_x": "bool", "pick_early": "bool", "starts_late": "bool",
 	"router_logits": "bool", "row_in_place": "bool", "writes_codes": "bool", "prefill_writes_codes": "bool",
@@ -87,6 +89,9 @@ func verifyKernelChoice(n *Node) error {
 	}
 	if !dec || !pre {
 		return fmt.Errorf("kernel %q, prefill_kernel %q: a %s takes both or neither", n.Str("kernel"), n.Str("prefill_kernel"), n.Op)
+	}
+	if _, ok := n.Attrs["batch_kernel"]; ok && !slices.Contains(fams[1], n.Str("batch_kernel")) {
+		return fmt.Errorf("batch_kernel %q: a %s over a batched step's rows takes one of %v", n.Str("batch_kernel"), n.Op, fams[1])
 	}
 	mma := false
 	for i, k := range []string{"kernel", "prefill_kernel"} {

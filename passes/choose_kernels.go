@@ -6,7 +6,7 @@ import (
 
 // kernelAttrs are the attributes chooseKernels records (ir/kernels.go);
 // it drops them first, so that it can run again.
-var kernelAttrs = []string{"kernel", "prefill_kernel", "mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits"}
+var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits"}
 
 // chooseKernels decides, for the graph's GPU target (the graph attribute
 // target), which kernel family serves each matrix node and MoE in each
@@ -33,6 +33,10 @@ var kernelAttrs = []string{"kernel", "prefill_kernel", "mma_warps", "mma_upw", "
 //   - router_logits: a decode RMSNorm whose normed row only a q8 MoE reads,
 //     whose router is a plain-float matrix (read one element at a time),
 //     computes that MoE's router logits itself (rmsnorm_logits).
+//   - batch_kernel: a matrix node after the graph's one last node (the LM
+//     head) runs in a batched step once per sequence, over the step's
+//     rows: the prefill's rule for rows of T, gemm where the width is whole
+//     float4 pairs (the weights read once for all rows), else gemv.
 func chooseKernels(g *ir.Graph) error {
 	gpu, err := graphGPU(g)
 	if err != nil {
@@ -68,6 +72,14 @@ func chooseKernels(g *ir.Graph) error {
 			}
 		}
 	}
+	for _, n := range afterLast(g) {
+		if isMatrix(n) {
+			n.Attrs["batch_kernel"] = ir.KernelGEMV
+			if x := n.Inputs[0]; x.Shape[len(x.Shape)-1]%8 == 0 {
+				n.Attrs["batch_kernel"] = ir.KernelGEMM
+			}
+		}
+	}
 	for _, n := range g.Nodes {
 		if n.Str("kernel") == ir.KernelMMA {
 			if x := n.Inputs[0]; NormBehind(x) != nil && len(c.users[x]) == 1 {
@@ -84,6 +96,24 @@ func chooseKernels(g *ir.Graph) error {
 		}
 	}
 	return nil
+}
+
+// afterLast is the nodes after g's one last node (none where it has not
+// exactly one): what a batched step runs once per sequence.
+func afterLast(g *ir.Graph) []*ir.Node {
+	at := -1
+	for i, n := range g.Nodes {
+		if n.Op == ir.OpLast {
+			if at >= 0 {
+				return nil
+			}
+			at = i
+		}
+	}
+	if at < 0 {
+		return nil
+	}
+	return g.Nodes[at+1:]
 }
 
 // routesMoE reports whether RMSNorm n computes the router logits of the MoE

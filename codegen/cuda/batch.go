@@ -140,7 +140,7 @@ func (e *emitter) batch(g *ir.Graph) (*batchSchedules, error) {
 // rows, their values in the batch region (b.bytes, b.logits), and returns
 // the clone of last (the gathered rows) and the clones in order. A clone
 // keeps its node's attributes but the decisions made for one row: its
-// prefill kernel is a T-row one, as chooseKernels gives a prefill, and it
+// prefill kernel is the batch_kernel chooseKernels recorded, and it
 // neither stages nor writes int16 codes (its readers quantize what they
 // read).
 func (e *emitter) batchTail(g *ir.Graph, at int, b *batchSchedules) (*ir.Node, []*ir.Node, error) {
@@ -195,8 +195,10 @@ func (e *emitter) batchTail(g *ir.Graph, at int, b *batchSchedules) (*ir.Node, [
 				return nil, nil, fmt.Errorf("codegen/cuda: node %d (%s) after the last row reads node %d, a value of every token", n.ID, n.Op, in.ID)
 			}
 		}
-		if isMatrixOp(c.Op) {
-			c.Attrs["prefill_kernel"] = batchRowsKernel(c)
+		if _, ok := n.Attrs["prefill_kernel"]; ok {
+			if c.Attrs["prefill_kernel"] = n.Str("batch_kernel"); n.Str("batch_kernel") == "" {
+				return nil, nil, fmt.Errorf("codegen/cuda: node %d (%s) after the last row has no batch_kernel: run the chooseKernels pass", n.ID, n.Op)
+			}
 		}
 		for _, in := range c.Inputs {
 			e.users[in] = append(e.users[in], c)
@@ -208,22 +210,6 @@ func (e *emitter) batchTail(g *ir.Graph, at int, b *batchSchedules) (*ir.Node, [
 	}
 	b.logits = e.batchValues[clones[g.Outputs[0]]].Offset
 	return gathered, tail, nil
-}
-
-// isMatrixOp: linear, qkv, swiglu_linear (passes' matrix nodes).
-func isMatrixOp(op ir.Op) bool {
-	return op == ir.OpLinear || op == ir.OpQKV || op == ir.OpSwiGLULinear
-}
-
-// batchRowsKernel is the kernel of a matrix clone over the step's rows: the
-// prefill's rule (passes.chooseKernels) for a T-row input, gemm where its
-// width is whole f16 float4 pairs, else the fp32 GEMV, which every weight
-// type has.
-func batchRowsKernel(n *ir.Node) string {
-	if x := n.Inputs[0]; x.Shape[len(x.Shape)-1]%8 == 0 {
-		return ir.KernelGEMM
-	}
-	return ir.KernelGEMV
 }
 
 // attendPaged: a batched step's attention node n (config cfg): its k, v to

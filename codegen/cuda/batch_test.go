@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llama-orch/orc/codegen/cuda"
+	"github.com/llama-orch/orc/compiler/synth"
+	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -61,5 +64,21 @@ func TestBatchSchedule(t *testing.T) {
 		if st.LastTokens-st.RowOf != 4*int64(man.Memory.MaxTokens) || k.BatchMaxRows < 1 || k.BatchMaxRows > man.Memory.MaxTokens {
 			t.Errorf("%s: row_of of %d bytes at max_tokens %d, %d rows", name, st.LastTokens-st.RowOf, man.Memory.MaxTokens, k.BatchMaxRows)
 		}
+	}
+}
+
+// The per-row part's matrix kernels are chooseKernels' batch_kernel: a
+// graph without the record is refused, and a gemv record gives a gemv head.
+func TestBatchRowsKernelIsRecorded(t *testing.T) {
+	g, man, _ := tinyPlan(t, "llama-tiny", synth.QuantQ4KM)
+	head := g.Outputs[0]
+	head.Attrs["batch_kernel"] = ir.KernelGEMV
+	out := generate(t, g, man, "")
+	if rows := out.Kernels.BatchRows; !strings.HasPrefix(rows[1].Kernel, "linear_gemv") {
+		t.Errorf("a gemv batch_kernel gives the per-row launches %s, %s", rows[1].Kernel, rows[2].Kernel)
+	}
+	delete(head.Attrs, "batch_kernel")
+	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "has no batch_kernel: run the chooseKernels pass") {
+		t.Errorf("a head without batch_kernel: %v", err)
 	}
 }
