@@ -25,12 +25,12 @@ const (
 
 var batchConfigs = func() []agreeConfig {
 	var cs []agreeConfig
-	for _, p := range []string{"llama-tiny", "qwen2.5-0.5b-tiny", "phi-3-mini-4k-tiny", "qwen3-tiny", "gemma-3-tiny"} {
+	for _, p := range []string{"llama-tiny", "qwen2.5-0.5b-tiny", "phi-3-mini-4k-tiny", "gpt-oss-20b-tiny", "qwen3-tiny", "gemma-3-tiny"} {
 		for _, q := range []synth.Quant{synth.QuantF16, synth.QuantQ4KM} {
 			cs = append(cs, agreeConfig{preset: p, quant: q})
 		}
 	}
-	return append(cs, agreeConfig{preset: "gpt-oss-20b-tiny", quant: synth.QuantMXFP4}, agreeConfig{preset: "gpt-oss-20b-tiny", quant: synth.QuantQ4KM})
+	return append(cs, agreeConfig{preset: "gpt-oss-20b-tiny", quant: synth.QuantMXFP4}) // its own experts' type
 }()
 
 func batchChunk(i, step int) int { return 1 + (i+step)%4 }
