@@ -22,8 +22,8 @@ import (
 // architectures at real widths with fewer layers (TestGPUFullPresetsMatchCPU).
 
 var (
-	agreePresets = []string{"llama-tiny", "qwen2.5-0.5b-tiny", "phi-3-mini-4k-tiny", "gpt2-small-tiny",
-		"qwen3-tiny", "qwen3-30b-a3b-tiny", "gemma-3-tiny", "llama-3.2-1b-tiny"}
+	// agreePresets are the tiny presets with f16 goldens (synth's check).
+	agreePresets = synth.WithCheck(synth.CheckGoldenF16)
 	agreeQuants  = []synth.Quant{synth.QuantF16, synth.QuantQ4_0, synth.QuantQ4KM}
 	// fullPresets keep real widths, heads, FF and vocabulary; the layer
 	// cuts keep the CPU device's side (all 12 configs, 16 cores) within
