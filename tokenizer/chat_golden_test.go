@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // chatCase is one conversation of testdata/chat-cases.json, in the OpenAI
@@ -26,7 +27,9 @@ type chatCase struct {
 // rendered by the model's own jinja template, or the template's error.
 type chatGolden struct {
 	Template string `json:"template"`
-	Results  []struct {
+	// Date is the day the template's strftime_now gave, YYYY-MM-DD.
+	Date    string `json:"date"`
+	Results []struct {
 		Text  *string `json:"text"`
 		Error string  `json:"error"`
 	} `json:"results"`
@@ -53,6 +56,14 @@ func TestChatTemplatesMatchJinja(t *testing.T) {
 		t.Run(f.family, func(t *testing.T) {
 			var g chatGolden
 			readJSON(t, "chat-"+f.family+".golden.json", &g)
+			if g.Date != "" {
+				day, err := time.Parse(time.DateOnly, g.Date)
+				if err != nil {
+					t.Fatalf("golden date: %v", err)
+				}
+				chatNow = func() time.Time { return day.Add(12 * time.Hour) }
+				defer func() { chatNow = time.Now }()
+			}
 			if len(g.Results) != len(cases) {
 				t.Fatalf("golden has %d results for %d cases; regenerate it", len(g.Results), len(cases))
 			}
