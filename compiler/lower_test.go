@@ -146,6 +146,13 @@ func TestLowerPresets(t *testing.T) {
 			want(t, "rope_freqs on every rope", c.factors == 4 && c.scaled == 0)
 			want(t, "normal rope", c.ropeModes["normal"] && len(c.ropeModes) == 1)
 		}},
+		{"smollm3-3b-tiny", func(t *testing.T, c census) {
+			want(t, "normal rope on layers 0-2 only (layer 3 is NoPE)", c.ropeModes["normal"] && len(c.ropeModes) == 1 &&
+				c.ops[ir.OpRoPE] == 6 && c.ops[ir.OpAttention] == 4)
+			want(t, "the file's base, no rope_freqs", c.bases[0] == 5e6 && c.factors == 0)
+			want(t, "swiglu per layer", c.ops[ir.OpSwiGLU] == 4)
+			want(t, "LM head tied", c.head == "token_embd.weight")
+		}},
 		{"gemma-3-tiny", func(t *testing.T, c census) {
 			want(t, "embeddings scaled", c.ops[ir.OpScale] == 1)
 			want(t, "gelu-gated FFN", c.ops[ir.OpGEGLU] == 6 && c.ops[ir.OpSwiGLU] == 0)

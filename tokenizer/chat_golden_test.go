@@ -50,10 +50,18 @@ func readJSON(t *testing.T, name string, v any) {
 // compares the text with the models' tokenizer_config.json templates
 // rendered by a jinja engine; where the template raises, so must Go.
 func TestChatTemplatesMatchJinja(t *testing.T) {
-	var cases []chatCase
-	readJSON(t, "chat-cases.json", &cases)
-	for _, f := range []struct{ family, kind string }{{"qwen3", ChatQwen3}, {"gemma3", ChatGemma}, {"llama3", ChatLlama3}} {
+	var common []chatCase
+	readJSON(t, "chat-cases.json", &common)
+	for _, f := range []struct{ family, kind string }{{"qwen3", ChatQwen3}, {"gemma3", ChatGemma}, {"llama3", ChatLlama3}, {"smollm3", ChatSmolLM3}} {
 		t.Run(f.family, func(t *testing.T) {
+			// A family's own cases (chat-cases-<family>.json) follow the
+			// common ones in its golden.
+			cases := common
+			if _, err := os.Stat(filepath.Join("testdata", "chat-cases-"+f.family+".json")); err == nil {
+				var own []chatCase
+				readJSON(t, "chat-cases-"+f.family+".json", &own)
+				cases = append(append([]chatCase(nil), common...), own...)
+			}
 			var g chatGolden
 			readJSON(t, "chat-"+f.family+".golden.json", &g)
 			if g.Date != "" {

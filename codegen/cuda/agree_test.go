@@ -17,9 +17,9 @@ import (
 
 // The acceptance for GPU correctness, against the CPU reference
 // device (itself checked against transformers in CI by
-// compiler/reference_test.go): the tiny presets of llama, qwen2, phi3 and
-// gpt2 in f16, q4_0 and q4_k_m (TestGPUPresetsMatchCPU), and the same
-// architectures at real widths with fewer layers (TestGPUFullPresetsMatchCPU).
+// compiler/reference_test.go): the tiny presets of check golden-f16 in
+// f16, q4_0 and q4_k_m (TestGPUPresetsMatchCPU), and the full-size presets
+// at real widths with fewer layers (TestGPUFullPresetsMatchCPU).
 
 var (
 	// agreePresets are the tiny presets with f16 goldens (synth's check).
@@ -37,6 +37,7 @@ var (
 		{preset: "qwen3-30b-a3b", layers: 2}, // layer 1's ffn_down_exps are Q6_K (use_more_bits)
 		{preset: "gemma-3-4b", layers: 6},    // five sliding layers and the first global one
 		{preset: "llama-3.1-8b", layers: 1},
+		{preset: "smollm3-3b", layers: 4}, // layer 3 has no RoPE
 	}
 )
 
