@@ -17,13 +17,13 @@ import (
 
 // The acceptance for GPU correctness, against the CPU reference
 // device (itself checked against transformers in CI by
-// compiler/reference_test.go): the tiny presets of llama, qwen2, phi3 and
-// gpt2 in f16, q4_0 and q4_k_m (TestGPUPresetsMatchCPU), and the same
-// architectures at real widths with fewer layers (TestGPUFullPresetsMatchCPU).
+// compiler/reference_test.go): the tiny presets of check golden-f16 in
+// f16, q4_0 and q4_k_m (TestGPUPresetsMatchCPU), and the full-size presets
+// at real widths with fewer layers (TestGPUFullPresetsMatchCPU).
 
 var (
-	agreePresets = []string{"llama-tiny", "qwen2.5-0.5b-tiny", "phi-3-mini-4k-tiny", "gpt2-small-tiny",
-		"qwen3-tiny", "qwen3-30b-a3b-tiny", "gemma-3-tiny", "llama-3.2-1b-tiny"}
+	// agreePresets are the tiny presets with f16 goldens (synth's check).
+	agreePresets = synth.WithCheck(synth.CheckGoldenF16)
 	agreeQuants  = []synth.Quant{synth.QuantF16, synth.QuantQ4_0, synth.QuantQ4KM}
 	// fullPresets keep real widths, heads, FF and vocabulary; the layer
 	// cuts keep the CPU device's side (all 12 configs, 16 cores) within
@@ -36,6 +36,7 @@ var (
 		{preset: "qwen3-8b", layers: 1},
 		{preset: "gemma-3-4b", layers: 6},    // five sliding layers and the first global one
 		{preset: "llama-3.1-8b", layers: 1},
+		{preset: "smollm3-3b", layers: 4}, // layer 3 has no RoPE
 	}
 )
 
