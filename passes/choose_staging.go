@@ -38,6 +38,21 @@ func chooseStaging(g *ir.Graph) error {
 	return nil
 }
 
+// quantizingX are the nodes that launch quantize_x8 for their input x
+// before their kernel in decode: an integer-path node whose kernel neither
+// stages x (stages_x) nor folds x's norm in (fold_norm), where the scratch
+// does not hold x's codes when it runs.
+func quantizingX(g *ir.Graph, gpu GPU) map[*ir.Node]bool {
+	s := scratchWalk{gpu: gpu, users: users(g)}
+	q := map[*ir.Node]bool{}
+	for _, n := range g.Nodes {
+		if s.step(n) {
+			q[n] = true
+		}
+	}
+	return q
+}
+
 // scratchWalk follows, node by node through one schedule, the value whose
 // int16 codes codegen's scratch holds (held; nil: none). The value, not its
 // arena offset: a later value the memory plan puts at the same offset
