@@ -160,7 +160,7 @@ func (l *lowering) attention(i int64, b *arch.LayerRoles, h *ir.Node) *ir.Node {
 		q = l.headNorm(q, b.AttnQNorm, l.nHead)
 		k = l.headNorm(k, b.AttnKNorm, l.nHeadKV)
 	}
-	if l.c.Rope != arch.RopeNone {
+	if l.c.Rotates(int(i)) {
 		q = l.rope(i, q, l.nHead)
 		k = l.rope(i, k, l.nHeadKV)
 	}

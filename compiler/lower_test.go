@@ -146,6 +146,13 @@ func TestLowerPresets(t *testing.T) {
 			want(t, "rope_freqs on every rope", c.factors == 4 && c.scaled == 0)
 			want(t, "normal rope", c.ropeModes["normal"] && len(c.ropeModes) == 1)
 		}},
+		{"smollm3-3b-tiny", func(t *testing.T, c census) {
+			want(t, "normal rope on layers 0-2 only (layer 3 is NoPE)", c.ropeModes["normal"] && len(c.ropeModes) == 1 &&
+				c.ops[ir.OpRoPE] == 6 && c.ops[ir.OpAttention] == 4)
+			want(t, "the file's base, no rope_freqs", c.bases[0] == 5e6 && c.factors == 0)
+			want(t, "swiglu per layer", c.ops[ir.OpSwiGLU] == 4)
+			want(t, "LM head tied", c.head == "token_embd.weight")
+		}},
 		{"gemma-3-tiny", func(t *testing.T, c census) {
 			want(t, "embeddings scaled", c.ops[ir.OpScale] == 1)
 			want(t, "gelu-gated FFN", c.ops[ir.OpGEGLU] == 6 && c.ops[ir.OpSwiGLU] == 0)
@@ -170,16 +177,24 @@ func TestLowerPresets(t *testing.T) {
 			tc.check(t, count(g))
 			// The whole pipeline accepts the graph for both kinds of target.
 			for _, target := range []string{"cpu", "sm_90"} {
-				g, err := Lower(m, 32)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := passes.Run(g, passes.Options{Target: target, Verify: true}); err != nil {
-					t.Fatalf("%s: %v", target, err)
-				}
+				compiled(t, m, target)
 			}
 		})
 	}
+}
+
+// compiled is m lowered (steps of up to 32 tokens) and run through the
+// whole pipeline for target, verified between passes.
+func compiled(t *testing.T, m *arch.Model, target string) *ir.Graph {
+	t.Helper()
+	g, err := Lower(m, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := passes.Run(g, passes.Options{Target: target, Verify: true}); err != nil {
+		t.Fatalf("%s: %v", target, err)
+	}
+	return g
 }
 
 func want(t *testing.T, what string, ok bool) {
@@ -254,5 +269,35 @@ func TestLoweringNamesNoArchitecture(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A declared RoPE layer pattern reaches the graph: layers it leaves out
+// attend without rotation, and on both targets their q, k and v still fuse
+// into one qkv, which keeps no rotation, while the other layers' qkv
+// rotates in its epilogue.
+func TestLowerRopeLayers(t *testing.T) {
+	m := loadModel(t, synthModel(t, "llama-tiny", ""))
+	a := *m.Arch
+	a.Compute.RopeLayers = func(layer int) bool { return layer != 1 }
+	m.Arch = &a
+	g, err := Lower(m, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := count(g)
+	want(t, "ropes on layer 0 only", c.ops[ir.OpRoPE] == 2 && c.ops[ir.OpAttention] == 2)
+	for _, target := range []string{"cpu", "sm_90"} {
+		g := compiled(t, m, target)
+		var rotated []bool
+		for _, n := range g.Nodes {
+			switch n.Op {
+			case ir.OpQKV:
+				rotated = append(rotated, n.Attrs["rope_mode"] != nil)
+			case ir.OpRoPE:
+				t.Errorf("%s: a rope is left unfolded: %s", target, n)
+			}
+		}
+		want(t, target+": qkv of layer 0 rotates, of layer 1 not", slices.Equal(rotated, []bool{true, false}))
 	}
 }

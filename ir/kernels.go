@@ -25,14 +25,18 @@ const (
 // prefill_stages_x, on a q8 linear that quantizes its own input in that
 // schedule; pick_early, on a q8 MoE whose decode down kernel picks its
 // experts before its wait; starts_late, on a decode mma kernel or a linear
-// that stages its input, launched only when the grid before it completes;
-// batch_kernel, on a matrix node after the graph's last row, its kernel in
-// a batched step, where it runs once per sequence over the step's rows (a
-// prefill family); and the choices of decisionOps.
+// that stages its input, launched only when the grid before it completes,
+// and quantize_at_end, on one that quantizes its input first, whose
+// quantize_x8 lets it launch then; residual_before_wait, on a writes_sum
+// linear that reads the residual before its wait; batch_kernel, on a
+// matrix node after the graph's last row, its kernel in a batched step,
+// where it runs once per sequence over the step's rows (a prefill family);
+// and the choices of decisionOps.
 var kernelAttrKinds = map[string]string{
 	"kernel": "string", "prefill_kernel": "string", "batch_kernel": "string",
 	"mma_warps": "int64", "mma_upw": "int64", "stream_smem": "int64", "stream_blocks": "int64",
 	"fold_norm": "bool", "writes_sum": "bool", "stages_x": "bool", "prefill_stages_x": "bool", "pick_early": "bool", "starts_late": "bool",
+	"quantize_at_end": "bool", "launch_at_end": "bool", "residual_before_wait": "bool",
 	"router_logits": "bool", "row_in_place": "bool", "writes_codes": "bool", "prefill_writes_codes": "bool",
 }
 
@@ -45,12 +49,28 @@ var codeWriters = []Op{OpRMSNorm, OpLayerNorm, OpAddRMSNorm, OpAddLayerNorm, OpA
 // computes the router logits of the q8 MoE reading its normed row;
 // row_in_place, on a decode last row that is its input in place;
 // writes_codes and prefill_writes_codes, on a producer that also writes
-// its output's int16 codes in that schedule.
+// its output's int16 codes in that schedule; launch_at_end, on a node
+// whose last decode launch lets the next grid, which starts late, launch
+// only at its end (verifyLateStarts).
 var decisionOps = map[string][]Op{
 	"router_logits":        {OpRMSNorm, OpAddRMSNorm},
 	"row_in_place":         {OpLast},
 	"writes_codes":         codeWriters,
 	"prefill_writes_codes": codeWriters,
+	"launch_at_end":        launchingOps(),
+}
+
+// launchingOps are the ops that may launch a kernel: all but inputs,
+// weights and views.
+func launchingOps() []Op {
+	var ops []Op
+	for op := range Ops {
+		if op != OpInput && op != OpWeight && op != OpView {
+			ops = append(ops, op)
+		}
+	}
+	slices.Sort(ops)
+	return ops
 }
 
 // kernelFamilies are the families each op may take, by schedule.
@@ -123,8 +143,47 @@ func verifyKernelChoice(n *Node) error {
 	if n.Bool("starts_late") && n.Str("kernel") != KernelMMA && !n.Bool("stages_x") {
 		return fmt.Errorf("starts_late on a %s %s: a decode mma kernel or a linear staging its input starts late", n.Str("kernel"), n.Op)
 	}
+	if n.Bool("quantize_at_end") && (!n.Bool("starts_late") || n.Bool("stages_x")) {
+		return fmt.Errorf("quantize_at_end on a %s %s: a kernel that starts late after quantizing its input", n.Str("kernel"), n.Op)
+	}
 	if n.Bool("pick_early") && (n.Op != OpMoE || n.Str("kernel") != KernelQ8) {
 		return fmt.Errorf("pick_early on a %s %s: a decode q8 MoE picks its experts early", n.Str("kernel"), n.Op)
 	}
+	if n.Bool("residual_before_wait") && !n.Bool("writes_sum") {
+		return fmt.Errorf("residual_before_wait on a %s %s: a decode q8 linear writing a sum reads its residual", n.Str("kernel"), n.Op)
+	}
 	return nil
 }
+
+// verifyLateStarts checks that the late starts and the launches letting
+// them start pair up (chooseLateStarts): in node order, a node that starts
+// late without quantizing its input first (quantize_at_end) follows a
+// launch_at_end, and a launch_at_end is followed by one, with only nodes
+// between that may launch nothing in decode (inputs, weights, views, a
+// last row, an RMSNorm its reader folds).
+func verifyLateStarts(g *Graph) error {
+	var atEnd *Node // a launch_at_end whose late start is to come
+	for _, n := range g.Nodes {
+		late := n.Bool("starts_late") && !n.Bool("quantize_at_end")
+		switch {
+		case late && atEnd == nil:
+			return fmt.Errorf("%%%d %s starts late, but no node before it records launch_at_end", n.ID, n.Op)
+		case late:
+			atEnd = nil
+		case atEnd != nil && !slices.Contains(mayLaunchNothing, n.Op):
+			return fmt.Errorf("%%%d %s records launch_at_end, but %%%d %s, which launches after it, does not start late", atEnd.ID, atEnd.Op, n.ID, n.Op)
+		}
+		if n.Bool("launch_at_end") {
+			atEnd = n
+		}
+	}
+	if atEnd != nil {
+		return fmt.Errorf("%%%d %s records launch_at_end, but no node after it starts late", atEnd.ID, atEnd.Op)
+	}
+	return nil
+}
+
+// mayLaunchNothing are the ops whose nodes may launch nothing in decode:
+// inputs, weights, views, a last row in place, a norm folded into its
+// reader.
+var mayLaunchNothing = []Op{OpInput, OpWeight, OpView, OpLast, OpRMSNorm, OpAddRMSNorm}

@@ -8,8 +8,10 @@ import (
 // TestVerifyKernelChoice: the kernel choices a GPU pipeline records
 // (chooseKernels) are checked: both schedules' families, each one its op
 // may take, a tensor-core kernel's shape, and fold_norm, writes_sum,
-// stages_x, pick_early and starts_late only where they can hold. Each case edits the swiglu_linear %25 of a fixture
-// (over the normed row %23 of add_rmsnorm %22) or its linear.
+// stages_x, pick_early, starts_late, quantize_at_end, launch_at_end and
+// residual_before_wait only where they can hold. Each case edits the
+// swiglu_linear %25 of a fixture (over the normed row %23 of add_rmsnorm
+// %22) or its linear.
 func TestVerifyKernelChoice(t *testing.T) {
 	const swiglu = `%25 = swiglu_linear(%23, %24) f32[T,48]`
 	mma := swiglu + ` {fold_norm=true kernel="mma" mma_upw=1 mma_warps=1 prefill_kernel="gemm" stream_blocks=264 stream_smem=1024}`
@@ -48,6 +50,9 @@ func TestVerifyKernelChoice(t *testing.T) {
 		{"staging alone", swiglu + ` {stages_x=true}`, `attr stages_x without a kernel`},
 		{"a q8 swiglu starting late", swiglu + ` {kernel="q8" prefill_kernel="gemm" starts_late=true}`, `starts_late on a q8 swiglu_linear`},
 		{"a swiglu picking experts", swiglu + ` {kernel="q8" pick_early=true prefill_kernel="gemm"}`, `pick_early on a q8 swiglu_linear: a decode q8 MoE picks its experts early`},
+		{"a residual read early without a sum", swiglu + ` {kernel="q8" prefill_kernel="gemm" residual_before_wait=true}`, `residual_before_wait on a q8 swiglu_linear`},
+		{"a quantize at its end, no late start", swiglu + ` {kernel="q8" prefill_kernel="gemm" quantize_at_end=true}`, `quantize_at_end on a q8 swiglu_linear`},
+		{"a late start after no launch at its end", strings.Replace(mma, "}", " starts_late=true}", 1), `%25 swiglu_linear starts late, but no node before it records launch_at_end`},
 	} {
 		old := swiglu
 		if !strings.Contains(text, old) {
@@ -59,6 +64,24 @@ func TestVerifyKernelChoice(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+	// A launch at its end pairs with the late start after it, over nodes
+	// that may launch nothing.
+	const norm, embed = `%22 = add_rmsnorm(%20, %19, %21) f32[T,128] {eps=1e-05 parts=[64,64]}`, `%3 = embed(%2, %0) f32[T,64]`
+	late := strings.Replace(strings.Replace(text, swiglu, strings.Replace(mma, "}", " starts_late=true}", 1), 1),
+		norm, strings.Replace(norm, "}", " launch_at_end=true}", 1), 1)
+	for _, c := range []struct{ name, text, want string }{
+		{"paired", late, ""},
+		{"a launch at its end before an add_layernorm", strings.Replace(late, embed, embed+` {launch_at_end=true}`, 1),
+			`%3 embed records launch_at_end, but %6 add_layernorm, which launches after it, does not start late`},
+	} {
+		g, err := Parse(c.text)
+		if err == nil {
+			err = Verify(g)
+		}
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
 		}
 	}
 	const add = `%28 = add(%25, %27) f32[T,48]`

@@ -51,7 +51,7 @@ func Verify(g *Graph) error {
 			return fmt.Errorf("graph: output %d is not a node of the graph", i)
 		}
 	}
-	return nil
+	return verifyLateStarts(g)
 }
 
 func verifyNode(n *Node, ids map[int]bool, defined map[*Node]bool) error {

@@ -29,10 +29,28 @@ func chooseStaging(g *ir.Graph) error {
 	for _, prefill := range []bool{false, true} {
 		s := scratchWalk{gpu: gpu, users: users, prefill: prefill}
 		for _, n := range g.Nodes {
+			if n.Op == ir.OpLinear && n.Str(s.key("kernel")) == ir.KernelQ8 && s.stages(n) {
+				n.Attrs[s.key("stages_x")] = true
+			}
 			s.step(n)
 		}
 	}
 	return nil
+}
+
+// quantizingX are the nodes that launch quantize_x8 for their input x
+// before their kernel in decode: an integer-path node whose kernel neither
+// stages x (stages_x) nor folds x's norm in (fold_norm), where the scratch
+// does not hold x's codes when it runs.
+func quantizingX(g *ir.Graph, gpu GPU) map[*ir.Node]bool {
+	s := scratchWalk{gpu: gpu, users: users(g)}
+	q := map[*ir.Node]bool{}
+	for _, n := range g.Nodes {
+		if s.step(n) {
+			q[n] = true
+		}
+	}
+	return q
 }
 
 // scratchWalk follows, node by node through one schedule, the value whose
@@ -55,26 +73,25 @@ func (s *scratchWalk) key(k string) string {
 	return k
 }
 
-// step records node n's staging, if it is a q8 linear, and moves held past
-// n's launches.
-func (s *scratchWalk) step(n *ir.Node) {
+// step moves held past node n's launches (its staging recorded) and
+// reports whether n quantizes its input x first (quantize_x8): a reader of
+// x's codes where the scratch does not hold them.
+func (s *scratchWalk) step(n *ir.Node) (quantizes bool) {
 	kernel := n.Str(s.key("kernel"))
 	switch {
 	case kernel == ir.KernelGEMM || n.Op == ir.OpMoE && (s.prefill || kernel != ir.KernelQ8):
 		s.held = nil // gemm_x_f16's input, or the MoE scratch, over the codes
-	case n.Op == ir.OpLinear && kernel == ir.KernelQ8:
-		if s.stages(n) {
-			n.Attrs[s.key("stages_x")] = true
-		} else {
-			s.held = s.value(n.Inputs[0])
-		}
+	case n.Op == ir.OpLinear && kernel == ir.KernelQ8 && n.Bool(s.key("stages_x")):
 	case isMatrix(n) && kernel == ir.KernelQ8 || n.Op == ir.OpMoE && kernel == ir.KernelQ8 ||
 		isMatrix(n) && kernel == ir.KernelMMA && !(n.Bool("fold_norm") && !s.prefill):
-		s.held = s.value(n.Inputs[0]) // quantize_x8's, or its producer's
+		x := s.value(n.Inputs[0])
+		quantizes = x != s.held
+		s.held = x // quantize_x8's, or its producer's
 	}
 	if v := s.codesWritten(n); v != nil {
 		s.held = s.value(v)
 	}
+	return quantizes
 }
 
 // stages reports whether q8 linear n quantizes its input x itself.
@@ -102,7 +119,7 @@ func (s *scratchWalk) codesWritten(n *ir.Node) *ir.Node {
 	if n.Op == ir.OpSwiGLULinear && !s.swigluWritesCodes(n) {
 		return nil
 	}
-	if NormBehind(v) == n && !s.prefill && len(s.users[v]) == 1 && s.users[v][0].Inputs[0] == v && s.users[v][0].Bool("fold_norm") {
+	if !s.prefill && normFolded(n, s.users) {
 		return nil // its reader normalizes the row itself: no launch
 	}
 	return v

@@ -27,7 +27,11 @@ type Pass struct {
 }
 
 // Pipeline is the order passes run in. Constraints below say which orders
-// matter and why; TestPipelineOrder checks them.
+// matter and why; TestPipelineOrder checks them. The GPU passes from
+// chooseKernels on decide what codegen/cuda emits and record it on the
+// nodes, down to how decode grids overlap (chooseLateStarts,
+// chooseEarlyPicks, chooseEarlyResiduals): codegen prints the records and
+// refuses one its schedule contradicts.
 var Pipeline = []Pass{
 	{"verify", verify, AllTargets},
 	{"eliminateCommon", eliminateCommon, AllTargets},
@@ -50,6 +54,7 @@ var Pipeline = []Pass{
 	{"chooseStaging", chooseStaging, GPUTargets},
 	{"chooseEarlyPicks", chooseEarlyPicks, GPUTargets},
 	{"chooseLateStarts", chooseLateStarts, GPUTargets},
+	{"chooseEarlyResiduals", chooseEarlyResiduals, GPUTargets},
 	{"verifyFinal", verifyFinal, AllTargets},
 }
 
@@ -97,8 +102,12 @@ var constraints = func() []constraint {
 		constraint{"chooseCodes", "chooseStaging"}, constraint{"chooseStaging", "verifyFinal"},
 		// An MoE picks early by its kernel.
 		constraint{"chooseKernels", "chooseEarlyPicks"}, constraint{"chooseEarlyPicks", "verifyFinal"},
-		// A linear starts late where it stages its input.
-		constraint{"chooseStaging", "chooseLateStarts"}, constraint{"chooseLateStarts", "verifyFinal"})
+		// A linear starts late where it stages its input, and which launch
+		// lets it start follows from which nodes launch and quantize.
+		constraint{"chooseStaging", "chooseLateStarts"}, constraint{"chooseLateStarts", "verifyFinal"},
+		// A residual's writer completes by the launches between it and its
+		// reader, the late starts' at-end launches among them.
+		constraint{"chooseLateStarts", "chooseEarlyResiduals"}, constraint{"chooseEarlyResiduals", "verifyFinal"})
 	return c
 }()
 

@@ -33,6 +33,21 @@ func NormedPart(n *ir.Node, users map[*ir.Node][]*ir.Node) *ir.Node {
 	return nil
 }
 
+// normFolded reports whether decode norm n launches nothing: the one
+// reader of its normed row folds the norm in (fold_norm) and reads the
+// norm's inputs itself.
+func normFolded(n *ir.Node, users map[*ir.Node][]*ir.Node) bool {
+	v := n
+	if n.Op == ir.OpAddRMSNorm {
+		v = NormedPart(n, users)
+	}
+	if v == nil || NormBehind(v) != n || len(users[v]) != 1 {
+		return false
+	}
+	u := users[v][0]
+	return u.Inputs[0] == v && u.Bool("fold_norm")
+}
+
 // readsOf are the values whose buffers node n reads: its inputs, and where
 // n's decode kernel folds the norm of its row in (fold_norm, chooseKernels),
 // the norm's inputs too.
@@ -66,8 +81,7 @@ func residualWriter(n *ir.Node, users map[*ir.Node][]*ir.Node) (linear, residual
 	if n.Op != ir.OpAddRMSNorm {
 		return nil, nil
 	}
-	v := NormedPart(n, users)
-	if v == nil || len(users[v]) != 1 || !users[v][0].Bool("fold_norm") || users[v][0].Inputs[0] != v {
+	if !normFolded(n, users) {
 		return nil, nil
 	}
 	for k := range 2 {

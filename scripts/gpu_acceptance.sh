@@ -17,6 +17,7 @@ work=/tmp/orc-acceptance
 mkdir -p "$out" "$work"
 export PATH=/usr/local/cuda/bin:$PATH
 summary() { echo "$1: $2" | tee -a "$out/summary.txt"; }
+presets() { $b/orcc synth --list --check "$1"; } # the presets a check takes (compiler/synth/checks.go)
 
 step_harness() { # the kernel families on the GPU against their CPU references (whole models: agree)
 	ORC_GPU=1 $b/codegen.test -test.run GPU -test.skip 'MatchCPU|MatchesCPU|GPUReference' -test.v
@@ -26,8 +27,7 @@ step_runtime() { # driver layer, graphs, OOM paths, upload integrity, fault inje
 }
 step_hf() { # the --hf-dir export loads in transformers and equals the committed goldens
 	local p
-	for p in llama-tiny qwen2.5-0.5b-tiny phi-3-mini-4k-tiny gpt2-small-tiny gpt-oss-20b-tiny \
-		qwen3-tiny qwen3-30b-a3b-tiny gemma-3-tiny llama-3.2-1b-tiny; do
+	for p in $(presets golden-f32); do
 		$b/orcc synth --force --preset $p --quant f32 --seed 1 -o $work/$p.gguf --hf-dir $work/$p.hf >/dev/null || return 1
 		python3 scripts/reference_logits.py hf --hf-dir $work/$p.hf --out $work/$p.hf.json --name $p || return 1
 		python3 scripts/reference_logits.py compare testdata/reference/$p.json $work/$p.hf.json || return 1
@@ -37,7 +37,7 @@ step_agree() { # whole models on the GPU against the CPU device and transformers
 	local p rc=0 ref=$work/reference agree="$b/codegen.test -test.v -test.timeout 20m"
 	mkdir -p $ref && cp testdata/reference/*.json $ref/
 	# transformers goldens of the f16 tiny presets, made while the GPU works
-	for p in llama-tiny qwen2.5-0.5b-tiny phi-3-mini-4k-tiny gpt2-small-tiny qwen3-tiny qwen3-30b-a3b-tiny gemma-3-tiny llama-3.2-1b-tiny; do
+	for p in $(presets golden-f16); do
 		$b/orcc synth --force --preset $p --quant f16 --seed 1 -o $work/$p-f16.gguf 2>/dev/null &&
 			python3 scripts/reference_logits.py gguf --gguf $work/$p-f16.gguf --name $p --out $ref/$p-f16.json >$work/$p-f16.ref.log 2>&1 &
 	done
@@ -61,19 +61,18 @@ sys.exit(got["ids"] != want["ids"])' $work/stories.json testdata/reference/stori
 	ORC_GPU=1 $agree -test.run '^TestGPUBatchMatchesCPU$' || rc=1
 	return $rc
 }
-step_full() { # full-size presets on the GPU against transformers directly, 64 greedy steps each
-	local m n rc=0
-	for m in "qwen2.5-0.5b f16" "qwen2.5-0.5b q4_0" "qwen2.5-0.5b q4_k_m" "gpt2-small f16" "gpt2-small q4_k_m" \
-		"phi-3-mini-4k q4_k_m" "llama-2-7b q4_k_m" "qwen3-0.6b f16" "qwen3-0.6b q4_k_m" "gemma-3-1b f16" \
-		"gemma-3-1b q4_k_m" "llama-3.2-1b f16" "llama-3.2-1b q4_k_m" "qwen3-8b q4_k_m" "llama-3.1-8b q4_k_m"; do
-		set -- $m
-		n=$1-$2
-		echo "== $n"
-		{ $b/orcc synth --force --preset $1 --quant $2 -o $work/$n.gguf --hf-dir $work/$n.hf >/dev/null &&
-			python3 scripts/reference_logits.py hf --hf-dir $work/$n.hf --out $work/$n.ref.json --name $n --steps 64 &&
-			ORC_GPU=1 ORC_REF_ONLY=1 ORC_GGUF=$work/$n.gguf ORC_REF_JSON=$work/$n.ref.json \
-				$b/codegen.test -test.run '^TestGPUModelFile$' -test.v -test.timeout 10m; } || rc=1
-		rm -rf $work/$n.hf $work/$n.gguf
+step_full() { # full-size presets on the GPU against transformers directly, 64 greedy steps each (checks full-<quant>)
+	local p q n rc=0
+	for q in f16 q4_0 q4_k_m; do
+		for p in $(presets full-$q); do
+			n=$p-$q
+			echo "== $n"
+			{ $b/orcc synth --force --preset $p --quant $q -o $work/$n.gguf --hf-dir $work/$n.hf >/dev/null &&
+				python3 scripts/reference_logits.py hf --hf-dir $work/$n.hf --out $work/$n.ref.json --name $n --steps 64 &&
+				ORC_GPU=1 ORC_REF_ONLY=1 ORC_GGUF=$work/$n.gguf ORC_REF_JSON=$work/$n.ref.json \
+					$b/codegen.test -test.run '^TestGPUModelFile$' -test.v -test.timeout 10m; } || rc=1
+			rm -rf $work/$n.hf $work/$n.gguf
+		done
 	done
 	return $rc
 }
@@ -104,9 +103,9 @@ step_gptoss() { # gpt-oss-20b: 2 layers at real widths vs transformers, then the
 		$b/orcrun bench --plan $work/gpt-oss-20b.plan --ctx 8192 --runs 3 --json | tee "$out/bench-gptoss.json"; } || rc=1
 	return $rc
 }
-step_recent() { # the full-size Qwen3, Qwen3-MoE, Gemma 3 and Llama 3.1 presets (Q4_K_M) run orcrun bench
+step_recent() { # the full-size presets of the check bench (Q4_K_M) run orcrun bench
 	local m rc=0
-	for m in qwen3-8b qwen3-30b-a3b gemma-3-4b llama-3.1-8b; do
+	for m in $(presets bench); do
 		{ model $m q4_k_m && $b/orcrun bench --plan $work/$m.plan --runs 3 --json | tee "$out/bench-$m.json"; } || rc=1
 	done
 	return $rc

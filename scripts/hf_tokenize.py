@@ -12,12 +12,14 @@ Runs on the GPU host (python3 with tokenizers; no network):
   hf_tokenize.py chat TOKENIZER_CONFIG_JSON CASES_JSON OUT_JSON
       renders every case {messages, add_generation_prompt, kwargs} of CASES
       with the config's chat_template and writes {"results": [{"text"} or
-      {"error"}]} for tokenizer/chat_golden_test.go: with transformers'
-      apply_chat_template where transformers is installed (the
-      tokenizer.json beside the config is loaded with it), else with jinja2
-      set up as transformers sets it up (sandbox, trim_blocks, lstrip_blocks,
-      loopcontrols, raise_exception, tojson; the config's special tokens as
-      variables), which runs anywhere.
+      {"error"}], "date": the day rendered} for tokenizer/chat_golden_test.go:
+      with transformers' apply_chat_template where transformers is installed
+      (the tokenizer.json beside the config is loaded with it), else with
+      jinja2 set up as transformers sets it up (sandbox, trim_blocks,
+      lstrip_blocks, loopcontrols, the {% generation %} block,
+      raise_exception, tojson, strftime_now; the config's special tokens as
+      variables), which runs anywhere. A template that writes today's date
+      (strftime_now) is compared on that day.
   hf_tokenize.py bench TOKENIZER_JSON TEXT_FILE [RUNS]
       encodes the whole text on one thread RUNS times and prints MB/s of the
       first (cold cache) and the best run, the way BenchmarkEncode measures ours.
@@ -137,7 +139,10 @@ def chat(config_path, cases_path, out_path):
         engine = f"transformers {transformers.__version__} apply_chat_template"
     except ImportError:
         render, engine = jinja_renderer(config)
+    import datetime
     import jinja2
+    # the day strftime_now gave the templates that write one (Llama 3.2, SmolLM3)
+    today = datetime.date.today().isoformat()
     results = []
     for case in cases:
         try:
@@ -146,7 +151,7 @@ def chat(config_path, cases_path, out_path):
             results.append({"error": str(e)})
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump({"template": f"{os.path.basename(config_path)} chat_template, rendered by {engine}",
-                   "results": results}, f, ensure_ascii=False, indent=1)
+                   "date": today, "results": results}, f, ensure_ascii=False, indent=1)
         f.write("\n")
     print(f"chat {config_path}: {len(results)} cases ({engine}) -> {out_path}")
 
@@ -163,7 +168,21 @@ def jinja_renderer(config):
     def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
         return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
+    class Generation(jinja2.ext.Extension):
+        """transformers' {% generation %} block (AssistantTracker), which
+        renders its body unchanged."""
+        tags = {"generation"}
+
+        def parse(self, parser):
+            lineno = next(parser.stream).lineno
+            body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+            return jinja2.nodes.CallBlock(self.call_method("_render", []), [], [], body).set_lineno(lineno)
+
+        def _render(self, caller):
+            return caller()
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                        extensions=[jinja2.ext.loopcontrols, Generation])
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = lambda fmt: datetime.datetime.now().strftime(fmt)

@@ -8,7 +8,7 @@ Three modes:
 
   gguf     --gguf FILE.gguf --out FILE.json [--name NAME]
            Converts an F32/F16 GGUF of llama (Llama 3's rope_freqs too),
-           qwen2, phi3, gpt2, gpt-oss, qwen3, qwen3moe or gemma3
+           qwen2, phi3, gpt2, gpt-oss, qwen3, qwen3moe, gemma3 or smollm3
            (e.g. `orcc synth --quant f32`) to the transformers model of its
            architecture (float32, eager attention), feeds a fixed 16-token
            prompt, then 8 greedy decode steps with the KV cache. Writes the
@@ -362,13 +362,14 @@ class Converter:
         self.experts = None  # a fill may lay out experts once it sees the model's parameters
         from transformers import Gemma3ForCausalLM, Gemma3TextConfig, GPT2Config, GPT2LMHeadModel, GptOssConfig, \
             GptOssForCausalLM, LlamaConfig, LlamaForCausalLM, Phi3Config, Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, \
-            Qwen3Config, Qwen3ForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM
+            Qwen3Config, Qwen3ForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM, SmolLM3Config, SmolLM3ForCausalLM
         build = {"llama": (LlamaConfig, LlamaForCausalLM, self.llama), "qwen2": (Qwen2Config, Qwen2ForCausalLM, self.qwen2),
                  "phi3": (Phi3Config, Phi3ForCausalLM, self.phi3), "gpt2": (GPT2Config, GPT2LMHeadModel, self.gpt2),
                  "gpt-oss": (GptOssConfig, GptOssForCausalLM, self.gpt_oss),
                  "qwen3": (Qwen3Config, Qwen3ForCausalLM, self.qwen3),
                  "qwen3moe": (Qwen3MoeConfig, Qwen3MoeForCausalLM, self.qwen3moe),
-                 "gemma3": (Gemma3TextConfig, Gemma3ForCausalLM, self.gemma3)}
+                 "gemma3": (Gemma3TextConfig, Gemma3ForCausalLM, self.gemma3),
+                 "smollm3": (SmolLM3Config, SmolLM3ForCausalLM, self.smollm3)}
         if a not in build:
             sys.exit(f"architecture {a} is not one of {sorted(build)}")
         cfg_cls, model_cls, fill = build[a]
@@ -403,6 +404,10 @@ class Converter:
         if self.arch == "gemma3":
             wants = {"local": 1.0 / GEMMA3_LOCAL_BASE ** (np.arange(0, rot, 2) / rot), "global": plain / self.linear}
             return check_inv_freqs(model, wants)
+        if self.arch == "smollm3":
+            got = [int(layer.self_attn.use_rope) for layer in model.model.layers]
+            if got != self.rope_layers:
+                sys.exit(f"smollm3: transformers rotates layers {got}, llama.cpp {self.rope_layers}")
         if "rope_freqs.weight" in self.g.tensors:
             divisors = self.g.tensor("rope_freqs.weight")
             if not np.allclose(llama3_inv_freq(rot, theta, *self.llama3), plain / divisors, rtol=1e-5):
@@ -461,6 +466,17 @@ class Converter:
         return self.common(cls, intermediate_size=self.k("feed_forward_length"), head_dim=self.head_dim,
                            rms_norm_eps=self.k("attention.layer_norm_rms_epsilon"),
                            attention_bias="blk.0.attn_q.bias" in self.g.tensors, scaling=scaling)
+
+    def smollm3(self, cls):
+        # llama's tensors (q/k permuted by llama.cpp); every fourth layer
+        # without RoPE: llama.cpp's use_rope = (il + 1) % 4 != 0 (no GGUF
+        # key says so), transformers' no_rope_layers.
+        self.decoder(self.LLAMA, qk=meta_to_hf)
+        self.rope_layers = [int((i + 1) % 4 != 0) for i in range(self.n_layer)]
+        return self.common(cls, intermediate_size=self.k("feed_forward_length"),
+                           rms_norm_eps=self.k("attention.layer_norm_rms_epsilon"),
+                           attention_bias="blk.0.attn_q.bias" in self.g.tensors, mlp_bias=False,
+                           no_rope_layers=self.rope_layers, no_rope_layer_interval=4, use_sliding_window=False)
 
     QWEN3 = dict(LLAMA, **{"attn_q_norm.weight": "self_attn.q_norm.weight", "attn_k_norm.weight": "self_attn.k_norm.weight"})
 

@@ -15,47 +15,48 @@ import (
 )
 
 var (
-	qwen3Once sync.Once
-	qwen3Tok  tokenizer.Tokenizer
-	qwen3Err  error
+	assetToksMu sync.Mutex
+	assetToks   = map[string]tokenizer.Tokenizer{}
 )
 
-// qwen3Tokenizer is the real Qwen3 tokenizer (ChatML with <think>), read
-// from the files compiler/synth embeds.
-func qwen3Tokenizer(t *testing.T) tokenizer.Tokenizer {
+// qwen3Tokenizer is the real Qwen3 tokenizer (ChatML with <think>).
+func qwen3Tokenizer(t *testing.T) tokenizer.Tokenizer { return assetTokenizer(t, "qwen3") }
+
+// assetTokenizer is a real tokenizer read from the tokenizer.json and
+// tokenizer_config.json that compiler/synth embeds.
+func assetTokenizer(t *testing.T, name string) tokenizer.Tokenizer {
 	t.Helper()
-	qwen3Once.Do(func() {
-		read := func(name string) []byte {
-			raw, err := os.ReadFile(filepath.Join("..", "compiler", "synth", "assets", name+".zst"))
-			if err != nil {
-				qwen3Err = err
-				return nil
-			}
-			dec, _ := zstd.NewReader(nil)
-			defer dec.Close()
-			data, err := dec.DecodeAll(raw, nil)
-			if err != nil {
-				qwen3Err = err
-			}
-			return data
-		}
-		data, config := read("qwen3-tokenizer.json"), read("qwen3-tokenizer_config.json")
-		if qwen3Err != nil {
-			return
-		}
-		s, err := tokenizer.SpecFromHFJSON(data)
-		if err == nil {
-			err = s.ApplyHFConfig(config)
-		}
-		if err == nil {
-			qwen3Tok, err = tokenizer.New(s)
-		}
-		qwen3Err = err
-	})
-	if qwen3Err != nil {
-		t.Fatal(qwen3Err)
+	assetToksMu.Lock()
+	defer assetToksMu.Unlock()
+	if tok, ok := assetToks[name]; ok {
+		return tok
 	}
-	return qwen3Tok
+	read := func(file string) []byte {
+		raw, err := os.ReadFile(filepath.Join("..", "compiler", "synth", "assets", name+"-"+file+".zst"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, _ := zstd.NewReader(nil)
+		defer dec.Close()
+		data, err := dec.DecodeAll(raw, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	s, err := tokenizer.SpecFromHFJSON(read("tokenizer.json"))
+	if err == nil {
+		err = s.ApplyHFConfig(read("tokenizer_config.json"))
+	}
+	var tok tokenizer.Tokenizer
+	if err == nil {
+		tok, err = tokenizer.New(s)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	assetToks[name] = tok
+	return tok
 }
 
 func TestThinkParser(t *testing.T) {
@@ -107,8 +108,13 @@ func TestThinkTagsMissing(t *testing.T) {
 // script.
 func thinkServer(t *testing.T, reply string) string {
 	t.Helper()
+	return thinkServerOf(t, qwen3Tokenizer(t), reply)
+}
+
+// thinkServerOf serves reply, in tok's ids, to every request.
+func thinkServerOf(t *testing.T, tok tokenizer.Tokenizer, reply string) string {
+	t.Helper()
 	dev, _ := openCPU(t, testPlans["qwen"])
-	tok := qwen3Tokenizer(t)
 	return httptestServer(t, serveDevice(t, &scriptedDevice{Device: dev, script: replyIDs(tok, reply)}, tok, Config{})).URL
 }
 
@@ -163,5 +169,24 @@ func TestThinkChatStream(t *testing.T) {
 	}
 	if i := slices.Index(order, "content"); i < 1 || slices.Contains(order[i:], "reasoning") {
 		t.Errorf("chunk order %v: want reasoning chunks, then content chunks", order)
+	}
+}
+
+// TestThinkSmolLM3: SmolLM3's reasoning is reasoning_content too; with
+// enable_thinking=false its prompt says /no_think and holds the empty
+// <think> block.
+func TestThinkSmolLM3(t *testing.T) {
+	tok := assetTokenizer(t, "smollm3")
+	if tok.Info().Chat != tokenizer.ChatSmolLM3 {
+		t.Fatalf("chat kind %q", tok.Info().Chat)
+	}
+	base := thinkServerOf(t, tok, "<think>\nTwo and two.\n</think>\nFour.<|im_end|>")
+	msg, finish, usage := chatMessage(t, base, `{"messages":[{"role":"user","content":"2+2?"}],"max_tokens":32,"temperature":0}`)
+	if msg["content"] != "Four." || msg["reasoning_content"] != "Two and two." || finish != "stop" {
+		t.Errorf("message %q finish %q", msg, finish)
+	}
+	_, _, off := chatMessage(t, base, `{"messages":[{"role":"user","content":"2+2?"}],"max_tokens":1,"chat_template_kwargs":{"enable_thinking":false}}`)
+	if off["prompt_tokens"].(float64) >= usage["prompt_tokens"].(float64) {
+		t.Errorf("prompt tokens: thinking %v, not thinking %v (the /think instructions are the longer)", usage["prompt_tokens"], off["prompt_tokens"])
 	}
 }

@@ -25,11 +25,8 @@ const (
 
 // ReplyFormat is the reply format of a chat template kind.
 func ReplyFormat(kind string) string {
-	switch kind {
-	case ChatHarmony:
-		return ReplyHarmony
-	case ChatQwen3:
-		return ReplyThink
+	if f, ok := chatFormats[kind]; ok {
+		return f.Reply
 	}
 	return ReplyPlain
 }
@@ -120,35 +117,70 @@ func RenderChatPrompt(kind string, msgs []Message, opt ChatOptions) (ChatPrompt,
 			return ChatPrompt{}, fmt.Errorf("tokenizer: message %d has unknown role %q", i, m.Role)
 		}
 	}
-	var c chatBuilder
-	addGenerationPrompt := opt.GenerationPrompt
-	switch kind {
-	case ChatChatML:
-		renderChatML(&c, msgs, addGenerationPrompt)
-	case ChatQwen3:
-		renderQwen3(&c, msgs, opt)
-	case ChatPhi3:
-		renderPhi3(&c, msgs)
-	case ChatHarmony:
-		if err := renderHarmony(&c, msgs, addGenerationPrompt); err != nil {
-			return ChatPrompt{}, err
-		}
-	case ChatGemma:
-		if err := renderGemma(&c, msgs, addGenerationPrompt); err != nil {
-			return ChatPrompt{}, err
-		}
-	case ChatLlama3:
-		renderLlama3(&c, msgs, addGenerationPrompt)
-	case ChatLlama31:
-		renderLlama31(&c, msgs, "26 Jul 2024", addGenerationPrompt)
-	case ChatLlama32:
-		renderLlama31(&c, msgs, chatNow().Format("02 Jan 2006"), addGenerationPrompt)
-	case ChatNone:
+	if kind == ChatNone {
 		return ChatPrompt{}, fmt.Errorf("tokenizer: this model has no chat template; send a plain prompt")
-	default:
+	}
+	f, ok := chatFormats[kind]
+	if !ok {
 		return ChatPrompt{}, fmt.Errorf("tokenizer: unknown chat template kind %q", kind)
 	}
+	var c chatBuilder
+	if err := f.Render(&c, msgs, opt); err != nil {
+		return ChatPrompt{}, err
+	}
 	return c.prompt(), nil
+}
+
+func init() {
+	registerChat(&chatFormat{
+		Kind: ChatChatML, Precedence: 60, Archs: []string{"qwen2"},
+		Render: func(b *chatBuilder, msgs []Message, opt ChatOptions) error {
+			renderChatML(b, msgs, opt.GenerationPrompt)
+			return nil
+		},
+		Detect: func(has func(string) bool) bool { return has("<|im_start|>") },
+		Vocab: func(s *Spec, v hfVocab) bool {
+			if !v.has("<|im_start|>", "<|im_end|>") {
+				return false
+			}
+			s.Chat = ChatChatML
+			setQwenSpecials(s, v)
+			return true
+		},
+	})
+	registerChat(&chatFormat{
+		Kind: ChatPhi3, Precedence: 10, Archs: []string{"phi3"},
+		Render: func(b *chatBuilder, msgs []Message, _ ChatOptions) error {
+			renderPhi3(b, msgs)
+			return nil
+		},
+		Detect: func(has func(string) bool) bool { return has("<|user|>") && has("<|assistant|>") },
+	})
+	registerChat(&chatFormat{
+		Kind: ChatHarmony, Precedence: 80, Archs: []string{"gpt-oss"}, Reply: ReplyHarmony,
+		Render: func(b *chatBuilder, msgs []Message, opt ChatOptions) error {
+			return renderHarmony(b, msgs, opt.GenerationPrompt)
+		},
+		Detect: func(has func(string) bool) bool { return has("<|start|>") && has("<|channel|>") },
+		Vocab: func(s *Spec, v hfVocab) bool {
+			if !v.has("<|start|>", "<|channel|>", "<|return|>") {
+				return false
+			}
+			// gpt-oss: tokenizer_config.json's bos/eos/pad; generation_config's
+			// eos_token_id list [<|return|>, <|endoftext|>, <|call|>].
+			s.Chat = ChatHarmony
+			s.BOS, s.EOS, s.PAD = v["<|startoftext|>"], v["<|return|>"], v["<|endoftext|>"]
+			s.EOSIDs = []int32{v["<|endoftext|>"], v["<|call|>"]}
+			return true
+		},
+	})
+}
+
+// setQwenSpecials: Qwen2.5 and Qwen3 instruct have bos = pad =
+// <|endoftext|> (never added) and eos = <|im_end|>.
+func setQwenSpecials(s *Spec, v hfVocab) {
+	s.BOS, s.EOS, s.PAD = v["<|endoftext|>"], v["<|im_end|>"], v["<|endoftext|>"]
+	s.EOSIDs = []int32{v["<|endoftext|>"]}
 }
 
 // renderChatML is Qwen2.5's template: a system message always comes first

@@ -2,6 +2,30 @@ package tokenizer
 
 import "fmt"
 
+func init() {
+	registerChat(&chatFormat{
+		Kind: ChatGemma, Precedence: 50, Archs: []string{"gemma3"},
+		Render: func(b *chatBuilder, msgs []Message, opt ChatOptions) error {
+			return renderGemma(b, msgs, opt.GenerationPrompt)
+		},
+		Detect: func(has func(string) bool) bool { return has("<start_of_turn>") },
+		Vocab: func(s *Spec, v hfVocab) bool {
+			if !v.has("<start_of_turn>", "<end_of_turn>", "<bos>", "<eos>") {
+				return false
+			}
+			// Gemma 3: eos = <eos> as in its SentencePiece model (llama.cpp's
+			// conversion); a turn ends with <end_of_turn> (generation_config's
+			// eos_token_id [1, 106]).
+			s.Chat = ChatGemma
+			s.EOS, s.EOSIDs = v["<eos>"], []int32{v["<end_of_turn>"]}
+			if v.has("<pad>") {
+				s.PAD = v["<pad>"]
+			}
+			return true
+		},
+	})
+}
+
 // renderGemma is Gemma 3's template: bos written by the template, a system
 // message folded into the first turn ahead of its text (and lost when no
 // turn follows), turns alternating user/model starting with the user, each

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // chatCase is one conversation of testdata/chat-cases.json, in the OpenAI
@@ -26,7 +27,9 @@ type chatCase struct {
 // rendered by the model's own jinja template, or the template's error.
 type chatGolden struct {
 	Template string `json:"template"`
-	Results  []struct {
+	// Date is the day the template's strftime_now gave, YYYY-MM-DD.
+	Date    string `json:"date"`
+	Results []struct {
 		Text  *string `json:"text"`
 		Error string  `json:"error"`
 	} `json:"results"`
@@ -47,12 +50,28 @@ func readJSON(t *testing.T, name string, v any) {
 // compares the text with the models' tokenizer_config.json templates
 // rendered by a jinja engine; where the template raises, so must Go.
 func TestChatTemplatesMatchJinja(t *testing.T) {
-	var cases []chatCase
-	readJSON(t, "chat-cases.json", &cases)
-	for _, f := range []struct{ family, kind string }{{"qwen3", ChatQwen3}, {"gemma3", ChatGemma}, {"llama3", ChatLlama3}} {
+	var common []chatCase
+	readJSON(t, "chat-cases.json", &common)
+	for _, f := range []struct{ family, kind string }{{"qwen3", ChatQwen3}, {"gemma3", ChatGemma}, {"llama3", ChatLlama3}, {"smollm3", ChatSmolLM3}} {
 		t.Run(f.family, func(t *testing.T) {
+			// A family's own cases (chat-cases-<family>.json) follow the
+			// common ones in its golden.
+			cases := common
+			if _, err := os.Stat(filepath.Join("testdata", "chat-cases-"+f.family+".json")); err == nil {
+				var own []chatCase
+				readJSON(t, "chat-cases-"+f.family+".json", &own)
+				cases = append(append([]chatCase(nil), common...), own...)
+			}
 			var g chatGolden
 			readJSON(t, "chat-"+f.family+".golden.json", &g)
+			if g.Date != "" {
+				day, err := time.Parse(time.DateOnly, g.Date)
+				if err != nil {
+					t.Fatalf("golden date: %v", err)
+				}
+				chatNow = func() time.Time { return day.Add(12 * time.Hour) }
+				defer func() { chatNow = time.Now }()
+			}
 			if len(g.Results) != len(cases) {
 				t.Fatalf("golden has %d results for %d cases; regenerate it", len(g.Results), len(cases))
 			}

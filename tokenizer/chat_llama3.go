@@ -6,6 +6,52 @@ import (
 	"unicode"
 )
 
+func init() {
+	registerChat(&chatFormat{
+		Kind: ChatLlama3, Precedence: 20,
+		Render: func(b *chatBuilder, msgs []Message, opt ChatOptions) error {
+			renderLlama3(b, msgs, opt.GenerationPrompt)
+			return nil
+		},
+		Detect: func(has func(string) bool) bool { return has("<|start_header_id|>") },
+		Vocab: func(s *Spec, v hfVocab) bool {
+			if !v.has("<|begin_of_text|>", "<|start_header_id|>", "<|eot_id|>") {
+				return false
+			}
+			// Llama 3.x instruct: eos = <|eot_id|>; generation_config's
+			// eos_token_id [<|end_of_text|>, <|eom_id|>, <|eot_id|>].
+			s.Chat = ChatLlama3
+			s.EOS = v["<|eot_id|>"]
+			for _, t := range []string{"<|end_of_text|>", "<|eom_id|>"} {
+				if v.has(t) {
+					s.EOSIDs = append(s.EOSIDs, v[t])
+				}
+			}
+			return true
+		},
+	})
+	registerChat(&chatFormat{
+		Kind: ChatLlama31, Precedence: 30,
+		Render: func(b *chatBuilder, msgs []Message, opt ChatOptions) error {
+			renderLlama31(b, msgs, "26 Jul 2024", opt.GenerationPrompt)
+			return nil
+		},
+		Detect: func(has func(string) bool) bool {
+			return has("<|start_header_id|>") && has("Cutting Knowledge Date")
+		},
+	})
+	registerChat(&chatFormat{
+		Kind: ChatLlama32, Precedence: 40,
+		Render: func(b *chatBuilder, msgs []Message, opt ChatOptions) error {
+			renderLlama31(b, msgs, chatNow().Format("02 Jan 2006"), opt.GenerationPrompt)
+			return nil
+		},
+		Detect: func(has func(string) bool) bool {
+			return has("<|start_header_id|>") && has("Cutting Knowledge Date") && has("strftime_now")
+		},
+	})
+}
+
 // renderLlama3 is Llama 3's template: bos written before the first
 // message, each message (any role) under a <|start_header_id|> header with
 // its text trimmed and closed by <|eot_id|>.

@@ -2,6 +2,26 @@ package tokenizer
 
 import "strings"
 
+func init() {
+	registerChat(&chatFormat{
+		Kind: ChatQwen3, Precedence: 70, Archs: []string{"qwen3", "qwen3moe"}, Reply: ReplyThink,
+		Render: func(b *chatBuilder, msgs []Message, opt ChatOptions) error {
+			renderQwen3(b, msgs, opt)
+			return nil
+		},
+		Detect: func(has func(string) bool) bool { return has("<|im_start|>") && has("<think>") },
+		Vocab: func(s *Spec, v hfVocab) bool {
+			// Qwen3 reasons inside <think>…</think>.
+			if !v.has("<|im_start|>", "<|im_end|>", "<think>", "</think>") {
+				return false
+			}
+			s.Chat = ChatQwen3
+			setQwenSpecials(s, v)
+			return true
+		},
+	})
+}
+
 // renderQwen3 is Qwen3's template without tools: no default system
 // message; an assistant turn after the last user query keeps its reasoning
 // in a <think> block (the last turn always has one, empty or not), earlier

@@ -137,3 +137,20 @@ func count(ids []int32, id int32) int {
 	}
 	return n
 }
+
+// Every chat kind is declared once, with a renderer, and detection has a
+// strict order: no two formats share a precedence.
+func TestChatFormatsDeclared(t *testing.T) {
+	for _, kind := range []string{ChatChatML, ChatQwen3, ChatPhi3, ChatHarmony, ChatGemma, ChatLlama3, ChatLlama31, ChatLlama32} {
+		if f := chatFormats[kind]; f == nil || f.Render == nil || f.Kind != kind {
+			t.Errorf("chat kind %q has no format with a renderer", kind)
+		}
+	}
+	seen := map[int]string{}
+	for kind, f := range chatFormats {
+		if other, ok := seen[f.Precedence]; ok {
+			t.Errorf("%s and %s share precedence %d", kind, other, f.Precedence)
+		}
+		seen[f.Precedence] = kind
+	}
+}

@@ -37,6 +37,7 @@ var goldenFamilies = []struct{ family, arch, chat string }{
 	{"qwen3", "qwen3", ChatQwen3},
 	{"gemma3", "gemma3", ChatGemma},
 	{"llama3", "llama", ChatLlama3},
+	{"smollm3", "smollm3", ChatSmolLM3},
 }
 
 func readGolden(t *testing.T, family string) hfGolden {

@@ -186,9 +186,7 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("tokenizer: stop id %d outside vocabulary of %d", id, n)
 		}
 	}
-	switch s.Chat {
-	case ChatNone, ChatChatML, ChatQwen3, ChatPhi3, ChatHarmony, ChatGemma, ChatLlama3, ChatLlama31, ChatLlama32:
-	default:
+	if _, ok := chatFormats[s.Chat]; !ok && s.Chat != ChatNone {
 		return fmt.Errorf("tokenizer: unknown chat template kind %q", s.Chat)
 	}
 	return nil

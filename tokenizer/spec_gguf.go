@@ -2,7 +2,6 @@ package tokenizer
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/llama-orch/orc/gguf"
 )
@@ -205,44 +204,4 @@ func dedupe(ids []int32) []int32 {
 		}
 	}
 	return out
-}
-
-// chatKind picks the Go chat template from the model's jinja text, or from
-// its architecture when the file carries none.
-func chatKind(template, arch string) string {
-	has := func(t string) bool { return strings.Contains(template, t) }
-	switch {
-	case has("<|start|>") && has("<|channel|>"):
-		return ChatHarmony
-	case has("<|im_start|>") && has("<think>"):
-		return ChatQwen3
-	case has("<|im_start|>"):
-		return ChatChatML
-	case has("<start_of_turn>"):
-		return ChatGemma
-	case has("<|start_header_id|>") && has("Cutting Knowledge Date") && has("strftime_now"):
-		return ChatLlama32
-	case has("<|start_header_id|>") && has("Cutting Knowledge Date"):
-		return ChatLlama31
-	case has("<|start_header_id|>"):
-		return ChatLlama3
-	case has("<|user|>") && has("<|assistant|>"):
-		return ChatPhi3
-	}
-	if template != "" {
-		return ChatNone
-	}
-	switch arch {
-	case "qwen2":
-		return ChatChatML
-	case "qwen3", "qwen3moe":
-		return ChatQwen3
-	case "gemma3":
-		return ChatGemma
-	case "phi3":
-		return ChatPhi3
-	case "gpt-oss":
-		return ChatHarmony
-	}
-	return ChatNone
 }

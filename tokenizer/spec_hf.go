@@ -276,59 +276,22 @@ func looksSpecial(t string) bool {
 }
 
 // setHFSpecials recognises the special ids and chat format of the supported
-// families from their added tokens.
+// families from their added tokens (each chat format's Vocab), else a lone
+// <|endoftext|> as bos and eos.
 func (s *Spec) setHFSpecials() {
-	id := map[string]int32{}
+	v := hfVocab{}
 	for i, t := range s.Tokens {
 		if s.TokenTypes[i] == TypeControl || s.TokenTypes[i] == TypeUserDefined || s.TokenTypes[i] == TypeUnknown {
-			id[t] = int32(i)
+			v[t] = int32(i)
 		}
 	}
-	has := func(t ...string) bool {
-		for _, x := range t {
-			if _, ok := id[x]; !ok {
-				return false
-			}
+	for _, f := range chatFormatsByPrecedence() {
+		if f.Vocab != nil && f.Vocab(s, v) {
+			return
 		}
-		return true
 	}
-	switch {
-	case has("<|start|>", "<|channel|>", "<|return|>"):
-		// gpt-oss: tokenizer_config.json's bos/eos/pad; generation_config's
-		// eos_token_id list [<|return|>, <|endoftext|>, <|call|>].
-		s.Chat = ChatHarmony
-		s.BOS, s.EOS, s.PAD = id["<|startoftext|>"], id["<|return|>"], id["<|endoftext|>"]
-		s.EOSIDs = []int32{id["<|endoftext|>"], id["<|call|>"]}
-	case has("<|im_start|>", "<|im_end|>"):
-		// Qwen2.5 and Qwen3 instruct: bos = pad = <|endoftext|> (never
-		// added), eos = <|im_end|>. Qwen3 reasons inside <think>…</think>.
-		s.Chat = ChatChatML
-		if has("<think>", "</think>") {
-			s.Chat = ChatQwen3
-		}
-		s.BOS, s.EOS, s.PAD = id["<|endoftext|>"], id["<|im_end|>"], id["<|endoftext|>"]
-		s.EOSIDs = []int32{id["<|endoftext|>"]}
-	case has("<start_of_turn>", "<end_of_turn>", "<bos>", "<eos>"):
-		// Gemma 3: eos = <eos> as in its SentencePiece model (llama.cpp's
-		// conversion); a turn ends with <end_of_turn> (generation_config's
-		// eos_token_id [1, 106]).
-		s.Chat = ChatGemma
-		s.EOS, s.EOSIDs = id["<eos>"], []int32{id["<end_of_turn>"]}
-		if has("<pad>") {
-			s.PAD = id["<pad>"]
-		}
-	case has("<|begin_of_text|>", "<|start_header_id|>", "<|eot_id|>"):
-		// Llama 3.x instruct: eos = <|eot_id|>; generation_config's
-		// eos_token_id [<|end_of_text|>, <|eom_id|>, <|eot_id|>].
-		s.Chat = ChatLlama3
-		s.EOS = id["<|eot_id|>"]
-		for _, t := range []string{"<|end_of_text|>", "<|eom_id|>"} {
-			if has(t) {
-				s.EOSIDs = append(s.EOSIDs, id[t])
-			}
-		}
-	case has("<|endoftext|>"):
-		s.BOS, s.EOS = id["<|endoftext|>"], id["<|endoftext|>"]
+	if v.has("<|endoftext|>") {
+		s.BOS, s.EOS = v["<|endoftext|>"], v["<|endoftext|>"]
 	}
 }
 

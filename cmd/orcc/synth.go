@@ -18,10 +18,24 @@ type synthCmd struct {
 	Layers int    `help:"Keep only the first N layers (real widths and vocabulary; 0 = all)."`
 	HFDir  string `name:"hf-dir" help:"Also write the dequantized weights as Hugging Face safetensors, config.json and tokenizer files here."`
 	List   bool   `help:"List the presets."`
+	Check  string `help:"With --list: only the names of the presets a GPU-host check takes (golden-f32, golden-q4_k_m, golden-f16, full-f16, full-q4_0, full-q4_k_m, bench), one a line."`
 	Force  bool   `help:"Replace an existing -o file, and write into a non-empty --hf-dir."`
 }
 
 func (c *synthCmd) Run() error {
+	if c.Check != "" && !c.List {
+		return fmt.Errorf("--check %s lists presets; it needs --list", c.Check)
+	}
+	if c.Check != "" {
+		check, err := synth.ParseCheck(c.Check)
+		if err != nil {
+			return err
+		}
+		for _, n := range synth.WithCheck(check) {
+			fmt.Println(n)
+		}
+		return nil
+	}
 	if c.List {
 		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "PRESET\tARCH\tQUANT\tDESCRIPTION")

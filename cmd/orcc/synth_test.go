@@ -45,3 +45,18 @@ func TestSynthKeepsUserFiles(t *testing.T) {
 		t.Errorf("--force did not replace existing.file")
 	}
 }
+
+// --check lists presets: it needs --list and a known check.
+func TestSynthCheckErrors(t *testing.T) {
+	for _, c := range []struct {
+		cmd  synthCmd
+		want string
+	}{
+		{synthCmd{Check: "bench"}, "--check bench lists presets; it needs --list"},
+		{synthCmd{List: true, Check: "golden"}, `unknown check "golden"`},
+	} {
+		if err := c.cmd.Run(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.cmd, err, c.want)
+		}
+	}
+}

@@ -158,9 +158,10 @@ func (e *emitter) batchTail(g *ir.Graph, at int, b *batchSchedules) (*ir.Node, [
 	clone := func(n *ir.Node) *ir.Node {
 		c := &ir.Node{ID: n.ID, Op: n.Op, DType: n.DType, Shape: append(ir.Shape{ir.T}, n.Shape[1:]...), Attrs: map[string]any{}}
 		for k, v := range n.Attrs {
-			switch k {
-			case "offset", "kernel", "stages_x", "prefill_stages_x", "starts_late", "writes_codes", "prefill_writes_codes",
-				"row_in_place", "fold_norm", "writes_sum", "router_logits", "pick_early":
+			switch {
+			case slices.Contains(overlapRecords, k):
+			case k == "offset", k == "kernel", k == "stages_x", k == "prefill_stages_x", k == "writes_codes", k == "prefill_writes_codes",
+				k == "row_in_place", k == "fold_norm", k == "writes_sum", k == "router_logits":
 			default:
 				c.Attrs[k] = v
 			}

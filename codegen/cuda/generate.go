@@ -80,7 +80,7 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	// The two schedules differ where a kernel serves several tokens per
 	// block in a prefill; kernels both use are emitted once.
 	var schedules [2][]plans.Launch // prefill, decode
-	picks := map[int]bool{}         // decode launches whose node records pick_early
+	var owners []*ir.Node           // each decode launch's node
 	for _, n := range g.Nodes {
 		for _, in := range n.Inputs {
 			e.users[in] = append(e.users[in], n)
@@ -94,22 +94,16 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 			if err != nil {
 				return nil, fmt.Errorf("codegen/cuda: node %d (%s): %w", n.ID, n.Op, err)
 			}
-			if !e.prefill && n.Bool("pick_early") {
-				for k := range ls {
-					picks[len(schedules[i])+k] = true
+			if !e.prefill {
+				for range ls {
+					owners = append(owners, n)
 				}
 			}
 			schedules[i] = append(schedules[i], ls...)
 		}
 	}
-	if !gpu.DependentLaunch && len(picks) > 0 {
-		return nil, fmt.Errorf("codegen/cuda: pick_early recorded for %s, which has no dependent launch: run the pass pipeline for %s", arch, arch)
-	}
-	if gpu.DependentLaunch {
-		e.kernels.launchAtEnd(schedules[1])
-		if err := e.kernels.readsBeforeWait(schedules[1], picks); err != nil {
-			return nil, fmt.Errorf("codegen/cuda: %w", err)
-		}
+	if err := e.kernels.overlapDecode(schedules[1], owners, gpu.DependentLaunch, arch); err != nil {
+		return nil, fmt.Errorf("codegen/cuda: %w", err)
 	}
 	// The batched step after the others: its instances and configs come
 	// after theirs in the source, which stays theirs byte for byte.

@@ -155,25 +155,57 @@ func TestTargets(t *testing.T) {
 }
 
 // TestCodegenPrintsRecordedKernels: codegen emits the kernel family the
-// chooseKernels pass recorded on each node, not one of its own choosing:
-// Phi-3-mini's qkv takes qkv_mma as recorded, qkv_q8 where the record says
-// q8, and a node without a record is refused.
+// chooseKernels pass recorded on each node, and reads a residual before
+// its wait where the chooseEarlyResiduals pass recorded it, not where it
+// would choose: Phi-3-mini's qkv takes qkv_mma as recorded, qkv_q8 where
+// the record says q8, and a node without a record is refused; its o-proj
+// reads the embedding before its wait as recorded, after it without the
+// record, and a record its schedule cannot prove is refused.
 func TestCodegenPrintsRecordedKernels(t *testing.T) {
 	g, man, _ := lowerGPU(t, writeShapes(t, "phi-3-mini-4k", 1, synth.QuantQ4KM), fullWidthMaxTokens)
-	var qkv *ir.Node
+	var qkv, oproj *ir.Node
 	for _, n := range g.Nodes {
 		if n.Op == ir.OpQKV {
 			qkv = n
 		}
+		if n.Bool("residual_before_wait") {
+			oproj = n
+		}
 	}
-	if qkv == nil || qkv.Str("kernel") != ir.KernelMMA {
-		t.Fatalf("Phi-3-mini's qkv: %v, want kernel mma", qkv)
+	if qkv == nil || qkv.Str("kernel") != ir.KernelMMA || oproj == nil {
+		t.Fatalf("Phi-3-mini's qkv: %v, want kernel mma; o-proj reading its residual before its wait: %v", qkv, oproj)
 	}
-	if out := generate(t, g, man, ""); !launches(out.Kernels.Decode, "qkv_mma") {
+	// linear_q8's RES (targs.go's resRead): 1 after the wait, 2 before.
+	res := func(out *cuda.Output) string {
+		for _, l := range out.Kernels.Decode {
+			const oprojQ8 = "linear_q8_W_q4_k_dot_36864_B_none_3072_3072_64_false_false_"
+			if strings.HasPrefix(l.Kernel, oprojQ8) {
+				return strings.SplitN(strings.TrimPrefix(l.Kernel, oprojQ8), "_", 2)[0]
+			}
+		}
+		return "none"
+	}
+	out := generate(t, g, man, "")
+	if !launches(out.Kernels.Decode, "qkv_mma") {
 		t.Errorf("recorded mma: no qkv_mma launch")
 	}
+	if got := res(out); got != "2" {
+		t.Errorf("recorded residual_before_wait: the o-proj's RES is %s, want 2", got)
+	}
+	delete(oproj.Attrs, "residual_before_wait")
+	if got := res(generate(t, g, man, "")); got != "1" {
+		t.Errorf("no residual_before_wait: the o-proj's RES is %s, want 1", got)
+	}
+	// Without the qkv's late start the embed launches at its start, and
+	// the qkv_mma and the attention after it wait inside their kernels.
+	oproj.Attrs["residual_before_wait"] = true
+	dropLateStart(g, qkv)
+	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "records residual_before_wait, but the writer of its r may not have completed") {
+		t.Errorf("an unprovable residual_before_wait: %v, want a refusal", err)
+	}
+	delete(oproj.Attrs, "residual_before_wait")
 	qkv.Attrs["kernel"] = ir.KernelQ8
-	for _, k := range []string{"mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm", "starts_late"} {
+	for _, k := range []string{"mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm"} {
 		delete(qkv.Attrs, k)
 	}
 	if err := ir.Verify(g); err != nil {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -21,11 +22,10 @@ type instance struct {
 	Fn        string   // device template, e.g. linear_gemv
 	TArgs     any      // its template arguments: its family's struct (targs.go)
 	Args      []string // its call arguments (parameter names, or nullptr)
-	// StartsLate: the grid before this kernel's should let it launch only
-	// when it completes, in a decode step (its node's starts_late,
-	// kernelSet.launchAtEnd); then
-	// that grid's kernel is a LaunchesAtEnd variant, without
-	// grid_dep_launch.
+	// StartsLate: the grid before this kernel's lets it launch only when
+	// it completes, in a decode step (its node's starts_late): that grid's
+	// kernel is a LaunchesAtEnd variant, without grid_dep_launch
+	// (kernelSet.launchAtEnd).
 	StartsLate, LaunchesAtEnd bool
 }
 
@@ -119,19 +119,31 @@ func (s *kernelSet) config(prefix string, members ...string) string {
 	return name
 }
 
-// launchAtEnd gives each launch of decode schedule ls that a StartsLate
-// kernel (its node's starts_late, which the chooseLateStarts pass records
-// and says why) follows its kernel's LaunchesAtEnd variant: the launch
-// before it in the stream, its own node's quantize_x8 or the last launch
-// of the node before, is known only here.
-func (s *kernelSet) launchAtEnd(ls []plans.Launch) {
-	for i := 0; i+1 < len(ls); i++ {
-		if s.byName[ls[i+1].Kernel].StartsLate {
-			k := *s.byName[ls[i].Kernel]
-			k.LaunchesAtEnd = true
-			ls[i].Kernel = s.add(&k)
+// launchAtEnd gives the decode launches that the nodes' records name
+// (chooseLateStarts) their kernel's LaunchesAtEnd variant: the last launch
+// of a node recording launch_at_end, the first of one recording
+// quantize_at_end (its quantize_x8). owners are the launches' nodes. Those
+// must be the launches a StartsLate kernel (its node's starts_late)
+// follows; it refuses records that name others.
+func (s *kernelSet) launchAtEnd(ls []plans.Launch, owners []*ir.Node) error {
+	for i := range ls {
+		n, k := owners[i], s.byName[ls[i].Kernel]
+		first := i == 0 || owners[i-1] != n
+		last := i+1 == len(ls) || owners[i+1] != n
+		atEnd := n.Bool("launch_at_end") && last || n.Bool("quantize_at_end") && first && k.Fn == "quantize_x8"
+		late := i+1 < len(ls) && s.byName[ls[i+1].Kernel].StartsLate
+		switch {
+		case late && !atEnd:
+			return fmt.Errorf("decode launch %d (%s) starts late, but launch %d before it (%s of node %d, %s) is not recorded to launch at its end (launch_at_end, quantize_at_end): run the chooseLateStarts pass", i+1, s.byName[ls[i+1].Kernel].Fn, i, k.Fn, n.ID, n.Op)
+		case atEnd && !late:
+			return fmt.Errorf("node %d (%s) records that decode launch %d (%s) launches at its end, but the launch after it does not start late", n.ID, n.Op, i, k.Fn)
+		case atEnd:
+			v := *k
+			v.LaunchesAtEnd = true
+			ls[i].Kernel = s.add(&v)
 		}
 	}
+	return nil
 }
 
 // cIdent turns template arguments into an identifier fragment.

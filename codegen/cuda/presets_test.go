@@ -43,6 +43,9 @@ var tinyPresets = []struct {
 	// Embedding scale, post norms, GELU-gated FFN, q/k norm, local and
 	// global (linearly scaled) RoPE, a hidden size off the 256-blocks.
 	{"gemma-3-tiny", synth.QuantQ4KM},
+	// A NoPE layer (the 4th): its qkv kernel rotates nothing while the
+	// other layers' rotate in the epilogue.
+	{"smollm3-3b-tiny", synth.QuantQ4KM},
 }
 
 const testMaxTokens = 64

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -20,35 +21,57 @@ type earlyReader interface {
 	// readingBeforeWait are the arguments of the variant reading it
 	// before the wait.
 	readingBeforeWait() any
-	// recorded: the IR decides whether the read moves (a record on the
-	// launch's node), which the schedule must then prove; else the
-	// schedule decides.
-	recorded() bool
+	// record is the node attribute recording that the read moves.
+	record() string
 }
 
 func (a linearQ8Args) readAfterWait() (string, bool) { return "r", a.Res == resAfterWait }
 func (a linearQ8Args) readingBeforeWait() any        { a.Res = resBeforeWait; return a }
+func (a linearQ8Args) record() string                { return "residual_before_wait" } // chooseEarlyResiduals
 func (a moeDownArgs) readAfterWait() (string, bool)  { return "logit", !a.PickEarly }
 func (a moeDownArgs) readingBeforeWait() any         { a.PickEarly = true; return a }
-func (a linearQ8Args) recorded() bool                { return false }
-func (a moeDownArgs) recorded() bool                 { return true } // pick_early, chooseEarlyPicks
+func (a moeDownArgs) record() string                 { return "pick_early" } // chooseEarlyPicks
 
-// readsBeforeWait gives each decode launch of ls with an earlyReader read after
-// its wait its variant reading before the wait, where the value's last
-// writer before it has completed when it starts (completeAt): for a
-// linear_q8's residual wherever that holds, for a recorded reader where
-// its node records it (recorded, the launches at those indexes), refusing
-// a record that does not hold.
-func (s *kernelSet) readsBeforeWait(ls []plans.Launch, recorded map[int]bool) error {
+// overlapRecords are the records that overlap decode grids
+// (chooseLateStarts, chooseEarlyPicks, chooseEarlyResiduals).
+var overlapRecords = []string{"starts_late", "launch_at_end", "quantize_at_end", "pick_early", "residual_before_wait"}
+
+// overlapDecode prints the records that overlap decode schedule ls's grids
+// (owners: each launch's node): the launches at their end (launchAtEnd),
+// then the reads before the wait (readsBeforeWait). A target without
+// dependent launch (sm_80) takes none.
+func (s *kernelSet) overlapDecode(ls []plans.Launch, owners []*ir.Node, dependentLaunch bool, arch string) error {
+	if dependentLaunch {
+		if err := s.launchAtEnd(ls, owners); err != nil {
+			return err
+		}
+		return s.readsBeforeWait(ls, owners)
+	}
+	for _, n := range owners {
+		for _, k := range overlapRecords {
+			if n.Bool(k) {
+				return fmt.Errorf("%s recorded for %s, which has no dependent launch: run the pass pipeline for %s", k, arch, arch)
+			}
+		}
+	}
+	return nil
+}
+
+// readsBeforeWait gives each decode launch of ls with an earlyReader read
+// after its wait whose node (owners[i]) records that the read moves its
+// variant reading before the wait, refusing the record where the value's
+// last writer before it may not have completed when it starts
+// (completeAt), or where the launch reads nothing after its wait.
+func (s *kernelSet) readsBeforeWait(ls []plans.Launch, owners []*ir.Node) error {
 	for i := range ls {
 		k := s.byName[ls[i].Kernel]
 		r, ok := k.TArgs.(earlyReader)
-		if !ok {
+		if !ok || !owners[i].Bool(r.record()) {
 			continue
 		}
 		param, after := r.readAfterWait()
-		if !after || r.recorded() && !recorded[i] {
-			continue
+		if !after {
+			return fmt.Errorf("decode launch %d (%s) of node %d records %s, but reads nothing after its wait", i, k.Fn, owners[i].ID, r.record())
 		}
 		v := ls[i].Args[paramIndex(k, param)]
 		complete := false
@@ -58,14 +81,12 @@ func (s *kernelSet) readsBeforeWait(ls []plans.Launch, recorded map[int]bool) er
 				break
 			}
 		}
-		if !complete && r.recorded() {
-			return fmt.Errorf("decode launch %d (%s) is recorded to read %s before its wait, but its writer may not have completed when it starts", i, k.Fn, param)
+		if !complete {
+			return fmt.Errorf("decode launch %d (%s) of node %d records %s, but the writer of its %s may not have completed when it starts", i, k.Fn, owners[i].ID, r.record(), param)
 		}
-		if complete {
-			early := *k
-			early.TArgs = r.readingBeforeWait()
-			ls[i].Kernel = s.add(&early)
-		}
+		early := *k
+		early.TArgs = r.readingBeforeWait()
+		ls[i].Kernel = s.add(&early)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/llama-orch/orc/ir"
@@ -36,12 +37,24 @@ func schedule(steps []step, fn, read string, targs any) (*kernelSet, []plans.Lau
 	return s, ls
 }
 
-// TestReadsBeforeWait: a read moves before the reader's wait only where the
-// value's last writer has completed when the reader starts: a launch at
-// its end from the writer on, or a launch waiting in its wrapper after the
-// writer. A linear_q8's residual moves wherever that holds; an MoE down's
-// pick only where its node records it (pick_early), and a record where
-// that does not hold is refused.
+// owners are the nodes of schedule ls's launches, each its own; the
+// reader's, the last, records record where it is not "".
+func owners(ls []plans.Launch, record string) []*ir.Node {
+	ns := make([]*ir.Node, len(ls))
+	for i := range ns {
+		ns[i] = &ir.Node{ID: i, Op: ir.OpAdd, Attrs: map[string]any{}}
+	}
+	if record != "" {
+		ns[len(ns)-1].Attrs[record] = true
+	}
+	return ns
+}
+
+// TestReadsBeforeWait: a read moves before the reader's wait where its
+// node records it (residual_before_wait, pick_early), and only there; a
+// record is refused unless the value's last writer has completed when the
+// reader starts: a launch at its end from the writer on, or a launch
+// waiting in its wrapper after the writer.
 func TestReadsBeforeWait(t *testing.T) {
 	inside, wrapper := step{}, step{wrapperWaits: true}
 	writer := func(s step) step { s.writes = true; return s }
@@ -66,48 +79,38 @@ func TestReadsBeforeWait(t *testing.T) {
 	early.Res = resBeforeWait
 	down := moeDownArgs{Cfg: "Cfg", W: w, B: noWeight}
 	readers := []struct {
-		fn, param    string
-		after, early any
+		fn, param, record string
+		after, early      any
 	}{
-		{"linear_q8", "r", linear, early},
-		{"moe_down_sum_q8", "logit", down, moeDownArgs{Cfg: "Cfg", W: w, B: noWeight, PickEarly: true}},
+		{"linear_q8", "r", "residual_before_wait", linear, early},
+		{"moe_down_sum_q8", "logit", "pick_early", down, moeDownArgs{Cfg: "Cfg", W: w, B: noWeight, PickEarly: true}},
 	}
 	for _, r := range readers {
 		for _, c := range cases {
 			s, ls := schedule(c.steps, r.fn, r.param, r.after)
 			last := len(ls) - 1
-			err := s.readsBeforeWait(ls, map[int]bool{last: true})
-			if refused := err != nil; refused != (r.fn == "moe_down_sum_q8" && !c.early) {
+			err := s.readsBeforeWait(ls, owners(ls, r.record))
+			if refused := err != nil; refused == c.early {
 				t.Errorf("%s, %s: recorded, error %v", r.fn, c.name, err)
 				continue
 			}
-			want := r.after
-			if c.early {
-				want = r.early
-			}
-			if got := s.byName[ls[last].Kernel].TArgs; err == nil && got != want {
-				t.Errorf("%s, %s: template arguments %v, want %v", r.fn, c.name, got, want)
+			if got := s.byName[ls[last].Kernel].TArgs; err == nil && got != r.early {
+				t.Errorf("%s, %s: template arguments %v, want %v", r.fn, c.name, got, r.early)
 			}
 			s, ls = schedule(c.steps, r.fn, r.param, r.after)
-			if err := s.readsBeforeWait(ls, nil); err != nil {
+			if err := s.readsBeforeWait(ls, owners(ls, "")); err != nil {
 				t.Errorf("%s, %s: not recorded: %v", r.fn, c.name, err)
 			}
-			if r.fn == "moe_down_sum_q8" {
-				want = r.after // nothing recorded: its pick stays after the wait
-			}
-			if got := s.byName[ls[last].Kernel].TArgs; got != want {
-				t.Errorf("%s, %s, not recorded: template arguments %v, want %v", r.fn, c.name, got, want)
+			if got := s.byName[ls[last].Kernel].TArgs; got != r.after {
+				t.Errorf("%s, %s, not recorded: template arguments %v, want %v", r.fn, c.name, got, r.after)
 			}
 		}
 	}
-	// A linear_q8 without a residual stays as it is.
+	// A record on a linear_q8 without a residual is refused.
 	none := linear
 	none.Res = resNone
 	s, ls := schedule([]step{writer(atEnd(inside))}, "linear_q8", "r", none)
-	if err := s.readsBeforeWait(ls, nil); err != nil {
-		t.Fatal(err)
-	}
-	if got := s.byName[ls[1].Kernel].TArgs; got != any(none) {
-		t.Errorf("linear_q8 without a residual: %v, want %v", got, none)
+	if err := s.readsBeforeWait(ls, owners(ls, "residual_before_wait")); err == nil || !strings.Contains(err.Error(), "reads nothing after its wait") {
+		t.Errorf("residual_before_wait on a linear_q8 without a residual: %v, want a refusal", err)
 	}
 }

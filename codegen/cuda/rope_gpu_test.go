@@ -33,6 +33,7 @@ func (c ropeCase) graph(t *testing.T) (*ir.Graph, *plans.Manifest) {
 	t.Helper()
 	cols := c.heads * c.hd
 	g, x, man := tableGraph("rope", cols, cols)
+	man.Model.ContextLength = 64 // TestGPURoPE's decode steps reach position 40
 	pos := g.Add(ir.OpInput, ir.I32, ir.Shape{ir.T}, map[string]any{"name": "positions"})
 	y := g.Add(ir.OpRoPE, ir.F32, ir.Shape{ir.T, cols},
 		map[string]any{"heads": c.heads, "head_dim": c.hd, "rot_dim": c.rot, "base": c.base, "mode": c.mode}, x, pos)

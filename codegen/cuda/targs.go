@@ -122,8 +122,8 @@ const (
 )
 
 // resReadOf is RES for a linear_q8 that adds a residual (has) or not;
-// which reads move before the wait is decided on the decode schedule
-// (readsBeforeWait).
+// the reads its node records to move before the wait (residual_before_wait,
+// the chooseEarlyResiduals pass) move in readsBeforeWait.
 func resReadOf(has bool) resRead {
 	if has {
 		return resAfterWait

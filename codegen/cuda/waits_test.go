@@ -157,34 +157,54 @@ func TestMoEDownPicksAsRecorded(t *testing.T) {
 	}
 }
 
-// TestLateStartsAsRecorded: the launches before the kernels that start
-// late (starts_late, the chooseLateStarts pass) let them launch at their
-// end, and only those: without the records no launch does.
+// TestLateStartsAsRecorded: the launches that the chooseLateStarts pass
+// records launch at their end, and only those: a launch_at_end node's last
+// launch, the quantize_x8 of a quantize_at_end node; a late start whose
+// launch before is not recorded so is refused, and without the records no
+// launch is at its end.
 func TestLateStartsAsRecorded(t *testing.T) {
 	g, man, _ := tinyPlan(t, "phi-3-mini-4k-tiny", synth.QuantQ4KM)
-	atEnd := func() int {
-		n := 0
+	atEnd := func() []string {
+		var fns []string
 		for _, l := range generate(t, g, man, "").Kernels.Decode {
 			if strings.HasSuffix(l.Kernel, "_at_end") {
-				n++
+				fns = append(fns, strings.SplitN(l.Kernel, "_W_", 2)[0])
 			}
 		}
-		return n
+		return fns
 	}
-	late := 0
+	var qkv, embed *ir.Node
 	for _, n := range g.Nodes {
-		if n.Bool("starts_late") {
-			late++
+		if n.Op == ir.OpEmbed && n.Bool("launch_at_end") {
+			embed = n
+		}
+		if n.Op == ir.OpQKV && qkv == nil {
+			qkv = n
 		}
 	}
-	if got := atEnd(); late == 0 || got != late {
-		t.Fatalf("%d decode launches at their end before %d nodes that start late", got, late)
+	if got := strings.Join(atEnd(), " "); embed == nil || got != "embed_rows linear_q8" {
+		t.Fatalf("decode launches at their end: %s, want the embed's and the down's (launch_at_end)", got)
+	}
+	// The first qkv quantizes its input itself: its norm launches and writes
+	// no codes; its quantize_x8 lets it start.
+	norm := qkv.Inputs[0]
+	delete(qkv.Attrs, "fold_norm")
+	delete(norm.Attrs, "writes_codes")
+	delete(embed.Attrs, "launch_at_end")
+	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "starts late, but launch 2 before it (quantize_x8") {
+		t.Errorf("the quantize_x8 before a late qkv not recorded: %v, want a refusal", err)
+	}
+	qkv.Attrs["quantize_at_end"] = true
+	if got := strings.Join(atEnd(), " "); got != "quantize_x8_0_256_at_end linear_q8" {
+		t.Errorf("with quantize_at_end, decode launches at their end: %s, want the qkv's quantize_x8 and the down", got)
 	}
 	for _, n := range g.Nodes {
-		delete(n.Attrs, "starts_late")
+		for _, k := range []string{"starts_late", "launch_at_end", "quantize_at_end", "residual_before_wait"} {
+			delete(n.Attrs, k)
+		}
 	}
-	if got := atEnd(); got != 0 {
-		t.Errorf("%d decode launches at their end without a starts_late record", got)
+	if got := atEnd(); len(got) != 0 {
+		t.Errorf("decode launches at their end without a record: %v", got)
 	}
 }
 

@@ -19,6 +19,9 @@ type Compute struct {
 	QKNorm bool
 	// Rope is how positions rotate q and k.
 	Rope RopeMode
+	// RopeLayers says which layers rotate q and k (nil: every layer, when
+	// Rope is not RopeNone); the others attend without positions (NoPE).
+	RopeLayers func(layer int) bool
 	// RopeFreqFactors: a RopeFreqs tensor, when the file has one, divides
 	// each rotation frequency (Llama 3's llama3 scaling, which llama.cpp's
 	// converter computes into rope_freqs.weight).
@@ -102,6 +105,11 @@ type Experts struct {
 // above at Limit, up to ±Limit, h = (up+1)·gate·σ(Alpha·gate).
 type SwiGLUClamp struct {
 	Limit, Alpha float64
+}
+
+// Rotates reports whether layer rotates q and k by position.
+func (c *Compute) Rotates(layer int) bool {
+	return c.Rope != RopeNone && (c.RopeLayers == nil || c.RopeLayers(layer))
 }
 
 // SqrtEmbd scales embeddings by √n_embd (Gemma).

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/llama-orch/orc/compiler/arch"
 	"github.com/llama-orch/orc/gguf"
 	"github.com/llama-orch/orc/quant"
 )
@@ -298,5 +299,46 @@ func TestHFLlama3Rope(t *testing.T) {
 	}
 	if _, ok := st.header["rope_freqs.weight"]; ok {
 		t.Error("transformers computes the divisors; the export must not carry rope_freqs")
+	}
+}
+
+// SmolLM3 exports as transformers' SmolLM3ForCausalLM: llama's tensors
+// (q and k un-permuted), the tied head, and the declared NoPE layers as
+// no_rope_layers with their interval.
+func TestHFSmolLM3(t *testing.T) {
+	_, st, config := exportTiny(t, "smollm3-3b-tiny")
+	if config["model_type"] != "smollm3" || config["architectures"].([]any)[0] != "SmolLM3ForCausalLM" {
+		t.Errorf("model_type %v, architectures %v", config["model_type"], config["architectures"])
+	}
+	if got := fmt.Sprint(config["no_rope_layers"]); got != "[1 1 1 0]" || config["no_rope_layer_interval"] != 4.0 {
+		t.Errorf("no_rope_layers %s, interval %v; want [1 1 1 0] and 4", got, config["no_rope_layer_interval"])
+	}
+	if _, ok := st.header["lm_head.weight"]; ok || config["tie_word_embeddings"] != true {
+		t.Error("SmolLM3 ties its head to the embeddings")
+	}
+	if config["rope_theta"] != 5e6 || config["rms_norm_eps"] != 1e-6 || config["num_key_value_heads"] != 1.0 {
+		t.Errorf("config %v", config)
+	}
+	if q := st.header["model.layers.3.self_attn.q_proj.weight"]; q.Shape[0] != 256 || q.Shape[1] != 256 {
+		t.Errorf("q_proj %v", q.Shape)
+	}
+}
+
+// noRopeLayers writes the list of any pattern, and an interval only where
+// the pattern has that period.
+func TestNoRopeLayers(t *testing.T) {
+	for _, c := range []struct {
+		rotates  func(int) bool
+		list     string
+		interval int
+	}{
+		{func(i int) bool { return (i+1)%4 != 0 }, "[1 1 1 0 1 1 1 0 1]", 4},
+		{nil, "[1 1 1 1 1 1 1 1 1]", 10},
+		{func(i int) bool { return i != 2 }, "[1 1 0 1 1 1 1 1 1]", 10},
+	} {
+		list, interval := noRopeLayers(&arch.Compute{Rope: arch.RopeNormal, RopeLayers: c.rotates}, 9)
+		if fmt.Sprint(list) != c.list || interval != c.interval {
+			t.Errorf("got %v, %d; want %s, %d", list, interval, c.list, c.interval)
+		}
 	}
 }

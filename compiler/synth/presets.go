@@ -27,6 +27,8 @@ type Preset struct {
 	// Llama3Rope, when set, fills rope_freqs.weight (an Optional tensor)
 	// with its divisors instead of random data.
 	Llama3Rope *Llama3Rope
+	// Checks are the GPU-host checks that take the preset.
+	Checks []Check
 }
 
 var (
@@ -73,31 +75,31 @@ func gptossH(nLayer, nEmbd, nHead, nHeadKV, nExpert, nUsed, nFF, nCtx, origCtx i
 // not (qwen2's 896 and gpt-oss's 2880: the Q5_0/Q8_0 fallbacks exercised).
 var presets = []Preset{
 	{Name: "qwen2.5-0.5b", Description: "Qwen2.5-0.5B: 24 layers, 896, 14/2 heads, ffn 4864, tied head",
-		H: qwen2H(24, 896, 14, 2, 4864, 32768), Tokenizer: "hf:qwen2.5", Keys: qwen2Keys, DefaultQuant: QuantQ4KM},
+		H: qwen2H(24, 896, 14, 2, 4864, 32768), Tokenizer: "hf:qwen2.5", Keys: qwen2Keys, DefaultQuant: QuantQ4KM, Checks: []Check{CheckFullF16, CheckFullQ4_0, CheckFullQ4KM}},
 	{Name: "qwen2.5-0.5b-tiny", Description: "qwen2 tiny: 2 layers, 128, 2/1 heads, ffn 512, real Qwen2.5 tokenizer",
-		H: qwen2H(2, 128, 2, 1, 512, 4096), Tokenizer: "hf:qwen2.5", Keys: qwen2Keys, DefaultQuant: QuantQ4KM},
+		H: qwen2H(2, 128, 2, 1, 512, 4096), Tokenizer: "hf:qwen2.5", Keys: qwen2Keys, DefaultQuant: QuantQ4KM, Checks: goldenTiny},
 	{Name: "phi-3-mini-4k", Description: "Phi-3-mini-4k: 32 layers, 3072, 32 heads of 96, ffn 8192",
-		H: phi3H(32, 3072, 32, 8192, 2047), Tokenizer: "gguf:phi-3", Keys: phi3Keys, DefaultQuant: QuantQ4KM},
+		H: phi3H(32, 3072, 32, 8192, 2047), Tokenizer: "gguf:phi-3", Keys: phi3Keys, DefaultQuant: QuantQ4KM, Checks: []Check{CheckFullQ4KM}},
 	{Name: "phi-3-mini-4k-tiny", Description: "phi3 tiny: 2 layers, 256, 4 heads of 64, ffn 512, real Phi-3 vocab",
-		H: phi3H(2, 256, 4, 512, 2047), Tokenizer: "gguf:phi-3", Keys: phi3Keys, DefaultQuant: QuantQ4KM},
+		H: phi3H(2, 256, 4, 512, 2047), Tokenizer: "gguf:phi-3", Keys: phi3Keys, DefaultQuant: QuantQ4KM, Checks: goldenTiny},
 	{Name: "gpt-oss-20b", Description: "gpt-oss-20b: 24 layers, 2880, 64/8 heads of 64, 32 experts top-4, YaRN",
 		H: gptossH(24, 2880, 64, 8, 32, 4, 2880, 131072, 4096), Tokenizer: "hf:gpt-oss", Keys: gptossKeys, DefaultQuant: QuantMXFP4},
 	{Name: "gpt-oss-20b-2l", Description: "gpt-oss-20b cut to 2 layers (real widths): one sliding and one full layer, checked against transformers",
 		H: gptossH(2, 2880, 64, 8, 32, 4, 2880, 131072, 4096), Tokenizer: "hf:gpt-oss", Keys: gptossKeys, DefaultQuant: QuantMXFP4},
 	{Name: "gpt-oss-20b-tiny", Description: "gpt-oss tiny: 2 layers, 192, 4/2 heads of 64, 4 experts top-2 of 256, real o200k tokenizer",
-		H: gptossH(2, 192, 4, 2, 4, 2, 256, 8192, 256), Tokenizer: "hf:gpt-oss", Keys: gptossKeys, DefaultQuant: QuantMXFP4},
+		H: gptossH(2, 192, 4, 2, 4, 2, 256, 8192, 256), Tokenizer: "hf:gpt-oss", Keys: gptossKeys, DefaultQuant: QuantMXFP4, Checks: []Check{CheckGoldenF32}},
 	{Name: "gpt2-small", Description: "GPT-2 small: 12 layers, 768, 12 heads, ffn 3072, learned positions",
-		H: gpt2H(12, 768, 12, 1024), Optional: []string{"output.weight"}, Tokenizer: "gguf:gpt-2", Keys: gpt2Keys, DefaultQuant: QuantQ4KM},
+		H: gpt2H(12, 768, 12, 1024), Optional: []string{"output.weight"}, Tokenizer: "gguf:gpt-2", Keys: gpt2Keys, DefaultQuant: QuantQ4KM, Checks: []Check{CheckFullF16, CheckFullQ4KM}},
 	{Name: "gpt2-small-tiny", Description: "gpt2 tiny: 2 layers, 256, 4 heads, ffn 1024, real GPT-2 vocab",
-		H: gpt2H(2, 256, 4, 1024), Optional: []string{"output.weight"}, Tokenizer: "gguf:gpt-2", Keys: gpt2Keys, DefaultQuant: QuantQ4KM},
+		H: gpt2H(2, 256, 4, 1024), Optional: []string{"output.weight"}, Tokenizer: "gguf:gpt-2", Keys: gpt2Keys, DefaultQuant: QuantQ4KM, Checks: goldenTiny},
 	{Name: "llama-2-7b", Description: "Llama-2-7B: 32 layers, 4096, 32 heads of 128, ffn 11008, Llama-2 SentencePiece vocab",
 		H: arch.Hparams{Arch: "llama", NLayer: 32, NEmbd: 4096, NHead: 32, NHeadKV: 32, HeadDim: 128, NFF: 11008, NVocab: 32000,
 			NCtx: 4096, Eps: 1e-5, RopeBase: 10000, RopeDims: 128},
-		Optional: []string{"output.weight"}, Tokenizer: "gguf:llama-spm", Keys: llamaKeys, DefaultQuant: QuantQ4KM},
+		Optional: []string{"output.weight"}, Tokenizer: "gguf:llama-spm", Keys: llamaKeys, DefaultQuant: QuantQ4KM, Checks: []Check{CheckFullQ4KM}},
 	{Name: "llama-tiny", Description: "llama tiny: 2 layers, 256, 4/2 heads of 64, ffn 768, Llama-2 SentencePiece vocab",
 		H: arch.Hparams{Arch: "llama", NLayer: 2, NEmbd: 256, NHead: 4, NHeadKV: 2, HeadDim: 64, NFF: 768, NVocab: 32000,
 			NCtx: 2048, Eps: 1e-5, RopeBase: 10000, RopeDims: 64},
-		Optional: []string{"output.weight"}, Tokenizer: "gguf:llama-spm", Keys: llamaKeys, DefaultQuant: QuantQ4KM},
+		Optional: []string{"output.weight"}, Tokenizer: "gguf:llama-spm", Keys: llamaKeys, DefaultQuant: QuantQ4KM, Checks: goldenTiny},
 }
 
 // Presets returns every preset, sorted by name.

@@ -34,6 +34,8 @@ func TestHFTokenizersReachGGUF(t *testing.T) {
 			"<image_soft_token>", []int32{262144}},
 		{"hf:llama3", 128256, tokenizer.ChatLlama3, 128000, true, []string{"<|eot_id|>", "<|end_of_text|>"},
 			"Hello world", []int32{9906, 1917}},
+		{"hf:smollm3", 128256, tokenizer.ChatSmolLM3, -1, false, []string{"<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>"},
+			"<think>\nhi\n</think>", []int32{128002, 198, 6151, 198, 128003}},
 	} {
 		w := gguf.NewWriter()
 		w.Set("general.architecture", "llama")

@@ -5,11 +5,13 @@ import (
 	"math"
 	"testing"
 
+	"github.com/llama-orch/orc/compiler/synth"
 	"github.com/llama-orch/orc/runtime"
 )
 
-var tinyPresets = []string{"llama-tiny", "qwen2.5-0.5b-tiny", "phi-3-mini-4k-tiny", "gpt2-small-tiny", "gpt-oss-20b-tiny",
-	"qwen3-tiny", "qwen3-30b-a3b-tiny", "gemma-3-tiny", "llama-3.2-1b-tiny"}
+// tinyPresets are the tiny presets with transformers goldens: every
+// architecture's small form.
+var tinyPresets = synth.WithCheck(synth.CheckGoldenF32)
 
 // openTiny opens a tiny preset's synthetic model compiled with steps of at
 // most maxTokens tokens.

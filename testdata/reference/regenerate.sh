@@ -16,12 +16,13 @@ mkdir -p "$out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export PYTHONUNBUFFERED=1
-# <preset>.json: the f32 file converted by the script itself (gguf mode).
-f32=(llama-tiny qwen2.5-0.5b-tiny phi-3-mini-4k-tiny gpt2-small-tiny gpt-oss-20b-tiny
-	qwen3-tiny qwen3-30b-a3b-tiny gemma-3-tiny llama-3.2-1b-tiny)
+# <preset>.json: the f32 file converted by the script itself (gguf mode), for
+# the presets whose checks (compiler/synth/checks.go) include golden-f32.
+read -ra f32 <<<"$("$orcc" synth --list --check golden-f32 | tr '\n' ' ')"
 # <preset>-q4_k_m.json: the q4_k_m file's --hf-dir export (its weights
-# dequantized exactly), loaded by transformers' AutoModelForCausalLM.
-q4=(qwen3-tiny qwen3-30b-a3b-tiny gemma-3-tiny llama-3.2-1b-tiny)
+# dequantized exactly), loaded by transformers' AutoModelForCausalLM
+# (check golden-q4_k_m).
+read -ra q4 <<<"$("$orcc" synth --list --check golden-q4_k_m | tr '\n' ' ')"
 if [ $# -gt 0 ]; then
 	want=" $* "
 	keep() { local k=(); for p in "$@"; do [[ $want == *" $p "* ]] && k+=("$p"); done; echo "${k[@]}"; }

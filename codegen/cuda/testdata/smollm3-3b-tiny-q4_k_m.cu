@@ -1,0 +1,195 @@
+
+// ---- this model's constants ----
+struct Norm_0 { static constexpr float EPS = 1e-06f; };
+struct Rope_1 { static constexpr int MODE = 1, HD = 64, ROT = 64; static constexpr float BASE = 5e+06f; static constexpr bool YARN = false; };
+struct Attn_2 { static constexpr int HEADS = 4, KVH = 1, HD = 64, WINDOW = 0; static constexpr float SCALE = 1.25e-01f; };
+
+// ---- kernels: one per distinct instantiation ----
+// Each waits for the grid before it, then lets the next one launch
+// (grid_dep_wait, grid_dep_launch in common): the one place a kernel's
+// memory accesses are ordered after the previous kernel's, except for the
+// integer GEMVs, which wait inside (kernels.go, waitsInside) after fetching
+// weights: their grid_dep_launch comes first, which is safe since the next
+// grid waits for this one's completion in turn. A kernel whose next grid
+// should not start early (kernels.go, launchAtEnd) leaves it out: that grid
+// launches when this one completes. After the wait, the pointers to what
+// kernels write pass through acquire (common).
+extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q6_k_split_128256_128256_256(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
+    grid_dep_wait();
+    acquire(ids);
+    grid_dep_launch();
+    embed_rows<W_q6_k_split<128256>, 128256, 256>(table, ids, y);
+}
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_false_false(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y) {
+    grid_dep_wait();
+    acquire(a);
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, false, false>(a, nullptr, w, nullptr, y, nullptr, nullptr);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_256(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_x_f16<256>(x, xh, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q4_k_256_W_q4_k_64_W_q4_k_64_B_none_B_none_B_none_256_256_64_64_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_qkv<W_q4_k<256>, W_q4_k<64>, W_q4_k<64>, B_none, B_none, B_none, 256, 256, 64, 64, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_256_64_64_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(positions, state);
+    grid_dep_launch();
+    qkv_rope_store<Rope_1, 256, 64, 64, true>(positions, y, kc, vc, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_2_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, positions, state);
+    grid_dep_launch();
+    attend_prefill<Attn_2, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_256_B_none_256_256_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_linear<W_q4_k<256>, B_none, 256, 256, 64, 64>(w, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
+    grid_dep_wait();
+    acquire(a, b);
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, true, false>(a, b, w, s, y, nullptr, nullptr);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q4_k_768_W_q4_k_768_256_768_0_64_64(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_swiglu<W_q4_k<768>, W_q4_k<768>, 256, 768, 0, 64, 64>(wg, wu, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_768(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_x_f16<768>(x, xh, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_768_B_none_768_256_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_linear<W_q4_k<768>, B_none, 768, 256, 64, 64>(w, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q4_k_256_W_q4_k_64_W_q6_k_split_64_B_none_B_none_B_none_256_256_64_64_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_qkv<W_q4_k<256>, W_q4_k<64>, W_q6_k_split<64>, B_none, B_none, B_none, 256, 256, 64, 64, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_768_B_none_768_256_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_linear<W_q6_k_split<768>, B_none, 768, 256, 64, 64>(w, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_none_256_64_64_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(positions, state);
+    grid_dep_launch();
+    qkv_rope_store<Rope_none, 256, 64, 64, true>(positions, y, kc, vc, state);
+}
+extern "C" __global__ void __launch_bounds__(256) last_row_0_256_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    last_row<0, 256, true>(x, y, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_128256_B_none_256_128256_32_false_true_0_false_1_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, u64* __restrict__ greedy, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q6_k_split_dot<128256>, B_none, 256, 128256, 32, false, true, 0, false, 1, 1>(w, nullptr, nullptr, xq, xs, y, greedy, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    acquire(a);
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, false, true>(a, nullptr, w, nullptr, y, xq, xs);
+}
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_256_W_q4_k_dot_64_W_q4_k_dot_64_B_none_B_none_B_none_Rope_1_256_256_64_64_true_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    grid_dep_launch();
+    qkv_q8<W_q4_k_dot<256>, W_q4_k_dot<64>, W_q4_k_dot<64>, B_none, B_none, B_none, Rope_1, 256, 256, 64, 64, true, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_64(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    grid_dep_launch();
+    attend_decode<Attn_2, B_none, false, true, 64>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_256_256_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q4_k_dot<256>, B_none, 256, 256, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    acquire(a, b);
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, true, true>(a, b, w, s, y, xq, xs);
+}
+extern "C" __global__ void __launch_bounds__(512) swiglu_q8_W_q4_k_dot_768_256_768_0_32_16_true_true_0_1(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, xq_t* __restrict__ yq, float2* __restrict__ ys, const int* __restrict__ state) {
+    grid_dep_launch();
+    swiglu_q8<W_q4_k_dot<768>, 256, 768, 0, 32, 16, true, true, 0, 1>(wg, wu, xq, xs, y, yq, ys, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_768_B_none_768_256_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q4_k_dot<768>, B_none, 768, 256, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_256_W_q4_k_dot_64_W_q6_k_split_dot_64_B_none_B_none_B_none_Rope_1_256_256_64_64_true_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    grid_dep_launch();
+    qkv_q8<W_q4_k_dot<256>, W_q4_k_dot<64>, W_q6_k_split_dot<64>, B_none, B_none, B_none, Rope_1, 256, 256, 64, 64, true, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_768_B_none_768_256_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q6_k_split_dot<768>, B_none, 768, 256, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_256_W_q4_k_dot_64_W_q6_k_split_dot_64_B_none_B_none_B_none_Rope_none_256_256_64_64_true_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    grid_dep_launch();
+    qkv_q8<W_q4_k_dot<256>, W_q4_k_dot<64>, W_q6_k_split_dot<64>, B_none, B_none, B_none, Rope_none, 256, 256, 64, 64, true, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
+}
+extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_256_64_64_false(const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(positions, state);
+    grid_dep_launch();
+    qkv_rope_store<Rope_1, 256, 64, 64, false>(positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_2_4(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, __half* __restrict__ pool, int layer, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(k, v, positions, row_of, paging, tables, state);
+    grid_dep_launch();
+    kv_store_paged<Attn_2, 4>(k, v, positions, row_of, paging, tables, pool, layer, state);
+}
+extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_2_B_none_false_4(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, pool, positions, row_of, paging, tables, state);
+    grid_dep_launch();
+    attend_paged<Attn_2, B_none, false, 4>(q, pool, nullptr, positions, row_of, paging, tables, layer, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) gather_rows_256(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, last, state);
+    grid_dep_launch();
+    gather_rows<256>(x, last, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q6_k_split_128256_B_none_256_128256_128_128(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    gemm_linear<W_q6_k_split<128256>, B_none, 256, 128256, 128, 128>(w, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(512) batch_argmax_128256(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(logits, state);
+    grid_dep_launch();
+    batch_argmax<128256>(logits, picks, state);
+}
+extern "C" __global__ void __launch_bounds__(512) sample_draw_128256_32_8_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    grid_dep_wait();
+    acquire(logits);
+    sample_draw<128256, 32, 8, 132, 180992>(logits, state, scratch);
+}
