@@ -34,7 +34,7 @@ var (
 		{preset: "phi-3-mini-4k", layers: 2}, // layer 0 has the Q4_K down, layer 1 the Q6_K (use_more_bits)
 		{preset: "gpt2-small", layers: 4},
 		{preset: "qwen3-8b", layers: 1},
-		{preset: "gemma-3-4b", layers: 6},    // five sliding layers and the first global one
+		{preset: "gemma-3-4b", layers: 6}, // five sliding layers and the first global one
 		{preset: "llama-3.1-8b", layers: 1},
 		{preset: "smollm3-3b", layers: 4}, // layer 3 has no RoPE
 	}

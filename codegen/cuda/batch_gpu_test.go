@@ -2,6 +2,7 @@ package cuda_test
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -103,10 +104,22 @@ func TestGPUBatchMatchesCPU(t *testing.T) {
 			if err := batchtest.Run(gpuB, vocab, gseqs, batchSteps, batchChunk); err != nil {
 				t.Fatal(err)
 			}
+			// Free-running greedy runs part at the first near-tie; up to it
+			// the ids must be equal, and the step they part at must be one.
 			for k, s := range gseqs {
-				got, want := batchtest.Greedy(s.Logits), aloneGreedy(t, gdev, s.Prompt, batchSteps)
-				if !slices.Equal(got, want) {
-					t.Errorf("sequence %d (prompt %d tokens): batched greedy ids %v, alone %v", k, len(s.Prompt), got, want)
+				got := batchtest.Greedy(s.Logits)
+				want, wantRows := aloneGreedy(t, gdev, s.Prompt, batchSteps)
+				for j := range want {
+					if got[j] == want[j] {
+						continue
+					}
+					if !nearTie(wantRows[j], got[j], want[j]) {
+						t.Errorf("sequence %d (prompt %d tokens), step %d: batched greedy id %d, alone %d, not a near-tie of the alone logits\nbatched %v\nalone   %v",
+							k, len(s.Prompt), j, got[j], want[j], got, want)
+					} else {
+						t.Logf("sequence %d: batched and alone part at step %d of %d, a near-tie", k, j, len(want))
+					}
+					break
 				}
 			}
 
@@ -175,7 +188,7 @@ func kvBlockBytes(m *plans.Manifest) int64 {
 // aloneGreedy is the greedy ids of prompt run alone on dev's prefill and
 // decode schedules: the pick after the prompt, then after each of steps−1
 // decode steps.
-func aloneGreedy(t *testing.T, dev runtime.Device, prompt []int32, steps int) []int32 {
+func aloneGreedy(t *testing.T, dev runtime.Device, prompt []int32, steps int) ([]int32, [][]float32) {
 	t.Helper()
 	seq, err := dev.NewSequence(batchCtx)
 	if err != nil {
@@ -183,14 +196,27 @@ func aloneGreedy(t *testing.T, dev runtime.Device, prompt []int32, steps int) []
 	}
 	defer seq.Close()
 	var ids []int32
+	var rows [][]float32
 	in := prompt
 	for range steps {
 		row, err := seq.Forward(context.Background(), in)
 		if err != nil {
 			t.Fatal(err)
 		}
+		rows = append(rows, slices.Clone(row))
 		ids = append(ids, batchtest.Greedy([][]float32{row})...)
 		in = ids[len(ids)-1:]
 	}
-	return ids
+	return ids, rows
+}
+
+// nearTie says whether the alone run's logits row holds ids a and b within
+// agreeTolerance of its largest magnitude: the batched step's kernels (f16
+// GEMMs where the decode step runs int8 dot products) may then pick either.
+func nearTie(row []float32, a, b int32) bool {
+	m := 0.0
+	for _, v := range row {
+		m = max(m, math.Abs(float64(v)))
+	}
+	return math.Abs(float64(row[a])-float64(row[b])) <= agreeTolerance*m
 }

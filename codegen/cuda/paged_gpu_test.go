@@ -21,9 +21,10 @@ import (
 const pagedLayers, pagedSeqs, pagedBlock, pagedCtx = 1, 4, 16, 1024
 
 // pagedToken is the table row of sequence s's token at position p: each
-// sequence its own stream.
-func pagedToken(s int) func(p int) int32 {
-	return func(p int) int32 { return attnRow(3*p + 101*s) }
+// sequence its own stream, its ids below the plan's vocabulary (the
+// harness's output width), which a batched step holds token ids to.
+func pagedToken(s, vocab int) func(p int) int32 {
+	return func(p int) int32 { return attnRow(3*p+101*s) % int32(vocab) }
 }
 
 // TestCompilePagedAttention compiles the harness's batched plans with nvcc
@@ -102,7 +103,7 @@ func TestGPUPagedAttention(t *testing.T) {
 					}
 					ts := make([]int32, n)
 					for j := range ts {
-						ts[j] = pagedToken(s)(pos[s] + j)
+						ts[j] = pagedToken(s, min(w, attnRows))(pos[s] + j)
 					}
 					rows = append(rows, runtime.BatchRow{Tokens: ts, Pos: pos[s], Blocks: tables[s]})
 					who = append(who, s)
@@ -114,7 +115,7 @@ func TestGPUPagedAttention(t *testing.T) {
 				for r, s := range who {
 					pos[s] += step[s]
 					want := make([]float64, w)
-					d.refAt(pagedToken(s), pos[s]-1, want)
+					d.refAt(pagedToken(s, min(w, attnRows)), pos[s]-1, want)
 					var diff, top float64
 					for j, x := range want {
 						e := math.Abs(float64(out[r*w+j]) - x)
