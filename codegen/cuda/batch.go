@@ -24,21 +24,53 @@ import (
 // changes, and one schedule serves every mix of prefill chunks and decode
 // tokens (T is the step's tokens). The block size, the table stride and
 // the tables are state fields, so nothing in the schedule depends on them.
-// attend_paged is a first kernel, fp32 on the CUDA cores with one block
-// per (token, kv head): decode rows of a few hundred keys; a long chunk
-// reads its sequence's keys once per token.
+// attend_paged is flash-decoding on the CUDA cores, fp32: each (token,
+// kv head)'s keys split over as many blocks as fill the GPU for the
+// step's T (one for a long chunk, up to pagedSplits for a decode step),
+// their partials in the batch region's start merged by
+// attend_paged_merge; a long chunk reads its sequence's keys once per
+// token.
 
 // batchMaxRows bounds a batched step's rows: the batch region holds the
 // per-row activations and logits of this many (64 × Qwen2.5's 151,936
 // logits: 39 MB).
 const batchMaxRows = 64
 
-// pagedThreads is PAGED_THREADS, argmaxThreads ARGMAX_THREADS
-// (paged.cu.tmpl).
+// pagedThreads is attend_paged's PAGED_WARPS·32, argmaxThreads
+// ARGMAX_THREADS (paged.cu.tmpl). pagedSplits is the most blocks a
+// (token, kv head)'s keys split over; pagedGroupFloats bounds a kv head's
+// group's output (G·HD floats), which attend_paged merges its warps' of
+// in 32 KiB of shared memory.
 const (
-	pagedThreads  = 128
-	argmaxThreads = 512
+	pagedThreads     = 128
+	argmaxThreads    = 512
+	pagedSplits      = 16
+	pagedGroupFloats = 2048
 )
+
+// pagedTarget is the blocks attend_paged's split rule (paged_splits)
+// aims a step at: four per SM, so its 128-thread blocks fill each SM's
+// warps several times over while a split's keys stay many.
+func (t tuning) pagedTarget() int64 { return 4 * t.SMs }
+
+// pagedPartBytes is the batch region's first bytes, attend_paged's
+// partials: per (token, kv head, split) a group's o [G·HD] and (m, l) per
+// head [G] floats, for the largest attention of g's first at nodes. The
+// splits rule gives several splits only where T·KVH < target, so fewer
+// than 2·target partials (paged_splits), and never more than
+// maxTokens·KVH·pagedSplits.
+func (e *emitter) pagedPartBytes(g *ir.Graph, at int) int64 {
+	var most int64
+	for _, n := range g.Nodes[:at] {
+		if n.Op != ir.OpAttention || n.Int("kv_heads") < 1 {
+			continue
+		}
+		kvh, grp := n.Int("kv_heads"), n.Int("heads")/n.Int("kv_heads")
+		parts := min(2*e.pagedTarget(), e.maxTokens*kvh*pagedSplits)
+		most = max(most, parts*(grp*n.Int("head_dim")+2*grp)*4)
+	}
+	return alignUp(most, plans.Alignment)
+}
 
 // batchSchedules is what the batched step adds to a plan.
 type batchSchedules struct {
@@ -88,7 +120,7 @@ func (e *emitter) batch(g *ir.Graph) (*batchSchedules, error) {
 	if at < 0 {
 		return nil, nil
 	}
-	b := &batchSchedules{maxRows: min(e.maxTokens, batchMaxRows)}
+	b := &batchSchedules{maxRows: min(e.maxTokens, batchMaxRows), bytes: e.pagedPartBytes(g, at)}
 	e.state = batchState(e.state, e.maxTokens, b.maxRows)
 	e.prefill, e.batching, e.scratchHolds = true, true, scratchNone
 	defer func() { e.batching, e.stateAt, e.batchValues = false, 0, nil }()
@@ -214,13 +246,14 @@ func (e *emitter) batchTail(g *ir.Graph, at int, b *batchSchedules) (*ir.Node, [
 }
 
 // attendPaged: a batched step's attention node n (config cfg): its k, v to
-// the paged pool, then attend_paged over each token's own sequence.
+// the paged pool, then attend_paged over each token's own sequence, its
+// splits' partials at the batch region's start, and attend_paged_merge.
 func (e *emitter) attendPaged(n *ir.Node, cfg string) ([]plans.Launch, error) {
 	q, k, v := n.Inputs[0], n.Inputs[1], n.Inputs[2]
 	heads, kvh, hd := n.Int("heads"), n.Int("kv_heads"), n.Int("head_dim")
 	nl := int64(e.model.NLayer)
-	if g := heads / kvh; g*(pagedThreads+hd) > 10240 {
-		return nil, fmt.Errorf("attend_paged holds a kv head's group's queries and scores in 40 KiB; %d heads of %d dims take more", g, hd)
+	if g := heads / kvh; g*hd > pagedGroupFloats {
+		return nil, fmt.Errorf("attend_paged merges a kv head's group's outputs in 32 KiB; %d heads of %d dims take more", g, hd)
 	}
 	paging := func(c *call) {
 		c.arg(cInts, "positions", plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions})
@@ -230,6 +263,7 @@ func (e *emitter) attendPaged(n *ir.Node, cfg string) ([]plans.Launch, error) {
 	}
 	layer := plans.Arg{Kind: plans.ArgInt, Value: n.Int("layer")}
 	pool := plans.Arg{Kind: plans.ArgKVPool}
+	part := plans.Arg{Kind: plans.ArgBatch, Offset: 0} // pagedPartBytes
 	store := &call{}
 	store.ptr(e, cIn, "k", k)
 	store.ptr(e, cIn, "v", v)
@@ -251,8 +285,26 @@ func (e *emitter) attendPaged(n *ir.Node, cfg string) ([]plans.Launch, error) {
 	paging(att)
 	att.arg("int", "layer", layer)
 	att.ptr(e, cOut, "y", n)
+	att.arg(cOut, "part", part)
 	e.stateArg(att)
-	g := grid{a: [3]int64{1, 0, 0}, b: [3]int64{0, kvh, 1}}
-	la, err := e.emit(att, "attend_paged", pagedThreads, g, attendPagedArgs{A: cfg, S: sinks, Sinks: len(n.Inputs) == 4, NL: nl})
-	return append(ls, la...), err
+	// Grid (T, KVH, pagedSplits); blocks past a token's splits exit.
+	g := grid{a: [3]int64{1, 0, 0}, b: [3]int64{0, kvh, pagedSplits}}
+	hasSinks := len(n.Inputs) == 4
+	la, err := e.emit(att, "attend_paged", pagedThreads, g,
+		attendPagedArgs{A: cfg, S: sinks, Sinks: hasSinks, NL: nl, Splits: pagedSplits, Target: e.pagedTarget()})
+	if err != nil {
+		return nil, err
+	}
+	merge := &call{}
+	merge.arg(cIn, "part", part)
+	if _, err := e.sinks(merge, n, heads); err != nil {
+		return nil, err
+	}
+	merge.arg(cInts, "positions", plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions})
+	merge.arg(cInts, "paging", plans.Arg{Kind: plans.ArgState, Offset: e.state.Paging})
+	merge.ptr(e, cOut, "y", n)
+	e.stateArg(merge)
+	lm, err := e.emit(merge, "attend_paged_merge", pagedThreads, grid{a: [3]int64{1, 0, 0}, b: [3]int64{0, kvh, 1}},
+		attendPagedMergeArgs{A: cfg, S: sinks, Sinks: hasSinks, Splits: pagedSplits, Target: e.pagedTarget()})
+	return append(append(ls, la...), lm...), err
 }

@@ -23,24 +23,36 @@ func TestBatchSchedule(t *testing.T) {
 		if len(k.Batch) == 0 || len(k.BatchRows) < 3 {
 			t.Fatalf("%s: batched step of %d and %d launches", name, len(k.Batch), len(k.BatchRows))
 		}
-		stores, attends := 0, 0
+		stores, attends, merges := 0, 0, 0
 		for _, l := range k.Batch {
+			paged := false
 			switch {
 			case strings.HasPrefix(l.Kernel, "kv_store_paged"):
 				stores++
+			case strings.HasPrefix(l.Kernel, "attend_paged_merge"):
+				merges, paged = merges+1, true
 			case strings.HasPrefix(l.Kernel, "attend_paged"):
-				attends++
+				attends, paged = attends+1, true
 			case strings.HasPrefix(l.Kernel, "attend_") || strings.HasPrefix(l.Kernel, "kv_store"):
 				t.Errorf("%s: the batched step launches %s", name, l.Kernel)
 			}
 			for _, a := range l.Args {
-				if a.Kind == plans.ArgKV || a.Kind == plans.ArgBatch {
-					t.Errorf("%s: the batched step's per-token launch %s has a %s argument", name, l.Kernel, a.Kind)
+				// The paged attention's split partials alone lie in the
+				// batch region, at its start.
+				if a.Kind == plans.ArgKV || a.Kind == plans.ArgBatch && !(paged && a.Offset == 0) {
+					t.Errorf("%s: the batched step's per-token launch %s has a %s argument at %d", name, l.Kernel, a.Kind, a.Offset)
 				}
 			}
 		}
-		if stores != man.Model.NLayer || attends != man.Model.NLayer {
-			t.Errorf("%s: %d paged stores and %d paged attentions for %d layers", name, stores, attends, man.Model.NLayer)
+		if stores != man.Model.NLayer || attends != man.Model.NLayer || merges != man.Model.NLayer {
+			t.Errorf("%s: %d paged stores, %d paged attentions and %d merges for %d layers", name, stores, attends, merges, man.Model.NLayer)
+		}
+		for _, l := range k.BatchRows {
+			for _, a := range l.Args {
+				if a.Kind == plans.ArgBatch && a.Offset == 0 {
+					t.Errorf("%s: per-row launch %s overwrites the paged attention's partials at the batch region's start", name, l.Kernel)
+				}
+			}
 		}
 		first, last := k.BatchRows[0], k.BatchRows[len(k.BatchRows)-1]
 		if !strings.HasPrefix(first.Kernel, "gather_rows") || !strings.HasPrefix(last.Kernel, "batch_argmax") {

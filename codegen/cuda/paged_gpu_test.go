@@ -59,7 +59,10 @@ func pagedOutput(t *testing.T, c attnCase) *cuda.Output {
 // to 300 tokens beside single decode tokens, past gpt-oss's window of 128,
 // with block tables interleaved and descending, and decode-only steps
 // (graphs, padded); each row's output (its last token's attention over its
-// own sequence) is checked against the float64 reference.
+// own sequence) is checked against the float64 reference. The steps of
+// 300-odd tokens give attend_paged one split a (token, kv head), which
+// writes y itself, and the steps of a few tokens several, which
+// attend_paged_merge combines (paged_splits).
 func TestGPUPagedAttention(t *testing.T) {
 	gpuOnly(t)
 	r := rand.New(rand.NewPCG(7, 9))

@@ -190,11 +190,21 @@ type (
 		A  string
 		NL int64
 	}
+	// Splits and Target are the paged attention's split rule
+	// (pagedSplits, tuning.pagedTarget); attendPagedMergeArgs serve
+	// attend_paged_merge.
 	attendPagedArgs struct {
-		A     string
-		S     accessor
-		Sinks bool
-		NL    int64
+		A              string
+		S              accessor
+		Sinks          bool
+		NL             int64
+		Splits, Target int64
+	}
+	attendPagedMergeArgs struct {
+		A              string
+		S              accessor
+		Sinks          bool
+		Splits, Target int64
 	}
 	gatherArgs     struct{ Cols int64 }
 	argmaxArgs     struct{ V int64 }

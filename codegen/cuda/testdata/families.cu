@@ -3226,97 +3226,191 @@ __device__ __forceinline__ void kv_store_paged(const float* __restrict__ k, cons
     pool[at + (i64)bt * KV] = __float2half(v[i]);
 }
 
-// attend_paged: block (t, kvh) attends token t's G = HEADS/KVH query heads
-// of kv head kvh to its own sequence's positions up to its own (from its
-// window's start), in tiles of PAGED_THREADS keys: a thread scores one key
-// for every head of the group, a warp per head takes the tile's max and
-// sums (online softmax, log2 domain as attend_prefill), and each thread
-// accumulates P·V for its (head, dim) elements. fp32 throughout; K and V
-// fp16 as stored.
-#define PAGED_THREADS 128
-template <class A, class S, bool SINKS, int NL>
+// attend_paged (flash-decoding over the pool): token t's G = HEADS/KVH
+// query heads of kv head kvh attend to its own sequence's positions from
+// its window's start lo to its own, pos. A step of T tokens cuts each
+// (token, kv head)'s keys into splits (paged_splits: enough blocks to fill
+// the GPU, so a 512-token chunk takes one a pair and a decode step of 16
+// tokens many), each a run of whole pool blocks (paged_span); block
+// (t, kvh, z) takes split z, blocks past the token's last non-empty split
+// exit at once. In a block each warp takes PAGED_KEYS keys at a time, lanes
+// hold dim pairs (coalesced K and V row loads), scores reduce by warp
+// shuffles, and each warp keeps its own online softmax (log2 domain as
+// attend_prefill) and P·V for the group's heads, so the key loop has no
+// block barrier; the warps merge in shared memory at the end. One split
+// writes y; several leave (o, m, l) in part for attend_paged_merge. fp32
+// throughout; K and V fp16 as stored.
+#define PAGED_WARPS 4
+#define PAGED_KEYS 4
+
+// paged_splits: the splits of a step of T tokens: ceil(TARGET blocks over
+// its T·KVH pairs), 1 to SPLITS. With more than one, T·KVH < TARGET, so
+// T·KVH·splits < 2·TARGET partials (pagedPartBytes sizes part so).
+template <class A, int SPLITS, int TARGET>
+__device__ __forceinline__ int paged_splits(int T) {
+    const int pairs = T * A::KVH;
+    return min(SPLITS, max(1, (TARGET + pairs - 1) / pairs));
+}
+
+// paged_span: keys [lo, pos] in splits of chunk keys from base (lo's pool
+// block's first position), whole pool blocks of bt each; n is the
+// non-empty splits, the first n of splits.
+struct PagedSpan {
+    int base, chunk, n;
+};
+__device__ __forceinline__ PagedSpan paged_span(int lo, int pos, int bt, int splits) {
+    const int base = lo / bt * bt, blocks = (pos + 1 - base + bt - 1) / bt, per = (blocks + splits - 1) / splits;
+    return {base, per * bt, (blocks + per - 1) / per};
+}
+
+// paged_part: partial e's o [G·HD], then its (m, l) per head [G] (float2).
+template <class A, class F>
+__device__ __forceinline__ F* paged_part(F* part, int t, int kvh, int splits, int z) {
+    constexpr int G = A::HEADS / A::KVH;
+    return part + ((i64)(t * A::KVH + kvh) * splits + z) * (G * A::HD + 2 * G);
+}
+
+template <class A, class S, bool SINKS, int NL, int SPLITS, int TARGET>
 __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks,
                                              const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging,
-                                             const int* __restrict__ tables, int layer, float* __restrict__ y, const int* __restrict__ state) {
-    constexpr int HD = A::HD, G = A::HEADS / A::KVH, KV = A::KVH * HD, NT = PAGED_THREADS, NW = NT / 32, PER = (G * HD + NT - 1) / NT;
+                                             const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part,
+                                             const int* __restrict__ state) {
+    constexpr int HD = A::HD, G = A::HEADS / A::KVH, KV = A::KVH * HD, NW = PAGED_WARPS, KW = PAGED_KEYS;
+    constexpr int NP = (HD / 2 + 31) / 32;  // dim pairs a lane holds: pair lane + 32·j
     constexpr float SC = A::SCALE * ATT_LOG2E;
-    static_assert(G * (NT + HD) <= 10240, "attend_paged keeps a group's queries and a tile's scores in 40 KiB of shared memory");
-    __shared__ float qs[G * HD];
-    __shared__ float ps[G][NT];
-    __shared__ i64 vrow[NT];
-    __shared__ float ms[G], ls[G], cs[G];
-    const int t = blockIdx.x, kvh = blockIdx.y, tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-    if (t >= STATE_T(state)) return;  // block-uniform
-    const int pos = positions[t], bt = paging[0];
-    const int* table = tables + (i64)row_of[t] * paging[1];
+    static_assert(G * HD <= 2048, "attend_paged merges its warps' group outputs in 32 KiB of shared memory");
+    __shared__ __align__(16) float wo[NW][G * HD];  // each warp's unnormalised o; wm, wl its max and sum per head
+    __shared__ float wm[NW][G], wl[NW][G];
+    const int t = blockIdx.x, kvh = blockIdx.y, z = blockIdx.z, T = STATE_T(state), warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (t >= T) return;  // block-uniform, as below
+    const int splits = paged_splits<A, SPLITS, TARGET>(T), pos = positions[t], bt = paging[0];
     const int lo = A::WINDOW > 0 ? max(0, pos - A::WINDOW + 1) : 0;
-    for (int i = tid; i < G * HD; i += NT) qs[i] = q[(i64)t * A::HEADS * HD + (i64)kvh * G * HD + i] * SC;
-    if (tid < G) ms[tid] = -INFINITY, ls[tid] = 0.f;
-    float o[PER];
+    const PagedSpan sp = paged_span(lo, pos, bt, splits);
+    if (z >= sp.n) return;
+    const int kbegin = max(lo, sp.base + z * sp.chunk), kend = min(pos + 1, sp.base + (z + 1) * sp.chunk);
+    const int* table = tables + (i64)row_of[t] * paging[1];
+
+    float2 qr[G][NP], o[G][NP];
+    float m[G], l[G];
 #pragma unroll
-    for (int k = 0; k < PER; k++) o[k] = 0.f;
-    __syncthreads();
-    for (int k0 = lo; k0 <= pos; k0 += NT) {
-        const int n = min(NT, pos - k0 + 1);
-        float s[G];
+    for (int g = 0; g < G; g++) {
+        m[g] = -INFINITY, l[g] = 0.f;
 #pragma unroll
-        for (int g = 0; g < G; g++) s[g] = -INFINITY;
-        if (tid < n) {
-            const i64 kr = paged_key<A, NL>(table, k0 + tid, bt, layer) + kvh * HD;
-            vrow[tid] = kr + (i64)bt * KV;
-            const __half2* kp = (const __half2*)(pool + kr);
+        for (int j = 0; j < NP; j++) {
+            const int p = lane + 32 * j;
+            const float2 x = p < HD / 2 ? *(const float2*)(q + (i64)t * A::HEADS * HD + (kvh * G + g) * HD + 2 * p) : make_float2(0.f, 0.f);
+            qr[g][j] = make_float2(x.x * SC, x.y * SC);
+            o[g][j] = make_float2(0.f, 0.f);
+        }
+    }
+    for (int k0 = kbegin + warp * KW; k0 < kend; k0 += NW * KW) {  // warp-uniform
+        // The KW keys' K and V rows, all loads issued before any use.
+        float2 kf[KW][NP], vf[KW][NP];
 #pragma unroll
-            for (int g = 0; g < G; g++) s[g] = 0.f;
-            for (int d = 0; d < HD / 2; d++) {
-                const float2 kf = __half22float2(kp[d]);
+        for (int c = 0; c < KW; c++) {
+            const bool real = k0 + c < kend;
+            const i64 kr = real ? paged_key<A, NL>(table, k0 + c, bt, layer) + kvh * HD : 0;
 #pragma unroll
-                for (int g = 0; g < G; g++) s[g] = fmaf(qs[g * HD + 2 * d], kf.x, fmaf(qs[g * HD + 2 * d + 1], kf.y, s[g]));
+            for (int j = 0; j < NP; j++) {
+                const int p = lane + 32 * j;
+                const bool in = real && p < HD / 2;
+                kf[c][j] = in ? __half22float2(*(const __half2*)(pool + kr + 2 * p)) : make_float2(0.f, 0.f);
+                vf[c][j] = in ? __half22float2(*(const __half2*)(pool + kr + (i64)bt * KV + 2 * p)) : make_float2(0.f, 0.f);
+            }
+        }
+        float s[KW][G];
+#pragma unroll
+        for (int c = 0; c < KW; c++) {
+#pragma unroll
+            for (int g = 0; g < G; g++) {
+                float d = 0.f;
+#pragma unroll
+                for (int j = 0; j < NP; j++) d = fmaf(qr[g][j].x, kf[c][j].x, fmaf(qr[g][j].y, kf[c][j].y, d));
+#pragma unroll
+                for (int off = 16; off > 0; off >>= 1) d += __shfl_xor_sync(0xffffffffu, d, off);
+                s[c][g] = k0 + c < kend ? d : -INFINITY;
             }
         }
 #pragma unroll
-        for (int g = 0; g < G; g++) ps[g][tid] = s[g];
-        __syncthreads();
-        for (int g = warp; g < G; g += NW) {  // warp-uniform
-            float mx = -INFINITY;
-            for (int j = lane; j < n; j += 32) mx = fmaxf(mx, ps[g][j]);
+        for (int g = 0; g < G; g++) {
+            float mx = m[g];
 #pragma unroll
-            for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
-            const float mn = fmaxf(ms[g], mx);
-            float sum = 0.f;
-            for (int j = lane; j < n; j += 32) {
-                const float p = att_exp2(ps[g][j], mn);
-                ps[g][j] = p;
-                sum += p;
-            }
+            for (int c = 0; c < KW; c++) mx = fmaxf(mx, s[c][g]);  // finite: key k0 is real
+            const float corr = att_exp2(m[g], mx);
+            m[g] = mx;
+            l[g] *= corr;
 #pragma unroll
-            for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-            __syncwarp();
-            if (lane == 0) {
-                cs[g] = att_exp2(ms[g], mn);
-                ls[g] = ls[g] * cs[g] + sum;
-                ms[g] = mn;
+            for (int j = 0; j < NP; j++) o[g][j] = make_float2(o[g][j].x * corr, o[g][j].y * corr);
+#pragma unroll
+            for (int c = 0; c < KW; c++) {
+                const float p = exp2f(s[c][g] - mx);  // 0 for a key past kend
+                l[g] += p;
+#pragma unroll
+                for (int j = 0; j < NP; j++) o[g][j] = make_float2(fmaf(p, vf[c][j].x, o[g][j].x), fmaf(p, vf[c][j].y, o[g][j].y));
             }
         }
-        __syncthreads();
-#pragma unroll
-        for (int k = 0; k < PER; k++) {
-            const int e = tid + k * NT;
-            if (e < G * HD) {
-                const int g = e / HD, d = e % HD;
-                float acc = o[k] * cs[g];
-                for (int j = 0; j < n; j++) acc = fmaf(ps[g][j], __half2float(pool[vrow[j] + d]), acc);
-                o[k] = acc;
-            }
-        }
-        __syncthreads();  // the next tile rewrites ps, vrow and cs
     }
 #pragma unroll
-    for (int k = 0; k < PER; k++) {
-        const int e = tid + k * NT;
-        if (e < G * HD) {
-            const int g = e / HD, d = e % HD, h = kvh * G + g;
-            y[(i64)t * A::HEADS * HD + (i64)h * HD + d] = o[k] * att_scale<S, SINKS>(ms[g], ls[g], sinks, h);
+    for (int g = 0; g < G; g++) {
+#pragma unroll
+        for (int j = 0; j < NP; j++) {
+            const int p = lane + 32 * j;
+            if (p < HD / 2) *(float2*)&wo[warp][g * HD + 2 * p] = o[g][j];
         }
+        if (lane == 0) wm[warp][g] = m[g], wl[warp][g] = l[g];  // a warp without keys: -inf, 0
+    }
+    __syncthreads();
+    // The block's (m, l) per head over its warps, warp w weighted
+    // exp2(m_w - m); the output scale too where the block has all the keys.
+    float* pt = sp.n > 1 ? paged_part<A>(part, t, kvh, splits, z) : nullptr;
+    for (int i = threadIdx.x; i < G * HD; i += blockDim.x) {
+        const int g = i / HD, h = kvh * G + g;
+        float mm = -INFINITY, ll = 0.f, acc = 0.f;
+#pragma unroll
+        for (int w = 0; w < NW; w++) mm = fmaxf(mm, wm[w][g]);
+#pragma unroll
+        for (int w = 0; w < NW; w++) {
+            const float wt = att_exp2(wm[w][g], mm);
+            ll = fmaf(wt, wl[w][g], ll);
+            acc = fmaf(wt, wo[w][i], acc);
+        }
+        if (sp.n == 1) {
+            y[(i64)t * A::HEADS * HD + (i64)h * HD + i % HD] = acc * att_scale<S, SINKS>(mm, ll, sinks, h);
+        } else {
+            pt[i] = acc;
+            if (i % HD == 0) *(float2*)(pt + G * HD + 2 * g) = make_float2(mm, ll);
+        }
+    }
+}
+
+// attend_paged_merge: block (t, kvh) combines the splits attend_paged left
+// in part for token t's kv head kvh (none where one split wrote y): split
+// s weighs exp2(m_s - m) over their max m, the sink joins the denominator.
+template <class A, class S, bool SINKS, int SPLITS, int TARGET>
+__device__ __forceinline__ void attend_paged_merge(const float* __restrict__ part, const uint8_t* __restrict__ sinks,
+                                                   const int* __restrict__ positions, const int* __restrict__ paging, float* __restrict__ y,
+                                                   const int* __restrict__ state) {
+    constexpr int HD = A::HD, G = A::HEADS / A::KVH;
+    __shared__ float wt[SPLITS][G];  // split s's weight in head g, the output scale included
+    const int t = blockIdx.x, kvh = blockIdx.y, T = STATE_T(state);
+    if (t >= T) return;
+    const int splits = paged_splits<A, SPLITS, TARGET>(T), pos = positions[t];
+    const PagedSpan sp = paged_span(A::WINDOW > 0 ? max(0, pos - A::WINDOW + 1) : 0, pos, paging[0], splits);
+    if (sp.n == 1) return;
+    const float* p0 = paged_part<A>(part, t, kvh, splits, 0);
+    const i64 stride = G * HD + 2 * G;
+    for (int g = threadIdx.x; g < G; g += blockDim.x) {
+        float mm = -INFINITY, ll = 0.f;
+        for (int s = 0; s < sp.n; s++) mm = fmaxf(mm, p0[s * stride + G * HD + 2 * g]);
+        for (int s = 0; s < sp.n; s++) ll = fmaf(att_exp2(p0[s * stride + G * HD + 2 * g], mm), p0[s * stride + G * HD + 2 * g + 1], ll);
+        const float sc = att_scale<S, SINKS>(mm, ll, sinks, kvh * G + g);
+        for (int s = 0; s < sp.n; s++) wt[s][g] = att_exp2(p0[s * stride + G * HD + 2 * g], mm) * sc;
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < G * HD; i += blockDim.x) {
+        float acc = 0.f;
+        for (int s = 0; s < sp.n; s++) acc = fmaf(wt[s][i / HD], p0[s * stride + i], acc);
+        y[(i64)t * A::HEADS * HD + (i64)(kvh * G) * HD + i] = acc;
     }
 }
 
