@@ -137,7 +137,7 @@ func runCPU(t *testing.T, model string) *cpuRun {
 // compare feeds the GPU the CPU run's tokens and returns the largest row
 // error relative to the CPU row's largest |logit| and how many rows have
 // the CPU's argmax.
-func (r *cpuRun) compare(t *testing.T, gdev runtime.Device) (worst float64, agree, close int) {
+func (r *cpuRun) compare(t *testing.T, gdev runtime.Device) (worst float64, agree, within int) {
 	t.Helper()
 	seq, err := gdev.NewSequence(agreeCtx)
 	if err != nil {
@@ -153,14 +153,14 @@ func (r *cpuRun) compare(t *testing.T, gdev runtime.Device) (worst float64, agre
 		e := relErr(got, want)
 		worst = max(worst, e)
 		if e <= agreeTolerance {
-			close++
+			within++
 		}
 		if argmax(got) == argmax(want) {
 			agree++
 		}
 		in = []int32{int32(argmax(want))}
 	}
-	return worst, agree, close
+	return worst, agree, within
 }
 
 // openGPUModel lowers a GGUF for the GPU with steps of gpuMaxTokens and
@@ -231,10 +231,10 @@ func matchCPU(t *testing.T, configs []agreeConfig, bound float64) {
 		t.Run(names[i], func(t *testing.T) {
 			r := runs[i]
 			start := time.Now()
-			worst, agree, close := r.compare(t, openGPUModel(t, r.model))
+			worst, agree, within := r.compare(t, openGPUModel(t, r.model))
 			agreeAll, rowsAll = agreeAll+agree, rowsAll+len(r.rows)
 			t.Logf("%-30s max|gpu-cpu|/max|cpu| %.2e (bound %.0e)  top-1 %d/%d  within %.0e %d/%d  (cpu %.1fs, gpu %.1fs)",
-				names[i], worst, bound, agree, len(r.rows), agreeTolerance, close, len(r.rows), r.took.Seconds(), time.Since(start).Seconds())
+				names[i], worst, bound, agree, len(r.rows), agreeTolerance, within, len(r.rows), r.took.Seconds(), time.Since(start).Seconds())
 			if bound > 0 && worst > bound {
 				t.Errorf("relative logit error %.2e exceeds %.0e", worst, bound)
 			}

@@ -96,6 +96,7 @@ func TestGPUPagedAttention(t *testing.T) {
 				}
 			}
 			w := d.c.heads * d.c.hd
+			ids := min(w, attnRows) // the token ids a step may feed: below the plan's vocabulary, its output width
 			pos := make([]int, pagedSeqs)
 			for k, step := range steps {
 				var rows []runtime.BatchRow
@@ -106,7 +107,7 @@ func TestGPUPagedAttention(t *testing.T) {
 					}
 					ts := make([]int32, n)
 					for j := range ts {
-						ts[j] = pagedToken(s, min(w, attnRows))(pos[s] + j)
+						ts[j] = pagedToken(s, ids)(pos[s] + j)
 					}
 					rows = append(rows, runtime.BatchRow{Tokens: ts, Pos: pos[s], Blocks: tables[s]})
 					who = append(who, s)
@@ -118,7 +119,7 @@ func TestGPUPagedAttention(t *testing.T) {
 				for r, s := range who {
 					pos[s] += step[s]
 					want := make([]float64, w)
-					d.refAt(pagedToken(s, min(w, attnRows)), pos[s]-1, want)
+					d.refAt(pagedToken(s, ids), pos[s]-1, want)
 					var diff, top float64
 					for j, x := range want {
 						e := math.Abs(float64(out[r*w+j]) - x)
