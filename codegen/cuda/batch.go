@@ -31,6 +31,14 @@ import (
 // their partials in the batch region's start merged by
 // attend_paged_merge; a long chunk reads its sequence's keys once per
 // token.
+//
+// A step of decode tokens alone of at most passes.BatchDecodeRows rows
+// runs the per-token part as batchDecodeTokens emits it instead: the same
+// nodes, paged attention and values, but the matrix products on the
+// integer path's token tiles (batch_decode_kernel), which read each
+// weight once for 8 rows, where the prefill's GEMMs, tiled for hundreds
+// of rows, launch out/128 blocks (Phi-3's down: 24 on 132 SMs) that each
+// walk all of K.
 
 // batchMaxRows bounds a batched step's rows: the batch region holds the
 // per-row activations and logits of this many (64 × Qwen2.5's 151,936
