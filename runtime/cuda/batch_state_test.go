@@ -3,6 +3,7 @@ package cuda
 import (
 	"encoding/binary"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -230,5 +231,19 @@ func TestTokenSchedule(t *testing.T) {
 	k.BatchDecode, k.BatchDecodeMaxRows = nil, 0
 	if name, sched := tokenSchedule(k, 4, 4); name != "batch" || len(sched) != 1 {
 		t.Errorf("a plan without a batched decode step: %s", name)
+	}
+}
+
+// Every schedule's kernels are looked up when the plan loads, the batched
+// decode step's included, each with its largest launch's shared memory.
+func TestKernelSmem(t *testing.T) {
+	k := &plans.Kernels{
+		Prefill: []plans.Launch{{Kernel: "p", Smem: 1}}, Decode: []plans.Launch{{Kernel: "d"}},
+		Batch: []plans.Launch{{Kernel: "b"}}, BatchRows: []plans.Launch{{Kernel: "r"}},
+		BatchDecode: []plans.Launch{{Kernel: "q8"}, {Kernel: "p", Smem: 4096}},
+	}
+	want := map[string]int{"p": 4096, "d": 0, "b": 0, "r": 0, "q8": 0}
+	if got := kernelSmem(k); !reflect.DeepEqual(got, want) {
+		t.Errorf("kernels looked up: %v, want %v", got, want)
 	}
 }
