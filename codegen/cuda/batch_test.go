@@ -143,3 +143,42 @@ func TestBatchDecodeSchedule(t *testing.T) {
 		}
 	}
 }
+
+// The batched decode schedule's matrix kernels are chooseKernels'
+// batch_decode_kernel: a gemv record gives that node a gemv launch there
+// (and leaves the batched step's own), and a graph without the record is
+// refused.
+func TestBatchDecodeKernelIsRecorded(t *testing.T) {
+	g, man, _ := tinyPlan(t, "llama-tiny", synth.QuantQ4KM)
+	var down *ir.Node
+	for _, n := range g.Nodes {
+		if n.Op == ir.OpLinear && n.Str("batch_decode_kernel") == ir.KernelQ8 {
+			down = n
+		}
+	}
+	if down == nil {
+		t.Fatal("no q8 linear in the batched decode step")
+	}
+	count := func(ls []plans.Launch, prefix string) int {
+		k := 0
+		for _, l := range ls {
+			if strings.HasPrefix(l.Kernel, prefix) {
+				k++
+			}
+		}
+		return k
+	}
+	before := generate(t, g, man, "")
+	down.Attrs["batch_decode_kernel"] = ir.KernelGEMV
+	after := generate(t, g, man, "")
+	if d := count(after.Kernels.BatchDecode, "linear_gemv") - count(before.Kernels.BatchDecode, "linear_gemv"); d != 1 {
+		t.Errorf("a gemv batch_decode_kernel adds %d linear_gemv launches to the batched decode step, want 1", d)
+	}
+	if count(after.Kernels.Batch, "linear_gemv") != count(before.Kernels.Batch, "linear_gemv") {
+		t.Error("a batch_decode_kernel record changed the batched step's own launches")
+	}
+	delete(down.Attrs, "batch_decode_kernel")
+	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "no kernel recorded for its batched decode step") {
+		t.Errorf("a linear without batch_decode_kernel: %v", err)
+	}
+}
