@@ -31,9 +31,10 @@ const (
 // linear that reads the residual before its wait; batch_kernel, on a
 // matrix node after the graph's last row, its kernel in a batched step,
 // where it runs once per sequence over the step's rows (a prefill family);
-// and the choices of decisionOps.
+// batch_decode_kernel, on a matrix node before it, its kernel in a batched
+// step of decode tokens alone (a prefill family); and the choices of decisionOps.
 var kernelAttrKinds = map[string]string{
-	"kernel": "string", "prefill_kernel": "string", "batch_kernel": "string",
+	"kernel": "string", "prefill_kernel": "string", "batch_kernel": "string", "batch_decode_kernel": "string",
 	"mma_warps": "int64", "mma_upw": "int64", "stream_smem": "int64", "stream_blocks": "int64",
 	"fold_norm": "bool", "writes_sum": "bool", "stages_x": "bool", "prefill_stages_x": "bool", "pick_early": "bool", "starts_late": "bool",
 	"quantize_at_end": "bool", "launch_at_end": "bool", "residual_before_wait": "bool",
@@ -112,6 +113,9 @@ func verifyKernelChoice(n *Node) error {
 	}
 	if _, ok := n.Attrs["batch_kernel"]; ok && !slices.Contains(fams[1], n.Str("batch_kernel")) {
 		return fmt.Errorf("batch_kernel %q: a %s over a batched step's rows takes one of %v", n.Str("batch_kernel"), n.Op, fams[1])
+	}
+	if _, ok := n.Attrs["batch_decode_kernel"]; ok && !slices.Contains(fams[1], n.Str("batch_decode_kernel")) {
+		return fmt.Errorf("batch_decode_kernel %q: a %s over a batched decode step's tokens takes one of %v", n.Str("batch_decode_kernel"), n.Op, fams[1])
 	}
 	mma := false
 	for i, k := range []string{"kernel", "prefill_kernel"} {

@@ -6,7 +6,7 @@ import (
 
 // kernelAttrs are the attributes chooseKernels records (ir/kernels.go);
 // it drops them first, so that it can run again.
-var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits"}
+var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_decode_kernel", "mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits"}
 
 // chooseKernels decides, for the graph's GPU target (the graph attribute
 // target), which kernel family serves each matrix node and MoE in each
@@ -37,6 +37,13 @@ var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "mma_warp
 //     head) runs in a batched step once per sequence, over the step's
 //     rows: the prefill's rule for rows of T, gemm where the width is whole
 //     float4 pairs (the weights read once for all rows), else gemv.
+//   - batch_decode_kernel: a matrix node before that last node, its kernel
+//     in a batched step of decode tokens alone (every row one token, at
+//     most BatchDecodeRows): q8 where the integer path serves it — each
+//     block's weight groups used for PrefillTile tokens, the weights read
+//     once for up to that many rows, where the prefill's tensor-core GEMM
+//     tiles of 64 rows launch out/128 latency-bound blocks — else its
+//     prefill_kernel.
 func chooseKernels(g *ir.Graph) error {
 	gpu, err := graphGPU(g)
 	if err != nil {
@@ -80,6 +87,14 @@ func chooseKernels(g *ir.Graph) error {
 			}
 		}
 	}
+	for _, n := range beforeLast(g) {
+		if isMatrix(n) {
+			n.Attrs["batch_decode_kernel"] = n.Str("prefill_kernel")
+			if intDot(n) {
+				n.Attrs["batch_decode_kernel"] = ir.KernelQ8
+			}
+		}
+	}
 	for _, n := range g.Nodes {
 		if n.Str("kernel") == ir.KernelMMA {
 			if x := n.Inputs[0]; NormBehind(x) != nil && len(c.users[x]) == 1 {
@@ -101,19 +116,34 @@ func chooseKernels(g *ir.Graph) error {
 // afterLast is the nodes after g's one last node (none where it has not
 // exactly one): what a batched step runs once per sequence.
 func afterLast(g *ir.Graph) []*ir.Node {
+	if at := lastAt(g); at >= 0 {
+		return g.Nodes[at+1:]
+	}
+	return nil
+}
+
+// beforeLast is the nodes before g's one last node (none where it has not
+// exactly one): what a batched step runs once per token.
+func beforeLast(g *ir.Graph) []*ir.Node {
+	if at := lastAt(g); at >= 0 {
+		return g.Nodes[:at]
+	}
+	return nil
+}
+
+// lastAt is the index of g's one last node, or -1 where it has none or
+// several.
+func lastAt(g *ir.Graph) int {
 	at := -1
 	for i, n := range g.Nodes {
 		if n.Op == ir.OpLast {
 			if at >= 0 {
-				return nil
+				return -1
 			}
 			at = i
 		}
 	}
-	if at < 0 {
-		return nil
-	}
-	return g.Nodes[at+1:]
+	return at
 }
 
 // routesMoE reports whether RMSNorm n computes the router logits of the MoE

@@ -29,6 +29,11 @@ const (
 // serves in a prefill: each weight group fetched is used that many times.
 const PrefillTile = 8
 
+// BatchDecodeRows bounds the rows of a batched step of decode tokens alone
+// that the batched decode schedule (batch_decode_kernel) serves: two token
+// tiles, each reading the weights once.
+const BatchDecodeRows = 2 * PrefillTile
+
 // MoEWarps is MOE_WARPS (moe.cu.tmpl): the rows one expert-GEMV block owns.
 const MoEWarps = 8
 

@@ -37,6 +37,7 @@ type Batch struct {
 	host   []byte // pinned image of the state block
 	out    []byte // pinned: the rows' logits, or their picks
 	tokens batch  // the per-token launches, resolved
+	decode batch  // the per-token launches of a batched decode step, resolved
 	rows   batch  // the per-row launches, resolved
 	// graphs are the decode-only steps captured, by bucket (decodeBucket):
 	// a step of n rows of one token each replays its bucket's graph,
@@ -63,6 +64,12 @@ func checkBatch(k *plans.Kernels, m *plans.Manifest) error {
 		return err
 	}
 	if err := checkSchedule("batch rows", k.BatchRows, int64(k.BatchMaxRows)); err != nil {
+		return err
+	}
+	if (len(k.BatchDecode) == 0) != (k.BatchDecodeMaxRows == 0) || k.BatchDecodeMaxRows < 0 || k.BatchDecodeMaxRows > k.BatchMaxRows {
+		return fmt.Errorf("batched decode step of %d launches for %d rows (the batched step takes %d)", len(k.BatchDecode), k.BatchDecodeMaxRows, k.BatchMaxRows)
+	}
+	if err := checkSchedule("batch decode", k.BatchDecode, int64(k.BatchDecodeMaxRows)); err != nil {
 		return err
 	}
 	st := &k.State
@@ -254,14 +261,30 @@ func (b *Batch) run(ctx context.Context, rows []runtime.BatchRow) error {
 	return b.launch(int64(tokens), int64(len(rows)))
 }
 
-// launch enqueues the per-token schedule at T = tokens and the per-row one
-// at T = rows.
+// launch enqueues the per-token schedule at T = tokens (tokenSchedule's)
+// and the per-row one at T = rows.
 func (b *Batch) launch(tokens, rows int64) error {
 	d, k := b.d, b.d.plan.Manifest.Kernels
-	if err := d.runSchedule("batch", k.Batch, tokens, -1, &b.reg, &b.tokens); err != nil {
+	name, sched := tokenSchedule(k, tokens, rows)
+	res := &b.tokens
+	if name == "batch decode" {
+		res = &b.decode
+	}
+	if err := d.runSchedule(name, sched, tokens, -1, &b.reg, res); err != nil {
 		return err
 	}
 	return d.runSchedule("batch rows", k.BatchRows, rows, -1, &b.reg, &b.rows)
+}
+
+// tokenSchedule is the per-token schedule of a step of tokens over rows,
+// and its name: BatchDecode where every row is one token (tokens ==
+// rows: each row has at least one) and the plan has one for that many
+// rows, else Batch.
+func tokenSchedule(k *plans.Kernels, tokens, rows int64) (string, []plans.Launch) {
+	if tokens == rows && len(k.BatchDecode) > 0 && rows <= int64(k.BatchDecodeMaxRows) {
+		return "batch decode", k.BatchDecode
+	}
+	return "batch", k.Batch
 }
 
 // capture records, once, the step of bucket rows of one token each as a

@@ -244,6 +244,48 @@ extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_5_B_no
     grid_dep_launch();
     attend_paged_merge<Attn_5, B_none, false, 16, 528>(part, nullptr, positions, paging, y, state);
 }
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_192(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    quantize_x8<0, 192>(x, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_0_split_dot_1536_W_q5_0_split_dot_384_W_q5_0_split_dot_384_B_none_B_none_B_none_Rope_none_192_256_64_64_false_32_false_0_8(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    qkv_q8<W_q5_0_split_dot<1536>, W_q5_0_split_dot<384>, W_q5_0_split_dot<384>, B_none, B_none, B_none, Rope_none, 192, 256, 64, 64, false, 32, false, 0, 8>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_256(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    quantize_x8<0, 256>(x, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_192_B_none_256_192_32_false_false_0_false_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q4_k_dot<192>, B_none, 256, 192, 32, false, false, 0, false, 0, 8>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q5_0_split_dot_3072_B_none_192_512_32_false_false_0_false_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q5_0_split_dot<3072>, B_none, 192, 512, 32, false, false, 0, false, 0, 8>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_512(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    quantize_x8<0, 512>(x, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_384_B_none_512_192_32_false_false_0_false_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q4_k_dot<384>, B_none, 512, 192, 32, false, false, 0, false, 0, 8>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_0_split_dot_1536_W_q5_0_split_dot_384_W_q8_0_split_dot_384_B_none_B_none_B_none_Rope_none_192_256_64_64_false_32_false_0_8(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    qkv_q8<W_q5_0_split_dot<1536>, W_q5_0_split_dot<384>, W_q8_0_split_dot<384>, B_none, B_none, B_none, Rope_none, 192, 256, 64, 64, false, 32, false, 0, 8>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_384_B_none_512_192_32_false_false_0_false_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q6_k_split_dot<384>, B_none, 512, 192, 32, false, false, 0, false, 0, 8>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+}
 extern "C" __global__ void __launch_bounds__(256) gather_rows_192(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, last, state);

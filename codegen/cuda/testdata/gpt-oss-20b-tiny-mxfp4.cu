@@ -200,6 +200,26 @@ extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_4_W_f3
     grid_dep_launch();
     attend_paged_merge<Attn_4, W_f32<4>, true, 16, 528>(part, sinks, positions, paging, y, state);
 }
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_192(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    quantize_x8<0, 192>(x, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q8_0_split_dot_1536_W_q8_0_split_dot_768_W_q8_0_split_dot_768_W_f32_256_W_f32_128_W_f32_128_Rope_1_192_256_128_128_false_32_false_0_8(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    qkv_q8<W_q8_0_split_dot<1536>, W_q8_0_split_dot<768>, W_q8_0_split_dot<768>, W_f32<256>, W_f32<128>, W_f32<128>, Rope_1, 192, 256, 128, 128, false, 32, false, 0, 8>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_256(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    quantize_x8<0, 256>(x, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_1536_W_f32_192_256_192_32_false_false_0_false_0_8(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q8_0_split_dot<1536>, W_f32<192>, 256, 192, 32, false, false, 0, false, 0, 8>(w, b, nullptr, xq, xs, y, nullptr, nullptr, state);
+}
 extern "C" __global__ void __launch_bounds__(256) gather_rows_192(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, last, state);

@@ -200,6 +200,26 @@ extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_4_W_f3
     grid_dep_launch();
     attend_paged_merge<Attn_4, W_f32<64>, true, 16, 432>(part, sinks, positions, paging, y, state);
 }
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_2880(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    quantize_x8<0, 2880>(x, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q8_0_split_dot_368640_W_q8_0_split_dot_46080_W_q8_0_split_dot_46080_W_f32_4096_W_f32_512_W_f32_512_Rope_1_2880_4096_512_512_false_128_false_0_8(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    qkv_q8<W_q8_0_split_dot<368640>, W_q8_0_split_dot<46080>, W_q8_0_split_dot<46080>, W_f32<4096>, W_f32<512>, W_f32<512>, Rope_1, 2880, 4096, 512, 512, false, 128, false, 0, 8>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_4096(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    quantize_x8<0, 4096>(x, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_368640_W_f32_2880_4096_2880_128_false_false_0_false_0_8(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q8_0_split_dot<368640>, W_f32<2880>, 4096, 2880, 128, false, false, 0, false, 0, 8>(w, b, nullptr, xq, xs, y, nullptr, nullptr, state);
+}
 extern "C" __global__ void __launch_bounds__(256) gather_rows_2880(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, last, state);

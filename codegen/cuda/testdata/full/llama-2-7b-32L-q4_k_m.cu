@@ -174,6 +174,36 @@ extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_2_B_no
     grid_dep_launch();
     attend_paged_merge<Attn_2, B_none, false, 16, 528>(part, nullptr, positions, paging, y, state);
 }
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_4096(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    quantize_x8<0, 4096>(x, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_65536_W_q4_k_dot_65536_W_q6_k_split_dot_65536_B_none_B_none_B_none_Rope_1_4096_4096_4096_4096_false_64_false_0_8(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    qkv_q8<W_q4_k_dot<65536>, W_q4_k_dot<65536>, W_q6_k_split_dot<65536>, B_none, B_none, B_none, Rope_1, 4096, 4096, 4096, 4096, false, 64, false, 0, 8>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_65536_B_none_4096_4096_64_false_false_0_false_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q4_k_dot<65536>, B_none, 4096, 4096, 64, false, false, 0, false, 0, 8>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_k_dot_176128_4096_11008_0_64_8_false_false_0_8(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    swiglu_q8<W_q4_k_dot<176128>, 4096, 11008, 0, 64, 8, false, false, 0, 8>(wg, wu, xq, xs, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_176128_B_none_11008_4096_256_false_false_0_false_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q6_k_split_dot<176128>, B_none, 11008, 4096, 256, false, false, 0, false, 0, 8>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_65536_W_q4_k_dot_65536_W_q4_k_dot_65536_B_none_B_none_B_none_Rope_1_4096_4096_4096_4096_false_64_false_0_8(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    qkv_q8<W_q4_k_dot<65536>, W_q4_k_dot<65536>, W_q4_k_dot<65536>, B_none, B_none, B_none, Rope_1, 4096, 4096, 4096, 4096, false, 64, false, 0, 8>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_176128_B_none_11008_4096_256_false_false_0_false_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q4_k_dot<176128>, B_none, 11008, 4096, 256, false, false, 0, false, 0, 8>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+}
 extern "C" __global__ void __launch_bounds__(256) gather_rows_4096(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, last, state);
