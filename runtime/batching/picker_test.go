@@ -1,44 +1,11 @@
 package batching
 
 import (
-	"context"
 	"slices"
 	"testing"
 
-	"github.com/llama-orch/orc/runtime"
-	"github.com/llama-orch/orc/runtime/cpu"
 	"github.com/llama-orch/orc/runtime/sample"
 )
-
-// countingDevice is the CPU device whose batches count their calls.
-type countingDevice struct {
-	*cpu.Device
-	b *countingBatch
-}
-
-func (d *countingDevice) NewBatch(cfg runtime.BatchConfig) (runtime.Batch, error) {
-	b, err := d.Device.NewBatch(cfg)
-	if err != nil {
-		return nil, err
-	}
-	d.b = &countingBatch{BatchPicker: b.(runtime.BatchPicker)}
-	return d.b, nil
-}
-
-type countingBatch struct {
-	runtime.BatchPicker
-	steps, greedy int
-}
-
-func (b *countingBatch) Step(ctx context.Context, rows []runtime.BatchRow) ([]float32, error) {
-	b.steps++
-	return b.BatchPicker.Step(ctx, rows)
-}
-
-func (b *countingBatch) StepGreedy(ctx context.Context, rows []runtime.BatchRow) ([]int32, error) {
-	b.greedy++
-	return b.BatchPicker.StepGreedy(ctx, rows)
-}
 
 // A step whose sampling rows are all greedy takes the device's picks
 // (runtime.BatchPicker) instead of the logits, and gives each request

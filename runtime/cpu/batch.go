@@ -27,6 +27,7 @@ type Batch struct {
 	split  int // steps[:split] run per token, steps[split:] per sequence
 	kv     *kvStore
 	blocks int
+	solo   *Sequence // BatchConfig.Solo's; nil without
 	// Scratch reused by every step: no allocation per step.
 	st     stepState
 	ends   []int           // each row's end in the step's token rows
@@ -35,7 +36,8 @@ type Batch struct {
 }
 
 // NewBatch allocates a pool of float32 KV blocks and binds the batched
-// program. The default pool holds cfg.Sequences full contexts.
+// program; with cfg.Solo also a solo sequence of the device's context. The
+// default pool holds cfg.Sequences full contexts.
 func (d *Device) NewBatch(cfg runtime.BatchConfig) (runtime.Batch, error) {
 	if cfg.Sequences < 1 || cfg.StepTokens < cfg.Sequences || cfg.BlockTokens < 1 || cfg.KVBytes < 0 {
 		return nil, fmt.Errorf("cpu: a batch of %d sequences, %d tokens a step, blocks of %d tokens and %d KV bytes: need sequences ≥ 1, step tokens ≥ sequences, block tokens ≥ 1", cfg.Sequences, cfg.StepTokens, cfg.BlockTokens, cfg.KVBytes)
@@ -73,10 +75,18 @@ func (d *Device) NewBatch(cfg runtime.BatchConfig) (runtime.Batch, error) {
 			positions: make([]int32, 0, cfg.StepTokens),
 			rowSeq:    make([]int32, 0, cfg.StepTokens),
 			seqs:      make([]kvCache, 0, cfg.Sequences),
+			// decodeRows: a row's arithmetic is the same whatever rows
+			// share its step.
+			decodeRows: true,
 		},
 		ends:   make([]int, 0, cfg.Sequences),
 		greedy: sample.New(sample.Params{}),
 		picks:  make([]int32, cfg.Sequences),
+	}
+	if cfg.Solo {
+		if b.solo, err = d.newSolo(); err != nil {
+			return nil, err
+		}
 	}
 	return b, nil
 }
@@ -92,6 +102,9 @@ func (b *Batch) Close() error {
 	b.dev.mu.Lock()
 	defer b.dev.mu.Unlock()
 	b.kv = nil
+	if b.solo != nil {
+		b.solo.kv = nil
+	}
 	return nil
 }
 
