@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"errors"
+
+	"github.com/llama-orch/orc/runtime/sample"
 )
 
 // BatchDevice is a Device that also runs one step for several sequences at
@@ -102,4 +104,24 @@ type SoloBatch interface {
 	// StoreSolo copies positions [from, to) of the solo sequence's cache
 	// (to ≤ Solo().Pos()) into blocks.
 	StoreSolo(blocks []int32, from, to int) error
+}
+
+// BatchSampler is a Batch that also draws each row's token where it
+// computes the logits: a GPU's sampler draws over each row's logits as it
+// does for a sequence's step (runtime.SamplingSequence), so that no row's
+// logits come to the host.
+type BatchSampler interface {
+	Batch
+	// StepSample runs Step's forward pass and returns each row's token:
+	// the one draws[i].Sampler.Sample returns for row i's logits with
+	// draws[i].Recent at the position after the row's tokens; -1 for a row
+	// whose Sampler is nil (a prompt chunk whose logits nobody reads). The
+	// ids are valid until the next step.
+	StepSample(ctx context.Context, rows []BatchRow, draws []BatchDraw) ([]int32, error)
+}
+
+// BatchDraw is how one row of a step draws its token.
+type BatchDraw struct {
+	Sampler *sample.Sampler
+	Recent  []int32 // the latest tokens, for the penalties
 }

@@ -23,13 +23,14 @@ func (d *countingDevice) NewBatch(cfg runtime.BatchConfig) (runtime.Batch, error
 	return d.b, nil
 }
 
-// countingBatch counts batched steps (logits and greedy picks) and solo
-// steps, and records each LoadSolo's and StoreSolo's positions [from, to).
+// countingBatch counts batched steps (logits, greedy picks and draws) and
+// solo steps, and records each LoadSolo's and StoreSolo's positions
+// [from, to).
 type countingBatch struct {
 	*cpu.Batch
-	steps, greedy int
-	seq           countingSeq
-	loads, stores [][2]int
+	steps, greedy, sampled int
+	seq                    countingSeq
+	loads, stores          [][2]int
 }
 
 type countingSeq struct {
@@ -52,6 +53,11 @@ func (b *countingBatch) StepGreedy(ctx context.Context, rows []runtime.BatchRow)
 	return b.Batch.StepGreedy(ctx, rows)
 }
 
+func (b *countingBatch) StepSample(ctx context.Context, rows []runtime.BatchRow, draws []runtime.BatchDraw) ([]int32, error) {
+	b.sampled++
+	return b.Batch.StepSample(ctx, rows, draws)
+}
+
 func (b *countingBatch) Solo() runtime.Sequence {
 	b.seq.Sequence = b.Batch.Solo()
 	return &b.seq
@@ -68,4 +74,4 @@ func (b *countingBatch) StoreSolo(blocks []int32, from, to int) error {
 }
 
 // batched is how many batched steps ran.
-func (b *countingBatch) batched() int { return b.steps + b.greedy }
+func (b *countingBatch) batched() int { return b.steps + b.greedy + b.sampled }

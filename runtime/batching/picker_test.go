@@ -8,15 +8,16 @@ import (
 )
 
 // A step whose sampling rows are all greedy takes the device's picks
-// (runtime.BatchPicker) instead of the logits, and gives each request
-// the tokens it gives alone; a step with a sampling row takes the logits.
-func TestGreedyStepsTakeTheDevicePicks(t *testing.T) {
+// (runtime.BatchPicker), one with a row that samples the device's draws
+// (runtime.BatchSampler): the logits never come back. Each request gives
+// the tokens it gives alone.
+func TestBatchedStepsTakeTheDevicePicksAndDraws(t *testing.T) {
 	dev := openStories(t)
 	vocab := dev.Info().Vocab
 	for _, tc := range []struct {
-		name       string
-		jobs       []*job
-		wantLogits bool
+		name    string
+		jobs    []*job
+		sampled bool
 	}{
 		{"greedy", mixedJobs(3, vocab, 12), false},
 		{"mixed", mixedJobs(4, vocab, 12), true},
@@ -38,8 +39,8 @@ func TestGreedyStepsTakeTheDevicePicks(t *testing.T) {
 					t.Errorf("job %d: %v batched, %v alone", i, j.res.Tokens, alone[i])
 				}
 			}
-			if cd.b.greedy == 0 || (cd.b.steps > 0) != tc.wantLogits {
-				t.Errorf("%d steps took the device's picks, %d the logits", cd.b.greedy, cd.b.steps)
+			if b := cd.b; b.greedy == 0 || b.steps != 0 || (b.sampled > 0) != tc.sampled {
+				t.Errorf("%d steps took the device's picks, %d its draws, %d the logits", b.greedy, b.sampled, b.steps)
 			}
 		})
 	}

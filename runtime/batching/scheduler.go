@@ -80,8 +80,9 @@ type Scheduler struct {
 	soloOf *slot
 	chunk  int // prompt tokens a solo step takes at most
 	// Scratch reused by every step.
-	rows []runtime.BatchRow
-	in   []*slot
+	rows  []runtime.BatchRow
+	in    []*slot
+	draws []runtime.BatchDraw
 }
 
 // slot is one sequence in flight.
@@ -122,7 +123,7 @@ func New(dev runtime.BatchDevice, cfg Config) (*Scheduler, error) {
 	s := &Scheduler{
 		batch: batch, cfg: cfg, ctxLen: info.ContextLength, vocab: info.Vocab, step: stepTokens,
 		pool: pool, slots: make([]*slot, cfg.Slots), tables: make([]*kvcache.Table, cfg.Slots),
-		rows: make([]runtime.BatchRow, 0, cfg.Slots), in: make([]*slot, 0, cfg.Slots),
+		rows: make([]runtime.BatchRow, 0, cfg.Slots), in: make([]*slot, 0, cfg.Slots), draws: make([]runtime.BatchDraw, 0, cfg.Slots),
 		chunk: min(cfg.PrefillChunk, info.MaxTokens),
 	}
 	if sb, ok := batch.(runtime.SoloBatch); ok && sb.Solo() != nil {
@@ -289,12 +290,15 @@ func (s *Scheduler) Step() {
 		return
 	}
 	var logits []float32
-	var ids []int32 // each row's greedy pick, where the device took them
+	var ids []int32 // each row's token, where the device picked or drew them
 	var err error
+	ctx := context.Background()
 	if p, ok := s.batch.(runtime.BatchPicker); ok && s.greedyStep() {
-		ids, err = p.StepGreedy(context.Background(), s.rows)
+		ids, err = p.StepGreedy(ctx, s.rows)
+	} else if bs, ok := s.batch.(runtime.BatchSampler); ok {
+		ids, err = bs.StepSample(ctx, s.rows, s.stepDraws())
 	} else {
-		logits, err = s.batch.Step(context.Background(), s.rows)
+		logits, err = s.batch.Step(ctx, s.rows)
 	}
 	now := time.Now()
 	for i, sl := range s.in {
@@ -407,6 +411,20 @@ func (s *Scheduler) greedyStep() bool {
 		}
 	}
 	return true
+}
+
+// stepDraws is how each row of the step draws its token: its sampler,
+// where the step completes its prompt.
+func (s *Scheduler) stepDraws() []runtime.BatchDraw {
+	s.draws = s.draws[:0]
+	for i, sl := range s.in {
+		var d runtime.BatchDraw
+		if sl.fed+len(s.rows[i].Tokens) >= sl.prompt {
+			d = runtime.BatchDraw{Sampler: sl.gen.Sampler, Recent: sl.gen.Recent()}
+		}
+		s.draws = append(s.draws, d)
+	}
+	return s.draws
 }
 
 // add puts n of sl's pending tokens in this step.

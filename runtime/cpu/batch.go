@@ -11,8 +11,9 @@ import (
 )
 
 var (
-	_ runtime.BatchDevice = (*Device)(nil)
-	_ runtime.BatchPicker = (*Batch)(nil)
+	_ runtime.BatchDevice  = (*Device)(nil)
+	_ runtime.BatchPicker  = (*Batch)(nil)
+	_ runtime.BatchSampler = (*Batch)(nil)
 )
 
 // Batch is the CPU device's paged KV pool and batched step: every row of a
@@ -154,6 +155,26 @@ func (b *Batch) StepGreedy(ctx context.Context, rows []runtime.BatchRow) ([]int3
 	v := b.pr.vocab
 	for i := range rows {
 		b.picks[i] = b.greedy.Sample(logits[i*v:(i+1)*v], nil, 0)
+	}
+	return b.picks[:len(rows)], nil
+}
+
+// StepSample is Step, then each row's draw by its sampler: the CPU device
+// samples on the host, as a sequence's Generate does.
+func (b *Batch) StepSample(ctx context.Context, rows []runtime.BatchRow, draws []runtime.BatchDraw) ([]int32, error) {
+	if len(draws) != len(rows) {
+		return nil, fmt.Errorf("cpu: %d draws for %d rows", len(draws), len(rows))
+	}
+	logits, err := b.Step(ctx, rows)
+	if err != nil {
+		return nil, err
+	}
+	v := b.pr.vocab
+	for i, dr := range draws {
+		b.picks[i] = -1
+		if dr.Sampler != nil {
+			b.picks[i] = dr.Sampler.Sample(logits[i*v:(i+1)*v], dr.Recent, rows[i].Pos+len(rows[i].Tokens))
+		}
 	}
 	return b.picks[:len(rows)], nil
 }

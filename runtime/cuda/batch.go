@@ -46,6 +46,7 @@ type Batch struct {
 	picks  []int32
 	greedy *sample.Sampler // a row whose logits are not all finite is picked on the host
 	solo   *sequence       // BatchConfig.Solo's; nil without
+	draws  *rowDraws       // StepSample's; nil without a GPU sampler
 	closed bool
 }
 
@@ -135,7 +136,8 @@ func (d *Device) newBatch(cfg runtime.BatchConfig, solo *sequence) (*Batch, erro
 		stride: tableStride(d.ctx, cfg.BlockTokens), ctx: d.ctx, vocab: vocab}
 	perBlock := kvBytes(&m.Model, cfg.BlockTokens)
 	stateBytes := batchStateBytes(&k.State, cfg.Sequences, lim.stride)
-	fixed := align(k.BatchBytes) + align(stateBytes)
+	draws := newRowDraws(d, &k.State, cfg.Sequences)
+	fixed := align(k.BatchBytes) + align(stateBytes) + draws.bytes(cfg.Sequences)
 	pool := cfg.KVBytes
 	if pool == 0 {
 		free, _, err := d.g.memInfo()
@@ -152,7 +154,7 @@ func (d *Device) newBatch(cfg runtime.BatchConfig, solo *sequence) (*Batch, erro
 		return nil, fmt.Errorf("%w: cuda: a KV pool of %d bytes holds no block of %d tokens (%d bytes) beside the one it reserves", runtime.ErrOutOfMemory, pool, cfg.BlockTokens, perBlock)
 	}
 	pool = int64(lim.blocks+1) * perBlock
-	b := &Batch{d: d, lim: lim, bytes: align(pool) + fixed, greedy: sample.New(sample.Params{}), picks: make([]int32, cfg.Sequences), graphs: map[int]graph{}, solo: solo}
+	b := &Batch{d: d, lim: lim, bytes: align(pool) + fixed, greedy: sample.New(sample.Params{}), picks: make([]int32, cfg.Sequences), graphs: map[int]graph{}, solo: solo, draws: draws}
 	what := fmt.Sprintf("a KV pool of %d blocks of %d tokens and a batched step of %d rows", lim.blocks, cfg.BlockTokens, cfg.Sequences)
 	if err := d.fits(b.bytes, what); err != nil {
 		return nil, err
@@ -168,7 +170,12 @@ func (d *Device) newBatch(cfg runtime.BatchConfig, solo *sequence) (*Batch, erro
 	b.reg.batch, b.reg.batchBytes = base+uint64(align(pool)), k.BatchBytes
 	b.reg.state, b.reg.stateBytes = b.reg.batch+uint64(align(k.BatchBytes)), stateBytes
 	if b.host, err = d.g.hostAlloc(int(stateBytes)); err == nil {
-		b.out, err = d.g.hostAlloc(4 * cfg.Sequences * max(vocab, 2))
+		// The rows' logits, or their picks and draw keys.
+		b.out, err = d.g.hostAlloc(4 * cfg.Sequences * max(vocab, 4))
+	}
+	if draws != nil && err == nil {
+		draws.states = b.reg.state + uint64(align(stateBytes))
+		draws.host, err = d.g.hostAlloc(int(int64(cfg.Sequences) * draws.window))
 	}
 	if err == nil {
 		err = d.g.memset(devptr(b.reg.batch), 0, fixed)
@@ -357,7 +364,11 @@ func (b *Batch) free() error {
 		err = errors.Join(err, d.g.graphDestroy(x))
 		delete(b.graphs, bucket)
 	}
-	for _, h := range []*[]byte{&b.host, &b.out} {
+	hosts := []*[]byte{&b.host, &b.out}
+	if b.draws != nil {
+		hosts = append(hosts, &b.draws.host)
+	}
+	for _, h := range hosts {
 		if *h != nil {
 			err = errors.Join(err, d.g.hostFree(*h))
 			*h = nil
