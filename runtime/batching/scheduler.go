@@ -329,17 +329,16 @@ func (s *Scheduler) Step() {
 // goes to sl's pool block.
 func (s *Scheduler) stepAlone(sl *slot) {
 	seq := s.solo.Solo()
-	from := seq.Pos()
-	if s.soloOf != sl {
-		from = 0 // another sequence's positions: sl's replace them
-	}
-	if from != sl.fed || s.soloOf != sl {
+	if s.soloOf != sl || seq.Pos() != sl.fed {
+		from := seq.Pos()
+		if s.soloOf != sl {
+			from = 0 // another sequence's positions: sl's replace them
+		}
+		s.soloOf = sl
 		if err := s.solo.LoadSolo(sl.table.Blocks(), from, sl.fed); err != nil {
-			s.soloOf = nil
 			s.finish(sl, "", err)
 			return
 		}
-		s.soloOf = sl
 	}
 	h := sl.gen.History()
 	n := 1
@@ -356,7 +355,6 @@ func (s *Scheduler) stepAlone(sl *slot) {
 		id, err = runtime.ForwardSample(ctx, seq, tokens, sl.gen.Sampler, sl.gen.Recent())
 	}
 	if err != nil {
-		s.soloOf = nil
 		s.finish(sl, "", err)
 		return
 	}
