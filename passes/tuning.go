@@ -34,6 +34,10 @@ const PrefillTile = 8
 // tiles, each reading the weights once.
 const BatchDecodeRows = 2 * PrefillTile
 
+// MMATokenTypes are the weight dtypes with tensor-core fragments for a few
+// tokens (mma_tokens.cu.tmpl's MmaT, in GGUF order and their GPU layout).
+var MMATokenTypes = map[ir.DType]bool{ir.Q4_0: true, ir.Q5_0: true, ir.Q8_0: true, ir.Q4_K: true, ir.Q5_K: true, ir.Q6_K: true}
+
 // MoEWarps is MOE_WARPS (moe.cu.tmpl): the rows one expert-GEMV block owns.
 const MoEWarps = 8
 
