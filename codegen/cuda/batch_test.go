@@ -111,7 +111,8 @@ func checkPagedTokens(t *testing.T, name, what string, ls []plans.Launch, layers
 }
 
 // TestBatchDecodeSchedule: every tiny preset whose matrices take the
-// integer path has a batched decode schedule for up to 16 rows, whose
+// integer path has a batched decode schedule for all the rows of its
+// batched step (up to 64), whose
 // attentions are the batched step's (paged) and whose matrix products are
 // the tensor cores' over the step's tokens (mma_tokens: two n-tiles of 8 a
 // block, grid y = ceil(T/16)) or, for weights without their fragments
@@ -128,7 +129,7 @@ func TestBatchDecodeSchedule(t *testing.T) {
 			}
 			continue
 		}
-		if len(k.BatchDecode) == 0 || k.BatchDecodeMaxRows != min(16, k.BatchMaxRows) {
+		if len(k.BatchDecode) == 0 || k.BatchDecodeMaxRows != min(64, k.BatchMaxRows) {
 			t.Fatalf("%s: batched decode step of %d launches for %d rows (batched step: %d)", name, len(k.BatchDecode), k.BatchDecodeMaxRows, k.BatchMaxRows)
 		}
 		checkPagedTokens(t, name, "batched decode step", k.BatchDecode, man.Model.NLayer)

@@ -18,8 +18,8 @@ import (
 // type with tensor-core fragments, in their GPU layout and in GGUF order,
 // two SwiGLUs and a qkv of three types with biases, all over x [T, 512] with
 // output rows that are no multiple of 16, their prefill kernels recorded as
-// mma_tokens. A plan of max_tokens 16 takes two n-tiles a block (the
-// batched decode step's), one of 64 eight (the batched step's rows).
+// mma_tokens: two n-tiles of 8 tokens a block, more tokens (a plan of
+// max_tokens 64) more blocks of each weight tile.
 const mmaTokIn, mmaTokOut, mmaTokF, mmaTokSlab = 512, 200, 100, 64
 
 // mmaTokQKV are the harness qkv's parts: 50 pairs of q (the last tile
@@ -217,10 +217,11 @@ func (h *mmaTokHarness) logitsAt() int64 {
 }
 
 // TestMMATokensHarnessPlans: the harness plans' prefill schedules launch
-// the mma_tokens kernels (one a node, grid y ceil(T / (8 · n-tiles))) and
+// the mma_tokens kernels (one a node, grid y ceil(T/16): two n-tiles a
+// block) and
 // compile with nvcc for sm_80 and sm_90, every fragment accessor included.
 func TestMMATokensHarnessPlans(t *testing.T) {
-	for _, c := range []struct{ tokens, div int64 }{{16, 16}, {64, 64}} {
+	for _, c := range []struct{ tokens, div int64 }{{16, 16}, {64, 16}} {
 		h := newMMATokHarness(t, int(c.tokens))
 		out, err := cuda.Generate(h.g, h.man, cuda.Options{})
 		if err != nil {
@@ -250,8 +251,9 @@ func TestMMATokensHarnessPlans(t *testing.T) {
 }
 
 // TestGPUMMATokens runs the harness plans' mma_tokens kernels against a
-// float64 reference at T = 1, 3, 8, 9 and 16 (max_tokens 16: two n-tiles a
-// block) and 1, 9, 17, 33 and 64 (max_tokens 64: eight), each step after a
+// float64 reference at T = 1, 3, 8, 9 and 16 (max_tokens 16: one block of
+// two n-tiles a weight tile) and 1, 9, 17, 33 and 64 (max_tokens 64: up to
+// four), each step after a
 // full step of other tokens in the same sequence, so that a value the
 // kernels fail to write keeps another token's (stepAfterPoison).
 func TestGPUMMATokens(t *testing.T) {

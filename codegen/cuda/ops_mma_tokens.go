@@ -10,27 +10,19 @@ import (
 // swiglu_linear and qkv nodes whose kernel in the schedule being emitted is
 // mma_tokens (chooseKernels' batch_decode_kernel or batch_kernel). A block
 // is mmaTokensWarps warps over one tile of 16 weight rows and
-// mmaTokenTiles n-tiles of 8 tokens; more tokens take more block rows.
+// mmaTokenTiles n-tiles of 8 tokens; more tokens take more blocks of the
+// tile (grid y).
 
-// mmaTokensMaxTiles bounds a block's n-tiles: 64 tokens, the batched
-// step's most rows (batchMaxRows), whose accumulators (4 floats a lane an
-// n-tile) and warps' partials (NW·16·64 floats) still fit.
-const mmaTokensMaxTiles = 8
+// mmaTokensMaxTiles bounds a block's n-tiles: 16 tokens, the batched
+// decode steps the targets run most (Phi-3-mini's 16 sequences); more
+// tokens take more blocks of the tile, which run together (mmat_block).
+// Eight n-tiles (64 tokens a block) took Phi-3-mini's Q6_K head to 166
+// registers (nvcc 11.8, sm_90), one block of 8 warps an SM.
+const mmaTokensMaxTiles = 2
 
-// mmaTokenTiles is the n-tiles a block takes in the schedule being
-// emitted: enough for the most rows a step of it has (a batched decode
-// step's passes.BatchDecodeRows, the batched step's rows after its last
-// row, else the plan's tokens), at most mmaTokensMaxTiles.
-func (e *emitter) mmaTokenTiles() int64 {
-	rows := e.maxTokens
-	switch {
-	case e.batchDecode:
-		rows = min(rows, passes.BatchDecodeRows)
-	case e.batchValues != nil:
-		rows = min(rows, batchMaxRows)
-	}
-	return min(mmaTokensMaxTiles, ceilDiv(rows, 8))
-}
+// mmaTokenTiles is the n-tiles a block takes: mmaTokensMaxTiles, fewer
+// where the plan's steps have fewer tokens.
+func (e *emitter) mmaTokenTiles() int64 { return min(mmaTokensMaxTiles, ceilDiv(e.maxTokens, 8)) }
 
 // mmaTokensWarps is the warps a block splits the groups of a row of in
 // elements of dtype dt over: 8, fewer where the row has fewer groups.

@@ -2230,9 +2230,17 @@ __device__ __forceinline__ void mma_i8(int* c, const uint32_t* a, const uint32_t
 #undef ORC_MMA_I8
 }
 
+// i2f_exact: v (|v| < 2^22) as a float, exactly, on the FMA pipe: I2F
+// issues at a fraction of its rate on Hopper, and a slice takes four a lane
+// an n-tile. Each mma's sums stay below 2^22 (32 codes ≤ 255 by bytes ≤
+// 128 in magnitude), and fmaf(256, h, l) rounds 256·h + l once, as the
+// int32's conversion would.
+__device__ __forceinline__ float i2f_exact(int v) { return __int_as_float(0x4B400000 + v) - 12582912.f; }
+
 // MmaT<W>: a weight accessor's rows as mma fragments, read from global
 // memory. SLICES: 32-element slices a group (W::GROUP / 32); S8: the codes
-// are signed; HALVES: a slice has two scales (a 16 elements). fetch(w, grp,
+// are signed; HALVES: a slice has two scales (a 16 elements); MINS: a
+// slice has an offset (m below, else zero). fetch(w, grp,
 // t, r) issues the loads of lane t's share of group grp (counted from the
 // tensor's start, as W::fetch counts) into r; unpack(r, t, a, d, m) gives
 // the slices' code words a[s][0..1] (elements 8t .. 8t+7) and scales: the
@@ -2249,7 +2257,7 @@ __device__ __forceinline__ void mmat_q8_0(const MmaRaw_q8_0& r, uint32_t (*a)[2]
 }
 template <i64 NBLK> struct MmaT<W_q8_0<NBLK>> {  // 34-byte blocks: d, qs
     static constexpr int SLICES = 1;
-    static constexpr bool S8 = true, HALVES = false;
+    static constexpr bool S8 = true, HALVES = false, MINS = false;
     using Raw = MmaRaw_q8_0;
     static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
         const uint8_t* b = w + grp * 34;
@@ -2260,7 +2268,7 @@ template <i64 NBLK> struct MmaT<W_q8_0<NBLK>> {  // 34-byte blocks: d, qs
 };
 template <i64 NBLK> struct MmaT<W_q8_0_split<NBLK>> {  // [NBLK][32] qs, [NBLK] d
     static constexpr int SLICES = 1;
-    static constexpr bool S8 = true, HALVES = false;
+    static constexpr bool S8 = true, HALVES = false, MINS = false;
     using Raw = MmaRaw_q8_0;
     static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
         const uint2 q = __ldg((const uint2*)(w + grp * 32 + 8 * t));
@@ -2285,7 +2293,7 @@ __device__ __forceinline__ void mmat_q4_0(const MmaRaw_q4_0& r, int t, uint32_t 
 }
 template <i64 NBLK> struct MmaT<W_q4_0<NBLK>> {  // 18-byte blocks: d, qs
     static constexpr int SLICES = 1;
-    static constexpr bool S8 = false, HALVES = false;
+    static constexpr bool S8 = false, HALVES = false, MINS = true;
     using Raw = MmaRaw_q4_0;
     static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
         const uint8_t* b = w + grp * 18;
@@ -2296,7 +2304,7 @@ template <i64 NBLK> struct MmaT<W_q4_0<NBLK>> {  // 18-byte blocks: d, qs
 };
 template <i64 NBLK> struct MmaT<W_q4_0_split<NBLK>> {  // [NBLK][16] qs, [NBLK] d
     static constexpr int SLICES = 1;
-    static constexpr bool S8 = false, HALVES = false;
+    static constexpr bool S8 = false, HALVES = false, MINS = true;
     using Raw = MmaRaw_q4_0;
     static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
         const uint2 q = __ldg((const uint2*)(w + grp * 16 + 8 * (t & 1)));
@@ -2317,7 +2325,7 @@ __device__ __forceinline__ void mmat_q5_0(const MmaRaw_q5_0& r, int t, uint32_t 
 }
 template <i64 NBLK> struct MmaT<W_q5_0<NBLK>> {  // 22-byte blocks: d, qh, qs
     static constexpr int SLICES = 1;
-    static constexpr bool S8 = false, HALVES = false;
+    static constexpr bool S8 = false, HALVES = false, MINS = true;
     using Raw = MmaRaw_q5_0;
     static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
         const uint8_t* b = w + grp * 22;
@@ -2329,7 +2337,7 @@ template <i64 NBLK> struct MmaT<W_q5_0<NBLK>> {  // 22-byte blocks: d, qh, qs
 };
 template <i64 NBLK> struct MmaT<W_q5_0_split<NBLK>> {  // [NBLK][16] qs, [NBLK] qh, [NBLK] d
     static constexpr int SLICES = 1;
-    static constexpr bool S8 = false, HALVES = false;
+    static constexpr bool S8 = false, HALVES = false, MINS = true;
     using Raw = MmaRaw_q5_0;
     static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
         const uint2 q = __ldg((const uint2*)(w + grp * 16 + 8 * (t & 1)));
@@ -2361,7 +2369,7 @@ __device__ __forceinline__ void mmat_k4(const MmaRaw_k4& r, uint32_t (*a)[2], fl
 }
 template <i64 NBLK> struct MmaT<W_q4_k<NBLK>> {  // 144-byte blocks: d, dmin, scales, qs
     static constexpr int SLICES = 2;
-    static constexpr bool S8 = false, HALVES = false;
+    static constexpr bool S8 = false, HALVES = false, MINS = true;
     using Raw = MmaRaw_k4;
     static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
         const uint8_t* b = w + (grp >> 2) * 144;
@@ -2379,7 +2387,7 @@ template <i64 NBLK> struct MmaT<W_q4_k<NBLK>> {  // 144-byte blocks: d, dmin, sc
 // bits 2c and 2c + 1 of qh byte l.
 template <i64 NBLK> struct MmaT<W_q5_k<NBLK>> {  // 176-byte blocks: d, dmin, scales, qh, qs
     static constexpr int SLICES = 2;
-    static constexpr bool S8 = false, HALVES = false;
+    static constexpr bool S8 = false, HALVES = false, MINS = true;
     using Raw = MmaRaw_k4;
     static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
         const uint8_t* b = w + (grp >> 2) * 176;
@@ -2399,7 +2407,7 @@ template <i64 NBLK> struct MmaT<W_q5_k<NBLK>> {  // 176-byte blocks: d, dmin, sc
 // (low slice) or h.y's (high) bytes.
 template <i64 NBLK> struct MmaT<W_q5_k_split<NBLK>> {  // [groups][32] qs, [groups][8] h, [NBLK][16] d, dmin, scales
     static constexpr int SLICES = 2;
-    static constexpr bool S8 = false, HALVES = false;
+    static constexpr bool S8 = false, HALVES = false, MINS = true;
     using Raw = MmaRaw_k4;
     static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
         r.c = (int)(grp & 3);
@@ -2438,7 +2446,7 @@ __device__ __forceinline__ void mmat_q6_k(const MmaRaw_q6_k& r, uint32_t (*a)[2]
 }
 template <i64 NBLK> struct MmaT<W_q6_k<NBLK>> {  // 210-byte blocks: ql, qh, scales, d
     static constexpr int SLICES = 2;
-    static constexpr bool S8 = true, HALVES = true;
+    static constexpr bool S8 = true, HALVES = true, MINS = false;
     using Raw = MmaRaw_q6_k;
     static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
         const uint8_t* b = w + (grp >> 2) * 210;
@@ -2454,7 +2462,7 @@ template <i64 NBLK> struct MmaT<W_q6_k<NBLK>> {  // 210-byte blocks: ql, qh, sca
 };
 template <i64 NBLK> struct MmaT<W_q6_k_split<NBLK>> {  // [NBLK][192] ql + qh, [NBLK][16] scales, [NBLK] d
     static constexpr int SLICES = 2;
-    static constexpr bool S8 = true, HALVES = true;
+    static constexpr bool S8 = true, HALVES = true, MINS = false;
     using Raw = MmaRaw_q6_k;
     static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
         const i64 blk = grp >> 2;
@@ -2537,15 +2545,20 @@ __device__ __forceinline__ void mmat_tile(const uint8_t* __restrict__ wa, i64 ra
                         mma_i8<M::S8, true>(ch, a, h);
                         mma_i8<M::S8, false>(cl, a, l);
                         // c[0], c[1]: row g, tokens 2t, 2t + 1; c[2], c[3]: row g + 8.
-                        acc[j][0] += da[s][half] * x0.x * (float)(256 * ch[0] + cl[0]);
-                        acc[j][1] += da[s][half] * x1.x * (float)(256 * ch[1] + cl[1]);
-                        acc[j][2] += db[s][half] * x0.x * (float)(256 * ch[2] + cl[2]);
-                        acc[j][3] += db[s][half] * x1.x * (float)(256 * ch[3] + cl[3]);
+                        float v[4];
+#pragma unroll
+                        for (int i = 0; i < 4; i++) v[i] = fmaf(256.f, i2f_exact(ch[i]), i2f_exact(cl[i]));
+                        acc[j][0] = fmaf(da[s][half] * x0.x, v[0], acc[j][0]);
+                        acc[j][1] = fmaf(da[s][half] * x1.x, v[1], acc[j][1]);
+                        acc[j][2] = fmaf(db[s][half] * x0.x, v[2], acc[j][2]);
+                        acc[j][3] = fmaf(db[s][half] * x1.x, v[3], acc[j][3]);
                     }
-                    acc[j][0] -= ma[s] * x0.y;
-                    acc[j][1] -= ma[s] * x1.y;
-                    acc[j][2] -= mb[s] * x0.y;
-                    acc[j][3] -= mb[s] * x1.y;
+                    if constexpr (M::MINS) {
+                        acc[j][0] -= ma[s] * x0.y;
+                        acc[j][1] -= ma[s] * x1.y;
+                        acc[j][2] -= mb[s] * x0.y;
+                        acc[j][3] -= mb[s] * x1.y;
+                    }
                 }
             }
         }
@@ -2567,11 +2580,16 @@ __device__ __forceinline__ void mmat_tile(const uint8_t* __restrict__ wa, i64 ra
     __syncthreads();
 }
 
-// mmat_tokens: block row blockIdx.y's first token, the step's rows, and
-// the n-tiles that hold its real tokens.
+// mmat_block: the block's tile of weight rows (*tile) and its first token,
+// the step's rows and the n-tiles that hold its real tokens. The grid is
+// (tiles, ceil(T / 8·NT)), but the blocks of one tile are consecutive in
+// launch order (block id blockIdx.x + gridDim.x·blockIdx.y: tile id /
+// gridDim.y, token block id % gridDim.y), so that they run together and
+// the tile's weights come from DRAM once for all of them.
 template <int ROWS, int NT>
-__device__ __forceinline__ int mmat_tokens(const int* __restrict__ state, int* rows, int* nt) {
-    const int tok0 = blockIdx.y * 8 * NT;
+__device__ __forceinline__ int mmat_block(const int* __restrict__ state, int* tile, int* rows, int* nt) {
+    const int id = blockIdx.x + gridDim.x * blockIdx.y, tok0 = id % gridDim.y * 8 * NT;
+    *tile = id / gridDim.y;
     *rows = ROWS_OR_T(ROWS, state);
     *nt = min(NT, (*rows - tok0 + 7) / 8);
     return tok0;
@@ -2582,9 +2600,9 @@ __device__ __forceinline__ int mmat_tokens(const int* __restrict__ state, int* r
 template <class W, class B, int IN, int OUT, int NW, int NT, int ROWS>
 __device__ __forceinline__ void linear_mmat(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq,
                                             const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    int rows, nt;
-    const int tok0 = mmat_tokens<ROWS, NT>(state, &rows, &nt);
-    const i64 r0 = (i64)blockIdx.x * 16, g = threadIdx.x % 32 / 4;
+    int tile, rows, nt;
+    const int tok0 = mmat_block<ROWS, NT>(state, &tile, &rows, &nt);
+    const i64 r0 = (i64)tile * 16, g = threadIdx.x % 32 / 4;
     __shared__ MmatShared<NW, NT> sh;
     // Rows past the end: duplicates of the last, not written.
     mmat_tile<W, IN, NW, NT>(w, min(r0 + g, (i64)OUT - 1), w, min(r0 + g + 8, (i64)OUT - 1), xq, xs, tok0, rows, nt, sh);
@@ -2601,9 +2619,9 @@ __device__ __forceinline__ void linear_mmat(const uint8_t* __restrict__ w, const
 template <class W, int IN, int F, int UP_ROW0, int NW, int NT, int ROWS>
 __device__ __forceinline__ void swiglu_mmat(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
                                             const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    int rows, nt;
-    const int tok0 = mmat_tokens<ROWS, NT>(state, &rows, &nt);
-    const i64 c0 = (i64)blockIdx.x * 8, col = min(c0 + threadIdx.x % 32 / 4, (i64)F - 1);  // past the end: a duplicate, not written
+    int tile, rows, nt;
+    const int tok0 = mmat_block<ROWS, NT>(state, &tile, &rows, &nt);
+    const i64 c0 = (i64)tile * 8, col = min(c0 + threadIdx.x % 32 / 4, (i64)F - 1);  // past the end: a duplicate, not written
     __shared__ MmatShared<NW, NT> sh;
     mmat_tile<W, IN, NW, NT>(wg, col, wu, UP_ROW0 + col, xq, xs, tok0, rows, nt, sh);
     for (int i = threadIdx.x; i < 8 * 8 * NT; i += NW * 32) {
@@ -2626,10 +2644,9 @@ __device__ __forceinline__ void qkv_mmat(const uint8_t* __restrict__ wq, const u
                                          const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions,
                                          float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     constexpr int BLK_Q = (NQ / 2 + 7) / 8, BLK_K = (NK / 2 + 7) / 8;
-    int blk = blockIdx.x, n;
+    int blk, rows, nt, n;
+    const int tok0 = mmat_block<ROWS, NT>(state, &blk, &rows, &nt);
     const int part = qkv_block_part<BLK_Q, BLK_K, NQ, NK, NV>(&blk, &n);
-    int rows, nt;
-    const int tok0 = mmat_tokens<ROWS, NT>(state, &rows, &nt);
     const int p0 = blk * 8;
     int ra, rb;
     qkv_pair_rows<R>(part, n, p0 + threadIdx.x % 32 / 4, &ra, &rb);

@@ -230,11 +230,11 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_192(const float* _
     grid_dep_launch();
     gather_rows<192>(x, last, y, state);
 }
-extern "C" __global__ void __launch_bounds__(192) linear_mmat_W_q8_0_split_1206528_B_none_192_201088_6_8_0(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(192) linear_mmat_W_q8_0_split_1206528_B_none_192_201088_6_2_0(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(xq, xs, state);
     grid_dep_launch();
-    linear_mmat<W_q8_0_split<1206528>, B_none, 192, 201088, 6, 8, 0>(w, nullptr, xq, xs, y, state);
+    linear_mmat<W_q8_0_split<1206528>, B_none, 192, 201088, 6, 2, 0>(w, nullptr, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_201088(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();

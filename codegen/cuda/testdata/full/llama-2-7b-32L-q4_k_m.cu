@@ -222,11 +222,11 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_4096(const float* 
     grid_dep_launch();
     gather_rows<4096>(x, last, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_mmat_W_q6_k_split_512000_B_none_4096_32000_8_8_0(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_mmat_W_q6_k_split_512000_B_none_4096_32000_8_2_0(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(xq, xs, state);
     grid_dep_launch();
-    linear_mmat<W_q6_k_split<512000>, B_none, 4096, 32000, 8, 8, 0>(w, nullptr, xq, xs, y, state);
+    linear_mmat<W_q6_k_split<512000>, B_none, 4096, 32000, 8, 2, 0>(w, nullptr, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_32000(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();
