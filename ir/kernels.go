@@ -14,6 +14,9 @@ const (
 	KernelGEMV = "gemv" // fp32 dots of dequantized weights
 	KernelQ8   = "q8"   // integer dots of int16 activations
 	KernelMMA  = "mma"  // int8 tensor cores, one token
+	// KernelMMATokens: int8 tensor cores over a few tokens (the mma n
+	// dimension), the integer path's int16 activations.
+	KernelMMATokens = "mma_tokens"
 )
 
 // The attributes that describe a kernel choice beside the families: a
@@ -76,9 +79,9 @@ func launchingOps() []Op {
 
 // kernelFamilies are the families each op may take, by schedule.
 var kernelFamilies = map[Op][2][]string{ // decode, prefill
-	OpLinear:       {{KernelGEMV, KernelQ8}, {KernelGEMM, KernelGEMV, KernelQ8}},
-	OpQKV:          {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA}},
-	OpSwiGLULinear: {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA}},
+	OpLinear:       {{KernelGEMV, KernelQ8}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMATokens}},
+	OpQKV:          {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA, KernelMMATokens}},
+	OpSwiGLULinear: {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA, KernelMMATokens}},
 	OpMoE:          {{KernelGEMV, KernelQ8}, {KernelGEMM}},
 }
 

@@ -35,15 +35,18 @@ var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_de
 //     computes that MoE's router logits itself (rmsnorm_logits).
 //   - batch_kernel: a matrix node after the graph's one last node (the LM
 //     head) runs in a batched step once per sequence, over the step's
-//     rows: the prefill's rule for rows of T, gemm where the width is whole
-//     float4 pairs (the weights read once for all rows), else gemv.
+//     rows: mma_tokens where its weights have tensor-core fragments
+//     (mmaTokens: the rows, at most 64, are a few n-tiles of 8), else the
+//     prefill's rule for rows of T, gemm where the width is whole float4
+//     pairs (the weights read once for all rows), else gemv.
 //   - batch_decode_kernel: a matrix node before that last node, its kernel
 //     in a batched step of decode tokens alone (every row one token, at
-//     most BatchDecodeRows): q8 where the integer path serves it — each
-//     block's weight groups used for PrefillTile tokens, the weights read
-//     once for up to that many rows, where the prefill's tensor-core GEMM
-//     tiles of 64 rows launch out/128 latency-bound blocks — else its
-//     prefill_kernel.
+//     most BatchDecodeRows): mma_tokens where its weights have tensor-core
+//     fragments — each weight group unpacked once for all the step's
+//     tokens, the n dimension of the tensor cores — else q8 where the
+//     integer path serves it (each block's weight groups used for
+//     PrefillTile tokens, where the prefill's tensor-core GEMM tiles of 64
+//     rows launch out/128 latency-bound blocks), else its prefill_kernel.
 func chooseKernels(g *ir.Graph) error {
 	gpu, err := graphGPU(g)
 	if err != nil {
@@ -82,7 +85,10 @@ func chooseKernels(g *ir.Graph) error {
 	for _, n := range afterLast(g) {
 		if isMatrix(n) {
 			n.Attrs["batch_kernel"] = ir.KernelGEMV
-			if x := n.Inputs[0]; x.Shape[len(x.Shape)-1]%8 == 0 {
+			switch x := n.Inputs[0]; {
+			case mmaTokens(n):
+				n.Attrs["batch_kernel"] = ir.KernelMMATokens
+			case x.Shape[len(x.Shape)-1]%8 == 0:
 				n.Attrs["batch_kernel"] = ir.KernelGEMM
 			}
 		}
@@ -90,7 +96,10 @@ func chooseKernels(g *ir.Graph) error {
 	for _, n := range beforeLast(g) {
 		if isMatrix(n) {
 			n.Attrs["batch_decode_kernel"] = n.Str("prefill_kernel")
-			if intDot(n) {
+			switch {
+			case mmaTokens(n):
+				n.Attrs["batch_decode_kernel"] = ir.KernelMMATokens
+			case intDot(n):
 				n.Attrs["batch_decode_kernel"] = ir.KernelQ8
 			}
 		}
@@ -206,6 +215,21 @@ func intDot(n *ir.Node) bool {
 	case ir.OpQKV:
 		g := IntDotGroups[w.DType]
 		return IntDotGroups[n.Inputs[2].DType] == g && IntDotGroups[n.Inputs[3].DType] == g
+	}
+	return true
+}
+
+// mmaTokens reports whether matrix node n can run on the tensor cores over
+// a few tokens (mma_tokens.cu.tmpl): on the integer path, with every
+// weight of a dtype with MmaT fragments (MMATokenTypes).
+func mmaTokens(n *ir.Node) bool {
+	if !intDot(n) {
+		return false
+	}
+	for _, w := range n.Inputs[1:] {
+		if w.Op == ir.OpWeight && len(w.Shape) == 2 && !MMATokenTypes[w.DType] {
+			return false
+		}
 	}
 	return true
 }

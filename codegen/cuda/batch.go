@@ -35,10 +35,11 @@ import (
 // A step of decode tokens alone of at most passes.BatchDecodeRows rows
 // runs the per-token part as batchDecodeTokens emits it instead: the same
 // nodes, paged attention and values, but the matrix products on the
-// integer path's token tiles (batch_decode_kernel), which read each
-// weight once for 8 rows, where the prefill's GEMMs, tiled for hundreds
-// of rows, launch out/128 blocks (Phi-3's down: 24 on 132 SMs) that each
-// walk all of K.
+// tensor cores over the step's tokens (batch_decode_kernel mma_tokens:
+// each weight group unpacked once for 16 rows, ops_mma_tokens.go; q8's
+// token tiles of 8 where the weights have no tensor-core fragments),
+// where the prefill's GEMMs, tiled for hundreds of rows, launch out/128
+// blocks (Phi-3's down: 24 on 132 SMs) that each walk all of K.
 
 // batchMaxRows bounds a batched step's rows: the batch region holds the
 // per-row activations and logits of this many (64 × Qwen2.5's 151,936

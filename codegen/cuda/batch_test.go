@@ -56,11 +56,19 @@ func TestBatchSchedule(t *testing.T) {
 	}
 }
 
-// The per-row part's matrix kernels are chooseKernels' batch_kernel: a
-// graph without the record is refused, and a gemv record gives a gemv head.
+// The per-row part's matrix kernels are chooseKernels' batch_kernel: the
+// head's, mma_tokens (its weights have tensor-core fragments), is
+// linear_mmat over the rows; a gemv record gives a gemv head, and a graph
+// without the record is refused.
 func TestBatchRowsKernelIsRecorded(t *testing.T) {
 	g, man, _ := tinyPlan(t, "llama-tiny", synth.QuantQ4KM)
 	head := g.Outputs[0]
+	if head.Str("batch_kernel") != ir.KernelMMATokens {
+		t.Fatalf("the head's batch_kernel is %q", head.Str("batch_kernel"))
+	}
+	if rows := generate(t, g, man, "").Kernels.BatchRows; !strings.HasPrefix(rows[2].Kernel, "linear_mmat") {
+		t.Errorf("the per-row launches are %s, %s, %s", rows[0].Kernel, rows[1].Kernel, rows[2].Kernel)
+	}
 	head.Attrs["batch_kernel"] = ir.KernelGEMV
 	out := generate(t, g, man, "")
 	if rows := out.Kernels.BatchRows; !strings.HasPrefix(rows[1].Kernel, "linear_gemv") {
@@ -103,9 +111,12 @@ func checkPagedTokens(t *testing.T, name, what string, ls []plans.Launch, layers
 }
 
 // TestBatchDecodeSchedule: every tiny preset whose matrices take the
-// integer path has a batched decode schedule for up to 16 rows, whose
+// integer path has a batched decode schedule for all the rows of its
+// batched step (up to 64), whose
 // attentions are the batched step's (paged) and whose matrix products are
-// the integer path's token tiles over T (grid y = ceil(T/8)), not the
+// the tensor cores' over the step's tokens (mma_tokens: two n-tiles of 8 a
+// block, grid y = ceil(T/16)) or, for weights without their fragments
+// (MXFP4), the integer path's token tiles (grid y = ceil(T/8)), not the
 // prefill's GEMMs; an f16 preset, whose decode kernels would be its
 // prefill's, has none.
 func TestBatchDecodeSchedule(t *testing.T) {
@@ -118,28 +129,31 @@ func TestBatchDecodeSchedule(t *testing.T) {
 			}
 			continue
 		}
-		if len(k.BatchDecode) == 0 || k.BatchDecodeMaxRows != min(16, k.BatchMaxRows) {
+		if len(k.BatchDecode) == 0 || k.BatchDecodeMaxRows != min(64, k.BatchMaxRows) {
 			t.Fatalf("%s: batched decode step of %d launches for %d rows (batched step: %d)", name, len(k.BatchDecode), k.BatchDecodeMaxRows, k.BatchMaxRows)
 		}
 		checkPagedTokens(t, name, "batched decode step", k.BatchDecode, man.Model.NLayer)
-		q8 := 0
+		matrix, mmat := 0, 0
 		for _, l := range k.BatchDecode {
 			for _, p := range []string{"gemm_linear", "gemm_qkv", "gemm_swiglu"} {
 				if strings.HasPrefix(l.Kernel, p) {
 					t.Errorf("%s: the batched decode step launches %s", name, l.Kernel)
 				}
 			}
-			for _, p := range []string{"linear_q8", "qkv_q8", "swiglu_q8"} {
+			for p, tile := range map[string]int64{"linear_q8": 8, "qkv_q8": 8, "swiglu_q8": 8, "linear_mmat": 16, "qkv_mmat": 16, "swiglu_mmat": 16} {
 				if strings.HasPrefix(l.Kernel, p) {
-					q8++
-					if l.GridA[1] != 1 || l.GridB[1] != 0 || l.GridDiv[1] != 8 {
-						t.Errorf("%s: %s's grid y is %d·T+%d over %d, want the token tiles ceil(T/8)", name, l.Kernel, l.GridA[1], l.GridB[1], l.GridDiv[1])
+					matrix++
+					if tile == 16 {
+						mmat++
+					}
+					if l.GridA[1] != 1 || l.GridB[1] != 0 || l.GridDiv[1] != tile {
+						t.Errorf("%s: %s's grid y is %d·T+%d over %d, want the token tiles ceil(T/%d)", name, l.Kernel, l.GridA[1], l.GridB[1], l.GridDiv[1], tile)
 					}
 				}
 			}
 		}
-		if q8 < 2*man.Model.NLayer {
-			t.Errorf("%s: %d integer-path matrix launches for %d layers", name, q8, man.Model.NLayer)
+		if matrix < 2*man.Model.NLayer || mmat < man.Model.NLayer {
+			t.Errorf("%s: %d matrix launches (%d on tensor cores) for %d layers", name, matrix, mmat, man.Model.NLayer)
 		}
 	}
 }
@@ -152,12 +166,12 @@ func TestBatchDecodeKernelIsRecorded(t *testing.T) {
 	g, man, _ := tinyPlan(t, "llama-tiny", synth.QuantQ4KM)
 	var down *ir.Node
 	for _, n := range g.Nodes {
-		if n.Op == ir.OpLinear && n.Str("batch_decode_kernel") == ir.KernelQ8 {
+		if n.Op == ir.OpLinear && n.Str("batch_decode_kernel") == ir.KernelMMATokens {
 			down = n
 		}
 	}
 	if down == nil {
-		t.Fatal("no q8 linear in the batched decode step")
+		t.Fatal("no mma_tokens linear in the batched decode step")
 	}
 	count := func(ls []plans.Launch, prefix string) int {
 		k := 0

@@ -91,7 +91,7 @@ func (e *emitter) kernelOf(n *ir.Node) string {
 // emitted reads int16 activations (the q8 and tensor-core families).
 func (e *emitter) intPath(n *ir.Node) bool {
 	k := e.kernelOf(n)
-	return k == ir.KernelQ8 || k == ir.KernelMMA
+	return k == ir.KernelQ8 || k == ir.KernelMMA || k == ir.KernelMMATokens
 }
 
 // gridTokenTiles is (x, ceil(rows/tt), 1); rows 0 means T.

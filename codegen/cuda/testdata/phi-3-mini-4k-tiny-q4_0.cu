@@ -152,17 +152,23 @@ extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_256(const float*
     grid_dep_launch();
     quantize_x8<0, 256>(x, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_0_split_dot_2048_W_q4_0_split_dot_2048_W_q4_0_split_dot_2048_B_none_B_none_B_none_Rope_1_256_256_256_256_false_32_false_0_8(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) qkv_mmat_W_q4_0_split_2048_W_q4_0_split_2048_W_q4_0_split_2048_B_none_B_none_B_none_Rope_1_256_256_256_256_false_8_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(xq, xs, positions, state);
     grid_dep_launch();
-    qkv_q8<W_q4_0_split_dot<2048>, W_q4_0_split_dot<2048>, W_q4_0_split_dot<2048>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, false, 32, false, 0, 8>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
+    qkv_mmat<W_q4_0_split<2048>, W_q4_0_split<2048>, W_q4_0_split<2048>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, false, 8, 2, 0>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_2048_B_none_256_256_32_false_false_0_false_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_mmat_W_q4_0_split_2048_B_none_256_256_8_2_0(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(xq, xs, state);
     grid_dep_launch();
-    linear_q8<W_q4_0_split_dot<2048>, B_none, 256, 256, 32, false, false, 0, false, 0, 8>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+    linear_mmat<W_q4_0_split<2048>, B_none, 256, 256, 8, 2, 0>(w, nullptr, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q4_0_split_dot_8192_256_512_512_32_8_false_false_0_8(const uint8_t* __restrict__ wg, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) swiglu_mmat_W_q4_0_split_8192_256_512_512_8_2_0(const uint8_t* __restrict__ wg, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(xq, xs, state);
     grid_dep_launch();
-    swiglu_q8<W_q4_0_split_dot<8192>, 256, 512, 512, 32, 8, false, false, 0, 8>(wg, wg, xq, xs, y, nullptr, nullptr, state);
+    swiglu_mmat<W_q4_0_split<8192>, 256, 512, 512, 8, 2, 0>(wg, wg, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_512(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
@@ -170,9 +176,11 @@ extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_512(const float*
     grid_dep_launch();
     quantize_x8<0, 512>(x, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_4096_B_none_512_256_32_false_false_0_false_0_8(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_mmat_W_q4_0_split_4096_B_none_512_256_8_2_0(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(xq, xs, state);
     grid_dep_launch();
-    linear_q8<W_q4_0_split_dot<4096>, B_none, 512, 256, 32, false, false, 0, false, 0, 8>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+    linear_mmat<W_q4_0_split<4096>, B_none, 512, 256, 8, 2, 0>(w, nullptr, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gather_rows_256(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -180,11 +188,11 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_256(const float* _
     grid_dep_launch();
     gather_rows<256>(x, last, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q6_k_split_32064_B_none_256_32064_128_128(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128) linear_mmat_W_q6_k_split_32064_B_none_256_32064_4_2_0(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
-    acquire(x, state);
+    acquire(xq, xs, state);
     grid_dep_launch();
-    gemm_linear<W_q6_k_split<32064>, B_none, 256, 32064, 128, 128>(w, nullptr, x, y, state);
+    linear_mmat<W_q6_k_split<32064>, B_none, 256, 32064, 4, 2, 0>(w, nullptr, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_32064(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();
