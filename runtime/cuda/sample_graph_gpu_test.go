@@ -1,0 +1,74 @@
+package cuda
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/llama-orch/orc/runtime/sample"
+)
+
+// TestGPUDecodeDrawsInGraph: a decode step whose token the sampler draws
+// (every filter and penalty, and greedy on a plan whose head leaves no
+// picks) is one launch call, the graph that ends with the sampler, and its
+// token is the CPU sampler's over the step's logits; greedy and plain steps
+// of a head that leaves picks are one launch call too. Replaying a drawn
+// step's graph (ReplayDecode) leaves the same pick, and the steps after it
+// still draw the CPU's tokens: every replay leaves the scratch as it found
+// it.
+func TestGPUDecodeDrawsInGraph(t *testing.T) {
+	for _, dir := range samplePlans(t) {
+		d, seq := openSamplePlan(t, dir)
+		vocab := d.plan.Manifest.Model.Vocab
+		r := rand.New(rand.NewPCG(21, 22))
+		history := make([]int32, 12)
+		for i := range history {
+			history[i] = int32(r.IntN(vocab))
+		}
+		if _, err := seq.Forward(context.Background(), history); err != nil {
+			t.Fatal(err)
+		}
+		d.g.faults = &faults{launchAt: math.MaxInt64, killAt: -1} // counts launch calls, fails none
+		settings := []sample.Params{{}, {Temperature: 0.8, Seed: 3}, {Temperature: 0.7, TopP: 0.9, Seed: 4},
+			{Temperature: 0.7, TopK: 40, RepetitionPenalty: 1.1, Seed: 5}, {Temperature: 1, MinP: 0.05, Seed: 6},
+			{Temperature: 1.2, TopK: 5000, TopP: 0.95, FrequencyPenalty: 0.3, PresencePenalty: 0.2, Seed: 7},
+			{RepetitionPenalty: 1.3}}
+		drew := 0
+		for step := range 3 * len(settings) {
+			p := settings[step%len(settings)]
+			sm := sample.New(p)
+			recent := history[max(0, len(history)-sample.PenaltyWindow):]
+			before := d.g.faults.launches.Load()
+			id, err := seq.ForwardSample(context.Background(), history[len(history)-1:], sm, recent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if calls := d.g.faults.launches.Load() - before; calls != 1 {
+				t.Errorf("%s step %d (%+v): %d launch calls, want 1 (the decode graph, the draw inside it)", dir, step, p, calls)
+			}
+			logits, err := seq.hostLogits()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := sm.Sample(logits, recent, seq.pos); id != want {
+				t.Fatalf("%s step %d (%+v): GPU %d, CPU %d", dir, step, p, id, want)
+			}
+			if seq.drew {
+				drew++
+			}
+			if seq.drew && step%3 == 0 {
+				if ok, err := seq.ReplayDecode(3); err != nil || !ok {
+					t.Fatalf("%s step %d: replay %v, %v", dir, step, ok, err)
+				}
+				if again, err := seq.drawn(); err != nil || again != id {
+					t.Fatalf("%s step %d: the replayed draw picked %d (%v), the step %d", dir, step, again, err, id)
+				}
+			}
+			history = append(history, id)
+		}
+		if drew < 4*3 {
+			t.Errorf("%s: %d steps drew in the decode graph, want at least the 12 of the filters and penalties", dir, drew)
+		}
+	}
+}
