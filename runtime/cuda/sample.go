@@ -157,8 +157,11 @@ func (s *sequence) picks() (greedy uint64, bad bool, drawn uint64, err error) {
 const picksBytes = 24
 
 // writeStep fills the state block's draw settings (plans.SampleStepBytes
-// at b) with st, or zeroes them (greedy, nothing to draw) for nil.
-func writeStep(b []byte, st *sample.Step) {
+// at b) with st, or zeroes them (greedy, nothing to draw) for nil;
+// headKeyed says the step's LM head leaves its picks (a decode step of a
+// plan whose head does, plans.State.HeadPicks), from which the sampler
+// then takes the largest logit without a barrier of its own.
+func writeStep(b []byte, st *sample.Step, headKeyed bool) {
 	clear(b[:plans.SampleStepBytes])
 	if st == nil {
 		return
@@ -176,6 +179,9 @@ func writeStep(b []byte, st *sample.Step) {
 	le.PutUint64(b[32:], st.Key)
 	if st.Plain() {
 		le.PutUint32(b[40:], 1)
+	}
+	if headKeyed {
+		le.PutUint32(b[44:], 1)
 	}
 	for i, p := range st.Penalised {
 		le.PutUint32(b[48+4*i:], uint32(p.ID))

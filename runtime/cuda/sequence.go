@@ -152,7 +152,7 @@ func (s *sequence) step(tokens []int32, st *sample.Step) error {
 		return err
 	}
 	d.replayable, s.drew = nil, false
-	writeState(d.state, &k.State, tokens, s.pos, c.ctx, st)
+	writeState(d.state, &k.State, tokens, s.pos, c.ctx, st, decode && k.State.HeadPicks)
 	if err := d.g.copyHtoD(devptr(c.reg.state), d.state); err != nil {
 		return err
 	}
@@ -226,13 +226,13 @@ func (s *sequence) capture(sched []plans.Launch, draw bool, x *graph) error {
 
 // writeState fills the host image of the state block (little-endian int32)
 // with the step and its draw settings st, and zeroes its picks, which the
-// step's LM head and sampler then fill.
-func writeState(b []byte, st *plans.State, tokens []int32, pos0, ctx int, draw *sample.Step) {
+// step's LM head (headKeyed: writeStep) and sampler then fill.
+func writeState(b []byte, st *plans.State, tokens []int32, pos0, ctx int, draw *sample.Step, headKeyed bool) {
 	if st.Greedy != 0 {
 		clear(b[st.Greedy : st.Greedy+picksBytes])
 	}
 	if st.Sample != 0 {
-		writeStep(b[st.Sample:], draw)
+		writeStep(b[st.Sample:], draw, headKeyed)
 	}
 	le := binary.LittleEndian
 	le.PutUint32(b[st.T:], uint32(len(tokens)))
