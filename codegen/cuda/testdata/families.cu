@@ -4216,19 +4216,25 @@ __device__ __forceinline__ int sample_descend_by(const H* g, bool byMass, uint32
 // and returns level n's histogram of a radix select (the grid's or one
 // block's); c0, m0 are the count and mass above what it counts. Top-k by
 // count first, then top-p by mass against top_p·W, W the top-k prefix's
-// mass; the shorter prefix wins.
+// mass; the shorter prefix wins. Every counted key lies in [kmin, kmax],
+// and the prefix ends among them: a level whose bits those share is one
+// bin, with nothing above it, which the descent then takes unbuilt.
 struct SampleEnd {
     uint32_t theta, keep, cnt;
 };
 template <class Level>
-__device__ __forceinline__ SampleEnd sample_end(Level level, int topK, float topP, uint32_t c0, u64 m0, u64 W, uint32_t* wc, u64* wm,
-                                                int* found, uint32_t* foundC, u64* foundM) {
+__device__ __forceinline__ SampleEnd sample_end(Level level, int topK, float topP, uint32_t c0, u64 m0, u64 W, uint32_t kmin, uint32_t kmax,
+                                                uint32_t* wc, u64* wm, int* found, uint32_t* foundC, u64* foundM) {
     // one descent: the end's bits, the count and mass above it, its ties
     auto descend = [&](bool byMass, uint32_t k, double target, uint32_t& c, u64& q, uint32_t& ties, u64& each) {
         c = c0;
         q = m0;
-        const int b1 = sample_descend_by<2048>(level(1, 0u, byMass), byMass, k, target, c, q, wc, wm, found, foundC, foundM);
-        const int b2 = sample_descend_by<2048>(level(2, (uint32_t)b1, byMass), byMass, k, target, c, q, wc, wm, found, foundC, foundM);
+        const int b1 = (kmin >> 21) == (kmax >> 21)
+                           ? (int)(kmin >> 21)
+                           : sample_descend_by<2048>(level(1, 0u, byMass), byMass, k, target, c, q, wc, wm, found, foundC, foundM);
+        const int b2 = (kmin >> 10) == (kmax >> 10)
+                           ? (int)((kmin >> 10) & 2047)
+                           : sample_descend_by<2048>(level(2, (uint32_t)b1, byMass), byMass, k, target, c, q, wc, wm, found, foundC, foundM);
         const uint32_t hi = (uint32_t)b1 << 11 | (uint32_t)b2;
         const auto* h3 = level(3, hi, byMass);
         const int b3 = sample_descend_by<1024>(h3, byMass, k, target, c, q, wc, wm, found, foundC, foundM);
@@ -4308,32 +4314,52 @@ __device__ __forceinline__ void sample_fast(int* __restrict__ state, SampleScrat
     if (!last) return;
     __threadfence();
     const int n = (int)__ldcg(&s->ncand);
-    // The listed ids' radix select, in shared memory.
+    // The listed ids' keys and masses, read once into shared memory, and
+    // their least and largest key.
+    __shared__ uint32_t lk[SAMPLE_CAND], lq[SAMPLE_CAND], kLo, kHi;
+    if (tid == 0) {
+        kLo = 0xFFFFFFFFu;
+        kHi = 0;
+    }
+    uint32_t kmin = 0xFFFFFFFFu, kmax = 0;
+    for (int i = tid; i < n; i += SAMPLE_THREADS) {
+        const uint32_t k = __ldcg(&s->candKey[i]);
+        lk[i] = k;
+        lq[i] = sample_mass(__ldcg(&s->candW[i]));
+        kmin = min(kmin, k);
+        kmax = max(kmax, k);
+    }
+    kmin = __reduce_min_sync(0xffffffffu, kmin);
+    kmax = __reduce_max_sync(0xffffffffu, kmax);
+    __syncthreads();
+    if ((tid & 31) == 0) {
+        atomicMin(&kLo, kmin);
+        atomicMax(&kHi, kmax);
+    }
+    __syncthreads();
+    // Their radix select, in shared memory.
     auto level = [&](int lv, uint32_t hi, bool) {
         sh.zero();
         __syncthreads();
         for (int i = tid; i < n; i += SAMPLE_THREADS) {
-            const uint32_t k = __ldcg(&s->candKey[i]);
-            if (sample_in_level(lv, hi, k)) {
-                const uint32_t q = sample_mass(__ldcg(&s->candW[i]));
-                sh.add(sample_level_bin(lv, k), 1u, q & 0xFFFF, q >> 16);
-            }
+            const uint32_t k = lk[i];
+            if (sample_in_level(lv, hi, k)) sh.add(sample_level_bin(lv, k), 1u, lq[i] & 0xFFFF, lq[i] >> 16);
         }
         __syncthreads();
         return (const SampleShared*)&sh;
     };
-    const SampleEnd end = sample_end(level, topK, topP, both ? 0 : c0, both ? 0 : m0, W, wc, wm, found, foundC, foundM);
+    const SampleEnd end = sample_end(level, topK, topP, both ? 0 : c0, both ? 0 : m0, W, kLo, kHi, wc, wm, found, foundC, foundM);
     const uint32_t theta = end.theta, keepTies = end.keep, cnt = end.cnt;
     // The kept candidates: above theta, or of its ties the first keepTies
     // ids (all of them but in a cut tie, their rank among the ties by id).
     u64 best = 0;
     for (int i = tid; i < n; i += SAMPLE_THREADS) {
-        const uint32_t k = __ldcg(&s->candKey[i]), id = __ldcg(&s->candID[i]);
+        const uint32_t k = lk[i], id = __ldcg(&s->candID[i]);
         bool kept = k > theta;
         if (k == theta) {
             uint32_t rank = 0;
             if (keepTies < cnt)
-                for (int j = 0; j < n; j++) rank += __ldcg(&s->candKey[j]) == theta && __ldcg(&s->candID[j]) < id;
+                for (int j = 0; j < n; j++) rank += lk[j] == theta && __ldcg(&s->candID[j]) < id;
             kept = rank < keepTies;
         }
         if (kept && __ldcg(&s->candW[i]) >= minP) best = max(best, sample_key(__ldcg(&s->candZ[i]), (int)id));
@@ -4538,7 +4564,7 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
                     sample_sync<G>(s);
                     return (const SampleHist*)h;
                 };
-                const SampleEnd end = sample_end(level, topK, topP, 0, 0, W, wc, wm, &found, &foundC, &foundM);
+                const SampleEnd end = sample_end(level, topK, topP, 0, 0, W, 0u, 0xFFFFFFFFu, wc, wm, &found, &foundC, &foundM);
                 theta = end.theta;
                 keepTies = end.keep;
                 cnt = end.cnt;
