@@ -4,7 +4,10 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"os"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/llama-orch/orc/runtime/sample"
 )
@@ -69,6 +72,54 @@ func TestGPUDecodeDrawsInGraph(t *testing.T) {
 		}
 		if drew < 4*3 {
 			t.Errorf("%s: %d steps drew in the decode graph, want at least the 12 of the filters and penalties", dir, drew)
+		}
+	}
+}
+
+// TestGPUDrawInGraphCost times 200 back-to-back replays of one decode
+// step's graph (ReplayDecode) with each bench setting's draw against the
+// greedy step's: what a draw adds to a step on the GPU, without the host's
+// work between steps. ORC_GPU_BENCH=1; it prints, asserts nothing about
+// speed.
+func TestGPUDrawInGraphCost(t *testing.T) {
+	if os.Getenv("ORC_GPU_BENCH") != "1" {
+		t.Skip("set ORC_GPU_TESTS=1 ORC_GPU_BENCH=1 and ORC_SAMPLE_PLANS on a GPU host")
+	}
+	const replays = 200
+	for _, dir := range samplePlans(t) {
+		d, seq := openSamplePlan(t, dir)
+		vocab := d.plan.Manifest.Model.Vocab
+		r := rand.New(rand.NewPCG(31, 32))
+		history := make([]int32, 64)
+		for i := range history {
+			history[i] = int32(r.IntN(vocab))
+		}
+		if _, err := seq.Forward(context.Background(), history); err != nil {
+			t.Fatal(err)
+		}
+		greedyUs := 0.0
+		for _, p := range []sample.Params{{}, {Temperature: 1, Seed: 1}, {Temperature: 0.7, TopP: 0.9, Seed: 1},
+			{Temperature: 0.7, TopK: 40, RepetitionPenalty: 1.1, Seed: 1}, {Temperature: 1, MinP: 0.05, Seed: 1}} {
+			id, err := seq.ForwardSample(context.Background(), history[len(history)-1:], sample.New(p), history)
+			if err != nil {
+				t.Fatal(err)
+			}
+			history = append(history[1:], id)
+			var ts []float64
+			for range 5 {
+				start := time.Now()
+				if ok, err := seq.ReplayDecode(replays); err != nil || !ok {
+					t.Fatalf("%s %+v: replay %v, %v", dir, p, ok, err)
+				}
+				ts = append(ts, time.Since(start).Seconds()*1e6/replays)
+			}
+			slices.Sort(ts)
+			us := ts[len(ts)/2]
+			if greedyUs == 0 {
+				greedyUs = us
+			}
+			t.Logf("%s T %.1f top_k %2d top_p %.1f min_p %.2f rep %.1f: %7.1f µs a step (greedy %+6.1f µs), the draw in the graph: %v",
+				dir, p.Temperature, p.TopK, p.TopP, p.MinP, p.RepetitionPenalty, us, us-greedyUs, seq.drew)
 		}
 	}
 }
