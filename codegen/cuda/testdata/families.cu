@@ -3987,10 +3987,10 @@ __device__ __forceinline__ void moe_sum(const float* __restrict__ ys, const floa
 //     too), unless the head's pick is penalised, and each block's
 //     penalised ids' l (at most SAMPLE_RECENT); else by an atomic max and
 //     a barrier.
-//  2. weights w, masses q = ⌊w·2³¹⌋ and noisy values z. Without top-k and
-//     top-p, the kept id with the largest z wins (an atomic max a block;
-//     the last block to finish writes its key into the state block's draw
-//     slot).
+//  2. weights w, masses q = ⌊w·2³¹⌋ and, for the kept ids alone, noisy
+//     values z. Without top-k and top-p, the kept id with the largest z
+//     wins (an atomic max a block; the last block to finish writes its key
+//     into the state block's draw slot).
 //  3. Top-k and top-p are prefixes of the sorted order (l descending, id
 //     ascending). Bins of m − l (sample_fast) are runs of that order: one
 //     histogram of counts and masses, summed by integer atomics (the same
@@ -4268,10 +4268,10 @@ __device__ __forceinline__ SampleEnd sample_end(Level level, int topK, float top
 // the last block to finish finds the exact boundary among the listed ids
 // by a radix select in shared memory (c0, m0: the count and mass above the
 // bin), keeps the first ids of a tie, and writes the largest kept z.
-template <int V, int EPT, int SLOT, class ID>
+template <int V, int EPT, int SLOT, class ID, class Z>
 __device__ __forceinline__ void sample_fast(int* __restrict__ state, SampleScratch* __restrict__ s, int topK, float topP, float minP, bool both, int cut,
                                             uint32_t c0, u64 m0, u64 W, const int (&hb)[EPT], const uint32_t (&ok)[EPT], const float (&w)[EPT],
-                                            const float (&z)[EPT], ID idOf, SampleShared& sh, uint32_t* wc, u64* wm, int* found, uint32_t* foundC,
+                                            Z zOf, ID idOf, SampleShared& sh, uint32_t* wc, u64* wm, int* found, uint32_t* foundC,
                                             u64* foundM) {
     const int tid = threadIdx.x;
     // The listed ids take places in the list a block at a time: each its
@@ -4289,7 +4289,7 @@ __device__ __forceinline__ void sample_fast(int* __restrict__ state, SampleScrat
         place[e] = -1;
         if (id >= V) continue;
         if (hb[e] > cut && !both) {
-            if (w[e] >= minP) sure = max(sure, sample_key(z[e], id));
+            if (w[e] >= minP) sure = max(sure, sample_key(zOf(e), id));
         } else if (hb[e] >= cut) {
             place[e] = (int)atomicAdd(&listed, 1u);
         }
@@ -4304,7 +4304,7 @@ __device__ __forceinline__ void sample_fast(int* __restrict__ state, SampleScrat
             s->candKey[i] = ok[e];
             s->candID[i] = (uint32_t)idOf(e);
             s->candW[i] = w[e];
-            s->candZ[i] = z[e];
+            s->candZ[i] = zOf(e);
         }
     sample_best(sure, &s->best);
     __shared__ int last;
@@ -4480,15 +4480,20 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
         if (m == -INF) {
             best = 0xFFFFFFFFull;  // id 0
         } else {
-            float z[EPT], w[EPT];
+            float w[EPT];
             uint32_t ok[EPT];
 #pragma unroll
             for (int e = 0; e < EPT; e++) {
                 w[e] = sample_exp(l[e] == m ? 0.f : __fsub_rn(l[e], m));
                 ok[e] = sample_ordered(l[e]);
-                const float g = sample_gumbel(key, idOf(e));
-                z[e] = m == INF ? (l[e] == m ? g : -INF) : __fadd_rn(l[e], g);
             }
+            // The noisy value z, computed for the kept ids alone: the
+            // noise is most of the arithmetic, and top-k, top-p and min-p
+            // keep few ids.
+            auto zOf = [&](int e) {
+                const float g = sample_gumbel(key, idOf(e));
+                return m == INF ? (l[e] == m ? g : -INF) : __fadd_rn(l[e], g);
+            };
             // The kept prefix: ordered bits above theta, and of those equal
             // to it, the first keepTies ids (of cnt); everything by default.
             uint32_t theta = 0, keepTies = 0, cnt = 0;
@@ -4547,7 +4552,7 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
                                          : sample_descend<2048, true>(&s->d, 0, (double)topP * (double)W, c0, m0, wc, wm, &found, &foundC, &foundM);
                 const uint32_t inCut = __ldcg(&s->d.c[cut]);
                 if ((both ? c0 + inCut : inCut) <= SAMPLE_CAND) {
-                    sample_fast<V, EPT, SLOT>(state, s, topK, topP, minP, both, cut, c0, m0, W, hb, ok, w, z, idOf, sh, wc, wm, &found, &foundC, &foundM);
+                    sample_fast<V, EPT, SLOT>(state, s, topK, topP, minP, both, cut, c0, m0, W, hb, ok, w, zOf, idOf, sh, wc, wm, &found, &foundC, &foundM);
                     return;
                 }
                 // Else a radix select over the ordered bits, every level a
@@ -4604,7 +4609,7 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
 #pragma unroll
             for (int e = 0; e < EPT; e++) {
                 const bool kept = idOf(e) < V && (!prefix || ok[e] > theta || (ok[e] == theta && rank[e] < r)) && w[e] >= minP;
-                if (kept) best = max(best, sample_key(z[e], idOf(e)));
+                if (kept) best = max(best, sample_key(zOf(e), idOf(e)));
             }
         }
     }
