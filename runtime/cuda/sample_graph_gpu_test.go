@@ -23,15 +23,7 @@ import (
 func TestGPUDecodeDrawsInGraph(t *testing.T) {
 	for _, dir := range samplePlans(t) {
 		d, seq := openSamplePlan(t, dir)
-		vocab := d.plan.Manifest.Model.Vocab
-		r := rand.New(rand.NewPCG(21, 22))
-		history := make([]int32, 12)
-		for i := range history {
-			history[i] = int32(r.IntN(vocab))
-		}
-		if _, err := seq.Forward(context.Background(), history); err != nil {
-			t.Fatal(err)
-		}
+		history := fedRandom(t, seq, 12, 21)
 		d.g.faults = &faults{launchAt: math.MaxInt64, killAt: -1} // counts launch calls, fails none
 		settings := []sample.Params{{}, {Temperature: 0.8, Seed: 3}, {Temperature: 0.7, TopP: 0.9, Seed: 4},
 			{Temperature: 0.7, TopK: 40, RepetitionPenalty: 1.1, Seed: 5}, {Temperature: 1, MinP: 0.05, Seed: 6},
@@ -87,16 +79,8 @@ func TestGPUDrawInGraphCost(t *testing.T) {
 	}
 	const replays = 200
 	for _, dir := range samplePlans(t) {
-		d, seq := openSamplePlan(t, dir)
-		vocab := d.plan.Manifest.Model.Vocab
-		r := rand.New(rand.NewPCG(31, 32))
-		history := make([]int32, 64)
-		for i := range history {
-			history[i] = int32(r.IntN(vocab))
-		}
-		if _, err := seq.Forward(context.Background(), history); err != nil {
-			t.Fatal(err)
-		}
+		_, seq := openSamplePlan(t, dir)
+		history := fedRandom(t, seq, 64, 31)
 		greedyUs := 0.0
 		for _, p := range []sample.Params{{}, {Temperature: 1, Seed: 1}, {Temperature: 0.7, TopP: 0.9, Seed: 1},
 			{Temperature: 0.7, TopK: 40, RepetitionPenalty: 1.1, Seed: 1}, {Temperature: 1, MinP: 0.05, Seed: 1}} {
@@ -122,4 +106,18 @@ func TestGPUDrawInGraphCost(t *testing.T) {
 				dir, p.Temperature, p.TopK, p.TopP, p.MinP, p.RepetitionPenalty, us, us-greedyUs, seq.drew)
 		}
 	}
+}
+
+// fedRandom feeds seq n random ids (seeded by seed) and returns them.
+func fedRandom(t *testing.T, seq *sequence, n int, seed uint64) []int32 {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	ids := make([]int32, n)
+	for i := range ids {
+		ids[i] = int32(r.IntN(seq.d.plan.Manifest.Model.Vocab))
+	}
+	if _, err := seq.Forward(context.Background(), ids); err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }
