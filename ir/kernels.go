@@ -14,6 +14,9 @@ const (
 	KernelGEMV = "gemv" // fp32 dots of dequantized weights
 	KernelQ8   = "q8"   // integer dots of int16 activations
 	KernelMMA  = "mma"  // int8 tensor cores, one token
+	// KernelMMATokens: int8 tensor cores over a few tokens (the mma n
+	// dimension), the integer path's int16 activations.
+	KernelMMATokens = "mma_tokens"
 )
 
 // The attributes that describe a kernel choice beside the families: a
@@ -31,9 +34,10 @@ const (
 // linear that reads the residual before its wait; batch_kernel, on a
 // matrix node after the graph's last row, its kernel in a batched step,
 // where it runs once per sequence over the step's rows (a prefill family);
-// and the choices of decisionOps.
+// batch_decode_kernel, on a matrix node before it, its kernel in a batched
+// step of decode tokens alone (a prefill family); and the choices of decisionOps.
 var kernelAttrKinds = map[string]string{
-	"kernel": "string", "prefill_kernel": "string", "batch_kernel": "string",
+	"kernel": "string", "prefill_kernel": "string", "batch_kernel": "string", "batch_decode_kernel": "string",
 	"mma_warps": "int64", "mma_upw": "int64", "stream_smem": "int64", "stream_blocks": "int64",
 	"fold_norm": "bool", "writes_sum": "bool", "stages_x": "bool", "prefill_stages_x": "bool", "pick_early": "bool", "starts_late": "bool",
 	"quantize_at_end": "bool", "launch_at_end": "bool", "residual_before_wait": "bool",
@@ -75,9 +79,9 @@ func launchingOps() []Op {
 
 // kernelFamilies are the families each op may take, by schedule.
 var kernelFamilies = map[Op][2][]string{ // decode, prefill
-	OpLinear:       {{KernelGEMV, KernelQ8}, {KernelGEMM, KernelGEMV, KernelQ8}},
-	OpQKV:          {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA}},
-	OpSwiGLULinear: {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA}},
+	OpLinear:       {{KernelGEMV, KernelQ8}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMATokens}},
+	OpQKV:          {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA, KernelMMATokens}},
+	OpSwiGLULinear: {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA, KernelMMATokens}},
 	OpMoE:          {{KernelGEMV, KernelQ8}, {KernelGEMM}},
 }
 
@@ -112,6 +116,9 @@ func verifyKernelChoice(n *Node) error {
 	}
 	if _, ok := n.Attrs["batch_kernel"]; ok && !slices.Contains(fams[1], n.Str("batch_kernel")) {
 		return fmt.Errorf("batch_kernel %q: a %s over a batched step's rows takes one of %v", n.Str("batch_kernel"), n.Op, fams[1])
+	}
+	if _, ok := n.Attrs["batch_decode_kernel"]; ok && !slices.Contains(fams[1], n.Str("batch_decode_kernel")) {
+		return fmt.Errorf("batch_decode_kernel %q: a %s over a batched decode step's tokens takes one of %v", n.Str("batch_decode_kernel"), n.Op, fams[1])
 	}
 	mma := false
 	for i, k := range []string{"kernel", "prefill_kernel"} {

@@ -20,6 +20,7 @@ func TestVerifyKernelChoice(t *testing.T) {
 		swiglu + ` {kernel="q8" prefill_kernel="gemm"}`,
 		swiglu + ` {kernel="gemv" prefill_kernel="gemv"}`,
 		swiglu + ` {batch_kernel="gemm" kernel="q8" prefill_kernel="q8"}`,
+		swiglu + ` {batch_decode_kernel="q8" kernel="q8" prefill_kernel="gemm"}`,
 		mma,
 	} {
 		g, err := Parse(strings.Replace(text, swiglu, ok, 1))
@@ -34,7 +35,10 @@ func TestVerifyKernelChoice(t *testing.T) {
 		{"decode only", swiglu + ` {kernel="q8"}`, `a swiglu_linear takes both or neither`},
 		{"gemm in decode", swiglu + ` {kernel="gemm" prefill_kernel="gemm"}`, `kernel "gemm": a swiglu_linear takes one of [gemv q8 mma]`},
 		{"unknown family", swiglu + ` {kernel="q8" prefill_kernel="wmma"}`, `prefill_kernel "wmma"`},
-		{"a batch kernel no prefill takes", swiglu + ` {batch_kernel="wmma" kernel="q8" prefill_kernel="gemm"}`, `batch_kernel "wmma": a swiglu_linear over a batched step's rows takes one of [gemm gemv q8 mma]`},
+		{"a batch kernel no prefill takes", swiglu + ` {batch_kernel="wmma" kernel="q8" prefill_kernel="gemm"}`, `batch_kernel "wmma": a swiglu_linear over a batched step's rows takes one of [gemm gemv q8 mma mma_tokens]`},
+		{"a batch decode kernel no prefill takes", swiglu + ` {batch_decode_kernel="wmma" kernel="q8" prefill_kernel="gemm"}`, `batch_decode_kernel "wmma": a swiglu_linear over a batched decode step's tokens takes one of [gemm gemv q8 mma mma_tokens]`},
+		{"mma_tokens in decode", swiglu + ` {kernel="mma_tokens" prefill_kernel="gemm"}`, `kernel "mma_tokens": a swiglu_linear takes one of [gemv q8 mma]`},
+		{"a batch decode kernel of an int", swiglu + ` {batch_decode_kernel=1 kernel="q8" prefill_kernel="gemm"}`, `attr batch_decode_kernel has type int64, want string`},
 		{"family of a string", swiglu + ` {kernel=1 prefill_kernel="gemm"}`, `attr kernel has type int64, want string`},
 		{"mma without its shape", swiglu + ` {kernel="mma" prefill_kernel="gemm"}`, `attr mma_warps = <nil>`},
 		{"a shape without mma", swiglu + ` {kernel="q8" mma_warps=2 prefill_kernel="gemm"}`, `attr mma_warps = 2 with kernels q8, gemm`},

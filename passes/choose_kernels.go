@@ -6,7 +6,7 @@ import (
 
 // kernelAttrs are the attributes chooseKernels records (ir/kernels.go);
 // it drops them first, so that it can run again.
-var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits"}
+var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_decode_kernel", "mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits"}
 
 // chooseKernels decides, for the graph's GPU target (the graph attribute
 // target), which kernel family serves each matrix node and MoE in each
@@ -35,8 +35,18 @@ var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "mma_warp
 //     computes that MoE's router logits itself (rmsnorm_logits).
 //   - batch_kernel: a matrix node after the graph's one last node (the LM
 //     head) runs in a batched step once per sequence, over the step's
-//     rows: the prefill's rule for rows of T, gemm where the width is whole
-//     float4 pairs (the weights read once for all rows), else gemv.
+//     rows: mma_tokens where its weights have tensor-core fragments
+//     (mmaTokens: the rows, at most 64, are a few n-tiles of 8), else the
+//     prefill's rule for rows of T, gemm where the width is whole float4
+//     pairs (the weights read once for all rows), else gemv.
+//   - batch_decode_kernel: a matrix node before that last node, its kernel
+//     in a batched step of decode tokens alone (every row one token, at
+//     most BatchDecodeRows): mma_tokens where its weights have tensor-core
+//     fragments — each weight group unpacked once for all the step's
+//     tokens, the n dimension of the tensor cores — else q8 where the
+//     integer path serves it (each block's weight groups used for
+//     PrefillTile tokens, where the prefill's tensor-core GEMM tiles of 64
+//     rows launch out/128 latency-bound blocks), else its prefill_kernel.
 func chooseKernels(g *ir.Graph) error {
 	gpu, err := graphGPU(g)
 	if err != nil {
@@ -75,8 +85,22 @@ func chooseKernels(g *ir.Graph) error {
 	for _, n := range afterLast(g) {
 		if isMatrix(n) {
 			n.Attrs["batch_kernel"] = ir.KernelGEMV
-			if x := n.Inputs[0]; x.Shape[len(x.Shape)-1]%8 == 0 {
+			switch x := n.Inputs[0]; {
+			case mmaTokens(n):
+				n.Attrs["batch_kernel"] = ir.KernelMMATokens
+			case x.Shape[len(x.Shape)-1]%8 == 0:
 				n.Attrs["batch_kernel"] = ir.KernelGEMM
+			}
+		}
+	}
+	for _, n := range beforeLast(g) {
+		if isMatrix(n) {
+			n.Attrs["batch_decode_kernel"] = n.Str("prefill_kernel")
+			switch {
+			case mmaTokens(n):
+				n.Attrs["batch_decode_kernel"] = ir.KernelMMATokens
+			case intDot(n):
+				n.Attrs["batch_decode_kernel"] = ir.KernelQ8
 			}
 		}
 	}
@@ -101,19 +125,34 @@ func chooseKernels(g *ir.Graph) error {
 // afterLast is the nodes after g's one last node (none where it has not
 // exactly one): what a batched step runs once per sequence.
 func afterLast(g *ir.Graph) []*ir.Node {
+	if at := lastAt(g); at >= 0 {
+		return g.Nodes[at+1:]
+	}
+	return nil
+}
+
+// beforeLast is the nodes before g's one last node (none where it has not
+// exactly one): what a batched step runs once per token.
+func beforeLast(g *ir.Graph) []*ir.Node {
+	if at := lastAt(g); at >= 0 {
+		return g.Nodes[:at]
+	}
+	return nil
+}
+
+// lastAt is the index of g's one last node, or -1 where it has none or
+// several.
+func lastAt(g *ir.Graph) int {
 	at := -1
 	for i, n := range g.Nodes {
 		if n.Op == ir.OpLast {
 			if at >= 0 {
-				return nil
+				return -1
 			}
 			at = i
 		}
 	}
-	if at < 0 {
-		return nil
-	}
-	return g.Nodes[at+1:]
+	return at
 }
 
 // routesMoE reports whether RMSNorm n computes the router logits of the MoE
@@ -176,6 +215,21 @@ func intDot(n *ir.Node) bool {
 	case ir.OpQKV:
 		g := IntDotGroups[w.DType]
 		return IntDotGroups[n.Inputs[2].DType] == g && IntDotGroups[n.Inputs[3].DType] == g
+	}
+	return true
+}
+
+// mmaTokens reports whether matrix node n can run on the tensor cores over
+// a few tokens (mma_tokens.cu.tmpl): on the integer path, with every
+// weight of a dtype with MmaT fragments (MMATokenTypes).
+func mmaTokens(n *ir.Node) bool {
+	if !intDot(n) {
+		return false
+	}
+	for _, w := range n.Inputs[1:] {
+		if w.Op == ir.OpWeight && len(w.Shape) == 2 && !MMATokenTypes[w.DType] {
+			return false
+		}
 	}
 	return true
 }

@@ -29,6 +29,19 @@ const (
 // serves in a prefill: each weight group fetched is used that many times.
 const PrefillTile = 8
 
+// BatchDecodeRows bounds the rows of a batched step of decode tokens alone
+// that the batched decode schedule (batch_decode_kernel) serves: all the
+// rows a batched step takes (codegen/cuda's batchMaxRows). Its tensor-core
+// kernels (mma_tokens) take 16 rows a block, the blocks of one weight tile
+// run together and read it from DRAM once; the prefill's GEMMs, tiled for
+// hundreds of rows, launch out/128 latency-bound blocks at 64 (Qwen2.5-0.5B's
+// head: 180 µs for 145 MB on an H200).
+const BatchDecodeRows = 64
+
+// MMATokenTypes are the weight dtypes with tensor-core fragments for a few
+// tokens (mma_tokens.cu.tmpl's MmaT, in GGUF order and their GPU layout).
+var MMATokenTypes = map[ir.DType]bool{ir.Q4_0: true, ir.Q5_0: true, ir.Q8_0: true, ir.Q4_K: true, ir.Q5_K: true, ir.Q6_K: true}
+
 // MoEWarps is MOE_WARPS (moe.cu.tmpl): the rows one expert-GEMV block owns.
 const MoEWarps = 8
 

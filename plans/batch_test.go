@@ -15,6 +15,7 @@ func TestBatchFieldsRoundTrip(t *testing.T) {
 	k := &Kernels{
 		Arch: "sm_90", Prefill: []Launch{launch}, Decode: []Launch{launch},
 		Batch: []Launch{launch}, BatchRows: []Launch{launch, launch},
+		BatchDecode: []Launch{launch, launch, launch}, BatchDecodeMaxRows: 16,
 		BatchMaxRows: 64, BatchBytes: 1 << 20, BatchLogits: 4096,
 		State: State{Bytes: 1024, RowOf: 1024, LastTokens: 1280, Rows: 1536, Paging: 1552, Picks: 1568, Tables: 2048},
 	}

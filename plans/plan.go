@@ -113,6 +113,12 @@ type Kernels struct {
 	// head, the greedy picks). Both empty: the plan cannot batch.
 	Batch     []Launch `msgpack:"batch,omitempty"`
 	BatchRows []Launch `msgpack:"batch_rows,omitempty"`
+	// BatchDecode replaces Batch in a step of decode tokens alone (every
+	// row one token, T = its rows) of at most BatchDecodeMaxRows rows: the
+	// same values, by kernels that read each weight once for several
+	// tokens. Empty: Batch serves every step.
+	BatchDecode        []Launch `msgpack:"batch_decode,omitempty"`
+	BatchDecodeMaxRows int      `msgpack:"batch_decode_max_rows,omitempty"`
 	// BatchMaxRows is the most rows (sequences) one batched step takes.
 	BatchMaxRows int `msgpack:"batch_max_rows,omitempty"`
 	// BatchBytes is the batch region (ArgBatch) the runtime allocates
@@ -199,7 +205,7 @@ const (
 	// n_head_kv*head_dim fp16 at ((b·n_layer + l)·2 + p)·BT·n_head_kv·head_dim.
 	ArgKVPool = "kvpool"
 	ArgBatch  = "batch" // Offset into a batch's region (Kernels.BatchBytes)
-	ArgInt   = "int"   // immediate int64 Value
+	ArgInt    = "int"   // immediate int64 Value
 )
 
 // Arg is one kernel argument: a pointer into a region, or an immediate.

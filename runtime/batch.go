@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"errors"
+
+	"github.com/llama-orch/orc/runtime/sample"
 )
 
 // BatchDevice is a Device that also runs one step for several sequences at
@@ -30,8 +32,13 @@ type BatchConfig struct {
 	BlockTokens int
 	// KVBytes is the pool's size in bytes; 0 takes the device's default
 	// (the CPU: Sequences full contexts; a GPU: the memory left after the
-	// weights and the step's activations, less a margin).
+	// weights and the step's activations, less a margin, and after the solo
+	// sequence's cache).
 	KVBytes int64
+	// Solo asks for a SoloBatch: beside the pool, one single sequence of
+	// the device's context that a sequence alone in the batch runs on. A
+	// device that cannot ignores it.
+	Solo bool
 }
 
 // Batch is a device's paged KV pool and its batched step.
@@ -75,4 +82,46 @@ type BatchPicker interface {
 	// runtime/sample's greedy step (a row whose logits are not all finite
 	// included).
 	StepGreedy(ctx context.Context, rows []BatchRow) ([]int32, error)
+}
+
+// SoloBatch is a Batch with a single sequence beside its pool
+// (BatchConfig.Solo), so that a sequence alone in flight runs the device's
+// single-sequence step (its decode graph and its sampler on a GPU) instead
+// of the batched step, its keys and values moved between its pool blocks
+// and the solo sequence's own cache where the two paths meet. The solo
+// sequence's logits are the batched step's for the same positions (CPU:
+// bit for bit; GPU: within the kernels' tolerance).
+type SoloBatch interface {
+	Batch
+	// Solo is the single sequence; the batch owns it (Close frees it).
+	// Its Pos is how many positions its cache holds.
+	Solo() Sequence
+	// LoadSolo copies positions [from, to) of the sequence whose block
+	// table is blocks from the pool into the solo sequence's cache, which
+	// must hold [0, from) already (from ≤ Solo().Pos()); its Pos is then
+	// to.
+	LoadSolo(blocks []int32, from, to int) error
+	// StoreSolo copies positions [from, to) of the solo sequence's cache
+	// (to ≤ Solo().Pos()) into blocks.
+	StoreSolo(blocks []int32, from, to int) error
+}
+
+// BatchSampler is a Batch that also draws each row's token where it
+// computes the logits: a GPU's sampler draws over each row's logits as it
+// does for a sequence's step (runtime.SamplingSequence), so that no row's
+// logits come to the host.
+type BatchSampler interface {
+	Batch
+	// StepSample runs Step's forward pass and returns each row's token:
+	// the one draws[i].Sampler.Sample returns for row i's logits with
+	// draws[i].Recent at the position after the row's tokens; -1 for a row
+	// whose Sampler is nil (a prompt chunk whose logits nobody reads). The
+	// ids are valid until the next step.
+	StepSample(ctx context.Context, rows []BatchRow, draws []BatchDraw) ([]int32, error)
+}
+
+// BatchDraw is how one row of a step draws its token.
+type BatchDraw struct {
+	Sampler *sample.Sampler
+	Recent  []int32 // the latest tokens, for the penalties
 }

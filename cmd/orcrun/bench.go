@@ -90,6 +90,9 @@ type benchResult struct {
 	// Sampled is decoding with each measured setting (greedy first), as
 	// Generate samples, and as one client streaming through the server.
 	Sampled []sampledResult `json:"sampled"`
+	// ServedSlots is the served figures' server's batching slots.
+	ServedSlots int           `json:"served_slots"`
+	Prefix      *prefixResult `json:"prefix_ttft,omitempty"`
 }
 
 func (c *benchCmd) Run() error {
@@ -105,13 +108,19 @@ func (c *benchCmd) Run() error {
 	if c.Depth < 0 {
 		return fmt.Errorf("bench: --depth %d is negative", c.Depth)
 	}
+	if c.ServedSlots < 1 || c.PrefixTTFT < 0 {
+		return fmt.Errorf("bench: --served-slots must be at least 1 and --prefix-ttft not negative")
+	}
+	if c.PrefixTTFT > 0 && (c.ServedSlots == 1 || c.NoServed) {
+		return fmt.Errorf("bench: --prefix-ttft %d: prompts share cached prefixes in the batched server: give --served-slots above 1, without --no-served", c.PrefixTTFT)
+	}
 	if c.ChunkBytes < 0 {
 		return fmt.Errorf("bench: --chunk-bytes %d is negative", c.ChunkBytes)
 	}
 	if c.UploadBufs != 0 && (c.UploadBufs < cuda.MinUploadBuffers || c.UploadBufs > cuda.MaxUploadBuffers) {
 		return fmt.Errorf("bench: --upload-buffers %d: use %d to %d", c.UploadBufs, cuda.MinUploadBuffers, cuda.MaxUploadBuffers)
 	}
-	r := benchResult{Plan: c.Plan, Runs: c.Runs, PP: c.PP, TG: c.TG, Prompt: c.Prompt, Depth: c.Depth,
+	r := benchResult{Plan: c.Plan, Runs: c.Runs, ServedSlots: c.ServedSlots, PP: c.PP, TG: c.TG, Prompt: c.Prompt, Depth: c.Depth,
 		ChunkBytes: cmp.Or(c.ChunkBytes, cuda.DefaultChunkBytes), UploadBuffers: cmp.Or(c.UploadBufs, cuda.DefaultUploadBuffers),
 		Date: time.Now().UTC().Format(time.RFC3339)}
 	// The tests must fit the context before anything is loaded.
@@ -352,6 +361,13 @@ func (c *benchCmd) measureSampled(dev runtime.Device, info runtime.Info, r *benc
 		}
 		r.Sampled = append(r.Sampled, res)
 	}
+	if c.PrefixTTFT > 0 {
+		p := &prefixResult{}
+		if p.ColdMs, p.WarmMs, p.Tokens, err = c.prefixTTFT(dev, c.tok); err != nil {
+			return err
+		}
+		r.Prefix = p
+	}
 	return nil
 }
 
@@ -525,6 +541,13 @@ func (r *benchResult) print() {
 			fmt.Printf("; served %.1f tok/s (%d tokens streamed by /v1/completions)", s.ServedTokS, s.ServedTokens)
 		}
 		fmt.Println()
+	}
+	if r.ServedSlots > 1 {
+		fmt.Printf("served   through a server batching %d slots\n", r.ServedSlots)
+	}
+	if p := r.Prefix; p != nil {
+		fmt.Printf("prefix   %8.2f ms  served time to first token of a %d-token prompt sharing all but its last sentence with the one before (%.2f ms cold, %.1f %%)\n",
+			p.WarmMs, p.Tokens, p.ColdMs, 100*p.WarmMs/p.ColdMs)
 	}
 	fmt.Printf("ttft     %8.2f ms  for a %d-token prompt\n", r.TTFTMs, r.PP)
 	fmt.Printf("vram     %8.1f MiB weights+arena+KV of %d tokens", float64(r.VRAMBytes)/(1<<20), r.Ctx)

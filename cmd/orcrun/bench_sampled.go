@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,6 +30,8 @@ type samplingFlags struct {
 	MinP              float32 `name:"min-p" help:"min_p of the measured setting."`
 	RepetitionPenalty float32 `help:"Repetition penalty of the measured setting."`
 	NoServed          bool    `help:"Skip the served figures (one streamed /v1/completions request per setting on loopback)."`
+	ServedSlots       int     `default:"1" help:"The served figures' server batches this many slots, as serve --slots does: against 1, what batching costs a single stream."`
+	PrefixTTFT        int     `name:"prefix-ttft" help:"With --served-slots above 1: time to first token of a streamed request of about this many prompt tokens, cold, then of one sharing all but its last sentence (prefix reuse)."`
 }
 
 // setting is one sampling setting bench measures.
@@ -105,20 +108,52 @@ func (c *benchCmd) sampledDecode(dev runtime.Device, info runtime.Info, rng *ran
 	return ms(time.Since(start)), nil
 }
 
-// served starts the server on dev on a loopback port and streams one
-// /v1/completions request of c.TG tokens with p per run; medians of the
-// decode rate each request saw.
-func (c *benchCmd) served(dev runtime.Device, tok tokenizer.Tokenizer, p sample.Params) (tokS float64, tokens int, err error) {
-	srv := server.New(server.Config{WorkerID: "bench", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, dev, tok)
+// prefixResult is --prefix-ttft's figure: served times to the first token
+// (ms) of a prompt of Tokens tokens, cold and sharing all but its end with
+// the one before.
+type prefixResult struct {
+	Tokens int     `json:"tokens"`
+	ColdMs float64 `json:"cold_ms"`
+	WarmMs float64 `json:"warm_ms"`
+}
+
+// startServed starts the server on dev on a loopback port, batching
+// c.ServedSlots slots above 1; stop drains it and frees the batch's pool.
+func (c *benchCmd) startServed(dev runtime.Device, tok tokenizer.Tokenizer) (url string, stop func(), err error) {
+	batch, err := newScheduler(dev, c.ServedSlots, 0, 0)
+	if err != nil {
+		return "", nil, fmt.Errorf("bench: --served-slots: %w", err)
+	}
+	srv := server.New(server.Config{WorkerID: "bench", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Batch: batch}, dev, tok)
 	srv.Start()
-	defer srv.Drain()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, 0, err
+		srv.Drain()
+		if batch != nil {
+			batch.Close()
+		}
+		return "", nil, err
 	}
 	hs := &http.Server{Handler: srv.Handler()}
 	go hs.Serve(ln)
-	defer hs.Close()
+	return "http://" + ln.Addr().String(), func() {
+		hs.Close()
+		srv.Drain()
+		if batch != nil {
+			batch.Close()
+		}
+	}, nil
+}
+
+// served streams one /v1/completions request of c.TG tokens with p per
+// run through startServed's server; medians of the decode rate each
+// request saw.
+func (c *benchCmd) served(dev runtime.Device, tok tokenizer.Tokenizer, p sample.Params) (tokS float64, tokens int, err error) {
+	url, stop, err := c.startServed(dev, tok)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer stop()
 	body := map[string]any{"prompt": strings.Repeat("The quick brown fox jumps over the lazy dog. ", max(1, (c.Depth+c.Prompt)/10)),
 		"max_tokens": c.TG, "stream": true, "temperature": p.Temperature, "seed": p.Seed}
 	if p.TopP > 0 {
@@ -139,31 +174,82 @@ func (c *benchCmd) served(dev runtime.Device, tok tokenizer.Tokenizer, p sample.
 	}
 	var rates []float64
 	for run := range c.Runs + 1 {
-		rate, n, err := streamRate("http://"+ln.Addr().String()+"/v1/completions", req)
+		s, err := stream(url+"/v1/completions", req)
 		if err != nil {
 			return 0, 0, err
 		}
+		if s.tokens < 2 {
+			return 0, s.tokens, fmt.Errorf("bench: the served request streamed %d tokens", s.tokens)
+		}
 		if run > 0 {
-			rates, tokens = append(rates, rate), n
+			rates, tokens = append(rates, float64(s.tokens-1)/s.last.Sub(s.first).Seconds()), s.tokens
 		}
 	}
 	return median(rates), tokens, nil
 }
 
-// streamRate posts a streamed completion and returns the text chunks
-// after the first over the time from the first to the last.
-func streamRate(url string, req []byte) (float64, int, error) {
+// prefixTTFT streams, through a server batching c.ServedSlots slots, a
+// greedy request of about c.PrefixTTFT prompt tokens and then one whose
+// prompt shares all but its last sentence: each one's time from the POST
+// to its first token. Every run's prompts are new to the server.
+func (c *benchCmd) prefixTTFT(dev runtime.Device, tok tokenizer.Tokenizer) (cold, warm float64, tokens int, err error) {
+	url, stop, err := c.startServed(dev, tok)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer stop()
+	var colds, warms []float64
+	for run := range c.Runs + 1 {
+		var b strings.Builder
+		for i := 0; ; i++ {
+			if tokens = len(tok.Encode(b.String(), true)); tokens >= c.PrefixTTFT {
+				break
+			}
+			fmt.Fprintf(&b, "Run %d, line %d: the quick brown fox jumps over the lazy dog.\n", run, i)
+		}
+		var ms [2]float64
+		for i, tail := range []string{"Which line came first?", "Which line came last?"} {
+			req, err := json.Marshal(map[string]any{"prompt": b.String() + tail, "max_tokens": 2, "stream": true, "temperature": 0})
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			s, err := stream(url+"/v1/completions", req)
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			if s.firstChunk.IsZero() {
+				return 0, 0, 0, errors.New("bench: the prefix request streamed no token")
+			}
+			ms[i] = float64(s.firstChunk.Sub(s.start).Microseconds()) / 1e3
+		}
+		if run > 0 {
+			colds, warms = append(colds, ms[0]), append(warms, ms[1])
+		}
+	}
+	return median(colds), median(warms), tokens, nil
+}
+
+// streamed is what stream saw of a streamed completion: when it was
+// posted, when its first chunk came (text or not), and its chunks of text,
+// the first's and the last's times.
+type streamed struct {
+	tokens                         int
+	start, firstChunk, first, last time.Time
+}
+
+// stream posts a streamed completion and reads it to its end.
+func stream(url string, req []byte) (streamed, error) {
+	var s streamed
+	s.start = time.Now()
 	resp, err := http.Post(url, "application/json", bytes.NewReader(req))
 	if err != nil {
-		return 0, 0, err
+		return s, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
-		return 0, 0, fmt.Errorf("bench: served request: %s: %s", resp.Status, strings.TrimSpace(string(b)))
+		return s, fmt.Errorf("bench: served request: %s: %s", resp.Status, strings.TrimSpace(string(b)))
 	}
-	var first, last time.Time
-	n := 0
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		data, ok := strings.CutPrefix(sc.Text(), "data: ")
@@ -177,26 +263,26 @@ func streamRate(url string, req []byte) (float64, int, error) {
 			Error *struct{ Message string } `json:"error"`
 		}
 		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
-			return 0, 0, fmt.Errorf("bench: served request: %w", err)
+			return s, fmt.Errorf("bench: served request: %w", err)
 		}
 		if chunk.Error != nil {
-			return 0, 0, fmt.Errorf("bench: served request: %s", chunk.Error.Message)
+			return s, fmt.Errorf("bench: served request: %s", chunk.Error.Message)
 		}
-		if len(chunk.Choices) == 0 || chunk.Choices[0].Text == "" {
+		if len(chunk.Choices) == 0 {
 			continue
 		}
 		now := time.Now()
-		if n == 0 {
-			first = now
+		if s.firstChunk.IsZero() {
+			s.firstChunk = now
 		}
-		last = now
-		n++
+		if chunk.Choices[0].Text == "" {
+			continue
+		}
+		if s.tokens == 0 {
+			s.first = now
+		}
+		s.last = now
+		s.tokens++
 	}
-	if err := sc.Err(); err != nil {
-		return 0, 0, err
-	}
-	if n < 2 {
-		return 0, n, fmt.Errorf("bench: the served request streamed %d tokens", n)
-	}
-	return float64(n-1) / last.Sub(first).Seconds(), n, nil
+	return s, sc.Err()
 }

@@ -55,6 +55,26 @@ func TestBenchCPU(t *testing.T) {
 	if r.TTFTMs < r.PrefillMs {
 		t.Errorf("TTFT %.3f ms is shorter than the prefill %.3f ms it contains", r.TTFTMs, r.PrefillMs)
 	}
+	// The served figures through a batching server, and the prefix figure.
+	out, err = exec.Command(bin, "bench", "--plan", plan, "--pp", "40", "--tg", "8", "--prompt", "4", "--runs", "1",
+		"--served-slots", "2", "--prefix-ttft", "60", "--temperature", "0.7", "--top-p", "0.9", "--json").Output()
+	if err != nil {
+		t.Fatalf("bench --served-slots 2: %v\n%s", err, out)
+	}
+	r = benchResult{}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("bench --json printed %q: %v", out, err)
+	}
+	if r.ServedSlots != 2 || len(r.Sampled) != 2 || !(r.Sampled[1].ServedTokS > 0) || r.Sampled[1].ServedTokens < 2 {
+		t.Errorf("served through 2 slots: %+v", r)
+	}
+	if p := r.Prefix; p == nil || p.Tokens < 60 || !(p.ColdMs > 0) || !(p.WarmMs > 0) {
+		t.Errorf("prefix_ttft %+v, want a cold and a warm time of at least 60 tokens", r.Prefix)
+	}
+	if out, err = exec.Command(bin, "bench", "--plan", plan, "--runs", "1", "--prefix-ttft", "60").CombinedOutput(); err == nil ||
+		!strings.Contains(string(out), "give --served-slots above 1") {
+		t.Errorf("--prefix-ttft without --served-slots: %v\n%s", err, out)
+	}
 	// A context too small for the tests is refused with the numbers.
 	out, err = exec.Command(bin, "bench", "--plan", plan, "--pp", "600", "--runs", "1").CombinedOutput()
 	if err == nil {

@@ -183,24 +183,30 @@ func (c *serveCmd) Validate() error {
 // batching makes the batching scheduler of --slots above 1 (nil for 1):
 // prefill chunks and the slots within the plan's step (its max_tokens).
 func (c *serveCmd) batching(dev runtime.Device) (*batching.Scheduler, error) {
-	if c.Slots == 1 {
+	return newScheduler(dev, c.Slots, c.PrefillChunk, c.KVBytes)
+}
+
+// newScheduler is the batching scheduler of slots above 1 (nil for 1) on
+// dev: chunk prompt tokens a step (0: the plan's max_tokens), a KV pool of
+// kvBytes (0: the device's default).
+func newScheduler(dev runtime.Device, slots, chunk int, kvBytes int64) (*batching.Scheduler, error) {
+	if slots == 1 {
 		return nil, nil
 	}
 	info := dev.Info()
-	chunk := c.PrefillChunk
 	if chunk == 0 {
 		chunk = info.MaxTokens
 	}
-	if chunk > info.MaxTokens || c.Slots > info.MaxTokens {
-		return nil, fmt.Errorf("--slots %d, --prefill-chunk %d: a step holds at most the plan's max_tokens, %d tokens (orcc compile --max-tokens)", c.Slots, chunk, info.MaxTokens)
+	if chunk > info.MaxTokens || slots > info.MaxTokens {
+		return nil, fmt.Errorf("--slots %d, --prefill-chunk %d: a step holds at most the plan's max_tokens, %d tokens (orcc compile --max-tokens)", slots, chunk, info.MaxTokens)
 	}
 	bd, ok := dev.(runtime.BatchDevice)
 	if !ok {
-		return nil, fmt.Errorf("--slots %d: the %s device does not run batched steps yet; serve with --slots 1", c.Slots, info.Device)
+		return nil, fmt.Errorf("--slots %d: the %s device does not run batched steps yet; serve with --slots 1", slots, info.Device)
 	}
-	b, err := batching.New(bd, batching.Config{Slots: c.Slots, PrefillChunk: chunk, KVBytes: c.KVBytes})
+	b, err := batching.New(bd, batching.Config{Slots: slots, PrefillChunk: chunk, KVBytes: kvBytes})
 	if err != nil {
-		return nil, fmt.Errorf("--slots %d, --kv-bytes %d: %w", c.Slots, c.KVBytes, err)
+		return nil, fmt.Errorf("--slots %d, --kv-bytes %d: %w", slots, kvBytes, err)
 	}
 	return b, nil
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -30,6 +31,15 @@ import (
 // their partials in the batch region's start merged by
 // attend_paged_merge; a long chunk reads its sequence's keys once per
 // token.
+//
+// A step of decode tokens alone of at most passes.BatchDecodeRows rows
+// runs the per-token part as batchDecodeTokens emits it instead: the same
+// nodes, paged attention and values, but the matrix products on the
+// tensor cores over the step's tokens (batch_decode_kernel mma_tokens:
+// each weight group unpacked once for 16 rows, ops_mma_tokens.go; q8's
+// token tiles of 8 where the weights have no tensor-core fragments),
+// where the prefill's GEMMs, tiled for hundreds of rows, launch out/128
+// blocks (Phi-3's down: 24 on 132 SMs) that each walk all of K.
 
 // batchMaxRows bounds a batched step's rows: the batch region holds the
 // per-row activations and logits of this many (64 × Qwen2.5's 151,936
@@ -74,8 +84,12 @@ func (e *emitter) pagedPartBytes(g *ir.Graph, at int) int64 {
 
 // batchSchedules is what the batched step adds to a plan.
 type batchSchedules struct {
-	tokens, rows  []plans.Launch
+	tokens, rows []plans.Launch
+	// decode is tokens for a step of decode tokens alone of at most
+	// decodeRows rows (batchDecodeTokens).
+	decode        []plans.Launch
 	maxRows       int64
+	decodeRows    int64
 	bytes, logits int64 // the batch region's size and the logits' offset in it
 }
 
@@ -124,12 +138,19 @@ func (e *emitter) batch(g *ir.Graph) (*batchSchedules, error) {
 	e.state = batchState(e.state, e.maxTokens, b.maxRows)
 	e.prefill, e.batching, e.scratchHolds = true, true, scratchNone
 	defer func() { e.batching, e.stateAt, e.batchValues = false, 0, nil }()
+	var err error
 	for _, n := range g.Nodes[:at] {
 		ls, err := e.node(n)
 		if err != nil {
 			return nil, fmt.Errorf("codegen/cuda: node %d (%s): %w", n.ID, n.Op, err)
 		}
 		b.tokens = append(b.tokens, ls...)
+	}
+	if e.decodeDiffers(g.Nodes[:at]) {
+		if b.decode, err = e.batchDecodeTokens(g, at); err != nil {
+			return nil, err
+		}
+		b.decodeRows = min(b.maxRows, passes.BatchDecodeRows)
 	}
 	last := g.Nodes[at]
 	gathered, tail, err := e.batchTail(g, at, b)
@@ -166,6 +187,39 @@ func (e *emitter) batch(g *ir.Graph) (*batchSchedules, error) {
 	ls, err = e.emit(a, "batch_argmax", argmaxThreads, gridRowsX(0), argmaxArgs{int64(e.model.Vocab)})
 	b.rows = append(b.rows, ls...)
 	return b, err
+}
+
+// batchDecodeTokens emits the per-token schedule of a batched step of
+// decode tokens alone (T = its rows, at most passes.BatchDecodeRows): g's
+// nodes before its last node (at) as the batched step's, but for the
+// matrix kernels, chooseKernels' batch_decode_kernel (the integer path's
+// token tiles, which read each weight once for a tile's rows, where the
+// prefill's GEMM tiles of 64 rows leave most SMs idle).
+func (e *emitter) batchDecodeTokens(g *ir.Graph, at int) ([]plans.Launch, error) {
+	e.batchDecode, e.scratchHolds = true, scratchNone
+	defer func() { e.batchDecode, e.scratchHolds = false, scratchNone }()
+	var out []plans.Launch
+	for _, n := range g.Nodes[:at] {
+		ls, err := e.node(n)
+		if err != nil {
+			return nil, fmt.Errorf("codegen/cuda: node %d (%s): %w", n.ID, n.Op, err)
+		}
+		out = append(out, ls...)
+	}
+	return out, nil
+}
+
+// decodeDiffers reports whether a matrix node of nodes (a batched step's
+// per-token part) takes a kernel in a step of decode tokens alone other
+// than its prefill's, so that the step has a schedule of its own.
+func (e *emitter) decodeDiffers(nodes []*ir.Node) bool {
+	return slices.ContainsFunc(nodes, func(n *ir.Node) bool {
+		switch n.Op {
+		case ir.OpLinear, ir.OpQKV, ir.OpSwiGLULinear:
+			return n.Str("batch_decode_kernel") != n.Str("prefill_kernel")
+		}
+		return false
+	})
 }
 
 // batchTail clones the nodes after g's last node (at) to run T = rows

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/llama-orch/orc/codegen/cuda"
 	"github.com/llama-orch/orc/compiler/synth"
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
@@ -78,8 +79,24 @@ func TestGPUBatchMatchesCPU(t *testing.T) {
 			for k, s := range gseqs {
 				s.Feed = batchtest.Greedy(cseqs[k].Logits)
 			}
-			if err := batchtest.Run(gpuB, vocab, gseqs, batchSteps, batchChunk); err != nil {
+			shapes := &stepShapes{Batch: gpuB, decodeRows: map[int]bool{}}
+			if err := batchtest.Run(shapes, vocab, gseqs, batchSteps, batchChunk); err != nil {
 				t.Fatal(err)
+			}
+			// The sequences' prompts end at distinct steps, so their
+			// decode-only steps take every row count from 16 down to 1:
+			// through the batched decode schedule where the plan has one.
+			for n := 1; n <= batchSeqs; n++ {
+				if !shapes.decodeRows[n] {
+					t.Errorf("no decode-only step of %d rows ran", n)
+				}
+			}
+			out, err := cuda.Generate(g, man, cuda.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dr, q := out.Kernels.BatchDecodeMaxRows, batchConfigs[i].quant; (q != synth.QuantF16) != (dr >= batchSeqs) {
+				t.Errorf("a %s plan's batched decode step takes %d rows", q, dr)
 			}
 			worst, agree := 0.0, 0
 			for k, s := range gseqs {
@@ -219,4 +236,18 @@ func nearTie(row []float32, a, b int32) bool {
 		m = max(m, math.Abs(float64(v)))
 	}
 	return math.Abs(float64(row[a])-float64(row[b])) <= agreeTolerance*m
+}
+
+// stepShapes is a Batch that records the row counts of the decode-only
+// steps (every row one token) run through it.
+type stepShapes struct {
+	runtime.Batch
+	decodeRows map[int]bool
+}
+
+func (s *stepShapes) Step(ctx context.Context, rows []runtime.BatchRow) ([]float32, error) {
+	if !slices.ContainsFunc(rows, func(r runtime.BatchRow) bool { return len(r.Tokens) != 1 }) {
+		s.decodeRows[len(rows)] = true
+	}
+	return s.Batch.Step(ctx, rows)
 }

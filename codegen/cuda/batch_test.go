@@ -23,30 +23,7 @@ func TestBatchSchedule(t *testing.T) {
 		if len(k.Batch) == 0 || len(k.BatchRows) < 3 {
 			t.Fatalf("%s: batched step of %d and %d launches", name, len(k.Batch), len(k.BatchRows))
 		}
-		stores, attends, merges := 0, 0, 0
-		for _, l := range k.Batch {
-			paged := false
-			switch {
-			case strings.HasPrefix(l.Kernel, "kv_store_paged"):
-				stores++
-			case strings.HasPrefix(l.Kernel, "attend_paged_merge"):
-				merges, paged = merges+1, true
-			case strings.HasPrefix(l.Kernel, "attend_paged"):
-				attends, paged = attends+1, true
-			case strings.HasPrefix(l.Kernel, "attend_") || strings.HasPrefix(l.Kernel, "kv_store"):
-				t.Errorf("%s: the batched step launches %s", name, l.Kernel)
-			}
-			for _, a := range l.Args {
-				// The paged attention's split partials alone lie in the
-				// batch region, at its start.
-				if a.Kind == plans.ArgKV || a.Kind == plans.ArgBatch && !(paged && a.Offset == 0) {
-					t.Errorf("%s: the batched step's per-token launch %s has a %s argument at %d", name, l.Kernel, a.Kind, a.Offset)
-				}
-			}
-		}
-		if stores != man.Model.NLayer || attends != man.Model.NLayer || merges != man.Model.NLayer {
-			t.Errorf("%s: %d paged stores, %d paged attentions and %d merges for %d layers", name, stores, attends, merges, man.Model.NLayer)
-		}
+		checkPagedTokens(t, name, "batched step", k.Batch, man.Model.NLayer)
 		for _, l := range k.BatchRows {
 			for _, a := range l.Args {
 				if a.Kind == plans.ArgBatch && a.Offset == 0 {
@@ -79,11 +56,19 @@ func TestBatchSchedule(t *testing.T) {
 	}
 }
 
-// The per-row part's matrix kernels are chooseKernels' batch_kernel: a
-// graph without the record is refused, and a gemv record gives a gemv head.
+// The per-row part's matrix kernels are chooseKernels' batch_kernel: the
+// head's, mma_tokens (its weights have tensor-core fragments), is
+// linear_mmat over the rows; a gemv record gives a gemv head, and a graph
+// without the record is refused.
 func TestBatchRowsKernelIsRecorded(t *testing.T) {
 	g, man, _ := tinyPlan(t, "llama-tiny", synth.QuantQ4KM)
 	head := g.Outputs[0]
+	if head.Str("batch_kernel") != ir.KernelMMATokens {
+		t.Fatalf("the head's batch_kernel is %q", head.Str("batch_kernel"))
+	}
+	if rows := generate(t, g, man, "").Kernels.BatchRows; !strings.HasPrefix(rows[2].Kernel, "linear_mmat") {
+		t.Errorf("the per-row launches are %s, %s, %s", rows[0].Kernel, rows[1].Kernel, rows[2].Kernel)
+	}
 	head.Attrs["batch_kernel"] = ir.KernelGEMV
 	out := generate(t, g, man, "")
 	if rows := out.Kernels.BatchRows; !strings.HasPrefix(rows[1].Kernel, "linear_gemv") {
@@ -92,5 +77,122 @@ func TestBatchRowsKernelIsRecorded(t *testing.T) {
 	delete(head.Attrs, "batch_kernel")
 	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "has no batch_kernel: run the chooseKernels pass") {
 		t.Errorf("a head without batch_kernel: %v", err)
+	}
+}
+
+// checkPagedTokens checks a batched step's per-token launches ls: each
+// attention stores and reads the paged pool (never a sequence's cache),
+// one store, attention and merge a layer, and only the attention's split
+// partials lie in the batch region, at its start.
+func checkPagedTokens(t *testing.T, name, what string, ls []plans.Launch, layers int) {
+	t.Helper()
+	stores, attends, merges := 0, 0, 0
+	for _, l := range ls {
+		paged := false
+		switch {
+		case strings.HasPrefix(l.Kernel, "kv_store_paged"):
+			stores++
+		case strings.HasPrefix(l.Kernel, "attend_paged_merge"):
+			merges, paged = merges+1, true
+		case strings.HasPrefix(l.Kernel, "attend_paged"):
+			attends, paged = attends+1, true
+		case strings.HasPrefix(l.Kernel, "attend_") || strings.HasPrefix(l.Kernel, "kv_store"):
+			t.Errorf("%s: the %s launches %s", name, what, l.Kernel)
+		}
+		for _, a := range l.Args {
+			if a.Kind == plans.ArgKV || a.Kind == plans.ArgBatch && !(paged && a.Offset == 0) {
+				t.Errorf("%s: the %s's per-token launch %s has a %s argument at %d", name, what, l.Kernel, a.Kind, a.Offset)
+			}
+		}
+	}
+	if stores != layers || attends != layers || merges != layers {
+		t.Errorf("%s: the %s has %d paged stores, %d paged attentions and %d merges for %d layers", name, what, stores, attends, merges, layers)
+	}
+}
+
+// TestBatchDecodeSchedule: every tiny preset whose matrices take the
+// integer path has a batched decode schedule for all the rows of its
+// batched step (up to 64), whose
+// attentions are the batched step's (paged) and whose matrix products are
+// the tensor cores' over the step's tokens (mma_tokens: two n-tiles of 8 a
+// block, grid y = ceil(T/16)) or, for weights without their fragments
+// (MXFP4), the integer path's token tiles (grid y = ceil(T/8)), not the
+// prefill's GEMMs; an f16 preset, whose decode kernels would be its
+// prefill's, has none.
+func TestBatchDecodeSchedule(t *testing.T) {
+	for _, tp := range tinyPresets {
+		out, man := tinyOutput(t, tp.preset, tp.quant)
+		k, name := out.Kernels, tp.preset+"-"+string(tp.quant)
+		if tp.quant == "f16" {
+			if len(k.BatchDecode) != 0 || k.BatchDecodeMaxRows != 0 {
+				t.Errorf("%s: a batched decode step of %d launches for %d rows", name, len(k.BatchDecode), k.BatchDecodeMaxRows)
+			}
+			continue
+		}
+		if len(k.BatchDecode) == 0 || k.BatchDecodeMaxRows != min(64, k.BatchMaxRows) {
+			t.Fatalf("%s: batched decode step of %d launches for %d rows (batched step: %d)", name, len(k.BatchDecode), k.BatchDecodeMaxRows, k.BatchMaxRows)
+		}
+		checkPagedTokens(t, name, "batched decode step", k.BatchDecode, man.Model.NLayer)
+		matrix, mmat := 0, 0
+		for _, l := range k.BatchDecode {
+			for _, p := range []string{"gemm_linear", "gemm_qkv", "gemm_swiglu"} {
+				if strings.HasPrefix(l.Kernel, p) {
+					t.Errorf("%s: the batched decode step launches %s", name, l.Kernel)
+				}
+			}
+			for p, tile := range map[string]int64{"linear_q8": 8, "qkv_q8": 8, "swiglu_q8": 8, "linear_mmat": 16, "qkv_mmat": 16, "swiglu_mmat": 16} {
+				if strings.HasPrefix(l.Kernel, p) {
+					matrix++
+					if tile == 16 {
+						mmat++
+					}
+					if l.GridA[1] != 1 || l.GridB[1] != 0 || l.GridDiv[1] != tile {
+						t.Errorf("%s: %s's grid y is %d·T+%d over %d, want the token tiles ceil(T/%d)", name, l.Kernel, l.GridA[1], l.GridB[1], l.GridDiv[1], tile)
+					}
+				}
+			}
+		}
+		if matrix < 2*man.Model.NLayer || mmat < man.Model.NLayer {
+			t.Errorf("%s: %d matrix launches (%d on tensor cores) for %d layers", name, matrix, mmat, man.Model.NLayer)
+		}
+	}
+}
+
+// The batched decode schedule's matrix kernels are chooseKernels'
+// batch_decode_kernel: a gemv record gives that node a gemv launch there
+// (and leaves the batched step's own), and a graph without the record is
+// refused.
+func TestBatchDecodeKernelIsRecorded(t *testing.T) {
+	g, man, _ := tinyPlan(t, "llama-tiny", synth.QuantQ4KM)
+	var down *ir.Node
+	for _, n := range g.Nodes {
+		if n.Op == ir.OpLinear && n.Str("batch_decode_kernel") == ir.KernelMMATokens {
+			down = n
+		}
+	}
+	if down == nil {
+		t.Fatal("no mma_tokens linear in the batched decode step")
+	}
+	count := func(ls []plans.Launch, prefix string) int {
+		k := 0
+		for _, l := range ls {
+			if strings.HasPrefix(l.Kernel, prefix) {
+				k++
+			}
+		}
+		return k
+	}
+	before := generate(t, g, man, "")
+	down.Attrs["batch_decode_kernel"] = ir.KernelGEMV
+	after := generate(t, g, man, "")
+	if d := count(after.Kernels.BatchDecode, "linear_gemv") - count(before.Kernels.BatchDecode, "linear_gemv"); d != 1 {
+		t.Errorf("a gemv batch_decode_kernel adds %d linear_gemv launches to the batched decode step, want 1", d)
+	}
+	if count(after.Kernels.Batch, "linear_gemv") != count(before.Kernels.Batch, "linear_gemv") {
+		t.Error("a batch_decode_kernel record changed the batched step's own launches")
+	}
+	delete(down.Attrs, "batch_decode_kernel")
+	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "no kernel recorded for its batched decode step") {
+		t.Errorf("a linear without batch_decode_kernel: %v", err)
 	}
 }

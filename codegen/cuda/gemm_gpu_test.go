@@ -175,14 +175,23 @@ func TestGPUGEMM(t *testing.T) {
 // returns the "logits" span.
 func gemmStep(t *testing.T, dev *rcuda.Device, T int) []float32 {
 	t.Helper()
-	seq, err := dev.NewSequence(2 * gemmT)
+	return stepAfterPoison(t, dev, gemmT, T)
+}
+
+// stepAfterPoison runs n poison tokens (a permutation of 0..n-1), then
+// tokens 0..T-1, in one sequence of a plan of n tokens a step and returns
+// the "logits" span: a value the kernels fail to write keeps another
+// token's.
+func stepAfterPoison(t *testing.T, dev *rcuda.Device, n, T int) []float32 {
+	t.Helper()
+	seq, err := dev.NewSequence(2 * n)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer seq.Close()
-	poison := make([]int32, gemmT)
+	poison := make([]int32, n)
 	for i := range poison {
-		poison[i] = int32((i*37 + 11) % gemmT)
+		poison[i] = int32((i*37 + 11) % n)
 	}
 	if _, err := seq.Forward(context.Background(), poison); err != nil {
 		t.Fatal(err)

@@ -113,7 +113,7 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	}
 	kept := schedules[:]
 	if batch != nil {
-		kept = append(kept, batch.tokens, batch.rows)
+		kept = append(kept, batch.tokens, batch.decode, batch.rows)
 	}
 	e.kernels.keepLaunched(kept...)
 	logits, err := e.value(g.Outputs[0])
@@ -146,6 +146,7 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	}
 	if batch != nil {
 		k.Batch, k.BatchRows, k.BatchMaxRows = batch.tokens, batch.rows, int(batch.maxRows)
+		k.BatchDecode, k.BatchDecodeMaxRows = batch.decode, int(batch.decodeRows)
 		k.BatchBytes, k.BatchLogits = batch.bytes, batch.logits
 	}
 	return &Output{Source: src, Kernels: k, ArenaBytes: e.scratchBase + e.scratchBytes}, nil
@@ -166,6 +167,9 @@ type emitter struct {
 	// batching: emitting the batched step (with prefill set: its kernels
 	// are the prefill's but where a step holds several sequences).
 	batching bool
+	// batchDecode: emitting the batched step's schedule for decode tokens
+	// alone (with batching set: its matrix kernels are batch_decode_kernel).
+	batchDecode bool
 	// stateAt is where the state argument of each launch points in the
 	// state block: 0, or the batch's rows header for its per-row launches.
 	stateAt int64
@@ -187,6 +191,9 @@ type emitter struct {
 
 // scheduleName is the schedule being emitted, for errors.
 func (e *emitter) scheduleName() string {
+	if e.batchDecode {
+		return "batched decode step"
+	}
 	if e.batching {
 		return "batched step"
 	}

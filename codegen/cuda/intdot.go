@@ -75,8 +75,12 @@ func (e *emitter) fetchesEarly(x *ir.Node, blocksX int64, oneGroup bool) bool {
 func (e *emitter) tokenTile(x *ir.Node) int64 { return passes.TokenTile(x, e.prefill) }
 
 // kernelOf is matrix or MoE node n's kernel family in the schedule being
-// emitted, as the chooseKernels pass recorded it ("" for other nodes).
+// emitted, as the chooseKernels pass recorded it ("" for other nodes): in
+// the batched decode schedule a matrix node's batch_decode_kernel.
 func (e *emitter) kernelOf(n *ir.Node) string {
+	if e.batchDecode && n.Op != ir.OpMoE {
+		return n.Str("batch_decode_kernel")
+	}
 	if e.prefill {
 		return n.Str("prefill_kernel")
 	}
@@ -87,7 +91,7 @@ func (e *emitter) kernelOf(n *ir.Node) string {
 // emitted reads int16 activations (the q8 and tensor-core families).
 func (e *emitter) intPath(n *ir.Node) bool {
 	k := e.kernelOf(n)
-	return k == ir.KernelQ8 || k == ir.KernelMMA
+	return k == ir.KernelQ8 || k == ir.KernelMMA || k == ir.KernelMMATokens
 }
 
 // gridTokenTiles is (x, ceil(rows/tt), 1); rows 0 means T.

@@ -27,6 +27,11 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 			return gemmLinearArgs{W: wa, B: ba, In: in, Out: out, BM: bm, BN: bn}
 		})
 	}
+	if kernel == ir.KernelMMATokens {
+		return e.mmaTokens(c, n, x, n.Inputs[1].DType, in, "linear_mmat", ceilDiv(out, 16), func(nw, nt, rows int64) any {
+			return linearMMATArgs{W: wa, B: ba, In: in, Out: out, NW: nw, NT: nt, Rows: rows}
+		})
+	}
 	g := gridRowsY(ceilDiv(out, 4), rowsOf(x))
 	if kernel == ir.KernelGEMV {
 		c.ptr(e, cIn, "x", x)

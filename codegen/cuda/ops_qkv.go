@@ -32,7 +32,7 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 		if quant, xt, err = e.mmaInput(c, x, in); err != nil {
 			return nil, err
 		}
-	case ir.KernelQ8:
+	case ir.KernelQ8, ir.KernelMMATokens:
 		if quant, err = e.quantizedX(c, x, in); err != nil {
 			return nil, err
 		}
@@ -60,6 +60,14 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 		return e.emit(c, "qkv_gemv", 128, gridRowsY(ceilDiv(pairs, 4), rowsOf(x)), qkvGEMVArgs{
 			WQ: accs[0], WK: accs[1], WV: accs[2], BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
 			R: rope, In: in, NQ: outs[0], NK: outs[1], NV: outs[2], KV: kv})
+	}
+	if kernel == ir.KernelMMATokens { // blocks of 8 rotation pairs, each within one part
+		blocks := ceilDiv(outs[0]/2, 8) + ceilDiv(outs[1]/2, 8) + ceilDiv(outs[2]/2, 8)
+		ls, err := e.mmaTokensLaunch(c, x, n.Inputs[1].DType, in, "qkv_mmat", blocks, func(nw, nt, rows int64) any {
+			return qkvMMATArgs{WQ: accs[0], WK: accs[1], WV: accs[2], BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
+				R: rope, In: in, NQ: outs[0], NK: outs[1], NV: outs[2], KV: kv, NW: nw, NT: nt, Rows: rows}
+		})
+		return append(quant, ls...), err
 	}
 	// Blocks of 2·sets rotation pairs, each within one part (qkv_q8).
 	s, sets := e.IntLanes(n.Inputs[1].DType, in, outs[0]+outs[1]+outs[2])

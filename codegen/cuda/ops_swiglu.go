@@ -28,6 +28,11 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 			return gemmSwiGLUArgs{WG: ga, WU: ua, In: in, F: f, UpRow0: upRow0, BM: bm, BN: bn}
 		})
 	}
+	if kernel == ir.KernelMMATokens {
+		return e.mmaTokens(c, n, x, n.Inputs[1].DType, in, "swiglu_mmat", ceilDiv(f, 8), func(nw, nt, rows int64) any {
+			return swigluMMATArgs{W: ga, In: in, F: f, UpRow0: upRow0, NW: nw, NT: nt, Rows: rows}
+		})
+	}
 	if kernel == ir.KernelGEMV {
 		c.ptr(e, cIn, "x", x)
 		c.ptr(e, cOut, "y", n)

@@ -276,6 +276,22 @@ type (
 		In, F, UpRow0, NW, UPW int64
 		dotTail
 	}
+	// The mma_tokens kernels' (mma_tokens.cu.tmpl): NW warps, NT n-tiles.
+	linearMMATArgs struct {
+		W, B                  accessor
+		In, Out, NW, NT, Rows int64
+	}
+	swigluMMATArgs struct {
+		W                           accessor
+		In, F, UpRow0, NW, NT, Rows int64
+	}
+	qkvMMATArgs struct {
+		WQ, WK, WV, BQ, BK, BV accessor
+		R                      string
+		In, NQ, NK, NV         int64
+		KV                     bool
+		NW, NT, Rows           int64
+	}
 	quantizeArgs struct{ Rows, In int64 }
 	// moeRouterArgs serve moe_route and moe_logits.
 	moeRouterArgs struct {

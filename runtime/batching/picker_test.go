@@ -1,55 +1,23 @@
 package batching
 
 import (
-	"context"
 	"slices"
 	"testing"
 
-	"github.com/llama-orch/orc/runtime"
-	"github.com/llama-orch/orc/runtime/cpu"
 	"github.com/llama-orch/orc/runtime/sample"
 )
 
-// countingDevice is the CPU device whose batches count their calls.
-type countingDevice struct {
-	*cpu.Device
-	b *countingBatch
-}
-
-func (d *countingDevice) NewBatch(cfg runtime.BatchConfig) (runtime.Batch, error) {
-	b, err := d.Device.NewBatch(cfg)
-	if err != nil {
-		return nil, err
-	}
-	d.b = &countingBatch{BatchPicker: b.(runtime.BatchPicker)}
-	return d.b, nil
-}
-
-type countingBatch struct {
-	runtime.BatchPicker
-	steps, greedy int
-}
-
-func (b *countingBatch) Step(ctx context.Context, rows []runtime.BatchRow) ([]float32, error) {
-	b.steps++
-	return b.BatchPicker.Step(ctx, rows)
-}
-
-func (b *countingBatch) StepGreedy(ctx context.Context, rows []runtime.BatchRow) ([]int32, error) {
-	b.greedy++
-	return b.BatchPicker.StepGreedy(ctx, rows)
-}
-
 // A step whose sampling rows are all greedy takes the device's picks
-// (runtime.BatchPicker) instead of the logits, and gives each request
-// the tokens it gives alone; a step with a sampling row takes the logits.
-func TestGreedyStepsTakeTheDevicePicks(t *testing.T) {
+// (runtime.BatchPicker), one with a row that samples the device's draws
+// (runtime.BatchSampler): the logits never come back. Each request gives
+// the tokens it gives alone.
+func TestBatchedStepsTakeTheDevicePicksAndDraws(t *testing.T) {
 	dev := openStories(t)
 	vocab := dev.Info().Vocab
 	for _, tc := range []struct {
-		name       string
-		jobs       []*job
-		wantLogits bool
+		name    string
+		jobs    []*job
+		sampled bool
 	}{
 		{"greedy", mixedJobs(3, vocab, 12), false},
 		{"mixed", mixedJobs(4, vocab, 12), true},
@@ -71,8 +39,8 @@ func TestGreedyStepsTakeTheDevicePicks(t *testing.T) {
 					t.Errorf("job %d: %v batched, %v alone", i, j.res.Tokens, alone[i])
 				}
 			}
-			if cd.b.greedy == 0 || (cd.b.steps > 0) != tc.wantLogits {
-				t.Errorf("%d steps took the device's picks, %d the logits", cd.b.greedy, cd.b.steps)
+			if b := cd.b; b.greedy == 0 || b.steps != 0 || (b.sampled > 0) != tc.sampled {
+				t.Errorf("%d steps took the device's picks, %d its draws, %d the logits", b.greedy, b.sampled, b.steps)
 			}
 		})
 	}

@@ -5,6 +5,16 @@
 // prompts that start with cached blocks prefilling only the rest. Each
 // sequence samples and ends by its own request's settings, by the rules
 // runtime.Generate applies (runtime.Generation).
+//
+// A sequence alone in flight runs on the batch's solo sequence
+// (runtime.SoloBatch) where the device has one: the single-sequence step
+// --slots 1 runs, so that one stream under slots costs what it costs
+// without. Its keys and values move between its pool blocks and the solo
+// cache where the paths meet: a block it fills alone is copied into its
+// pool block as it fills (the pool and its prefix hashes stay as the
+// batched step leaves them), the partial last block when another sequence
+// joins, and positions computed in the batch or taken from the prefix
+// cache into the solo cache before it runs alone again.
 package batching
 
 import (
@@ -63,18 +73,29 @@ type Scheduler struct {
 	slots  []*slot          // nil where free
 	tables []*kvcache.Table // one per slot, reused
 	order  uint64           // admissions so far: prefill goes oldest first
+	// solo is the batch's single sequence (nil: the device has none), and
+	// soloOf the sequence whose positions [0, solo.Solo().Pos()) its cache
+	// holds (nil: none).
+	solo   runtime.SoloBatch
+	soloOf *slot
+	chunk  int // prompt tokens a solo step takes at most
 	// Scratch reused by every step.
-	rows []runtime.BatchRow
-	in   []*slot
+	rows  []runtime.BatchRow
+	in    []*slot
+	draws []runtime.BatchDraw
 }
 
 // slot is one sequence in flight.
 type slot struct {
-	req      *Request
-	gen      *runtime.Generation
-	table    *kvcache.Table
-	prompt   int
-	fed      int // positions whose keys and values are in the cache
+	req    *Request
+	gen    *runtime.Generation
+	table  *kvcache.Table
+	prompt int
+	fed    int // positions whose keys and values are computed
+	// stored is how many of them are in the slot's pool blocks: all but
+	// for the sequence that runs alone (soloOf), whose positions since
+	// its last full block live in the solo cache only.
+	stored   int
 	admitted uint64
 	start    time.Time // admitted
 	decoding time.Time // first token sampled; zero before
@@ -90,7 +111,7 @@ func New(dev runtime.BatchDevice, cfg Config) (*Scheduler, error) {
 		return nil, fmt.Errorf("batching: %d slots, prefill chunks of %d, blocks of %d tokens: each must be at least 1", cfg.Slots, cfg.PrefillChunk, cfg.BlockTokens)
 	}
 	stepTokens := max(cfg.PrefillChunk, cfg.Slots)
-	batch, err := dev.NewBatch(runtime.BatchConfig{Sequences: cfg.Slots, StepTokens: stepTokens, BlockTokens: cfg.BlockTokens, KVBytes: cfg.KVBytes})
+	batch, err := dev.NewBatch(runtime.BatchConfig{Sequences: cfg.Slots, StepTokens: stepTokens, BlockTokens: cfg.BlockTokens, KVBytes: cfg.KVBytes, Solo: true})
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +123,11 @@ func New(dev runtime.BatchDevice, cfg Config) (*Scheduler, error) {
 	s := &Scheduler{
 		batch: batch, cfg: cfg, ctxLen: info.ContextLength, vocab: info.Vocab, step: stepTokens,
 		pool: pool, slots: make([]*slot, cfg.Slots), tables: make([]*kvcache.Table, cfg.Slots),
-		rows: make([]runtime.BatchRow, 0, cfg.Slots), in: make([]*slot, 0, cfg.Slots),
+		rows: make([]runtime.BatchRow, 0, cfg.Slots), in: make([]*slot, 0, cfg.Slots), draws: make([]runtime.BatchDraw, 0, cfg.Slots),
+		chunk: min(cfg.PrefillChunk, info.MaxTokens),
+	}
+	if sb, ok := batch.(runtime.SoloBatch); ok && sb.Solo() != nil {
+		s.solo = sb
 	}
 	for i := range s.tables {
 		s.tables[i] = kvcache.NewTable(pool.BlocksFor(info.ContextLength))
@@ -197,7 +222,7 @@ func (s *Scheduler) Admit(r *Request) error {
 		return err
 	}
 	s.order++
-	s.slots[free] = &slot{req: r, gen: gen, table: table, prompt: len(r.Prompt), fed: cached, admitted: s.order, start: time.Now()}
+	s.slots[free] = &slot{req: r, gen: gen, table: table, prompt: len(r.Prompt), fed: cached, stored: cached, admitted: s.order, start: time.Now()}
 	return nil
 }
 
@@ -207,14 +232,36 @@ func (s *Scheduler) Idle() bool { return s.Running() == 0 }
 // Step ends the sequences whose request was cancelled, then runs one
 // batched step: every decoding sequence's token, and prompt chunks of the
 // prefilling ones, oldest first, up to PrefillChunk tokens (and the step's
-// limit). Sequences that end are released and told (Done). A device error
-// ends every sequence of the step with it.
+// limit); or, for a sequence alone in flight, one step of the solo
+// sequence. Sequences that end are released and told (Done). A device
+// error ends every sequence of the step with it.
 func (s *Scheduler) Step() {
 	// Only this goroutine writes slots (under mu, for Stats), so it reads
 	// them without the lock.
 	for _, sl := range s.slots {
 		if sl != nil && sl.req.Ctx.Err() != nil {
 			s.finish(sl, runtime.StopCancelled, nil)
+		}
+	}
+	var alone *slot
+	running := 0
+	for _, sl := range s.slots {
+		if sl != nil {
+			running++
+			alone = sl
+		}
+	}
+	if s.solo != nil && running == 1 {
+		s.stepAlone(alone)
+		return
+	}
+	// The sequence that ran alone joins the batch: its positions since its
+	// last stored block go to its blocks first.
+	if sl := s.soloOf; sl != nil && sl.stored < sl.fed {
+		if err := s.solo.StoreSolo(sl.table.Blocks(), sl.stored, sl.fed); err != nil {
+			s.finish(sl, "", err)
+		} else {
+			sl.stored = sl.fed
 		}
 	}
 	s.rows, s.in = s.rows[:0], s.in[:0]
@@ -243,12 +290,15 @@ func (s *Scheduler) Step() {
 		return
 	}
 	var logits []float32
-	var ids []int32 // each row's greedy pick, where the device took them
+	var ids []int32 // each row's token, where the device picked or drew them
 	var err error
+	ctx := context.Background()
 	if p, ok := s.batch.(runtime.BatchPicker); ok && s.greedyStep() {
-		ids, err = p.StepGreedy(context.Background(), s.rows)
+		ids, err = p.StepGreedy(ctx, s.rows)
+	} else if bs, ok := s.batch.(runtime.BatchSampler); ok {
+		ids, err = bs.StepSample(ctx, s.rows, s.stepDraws())
 	} else {
-		logits, err = s.batch.Step(context.Background(), s.rows)
+		logits, err = s.batch.Step(ctx, s.rows)
 	}
 	now := time.Now()
 	for i, sl := range s.in {
@@ -257,14 +307,10 @@ func (s *Scheduler) Step() {
 			continue
 		}
 		sl.fed += len(s.rows[i].Tokens)
-		s.mu.Lock()
-		s.pool.Commit(sl.table, sl.gen.History(), sl.fed)
-		s.mu.Unlock()
+		sl.stored = sl.fed
+		s.commit(sl)
 		if sl.fed < sl.prompt {
 			continue // mid-prompt
-		}
-		if sl.decoding.IsZero() {
-			sl.decoding = now
 		}
 		var id int32
 		if ids != nil {
@@ -272,11 +318,80 @@ func (s *Scheduler) Step() {
 		} else {
 			id = sl.gen.Sampler.Sample(logits[i*s.vocab:(i+1)*s.vocab], sl.gen.Recent(), sl.fed)
 		}
-		if reason := sl.gen.Accept(id); reason != "" {
-			s.finish(sl, reason, nil)
-		} else if sl.req.Ctx.Err() != nil {
-			s.finish(sl, runtime.StopCancelled, nil)
+		s.accept(sl, id, now)
+	}
+}
+
+// stepAlone runs one step of sl, alone in flight, on the solo sequence:
+// its next prompt chunk, or its decode token and the draw after it, as
+// runtime.Generate does over a sequence. The solo cache first takes what
+// it lacks of sl's positions from the pool; each block the step fills
+// goes to sl's pool block.
+func (s *Scheduler) stepAlone(sl *slot) {
+	seq := s.solo.Solo()
+	if s.soloOf != sl || seq.Pos() != sl.fed {
+		from := seq.Pos()
+		if s.soloOf != sl {
+			from = 0 // another sequence's positions: sl's replace them
 		}
+		s.soloOf = sl
+		if err := s.solo.LoadSolo(sl.table.Blocks(), from, sl.fed); err != nil {
+			s.finish(sl, "", err)
+			return
+		}
+	}
+	h := sl.gen.History()
+	n := 1
+	if sl.fed < sl.prompt {
+		n = min(sl.prompt-sl.fed, s.chunk)
+	}
+	tokens := h[sl.fed : sl.fed+n]
+	ctx := context.Background()
+	var id int32
+	var err error
+	if sl.fed+n < sl.prompt {
+		_, err = seq.Forward(ctx, tokens)
+	} else {
+		id, err = runtime.ForwardSample(ctx, seq, tokens, sl.gen.Sampler, sl.gen.Recent())
+	}
+	if err != nil {
+		s.finish(sl, "", err)
+		return
+	}
+	sl.fed += n
+	bt := s.cfg.BlockTokens
+	if full := sl.fed / bt * bt; full > sl.stored {
+		if err := s.solo.StoreSolo(sl.table.Blocks(), sl.stored, full); err != nil {
+			s.finish(sl, "", err)
+			return
+		}
+		sl.stored = full
+		s.commit(sl)
+	}
+	if sl.fed < sl.prompt {
+		return // mid-prompt
+	}
+	s.accept(sl, id, time.Now())
+}
+
+// commit registers sl's full blocks that hold its stored positions, for
+// later prompts that start with the same tokens.
+func (s *Scheduler) commit(sl *slot) {
+	s.mu.Lock()
+	s.pool.Commit(sl.table, sl.gen.History(), sl.stored)
+	s.mu.Unlock()
+}
+
+// accept takes id, sampled after sl's step that ended at now, and ends sl
+// where that ends its generation.
+func (s *Scheduler) accept(sl *slot, id int32, now time.Time) {
+	if sl.decoding.IsZero() {
+		sl.decoding = now
+	}
+	if reason := sl.gen.Accept(id); reason != "" {
+		s.finish(sl, reason, nil)
+	} else if sl.req.Ctx.Err() != nil {
+		s.finish(sl, runtime.StopCancelled, nil)
 	}
 }
 
@@ -296,6 +411,20 @@ func (s *Scheduler) greedyStep() bool {
 	return true
 }
 
+// stepDraws is how each row of the step draws its token: its sampler,
+// where the step completes its prompt.
+func (s *Scheduler) stepDraws() []runtime.BatchDraw {
+	s.draws = s.draws[:0]
+	for i, sl := range s.in {
+		var d runtime.BatchDraw
+		if sl.fed+len(s.rows[i].Tokens) >= sl.prompt {
+			d = runtime.BatchDraw{Sampler: sl.gen.Sampler, Recent: sl.gen.Recent()}
+		}
+		s.draws = append(s.draws, d)
+	}
+	return s.draws
+}
+
 // add puts n of sl's pending tokens in this step.
 func (s *Scheduler) add(sl *slot, n int) {
 	h := sl.gen.History()
@@ -306,6 +435,9 @@ func (s *Scheduler) add(sl *slot, n int) {
 // finish releases sl's blocks and slot, then tells its request how it
 // ended.
 func (s *Scheduler) finish(sl *slot, reason string, err error) {
+	if s.soloOf == sl {
+		s.soloOf = nil
+	}
 	s.mu.Lock()
 	s.pool.Release(sl.table)
 	s.slots[slices.Index(s.slots, sl)] = nil

@@ -16,14 +16,17 @@ type kvStore struct {
 	layers      []kvLayer
 }
 
-type kvLayer struct{ k, v []float32 }
+type kvLayer struct {
+	width int // kv_heads·head_dim; 0 where the layer has no attention
+	k, v  []float32
+}
 
 func newKVStore(shapes []kvShape, blocks, blockTokens int) *kvStore {
 	c := &kvStore{blockTokens: blockTokens, layers: make([]kvLayer, len(shapes))}
 	for i, s := range shapes {
 		if s.width > 0 {
 			n := blocks * blockTokens * s.width
-			c.layers[i] = kvLayer{k: make([]float32, n), v: make([]float32, n)}
+			c.layers[i] = kvLayer{width: s.width, k: make([]float32, n), v: make([]float32, n)}
 		}
 	}
 	return c

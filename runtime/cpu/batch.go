@@ -11,8 +11,9 @@ import (
 )
 
 var (
-	_ runtime.BatchDevice = (*Device)(nil)
-	_ runtime.BatchPicker = (*Batch)(nil)
+	_ runtime.BatchDevice  = (*Device)(nil)
+	_ runtime.BatchPicker  = (*Batch)(nil)
+	_ runtime.BatchSampler = (*Batch)(nil)
 )
 
 // Batch is the CPU device's paged KV pool and batched step: every row of a
@@ -27,6 +28,7 @@ type Batch struct {
 	split  int // steps[:split] run per token, steps[split:] per sequence
 	kv     *kvStore
 	blocks int
+	solo   *Sequence // BatchConfig.Solo's; nil without
 	// Scratch reused by every step: no allocation per step.
 	st     stepState
 	ends   []int           // each row's end in the step's token rows
@@ -35,7 +37,8 @@ type Batch struct {
 }
 
 // NewBatch allocates a pool of float32 KV blocks and binds the batched
-// program. The default pool holds cfg.Sequences full contexts.
+// program; with cfg.Solo also a solo sequence of the device's context. The
+// default pool holds cfg.Sequences full contexts.
 func (d *Device) NewBatch(cfg runtime.BatchConfig) (runtime.Batch, error) {
 	if cfg.Sequences < 1 || cfg.StepTokens < cfg.Sequences || cfg.BlockTokens < 1 || cfg.KVBytes < 0 {
 		return nil, fmt.Errorf("cpu: a batch of %d sequences, %d tokens a step, blocks of %d tokens and %d KV bytes: need sequences ≥ 1, step tokens ≥ sequences, block tokens ≥ 1", cfg.Sequences, cfg.StepTokens, cfg.BlockTokens, cfg.KVBytes)
@@ -73,10 +76,18 @@ func (d *Device) NewBatch(cfg runtime.BatchConfig) (runtime.Batch, error) {
 			positions: make([]int32, 0, cfg.StepTokens),
 			rowSeq:    make([]int32, 0, cfg.StepTokens),
 			seqs:      make([]kvCache, 0, cfg.Sequences),
+			// decodeRows: a row's arithmetic is the same whatever rows
+			// share its step.
+			decodeRows: true,
 		},
 		ends:   make([]int, 0, cfg.Sequences),
 		greedy: sample.New(sample.Params{}),
 		picks:  make([]int32, cfg.Sequences),
+	}
+	if cfg.Solo {
+		if b.solo, err = d.newSolo(); err != nil {
+			return nil, err
+		}
 	}
 	return b, nil
 }
@@ -92,6 +103,9 @@ func (b *Batch) Close() error {
 	b.dev.mu.Lock()
 	defer b.dev.mu.Unlock()
 	b.kv = nil
+	if b.solo != nil {
+		b.solo.kv = nil
+	}
 	return nil
 }
 
@@ -141,6 +155,26 @@ func (b *Batch) StepGreedy(ctx context.Context, rows []runtime.BatchRow) ([]int3
 	v := b.pr.vocab
 	for i := range rows {
 		b.picks[i] = b.greedy.Sample(logits[i*v:(i+1)*v], nil, 0)
+	}
+	return b.picks[:len(rows)], nil
+}
+
+// StepSample is Step, then each row's draw by its sampler: the CPU device
+// samples on the host, as a sequence's Generate does.
+func (b *Batch) StepSample(ctx context.Context, rows []runtime.BatchRow, draws []runtime.BatchDraw) ([]int32, error) {
+	if len(draws) != len(rows) {
+		return nil, fmt.Errorf("cpu: %d draws for %d rows", len(draws), len(rows))
+	}
+	logits, err := b.Step(ctx, rows)
+	if err != nil {
+		return nil, err
+	}
+	v := b.pr.vocab
+	for i, dr := range draws {
+		b.picks[i] = -1
+		if dr.Sampler != nil {
+			b.picks[i] = dr.Sampler.Sample(logits[i*v:(i+1)*v], dr.Recent, rows[i].Pos+len(rows[i].Tokens))
+		}
 	}
 	return b.picks[:len(rows)], nil
 }

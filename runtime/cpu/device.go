@@ -140,6 +140,9 @@ type Sequence struct {
 	kv     *kvCache
 	pos    int
 	logits []float32
+	// decodeRows: a batch's solo sequence, whose steps compute as the
+	// batched step does (stepState.decodeRows).
+	decodeRows bool
 }
 
 // Forward runs one step over tokens (1 .. max_tokens of them) at the next
@@ -170,7 +173,7 @@ func (s *Sequence) Forward(ctx context.Context, tokens []int32) ([]float32, erro
 	if err := s.dev.mapped(); err != nil {
 		return nil, err
 	}
-	logits, err := pr.run(ctx, &stepState{t: len(tokens), tokens: tokens, positions: positions, kv: s.kv})
+	logits, err := pr.run(ctx, &stepState{t: len(tokens), tokens: tokens, positions: positions, kv: s.kv, decodeRows: s.decodeRows})
 	if err != nil {
 		return nil, err
 	}

@@ -16,11 +16,13 @@ func matmul(threads int, x []float32, nRows int, w *weight, first, out int, bias
 	return gemm(threads, x, nRows, w, first, out, bias, y, nRows > 1)
 }
 
-// project is matmul as the program's linear ops run it. A batched program
-// decodes every weight row even for a step of one row, so that a row's
-// arithmetic never depends on how many rows share its step.
-func (pr *program) project(x []float32, nRows int, w *weight, first, out int, bias, y []float32) error {
-	return gemm(pr.threads, x, nRows, w, first, out, bias, y, pr.batched || nRows > 1)
+// project is matmul as the program's linear ops run it in step st. A
+// batched step, and a batch's solo sequence, decode every weight row even
+// for a step of one row (stepState.decodeRows), so that a row's arithmetic
+// never depends on how many rows share its step or which of the two runs
+// it.
+func (pr *program) project(st *stepState, x []float32, nRows int, w *weight, first, out int, bias, y []float32) error {
+	return gemm(pr.threads, x, nRows, w, first, out, bias, y, st.decodeRows || nRows > 1)
 }
 
 // gemm is matmul, decoding each weight row to float32 once for all rows
@@ -101,7 +103,7 @@ func (pr *program) linear(n *ir.Node) (func(*stepState) error, error) {
 	}
 	x, y, out := pr.bufs[n.Inputs[0]], pr.bufs[n], cols(n)
 	return func(st *stepState) error {
-		return pr.project(x, rows(n, st.t), w, 0, out, bias, y)
+		return pr.project(st, x, rows(n, st.t), w, 0, out, bias, y)
 	}, nil
 }
 
@@ -143,7 +145,7 @@ func (pr *program) qkv(n *ir.Node) (func(*stepState) error, error) {
 		nRows := rows(n, st.t)
 		for i, w := range ws {
 			part := out[pr.partOffset(n, i):]
-			if err := pr.project(x, nRows, w, 0, int(parts[i]), biases[i], part); err != nil {
+			if err := pr.project(st, x, nRows, w, 0, int(parts[i]), biases[i], part); err != nil {
 				return err
 			}
 		}
@@ -177,10 +179,10 @@ func (pr *program) swigluLinear(n *ir.Node) (func(*stepState) error, error) {
 		if gate == nil {
 			gate, up = make([]float32, pr.maxTokens*f), make([]float32, pr.maxTokens*f)
 		}
-		if err := pr.project(x, nRows, wg, 0, f, nil, gate); err != nil {
+		if err := pr.project(st, x, nRows, wg, 0, f, nil, gate); err != nil {
 			return err
 		}
-		if err := pr.project(x, nRows, wu, upFirst, f, nil, up); err != nil {
+		if err := pr.project(st, x, nRows, wu, upFirst, f, nil, up); err != nil {
 			return err
 		}
 		for i := range out[:nRows*f] {

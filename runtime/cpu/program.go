@@ -14,9 +14,6 @@ type program struct {
 	maxTokens int
 	threads   int
 	vocab     int
-	// batched: the program runs batched steps (batch.go): its linear ops
-	// decode weight rows even for one row (project).
-	batched bool
 	// arena backs every activation when the graph was memory-planned (graph
 	// attr arena_bytes, node attr offset); nil when each node has its own
 	// buffer.
@@ -46,6 +43,9 @@ type stepState struct {
 	kv        *kvCache
 	seqs      []kvCache // a batch's sequences
 	rowSeq    []int32   // [T] index into seqs; nil when every row is kv's
+	// decodeRows: linear ops decode weight rows even for one row (project):
+	// a batch's steps and its solo sequence's.
+	decodeRows bool
 }
 
 // cacheOf is the cache of row t's sequence.
@@ -76,7 +76,6 @@ func bindProgram(p *plans.Plan, g *ir.Graph, threads int, batched bool) (*progra
 		return nil, fmt.Errorf("cpu: the graph must have one output of logits %s", want)
 	}
 	pr := &program{
-		batched:   batched,
 		maxTokens: int(g.Attrs["max_tokens"].(int64)), // Verify checked it
 		threads:   threads,
 		bufs:      map[*ir.Node][]float32{},

@@ -59,6 +59,25 @@ typedef struct {
 	unsigned numAttrs;
 } CUlaunchConfig;
 
+/* cuMemcpy2DAsync's parameters, laid out as cuda.h has them. */
+enum { CU_MEMORYTYPE_HOST = 1, CU_MEMORYTYPE_DEVICE = 2 };
+
+typedef struct {
+	size_t srcXInBytes, srcY;
+	int srcMemoryType;
+	const void *srcHost;
+	CUdeviceptr srcDevice;
+	void *srcArray;
+	size_t srcPitch;
+	size_t dstXInBytes, dstY;
+	int dstMemoryType;
+	void *dstHost;
+	CUdeviceptr dstDevice;
+	void *dstArray;
+	size_t dstPitch;
+	size_t WidthInBytes, Height;
+} CUDA_MEMCPY2D;
+
 /* The driver API, resolved once. */
 static struct {
 	CUresult (*Init)(unsigned);
@@ -79,6 +98,7 @@ static struct {
 	CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
 	CUresult (*MemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
 	CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+	CUresult (*Memcpy2DAsync)(const CUDA_MEMCPY2D *, CUstream);
 	CUresult (*ModuleLoadData)(CUmodule *, const void *);
 	CUresult (*ModuleUnload)(CUmodule);
 	CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
@@ -129,6 +149,7 @@ static const struct {
 	{"cuMemcpyHtoDAsync_v2", (void **)&cu.MemcpyHtoDAsync},
 	{"cuMemcpyDtoHAsync_v2", (void **)&cu.MemcpyDtoHAsync},
 	{"cuMemsetD8Async", (void **)&cu.MemsetD8Async},
+	{"cuMemcpy2DAsync_v2", (void **)&cu.Memcpy2DAsync},
 	{"cuModuleLoadData", (void **)&cu.ModuleLoadData},
 	{"cuModuleUnload", (void **)&cu.ModuleUnload},
 	{"cuModuleGetFunction", (void **)&cu.ModuleGetFunction},
@@ -314,6 +335,33 @@ int orc_copy_dtoh(orc_dev *d, void *dst, uint64_t src, uint64_t bytes, char *err
 	ENTER(d);
 	CU(cu.MemcpyDtoHAsync(dst, src, bytes, d->stream), "cuMemcpyDtoHAsync");
 	CU(cu.StreamSynchronize(d->stream), "cuStreamSynchronize");
+	return 0;
+}
+
+int orc_copy_2d(orc_dev *d, uint64_t dst, int dst_host, uint64_t dst_pitch, uint64_t src, int src_host, uint64_t src_pitch,
+                uint64_t width, uint64_t height, char *err) {
+	ENTER(d);
+	if (width > dst_pitch || width > src_pitch)
+		return failf(err, ORC_EINVAL, "a 2D copy of rows of %llu bytes between pitches of %llu and %llu bytes",
+		             (unsigned long long)width, (unsigned long long)src_pitch, (unsigned long long)dst_pitch);
+	if (width == 0 || height == 0) return 0;
+	CUDA_MEMCPY2D c;
+	memset(&c, 0, sizeof c);
+	c.srcMemoryType = src_host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+	if (src_host)
+		c.srcHost = (const void *)(uintptr_t)src;
+	else
+		c.srcDevice = src;
+	c.srcPitch = src_pitch;
+	c.dstMemoryType = dst_host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+	if (dst_host)
+		c.dstHost = (void *)(uintptr_t)dst;
+	else
+		c.dstDevice = dst;
+	c.dstPitch = dst_pitch;
+	c.WidthInBytes = width;
+	c.Height = height;
+	CU(cu.Memcpy2DAsync(&c, d->stream), "cuMemcpy2DAsync");
 	return 0;
 }
 

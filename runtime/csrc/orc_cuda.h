@@ -68,6 +68,12 @@ int orc_host_free(orc_dev *d, void *ptr, char *err);
 int orc_copy_htod(orc_dev *d, uint64_t dst, const void *src, uint64_t bytes, char *err);
 /* Device-to-host copy ordered after all queued work; returns when done. */
 int orc_copy_dtoh(orc_dev *d, void *dst, uint64_t src, uint64_t bytes, char *err);
+/* Asynchronous 2D copy on the device's stream: height rows of width bytes,
+ * row i from src + i*src_pitch to dst + i*dst_pitch. An address is a device
+ * pointer, or where its flag is set a pinned host pointer (cuMemAllocHost);
+ * the host reads a copy to it only after orc_sync. */
+int orc_copy_2d(orc_dev *d, uint64_t dst, int dst_host, uint64_t dst_pitch, uint64_t src, int src_host, uint64_t src_pitch,
+                uint64_t width, uint64_t height, char *err);
 int orc_memset(orc_dev *d, uint64_t dst, uint8_t value, uint64_t bytes, char *err);
 
 /* Event pairs bracket work on the stream; used by double-buffered uploads to

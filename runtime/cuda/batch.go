@@ -37,6 +37,7 @@ type Batch struct {
 	host   []byte // pinned image of the state block
 	out    []byte // pinned: the rows' logits, or their picks
 	tokens batch  // the per-token launches, resolved
+	decode batch  // the per-token launches of a batched decode step, resolved
 	rows   batch  // the per-row launches, resolved
 	// graphs are the decode-only steps captured, by bucket (decodeBucket):
 	// a step of n rows of one token each replays its bucket's graph,
@@ -44,6 +45,8 @@ type Batch struct {
 	graphs map[int]graph
 	picks  []int32
 	greedy *sample.Sampler // a row whose logits are not all finite is picked on the host
+	solo   *sequence       // BatchConfig.Solo's; nil without
+	draws  *rowDraws       // StepSample's; nil without a GPU sampler
 	closed bool
 }
 
@@ -65,6 +68,12 @@ func checkBatch(k *plans.Kernels, m *plans.Manifest) error {
 	if err := checkSchedule("batch rows", k.BatchRows, int64(k.BatchMaxRows)); err != nil {
 		return err
 	}
+	if (len(k.BatchDecode) == 0) != (k.BatchDecodeMaxRows == 0) || k.BatchDecodeMaxRows < 0 || k.BatchDecodeMaxRows > k.BatchMaxRows {
+		return fmt.Errorf("batched decode step of %d launches for %d rows (the batched step takes %d)", len(k.BatchDecode), k.BatchDecodeMaxRows, k.BatchMaxRows)
+	}
+	if err := checkSchedule("batch decode", k.BatchDecode, int64(k.BatchDecodeMaxRows)); err != nil {
+		return err
+	}
 	st := &k.State
 	rows := int64(k.BatchMaxRows)
 	for _, f := range []struct {
@@ -83,7 +92,8 @@ func checkBatch(k *plans.Kernels, m *plans.Manifest) error {
 
 // NewBatch allocates a pool of fp16 KV blocks (cfg.KVBytes, or the free
 // VRAM less batchMargin), the batch region and state block of the plan's
-// batched step. A plan compiled without one cannot batch.
+// batched step, and with cfg.Solo first the solo sequence. A plan compiled
+// without a batched step cannot batch.
 func (d *Device) NewBatch(cfg runtime.BatchConfig) (runtime.Batch, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -102,12 +112,32 @@ func (d *Device) NewBatch(cfg runtime.BatchConfig) (runtime.Batch, error) {
 		return nil, fmt.Errorf("cuda: a batch of %d sequences, %d tokens a step, blocks of %d tokens and %d KV bytes: need 1 to %d sequences (the plan's batched rows), step tokens from the sequences to the plan's max_tokens %d, block tokens ≥ 1",
 			cfg.Sequences, cfg.StepTokens, cfg.BlockTokens, cfg.KVBytes, k.BatchMaxRows, m.Memory.MaxTokens)
 	}
+	var solo *sequence
+	if cfg.Solo {
+		var err error
+		if solo, err = d.newSolo(); err != nil {
+			return nil, err
+		}
+	}
+	b, err := d.newBatch(cfg, solo)
+	if err != nil {
+		return nil, errors.Join(err, d.dropSolo(solo))
+	}
+	return b, nil
+}
+
+// newBatch is NewBatch's allocations beside the solo sequence; d.mu is
+// held.
+func (d *Device) newBatch(cfg runtime.BatchConfig, solo *sequence) (*Batch, error) {
+	m := &d.plan.Manifest
+	k := m.Kernels
 	vocab := m.Model.Vocab
 	lim := batchLimits{rows: cfg.Sequences, tokens: cfg.StepTokens, blockTokens: cfg.BlockTokens,
 		stride: tableStride(d.ctx, cfg.BlockTokens), ctx: d.ctx, vocab: vocab}
 	perBlock := kvBytes(&m.Model, cfg.BlockTokens)
 	stateBytes := batchStateBytes(&k.State, cfg.Sequences, lim.stride)
-	fixed := align(k.BatchBytes) + align(stateBytes)
+	draws := newRowDraws(d, &k.State, cfg.Sequences)
+	fixed := align(k.BatchBytes) + align(stateBytes) + draws.bytes(cfg.Sequences)
 	pool := cfg.KVBytes
 	if pool == 0 {
 		free, _, err := d.g.memInfo()
@@ -124,7 +154,7 @@ func (d *Device) NewBatch(cfg runtime.BatchConfig) (runtime.Batch, error) {
 		return nil, fmt.Errorf("%w: cuda: a KV pool of %d bytes holds no block of %d tokens (%d bytes) beside the one it reserves", runtime.ErrOutOfMemory, pool, cfg.BlockTokens, perBlock)
 	}
 	pool = int64(lim.blocks+1) * perBlock
-	b := &Batch{d: d, lim: lim, bytes: align(pool) + fixed, greedy: sample.New(sample.Params{}), picks: make([]int32, cfg.Sequences), graphs: map[int]graph{}}
+	b := &Batch{d: d, lim: lim, bytes: align(pool) + fixed, greedy: sample.New(sample.Params{}), picks: make([]int32, cfg.Sequences), graphs: map[int]graph{}, solo: solo, draws: draws}
 	what := fmt.Sprintf("a KV pool of %d blocks of %d tokens and a batched step of %d rows", lim.blocks, cfg.BlockTokens, cfg.Sequences)
 	if err := d.fits(b.bytes, what); err != nil {
 		return nil, err
@@ -140,12 +170,18 @@ func (d *Device) NewBatch(cfg runtime.BatchConfig) (runtime.Batch, error) {
 	b.reg.batch, b.reg.batchBytes = base+uint64(align(pool)), k.BatchBytes
 	b.reg.state, b.reg.stateBytes = b.reg.batch+uint64(align(k.BatchBytes)), stateBytes
 	if b.host, err = d.g.hostAlloc(int(stateBytes)); err == nil {
-		b.out, err = d.g.hostAlloc(4 * cfg.Sequences * max(vocab, 2))
+		// The rows' logits, or their picks and draw keys.
+		b.out, err = d.g.hostAlloc(4 * cfg.Sequences * max(vocab, 4))
+	}
+	if draws != nil && err == nil {
+		draws.states = b.reg.state + uint64(align(stateBytes))
+		draws.host, err = d.g.hostAlloc(int(int64(cfg.Sequences) * draws.window))
 	}
 	if err == nil {
 		err = d.g.memset(devptr(b.reg.batch), 0, fixed)
 	}
 	if err != nil {
+		b.solo = nil // NewBatch drops it
 		return nil, errors.Join(err, b.free())
 	}
 	d.batch = b
@@ -254,14 +290,30 @@ func (b *Batch) run(ctx context.Context, rows []runtime.BatchRow) error {
 	return b.launch(int64(tokens), int64(len(rows)))
 }
 
-// launch enqueues the per-token schedule at T = tokens and the per-row one
-// at T = rows.
+// launch enqueues the per-token schedule at T = tokens (tokenSchedule's)
+// and the per-row one at T = rows.
 func (b *Batch) launch(tokens, rows int64) error {
 	d, k := b.d, b.d.plan.Manifest.Kernels
-	if err := d.runSchedule("batch", k.Batch, tokens, -1, &b.reg, &b.tokens); err != nil {
+	name, sched := tokenSchedule(k, tokens, rows)
+	res := &b.tokens
+	if name == "batch decode" {
+		res = &b.decode
+	}
+	if err := d.runSchedule(name, sched, tokens, -1, &b.reg, res); err != nil {
 		return err
 	}
 	return d.runSchedule("batch rows", k.BatchRows, rows, -1, &b.reg, &b.rows)
+}
+
+// tokenSchedule is the per-token schedule of a step of tokens over rows,
+// and its name: BatchDecode where every row is one token (tokens ==
+// rows: each row has at least one) and the plan has one for that many
+// rows, else Batch.
+func tokenSchedule(k *plans.Kernels, tokens, rows int64) (string, []plans.Launch) {
+	if tokens == rows && len(k.BatchDecode) > 0 && rows <= int64(k.BatchDecodeMaxRows) {
+		return "batch decode", k.BatchDecode
+	}
+	return "batch", k.Batch
 }
 
 // capture records, once, the step of bucket rows of one token each as a
@@ -312,7 +364,11 @@ func (b *Batch) free() error {
 		err = errors.Join(err, d.g.graphDestroy(x))
 		delete(b.graphs, bucket)
 	}
-	for _, h := range []*[]byte{&b.host, &b.out} {
+	hosts := []*[]byte{&b.host, &b.out}
+	if b.draws != nil {
+		hosts = append(hosts, &b.draws.host)
+	}
+	for _, h := range hosts {
 		if *h != nil {
 			err = errors.Join(err, d.g.hostFree(*h))
 			*h = nil
@@ -323,5 +379,5 @@ func (b *Batch) free() error {
 		d.kvBytes -= b.bytes
 		b.alloc = 0
 	}
-	return err
+	return errors.Join(err, d.dropSolo(b.solo))
 }

@@ -3,6 +3,7 @@ package cuda
 import (
 	"encoding/binary"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -157,12 +158,25 @@ func TestCheckBatch(t *testing.T) {
 	if err := checkBatch(&plans.Kernels{}, m); err != nil {
 		t.Fatalf("a plan without a batched step: %v", err)
 	}
+	withDecode := good()
+	withDecode.BatchDecode, withDecode.BatchDecodeMaxRows = []plans.Launch{l}, 4
+	if err := checkBatch(withDecode, m); err != nil {
+		t.Fatalf("a batched decode step: %v", err)
+	}
 	for name, spoil := range map[string]func(k *plans.Kernels){
 		"rows past max_tokens":       func(k *plans.Kernels) { k.BatchMaxRows = 9 },
 		"no per-row launches":        func(k *plans.Kernels) { k.BatchRows = nil },
 		"row_of in the single block": func(k *plans.Kernels) { k.State.RowOf = 200 },
 		"picks over the tables":      func(k *plans.Kernels) { k.State.Picks = 350 },
 		"logits past the region":     func(k *plans.Kernels) { k.BatchLogits = 4 },
+		"decode rows past the batch's": func(k *plans.Kernels) {
+			k.BatchDecode, k.BatchDecodeMaxRows = []plans.Launch{l}, 5
+		},
+		"decode launches without rows": func(k *plans.Kernels) { k.BatchDecode = []plans.Launch{l} },
+		"decode rows without launches": func(k *plans.Kernels) { k.BatchDecodeMaxRows = 2 },
+		"a decode grid of no blocks at its rows": func(k *plans.Kernels) {
+			k.BatchDecode, k.BatchDecodeMaxRows = []plans.Launch{{Kernel: "k", GridA: [3]int64{1, 0, 0}, GridB: [3]int64{-2, 1, 1}, Block: [3]int{1, 1, 1}}}, 2
+		},
 		"an unknown argument kind": func(k *plans.Kernels) {
 			k.Batch = []plans.Launch{{Kernel: "k", GridB: [3]int64{1, 1, 1}, Block: [3]int{1, 1, 1}, Args: []plans.Arg{{Kind: "pool"}}}}
 		},
@@ -195,5 +209,41 @@ func TestBatchArgs(t *testing.T) {
 	}
 	if _, err := argValue(&plans.Arg{Kind: plans.ArgKVPool}, &regions{}); err == nil {
 		t.Error("the pool resolved outside a batched step")
+	}
+}
+
+// A step of decode tokens alone (tokens == rows) within the batched decode
+// step's rows takes BatchDecode; a step with a longer row, one of more
+// rows, or a plan without one takes Batch.
+func TestTokenSchedule(t *testing.T) {
+	batch := []plans.Launch{{Kernel: "gemm"}}
+	decode := []plans.Launch{{Kernel: "q8"}, {Kernel: "q8"}}
+	k := &plans.Kernels{Batch: batch, BatchDecode: decode, BatchDecodeMaxRows: 16, BatchMaxRows: 64}
+	for _, tc := range []struct {
+		tokens, rows int64
+		want         string
+	}{{1, 1, "batch decode"}, {4, 4, "batch decode"}, {16, 16, "batch decode"}, {17, 17, "batch"}, {64, 64, "batch"}, {5, 4, "batch"}, {512, 1, "batch"}} {
+		name, sched := tokenSchedule(k, tc.tokens, tc.rows)
+		if name != tc.want || (name == "batch decode") != (len(sched) == len(decode)) {
+			t.Errorf("%d tokens over %d rows: %s (%d launches), want %s", tc.tokens, tc.rows, name, len(sched), tc.want)
+		}
+	}
+	k.BatchDecode, k.BatchDecodeMaxRows = nil, 0
+	if name, sched := tokenSchedule(k, 4, 4); name != "batch" || len(sched) != 1 {
+		t.Errorf("a plan without a batched decode step: %s", name)
+	}
+}
+
+// Every schedule's kernels are looked up when the plan loads, the batched
+// decode step's included, each with its largest launch's shared memory.
+func TestKernelSmem(t *testing.T) {
+	k := &plans.Kernels{
+		Prefill: []plans.Launch{{Kernel: "p", Smem: 1}}, Decode: []plans.Launch{{Kernel: "d"}},
+		Batch: []plans.Launch{{Kernel: "b"}}, BatchRows: []plans.Launch{{Kernel: "r"}},
+		BatchDecode: []plans.Launch{{Kernel: "q8"}, {Kernel: "p", Smem: 4096}},
+	}
+	want := map[string]int{"p": 4096, "d": 0, "b": 0, "r": 0, "q8": 0}
+	if got := kernelSmem(k); !reflect.DeepEqual(got, want) {
+		t.Errorf("kernels looked up: %v, want %v", got, want)
 	}
 }

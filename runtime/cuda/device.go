@@ -246,19 +246,24 @@ func (d *Device) loadKernels(p *plans.Plan) error {
 	if d.mod, err = d.g.moduleLoad(image); err != nil {
 		return fmt.Errorf("cuda: loading %s: %w", plans.KernelsFile, err)
 	}
-	smem := map[string]int{}
-	k := p.Manifest.Kernels
-	for _, sched := range [][]plans.Launch{k.Prefill, k.Decode, k.Batch, k.BatchRows} {
-		for _, l := range sched {
-			smem[l.Kernel] = max(smem[l.Kernel], l.Smem)
-		}
-	}
-	for name, s := range smem {
+	for name, s := range kernelSmem(p.Manifest.Kernels) {
 		if d.fns[name], err = d.g.function(d.mod, name, s); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// kernelSmem is the kernels every schedule of k names, each with the most
+// dynamic shared memory a launch of it takes.
+func kernelSmem(k *plans.Kernels) map[string]int {
+	smem := map[string]int{}
+	for _, sched := range [][]plans.Launch{k.Prefill, k.Decode, k.Batch, k.BatchDecode, k.BatchRows} {
+		for _, l := range sched {
+			smem[l.Kernel] = max(smem[l.Kernel], l.Smem)
+		}
+	}
+	return smem
 }
 
 // fits fails early, with the numbers, when need bytes exceed free VRAM.

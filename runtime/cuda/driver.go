@@ -133,6 +133,33 @@ func (g *gpu) copyDtoH(dst []byte, src devptr) error {
 	return check(C.orc_copy_dtoh(&g.d, unsafe.Pointer(&dst[0]), C.uint64_t(src), C.uint64_t(len(dst)), e.ptr()), &e)
 }
 
+// span2D is one side of a 2D copy: a device address, or a pinned host
+// buffer's (host), and the bytes from one row to the next.
+type span2D struct {
+	addr  uint64
+	host  bool
+	pitch int64
+}
+
+// hostSpan is the pinned buffer b as a side of a 2D copy.
+func hostSpan(b []byte, pitch int64) span2D {
+	return span2D{addr: uint64(uintptr(unsafe.Pointer(&b[0]))), host: true, pitch: pitch}
+}
+
+// copy2D enqueues a copy of height rows of width bytes from src to dst; a
+// host side is read or written when the stream gets there (sync first).
+func (g *gpu) copy2D(dst, src span2D, width, height int64) error {
+	var e cerr
+	flag := func(host bool) C.int {
+		if host {
+			return 1
+		}
+		return 0
+	}
+	return check(C.orc_copy_2d(&g.d, C.uint64_t(dst.addr), flag(dst.host), C.uint64_t(dst.pitch), C.uint64_t(src.addr), flag(src.host), C.uint64_t(src.pitch),
+		C.uint64_t(width), C.uint64_t(height), e.ptr()), &e)
+}
+
 func (g *gpu) memset(dst devptr, value byte, bytes int64) error {
 	var e cerr
 	return check(C.orc_memset(&g.d, C.uint64_t(dst), C.uint8_t(value), C.uint64_t(bytes), e.ptr()), &e)

@@ -1690,6 +1690,35 @@ __device__ __forceinline__ void qkv_finish(int part, int n, int t, int pos, i64 
     }
 }
 
+// qkv_block_part: the part (0 q, 1 k, 2 v) of qkv block *blk, whose parts
+// take BLK_Q and BLK_K blocks before v, made the block's index in its
+// part; *n the part's rows.
+template <int BLK_Q, int BLK_K, int NQ, int NK, int NV>
+__device__ __forceinline__ int qkv_block_part(int* blk, int* n) {
+    if (*blk >= BLK_Q + BLK_K) { *blk -= BLK_Q + BLK_K; *n = NV; return 2; }
+    if (*blk >= BLK_Q) { *blk -= BLK_Q; *n = NK; return 1; }
+    *n = NQ;
+    return 0;
+}
+
+// qkv_pair_rows: the rows r0, r1 of rotation pair lp of qkv part part (n
+// rows) as rope config R pairs them (clamped: a pair past the end is a
+// duplicate, not written); returns whether it rotates.
+template <class R>
+__device__ __forceinline__ bool qkv_pair_rows(int part, int n, int lp, int* r0, int* r1) {
+    lp = min(lp, n / 2 - 1);
+    *r0 = 2 * lp;
+    *r1 = 2 * lp + 1;
+    bool rot = false;
+    if (part < 2 && R::MODE != 0) {
+        const int head = lp / (R::HD / 2);
+        rot = rope_pair<R>(lp % (R::HD / 2), r0, r1);
+        *r0 += head * R::HD;
+        *r1 += head * R::HD;
+    }
+    return rot;
+}
+
 // qkv_q8: qkv_gemv (gemv.cu.tmpl) on the integer path. Each set computes two
 // rotation pairs (4 rows) of one part, a block 2·SETS pairs; blocks are
 // assigned to q, k and v in turn, so a block reads one weight. With a rope
@@ -1702,26 +1731,11 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
                                        float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     constexpr int SETS = LIN_WARPS * 32 / S, PB = 2 * SETS, N = 4 * TT;  // PB: pairs per block
     constexpr int BLK_Q = (NQ / 2 + PB - 1) / PB, BLK_K = (NK / 2 + PB - 1) / PB;
-    int part = 0, blk = blockIdx.x, n = NQ;
-    if (blk >= BLK_Q + BLK_K) { part = 2; blk -= BLK_Q + BLK_K; n = NV; }
-    else if (blk >= BLK_Q) { part = 1; blk -= BLK_Q; n = NK; }
+    int blk = blockIdx.x, n;
+    const int part = qkv_block_part<BLK_Q, BLK_K, NQ, NK, NV>(&blk, &n);
     int tok[TT];
     const int ntok = block_tokens<ROWS, TT>(state, tok);
-    // Rows of pair lp of the part (clamped: a pair past the end is a
-    // duplicate, not written); rot: whether it rotates.
-    auto pair_rows = [&](int lp, int* r0, int* r1) {
-        lp = min(lp, n / 2 - 1);
-        *r0 = 2 * lp;
-        *r1 = 2 * lp + 1;
-        bool rot = false;
-        if (part < 2 && R::MODE != 0) {
-            const int head = lp / (R::HD / 2);
-            rot = rope_pair<R>(lp % (R::HD / 2), r0, r1);
-            *r0 += head * R::HD;
-            *r1 += head * R::HD;
-        }
-        return rot;
-    };
+    auto pair_rows = [&](int lp, int* r0, int* r1) { return qkv_pair_rows<R>(part, n, lp, r0, r1); };
     const int lp0 = blk * PB + threadIdx.x / S * 2;
     int r[4];
     pair_rows(lp0, &r[0], &r[1]);
@@ -2171,6 +2185,492 @@ __device__ __forceinline__ void qkv_mma(const uint8_t* __restrict__ wq, const ui
         if (part < 2) rope_cos_sin<R>(pos, (int)(d0 % HD), &c, &sn);
         qkv_finish<NQ, NK, KV>(part, part == 0 ? NQ : part == 1 ? NK : NV, tok, pos, d0, d1, s.x * inv + b0, s.y * inv + b1, part < 2, c, sn, y, kc, vc, state);
     });
+}
+
+// Matrix products of a few tokens on tensor cores (a batched decode step's
+// rows, the LM head over a batched step's rows). The integer path's token
+// tiles (dot8_tokens) re-unpack every weight group for each token and
+// re-read each token's int16 activations for each group: at 4-16 tokens
+// they are instruction- and L1-bound (Phi-3-mini's SwiGLU at 4 rows: 0.39
+// TB/s). Here the tokens are the n dimension of mma.sync m16n8k32: a warp
+// unpacks a group of 16 weight rows once (A: the codes as bytes, as
+// mma.cu.tmpl's MmaCodes do) and multiplies it with 8 tokens' activations
+// of that group (B) per n-tile, NT n-tiles a block.
+//
+// The products are the integer path's, exactly: B holds each token's int16
+// codes split into a signed high byte h and an unsigned low byte l (x =
+// 256·h + l) in two mma, so each (row, token, 32-slice) int32 is the
+// integer path's dot; after each slice the 16 × 8 int32 take the row's
+// slice scale times the token's (d, d·Σq) and accumulate in fp32.
+//
+// Fragments: lane (g, t) holds elements 8t .. 8t+7 of a 32-element slice,
+// for rows g and g + 8 (A: words {row g, row g+8} of elements 8t..8t+3,
+// then of 8t+4..8t+7) and for token g of the n-tile (B); any one
+// permutation of k for A and B gives the same dot. C leaves rows g, g + 8
+// for tokens 2t, 2t + 1 in the lane. Q6_K's slices have two scales, one a
+// 16 elements: lanes t < 2 hold the first half, so each half is an mma
+// whose B is zero in the other half's lanes.
+//
+// A block is NW warps over one tile of 16 rows: warp w takes groups w, w +
+// NW, ... of the row (U in flight), the warps' sums meet in shared memory
+// (mmat_tile), and the caller's epilogue reads them. The weights are read
+// straight from global memory: each quad of lanes reads a row's group as
+// one run of bytes, so every 32-byte sector a warp loads is whole.
+
+// mma_i8: c += a · b, m16n8k32, a 16 × 32 bytes (row; signed if AS), b 32 ×
+// 8 bytes (column; signed if BS).
+template <bool AS, bool BS>
+__device__ __forceinline__ void mma_i8(int* c, const uint32_t* a, const uint32_t* b) {
+#define ORC_MMA_I8(A, B)                                                                                                     \
+    asm("mma.sync.aligned.m16n8k32.row.col.s32." A "." B ".s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"      \
+        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])                                                                    \
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
+    if constexpr (AS && BS) ORC_MMA_I8("s8", "s8");
+    else if constexpr (AS) ORC_MMA_I8("s8", "u8");
+    else if constexpr (BS) ORC_MMA_I8("u8", "s8");
+    else ORC_MMA_I8("u8", "u8");
+#undef ORC_MMA_I8
+}
+
+// i2f_exact: v (|v| < 2^22) as a float, exactly, on the FMA pipe: I2F
+// issues at a fraction of its rate on Hopper, and a slice takes four a lane
+// an n-tile. Each mma's sums stay below 2^22 (32 codes ≤ 255 by bytes ≤
+// 128 in magnitude), and fmaf(256, h, l) rounds 256·h + l once, as the
+// int32's conversion would.
+__device__ __forceinline__ float i2f_exact(int v) { return __int_as_float(0x4B400000 + v) - 12582912.f; }
+
+// MmaT<W>: a weight accessor's rows as mma fragments, read from global
+// memory. SLICES: 32-element slices a group (W::GROUP / 32); S8: the codes
+// are signed; HALVES: a slice has two scales (a 16 elements); MINS: a
+// slice has an offset (m below, else zero). fetch(w, grp,
+// t, r) issues the loads of lane t's share of group grp (counted from the
+// tensor's start, as W::fetch counts) into r; unpack(r, t, a, d, m) gives
+// the slices' code words a[s][0..1] (elements 8t .. 8t+7) and scales: the
+// slice's value for a token is d[s][half]·xs.x·Σ(code·x) − m[s]·xs.y.
+template <class W> struct MmaT;
+
+// Q8_0: signed codes, d.
+struct MmaRaw_q8_0 { uint32_t q[2], d; };
+__device__ __forceinline__ void mmat_q8_0(const MmaRaw_q8_0& r, uint32_t (*a)[2], float (*d)[2], float* m) {
+    a[0][0] = r.q[0];
+    a[0][1] = r.q[1];
+    d[0][0] = d[0][1] = h2f(r.d);
+    m[0] = 0.f;
+}
+template <i64 NBLK> struct MmaT<W_q8_0<NBLK>> {  // 34-byte blocks: d, qs
+    static constexpr int SLICES = 1;
+    static constexpr bool S8 = true, HALVES = false, MINS = false;
+    using Raw = MmaRaw_q8_0;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
+        const uint8_t* b = w + grp * 34;
+        ld_words2<8>(b + 2 + 8 * t, r.q);
+        r.d = *(const uint16_t*)b;
+    }
+    static __device__ __forceinline__ void unpack(const Raw& r, int, uint32_t (*a)[2], float (*d)[2], float* m) { mmat_q8_0(r, a, d, m); }
+};
+template <i64 NBLK> struct MmaT<W_q8_0_split<NBLK>> {  // [NBLK][32] qs, [NBLK] d
+    static constexpr int SLICES = 1;
+    static constexpr bool S8 = true, HALVES = false, MINS = false;
+    using Raw = MmaRaw_q8_0;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
+        const uint2 q = __ldg((const uint2*)(w + grp * 32 + 8 * t));
+        r.q[0] = q.x;
+        r.q[1] = q.y;
+        r.d = __ldg((const uint16_t*)(w + NBLK * 32) + grp);
+    }
+    static __device__ __forceinline__ void unpack(const Raw& r, int, uint32_t (*a)[2], float (*d)[2], float* m) { mmat_q8_0(r, a, d, m); }
+};
+
+// Q4_0 and Q5_0: element j < 16 is the low nibble of byte j, 16 + j its
+// high nibble, so lane t reads bytes 8(t & 1) .. + 7 and takes the nibbles
+// at 4(t >> 1); Q5_0's fifth bits 8t .. 8t+7 of qh. Unsigned codes, the
+// offset (8 or 16) in m.
+struct MmaRaw_q4_0 { uint32_t q[2], d; };
+__device__ __forceinline__ void mmat_q4_0(const MmaRaw_q4_0& r, int t, uint32_t (*a)[2], float (*d)[2], float* m) {
+    const int sh = 4 * (t >> 1);
+    a[0][0] = (r.q[0] >> sh) & 0x0F0F0F0Fu;
+    a[0][1] = (r.q[1] >> sh) & 0x0F0F0F0Fu;
+    d[0][0] = d[0][1] = h2f(r.d);
+    m[0] = 8.f * d[0][0];
+}
+template <i64 NBLK> struct MmaT<W_q4_0<NBLK>> {  // 18-byte blocks: d, qs
+    static constexpr int SLICES = 1;
+    static constexpr bool S8 = false, HALVES = false, MINS = true;
+    using Raw = MmaRaw_q4_0;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
+        const uint8_t* b = w + grp * 18;
+        ld_words2<8>(b + 2 + 8 * (t & 1), r.q);
+        r.d = *(const uint16_t*)b;
+    }
+    static __device__ __forceinline__ void unpack(const Raw& r, int t, uint32_t (*a)[2], float (*d)[2], float* m) { mmat_q4_0(r, t, a, d, m); }
+};
+template <i64 NBLK> struct MmaT<W_q4_0_split<NBLK>> {  // [NBLK][16] qs, [NBLK] d
+    static constexpr int SLICES = 1;
+    static constexpr bool S8 = false, HALVES = false, MINS = true;
+    using Raw = MmaRaw_q4_0;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
+        const uint2 q = __ldg((const uint2*)(w + grp * 16 + 8 * (t & 1)));
+        r.q[0] = q.x;
+        r.q[1] = q.y;
+        r.d = __ldg((const uint16_t*)(w + NBLK * 16) + grp);
+    }
+    static __device__ __forceinline__ void unpack(const Raw& r, int t, uint32_t (*a)[2], float (*d)[2], float* m) { mmat_q4_0(r, t, a, d, m); }
+};
+struct MmaRaw_q5_0 { uint32_t q[2], qh, d; };
+__device__ __forceinline__ void mmat_q5_0(const MmaRaw_q5_0& r, int t, uint32_t (*a)[2], float (*d)[2], float* m) {
+    const int sh = 4 * (t >> 1);
+    const uint32_t hb = r.qh >> (8 * t);
+    a[0][0] = ((r.q[0] >> sh) & 0x0F0F0F0Fu) | spread4(hb);
+    a[0][1] = ((r.q[1] >> sh) & 0x0F0F0F0Fu) | spread4(hb >> 4);
+    d[0][0] = d[0][1] = h2f(r.d);
+    m[0] = 16.f * d[0][0];
+}
+template <i64 NBLK> struct MmaT<W_q5_0<NBLK>> {  // 22-byte blocks: d, qh, qs
+    static constexpr int SLICES = 1;
+    static constexpr bool S8 = false, HALVES = false, MINS = true;
+    using Raw = MmaRaw_q5_0;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
+        const uint8_t* b = w + grp * 22;
+        ld_words2<4>(b + 2, &r.qh);
+        ld_words2<8>(b + 6 + 8 * (t & 1), r.q);
+        r.d = *(const uint16_t*)b;
+    }
+    static __device__ __forceinline__ void unpack(const Raw& r, int t, uint32_t (*a)[2], float (*d)[2], float* m) { mmat_q5_0(r, t, a, d, m); }
+};
+template <i64 NBLK> struct MmaT<W_q5_0_split<NBLK>> {  // [NBLK][16] qs, [NBLK] qh, [NBLK] d
+    static constexpr int SLICES = 1;
+    static constexpr bool S8 = false, HALVES = false, MINS = true;
+    using Raw = MmaRaw_q5_0;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
+        const uint2 q = __ldg((const uint2*)(w + grp * 16 + 8 * (t & 1)));
+        r.q[0] = q.x;
+        r.q[1] = q.y;
+        r.qh = __ldg((const uint32_t*)(w + NBLK * 16) + grp);
+        r.d = __ldg((const uint16_t*)(w + NBLK * 20) + grp);
+    }
+    static __device__ __forceinline__ void unpack(const Raw& r, int t, uint32_t (*a)[2], float (*d)[2], float* m) { mmat_q5_0(r, t, a, d, m); }
+};
+
+// Q4_K and Q5_K: group c of a super-block is sub-blocks 2c (low nibbles of
+// its 32 code bytes) and 2c + 1 (high): lane t's 8 bytes 8t .. 8t+7 hold
+// elements 8t .. 8t+7 of both slices. fifth: the fifth bits of those
+// elements, at bit 0 of each byte, low slice (x) and high (y).
+struct MmaRaw_k4 { uint4 hd; uint32_t q[2]; uint2 h; int c; };
+__device__ __forceinline__ void mmat_k4(const MmaRaw_k4& r, uint32_t (*a)[2], float (*d)[2], float* m, uint2 f0, uint2 f1) {
+    float s0, m0, s1, m1;
+    k4_group_scales(r.hd, r.c, &s0, &m0, &s1, &m1);
+    const float dd = h2f(r.hd.x & 0xFFFF), dm = h2f(r.hd.x >> 16);
+    a[0][0] = (r.q[0] & 0x0F0F0F0Fu) | (f0.x << 4);
+    a[0][1] = (r.q[1] & 0x0F0F0F0Fu) | (f1.x << 4);
+    a[1][0] = ((r.q[0] >> 4) & 0x0F0F0F0Fu) | (f0.y << 4);
+    a[1][1] = ((r.q[1] >> 4) & 0x0F0F0F0Fu) | (f1.y << 4);
+    d[0][0] = d[0][1] = dd * s0;
+    d[1][0] = d[1][1] = dd * s1;
+    m[0] = dm * m0;
+    m[1] = dm * m1;
+}
+template <i64 NBLK> struct MmaT<W_q4_k<NBLK>> {  // 144-byte blocks: d, dmin, scales, qs
+    static constexpr int SLICES = 2;
+    static constexpr bool S8 = false, HALVES = false, MINS = true;
+    using Raw = MmaRaw_k4;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
+        const uint8_t* b = w + (grp >> 2) * 144;
+        r.c = (int)(grp & 3);
+        r.hd = __ldg((const uint4*)b);
+        const uint2 q = __ldg((const uint2*)(b + 16 + 32 * r.c + 8 * t));
+        r.q[0] = q.x;
+        r.q[1] = q.y;
+    }
+    static __device__ __forceinline__ void unpack(const Raw& r, int, uint32_t (*a)[2], float (*d)[2], float* m) {
+        mmat_k4(r, a, d, m, make_uint2(0, 0), make_uint2(0, 0));
+    }
+};
+// Q5_K in GGUF order: element l of group c's slices has its fifth bits at
+// bits 2c and 2c + 1 of qh byte l.
+template <i64 NBLK> struct MmaT<W_q5_k<NBLK>> {  // 176-byte blocks: d, dmin, scales, qh, qs
+    static constexpr int SLICES = 2;
+    static constexpr bool S8 = false, HALVES = false, MINS = true;
+    using Raw = MmaRaw_k4;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
+        const uint8_t* b = w + (grp >> 2) * 176;
+        r.c = (int)(grp & 3);
+        r.hd = __ldg((const uint4*)b);
+        r.h = __ldg((const uint2*)(b + 16 + 8 * t));
+        const uint2 q = __ldg((const uint2*)(b + 48 + 32 * r.c + 8 * t));
+        r.q[0] = q.x;
+        r.q[1] = q.y;
+    }
+    static __device__ __forceinline__ void unpack(const Raw& r, int, uint32_t (*a)[2], float (*d)[2], float* m) {
+        const uint32_t h0 = r.h.x >> (2 * r.c), h1 = r.h.y >> (2 * r.c);
+        mmat_k4(r, a, d, m, make_uint2(h0 & 0x01010101u, (h0 >> 1) & 0x01010101u), make_uint2(h1 & 0x01010101u, (h1 >> 1) & 0x01010101u));
+    }
+};
+// Q5_K split (weights.cu.tmpl): word i's fifth bits are bit i of h.x's
+// (low slice) or h.y's (high) bytes.
+template <i64 NBLK> struct MmaT<W_q5_k_split<NBLK>> {  // [groups][32] qs, [groups][8] h, [NBLK][16] d, dmin, scales
+    static constexpr int SLICES = 2;
+    static constexpr bool S8 = false, HALVES = false, MINS = true;
+    using Raw = MmaRaw_k4;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
+        r.c = (int)(grp & 3);
+        const uint2 q = __ldg((const uint2*)(w + grp * 32 + 8 * t));
+        r.q[0] = q.x;
+        r.q[1] = q.y;
+        r.h = __ldg((const uint2*)(w + NBLK * 128 + grp * 8));
+        r.hd = __ldg((const uint4*)(w + NBLK * 160 + (grp >> 2) * 16));
+    }
+    static __device__ __forceinline__ void unpack(const Raw& r, int t, uint32_t (*a)[2], float (*d)[2], float* m) {
+        const int i = 2 * t;
+        mmat_k4(r, a, d, m, make_uint2((r.h.x >> i) & 0x01010101u, (r.h.y >> i) & 0x01010101u),
+                make_uint2((r.h.x >> (i + 1)) & 0x01010101u, (r.h.y >> (i + 1)) & 0x01010101u));
+    }
+};
+
+// Q6_K: group grp is half h = (grp >> 1) & 1 of its block, part p = grp & 1
+// (see dq_q6_k): slice 0 the nibbles at 4p of ql bytes 64h .. 64h+31 with
+// bits 4p, 4p+1 of qh bytes 32h .., slice 1 those of ql bytes 64h+32 ..
+// with bits 4p+2, 4p+3; signed codes (q − 32); scale bytes 4p .. 4p+3 of
+// the half's 8, one a 16 elements.
+struct MmaRaw_q6_k { uint32_t lo[2], hi[2], qh[2], sc, d; int p; };
+__device__ __forceinline__ void mmat_q6_k(const MmaRaw_q6_k& r, uint32_t (*a)[2], float (*d)[2], float* m) {
+    const int sh = 4 * r.p;
+    const float dd = h2f(r.d);
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+        a[0][k] = q6_signed(((r.lo[k] >> sh) & 0x0F0F0F0Fu) | (((r.qh[k] >> sh) & 0x03030303u) << 4));
+        a[1][k] = q6_signed(((r.hi[k] >> sh) & 0x0F0F0F0Fu) | (((r.qh[k] >> (sh + 2)) & 0x03030303u) << 4));
+    }
+    d[0][0] = dd * i8f(r.sc);
+    d[0][1] = dd * i8f(r.sc >> 8);
+    d[1][0] = dd * i8f(r.sc >> 16);
+    d[1][1] = dd * i8f(r.sc >> 24);
+    m[0] = m[1] = 0.f;
+}
+template <i64 NBLK> struct MmaT<W_q6_k<NBLK>> {  // 210-byte blocks: ql, qh, scales, d
+    static constexpr int SLICES = 2;
+    static constexpr bool S8 = true, HALVES = true, MINS = false;
+    using Raw = MmaRaw_q6_k;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
+        const uint8_t* b = w + (grp >> 2) * 210;
+        const int h = (int)(grp >> 1) & 1;
+        r.p = (int)(grp & 1);
+        ld_words2<8>(b + 64 * h + 8 * t, r.lo);
+        ld_words2<8>(b + 64 * h + 32 + 8 * t, r.hi);
+        ld_words2<8>(b + 128 + 32 * h + 8 * t, r.qh);
+        ld_words2<4>(b + 192 + 8 * h + 4 * r.p, &r.sc);
+        r.d = *(const uint16_t*)(b + 208);
+    }
+    static __device__ __forceinline__ void unpack(const Raw& r, int, uint32_t (*a)[2], float (*d)[2], float* m) { mmat_q6_k(r, a, d, m); }
+};
+template <i64 NBLK> struct MmaT<W_q6_k_split<NBLK>> {  // [NBLK][192] ql + qh, [NBLK][16] scales, [NBLK] d
+    static constexpr int SLICES = 2;
+    static constexpr bool S8 = true, HALVES = true, MINS = false;
+    using Raw = MmaRaw_q6_k;
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
+        const i64 blk = grp >> 2;
+        const uint8_t* b = w + blk * 192;
+        const int h = (int)(grp >> 1) & 1;
+        r.p = (int)(grp & 1);
+        const uint2 lo = __ldg((const uint2*)(b + 64 * h + 8 * t)), hi = __ldg((const uint2*)(b + 64 * h + 32 + 8 * t));
+        const uint2 qh = __ldg((const uint2*)(b + 128 + 32 * h + 8 * t));
+        r.lo[0] = lo.x; r.lo[1] = lo.y;
+        r.hi[0] = hi.x; r.hi[1] = hi.y;
+        r.qh[0] = qh.x; r.qh[1] = qh.y;
+        r.sc = __ldg((const uint32_t*)(w + NBLK * 192 + blk * 16 + 8 * h + 4 * r.p));
+        r.d = __ldg((const uint16_t*)(w + NBLK * 208) + blk);
+    }
+    static __device__ __forceinline__ void unpack(const Raw& r, int, uint32_t (*a)[2], float (*d)[2], float* m) { mmat_q6_k(r, a, d, m); }
+};
+
+// mmat_tile: the block's NW warps' sums of weight rows ra (tile row g, this
+// lane's g) and rb (row g + 8) of W (rows of IN) with tokens tok0 ..
+// tok0 + 8·NT − 1 (clamped to the step's last, rows - 1; n-tiles past nt
+// skipped), into s.sums[16][8·NT] (row, token), after which the block is
+// in step (its sync). U groups a warp in flight.
+template <int NW, int NT> struct MmatShared {  // the caller's: one for all its tiles' weight types
+    float part[NW][16][8 * NT];                  // each warp's sums
+    float sums[16][8 * NT];
+};
+template <class W, int IN, int NW, int NT>
+__device__ __forceinline__ void mmat_tile(const uint8_t* __restrict__ wa, i64 ra, const uint8_t* __restrict__ wb, i64 rb,
+                                          const xq_t* __restrict__ xq, const float2* __restrict__ xs, int tok0, int rows, int nt,
+                                          MmatShared<NW, NT>& sh) {
+    using M = MmaT<W>;
+    constexpr int G = W::GROUP, NG = IN / G, U = 4, SL = IN / 32;
+    static_assert(IN % G == 0 && G == 32 * M::SLICES, "rows of whole groups, slices of 32");
+    const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+    float acc[NT][4];
+    int tb[NT], tc[NT][2];  // the lane's B token (column g) and C tokens (2t, 2t + 1) of each n-tile
+#pragma unroll
+    for (int j = 0; j < NT; j++) {
+        tb[j] = min(tok0 + 8 * j + g, rows - 1);
+        tc[j][0] = min(tok0 + 8 * j + 2 * t, rows - 1);
+        tc[j][1] = min(tok0 + 8 * j + 2 * t + 1, rows - 1);
+#pragma unroll
+        for (int i = 0; i < 4; i++) acc[j][i] = 0.f;
+    }
+#pragma unroll 1
+    for (int k0 = warp; k0 < NG; k0 += NW * U) {
+        typename M::Raw qa[U], qb[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int k = k0 + u * NW;
+            if (k < NG) {
+                M::fetch(wa, ra * NG + k, t, qa[u]);
+                M::fetch(wb, rb * NG + k, t, qb[u]);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int k = k0 + u * NW;
+            if (k >= NG) break;
+            uint32_t aa[M::SLICES][2], ab[M::SLICES][2];
+            float da[M::SLICES][2], db[M::SLICES][2], ma[M::SLICES], mb[M::SLICES];
+            M::unpack(qa[u], t, aa, da, ma);
+            M::unpack(qb[u], t, ab, db, mb);
+#pragma unroll
+            for (int s = 0; s < M::SLICES; s++) {
+                const int sl = k * M::SLICES + s;  // the slice's index in the row
+                const uint32_t a[4] = {aa[s][0], ab[s][0], aa[s][1], ab[s][1]};
+#pragma unroll
+                for (int j = 0; j < NT; j++) {
+                    if (j >= nt) break;
+                    const uint4 x = *(const uint4*)(xq + (i64)tb[j] * IN + sl * 32 + 8 * t);
+                    uint32_t bh[2] = {__byte_perm(x.x, x.y, 0x7531), __byte_perm(x.z, x.w, 0x7531)};
+                    uint32_t bl[2] = {__byte_perm(x.x, x.y, 0x6420), __byte_perm(x.z, x.w, 0x6420)};
+                    const float2 x0 = xs[(i64)tc[j][0] * SL + sl], x1 = xs[(i64)tc[j][1] * SL + sl];
+#pragma unroll
+                    for (int half = 0; half < (M::HALVES ? 2 : 1); half++) {
+                        uint32_t h[2] = {bh[0], bh[1]}, l[2] = {bl[0], bl[1]};
+                        if (M::HALVES && (t >> 1) != half) h[0] = h[1] = l[0] = l[1] = 0u;
+                        int ch[4] = {0, 0, 0, 0}, cl[4] = {0, 0, 0, 0};
+                        mma_i8<M::S8, true>(ch, a, h);
+                        mma_i8<M::S8, false>(cl, a, l);
+                        // c[0], c[1]: row g, tokens 2t, 2t + 1; c[2], c[3]: row g + 8.
+                        float v[4];
+#pragma unroll
+                        for (int i = 0; i < 4; i++) v[i] = fmaf(256.f, i2f_exact(ch[i]), i2f_exact(cl[i]));
+                        acc[j][0] = fmaf(da[s][half] * x0.x, v[0], acc[j][0]);
+                        acc[j][1] = fmaf(da[s][half] * x1.x, v[1], acc[j][1]);
+                        acc[j][2] = fmaf(db[s][half] * x0.x, v[2], acc[j][2]);
+                        acc[j][3] = fmaf(db[s][half] * x1.x, v[3], acc[j][3]);
+                    }
+                    if constexpr (M::MINS) {
+                        acc[j][0] -= ma[s] * x0.y;
+                        acc[j][1] -= ma[s] * x1.y;
+                        acc[j][2] -= mb[s] * x0.y;
+                        acc[j][3] -= mb[s] * x1.y;
+                    }
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < NT; j++) {
+        sh.part[warp][g][8 * j + 2 * t] = acc[j][0];
+        sh.part[warp][g][8 * j + 2 * t + 1] = acc[j][1];
+        sh.part[warp][g + 8][8 * j + 2 * t] = acc[j][2];
+        sh.part[warp][g + 8][8 * j + 2 * t + 1] = acc[j][3];
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < 16 * 8 * NT; i += NW * 32) {
+        float s = 0.f;
+#pragma unroll
+        for (int w = 0; w < NW; w++) s += sh.part[w][i / (8 * NT)][i % (8 * NT)];
+        sh.sums[i / (8 * NT)][i % (8 * NT)] = s;
+    }
+    __syncthreads();
+}
+
+// mmat_block: the block's tile of weight rows (*tile) and its first token,
+// the step's rows and the n-tiles that hold its real tokens. The grid is
+// (tiles, ceil(T / 8·NT)), but the blocks of one tile are consecutive in
+// launch order (block id blockIdx.x + gridDim.x·blockIdx.y: tile id /
+// gridDim.y, token block id % gridDim.y), so that they run together and
+// the tile's weights come from DRAM once for all of them.
+template <int ROWS, int NT>
+__device__ __forceinline__ int mmat_block(const int* __restrict__ state, int* tile, int* rows, int* nt) {
+    const int id = blockIdx.x + gridDim.x * blockIdx.y, tok0 = id % gridDim.y * 8 * NT;
+    *tile = id / gridDim.y;
+    *rows = ROWS_OR_T(ROWS, state);
+    *nt = min(NT, (*rows - tok0 + 7) / 8);
+    return tok0;
+}
+
+// linear_mmat: linear_q8 of up to 8·NT tokens a block on tensor cores; a
+// block owns 16 output rows.
+template <class W, class B, int IN, int OUT, int NW, int NT, int ROWS>
+__device__ __forceinline__ void linear_mmat(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq,
+                                            const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    int tile, rows, nt;
+    const int tok0 = mmat_block<ROWS, NT>(state, &tile, &rows, &nt);
+    const i64 r0 = (i64)tile * 16, g = threadIdx.x % 32 / 4;
+    __shared__ MmatShared<NW, NT> sh;
+    // Rows past the end: duplicates of the last, not written.
+    mmat_tile<W, IN, NW, NT>(w, min(r0 + g, (i64)OUT - 1), w, min(r0 + g + 8, (i64)OUT - 1), xq, xs, tok0, rows, nt, sh);
+    for (int i = threadIdx.x; i < 16 * 8 * NT; i += NW * 32) {
+        const i64 row = r0 + i / (8 * NT);
+        const int tok = tok0 + i % (8 * NT);
+        if (row < OUT && tok < rows) y[(i64)tok * OUT + row] = sh.sums[i / (8 * NT)][i % (8 * NT)] + B::at(b, row);
+    }
+}
+
+// swiglu_mmat: swiglu_q8 of up to 8·NT tokens a block on tensor cores; a
+// block owns 8 output columns, whose gate rows are its tile's rows 0..7
+// and up rows 8..15.
+template <class W, int IN, int F, int UP_ROW0, int NW, int NT, int ROWS>
+__device__ __forceinline__ void swiglu_mmat(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
+                                            const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    int tile, rows, nt;
+    const int tok0 = mmat_block<ROWS, NT>(state, &tile, &rows, &nt);
+    const i64 c0 = (i64)tile * 8, col = min(c0 + threadIdx.x % 32 / 4, (i64)F - 1);  // past the end: a duplicate, not written
+    __shared__ MmatShared<NW, NT> sh;
+    mmat_tile<W, IN, NW, NT>(wg, col, wu, UP_ROW0 + col, xq, xs, tok0, rows, nt, sh);
+    for (int i = threadIdx.x; i < 8 * 8 * NT; i += NW * 32) {
+        const int c = i / (8 * NT), tt = i % (8 * NT);
+        const int tok = tok0 + tt;
+        if (c0 + c < F && tok < rows) {
+            const float gv = sh.sums[c][tt], uv = sh.sums[8 + c][tt];
+            y[(i64)tok * F + c0 + c] = gv / (1.f + expf(-gv)) * uv;
+        }
+    }
+}
+
+// qkv_mmat: qkv_q8 of up to 8·NT tokens a block on tensor cores: a block
+// owns 8 rotation pairs of one part (as qkv_q8 pairs them), the pairs'
+// first rows its tile's rows 0..7, their second rows 8..15; its epilogue
+// is qkv_q8's (bias, rotation, the fp16 cache with KV).
+template <class WQ, class WK, class WV, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV, int NW, int NT, int ROWS>
+__device__ __forceinline__ void qkv_mmat(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
+                                         const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
+                                         const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions,
+                                         float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    constexpr int BLK_Q = (NQ / 2 + 7) / 8, BLK_K = (NK / 2 + 7) / 8;
+    int blk, rows, nt, n;
+    const int tok0 = mmat_block<ROWS, NT>(state, &blk, &rows, &nt);
+    const int part = qkv_block_part<BLK_Q, BLK_K, NQ, NK, NV>(&blk, &n);
+    const int p0 = blk * 8;
+    int ra, rb;
+    qkv_pair_rows<R>(part, n, p0 + threadIdx.x % 32 / 4, &ra, &rb);
+    __shared__ MmatShared<NW, NT> sh;
+    if (part == 0) mmat_tile<WQ, IN, NW, NT>(wq, ra, wq, rb, xq, xs, tok0, rows, nt, sh);
+    else if (part == 1) mmat_tile<WK, IN, NW, NT>(wk, ra, wk, rb, xq, xs, tok0, rows, nt, sh);
+    else mmat_tile<WV, IN, NW, NT>(wv, ra, wv, rb, xq, xs, tok0, rows, nt, sh);
+    for (int i = threadIdx.x; i < 8 * 8 * NT; i += NW * 32) {
+        const int k = i / (8 * NT), tt = i % (8 * NT), tok = tok0 + tt, lp = p0 + k;
+        if (lp >= n / 2 || tok >= rows) continue;
+        int r0, r1;
+        const bool rot = qkv_pair_rows<R>(part, n, lp, &r0, &r1);
+        float b0, b1, c = 1.f, sn = 0.f;
+        if (part == 0) { b0 = BQ::at(bq, r0); b1 = BQ::at(bq, r1); }
+        else if (part == 1) { b0 = BK::at(bk, r0); b1 = BK::at(bk, r1); }
+        else { b0 = BV::at(bv, r0); b1 = BV::at(bv, r1); }
+        const int pos = positions[tok];
+        if constexpr (R::MODE != 0) {
+            if (rot) rope_cos_sin<R>(pos, lp % (R::HD / 2), &c, &sn);
+        }
+        qkv_finish<NQ, NK, KV>(part, n, tok, pos, r0, r1, sh.sums[k][tt] + b0, sh.sums[8 + k][tt] + b1, rot, c, sn, y, kc, vc, state);
+    }
 }
 
 // Prefill GEMM family: y[T, OUT] = x[T, IN] · Wᵀ on tensor cores

@@ -200,17 +200,41 @@ extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_4_W_f3
     grid_dep_launch();
     attend_paged_merge<Attn_4, W_f32<4>, true, 16, 528>(part, sinks, positions, paging, y, state);
 }
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_192(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    quantize_x8<0, 192>(x, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(192) qkv_mmat_W_q8_0_split_1536_W_q8_0_split_768_W_q8_0_split_768_W_f32_256_W_f32_128_W_f32_128_Rope_1_192_256_128_128_false_6_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(xq, xs, positions, state);
+    grid_dep_launch();
+    qkv_mmat<W_q8_0_split<1536>, W_q8_0_split<768>, W_q8_0_split<768>, W_f32<256>, W_f32<128>, W_f32<128>, Rope_1, 192, 256, 128, 128, false, 6, 2, 0>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_256(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    quantize_x8<0, 256>(x, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_mmat_W_q8_0_split_1536_W_f32_192_256_192_8_2_0(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(xq, xs, state);
+    grid_dep_launch();
+    linear_mmat<W_q8_0_split<1536>, W_f32<192>, 256, 192, 8, 2, 0>(w, b, xq, xs, y, state);
+}
 extern "C" __global__ void __launch_bounds__(256) gather_rows_192(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, last, state);
     grid_dep_launch();
     gather_rows<192>(x, last, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q8_0_split_1206528_B_none_192_201088_128_128(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(192) linear_mmat_W_q8_0_split_1206528_B_none_192_201088_6_2_0(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
-    acquire(x, state);
+    acquire(xq, xs, state);
     grid_dep_launch();
-    gemm_linear<W_q8_0_split<1206528>, B_none, 192, 201088, 128, 128>(w, nullptr, x, y, state);
+    linear_mmat<W_q8_0_split<1206528>, B_none, 192, 201088, 6, 2, 0>(w, nullptr, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_201088(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();

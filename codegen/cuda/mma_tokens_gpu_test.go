@@ -1,0 +1,291 @@
+package cuda_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/llama-orch/orc/codegen/cuda"
+	"github.com/llama-orch/orc/gguf"
+	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/plans"
+)
+
+// The mma_tokens harness (mma_tokens.cu.tmpl): linears of every weight
+// type with tensor-core fragments, in their GPU layout and in GGUF order,
+// two SwiGLUs and a qkv of three types with biases, all over x [T, 512] with
+// output rows that are no multiple of 16, their prefill kernels recorded as
+// mma_tokens: two n-tiles of 8 tokens a block, more tokens (a plan of
+// max_tokens 64) more blocks of each weight tile.
+const mmaTokIn, mmaTokOut, mmaTokF, mmaTokSlab = 512, 200, 100, 64
+
+// mmaTokQKV are the harness qkv's parts: 50 pairs of q (the last tile
+// partial), 16 of k and of v.
+var mmaTokQKV = [3]int64{100, 32, 32}
+
+var mmaTokTypes = []gguf.Type{gguf.Q4_0, gguf.Q5_0, gguf.Q8_0, gguf.Q4_K, gguf.Q5_K, gguf.Q6_K}
+
+// mmaTokWeight is one weight of the harness: GGUF bytes of slab distinct
+// rows tiled, their dequantized values, and whether it keeps GGUF order.
+type mmaTokWeight struct {
+	name    string
+	dt      ir.DType
+	gt      gguf.Type
+	out     int64
+	data    []byte
+	deq     []float32 // [mmaTokSlab, mmaTokIn]
+	ggufOrd bool
+}
+
+func newMMATokWeight(t *testing.T, r *rand.Rand, name string, gt gguf.Type, out int64, ggufOrd bool) *mmaTokWeight {
+	t.Helper()
+	dt, ok := ir.ParseDType(strings.ToLower(gt.String()))
+	if !ok {
+		t.Fatalf("no ir dtype for %s", gt)
+	}
+	b, deq := randomSlab(t, r, gt, mmaTokSlab*mmaTokIn)
+	rowBytes := len(b) / mmaTokSlab
+	var data []byte
+	for o := range int(out) {
+		data = append(data, b[(o%mmaTokSlab)*rowBytes:(o%mmaTokSlab+1)*rowBytes]...)
+	}
+	return &mmaTokWeight{name: name, dt: dt, gt: gt, out: out, data: data, deq: deq, ggufOrd: ggufOrd}
+}
+
+// dots is x·wᵀ in float64 for every token of table [tokens, mmaTokIn]:
+// [tokens, w.out].
+func (w *mmaTokWeight) dots(table []float32) []float64 {
+	tokens := len(table) / mmaTokIn
+	out := make([]float64, tokens*int(w.out))
+	for tok := range tokens {
+		x := table[tok*mmaTokIn : (tok+1)*mmaTokIn]
+		for o := range int(w.out) {
+			var s float64
+			for i, v := range w.deq[(o%mmaTokSlab)*mmaTokIn : (o%mmaTokSlab+1)*mmaTokIn] {
+				s += float64(v) * float64(x[i])
+			}
+			out[tok*int(w.out)+o] = s
+		}
+	}
+	return out
+}
+
+// mmaTokHarness is the harness's plan and what its outputs should be.
+type mmaTokHarness struct {
+	g      *ir.Graph
+	man    *plans.Manifest
+	data   map[string][]byte
+	checks []gemmCheck // ref [maxTokens, cols]
+	tokens int
+}
+
+// newMMATokHarness builds the harness plan of max_tokens tokens: every
+// matrix node's prefill kernel mma_tokens, the weights named gguf_* left
+// in GGUF order.
+func newMMATokHarness(t *testing.T, tokens int) *mmaTokHarness {
+	t.Helper()
+	r := rand.New(rand.NewPCG(35, uint64(tokens)))
+	h := &mmaTokHarness{data: map[string][]byte{}, tokens: tokens}
+	table := make([]float32, tokens*mmaTokIn)
+	for i := range table {
+		table[i] = float32(r.NormFloat64())
+	}
+	h.data["table"] = f32Bytes(table)
+	g := ir.New()
+	g.Attrs["max_tokens"] = int64(tokens)
+	tok := g.Add(ir.OpInput, ir.I32, ir.Shape{ir.T}, map[string]any{"name": "tokens"})
+	man := &plans.Manifest{CompilerVersion: "codegen/cuda test", Target: "sm_90",
+		Model:   plans.Model{Name: "mma_tokens", Arch: "mma_tokens", NLayer: 1, ContextLength: 2 * tokens},
+		Memory:  plans.Memory{MaxTokens: tokens},
+		Tensors: []plans.Tensor{{Name: "table", DType: "f32", Shape: []int64{int64(tokens), mmaTokIn}, Bytes: int64(4 * len(table))}}}
+	tab := g.Add(ir.OpWeight, ir.F32, ir.Shape{int64(tokens), mmaTokIn}, map[string]any{"name": "table"})
+	x := g.Add(ir.OpEmbed, ir.F32, ir.Shape{ir.T, mmaTokIn}, nil, tab, tok)
+	weight := func(w *mmaTokWeight) *ir.Node {
+		h.data[w.name] = w.data
+		man.Tensors = append(man.Tensors, plans.Tensor{Name: w.name, DType: w.dt.String(), Shape: []int64{w.out, mmaTokIn}, Bytes: int64(len(w.data))})
+		return g.Add(ir.OpWeight, w.dt, ir.Shape{w.out, mmaTokIn}, map[string]any{"name": w.name})
+	}
+	bias := func(name string, n int64) (*ir.Node, []float32) {
+		b := make([]float32, n)
+		for i := range b {
+			b[i] = float32(r.NormFloat64())
+		}
+		h.data[name] = f32Bytes(b)
+		man.Tensors = append(man.Tensors, plans.Tensor{Name: name, DType: "f32", Shape: []int64{n}, Bytes: 4 * n})
+		return g.Add(ir.OpWeight, ir.F32, ir.Shape{n}, map[string]any{"name": name}), b
+	}
+	var ggufOrder []string
+	type pending struct {
+		name string
+		y    *ir.Node
+		off  int64
+		cols int
+		ref  []float64
+	}
+	var outs []pending
+	for _, gt := range mmaTokTypes {
+		for _, ord := range []bool{false, true} {
+			if ord && gt == gguf.Q4_K { // its GPU layout is GGUF order
+				continue
+			}
+			name := "w_" + gt.String()
+			if ord {
+				name, ggufOrder = "gguf_"+gt.String(), append(ggufOrder, "gguf_"+gt.String())
+			}
+			w := newMMATokWeight(t, r, name, gt, mmaTokOut, ord)
+			outs = append(outs, pending{name, g.Add(ir.OpLinear, ir.F32, ir.Shape{ir.T, mmaTokOut}, nil, x, weight(w)), 0, mmaTokOut, w.dots(table)})
+		}
+	}
+	for _, gt := range []gguf.Type{gguf.Q4_K, gguf.Q6_K} {
+		gate := newMMATokWeight(t, r, "gate_"+gt.String(), gt, mmaTokF, false)
+		up := newMMATokWeight(t, r, "up_"+gt.String(), gt, mmaTokF, false)
+		gd, ud := gate.dots(table), up.dots(table)
+		ref := make([]float64, len(gd))
+		for i := range ref {
+			ref[i] = gd[i] / (1 + math.Exp(-gd[i])) * ud[i]
+		}
+		outs = append(outs, pending{"swiglu " + gt.String(), g.Add(ir.OpSwiGLULinear, ir.F32, ir.Shape{ir.T, mmaTokF}, nil, x, weight(gate), weight(up)), 0, mmaTokF, ref})
+	}
+	qkvTypes := [3]gguf.Type{gguf.Q4_K, gguf.Q5_K, gguf.Q6_K}
+	inputs := []*ir.Node{x}
+	var biases []*ir.Node
+	var refs [3][]float64
+	for i, gt := range qkvTypes {
+		w := newMMATokWeight(t, r, "w"+"qkv"[i:i+1], gt, mmaTokQKV[i], false)
+		inputs = append(inputs, weight(w))
+		b, bv := bias("b"+"qkv"[i:i+1], mmaTokQKV[i])
+		biases = append(biases, b)
+		refs[i] = w.dots(table)
+		for k := range refs[i] {
+			refs[i][k] += float64(bv[k%int(w.out)])
+		}
+	}
+	qkv := g.Add(ir.OpQKV, ir.F32, ir.Shape{ir.T, mmaTokQKV[0] + mmaTokQKV[1] + mmaTokQKV[2]}, map[string]any{"parts": mmaTokQKV[:]}, append(inputs, biases...)...)
+	var partOff int64
+	for i := range mmaTokQKV {
+		outs = append(outs, pending{"qkv " + "qkv"[i:i+1] + " " + qkvTypes[i].String(), qkv, partOff, int(mmaTokQKV[i]), refs[i]})
+		partOff += int64(tokens) * mmaTokQKV[i] // MAX_TOKENS · the earlier parts' rows
+	}
+	for _, o := range outs {
+		if !slices.Contains(g.Outputs, o.y) {
+			g.Outputs = append(g.Outputs, o.y)
+		}
+	}
+	before := slices.Clone(g.Outputs)
+	runGPUPasses(t, g, man)
+	for _, n := range g.Nodes {
+		switch {
+		case n.Op == ir.OpLinear || n.Op == ir.OpSwiGLULinear || n.Op == ir.OpQKV:
+			n.Attrs["prefill_kernel"] = ir.KernelMMATokens
+		case n.Op == ir.OpWeight && slices.Contains(ggufOrder, n.Str("name")):
+			delete(n.Attrs, "layout")
+			for i := range man.Tensors {
+				if man.Tensors[i].Name == n.Str("name") {
+					man.Tensors[i].Layout = ""
+				}
+			}
+		}
+	}
+	if err := ir.Verify(g); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		y := g.Outputs[slices.Index(before, o.y)] // the passes may have replaced nodes
+		h.checks = append(h.checks, gemmCheck{o.name, y, o.off, o.cols, o.ref})
+	}
+	// The "logits" are the arena span holding every output.
+	lo, hi := int64(math.MaxInt64), int64(0)
+	for _, y := range g.Outputs {
+		off := y.Attrs["offset"].(int64)
+		lo, hi = min(lo, off), max(hi, off+4*int64(tokens)*y.Shape[1])
+	}
+	man.Model.Vocab = int((hi - lo) / 4)
+	h.g, h.man = g, man
+	return h
+}
+
+// logitsAt is the arena offset of the harness's "logits": its first output.
+func (h *mmaTokHarness) logitsAt() int64 {
+	lo := int64(math.MaxInt64)
+	for _, y := range h.g.Outputs {
+		lo = min(lo, y.Attrs["offset"].(int64))
+	}
+	return lo
+}
+
+// TestMMATokensHarnessPlans: the harness plans' prefill schedules launch
+// the mma_tokens kernels (one a node, grid y ceil(T/16): two n-tiles a
+// block) and
+// compile with nvcc for sm_80 and sm_90, every fragment accessor included.
+func TestMMATokensHarnessPlans(t *testing.T) {
+	for _, c := range []struct{ tokens, div int64 }{{16, 16}, {64, 16}} {
+		h := newMMATokHarness(t, int(c.tokens))
+		out, err := cuda.Generate(h.g, h.man, cuda.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts := map[string]int{}
+		for _, l := range out.Kernels.Prefill {
+			for _, fn := range []string{"linear_mmat", "swiglu_mmat", "qkv_mmat"} {
+				if strings.HasPrefix(l.Kernel, fn) {
+					counts[fn]++
+					if l.GridA[1] != 1 || l.GridDiv[1] != c.div {
+						t.Errorf("max_tokens %d: %s's grid y is %d·T over %d, want T over %d", c.tokens, l.Kernel, l.GridA[1], l.GridDiv[1], c.div)
+					}
+				}
+			}
+		}
+		if want := map[string]int{"linear_mmat": 11, "swiglu_mmat": 2, "qkv_mmat": 1}; fmt.Sprint(counts) != fmt.Sprint(want) {
+			t.Errorf("max_tokens %d: the prefill launches %v, want %v", c.tokens, counts, want)
+		}
+		for _, acc := range []string{"W_q4_0_split<", "W_q4_0<", "W_q5_0_split<", "W_q5_0<", "W_q8_0_split<", "W_q8_0<", "W_q4_k<", "W_q5_k_split<", "W_q5_k<", "W_q6_k_split<", "W_q6_k<"} {
+			if !strings.Contains(out.Source, "linear_mmat<"+acc) {
+				t.Errorf("max_tokens %d: no linear_mmat over %s…> in the source", c.tokens, acc)
+			}
+		}
+		compiles(t, out.Source)
+	}
+}
+
+// TestGPUMMATokens runs the harness plans' mma_tokens kernels against a
+// float64 reference at T = 1, 3, 8, 9 and 16 (max_tokens 16: one block of
+// two n-tiles a weight tile) and 1, 9, 17, 33 and 64 (max_tokens 64: up to
+// four), each step after a
+// full step of other tokens in the same sequence, so that a value the
+// kernels fail to write keeps another token's (stepAfterPoison).
+func TestGPUMMATokens(t *testing.T) {
+	gpuOnly(t)
+	for _, c := range []struct {
+		tokens int
+		steps  []int
+	}{{16, []int{1, 3, 8, 9, 16}}, {64, []int{1, 9, 17, 33, 64}}} {
+		h := newMMATokHarness(t, c.tokens)
+		lo := h.logitsAt()
+		dev := openEditedPlan(t, h.g, h.man, 2*c.tokens, func(name string) []byte { return h.data[name] }, func(k *plans.Kernels) {
+			k.Decode = k.Prefill // T = 1 runs the prefill's kernels too
+			k.Logits = lo
+		})
+		worst := make([]float64, len(h.checks))
+		for _, T := range c.steps {
+			got := stepAfterPoison(t, dev, c.tokens, T)
+			for i, ch := range h.checks {
+				off := (ch.y.Attrs["offset"].(int64)-lo)/4 + ch.off
+				e := relErr64(got[off:off+int64(T*ch.cols)], ch.ref[:T*ch.cols])
+				worst[i] = max(worst[i], e)
+				tol := 2e-4
+				if strings.HasPrefix(ch.name, "swiglu") {
+					tol *= 2 // two products' roundings, multiplied
+				}
+				if e > tol {
+					t.Errorf("max_tokens %d, T=%d, %s: relative error %.2e", c.tokens, T, ch.name, e)
+				}
+			}
+		}
+		for i, ch := range h.checks {
+			t.Logf("max_tokens %d %-14s max |gpu-ref|/max|ref| over T=%v: %.2e", c.tokens, ch.name, c.steps, worst[i])
+		}
+	}
+}
