@@ -47,7 +47,8 @@ type Device struct {
 	upload time.Duration
 	// uploadBuffers is Options.UploadBuffers or its default.
 	uploadBuffers int
-	syncEach      bool           // Options.SyncEachLaunch
+	syncEach      bool           // Options.SyncEachLaunch (or a profile)
+	profile       *launchProfile // Options.ProfileFile's, or nil
 	decode        []plans.Launch // the plan's decode schedule less Options.SkipDecode
 	closed        bool
 	batch         *Batch // the open batch (NewBatch), if any
@@ -88,6 +89,9 @@ func Open(p *plans.Plan, gpu int, o Options) (*Device, error) {
 		return nil, err
 	}
 	d.g = g
+	if err := d.startProfile(o); err != nil {
+		return nil, errors.Join(err, d.release())
+	}
 	if err := d.load(p, g.faults.killDuringLoad(o.Progress)); err != nil {
 		return nil, errors.Join(err, d.release())
 	}
@@ -360,7 +364,7 @@ func (d *Device) Close() error {
 // release frees what load made, in reverse, and closes the GPU.
 func (d *Device) release() error {
 	d.closed = true
-	err := d.freeSampler()
+	err := errors.Join(d.stopProfile(), d.freeSampler())
 	if d.state != nil {
 		err = errors.Join(err, d.g.hostFree(d.state))
 		d.state = nil

@@ -37,6 +37,11 @@ type Options struct {
 	// timing only. The environment variable ORC_CUDA_SKIP_DECODE
 	// (comma-separated prefixes) sets it too, for any command.
 	SkipDecode []string
+	// ProfileFile, when set, runs steps as SyncEachLaunch does and times
+	// each launch by events, writing a table of kernel times by schedule
+	// to this file when the device closes (launchProfile). The
+	// environment variable ORC_CUDA_PROFILE=FILE sets it too.
+	ProfileFile string
 }
 
 // skipped is sched without the launches whose kernel name starts with one

@@ -178,11 +178,18 @@ func (d *Device) runSchedule(name string, sched []plans.Launch, T int64, pos0 in
 	if !d.syncEach {
 		return d.g.launch(b)
 	}
+	if d.profile != nil {
+		d.profile.step(name)
+	}
 	off := 0
 	for i, l := range b.launches {
 		one := batch{launches: b.launches[i : i+1], argv: b.argv[off : off+int(l.argc)]}
 		off += int(l.argc)
-		if err := errors.Join(d.g.launch(&one), d.g.sync()); err != nil {
+		launch := func() error { return d.g.launch(&one) }
+		if d.profile != nil {
+			launch = func() error { return d.timeLaunch(name, sched[i].Kernel, func() error { return d.g.launch(&one) }) }
+		}
+		if err := errors.Join(launch(), d.g.sync()); err != nil {
 			at := fmt.Sprintf("T=%d, pos0=%d", T, pos0)
 			if pos0 < 0 {
 				at = fmt.Sprintf("T=%d", T)
