@@ -20,8 +20,8 @@ import (
 )
 
 // attnCase is one attention shape of the GPU harness: Qwen2.5-0.5B's,
-// Phi-3-mini's, gpt-oss's (sliding window and sinks), all timed, and
-// stories260K's (head_dim 8: tiles padded to 16).
+// Phi-3-mini's, gpt-oss's sliding-window and full layers (with sinks), all
+// timed, and stories260K's (head_dim 8: tiles padded to 16).
 type attnCase struct {
 	name           string
 	heads, kvh, hd int
@@ -33,6 +33,7 @@ var attnCases = []attnCase{
 	{"qwen2.5-0.5b", 14, 2, 64, 0, false, true},
 	{"phi-3-mini", 32, 32, 96, 0, false, true},
 	{"gpt-oss", 64, 8, 64, 128, true, true},
+	{"gpt-oss-full", 64, 8, 64, 0, true, true},
 	{"stories260K", 8, 4, 8, 0, false, false},
 }
 
@@ -324,13 +325,14 @@ func TestGPUAttention(t *testing.T) {
 // TestGPUAttentionTiming times attention per layer: plans of 8 and of 1
 // attention layers over the same q, k, v (so (t₈ − t₁)/7 is one layer's
 // kv_store and attend launches inside the decode graph), decode steps at
-// positions 16, 1024, 4096 and 8192 (median of 20 graph replays), and a
-// 512-token prefill after 0 and after 3584 cached tokens (median of 5).
+// positions 16, 1024, 3856, 8192 and 30016 (median of 20 graph replays),
+// and a 512-token prefill after 0 and after 3584 cached tokens (median of
+// 5). The plans' context is Qwen2.5's 32768, which sizes the decode grids.
 // ORC_ATTN_STEPS=n runs n steps a measurement and the 1-layer plan only,
 // for an ncu profile of the kernels themselves.
 func TestGPUAttentionTiming(t *testing.T) {
 	gpuOnly(t)
-	const ctx = 8192 + 64
+	const ctx = 32768
 	steps, reps, layerCounts := 20, 5, []int{1, 8}
 	if n := os.Getenv("ORC_ATTN_STEPS"); n != "" {
 		fmt.Sscan(n, &steps)
@@ -352,7 +354,7 @@ func TestGPUAttentionTiming(t *testing.T) {
 		}
 	}
 	precompile(t, gs, mans)
-	positions := []int{16, 1024, 4096, 8192}
+	positions := []int{16, 1024, 3856, 8192, 30016}
 	prefills := []int{0, 3584}
 	for i, d := range ds {
 		c := d.c
