@@ -17,7 +17,8 @@ const (
 	prefillKeys     = 64
 	decodeRows      = 16
 	decodeKeys      = 32
-	maxDecodeSplits = 64 // bounds the last block's merge (one partial per split)
+	decodeRound     = attWarps * decodeKeys // a split's keys are whole rounds of its warps' tiles
+	maxDecodeSplits = 64                    // bounds the merge of the clusters' partials
 )
 
 // kvArgs are the K and V cache arguments of attention node n's layer
@@ -28,36 +29,54 @@ func kvArgs(n *ir.Node) (kc, vc plans.Arg) {
 	return plans.Arg{Kind: plans.ArgKV, Offset: (layer*2 + 0) * row}, plans.Arg{Kind: plans.ArgKV, Offset: (layer*2 + 1) * row}
 }
 
-// decodeShape is a decode attention's grid: splits × kv heads × row groups
-// (ceil(G/16) for the G query heads of a kv head at T = 1).
-type decodeShape struct{ splits, kvh, groups, hd int64 }
+// decodeShape is a decode attention's grid, splits × kv heads × row groups
+// (ceil(G/16) for the G query heads of a kv head at T = 1), the splits in
+// clusters of cluster blocks, each warp's tiles in flight (stages) and the
+// fewest keys a split takes (minKeys).
+type decodeShape struct{ splits, kvh, groups, hd, cluster, stages, minKeys int64 }
 
 // decodeShapeOf picks the splits of attention node n: enough blocks for
 // the target's DecodeAttnBlocks, no more than the plan's context fills with
-// chunks of attWarps·decodeKeys keys (ctx 0: unknown).
+// chunks of DecodeAttnMinKeys keys (ctx 0: unknown), in whole clusters of
+// at most DecodeAttnCluster blocks; and the most stages up to
+// DecodeAttnStages that let two blocks share an SM.
 func (t tuning) decodeShapeOf(n *ir.Node, ctx int64) decodeShape {
 	kvh, hd := n.Int("kv_heads"), n.Int("head_dim")
 	groups := ceilDiv(n.Int("heads")/kvh, decodeRows)
+	minKeys := max(ceilDiv(t.DecodeAttnMinKeys, decodeRound), 1) * decodeRound
 	splits := min(ceilDiv(t.DecodeAttnBlocks, kvh*groups), maxDecodeSplits)
 	if ctx > 0 {
-		splits = min(splits, ceilDiv(ctx, attWarps*decodeKeys))
+		splits = min(splits, ceilDiv(ctx, minKeys))
 	}
-	return decodeShape{max(splits, 1), kvh, groups, hd}
+	splits = max(splits, 1)
+	cluster := max(min(t.DecodeAttnCluster, splits), 1)
+	splits = splits / cluster * cluster
+	d := decodeShape{splits: splits, kvh: kvh, groups: groups, hd: hd, cluster: cluster, minKeys: minKeys}
+	half := t.SmemPerSM/2 - 1<<10 // two blocks an SM, each reserving 1 KiB
+	stage := attWarps * 2 * decodeKeys * (paddedHD(hd) + 8) * 2
+	d.stages = max(min(t.DecodeAttnStages, half/stage), 1)
+	return d
 }
 
-// partBytes is the decode's per-split partial results: o [groups][splits]
-// [16][HD] floats, then (m, l) [groups][splits][16] float pairs.
+// partBytes is the decode's partial results, one per cluster: o [groups]
+// [clusters][16][HD] floats, then (m, l) [groups][clusters][16] float pairs.
 func (d decodeShape) partBytes() int64 {
-	return d.kvh * d.groups * d.splits * decodeRows * (4*d.hd + 8)
+	return d.kvh * d.groups * (d.splits / d.cluster) * decodeRows * (4*d.hd + 8)
 }
 
-// smem is the decode's dynamic shared memory: each warp's K and V tile,
-// later the warps' rows (o, m, l), their weights in the block's rows and the
-// split merge's weights and sums (attend_decode's layout).
+// counters is the decode's arrival counters: one per kv head, row group and
+// cluster rank.
+func (d decodeShape) counters() int64 { return d.kvh * d.groups * d.cluster }
+
+// smem is the decode's dynamic shared memory: each warp's ring of K and V
+// tiles, later the warps' rows (o, m, l), their weights in the block's
+// rows, the block's rows and (m, l), the owned rows' (m, l) and the
+// merges' weights (attend_decode's layout).
 func (d decodeShape) smem() int64 {
 	hdp := paddedHD(d.hd)
-	tiles := attWarps * 2 * decodeKeys * (hdp + 8) * 2
-	merge := (attWarps*decodeRows*(hdp+4) + 3*attWarps*decodeRows + 2*d.splits*decodeRows) * 4
+	tiles := attWarps * d.stages * 2 * decodeKeys * (hdp + 8) * 2
+	weights := max(d.splits/d.cluster, d.cluster)
+	merge := (attWarps*decodeRows*(hdp+4) + 3*attWarps*decodeRows + decodeRows*(hdp+4) + 4*decodeRows + decodeRows*weights) * 4
 	return max(tiles, merge)
 }
 
@@ -73,8 +92,8 @@ func paddedHD(hd int64) int64 { return ceilDiv(hd, 16) * 16 }
 
 // attnScratch is the arena the decode attentions share after the planned
 // buffers: the partials of the largest, and one arrival counter per (kv
-// head, row group), zero between launches (the arena starts zeroed and the
-// last block of a group resets its counter).
+// head, row group, cluster rank), zero between launches (the arena starts
+// zeroed and the last block to arrive resets it).
 type attnScratch struct{ part, counters, end int64 }
 
 func (t tuning) newAttnScratch(g *ir.Graph, ctx, base int64) attnScratch {
@@ -82,7 +101,7 @@ func (t tuning) newAttnScratch(g *ir.Graph, ctx, base int64) attnScratch {
 	for _, n := range g.Nodes {
 		if n.Op == ir.OpAttention && n.Int("kv_heads") > 0 {
 			d := t.decodeShapeOf(n, ctx)
-			part, counters = max(part, d.partBytes()), max(counters, 4*d.kvh*d.groups)
+			part, counters = max(part, d.partBytes()), max(counters, 4*d.counters())
 		}
 	}
 	cnt := base + alignUp(part, plans.Alignment)
@@ -166,8 +185,9 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 		att.arg("int* __restrict__", "counters", plans.Arg{Kind: plans.ArgArena, Offset: e.attn.counters})
 		e.stateArg(att)
 		g := grid{b: [3]int64{d.splits, kvh, d.groups}}
-		targs.Splits = d.splits
-		la, err = e.emit(att, "attend_decode", attWarps*32, g, targs)
+		att.cluster = d.cluster
+		la, err = e.emit(att, "attend_decode", attWarps*32, g,
+			attendDecodeArgs{attendArgs: targs, Splits: d.splits, Cluster: d.cluster, Stages: d.stages, MinKeys: d.minKeys})
 		if err == nil {
 			la[0].Smem = int(d.smem())
 		}
