@@ -188,7 +188,7 @@ func (d *attnData) refAt(row func(j int) int32, p int, o []float64) {
 // attnGraph is q, k, v = embed(tables, tokens) feeding the attention of
 // layers 0..layers-1. whole: the first output is layer 0's [T, width], read
 // back whole (the plan's vocab is max_tokens·width); else last() of the
-// final layer, the others kept as outputs.
+// layers' sum.
 func attnGraph(t *testing.T, c attnCase, layers int, whole bool, ctx int) (*ir.Graph, *plans.Manifest) {
 	t.Helper()
 	w, kw := int64(c.heads*c.hd), int64(c.kvh*c.hd)
@@ -222,7 +222,13 @@ func attnGraph(t *testing.T, c attnCase, layers int, whole bool, ctx int) (*ir.G
 	if whole {
 		g.Outputs = ys
 	} else {
-		g.Outputs = append([]*ir.Node{g.Add(ir.OpLast, ir.F32, ir.Shape{1, w}, nil, ys[layers-1])}, ys[:layers-1]...)
+		// The layers' sum feeds the one last row, so every attention runs
+		// before it (the batched step runs attention only per token).
+		sum := ys[0]
+		for _, y := range ys[1:] {
+			sum = g.Add(ir.OpAdd, ir.F32, ir.Shape{ir.T, w}, nil, sum, y)
+		}
+		g.Outputs = []*ir.Node{g.Add(ir.OpLast, ir.F32, ir.Shape{1, w}, nil, sum)}
 	}
 	runGPUPasses(t, g, man)
 	return g, man
