@@ -28,8 +28,10 @@ type SampleKernel struct {
 //	0 temperature, 1 top_k, 2 top_p, 3 min_p, 4 repetition penalty,
 //	5 frequency penalty, 6 presence penalty, 7 penalised ids n,
 //	8–9 the draw's key (u64), 10 non-zero if the LM head draws (a plain
-//	draw), 11 zero, then ids int32 [SampleRecent] and their counts
-//	int32 [SampleRecent].
+//	draw), 11 non-zero if the step's LM head leaves its picks in
+//	State.Greedy (a decode step where State.HeadPicks: the Draw kernel
+//	may take the largest logit from the greedy key), then ids int32
+//	[SampleRecent] and their counts int32 [SampleRecent].
 const (
 	SampleRecent    = 64
 	SampleStepBytes = 4 * (12 + 2*SampleRecent)

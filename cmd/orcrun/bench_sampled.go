@@ -126,23 +126,20 @@ func (c *benchCmd) startServed(dev runtime.Device, tok tokenizer.Tokenizer) (url
 	}
 	srv := server.New(server.Config{WorkerID: "bench", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Batch: batch}, dev, tok)
 	srv.Start()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	drain := func() { // the batch's KV pool goes after the server that steps it
 		srv.Drain()
 		if batch != nil {
 			batch.Close()
 		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		drain()
 		return "", nil, err
 	}
 	hs := &http.Server{Handler: srv.Handler()}
 	go hs.Serve(ln)
-	return "http://" + ln.Addr().String(), func() {
-		hs.Close()
-		srv.Drain()
-		if batch != nil {
-			batch.Close()
-		}
-	}, nil
+	return "http://" + ln.Addr().String(), func() { hs.Close(); drain() }, nil
 }
 
 // served streams one /v1/completions request of c.TG tokens with p per
@@ -200,12 +197,19 @@ func (c *benchCmd) prefixTTFT(dev runtime.Device, tok tokenizer.Tokenizer) (cold
 	defer stop()
 	var colds, warms []float64
 	for run := range c.Runs + 1 {
+		// Lines by the last one's count, then the whole counted once: a
+		// pass or two, where counting after each line encoded the prompt
+		// once a line.
+		line := func(i int) string {
+			return fmt.Sprintf("Run %d, line %d: the quick brown fox jumps over the lazy dog.\n", run, i)
+		}
 		var b strings.Builder
-		for i := 0; ; i++ {
-			if tokens = len(tok.Encode(b.String(), true)); tokens >= c.PrefixTTFT {
-				break
+		for i := 0; tokens < c.PrefixTTFT; tokens = len(tok.Encode(b.String(), true)) {
+			per := max(1, len(tok.Encode(line(i), true)))
+			for n := (c.PrefixTTFT - tokens + per - 1) / per; n > 0; n-- {
+				b.WriteString(line(i))
+				i++
 			}
-			fmt.Fprintf(&b, "Run %d, line %d: the quick brown fox jumps over the lazy dog.\n", run, i)
 		}
 		var ms [2]float64
 		for i, tail := range []string{"Which line came first?", "Which line came last?"} {

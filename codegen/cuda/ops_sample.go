@@ -5,7 +5,10 @@ import "github.com/llama-orch/orc/plans"
 // The sampler (templates/sample.cu.tmpl): one kernel, its vocabulary baked in.
 const (
 	sampleThreads = 512 // SAMPLE_THREADS
-	sampleIDs     = 8   // ids a thread holds, at most, before blocks are added
+	// sampleIDs is the ids a thread holds, at most, before blocks are
+	// added: the passes over the ids are arithmetic (penalties, exp, the
+	// noise) more than loads, so a vocabulary takes up to sampleBlocks SMs.
+	sampleIDs     = 4
 	sampleMaxIDs  = 16  // ids a thread may hold at all (registers; rowTies' bound is 64)
 	sampleBlocks  = 64  // the most blocks (ties[] in the scratch); every H100 and A100 has more SMs
 	sampleScratch = 768 // SampleScratch's bytes before its histograms

@@ -22,7 +22,8 @@ import "github.com/llama-orch/orc/plans"
 //
 // MT is the plan's max_tokens; the block's size is rounded up to
 // plans.Alignment. The picks are the one field kernels write: the runtime's
-// copy zeroes them before every step, and no kernel reads them.
+// copy zeroes them before every step; the sampler reads the greedy key and
+// the flag after the LM head (sample.cu.tmpl, STEP_HEAD_KEYED).
 const (
 	stateT      = 0
 	statePos0   = 4

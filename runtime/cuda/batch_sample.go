@@ -155,7 +155,7 @@ func (b *Batch) drawRows(n int) error {
 	for _, i := range r.drawn {
 		w := r.host[int64(i)*r.window : int64(i+1)*r.window]
 		clear(w[st.Greedy-r.lo : st.Greedy-r.lo+picksBytes])
-		writeStep(w[st.Sample-r.lo:], &r.steps[i])
+		writeStep(w[st.Sample-r.lo:], &r.steps[i], false) // a row's block holds no head picks of its own
 	}
 	if err := d.g.copy2D(span2D{addr: r.states + uint64(r.lo), pitch: r.stride}, hostSpan(r.host, r.window), r.window, int64(n)); err != nil {
 		return err

@@ -9,19 +9,23 @@ import (
 )
 
 // kvCache is what a sequence holds on the GPU: its KV cache
-// [n_layer][2][ctx][n_head_kv*head_dim] fp16, the decode graph captured over
-// it (0 until the first decode step), its pinned logits buffer f32 [vocab]
-// and a reusable launch batch. A closed sequence parks its cache on the
-// device's idle list, so a later sequence that fits in it skips the
-// allocation and the graph capture.
+// [n_layer][2][ctx][n_head_kv*head_dim] fp16, the decode graphs captured
+// over it (each 0 until the first decode step that takes it), its pinned
+// logits buffer f32 [vocab] and a reusable launch batch. A closed sequence
+// parks its cache on the device's idle list, so a later sequence that fits
+// in it skips the allocation and the graph captures.
 type kvCache struct {
 	kv     devptr
 	bytes  int64
 	ctx    int
 	reg    regions // the device's regions plus this KV cache
 	decode graph
-	logits []byte
-	b      batch
+	// decodeDraw is the decode schedule and then the sampler (plans.Sampler)
+	// in one graph: the decode steps whose token the sampler draws, with
+	// no launch and no wait between the step and the draw.
+	decodeDraw graph
+	logits     []byte
+	b          batch
 }
 
 // maxIdleCaches bounds how many caches stay parked (and hold VRAM).
@@ -102,12 +106,14 @@ func (d *Device) freeIdle() error {
 	return err
 }
 
-// freeCache releases c's graph, pinned buffer and VRAM once the stream is idle.
+// freeCache releases c's graphs, pinned buffer and VRAM once the stream is idle.
 func (d *Device) freeCache(c *kvCache) error {
 	err := d.g.sync()
-	if c.decode != 0 {
-		err = errors.Join(err, d.g.graphDestroy(c.decode))
-		c.decode = 0
+	for _, x := range []*graph{&c.decode, &c.decodeDraw} {
+		if *x != 0 {
+			err = errors.Join(err, d.g.graphDestroy(*x))
+			*x = 0
+		}
 	}
 	if c.logits != nil {
 		err = errors.Join(err, d.g.hostFree(c.logits))

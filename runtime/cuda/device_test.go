@@ -67,8 +67,16 @@ func TestWriteState(t *testing.T) {
 		b[i] = 0xFF // a reused pinned image: the last step's picks are still there
 	}
 	draw := sample.New(sample.Params{Temperature: 0.5, TopK: 3, RepetitionPenalty: 1.2, Seed: 9}).Step([]int32{4, 4, 2}, 7, 50)
-	writeState(b, &st, []int32{7, 9}, 5, 32, &draw)
 	le := binary.LittleEndian
+	// The head-keyed word (11) says whether the step's head left its picks.
+	writeState(b, &st, []int32{7}, 5, 32, &draw, true)
+	if w := le.Uint32(b[st.Sample+44:]); w != 1 {
+		t.Fatalf("a decode step's head-keyed word %#x, want 1", w)
+	}
+	writeState(b, &st, []int32{7, 9}, 5, 32, &draw, false)
+	if w := le.Uint32(b[st.Sample+44:]); w != 0 {
+		t.Fatalf("a prefill step's head-keyed word %#x, want 0", w)
+	}
 	if key, bad, drawn := le.Uint64(b[st.Greedy:]), le.Uint32(b[st.Greedy+8:]), le.Uint64(b[st.Greedy+16:]); key != 0 || bad != 0 || drawn != 0 {
 		t.Fatalf("picks %#x, %#x, %#x after writeState, want them zeroed", key, bad, drawn)
 	}

@@ -73,10 +73,26 @@ func (s *sequence) ForwardSample(ctx context.Context, tokens []int32, sm *sample
 	return s.pick(&st)
 }
 
+// drawsAfterHead says a decode step with the draw settings st (nil: none,
+// the logits go to the host) needs the sampler after the LM head: the plan
+// has one, and its head leaves no pick for st (a greedy step or a plain
+// draw, plans.State.HeadPicks). Such steps run the decode graph that ends
+// with the sampler.
+func (d *Device) drawsAfterHead(st *sample.Step) bool {
+	if d.sampling == nil || st == nil {
+		return false
+	}
+	return !d.plan.Manifest.Kernels.State.HeadPicks || !(st.Greedy() || st.Plain())
+}
+
 // pick returns the token of the last step, whose settings were st: the
-// LM head's pick where the plan's head leaves it and the step is greedy or
-// a plain draw over finite logits, else the sampler's; d.mu is held.
+// draw of the sampler its graph ended with, or the LM head's pick where
+// the plan's head leaves it and the step is greedy or a plain draw over
+// finite logits, else the sampler's, launched now; d.mu is held.
 func (s *sequence) pick(st *sample.Step) (int32, error) {
+	if s.drew {
+		return s.drawn()
+	}
 	if s.d.plan.Manifest.Kernels.State.HeadPicks && (st.Greedy() || st.Plain()) {
 		greedy, bad, drawn, err := s.picks()
 		if err != nil {
@@ -108,12 +124,18 @@ func (s *sequence) sampleOnGPU() (int32, error) {
 	if err := d.g.launch(&batch{launches: []launchRec{sp.rec}, argv: s.samplerArgs()}); err != nil {
 		return -1, fmt.Errorf("cuda: sampling: %w", err)
 	}
+	return s.drawn()
+}
+
+// drawn returns the sampler's pick from the state block once the queued
+// work (its launch) is done.
+func (s *sequence) drawn() (int32, error) {
 	_, _, drawn, err := s.picks()
 	if err != nil {
 		return -1, err
 	}
 	if drawn == 0 {
-		return -1, fmt.Errorf("cuda: the sampler %s left no pick", sp.k.Draw.Kernel)
+		return -1, fmt.Errorf("cuda: the sampler %s left no pick", s.d.sampling.k.Draw.Kernel)
 	}
 	return sample.KeyID(drawn), nil
 }
@@ -135,8 +157,11 @@ func (s *sequence) picks() (greedy uint64, bad bool, drawn uint64, err error) {
 const picksBytes = 24
 
 // writeStep fills the state block's draw settings (plans.SampleStepBytes
-// at b) with st, or zeroes them (greedy, nothing to draw) for nil.
-func writeStep(b []byte, st *sample.Step) {
+// at b) with st, or zeroes them (greedy, nothing to draw) for nil;
+// headKeyed says the step's LM head leaves its picks (a decode step of a
+// plan whose head does, plans.State.HeadPicks), from which the sampler
+// then takes the largest logit without a barrier of its own.
+func writeStep(b []byte, st *sample.Step, headKeyed bool) {
 	clear(b[:plans.SampleStepBytes])
 	if st == nil {
 		return
@@ -154,6 +179,9 @@ func writeStep(b []byte, st *sample.Step) {
 	le.PutUint64(b[32:], st.Key)
 	if st.Plain() {
 		le.PutUint32(b[40:], 1)
+	}
+	if headKeyed {
+		le.PutUint32(b[44:], 1)
 	}
 	for i, p := range st.Penalised {
 		le.PutUint32(b[48+4*i:], uint32(p.ID))

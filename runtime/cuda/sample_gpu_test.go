@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"context"
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -74,6 +75,44 @@ func sampleSettings(r *rand.Rand) []sample.Params {
 // then runs the sampler.
 func drawOnGPU(t *testing.T, seq *sequence, logits []float32, sm *sample.Sampler, recent []int32, pos int) int32 {
 	t.Helper()
+	return drawAfterHead(t, seq, logits, nil, sm, recent, pos)
+}
+
+// headPicks are the picks a decode step's LM head leaves over its logits
+// (plans.State.Greedy): the greedy key, the largest finite logit's, and
+// whether a logit is not finite.
+type headPicks struct {
+	greedy uint64
+	bad    bool
+}
+
+// headPicksOf computes the LM head's picks over logits on the host.
+func headPicksOf(logits []float32) *headPicks {
+	h := &headPicks{}
+	for i, v := range logits {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			h.bad = true
+			continue
+		}
+		b := math.Float32bits(v)
+		switch {
+		case v == 0:
+			b = 0x80000000 // -0 as +0
+		case b&0x80000000 != 0:
+			b = ^b
+		default:
+			b |= 0x80000000
+		}
+		h.greedy = max(h.greedy, uint64(b)<<32|uint64(0xFFFFFFFF-uint32(i)))
+	}
+	return h
+}
+
+// drawAfterHead is drawOnGPU where head is not nil: the state block then
+// holds head's picks and says the step's head left them, as after a decode
+// step's LM head, so the sampler may take the largest logit from them.
+func drawAfterHead(t *testing.T, seq *sequence, logits []float32, head *headPicks, sm *sample.Sampler, recent []int32, pos int) int32 {
+	t.Helper()
 	d := seq.d
 	m := &d.plan.Manifest
 	if logits != nil {
@@ -82,7 +121,14 @@ func drawOnGPU(t *testing.T, seq *sequence, logits []float32, sm *sample.Sampler
 		}
 	}
 	st := sm.Step(recent, pos, m.Model.Vocab)
-	writeState(d.state, &m.Kernels.State, []int32{0}, 0, 1, &st)
+	writeState(d.state, &m.Kernels.State, []int32{0}, 0, 1, &st, head != nil)
+	if head != nil {
+		g := d.state[m.Kernels.State.Greedy:]
+		binary.LittleEndian.PutUint64(g, head.greedy)
+		if head.bad {
+			binary.LittleEndian.PutUint32(g[8:], 1)
+		}
+	}
 	if err := d.g.copyHtoD(devptr(seq.c.reg.state), d.state); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +142,8 @@ func drawOnGPU(t *testing.T, seq *sequence, logits []float32, sm *sample.Sampler
 // TestGPUSampleMatchesCPU writes random logits (ties, NaN and infinities
 // included) where the plan's step leaves them and checks that the GPU's
 // sampler draws the token the CPU sampler draws for the same logits,
-// settings, seed, position and recent ids.
+// settings, seed, position and recent ids: alone, and after the LM head's
+// picks (computed here) as a decode step leaves them.
 func TestGPUSampleMatchesCPU(t *testing.T) {
 	for _, dir := range samplePlans(t) {
 		d, seq := openSamplePlan(t, dir)
@@ -126,10 +173,16 @@ func TestGPUSampleMatchesCPU(t *testing.T) {
 				for i := range recent {
 					recent[i] = int32(r.IntN(vocab + 2)) // some out of the vocabulary
 				}
+				if step == 2 { // the head's pick penalised: the sampler finds the largest l itself
+					recent[0] = sample.KeyID(headPicksOf(l).greedy)
+				}
 				pos := r.IntN(4096)
 				want := cpu.Sample(l, recent, pos)
 				if got := drawOnGPU(t, seq, l, cpu, recent, pos); got != want {
 					t.Fatalf("%s %+v step %d: GPU %d, CPU %d", dir, p, step, got, want)
+				}
+				if got := drawAfterHead(t, seq, nil, headPicksOf(l), cpu, recent, pos); got != want {
+					t.Fatalf("%s %+v step %d, the largest logit from the head's picks: GPU %d, CPU %d", dir, p, step, got, want)
 				}
 				draws++
 			}
@@ -143,7 +196,8 @@ func TestGPUSampleMatchesCPU(t *testing.T) {
 // ids; the rest −100) follow the exact distribution (chi-square,
 // p ≥ 0.001): 100,000 a case over a vocabulary of at most 4,096, 20,000
 // over a larger one; the first 5,000 (200 over a larger one) are also the
-// CPU's ids, drawn there from the same logits.
+// CPU's ids, drawn there from the same logits. Every other draw follows
+// the LM head's picks, as a decode step's does.
 func TestGPUSampleDistribution(t *testing.T) {
 	const n = 32
 	for _, dir := range samplePlans(t) {
@@ -160,6 +214,7 @@ func TestGPUSampleDistribution(t *testing.T) {
 				l[i] = -100
 			}
 			copy(l, v.Logits)
+			head := headPicksOf(l)
 			for _, p := range settings {
 				p.Seed = 777
 				sm := sample.New(p)
@@ -169,7 +224,11 @@ func TestGPUSampleDistribution(t *testing.T) {
 					if pos > 0 {
 						logits = nil // already there
 					}
-					id := drawOnGPU(t, seq, logits, sm, recent, pos)
+					var h *headPicks
+					if pos%2 == 1 {
+						h = head
+					}
+					id := drawAfterHead(t, seq, logits, h, sm, recent, pos)
 					f[id]++
 					if pos < same {
 						if want := sm.Sample(l, recent, pos); id != want {

@@ -19,6 +19,11 @@ type sequence struct {
 	limit  int // the context asked for; the cache may hold more
 	pos    int
 	closed bool
+	// drew says the last step's graph ended with the sampler, whose pick
+	// the state block then holds; replay is the graph of its last decode
+	// step (ReplayDecode's).
+	drew   bool
+	replay graph
 }
 
 // NewSequence takes a zeroed KV cache of at least ctxLen tokens (0 means
@@ -90,11 +95,11 @@ func (s *sequence) run(ctx context.Context, tokens []int32, st *sample.Step) err
 	return nil
 }
 
-// ReplayDecode replays the captured decode graph n times back to back, the
-// step state unchanged (the sequence's last decode step again: its token at
-// its position, whose cache rows each replay rewrites alike), then waits: a
-// decode step's GPU time without the host's work between steps, for
-// benchmarks (orcrun bench). ok is false where the state block does not
+// ReplayDecode replays the graph of the sequence's last decode step n times
+// back to back (the decode graph, or with the sampler's draw after it), the
+// step state unchanged (the same token at its position, whose cache rows
+// each replay rewrites alike), then waits: a decode step's GPU time without
+// the host's work between steps, for benchmarks (orcrun bench). ok is false where the state block does not
 // hold this sequence's decode step: another sequence stepped since, or its
 // last step was a prefill, or launches are synchronised one at a time
 // (Options.SyncEachLaunch).
@@ -105,7 +110,7 @@ func (s *sequence) ReplayDecode(n int) (ok bool, err error) {
 		return false, nil
 	}
 	for range n {
-		if err := s.d.g.graphLaunch(s.c.decode); err != nil {
+		if err := s.d.g.graphLaunch(s.replay); err != nil {
 			return false, err
 		}
 	}
@@ -123,16 +128,21 @@ func (s *sequence) hostLogits() ([]float32, error) {
 }
 
 // step enqueues one step of len(tokens) tokens: the state block (with the
-// draw settings st), then the decode graph (one token) or the prefill
-// launches.
+// draw settings st), then a decode graph (one token; with the sampler's
+// draw where st needs it) or the prefill launches.
 func (s *sequence) step(tokens []int32, st *sample.Step) error {
 	d, c := s.d, s.c
 	k := d.plan.Manifest.Kernels
 	decode := len(tokens) == 1 && len(k.Decode) > 0
-	if decode && c.decode == 0 && !d.syncEach {
+	draws := decode && d.drawsAfterHead(st)
+	x := &c.decode
+	if draws {
+		x = &c.decodeDraw
+	}
+	if decode && *x == 0 && !d.syncEach {
 		// Captured before any work of this step is queued, so the graph
 		// holds the kernels alone.
-		if err := s.capture(d.decode); err != nil {
+		if err := s.capture(d.decode, draws, x); err != nil {
 			return err
 		}
 	}
@@ -141,16 +151,16 @@ func (s *sequence) step(tokens []int32, st *sample.Step) error {
 	if err := d.g.sync(); err != nil {
 		return err
 	}
-	d.replayable = nil
-	writeState(d.state, &k.State, tokens, s.pos, c.ctx, st)
+	d.replayable, s.drew = nil, false
+	writeState(d.state, &k.State, tokens, s.pos, c.ctx, st, decode && k.State.HeadPicks)
 	if err := d.g.copyHtoD(devptr(c.reg.state), d.state); err != nil {
 		return err
 	}
 	name, sched := "prefill", k.Prefill
 	if decode {
 		if !d.syncEach {
-			d.replayable = s
-			return d.g.graphLaunch(c.decode)
+			d.replayable, s.replay, s.drew = s, *x, draws
+			return d.g.graphLaunch(*x)
 		}
 		name, sched = "decode", d.decode
 	}
@@ -183,40 +193,46 @@ func (d *Device) runSchedule(name string, sched []plans.Launch, T int64, pos0 in
 	return nil
 }
 
-// capture records the decode schedule at T = 1 as a graph. Everything that
-// changes per token lives in the state block, so the graph is reused as is.
-func (s *sequence) capture(sched []plans.Launch) error {
+// capture records the decode schedule at T = 1 as a graph into x, with
+// draw the sampler's launch after it. Everything that changes per token
+// (the draw settings too) lives in the state block, so the graph is reused
+// as is.
+func (s *sequence) capture(sched []plans.Launch, draw bool, x *graph) error {
 	d, c := s.d, s.c
 	if err := resolve(sched, d.fns, 1, &c.reg, &c.b); err != nil {
 		return fmt.Errorf("cuda: decode schedule: %w", err)
+	}
+	if draw {
+		c.b.launches = append(c.b.launches, d.sampling.rec)
+		c.b.argv = append(c.b.argv, s.samplerArgs()...)
 	}
 	if err := d.g.captureBegin(); err != nil {
 		return err
 	}
 	lerr := d.g.launch(&c.b)
-	x, err := d.g.captureEnd()
+	captured, err := d.g.captureEnd()
 	if lerr != nil {
 		if err == nil {
-			err = d.g.graphDestroy(x)
+			err = d.g.graphDestroy(captured)
 		}
 		return errors.Join(fmt.Errorf("cuda: capturing the decode graph: %w", lerr), err)
 	}
 	if err != nil {
 		return fmt.Errorf("cuda: capturing the decode graph: %w", err)
 	}
-	c.decode = x
+	*x = captured
 	return nil
 }
 
 // writeState fills the host image of the state block (little-endian int32)
 // with the step and its draw settings st, and zeroes its picks, which the
-// step's LM head and sampler then fill.
-func writeState(b []byte, st *plans.State, tokens []int32, pos0, ctx int, draw *sample.Step) {
+// step's LM head (headKeyed: writeStep) and sampler then fill.
+func writeState(b []byte, st *plans.State, tokens []int32, pos0, ctx int, draw *sample.Step, headKeyed bool) {
 	if st.Greedy != 0 {
 		clear(b[st.Greedy : st.Greedy+picksBytes])
 	}
 	if st.Sample != 0 {
-		writeStep(b[st.Sample:], draw)
+		writeStep(b[st.Sample:], draw, headKeyed)
 	}
 	le := binary.LittleEndian
 	le.PutUint32(b[st.T:], uint32(len(tokens)))

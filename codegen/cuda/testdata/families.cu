@@ -200,10 +200,12 @@ __device__ __forceinline__ float sample_gumbel(u64 key, int id) {
 // The step's draw settings in the state block (int32 words from
 // SAMPLE_STEP; codegen/cuda/state.go): temperature, top_k, top_p, min_p,
 // repetition, frequency and presence penalties, penalised ids n, the key
-// (u64), whether the LM head draws, then ids [SAMPLE_RECENT] and counts.
+// (u64), whether the LM head draws, whether the LM head keyed the step's
+// logits (its picks are the step's), then ids [SAMPLE_RECENT] and counts.
 #define SAMPLE_STEP 140
 #define SAMPLE_RECENT 64
 #define STEP_HEAD_DRAWS 10
+#define STEP_HEAD_KEYED 11
 #define STEP_IDS 12
 
 __device__ __forceinline__ u64 warp_max_u64(u64 v) {
@@ -4637,11 +4639,17 @@ __device__ __forceinline__ void moe_sum(const float* __restrict__ ys, const floa
 // grid barriers; block b holds ids [b·SAMPLE_THREADS·EPT, +SAMPLE_THREADS·EPT)
 // in registers, element e of thread t being id lo + e·SAMPLE_THREADS + t.
 //
-//  1. penalties and temperature into l; the largest (ordered bits) by an
-//     atomic max; barrier. Temperature 0 takes the largest l's key instead.
-//  2. weights w, masses q = ⌊w·2³¹⌋ and noisy values z. Without top-k and
-//     top-p, the kept id with the largest z wins (an atomic max; barrier;
-//     block 0 writes its key into the state block's draw slot).
+//  1. penalties and temperature into l (sample_l). Temperature 0 takes the
+//     largest l's key. Else the largest l, m: where the step's LM head keyed
+//     its logits (STEP_HEAD_KEYED) and they are finite, from the head's
+//     greedy key, max(v)/T (division by T > 0 keeps the order, rounding
+//     too), unless the head's pick is penalised, and each block's
+//     penalised ids' l (at most SAMPLE_RECENT); else by an atomic max and
+//     a barrier.
+//  2. weights w, masses q = ⌊w·2³¹⌋ and, for the kept ids alone, noisy
+//     values z. Without top-k and top-p, the kept id with the largest z
+//     wins (an atomic max a block; the last block to finish writes its key
+//     into the state block's draw slot).
 //  3. Top-k and top-p are prefixes of the sorted order (l descending, id
 //     ascending). Bins of m − l (sample_fast) are runs of that order: one
 //     histogram of counts and masses, summed by integer atomics (the same
@@ -4653,8 +4661,8 @@ __device__ __forceinline__ void moe_sum(const float* __restrict__ ys, const floa
 //     histogram and a barrier a level) finds it across the grid: top-k by
 //     count, then top-p by mass against top_p·W, W the top-k prefix's
 //     mass. A prefix that ends inside a run of equal l takes its first ids.
-// Measured on an H200 (Qwen's 151,936 ids, 38 blocks): 6.8 µs at
-// temperature 0, 12.7 plain, 24–30 with top-k or top-p on the fast path.
+// Measured on an H200 (Qwen's 151,936 ids, 38 blocks, m by the barrier):
+// 6.8 µs at temperature 0, 12.7 plain, 24–30 with top-k or top-p (fast path).
 // The scratch starts zeroed (the runtime clears it once) and every launch
 // leaves it so.
 #define SAMPLE_THREADS 512
@@ -4799,18 +4807,46 @@ __device__ __forceinline__ uint32_t sample_ties_reaching(double target, u64 q, u
     return t;
 }
 
+// sample_best adds the block's largest key v to *best: one atomic max a
+// block, by thread 0 (a warp's each would queue on the one address). Every
+// thread of the block calls it.
+__device__ __forceinline__ void sample_best(u64 v, u64* best) {
+    __shared__ u64 part[SAMPLE_THREADS / 32];
+    v = warp_max_u64(v);
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = v;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        v = warp_max_u64(threadIdx.x < SAMPLE_THREADS / 32 ? part[threadIdx.x] : 0);
+        if (threadIdx.x == 0 && v) atomicMax(best, v);
+    }
+}
+
+// sample_last says, to thread 0, that its block is the grid's last to get
+// here: every other block's writes before it (thread 0's, or ordered
+// before a __syncthreads) are then visible. The last block resets the
+// ticket.
+__device__ __forceinline__ bool sample_last(unsigned* ticket) {
+    if (threadIdx.x != 0) return false;
+    __threadfence();
+    if (atomicAdd(ticket, 1u) != gridDim.x - 1) return false;
+    __threadfence();
+    *ticket = 0;
+    return true;
+}
+
 // sample_mass is a weight's fixed-point mass (sample.mass).
 __device__ __forceinline__ uint32_t sample_mass(float w) { return __float2uint_rz(__fmul_rn(w, 2147483648.f)); }
 
-// sample_zero zeroes, after the final barrier, what the launch used (the
-// barrier's words stay; block 0 zeroed best): maxkey, and after the radix
-// path its histograms, total and ties.
+// sample_zero zeroes, after the radix path's final barrier, what it used
+// (the barrier's words stay; block 0 zeroed best): maxkey, the histograms,
+// total and ties.
 template <int G>
-__device__ __forceinline__ void sample_zero(SampleScratch* s, bool radix) {
+__device__ __forceinline__ void sample_zero(SampleScratch* s) {
     const int n = G * SAMPLE_THREADS, i0 = blockIdx.x * SAMPLE_THREADS + threadIdx.x;
-    if (i0 == 0) s->maxkey = 0;
-    if (!radix) return;
-    if (i0 == 0) s->total = 0;
+    if (i0 == 0) {
+        s->maxkey = 0;
+        s->total = 0;
+    }
     for (int i = i0; i < 64; i += n) s->ties[i] = 0;
     uint32_t* d = (uint32_t*)&s->d;
     for (int i = i0; i < (int)(sizeof(SampleHist) / 4); i += n) d[i] = 0;
@@ -4839,19 +4875,25 @@ __device__ __forceinline__ int sample_descend_by(const H* g, bool byMass, uint32
 // and returns level n's histogram of a radix select (the grid's or one
 // block's); c0, m0 are the count and mass above what it counts. Top-k by
 // count first, then top-p by mass against top_p·W, W the top-k prefix's
-// mass; the shorter prefix wins.
+// mass; the shorter prefix wins. Every counted key lies in [kmin, kmax],
+// and the prefix ends among them: a level whose bits those share is one
+// bin, with nothing above it, which the descent then takes unbuilt.
 struct SampleEnd {
     uint32_t theta, keep, cnt;
 };
 template <class Level>
-__device__ __forceinline__ SampleEnd sample_end(Level level, int topK, float topP, uint32_t c0, u64 m0, u64 W, uint32_t* wc, u64* wm,
-                                                int* found, uint32_t* foundC, u64* foundM) {
+__device__ __forceinline__ SampleEnd sample_end(Level level, int topK, float topP, uint32_t c0, u64 m0, u64 W, uint32_t kmin, uint32_t kmax,
+                                                uint32_t* wc, u64* wm, int* found, uint32_t* foundC, u64* foundM) {
     // one descent: the end's bits, the count and mass above it, its ties
     auto descend = [&](bool byMass, uint32_t k, double target, uint32_t& c, u64& q, uint32_t& ties, u64& each) {
         c = c0;
         q = m0;
-        const int b1 = sample_descend_by<2048>(level(1, 0u, byMass), byMass, k, target, c, q, wc, wm, found, foundC, foundM);
-        const int b2 = sample_descend_by<2048>(level(2, (uint32_t)b1, byMass), byMass, k, target, c, q, wc, wm, found, foundC, foundM);
+        const int b1 = (kmin >> 21) == (kmax >> 21)
+                           ? (int)(kmin >> 21)
+                           : sample_descend_by<2048>(level(1, 0u, byMass), byMass, k, target, c, q, wc, wm, found, foundC, foundM);
+        const int b2 = (kmin >> 10) == (kmax >> 10)
+                           ? (int)((kmin >> 10) & 2047)
+                           : sample_descend_by<2048>(level(2, (uint32_t)b1, byMass), byMass, k, target, c, q, wc, wm, found, foundC, foundM);
         const uint32_t hi = (uint32_t)b1 << 11 | (uint32_t)b2;
         const auto* h3 = level(3, hi, byMass);
         const int b3 = sample_descend_by<1024>(h3, byMass, k, target, c, q, wc, wm, found, foundC, foundM);
@@ -4885,65 +4927,98 @@ __device__ __forceinline__ SampleEnd sample_end(Level level, int topK, float top
 // the last block to finish finds the exact boundary among the listed ids
 // by a radix select in shared memory (c0, m0: the count and mass above the
 // bin), keeps the first ids of a tie, and writes the largest kept z.
-template <int V, int EPT, int SLOT, class ID>
+template <int V, int EPT, int SLOT, class ID, class Z>
 __device__ __forceinline__ void sample_fast(int* __restrict__ state, SampleScratch* __restrict__ s, int topK, float topP, float minP, bool both, int cut,
                                             uint32_t c0, u64 m0, u64 W, const int (&hb)[EPT], const uint32_t (&ok)[EPT], const float (&w)[EPT],
-                                            const float (&z)[EPT], ID idOf, SampleShared& sh, uint32_t* wc, u64* wm, int* found, uint32_t* foundC,
+                                            Z zOf, ID idOf, SampleShared& sh, uint32_t* wc, u64* wm, int* found, uint32_t* foundC,
                                             u64* foundM) {
     const int tid = threadIdx.x;
+    // The listed ids take places in the list a block at a time: each its
+    // place in the block's run by a shared atomic, the run its place by one
+    // global atomic (an id's each would queue on ncand). The list's order
+    // does not matter.
+    __shared__ unsigned listed, base;
+    if (tid == 0) listed = 0;
+    __syncthreads();
     u64 sure = 0;
+    int place[EPT];
 #pragma unroll
     for (int e = 0; e < EPT; e++) {
         const int id = idOf(e);
+        place[e] = -1;
         if (id >= V) continue;
         if (hb[e] > cut && !both) {
-            if (w[e] >= minP) sure = max(sure, sample_key(z[e], id));
+            if (w[e] >= minP) sure = max(sure, sample_key(zOf(e), id));
         } else if (hb[e] >= cut) {
-            const unsigned i = atomicAdd(&s->ncand, 1u);
-            s->candKey[i] = ok[e];
-            s->candID[i] = (uint32_t)id;
-            s->candW[i] = w[e];
-            s->candZ[i] = z[e];
+            place[e] = (int)atomicAdd(&listed, 1u);
         }
     }
-    sure = warp_max_u64(sure);
-    if ((tid & 31) == 0 && sure) atomicMax(&s->best, sure);
-    __shared__ int last;
     __syncthreads();
-    if (tid == 0) {
-        __threadfence();
-        last = atomicAdd(&s->ticket, 1u) == gridDim.x - 1;
-    }
+    if (tid == 0 && listed) base = atomicAdd(&s->ncand, listed);
+    __syncthreads();
+#pragma unroll
+    for (int e = 0; e < EPT; e++)
+        if (place[e] >= 0) {
+            const unsigned i = base + (unsigned)place[e];
+            s->candKey[i] = ok[e];
+            s->candID[i] = (uint32_t)idOf(e);
+            s->candW[i] = w[e];
+            s->candZ[i] = zOf(e);
+        }
+    sample_best(sure, &s->best);
+    __shared__ int last;
+    __syncthreads();  // the block's list entries, before thread 0's fence
+    if (tid == 0) last = sample_last(&s->ticket);
     __syncthreads();
     if (!last) return;
     __threadfence();
     const int n = (int)__ldcg(&s->ncand);
-    // The listed ids' radix select, in shared memory.
+    // The listed ids' keys and masses, read once into shared memory, and
+    // their least and largest key.
+    __shared__ uint32_t lk[SAMPLE_CAND], lq[SAMPLE_CAND], kLo, kHi;
+    if (tid == 0) {
+        kLo = 0xFFFFFFFFu;
+        kHi = 0;
+    }
+    uint32_t kmin = 0xFFFFFFFFu, kmax = 0;
+    for (int i = tid; i < n; i += SAMPLE_THREADS) {
+        const uint32_t k = __ldcg(&s->candKey[i]);
+        lk[i] = k;
+        lq[i] = sample_mass(__ldcg(&s->candW[i]));
+        kmin = min(kmin, k);
+        kmax = max(kmax, k);
+    }
+    kmin = __reduce_min_sync(0xffffffffu, kmin);
+    kmax = __reduce_max_sync(0xffffffffu, kmax);
+    __syncthreads();
+    if ((tid & 31) == 0) {
+        atomicMin(&kLo, kmin);
+        atomicMax(&kHi, kmax);
+    }
+    __syncthreads();
+    // Their radix select, in shared memory.
     auto level = [&](int lv, uint32_t hi, bool) {
         sh.zero();
         __syncthreads();
         for (int i = tid; i < n; i += SAMPLE_THREADS) {
-            const uint32_t k = __ldcg(&s->candKey[i]);
-            if (sample_in_level(lv, hi, k)) {
-                const uint32_t q = sample_mass(__ldcg(&s->candW[i]));
-                sh.add(sample_level_bin(lv, k), 1u, q & 0xFFFF, q >> 16);
-            }
+            const uint32_t k = lk[i];
+            if (sample_in_level(lv, hi, k)) sh.add(sample_level_bin(lv, k), 1u, lq[i] & 0xFFFF, lq[i] >> 16);
         }
         __syncthreads();
         return (const SampleShared*)&sh;
     };
-    const SampleEnd end = sample_end(level, topK, topP, both ? 0 : c0, both ? 0 : m0, W, wc, wm, found, foundC, foundM);
+    const SampleEnd end = sample_end(level, topK, topP, both ? 0 : c0, both ? 0 : m0, W, kLo, kHi, wc, wm, found, foundC, foundM);
     const uint32_t theta = end.theta, keepTies = end.keep, cnt = end.cnt;
     // The kept candidates: above theta, or of its ties the first keepTies
     // ids (all of them but in a cut tie, their rank among the ties by id).
     u64 best = 0;
     for (int i = tid; i < n; i += SAMPLE_THREADS) {
-        const uint32_t k = __ldcg(&s->candKey[i]), id = __ldcg(&s->candID[i]);
+        const uint32_t k = lk[i], id = __ldcg(&s->candID[i]);
         bool kept = k > theta;
         if (k == theta) {
             uint32_t rank = 0;
             if (keepTies < cnt)
-                for (int j = 0; j < n; j++) rank += __ldcg(&s->candKey[j]) == theta && __ldcg(&s->candID[j]) < id;
+                for (int j = 0; j < n; j++) rank += lk[j] == theta && __ldcg(&s->candID[j]) < id;
             kept = rank < keepTies;
         }
         if (kept && __ldcg(&s->candW[i]) >= minP) best = max(best, sample_key(__ldcg(&s->candZ[i]), (int)id));
@@ -4958,10 +5033,37 @@ __device__ __forceinline__ void sample_fast(int* __restrict__ state, SampleScrat
         s->maxkey = 0;
         s->total = 0;
         s->ncand = 0;
-        s->ticket = 0;
     }
     uint32_t* d = (uint32_t*)&s->d;
     for (int i = tid; i < (int)(sizeof(SampleHist) / 4); i += SAMPLE_THREADS) d[i] = 0;
+}
+
+// sample_penalised is id's index among the n penalised ids (ascending: a
+// binary search), or -1.
+__device__ __forceinline__ int sample_penalised(int id, const int* ids, int n) {
+    int a = 0, b = n;
+    while (a < b) {
+        const int c = (a + b) >> 1;
+        if (ids[c] < id) a = c + 1;
+        else b = c;
+    }
+    return a < n && ids[a] == id ? a : -1;
+}
+
+// sample_l is id's l from its logit v (sample.Sampler's steps 1 and 3):
+// its penalties where it is one of the n penalised ids, then the
+// temperature (none at 0); NaN as −∞.
+__device__ __forceinline__ float sample_l(float v, int id, const int* ids, const int* counts, int n, float rp, float freq, float pres,
+                                          float temp) {
+    if (n > 0) {
+        const int a = sample_penalised(id, ids, n);
+        if (a >= 0) {
+            if (rp != 1.f) v = v > 0.f ? __fdiv_rn(v, rp) : __fmul_rn(v, rp);
+            if (freq != 0.f || pres != 0.f) v = __fsub_rn(v, __fadd_rn(__fmul_rn((float)counts[a], freq), pres));
+        }
+    }
+    if (temp != 0.f) v = __fdiv_rn(v, temp);
+    return v != v ? -__int_as_float(0x7f800000) : v;
 }
 
 template <int V, int G, int EPT, int SLOT, int SCRATCH>
@@ -4978,6 +5080,7 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
     __shared__ uint32_t foundC;
     __shared__ u64 foundM;
     const int* st = state + SAMPLE_STEP;
+    __shared__ uint32_t headMax;  // m's ordered bits, from the head's key and the penalised ids
     const float temp = __int_as_float(st[0]), topP = __int_as_float(st[2]), minP = __int_as_float(st[3]);
     const float rp = __int_as_float(st[4]), freq = __int_as_float(st[5]), pres = __int_as_float(st[6]);
     const int topK = st[1], npen = min(st[7], SAMPLE_RECENT);
@@ -4991,25 +5094,28 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
         penCounts[i] = st[STEP_IDS + SAMPLE_RECENT + i];
     }
     __syncthreads();
+    auto lOf = [&](int id, float v) { return sample_l(v, id, penIDs, penCounts, npen, rp, freq, pres, temp); };
     float l[EPT];
 #pragma unroll
     for (int e = 0; e < EPT; e++) {
         const int id = idOf(e);
-        float v = id < V ? logits[id] : -INF;
-        if (npen > 0) {  // the window's ids are ascending: a binary search
-            int a = 0, b = npen;
-            while (a < b) {
-                const int c = (a + b) >> 1;
-                if (penIDs[c] < id) a = c + 1;
-                else b = c;
-            }
-            if (a < npen && penIDs[a] == id) {
-                if (rp != 1.f) v = v > 0.f ? __fdiv_rn(v, rp) : __fmul_rn(v, rp);
-                if (freq != 0.f || pres != 0.f) v = __fsub_rn(v, __fadd_rn(__fmul_rn((float)penCounts[a], freq), pres));
-            }
+        l[e] = lOf(id, id < V ? logits[id] : -INF);
+    }
+    // m from the head's picks: the same decision in every block (the
+    // state block's words), so that all or none meet at the barrier.
+    bool maxFromHead = false;
+    if (st[STEP_HEAD_KEYED] && temp > 0.f) {
+        const u64 gk = __ldcg((const u64*)(state + SLOT));
+        const int gid = (int)(0xFFFFFFFFu - (uint32_t)gk);
+        maxFromHead = gk != 0 && __ldcg(state + SLOT + 2) == 0 && gid < V && sample_penalised(gid, penIDs, npen) < 0;
+        if (maxFromHead) {
+            const uint32_t gb = (uint32_t)(gk >> 32);
+            const float vmax = __uint_as_float((gb & 0x80000000u) ? (gb & 0x7FFFFFFFu) : ~gb);
+            if (tid == 0) headMax = sample_ordered(__fdiv_rn(vmax, temp));
+            __syncthreads();
+            if (tid < npen && penIDs[tid] < V) atomicMax(&headMax, sample_ordered(lOf(penIDs[tid], logits[penIDs[tid]])));
+            __syncthreads();
         }
-        if (temp != 0.f) v = __fdiv_rn(v, temp);
-        l[e] = v != v ? -INF : v;
     }
     u64 best = 0;
     bool usedRadix = false;  // the radix path's histograms need zeroing
@@ -5018,27 +5124,35 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
         for (int e = 0; e < EPT; e++)
             if (idOf(e) < V) best = max(best, sample_key(l[e], idOf(e)));
     } else {
-        uint32_t mk = 0;
+        uint32_t mb = maxFromHead ? headMax : 0u;
+        if (!maxFromHead) {
+            uint32_t mk = 0;
 #pragma unroll
-        for (int e = 0; e < EPT; e++)
-            if (idOf(e) < V) mk = max(mk, sample_ordered(l[e]));
-        mk = __reduce_max_sync(0xffffffffu, mk);
-        if ((tid & 31) == 0) atomicMax(&s->maxkey, mk);
-        sample_sync<G>(s);
-        const uint32_t mb = __ldcg(&s->maxkey);
+            for (int e = 0; e < EPT; e++)
+                if (idOf(e) < V) mk = max(mk, sample_ordered(l[e]));
+            mk = __reduce_max_sync(0xffffffffu, mk);
+            if ((tid & 31) == 0) atomicMax(&s->maxkey, mk);
+            sample_sync<G>(s);
+            mb = __ldcg(&s->maxkey);
+        }
         const float m = __uint_as_float((mb & 0x80000000u) ? (mb & 0x7FFFFFFFu) : ~mb);
         if (m == -INF) {
             best = 0xFFFFFFFFull;  // id 0
         } else {
-            float z[EPT], w[EPT];
+            float w[EPT];
             uint32_t ok[EPT];
 #pragma unroll
             for (int e = 0; e < EPT; e++) {
                 w[e] = sample_exp(l[e] == m ? 0.f : __fsub_rn(l[e], m));
                 ok[e] = sample_ordered(l[e]);
-                const float g = sample_gumbel(key, idOf(e));
-                z[e] = m == INF ? (l[e] == m ? g : -INF) : __fadd_rn(l[e], g);
             }
+            // The noisy value z, computed for the kept ids alone: the
+            // noise is most of the arithmetic, and top-k, top-p and min-p
+            // keep few ids.
+            auto zOf = [&](int e) {
+                const float g = sample_gumbel(key, idOf(e));
+                return m == INF ? (l[e] == m ? g : -INF) : __fadd_rn(l[e], g);
+            };
             // The kept prefix: ordered bits above theta, and of those equal
             // to it, the first keepTies ids (of cnt); everything by default.
             uint32_t theta = 0, keepTies = 0, cnt = 0;
@@ -5097,7 +5211,7 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
                                          : sample_descend<2048, true>(&s->d, 0, (double)topP * (double)W, c0, m0, wc, wm, &found, &foundC, &foundM);
                 const uint32_t inCut = __ldcg(&s->d.c[cut]);
                 if ((both ? c0 + inCut : inCut) <= SAMPLE_CAND) {
-                    sample_fast<V, EPT, SLOT>(state, s, topK, topP, minP, both, cut, c0, m0, W, hb, ok, w, z, idOf, sh, wc, wm, &found, &foundC, &foundM);
+                    sample_fast<V, EPT, SLOT>(state, s, topK, topP, minP, both, cut, c0, m0, W, hb, ok, w, zOf, idOf, sh, wc, wm, &found, &foundC, &foundM);
                     return;
                 }
                 // Else a radix select over the ordered bits, every level a
@@ -5114,7 +5228,7 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
                     sample_sync<G>(s);
                     return (const SampleHist*)h;
                 };
-                const SampleEnd end = sample_end(level, topK, topP, 0, 0, W, wc, wm, &found, &foundC, &foundM);
+                const SampleEnd end = sample_end(level, topK, topP, 0, 0, W, 0u, 0xFFFFFFFFu, wc, wm, &found, &foundC, &foundM);
                 theta = end.theta;
                 keepTies = end.keep;
                 cnt = end.cnt;
@@ -5154,16 +5268,24 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
 #pragma unroll
             for (int e = 0; e < EPT; e++) {
                 const bool kept = idOf(e) < V && (!prefix || ok[e] > theta || (ok[e] == theta && rank[e] < r)) && w[e] >= minP;
-                if (kept) best = max(best, sample_key(z[e], idOf(e)));
+                if (kept) best = max(best, sample_key(zOf(e), idOf(e)));
             }
         }
     }
-    best = warp_max_u64(best);
-    if ((tid & 31) == 0 && best) atomicMax(&s->best, best);
+    sample_best(best, &s->best);
+    if (!usedRadix) {  // the last block to finish writes the pick
+        if (sample_last(&s->ticket)) {
+            *(u64*)(state + SLOT + 4) = __ldcg(&s->best);
+            s->best = 0;
+            s->maxkey = 0;
+        }
+        return;
+    }
+    // The radix path's histograms: zeroed by the whole grid after a barrier.
     sample_sync<G>(s);
     if (blockIdx.x == 0 && tid == 0) {
         *(u64*)(state + SLOT + 4) = __ldcg(&s->best);
         s->best = 0;
     }
-    sample_zero<G>(s, usedRadix);
+    sample_zero<G>(s);
 }

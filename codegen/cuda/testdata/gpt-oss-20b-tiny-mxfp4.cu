@@ -242,8 +242,8 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_201088(const floa
     grid_dep_launch();
     batch_argmax<201088>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_201088_50_8_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+extern "C" __global__ void __launch_bounds__(512) sample_draw_201088_64_7_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
     grid_dep_wait();
     acquire(logits);
-    sample_draw<201088, 50, 8, 132, 180992>(logits, state, scratch);
+    sample_draw<201088, 64, 7, 132, 180992>(logits, state, scratch);
 }
