@@ -40,41 +40,37 @@ var attnCases = []attnCase{
 }
 
 // decodeTuning is a decode attention tuning the harness generates plans
-// with: tune edits the target's description (nil: the target's own).
+// with: tune edits the target's description that the geometry is chosen
+// from (passes.ChooseDecodeAttention; nil: the target's own).
 type decodeTuning struct {
 	name string
 	tune func(*passes.GPU)
 }
 
 // decodeTunings are checked by TestGPUAttention: the target's (sm_90:
-// clusters of 8 merging through distributed shared memory), the split rule
+// clusters of 8 for few kv heads, chunks of 128 keys, one stage), the rule
 // without clusters (sm_80's: every split's partial through global memory),
-// and clusters of 4 taking chunks of 128 keys one tile a warp at a time, so
-// that a few thousand keys already live in many clusters, whose partials
-// merge through global memory.
+// and clusters of 4 taking chunks of 256 keys through two stages, so that
+// a warp's ring wraps and a few thousand keys live in several clusters,
+// whose partials merge through global memory.
 var decodeTunings = []decodeTuning{
 	{"target", nil},
-	{"no clusters", func(g *passes.GPU) { g.DecodeAttnCluster, g.DecodeAttnMinKeys = 1, 256 }},
-	{"clusters of 4, 1 stage, 128 keys", func(g *passes.GPU) {
-		g.DecodeAttnCluster, g.DecodeAttnStages, g.DecodeAttnMinKeys = 4, 1, 128
-	}},
+	{"no clusters", func(g *passes.GPU) { g.DecodeAttnCluster = 1 }},
+	{"clusters of 4, 2 stages", func(g *passes.GPU) { g.DecodeAttnCluster, g.DecodeAttnSmem = 4, 2*passes.DecodeAttnStageBytes(96) }},
 }
 
 // decodeSweep are the tunings TestGPUAttentionTiming times with
 // ORC_ATTN_SWEEP=1: decodeTunings, and the target's with each of its
 // choices moved.
 var decodeSweep = append(slices.Clip(decodeTunings),
-	decodeTuning{"clusters of 8, 256 keys", func(g *passes.GPU) { g.DecodeAttnMinKeys = 256 }},
-	decodeTuning{"clusters of 8, 1024 keys", func(g *passes.GPU) { g.DecodeAttnMinKeys = 1024 }},
-	decodeTuning{"clusters of 8, 2 stages", func(g *passes.GPU) { g.DecodeAttnStages = 2 }},
-	// The stages that two blocks an SM leave room for, with twice the
-	// shared memory: 4 for every case, one block an SM.
-	decodeTuning{"clusters of 8, 4 stages", func(g *passes.GPU) { g.SmemPerSM *= 2 }},
+	decodeTuning{"clusters of 8, 2 stages", func(g *passes.GPU) { g.DecodeAttnSmem = 2 * passes.DecodeAttnStageBytes(96) }},
+	// Four stages at head_dim 64, chunks of 512 keys: Qwen2.5-0.5B's whole
+	// context in one cluster a kv head up to 4,096 keys, one block an SM.
+	decodeTuning{"clusters of 8, 4 stages", func(g *passes.GPU) { g.DecodeAttnSmem = 4 * passes.DecodeAttnStageBytes(64) }},
 	decodeTuning{"clusters of 4", func(g *passes.GPU) { g.DecodeAttnCluster = 4 }},
 	decodeTuning{"clusters of 2", func(g *passes.GPU) { g.DecodeAttnCluster = 2 }},
-	decodeTuning{"no clusters, 1 stage, 128 keys", func(g *passes.GPU) {
-		g.DecodeAttnCluster, g.DecodeAttnStages, g.DecodeAttnMinKeys = 1, 1, 128
-	}},
+	decodeTuning{"half the blocks", func(g *passes.GPU) { g.DecodeAttnBlocks /= 2 }},
+	decodeTuning{"clusters for 32 kv heads", func(g *passes.GPU) { g.SMs *= 2 }},
 )
 
 // The token at position p has row attnRow(p) of the q, k and v tables.
@@ -194,6 +190,7 @@ func attnGraph(t *testing.T, c attnCase, layers int, whole bool, ctx int) (*ir.G
 	w, kw := int64(c.heads*c.hd), int64(c.kvh*c.hd)
 	g := ir.New()
 	g.Attrs["max_tokens"] = int64(attnMaxTokens)
+	g.Attrs["ctx"] = int64(ctx)
 	tok := g.Add(ir.OpInput, ir.I32, ir.Shape{ir.T}, map[string]any{"name": "tokens"})
 	vocab := int(w)
 	if whole {
@@ -310,7 +307,18 @@ type attnPlan struct {
 func newAttnPlan(t *testing.T, c attnCase, layers int, whole bool, ctx int, tu decodeTuning) attnPlan {
 	t.Helper()
 	g, man := attnGraph(t, c, layers, whole, ctx)
-	out, err := cuda.GenerateTuned(g, man, cuda.Options{}, tu.tune)
+	if tu.tune != nil {
+		gpu, err := passes.GPUTarget("sm_90")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tu.tune(&gpu)
+		if err := passes.ChooseDecodeAttention(g, gpu); err != nil {
+			t.Fatal(err)
+		}
+		man.Graph = ir.Print(g)
+	}
+	out, err := cuda.Generate(g, man, cuda.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,13 +357,16 @@ const attnTolerance = 5e-3
 
 // TestGPUAttention checks the decode and prefill attention kernels against
 // a float64 reference along one sequence: decode steps at positions 0, 1,
-// 17, 300, 4000, 4600 and 30000, prefills of 5, 128 and 512 tokens after
-// 301 cached ones, and of 512 after 4001. The decodes run under each of
-// decodeTunings, whose split rules take them alone, through one cluster, and
-// through several, whose partials merge through global memory (the
-// prefills under the target's only: they do not depend on it). Every
-// checked step's rows were last written by a different step (the output
-// buffer is reused), so a row the kernels skip shows as an error.
+// 17, 127, 128, 300, 1023, 1024, 4000, 4600, 16384 and 30000, prefills of
+// 5, 128 and 512 tokens after 301 cached ones, and of 512 after 4001. The
+// decodes run under each of decodeTunings, whose geometries take them
+// alone, through one cluster, and through several, whose partials merge
+// through global memory; the target's chunks of 128 keys split at 129
+// keys, fill one cluster of 8 at 1,024 and start a second at 1,025, and
+// grow to 256 keys past 128 splits (16,385 keys). The prefills run under
+// the target's only: they do not depend on it. Every checked step's rows
+// were last written by a different step (the output buffer is reused), so
+// a row the kernels skip shows as an error.
 func TestGPUAttention(t *testing.T) {
 	gpuOnly(t)
 	const ctx = 30208
@@ -401,7 +412,7 @@ func TestGPUAttention(t *testing.T) {
 					}
 				}
 				prefills := ti == 0
-				for _, p := range []int{0, 1, 17, 300} {
+				for _, p := range []int{0, 1, 17, 127, 128, 300} {
 					check(fmt.Sprintf("decode at %d", p), p, p+1)
 				}
 				from := 301
@@ -411,11 +422,14 @@ func TestGPUAttention(t *testing.T) {
 					}
 					from += n
 				}
-				check("decode at 4000", 4000, 4001)
+				for _, p := range []int{1023, 1024, 4000} {
+					check(fmt.Sprintf("decode at %d", p), p, p+1)
+				}
 				if prefills {
 					check("prefill 512 at 4001", 4001, 4513)
 				}
 				check("decode at 4600", 4600, 4601)
+				check("decode at 16384", 16384, 16385)
 				check("decode at 30000", 30000, 30001)
 			})
 		}

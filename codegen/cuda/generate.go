@@ -37,13 +37,6 @@ type Output struct {
 // graph attributes max_tokens and arena_bytes and every value's arena offset
 // (planMemory) are read from it. Its first output is the logits.
 func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
-	return generate(g, m, o, nil)
-}
-
-// generate is Generate with tune, where not nil, applied to the target's
-// description first (export_test.go: the GPU tests' decode attention
-// tunings).
-func generate(g *ir.Graph, m *plans.Manifest, o Options, tune func(*passes.GPU)) (*Output, error) {
 	maxTokens, ok := g.Attrs["max_tokens"].(int64)
 	if !ok || maxTokens < 1 {
 		return nil, fmt.Errorf("codegen/cuda: graph has no positive int64 attribute max_tokens")
@@ -59,9 +52,6 @@ func generate(g *ir.Graph, m *plans.Manifest, o Options, tune func(*passes.GPU))
 	if err != nil {
 		return nil, fmt.Errorf("codegen/cuda: %w", err)
 	}
-	if tune != nil {
-		tune(&gpu)
-	}
 	if chosen, _ := g.Attrs["target"].(string); chosen != arch {
 		return nil, fmt.Errorf("codegen/cuda: the graph's kernels were chosen for %s, not %s: run the pass pipeline for %s", chosen, arch, arch)
 	}
@@ -70,7 +60,10 @@ func generate(g *ir.Graph, m *plans.Manifest, o Options, tune func(*passes.GPU))
 	if !ok {
 		return nil, fmt.Errorf("codegen/cuda: graph has no arena_bytes: run the planMemory pass first")
 	}
-	attn := t.newAttnScratch(g, int64(m.Model.ContextLength), alignUp(arenaBytes, plans.Alignment))
+	attn, err := t.newAttnScratch(g, alignUp(arenaBytes, plans.Alignment))
+	if err != nil {
+		return nil, fmt.Errorf("codegen/cuda: %w", err)
+	}
 	e := &emitter{
 		tuning:      t,
 		maxTokens:   maxTokens,

@@ -4,21 +4,20 @@ import (
 	"fmt"
 
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 )
 
-// Attention kernels (templates/attention.cu.tmpl): a block is attWarps warps
-// of 16 query rows each on tensor cores; the prefill takes 64 rows a block
-// and K/V tiles of 64 keys, the decode 16 rows a block and tiles of 32 keys
-// per warp, split over the keys (flash-decoding).
+// Attention kernels (templates/attention.cu.tmpl): a block is attWarps
+// warps of 16 query rows each on tensor cores; the prefill takes 64 rows a
+// block and K/V tiles of 64 keys, the decode 16 rows a block and tiles of
+// 32 keys per warp, split over the keys (flash-decoding) as the node's
+// decode geometry says (passes.DecodeAttention).
 const (
-	attWarps        = 4
-	prefillRows     = 16 * attWarps
-	prefillKeys     = 64
-	decodeRows      = 16
-	decodeKeys      = 32
-	decodeRound     = attWarps * decodeKeys // a split's keys are whole rounds of its warps' tiles
-	maxDecodeSplits = 64                    // bounds the merge of the clusters' partials
+	attWarps    = passes.DecodeAttnWarps
+	prefillRows = 16 * attWarps
+	prefillKeys = 64
+	decodeRows  = 16
 )
 
 // kvArgs are the K and V cache arguments of attention node n's layer
@@ -35,27 +34,20 @@ func kvArgs(n *ir.Node) (kc, vc plans.Arg) {
 // fewest keys a split takes (minKeys).
 type decodeShape struct{ splits, kvh, groups, hd, cluster, stages, minKeys int64 }
 
-// decodeShapeOf picks the splits of attention node n: enough blocks for
-// the target's DecodeAttnBlocks, no more than the plan's context fills with
-// chunks of DecodeAttnMinKeys keys (ctx 0: unknown), in whole clusters of
-// at most DecodeAttnCluster blocks; and the most stages up to
-// DecodeAttnStages that let two blocks share an SM.
-func (t tuning) decodeShapeOf(n *ir.Node, ctx int64) decodeShape {
-	kvh, hd := n.Int("kv_heads"), n.Int("head_dim")
-	groups := ceilDiv(n.Int("heads")/kvh, decodeRows)
-	minKeys := max(ceilDiv(t.DecodeAttnMinKeys, decodeRound), 1) * decodeRound
-	splits := min(ceilDiv(t.DecodeAttnBlocks, kvh*groups), maxDecodeSplits)
-	if ctx > 0 {
-		splits = min(splits, ceilDiv(ctx, minKeys))
+// decodeShapeOf is the decode geometry attention node n records
+// (passes.chooseDecodeAttention), refused where the target has no
+// clusters and it asks for them.
+func (t tuning) decodeShapeOf(n *ir.Node) (decodeShape, error) {
+	if _, ok := n.Attrs["decode_splits"]; !ok {
+		return decodeShape{}, fmt.Errorf("attention %%%d has no decode geometry (decode_splits, ...): the GPU passes choose it", n.ID)
 	}
-	splits = max(splits, 1)
-	cluster := max(min(t.DecodeAttnCluster, splits), 1)
-	splits = splits / cluster * cluster
-	d := decodeShape{splits: splits, kvh: kvh, groups: groups, hd: hd, cluster: cluster, minKeys: minKeys}
-	half := t.SmemPerSM/2 - 1<<10 // two blocks an SM, each reserving 1 KiB
-	stage := attWarps * 2 * decodeKeys * (paddedHD(hd) + 8) * 2
-	d.stages = max(min(t.DecodeAttnStages, half/stage), 1)
-	return d
+	kvh := n.Int("kv_heads")
+	d := decodeShape{splits: n.Int("decode_splits"), kvh: kvh, groups: ceilDiv(n.Int("heads")/kvh, decodeRows), hd: n.Int("head_dim"),
+		cluster: n.Int("decode_cluster"), stages: n.Int("decode_stages"), minKeys: n.Int("decode_min_keys")}
+	if d.cluster > 1 && t.DecodeAttnCluster < d.cluster {
+		return decodeShape{}, fmt.Errorf("attention %%%d: decode clusters of %d on %s, which takes at most %d", n.ID, d.cluster, t.Arch, t.DecodeAttnCluster)
+	}
+	return d, nil
 }
 
 // partBytes is the decode's partial results, one per cluster: o [groups]
@@ -74,7 +66,7 @@ func (d decodeShape) counters() int64 { return d.kvh * d.groups * d.cluster }
 // merges' weights (attend_decode's layout).
 func (d decodeShape) smem() int64 {
 	hdp := paddedHD(d.hd)
-	tiles := attWarps * d.stages * 2 * decodeKeys * (hdp + 8) * 2
+	tiles := d.stages * passes.DecodeAttnStageBytes(d.hd)
 	weights := max(d.splits/d.cluster, d.cluster)
 	merge := (attWarps*decodeRows*(hdp+4) + 3*attWarps*decodeRows + decodeRows*(hdp+4) + 4*decodeRows + decodeRows*weights) * 4
 	return max(tiles, merge)
@@ -96,16 +88,19 @@ func paddedHD(hd int64) int64 { return ceilDiv(hd, 16) * 16 }
 // zeroed and the last block to arrive resets it).
 type attnScratch struct{ part, counters, end int64 }
 
-func (t tuning) newAttnScratch(g *ir.Graph, ctx, base int64) attnScratch {
+func (t tuning) newAttnScratch(g *ir.Graph, base int64) (attnScratch, error) {
 	var part, counters int64
 	for _, n := range g.Nodes {
 		if n.Op == ir.OpAttention && n.Int("kv_heads") > 0 {
-			d := t.decodeShapeOf(n, ctx)
+			d, err := t.decodeShapeOf(n)
+			if err != nil {
+				return attnScratch{}, err
+			}
 			part, counters = max(part, d.partBytes()), max(counters, 4*d.counters())
 		}
 	}
 	cnt := base + alignUp(part, plans.Alignment)
-	return attnScratch{part: base, counters: cnt, end: cnt + alignUp(counters, plans.Alignment)}
+	return attnScratch{part: base, counters: cnt, end: cnt + alignUp(counters, plans.Alignment)}, nil
 }
 
 // attention(q, k, v [, sinks]): store this step's k, v in the layer's cache
@@ -180,7 +175,10 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 			la[0].Smem = int(prefillSmem(hd))
 		}
 	} else {
-		d := e.decodeShapeOf(n, int64(e.model.ContextLength))
+		d, err := e.decodeShapeOf(n)
+		if err != nil {
+			return nil, err
+		}
 		att.arg(cOut, "part", plans.Arg{Kind: plans.ArgArena, Offset: e.attn.part})
 		att.arg("int* __restrict__", "counters", plans.Arg{Kind: plans.ArgArena, Offset: e.attn.counters})
 		e.stateArg(att)

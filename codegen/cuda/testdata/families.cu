@@ -3626,10 +3626,11 @@ __device__ __forceinline__ T* att_peer(T* p, int c) {
 // attend_decode (flash-decoding): block (split, kvh, z) takes the 16 rows
 // z·16.. of kv head kvh's group (T = 1: its first 16 query heads) and one
 // chunk of their keys. The grid is fixed at codegen (SPLITS × KVH ×
-// ceil(G/16)), so a captured decode graph serves every position; the split
-// is chosen per step from the keys n: chunks of at least MINKEYS keys (a
-// multiple of ATT_WARPS·32), at most SPLITS of them, blocks past the live
-// ones exit at once.
+// ceil(G/16)), so a captured decode graph serves every position; its
+// geometry is the node's (passes.DecodeAttention). The split is chosen per
+// step from the keys n: chunks of at least MINKEYS keys (a multiple of
+// ATT_WARPS·32), at most SPLITS of them; blocks past the live ones exit at
+// once, before the wait.
 //
 // Each warp takes every ATT_WARPS-th tile of 32 keys of its block's chunk
 // through a ring of STAGES tiles in its own shared buffers (cp.async: STAGES
@@ -3664,10 +3665,10 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     const int rows = STATE_T(state) * G, row0 = blockIdx.z * 16, kvh = blockIdx.y, split = blockIdx.x;
     const int rank = split % CLUSTER, cl = split / CLUSTER;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (row0 >= rows) {  // the whole cluster (one blockIdx.z)
-        grid_dep_wait();
-        return;
-    }
+    // Blocks without work exit before the wait, leaving their SM to the
+    // grids around: block (0, kvh, 0) always has work and waits, so this
+    // grid completes after the one before it as its successor's wait needs.
+    if (row0 >= rows) return;  // the whole cluster (one blockIdx.z)
     const int nrows = min(16, rows - row0);
     const int kmin = A::WINDOW > 0 ? max(0, positions[row0 / G] - A::WINDOW + 1) : 0;
     const int kmax = positions[(row0 + nrows - 1) / G] + 1;
@@ -3675,10 +3676,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     const int chunk = max(((n + SPLITS - 1) / SPLITS + ROUND - 1) / ROUND * ROUND, MINKEYS);
     const int nsplit = (n + chunk - 1) / chunk, ncl = (nsplit + CLUSTER - 1) / CLUSTER;
     const bool alone = nsplit == 1;  // block 0 has every key: no merge, no cluster barrier
-    if (alone ? split > 0 : cl >= ncl) {  // whole clusters, or all but block 0 of the first
-        grid_dep_wait();
-        return;
-    }
+    if (alone ? split > 0 : cl >= ncl) return;  // whole clusters, or all but block 0 of the first
     const int kbegin = kmin + split * chunk, kend = min(kmax, kbegin + chunk);  // empty past the last chunk
     __half* ring = (__half*)att_smem + warp * STAGES * 2 * KT * SROW;  // this warp's [STAGES][K, V][KT][SROW]
     const int k1 = kbegin + warp * KT;  // the warp's first tile
