@@ -63,12 +63,11 @@ func (d decodeShape) counters() int64 { return d.kvh * d.groups * d.cluster }
 // smem is the decode's dynamic shared memory: each warp's ring of K and V
 // tiles, later the warps' rows (o, m, l), their weights in the block's
 // rows, the block's rows and (m, l), the owned rows' (m, l) and the
-// merges' weights (attend_decode's layout).
+// cluster merge's weights (attend_decode's layout).
 func (d decodeShape) smem() int64 {
 	hdp := paddedHD(d.hd)
 	tiles := d.stages * passes.DecodeAttnStageBytes(d.hd)
-	weights := max(d.splits/d.cluster, d.cluster)
-	merge := (attWarps*decodeRows*(hdp+4) + 3*attWarps*decodeRows + decodeRows*(hdp+4) + 4*decodeRows + decodeRows*weights) * 4
+	merge := (attWarps*decodeRows*(hdp+4) + 3*attWarps*decodeRows + decodeRows*(hdp+4) + 4*decodeRows + decodeRows*d.cluster) * 4
 	return max(tiles, merge)
 }
 

@@ -3656,7 +3656,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
                                               xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters,
                                               const int* __restrict__ state) {
     constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = 32, SROW = HDP + 8, OROW = HDP + 4;
-    constexpr int W = ATT_WARPS, ROUND = W * KT, NCL = SPLITS / CLUSTER, NW = NCL > CLUSTER ? NCL : CLUSTER;
+    constexpr int W = ATT_WARPS, ROUND = W * KT, NCL = SPLITS / CLUSTER;
     static_assert(SPLITS % CLUSTER == 0 && MINKEYS % ROUND == 0 && STAGES >= 1, "attend_decode: splits in whole clusters, chunks in whole rounds");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
     if constexpr (CLUSTER > 1) __trap();  // no clusters before sm_90: a plan for sm_90
@@ -3738,7 +3738,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     float* ob = wt + W * 16;  // [16][OROW]: the block's rows, read by its cluster
     float2* mlb = (float2*)(ob + 16 * OROW);  // [16]: the block's (m, l)
     float2* mlo = mlb + 16;  // [16]: the owned rows' (m, l) over the cluster
-    float* wg = (float*)(mlo + 16);  // [16][NW]: the merges' weights
+    float* wg = (float*)(mlo + 16);  // [16][CLUSTER]: the cluster merge's weights
     att_rows_out<HDP>(os + warp * 16 * OROW, ms + warp * 16, ls + warp * 16, 0, m, l, o);
     __syncthreads();
     // Row r of the block: max mm and sum ll over the warps; warp w's share is
@@ -3794,7 +3794,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
         for (int c = 0; c < CLUSTER; c++) ll += att_exp2(v[c].x, mm) * v[c].y;
         const float sc = ncl == 1 ? att_scale<S, SINKS>(mm, ll, sinks, att_head<A>(row0 + r, kvh)) : 1.f;
 #pragma unroll
-        for (int c = 0; c < CLUSTER; c++) wg[threadIdx.x * NW + c] = att_exp2(v[c].x, mm) * sc;
+        for (int c = 0; c < CLUSTER; c++) wg[threadIdx.x * CLUSTER + c] = att_exp2(v[c].x, mm) * sc;
         mlo[threadIdx.x] = make_float2(mm, ll);
     }
     __syncthreads();
@@ -3802,7 +3802,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
         const int r = i / (HD / 4), d = i % (HD / 4) * 4;
         float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
-        for (int c = 0; c < CLUSTER; c++) acc = f4_fma(wg[r * NW + c], *att_peer<CLUSTER>((const float4*)(ob + (rlo + r) * OROW + d), c), acc);
+        for (int c = 0; c < CLUSTER; c++) acc = f4_fma(wg[r * CLUSTER + c], *att_peer<CLUSTER>((const float4*)(ob + (rlo + r) * OROW + d), c), acc);
         *(float4*)(os + r * OROW + d) = acc;
     }
     if constexpr (CLUSTER > 1) cluster_arrive_relaxed();  // done with the cluster's shared memory
@@ -3827,27 +3827,32 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
         __syncthreads();
         if (last) {
             __threadfence();
-            if (threadIdx.x < own) {  // cluster k's weight in row r, the output scale included
-                const int r = rlo + threadIdx.x;
-                float* wr = wg + threadIdx.x * NW;
-                float mm = -INFINITY, ll = 0.f;
-#pragma unroll 8
-                for (int k = 0; k < ncl; k++) {
-                    const float2 v = __ldcg(pml + k * 16 + r);
-                    const float mx = fmaxf(mm, v.x);
-                    ll = ll * att_exp2(mm, mx) + v.y * att_exp2(v.x, mx);
-                    mm = mx, wr[k] = v.x;
-                }
-                const float sc = att_scale<S, SINKS>(mm, ll, sinks, att_head<A>(row0 + r, kvh));
-                for (int k = 0; k < ncl; k++) wr[k] = att_exp2(wr[k], mm) * sc;
-            }
             if (threadIdx.x == 0) *counter = 0;
-            __syncthreads();
+            // Row r's dims d.. over the clusters' partials, in batches of 8
+            // whose (m, l) and rows load together (one L2 round trip a
+            // batch), merged online; the output scale at the end.
             const auto clusters = [&](int r, int d) {
+                float mm = -INFINITY, ll = 0.f;
                 float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 8
-                for (int k = 0; k < ncl; k++) acc = f4_fma(wg[r * NW + k], __ldcg((const float4*)(po + (k * 16 + rlo + r) * HD + d)), acc);
-                return acc;
+                for (int k0 = 0; k0 < ncl; k0 += 8) {
+                    float2 v[8];
+                    float4 p[8];
+#pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const bool in = k0 + j < ncl;
+                        v[j] = in ? __ldcg(pml + (k0 + j) * 16 + rlo + r) : make_float2(-INFINITY, 0.f);
+                        p[j] = in ? __ldcg((const float4*)(po + ((k0 + j) * 16 + rlo + r) * HD + d)) : make_float4(0.f, 0.f, 0.f, 0.f);
+                    }
+#pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const float mx = fmaxf(mm, v[j].x), c = att_exp2(mm, mx), w = att_exp2(v[j].x, mx);
+                        ll = ll * c + v[j].y * w;
+                        acc = f4_fma(w, p[j], make_float4(acc.x * c, acc.y * c, acc.z * c, acc.w * c));
+                        mm = mx;
+                    }
+                }
+                const float sc = att_scale<S, SINKS>(mm, ll, sinks, att_head<A>(row0 + rlo + r, kvh));
+                return make_float4(acc.x * sc, acc.y * sc, acc.z * sc, acc.w * sc);
             };
             att_store_quads<A, Q8>(clusters, own, row0 + rlo, kvh, rows, y, xq, xs);
         }
