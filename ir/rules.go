@@ -13,7 +13,7 @@ var attrKinds = kindsOf(map[string][]string{
 	"float64": {"eps", "base", "scale", "limit", "alpha", "yarn_factor", "yarn_beta_fast", "yarn_beta_slow",
 		"factor", "freq_scale"},
 	"int64": {"heads", "kv_heads", "head_dim", "rot_dim", "layer", "window", "experts", "top_k",
-		"part", "offset", "yarn_orig_ctx"},
+		"part", "offset", "yarn_orig_ctx", "decode_splits", "decode_cluster", "decode_stages", "decode_min_keys"},
 	"[]int64":   {"parts", "rows"},
 	"[]float64": {"freq_factors"},
 })
@@ -30,7 +30,7 @@ func kindsOf(byKind map[string][]string) map[string]string {
 
 // graphAttrKinds are the Go types of the graph attributes that passes read.
 var graphAttrKinds = map[string]string{
-	"max_tokens": "int64", "arena_bytes": "int64", "peak_bytes": "int64",
+	"max_tokens": "int64", "arena_bytes": "int64", "peak_bytes": "int64", "ctx": "int64",
 }
 
 // blockElems is the number of elements per quant block; a quantized weight's

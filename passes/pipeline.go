@@ -48,6 +48,7 @@ var Pipeline = []Pass{
 	{"layoutQ6K", layoutQ6K, GPUTargets},
 	{"layoutMXFP4", layoutMXFP4, GPUTargets},
 	{"chooseKernels", chooseKernels, GPUTargets},
+	{"chooseDecodeAttention", chooseDecodeAttention, GPUTargets},
 	{"schedule", schedule, AllTargets},
 	{"planMemory", planMemory, AllTargets},
 	{"chooseCodes", chooseCodes, GPUTargets},
@@ -100,6 +101,8 @@ var constraints = func() []constraint {
 		// A linear stages x where the scratch does not hold x's codes,
 		// which the codes' producers and the offsets say.
 		constraint{"chooseCodes", "chooseStaging"}, constraint{"chooseStaging", "verifyFinal"},
+		// The decode attentions' geometry is checked with the planned graph.
+		constraint{"chooseDecodeAttention", "verifyFinal"},
 		// An MoE picks early by its kernel.
 		constraint{"chooseKernels", "chooseEarlyPicks"}, constraint{"chooseEarlyPicks", "verifyFinal"},
 		// A linear starts late where it stages its input, and which launch

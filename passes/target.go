@@ -27,6 +27,13 @@ type GPU struct {
 	// DecodeAttnBlocks is the blocks a decode attention aims at over long
 	// contexts: about two an SM.
 	DecodeAttnBlocks int64
+	// DecodeAttnCluster is the most blocks of a decode attention's
+	// thread-block cluster, which merge their splits through distributed
+	// shared memory (sm_90; 1: no clusters, the splits merge through global
+	// memory). DecodeAttnStages is the most key tiles each of its warps
+	// keeps in flight, and DecodeAttnSmem the most shared memory their ring
+	// may take a block (chooseDecodeAttention).
+	DecodeAttnCluster, DecodeAttnStages, DecodeAttnSmem int64
 	// DependentLaunch: the architecture has programmatic dependent launch
 	// (griddepcontrol), so a kernel may start while the grid before it
 	// finishes, waiting for it in grid_dep_wait.
@@ -35,8 +42,10 @@ type GPU struct {
 
 // gpus are the CUDA targets the kernels are tuned for.
 var gpus = map[string]GPU{
-	"sm_80": {Arch: "sm_80", SMs: 108, SmemPerSM: 164 << 10, GEMMFill: 108, DecodeAttnBlocks: 216},
-	"sm_90": {Arch: "sm_90", SMs: 132, SmemPerSM: 228 << 10, GEMMFill: 128, DecodeAttnBlocks: 256, DependentLaunch: true},
+	"sm_80": {Arch: "sm_80", SMs: 108, SmemPerSM: 164 << 10, GEMMFill: 108, DecodeAttnBlocks: 216,
+		DecodeAttnCluster: 1, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10},
+	"sm_90": {Arch: "sm_90", SMs: 132, SmemPerSM: 228 << 10, GEMMFill: 128, DecodeAttnBlocks: 256, DependentLaunch: true,
+		DecodeAttnCluster: 8, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10},
 }
 
 // GPUTarget is the description of CUDA target arch.

@@ -196,3 +196,17 @@ func (g GPU) MMAStreams(x, w *ir.Node, prefill bool, in, chunks, spans, chunkRow
 }
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// attend_decode's block (attention.cu.tmpl): DecodeAttnWarps warps, each
+// taking tiles of DecodeAttnKeys keys, ir.DecodeAttnRound a round.
+const (
+	DecodeAttnWarps = 4
+	DecodeAttnKeys  = ir.DecodeAttnRound / DecodeAttnWarps
+)
+
+// DecodeAttnStageBytes is one stage of attend_decode's ring for head_dim
+// hd: every warp's K and V tile, rows of hd padded to 16 dims and 8 halves
+// more (no bank conflicts).
+func DecodeAttnStageBytes(hd int64) int64 {
+	return DecodeAttnWarps * 2 * DecodeAttnKeys * (ceilDiv(hd, 16)*16 + 8) * 2
+}

@@ -15,13 +15,15 @@ import (
 
 	"github.com/llama-orch/orc/codegen/cuda"
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
+	rcuda "github.com/llama-orch/orc/runtime/cuda"
 )
 
 // attnCase is one attention shape of the GPU harness: Qwen2.5-0.5B's,
-// Phi-3-mini's, gpt-oss's (sliding window and sinks), all timed, and
-// stories260K's (head_dim 8: tiles padded to 16).
+// Phi-3-mini's, gpt-oss's sliding-window and full layers (with sinks), all
+// timed, and stories260K's (head_dim 8: tiles padded to 16).
 type attnCase struct {
 	name           string
 	heads, kvh, hd int
@@ -33,8 +35,43 @@ var attnCases = []attnCase{
 	{"qwen2.5-0.5b", 14, 2, 64, 0, false, true},
 	{"phi-3-mini", 32, 32, 96, 0, false, true},
 	{"gpt-oss", 64, 8, 64, 128, true, true},
+	{"gpt-oss-full", 64, 8, 64, 0, true, true},
 	{"stories260K", 8, 4, 8, 0, false, false},
 }
+
+// decodeTuning is a decode attention tuning the harness generates plans
+// with: tune edits the target's description that the geometry is chosen
+// from (passes.ChooseDecodeAttention; nil: the target's own).
+type decodeTuning struct {
+	name string
+	tune func(*passes.GPU)
+}
+
+// decodeTunings are checked by TestGPUAttention: the target's (sm_90:
+// clusters of 8 for few kv heads, chunks of 128 keys, one stage), the rule
+// without clusters (sm_80's: every split's partial through global memory),
+// and clusters of 4 taking chunks of 256 keys through two stages, so that
+// a warp's ring wraps and a few thousand keys live in several clusters,
+// whose partials merge through global memory.
+var decodeTunings = []decodeTuning{
+	{"target", nil},
+	{"no clusters", func(g *passes.GPU) { g.DecodeAttnCluster = 1 }},
+	{"clusters of 4, 2 stages", func(g *passes.GPU) { g.DecodeAttnCluster, g.DecodeAttnSmem = 4, 2*passes.DecodeAttnStageBytes(96) }},
+}
+
+// decodeSweep are the tunings TestGPUAttentionTiming times with
+// ORC_ATTN_SWEEP=1: decodeTunings, and the target's with each of its
+// choices moved.
+var decodeSweep = append(slices.Clip(decodeTunings),
+	decodeTuning{"clusters of 8, 2 stages", func(g *passes.GPU) { g.DecodeAttnSmem = 2 * passes.DecodeAttnStageBytes(96) }},
+	// Four stages at head_dim 64, chunks of 512 keys: Qwen2.5-0.5B's whole
+	// context in one cluster a kv head up to 4,096 keys, one block an SM.
+	decodeTuning{"clusters of 8, 4 stages", func(g *passes.GPU) { g.DecodeAttnSmem = 4 * passes.DecodeAttnStageBytes(64) }},
+	decodeTuning{"clusters of 4", func(g *passes.GPU) { g.DecodeAttnCluster = 4 }},
+	decodeTuning{"clusters of 2", func(g *passes.GPU) { g.DecodeAttnCluster = 2 }},
+	decodeTuning{"half the blocks", func(g *passes.GPU) { g.DecodeAttnBlocks /= 2 }},
+	decodeTuning{"clusters for 32 kv heads", func(g *passes.GPU) { g.SMs *= 2 }},
+)
 
 // The token at position p has row attnRow(p) of the q, k and v tables.
 const attnRows, attnMaxTokens = 887, 512
@@ -147,12 +184,13 @@ func (d *attnData) refAt(row func(j int) int32, p int, o []float64) {
 // attnGraph is q, k, v = embed(tables, tokens) feeding the attention of
 // layers 0..layers-1. whole: the first output is layer 0's [T, width], read
 // back whole (the plan's vocab is max_tokens·width); else last() of the
-// final layer, the others kept as outputs.
+// layers' sum.
 func attnGraph(t *testing.T, c attnCase, layers int, whole bool, ctx int) (*ir.Graph, *plans.Manifest) {
 	t.Helper()
 	w, kw := int64(c.heads*c.hd), int64(c.kvh*c.hd)
 	g := ir.New()
 	g.Attrs["max_tokens"] = int64(attnMaxTokens)
+	g.Attrs["ctx"] = int64(ctx)
 	tok := g.Add(ir.OpInput, ir.I32, ir.Shape{ir.T}, map[string]any{"name": "tokens"})
 	vocab := int(w)
 	if whole {
@@ -181,7 +219,13 @@ func attnGraph(t *testing.T, c attnCase, layers int, whole bool, ctx int) (*ir.G
 	if whole {
 		g.Outputs = ys
 	} else {
-		g.Outputs = append([]*ir.Node{g.Add(ir.OpLast, ir.F32, ir.Shape{1, w}, nil, ys[layers-1])}, ys[:layers-1]...)
+		// The layers' sum feeds the one last row, so every attention runs
+		// before it (the batched step runs attention only per token).
+		sum := ys[0]
+		for _, y := range ys[1:] {
+			sum = g.Add(ir.OpAdd, ir.F32, ir.Shape{ir.T, w}, nil, sum, y)
+		}
+		g.Outputs = []*ir.Node{g.Add(ir.OpLast, ir.F32, ir.Shape{1, w}, nil, sum)}
 	}
 	runGPUPasses(t, g, man)
 	return g, man
@@ -222,13 +266,23 @@ func TestCompileAttention(t *testing.T) {
 // openGPUPlan then finds (nvcc is single-threaded).
 func precompile(t *testing.T, gs []*ir.Graph, mans []*plans.Manifest) {
 	t.Helper()
-	var wg sync.WaitGroup
-	errs := make(chan error, len(gs))
+	var outs []*cuda.Output
 	for i, g := range gs {
 		out, err := cuda.Generate(g, mans[i], cuda.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
+		outs = append(outs, out)
+	}
+	compileAll(t, outs)
+}
+
+// compileAll compiles the outputs' sources side by side into fatbins.
+func compileAll(t *testing.T, outs []*cuda.Output) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(outs))
+	for _, out := range outs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -242,6 +296,47 @@ func precompile(t *testing.T, gs []*ir.Graph, mans []*plans.Manifest) {
 	for err := range errs {
 		t.Fatal(err)
 	}
+}
+
+// attnPlan is a harness plan generated with a decode tuning.
+type attnPlan struct {
+	man *plans.Manifest
+	out *cuda.Output
+}
+
+func newAttnPlan(t *testing.T, c attnCase, layers int, whole bool, ctx int, tu decodeTuning) attnPlan {
+	t.Helper()
+	g, man := attnGraph(t, c, layers, whole, ctx)
+	if tu.tune != nil {
+		gpu, err := passes.GPUTarget("sm_90")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tu.tune(&gpu)
+		if err := passes.ChooseDecodeAttention(g, gpu); err != nil {
+			t.Fatal(err)
+		}
+		man.Graph = ir.Print(g)
+	}
+	out, err := cuda.Generate(g, man, cuda.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return attnPlan{man, out}
+}
+
+func compilePlans(t *testing.T, ps []attnPlan) {
+	t.Helper()
+	outs := make([]*cuda.Output, len(ps))
+	for i, p := range ps {
+		outs[i] = p.out
+	}
+	compileAll(t, outs)
+}
+
+func (p attnPlan) open(t *testing.T, ctx int, d *attnData) *rcuda.Device {
+	t.Helper()
+	return openGenerated(t, p.out, p.man, ctx, d.bytes)
 }
 
 // forward runs tokens at the sequence's position and returns a copy of the
@@ -262,163 +357,198 @@ const attnTolerance = 5e-3
 
 // TestGPUAttention checks the decode and prefill attention kernels against
 // a float64 reference along one sequence: decode steps at positions 0, 1,
-// 17, 300 and 4000, prefills of 5, 128 and 512 tokens after 301 cached
-// ones, and of 512 after 4001. Every checked step's rows were last written
-// by a different step (the output buffer is reused), so a row the kernels
-// skip shows as an error.
+// 17, 127, 128, 300, 1023, 1024, 4000, 4600, 16384 and 30000, prefills of
+// 5, 128 and 512 tokens after 301 cached ones, and of 512 after 4001. The
+// decodes run under each of decodeTunings, whose geometries take them
+// alone, through one cluster, and through several, whose partials merge
+// through global memory; the target's chunks of 128 keys split at 129
+// keys, fill one cluster of 8 at 1,024 and start a second at 1,025, and
+// grow to 256 keys past 128 splits (16,385 keys). The prefills run under
+// the target's only: they do not depend on it. Every checked step's rows
+// were last written by a different step (the output buffer is reused), so
+// a row the kernels skip shows as an error.
 func TestGPUAttention(t *testing.T) {
 	gpuOnly(t)
-	const ctx = 4608
+	const ctx = 30208
 	r := rand.New(rand.NewPCG(7, 8))
 	var ds []*attnData
-	var gs []*ir.Graph
-	var mans []*plans.Manifest
 	for _, c := range attnCases {
-		d := newAttnData(c, r)
-		g, man := attnGraph(t, c, 1, true, ctx)
-		ds, gs, mans = append(ds, d), append(gs, g), append(mans, man)
+		ds = append(ds, newAttnData(c, r))
 	}
-	precompile(t, gs, mans)
-	for i, d := range ds {
-		t.Run(d.c.name, func(t *testing.T) {
-			dev := openGPUPlan(t, gs[i], mans[i], ctx, d.bytes)
-			s, err := dev.NewSequence(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			w := d.c.heads * d.c.hd
-			check := func(what string, from, to int) {
-				if s.Pos() < from {
-					forward(t, s, attnTokens(s.Pos(), from), 0)
+	var ps []attnPlan
+	for _, tu := range decodeTunings {
+		for _, d := range ds {
+			ps = append(ps, newAttnPlan(t, d.c, 1, true, ctx, tu))
+		}
+	}
+	compilePlans(t, ps)
+	for ti, tu := range decodeTunings {
+		for i, d := range ds {
+			t.Run(tu.name+"/"+d.c.name, func(t *testing.T) {
+				dev := ps[ti*len(ds)+i].open(t, ctx, d)
+				s, err := dev.NewSequence(ctx)
+				if err != nil {
+					t.Fatal(err)
 				}
-				got := forward(t, s, attnTokens(from, to), (to-from)*w)
-				want := d.ref(from, to)
-				var diff, top float64
-				for j, x := range want {
-					e := math.Abs(float64(got[j]) - x)
-					if math.IsNaN(e) {
-						e = math.Inf(1)
+				defer s.Close()
+				w := d.c.heads * d.c.hd
+				check := func(what string, from, to int) {
+					if s.Pos() < from {
+						forward(t, s, attnTokens(s.Pos(), from), 0)
 					}
-					diff, top = max(diff, e), max(top, math.Abs(x))
+					got := forward(t, s, attnTokens(from, to), (to-from)*w)
+					want := d.ref(from, to)
+					var diff, top float64
+					for j, x := range want {
+						e := math.Abs(float64(got[j]) - x)
+						if math.IsNaN(e) {
+							e = math.Inf(1)
+						}
+						diff, top = max(diff, e), max(top, math.Abs(x))
+					}
+					t.Logf("%-24s rel. error %.2e", what, diff/top)
+					if !(diff/top <= attnTolerance) {
+						t.Errorf("%s: relative error %.2e over %.0e", what, diff/top, attnTolerance)
+					}
 				}
-				t.Logf("%-24s rel. error %.2e", what, diff/top)
-				if !(diff/top <= attnTolerance) {
-					t.Errorf("%s: relative error %.2e over %.0e", what, diff/top, attnTolerance)
+				prefills := ti == 0
+				for _, p := range []int{0, 1, 17, 127, 128, 300} {
+					check(fmt.Sprintf("decode at %d", p), p, p+1)
 				}
-			}
-			for _, p := range []int{0, 1, 17, 300} {
-				check(fmt.Sprintf("decode at %d", p), p, p+1)
-			}
-			from := 301
-			for _, n := range []int{5, 128, 512} {
-				check(fmt.Sprintf("prefill %d at %d", n, from), from, from+n)
-				from += n
-			}
-			check("decode at 4000", 4000, 4001)
-			check("prefill 512 at 4001", 4001, 4513)
-		})
+				from := 301
+				for _, n := range []int{5, 128, 512} {
+					if prefills {
+						check(fmt.Sprintf("prefill %d at %d", n, from), from, from+n)
+					}
+					from += n
+				}
+				for _, p := range []int{1023, 1024, 4000} {
+					check(fmt.Sprintf("decode at %d", p), p, p+1)
+				}
+				if prefills {
+					check("prefill 512 at 4001", 4001, 4513)
+				}
+				check("decode at 4600", 4600, 4601)
+				check("decode at 16384", 16384, 16385)
+				check("decode at 30000", 30000, 30001)
+			})
+		}
 	}
 }
 
 // TestGPUAttentionTiming times attention per layer: plans of 8 and of 1
 // attention layers over the same q, k, v (so (t₈ − t₁)/7 is one layer's
 // kv_store and attend launches inside the decode graph), decode steps at
-// positions 16, 1024, 4096 and 8192 (median of 20 graph replays), and a
-// 512-token prefill after 0 and after 3584 cached tokens (median of 5).
-// ORC_ATTN_STEPS=n runs n steps a measurement and the 1-layer plan only,
-// for an ncu profile of the kernels themselves.
+// positions 16, 1024, 3856, 8192 and 30016 (median of 20 graph replays), and
+// a 512-token prefill after 0 and after 3584 cached tokens (median of 5).
+// The plans' context is Qwen2.5's 32768, which sizes the decode grids.
+// ORC_ATTN_SWEEP=1 times the decode under each of decodeSweep's tunings
+// (else the target's). ORC_ATTN_STEPS=n runs n steps a measurement and the
+// 1-layer plan only, for an ncu profile of the kernels themselves.
 func TestGPUAttentionTiming(t *testing.T) {
 	gpuOnly(t)
-	const ctx = 8192 + 64
+	const ctx = 32768
 	steps, reps, layerCounts := 20, 5, []int{1, 8}
 	if n := os.Getenv("ORC_ATTN_STEPS"); n != "" {
 		fmt.Sscan(n, &steps)
 		reps, layerCounts = 1, []int{1}
 	}
+	tunings := decodeTunings[:1]
+	if os.Getenv("ORC_ATTN_SWEEP") == "1" {
+		tunings = decodeSweep
+	}
 	r := rand.New(rand.NewPCG(9, 10))
 	var ds []*attnData
-	var gs []*ir.Graph
-	var mans []*plans.Manifest
 	for _, c := range attnCases {
-		if !c.timed {
-			continue
-		}
-		d := newAttnData(c, r)
-		ds = append(ds, d)
-		for _, l := range layerCounts {
-			g, man := attnGraph(t, c, l, false, ctx)
-			gs, mans = append(gs, g), append(mans, man)
+		if c.timed {
+			ds = append(ds, newAttnData(c, r))
 		}
 	}
-	precompile(t, gs, mans)
-	positions := []int{16, 1024, 4096, 8192}
-	prefills := []int{0, 3584}
-	for i, d := range ds {
-		c := d.c
-		// times[plan][measurement]: decode positions, then prefills.
-		times := make([][]time.Duration, len(layerCounts))
-		for pi := range layerCounts {
-			k := i*len(layerCounts) + pi
-			dev := openGPUPlan(t, gs[k], mans[k], ctx, d.bytes)
-			for _, p := range positions {
-				s, err := dev.NewSequence(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				forward(t, s, attnTokens(0, p), 0)
-				var ts []time.Duration
-				for j := range steps + 3 { // the first step captures the graph
-					start := time.Now()
-					forward(t, s, attnTokens(p+j, p+j+1), 0)
-					if j >= 3 {
-						ts = append(ts, time.Since(start))
-					}
-				}
-				times[pi] = append(times[pi], median(ts))
-				s.Close()
+	var ps []attnPlan // [tuning][case][layer count]
+	for _, tu := range tunings {
+		for _, d := range ds {
+			for _, l := range layerCounts {
+				ps = append(ps, newAttnPlan(t, d.c, l, false, ctx, tu))
 			}
-			for _, p := range prefills {
-				var ts []time.Duration
-				for range reps {
+		}
+	}
+	compilePlans(t, ps)
+	positions := []int{16, 1024, 3856, 8192, 30016}
+	prefills := []int{0, 3584}
+	for ti, tu := range tunings {
+		for i, d := range ds {
+			c := d.c
+			// times[plan][measurement]: decode positions, then prefills
+			// (the target's tuning only: the others change the decode).
+			times := make([][]time.Duration, len(layerCounts))
+			for pi := range layerCounts {
+				dev := ps[(ti*len(ds)+i)*len(layerCounts)+pi].open(t, ctx, d)
+				for _, p := range positions {
 					s, err := dev.NewSequence(ctx)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if p > 0 {
-						forward(t, s, attnTokens(0, p), 0)
+					forward(t, s, attnTokens(0, p), 0)
+					var ts []time.Duration
+					for j := range steps + 3 { // the first step captures the graph
+						start := time.Now()
+						forward(t, s, attnTokens(p+j, p+j+1), 0)
+						if j >= 3 {
+							ts = append(ts, time.Since(start))
+						}
 					}
-					start := time.Now()
-					forward(t, s, attnTokens(p, p+attnMaxTokens), 0)
-					ts = append(ts, time.Since(start))
+					times[pi] = append(times[pi], median(ts))
 					s.Close()
 				}
-				times[pi] = append(times[pi], median(ts))
+				for _, p := range prefills {
+					if ti > 0 {
+						break
+					}
+					var ts []time.Duration
+					for range reps {
+						s, err := dev.NewSequence(ctx)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if p > 0 {
+							forward(t, s, attnTokens(0, p), 0)
+						}
+						start := time.Now()
+						forward(t, s, attnTokens(p, p+attnMaxTokens), 0)
+						ts = append(ts, time.Since(start))
+						s.Close()
+					}
+					times[pi] = append(times[pi], median(ts))
+				}
+				dev.Close()
 			}
-			dev.Close()
-		}
-		if len(layerCounts) < 2 {
-			continue
-		}
-		perLayer := func(m int) float64 { return float64((times[1][m] - times[0][m]).Nanoseconds()) / 7 / 1e3 }
-		keys := func(p int) int {
-			if c.window > 0 {
-				return min(p+1, c.window)
+			if len(layerCounts) < 2 {
+				continue
 			}
-			return p + 1
-		}
-		for m, p := range positions {
-			us := perLayer(m)
-			kvBytes := float64(keys(p) * c.kvh * c.hd * 2 * 2)
-			t.Logf("%-13s decode at %5d: %7.1f µs/layer (kv_store + attend), K+V %8.0f KB, %6.0f GB/s", c.name, p, us, kvBytes/1e3, kvBytes/us/1e3)
-		}
-		for m, p := range prefills {
-			us := perLayer(len(positions) + m)
-			var flops float64
-			for j := p; j < p+attnMaxTokens; j++ {
-				flops += float64(keys(j) * c.heads * c.hd * 4)
+			perLayer := func(m int) float64 { return float64((times[1][m] - times[0][m]).Nanoseconds()) / 7 / 1e3 }
+			keys := func(p int) int {
+				if c.window > 0 {
+					return min(p+1, c.window)
+				}
+				return p + 1
 			}
-			t.Logf("%-13s prefill 512 after %4d: %7.1f µs/layer, %6.1f TFLOP/s (causal q·k and p·v)", c.name, p, us, flops/us/1e6)
+			for m, p := range positions {
+				us := perLayer(m)
+				kvBytes := float64(keys(p) * c.kvh * c.hd * 2 * 2)
+				t.Logf("%-13s %-32s decode at %5d: %7.1f µs/layer (kv_store + attend), K+V %8.0f KB, %6.0f GB/s",
+					c.name, tu.name, p, us, kvBytes/1e3, kvBytes/us/1e3)
+			}
+			for m, p := range prefills {
+				if len(times[1]) <= len(positions)+m {
+					break
+				}
+				us := perLayer(len(positions) + m)
+				var flops float64
+				for j := p; j < p+attnMaxTokens; j++ {
+					flops += float64(keys(j) * c.heads * c.hd * 4)
+				}
+				t.Logf("%-13s prefill 512 after %4d: %7.1f µs/layer, %6.1f TFLOP/s (causal q·k and p·v)", c.name, p, us, flops/us/1e6)
+			}
 		}
 	}
 }

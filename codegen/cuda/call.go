@@ -14,7 +14,8 @@ type call struct {
 	args       []string
 	largs      []plans.Arg
 	err        error
-	startsLate bool // the kernel's instance.StartsLate: its node's starts_late (chooseLateStarts)
+	startsLate bool  // the kernel's instance.StartsLate: its node's starts_late (chooseLateStarts)
+	cluster    int64 // the kernel's instance.Cluster
 }
 
 const (
@@ -64,7 +65,7 @@ func (e *emitter) emitBounded(c *call, fn string, threads, minBlocks int, g grid
 	if c.err != nil {
 		return nil, c.err
 	}
-	k := &instance{Threads: threads, MinBlocks: minBlocks, StartsLate: c.startsLate, Params: c.params, Fn: fn, TArgs: targs, Args: c.args}
+	k := &instance{Threads: threads, MinBlocks: minBlocks, Cluster: c.cluster, StartsLate: c.startsLate, Params: c.params, Fn: fn, TArgs: targs, Args: c.args}
 	return []plans.Launch{e.launch(k, g, c.largs...)}, nil
 }
 

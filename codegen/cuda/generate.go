@@ -60,7 +60,10 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	if !ok {
 		return nil, fmt.Errorf("codegen/cuda: graph has no arena_bytes: run the planMemory pass first")
 	}
-	attn := t.newAttnScratch(g, int64(m.Model.ContextLength), alignUp(arenaBytes, plans.Alignment))
+	attn, err := t.newAttnScratch(g, alignUp(arenaBytes, plans.Alignment))
+	if err != nil {
+		return nil, fmt.Errorf("codegen/cuda: %w", err)
+	}
 	e := &emitter{
 		tuning:      t,
 		maxTokens:   maxTokens,

@@ -73,6 +73,13 @@ func openEditedPlan(t *testing.T, g *ir.Graph, man *plans.Manifest, ctx int, dat
 		t.Fatal(err)
 	}
 	edit(out.Kernels)
+	return openGenerated(t, out, man, ctx, data)
+}
+
+// openGenerated writes the plan of man with out's kernels and opens it on
+// GPU 0, as openGPUPlan.
+func openGenerated(t *testing.T, out *cuda.Output, man *plans.Manifest, ctx int, data func(name string) []byte) *rcuda.Device {
+	t.Helper()
 	fb, err := fatbin(out.Source)
 	if err != nil {
 		t.Fatal(err)

@@ -18,10 +18,14 @@ type instance struct {
 	Name      string
 	Threads   int
 	MinBlocks int // blocks per SM its registers must allow (0: no bound)
-	Params    []param
-	Fn        string   // device template, e.g. linear_gemv
-	TArgs     any      // its template arguments: its family's struct (targs.go)
-	Args      []string // its call arguments (parameter names, or nullptr)
+	// Cluster: its grid's x blocks come in thread-block clusters of this
+	// many (__cluster_dims__, sm_90), which share their shared memory; 0
+	// or 1: none.
+	Cluster int64
+	Params  []param
+	Fn      string   // device template, e.g. linear_gemv
+	TArgs   any      // its template arguments: its family's struct (targs.go)
+	Args    []string // its call arguments (parameter names, or nullptr)
 	// StartsLate: the grid before this kernel's lets it launch only when
 	// it completes, in a decode step (its node's starts_late): that grid's
 	// kernel is a LaunchesAtEnd variant, without grid_dep_launch
@@ -35,6 +39,15 @@ func (k *instance) LaunchBounds() string {
 		return fmt.Sprintf("%d, %d", k.Threads, k.MinBlocks)
 	}
 	return strconv.Itoa(k.Threads)
+}
+
+// ClusterDims is its cluster attribute (CLUSTER_X, wrappers.cu.tmpl), ""
+// without clusters.
+func (k *instance) ClusterDims() string {
+	if k.Cluster > 1 {
+		return fmt.Sprintf("CLUSTER_X(%d) ", k.Cluster)
+	}
+	return ""
 }
 
 // Signature is the parameter list in C.

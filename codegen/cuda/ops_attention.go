@@ -4,20 +4,20 @@ import (
 	"fmt"
 
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 )
 
-// Attention kernels (templates/attention.cu.tmpl): a block is attWarps warps
-// of 16 query rows each on tensor cores; the prefill takes 64 rows a block
-// and K/V tiles of 64 keys, the decode 16 rows a block and tiles of 32 keys
-// per warp, split over the keys (flash-decoding).
+// Attention kernels (templates/attention.cu.tmpl): a block is attWarps
+// warps of 16 query rows each on tensor cores; the prefill takes 64 rows a
+// block and K/V tiles of 64 keys, the decode 16 rows a block and tiles of
+// 32 keys per warp, split over the keys (flash-decoding) as the node's
+// decode geometry says (passes.DecodeAttention).
 const (
-	attWarps        = 4
-	prefillRows     = 16 * attWarps
-	prefillKeys     = 64
-	decodeRows      = 16
-	decodeKeys      = 32
-	maxDecodeSplits = 64 // bounds the last block's merge (one partial per split)
+	attWarps    = passes.DecodeAttnWarps
+	prefillRows = 16 * attWarps
+	prefillKeys = 64
+	decodeRows  = 16
 )
 
 // kvArgs are the K and V cache arguments of attention node n's layer
@@ -28,36 +28,46 @@ func kvArgs(n *ir.Node) (kc, vc plans.Arg) {
 	return plans.Arg{Kind: plans.ArgKV, Offset: (layer*2 + 0) * row}, plans.Arg{Kind: plans.ArgKV, Offset: (layer*2 + 1) * row}
 }
 
-// decodeShape is a decode attention's grid: splits × kv heads × row groups
-// (ceil(G/16) for the G query heads of a kv head at T = 1).
-type decodeShape struct{ splits, kvh, groups, hd int64 }
+// decodeShape is a decode attention's grid, splits × kv heads × row groups
+// (ceil(G/16) for the G query heads of a kv head at T = 1), the splits in
+// clusters of cluster blocks, each warp's tiles in flight (stages) and the
+// fewest keys a split takes (minKeys).
+type decodeShape struct{ splits, kvh, groups, hd, cluster, stages, minKeys int64 }
 
-// decodeShapeOf picks the splits of attention node n: enough blocks for
-// the target's DecodeAttnBlocks, no more than the plan's context fills with
-// chunks of attWarps·decodeKeys keys (ctx 0: unknown).
-func (t tuning) decodeShapeOf(n *ir.Node, ctx int64) decodeShape {
-	kvh, hd := n.Int("kv_heads"), n.Int("head_dim")
-	groups := ceilDiv(n.Int("heads")/kvh, decodeRows)
-	splits := min(ceilDiv(t.DecodeAttnBlocks, kvh*groups), maxDecodeSplits)
-	if ctx > 0 {
-		splits = min(splits, ceilDiv(ctx, attWarps*decodeKeys))
+// decodeShapeOf is the decode geometry attention node n records
+// (passes.chooseDecodeAttention), refused where the target has no
+// clusters and it asks for them.
+func (t tuning) decodeShapeOf(n *ir.Node) (decodeShape, error) {
+	if _, ok := n.Attrs["decode_splits"]; !ok {
+		return decodeShape{}, fmt.Errorf("attention %%%d has no decode geometry (decode_splits, ...): the GPU passes choose it", n.ID)
 	}
-	return decodeShape{max(splits, 1), kvh, groups, hd}
+	kvh := n.Int("kv_heads")
+	d := decodeShape{splits: n.Int("decode_splits"), kvh: kvh, groups: ceilDiv(n.Int("heads")/kvh, decodeRows), hd: n.Int("head_dim"),
+		cluster: n.Int("decode_cluster"), stages: n.Int("decode_stages"), minKeys: n.Int("decode_min_keys")}
+	if d.cluster > 1 && t.DecodeAttnCluster < d.cluster {
+		return decodeShape{}, fmt.Errorf("attention %%%d: decode clusters of %d on %s, which takes at most %d", n.ID, d.cluster, t.Arch, t.DecodeAttnCluster)
+	}
+	return d, nil
 }
 
-// partBytes is the decode's per-split partial results: o [groups][splits]
-// [16][HD] floats, then (m, l) [groups][splits][16] float pairs.
+// partBytes is the decode's partial results, one per cluster: o [groups]
+// [clusters][16][HD] floats, then (m, l) [groups][clusters][16] float pairs.
 func (d decodeShape) partBytes() int64 {
-	return d.kvh * d.groups * d.splits * decodeRows * (4*d.hd + 8)
+	return d.kvh * d.groups * (d.splits / d.cluster) * decodeRows * (4*d.hd + 8)
 }
 
-// smem is the decode's dynamic shared memory: each warp's K and V tile,
-// later the warps' rows (o, m, l), their weights in the block's rows and the
-// split merge's weights and sums (attend_decode's layout).
+// counters is the decode's arrival counters: one per kv head, row group and
+// cluster rank.
+func (d decodeShape) counters() int64 { return d.kvh * d.groups * d.cluster }
+
+// smem is the decode's dynamic shared memory: each warp's ring of K and V
+// tiles, later the warps' rows (o, m, l), their weights in the block's
+// rows, the block's rows and (m, l), the owned rows' (m, l) and the
+// cluster merge's weights (attend_decode's layout).
 func (d decodeShape) smem() int64 {
 	hdp := paddedHD(d.hd)
-	tiles := attWarps * 2 * decodeKeys * (hdp + 8) * 2
-	merge := (attWarps*decodeRows*(hdp+4) + 3*attWarps*decodeRows + 2*d.splits*decodeRows) * 4
+	tiles := d.stages * passes.DecodeAttnStageBytes(d.hd)
+	merge := (attWarps*decodeRows*(hdp+4) + 3*attWarps*decodeRows + decodeRows*(hdp+4) + 4*decodeRows + decodeRows*d.cluster) * 4
 	return max(tiles, merge)
 }
 
@@ -73,20 +83,23 @@ func paddedHD(hd int64) int64 { return ceilDiv(hd, 16) * 16 }
 
 // attnScratch is the arena the decode attentions share after the planned
 // buffers: the partials of the largest, and one arrival counter per (kv
-// head, row group), zero between launches (the arena starts zeroed and the
-// last block of a group resets its counter).
+// head, row group, cluster rank), zero between launches (the arena starts
+// zeroed and the last block to arrive resets it).
 type attnScratch struct{ part, counters, end int64 }
 
-func (t tuning) newAttnScratch(g *ir.Graph, ctx, base int64) attnScratch {
+func (t tuning) newAttnScratch(g *ir.Graph, base int64) (attnScratch, error) {
 	var part, counters int64
 	for _, n := range g.Nodes {
 		if n.Op == ir.OpAttention && n.Int("kv_heads") > 0 {
-			d := t.decodeShapeOf(n, ctx)
-			part, counters = max(part, d.partBytes()), max(counters, 4*d.kvh*d.groups)
+			d, err := t.decodeShapeOf(n)
+			if err != nil {
+				return attnScratch{}, err
+			}
+			part, counters = max(part, d.partBytes()), max(counters, 4*d.counters())
 		}
 	}
 	cnt := base + alignUp(part, plans.Alignment)
-	return attnScratch{part: base, counters: cnt, end: cnt + alignUp(counters, plans.Alignment)}
+	return attnScratch{part: base, counters: cnt, end: cnt + alignUp(counters, plans.Alignment)}, nil
 }
 
 // attention(q, k, v [, sinks]): store this step's k, v in the layer's cache
@@ -161,13 +174,17 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 			la[0].Smem = int(prefillSmem(hd))
 		}
 	} else {
-		d := e.decodeShapeOf(n, int64(e.model.ContextLength))
+		d, err := e.decodeShapeOf(n)
+		if err != nil {
+			return nil, err
+		}
 		att.arg(cOut, "part", plans.Arg{Kind: plans.ArgArena, Offset: e.attn.part})
 		att.arg("int* __restrict__", "counters", plans.Arg{Kind: plans.ArgArena, Offset: e.attn.counters})
 		e.stateArg(att)
 		g := grid{b: [3]int64{d.splits, kvh, d.groups}}
-		targs.Splits = d.splits
-		la, err = e.emit(att, "attend_decode", attWarps*32, g, targs)
+		att.cluster = d.cluster
+		la, err = e.emit(att, "attend_decode", attWarps*32, g,
+			attendDecodeArgs{attendArgs: targs, Splits: d.splits, Cluster: d.cluster, Stages: d.stages, MinKeys: d.minKeys})
 		if err == nil {
 			la[0].Smem = int(d.smem())
 		}

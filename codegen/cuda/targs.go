@@ -182,7 +182,12 @@ type (
 		A         string
 		S         accessor
 		Sinks, Q8 bool
-		Splits    int64 `targ:"omitzero"` // attend_decode's
+	}
+	// attendDecodeArgs serve attend_decode: its grid's splits, their
+	// clusters, each warp's tiles in flight and a split's fewest keys.
+	attendDecodeArgs struct {
+		attendArgs
+		Splits, Cluster, Stages, MinKeys int64
 	}
 	// pagedArgs serve kv_store_paged; attendPagedArgs attend_paged (NL,
 	// the model's layers, places a row in the paged pool).

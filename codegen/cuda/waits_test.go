@@ -38,7 +38,7 @@ func TestEveryKernelWaits(t *testing.T) {
 
 // wrapperRE matches a kernel wrapper (templates/wrappers.cu.tmpl): its name,
 // its body, and the device function its last statement calls.
-var wrapperRE = regexp.MustCompile(`(?s)extern "C" __global__ void __launch_bounds__\([\d, ]+\) (\w+)\([^{]*\) \{(.*?\n    (\w+)<[^\n]*)\n\}\n`)
+var wrapperRE = regexp.MustCompile(`(?s)extern "C" __global__ void __launch_bounds__\([\d, ]+\) (?:CLUSTER_X\(\d+\) )?(\w+)\([^{]*\) \{(.*?\n    (\w+)<[^\n]*)\n\}\n`)
 
 var deviceRE = regexp.MustCompile(`__device__ __forceinline__ [^;{}()]*?\b(\w+)\(`)
 

@@ -3318,10 +3318,11 @@ __device__ __forceinline__ float att_exp2(float x, float m) { return m == -INFIN
 // att_load_kv: keys [k0, k0 + KT) of kv head kvh to ks, vs ([KT][HDP + 8]
 // halves), by NT threads from thread index i0, as 16-byte async copies;
 // keys at or past kend and the padding dims are zero-filled (never read
-// past the cache's rows); rlo, rhi: only the tile's rows [rlo, rhi).
+// past the cache's rows); rlo, rhi: only the tile's rows [rlo, rhi);
+// commit: close its copy groups (else the caller does).
 template <class A, int KT, int NT>
 __device__ __forceinline__ void att_load_kv(const __half* __restrict__ kc, const __half* __restrict__ vc, int kvh, int k0, int kend,
-                                            __half* ks, __half* vs, int i0, bool v_group, int rlo = 0, int rhi = KT) {
+                                            __half* ks, __half* vs, int i0, bool v_group, int rlo = 0, int rhi = KT, bool commit = true) {
     constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, KV = A::KVH * HD, CH = HDP / 8, SROW = HDP + 8;
 #pragma unroll
     for (int kv = 0; kv < 2; kv++) {
@@ -3332,7 +3333,7 @@ __device__ __forceinline__ void att_load_kv(const __half* __restrict__ kc, const
             const bool real = key < kend && ch * 8 < HD;
             cp_async16(dst + row * SROW + ch * 8, src + (real ? (i64)key * KV + kvh * HD + ch * 8 : 0), real ? 16 : 0);
         }
-        if (kv == 1 || v_group) cp_async_commit();  // v_group: K first, its scores can start while V lands
+        if (commit && (kv == 1 || v_group)) cp_async_commit();  // v_group: K first, its scores can start while V lands
     }
 }
 
@@ -3569,50 +3570,139 @@ __device__ __forceinline__ void attend_prefill(const float* __restrict__ q, cons
     att_store<A, S, SINKS, Q8>(os, ms, ls, 16 * ATT_WARPS, row0, kvh, rows, sinks, y, xq, xs);
 }
 
+// Thread-block clusters (sm_90): the blocks of a cluster read each other's
+// shared memory (distributed shared memory) between cluster barriers.
+// CLUSTER_X(n), on a kernel (instance.ClusterDims): its blocks come in
+// clusters of n along x; the sm_80 build of a plan for sm_90 leaves it out
+// (and cannot run the kernel: attend_decode traps).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define CLUSTER_X(n) __cluster_dims__(n, 1, 1)
+#else
+#define CLUSTER_X(n)
+#endif
+
+// The cluster barrier, in two halves. PTX ISA 7.8 (CUDA 11.8) has it; its
+// arrive releases (a fence before it), which PTX 8.0 lets the barrier that
+// only ends remote reads leave out (cluster_arrive_relaxed).
+__device__ __forceinline__ void cluster_arrive() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && __CUDACC_VER_MAJOR__ >= 12
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#else
+    cluster_arrive();
+#endif
+}
+__device__ __forceinline__ void cluster_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+#endif
+}
+// cluster_map: p, a pointer into this block's shared memory, as the generic
+// address of the same place in the shared memory of the cluster's block
+// rank.
+template <class T>
+__device__ __forceinline__ T* cluster_map(T* p, int rank) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    u64 r;
+    asm volatile("mapa.u64 %0, %1, %2;" : "=l"(r) : "l"(p), "r"(rank));
+    return (T*)r;
+#else
+    return p;
+#endif
+}
+
+// att_peer: p in the shared memory of block c of the cluster (this block's
+// own without clusters).
+template <int CLUSTER, class T>
+__device__ __forceinline__ T* att_peer(T* p, int c) {
+    if constexpr (CLUSTER > 1) return cluster_map(p, c);
+    return p;
+}
+
 // attend_decode (flash-decoding): block (split, kvh, z) takes the 16 rows
-// z·16.. of kv head kvh's group (T = 1: its first 16 query heads) and a
-// SPLITS-th of their keys, in chunks of a multiple of ATT_WARPS·32 keys so
-// short contexts use few blocks; blocks past the last chunk exit at once.
-// Each warp takes every ATT_WARPS-th tile of 32 keys into its own shared
-// buffers, the warps merge in shared memory, and with more than one chunk
-// each block leaves (m, l, o) in part and the last block of the group to
-// finish (counters, reset for the next launch) merges them. The grid is
-// fixed at codegen (SPLITS × KVH × ceil(G/16)), so a captured decode graph
-// serves every position. It waits for the grid before it itself
-// (kernels.go, waitsInside): the step's positions (the step-state block)
-// and the first tile's keys below the step's first position, which earlier
-// steps cached, need no wait, so their copies start before it and only the
-// query and this step's keys are fetched after it.
-template <class A, class S, bool SINKS, bool Q8, int SPLITS>
+// z·16.. of kv head kvh's group (T = 1: its first 16 query heads) and one
+// chunk of their keys. The grid is fixed at codegen (SPLITS × KVH ×
+// ceil(G/16)), so a captured decode graph serves every position; its
+// geometry is the node's (passes.DecodeAttention). The split is chosen per
+// step from the keys n: chunks of at least MINKEYS keys (a multiple of
+// ATT_WARPS·32), at most SPLITS of them; blocks past the live ones exit at
+// once, before the wait.
+//
+// Each warp takes every ATT_WARPS-th tile of 32 keys of its block's chunk
+// through a ring of STAGES tiles in its own shared buffers (cp.async: STAGES
+// tiles in flight), and the block's warps merge in shared memory. One chunk:
+// the block stores the rows. Else the blocks of a cluster (CLUSTER
+// consecutive splits, __cluster_dims__ on sm_90) leave their (m, l, o) in
+// shared memory and cluster rank ρ merges the rows it owns (the ρ-th
+// ceil(rows/CLUSTER)) across the cluster through distributed shared memory;
+// with more than one live cluster each owner leaves its rows' (m, l, o) in
+// part, and the last owner of those rows to finish (counters, one per kv
+// head, row group and rank, reset for the next launch) merges the clusters'
+// in a fixed order. CLUSTER 1 is the same without clusters (sm_80): every
+// split's block owns all its rows and merges through part.
+//
+// It waits for the grid before it itself (kernels.go, waitsInside): the
+// step's positions (the step-state block) and the keys below the step's
+// first position, which earlier steps cached, need no wait, so the first
+// STAGES tiles' copies of them start before it, and only the query and this
+// step's keys are fetched after it.
+template <class A, class S, bool SINKS, bool Q8, int SPLITS, int CLUSTER, int STAGES, int MINKEYS>
 __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const __half* __restrict__ kc, const __half* __restrict__ vc,
                                               const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y,
                                               xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters,
                                               const int* __restrict__ state) {
     constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = 32, SROW = HDP + 8, OROW = HDP + 4;
+    constexpr int W = ATT_WARPS, ROUND = W * KT, NCL = SPLITS / CLUSTER;
+    static_assert(SPLITS % CLUSTER == 0 && MINKEYS % ROUND == 0 && STAGES >= 1, "attend_decode: splits in whole clusters, chunks in whole rounds");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+    if constexpr (CLUSTER > 1) __trap();  // no clusters before sm_90: a plan for sm_90
+#endif
     extern __shared__ __align__(16) unsigned char att_smem[];
     const int rows = STATE_T(state) * G, row0 = blockIdx.z * 16, kvh = blockIdx.y, split = blockIdx.x;
+    const int rank = split % CLUSTER, cl = split / CLUSTER;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (row0 >= rows) {
-        grid_dep_wait();
-        return;
-    }
+    // Blocks without work exit before the wait, leaving their SM to the
+    // grids around: block (0, kvh, 0) always has work and waits, so this
+    // grid completes after the one before it as its successor's wait needs.
+    if (row0 >= rows) return;  // the whole cluster (one blockIdx.z)
     const int nrows = min(16, rows - row0);
     const int kmin = A::WINDOW > 0 ? max(0, positions[row0 / G] - A::WINDOW + 1) : 0;
     const int kmax = positions[(row0 + nrows - 1) / G] + 1;
     const int n = kmax - kmin;
-    const int chunk = ((n + SPLITS - 1) / SPLITS + ATT_WARPS * KT - 1) / (ATT_WARPS * KT) * (ATT_WARPS * KT);
-    const int nsplit = (n + chunk - 1) / chunk;
-    if (split >= nsplit) {
-        grid_dep_wait();
-        return;
-    }
-    const int kbegin = kmin + split * chunk, kend = min(kmax, kbegin + chunk);
-    __half* ks = (__half*)att_smem + warp * 2 * KT * SROW;  // this warp's [K, V][KT][SROW]
+    const int chunk = max(((n + SPLITS - 1) / SPLITS + ROUND - 1) / ROUND * ROUND, MINKEYS);
+    const int nsplit = (n + chunk - 1) / chunk, ncl = (nsplit + CLUSTER - 1) / CLUSTER;
+    const bool alone = nsplit == 1;  // block 0 has every key: no merge, no cluster barrier
+    if (alone ? split > 0 : cl >= ncl) return;  // whole clusters, or all but block 0 of the first
+    const int kbegin = kmin + split * chunk, kend = min(kmax, kbegin + chunk);  // empty past the last chunk
+    __half* ring = (__half*)att_smem + warp * STAGES * 2 * KT * SROW;  // this warp's [STAGES][K, V][KT][SROW]
     const int k1 = kbegin + warp * KT;  // the warp's first tile
-    const int cached = min(max(positions[0] - k1, 0), KT);  // its rows below the step's first position
-    if (k1 < kend) att_load_kv<A, KT, 32>(kc, vc, kvh, k1, kend, ks, ks + KT * SROW, lane, false, 0, cached);
+    const int nt = k1 < kend ? (kend - k1 + ROUND - 1) / ROUND : 0;
+    const int first = positions[0];  // keys below it are earlier steps'
+    // One copy group a prologue tile (its cached rows), then one for the
+    // rows at or past first of them all: a tile holding some waits for it.
+#pragma unroll
+    for (int s = 0; s < STAGES; s++) {
+        const int k0 = k1 + s * ROUND;
+        __half* ks = ring + s * 2 * KT * SROW;
+        if (s < nt)
+            att_load_kv<A, KT, 32>(kc, vc, kvh, k0, kend, ks, ks + KT * SROW, lane, false, 0, min(max(first - k0, 0), KT));
+        else
+            cp_async_commit();
+    }
     grid_dep_wait();
     acquire(q);
+#pragma unroll
+    for (int s = 0; s < STAGES; s++) {
+        const int k0 = k1 + s * ROUND;
+        __half* ks = ring + s * 2 * KT * SROW;
+        if (s < nt && k0 + KT > first)
+            att_load_kv<A, KT, 32>(kc, vc, kvh, k0, kend, ks, ks + KT * SROW, lane, false, max(first - k0, 0), KT, false);
+    }
+    cp_async_commit();
 
     uint32_t qf[HDP / 16][4];
     int pos[2], lo[2];
@@ -3620,82 +3710,154 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, o[HDP / 8][4];
 #pragma unroll
     for (int d = 0; d < HDP / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
-    for (int k0 = k1; k0 < kend; k0 += ATT_WARPS * KT) {
-        att_load_kv<A, KT, 32>(kc, vc, kvh, k0, kend, ks, ks + KT * SROW, lane, true, k0 == k1 ? cached : 0);
-        cp_async_wait<1>();
+    for (int t = 0; t < nt; t++) {
+        const int k0 = k1 + t * ROUND;
+        __half* ks = ring + (t % STAGES) * 2 * KT * SROW;
+        // Groups committed after tile t's: the later prologue tiles' and
+        // the late rows' (t < STAGES), then one a tile computed.
+        if (t >= STAGES)
+            cp_async_wait<STAGES - 1>();
+        else if (k0 + KT > first)
+            cp_async_wait<0>();
+        else
+            cp_async_wait<STAGES>();
         __syncwarp();
-        att_tile<HDP, KT, true>(qf, ks, ks + KT * SROW, k0, kend, pos, lo, m, l, o);
-        __syncwarp();  // the next tile's copy overwrites these buffers
+        att_tile<HDP, KT, false>(qf, ks, ks + KT * SROW, k0, kend, pos, lo, m, l, o);
+        __syncwarp();  // the next copy overwrites this stage
+        if (t + STAGES < nt)
+            att_load_kv<A, KT, 32>(kc, vc, kvh, k0 + STAGES * ROUND, kend, ks, ks + KT * SROW, lane, false);
+        else
+            cp_async_commit();
     }
-    __syncthreads();  // the output area below overlaps other warps' tiles
-    float* os = (float*)att_smem;  // [warp][16][OROW]
-    float* ms = os + ATT_WARPS * 16 * OROW;  // [warp][16]
-    float* ls = ms + ATT_WARPS * 16;
-    float* wt = ls + ATT_WARPS * 16;  // [warp][16]: the warps' weights in the block's rows
-    float2* wl = (float2*)(wt + ATT_WARPS * 16);  // [SPLITS][16]: the split merge's weights and sums
-    const int grp = kvh * gridDim.z + blockIdx.z;
-    float* po = part + (i64)grp * SPLITS * 16 * HD;  // [SPLITS][16][HD]
-    float2* pml = (float2*)(part + (i64)gridDim.y * gridDim.z * SPLITS * 16 * HD) + grp * SPLITS * 16;  // [SPLITS][16]
+    cp_async_wait<0>();
+    __syncthreads();  // the areas below overlap other warps' tiles
+    float* os = (float*)att_smem;  // [W][16][OROW]; later the owned rows' outputs [16][OROW]
+    float* ms = os + W * 16 * OROW;  // [W][16]
+    float* ls = ms + W * 16;
+    float* wt = ls + W * 16;  // [W][16]: the warps' weights in the block's rows
+    float* ob = wt + W * 16;  // [16][OROW]: the block's rows, read by its cluster
+    float2* mlb = (float2*)(ob + 16 * OROW);  // [16]: the block's (m, l)
+    float2* mlo = mlb + 16;  // [16]: the owned rows' (m, l) over the cluster
+    float* wg = (float*)(mlo + 16);  // [16][CLUSTER]: the cluster merge's weights
     att_rows_out<HDP>(os + warp * 16 * OROW, ms + warp * 16, ls + warp * 16, 0, m, l, o);
     __syncthreads();
     // Row r of the block: max mm and sum ll over the warps; warp w's share is
     // weighted exp2(m_w - mm), times the output scale when the block has all
-    // the keys, else (mm, ll) go with the block's partial.
-    if (threadIdx.x < ATT_WARPS * 16) {
+    // the keys, else (mm, ll) go with the block's rows.
+    if (threadIdx.x < W * 16) {
         const int w = threadIdx.x / 16, r = threadIdx.x % 16;
         float mm = -INFINITY, ll = 0.f;
 #pragma unroll
-        for (int v = 0; v < ATT_WARPS; v++) mm = fmaxf(mm, ms[v * 16 + r]);
+        for (int v = 0; v < W; v++) mm = fmaxf(mm, ms[v * 16 + r]);
 #pragma unroll
-        for (int v = 0; v < ATT_WARPS; v++) ll += att_exp2(ms[v * 16 + r], mm) * ls[v * 16 + r];
+        for (int v = 0; v < W; v++) ll += att_exp2(ms[v * 16 + r], mm) * ls[v * 16 + r];
         float wgt = att_exp2(ms[w * 16 + r], mm);
-        if (nsplit == 1)
+        if (alone)
             wgt *= att_scale<S, SINKS>(mm, ll, sinks, att_head<A>(row0 + r, kvh));
-        else if (w == 0 && r < nrows)
-            pml[split * 16 + r] = make_float2(mm, ll);
+        else if (w == 0)
+            mlb[r] = make_float2(mm, ll);
         wt[threadIdx.x] = wgt;
     }
     __syncthreads();
     const auto merged = [&](int r, int d) {
         float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
-        for (int w = 0; w < ATT_WARPS; w++) acc = f4_fma(wt[w * 16 + r], *(const float4*)(os + (w * 16 + r) * OROW + d), acc);
+        for (int w = 0; w < W; w++) acc = f4_fma(wt[w * 16 + r], *(const float4*)(os + (w * 16 + r) * OROW + d), acc);
         return acc;
     };
-    if (nsplit == 1) {
+    if (alone) {
         att_store_quads<A, Q8>(merged, nrows, row0, kvh, rows, y, xq, xs);
         return;
     }
     for (int i = threadIdx.x; i < nrows * HD / 4; i += blockDim.x) {
         const int r = i / (HD / 4), d = i % (HD / 4) * 4;
-        *(float4*)(po + (split * 16 + r) * HD + d) = merged(r, d);
+        *(float4*)(ob + r * OROW + d) = merged(r, d);
     }
-    __threadfence();
-    __syncthreads();
-    __shared__ int last;
-    if (threadIdx.x == 0) last = atomicAdd(&counters[grp], 1) == nsplit - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    for (int i = threadIdx.x; i < nsplit * 16; i += blockDim.x) wl[i] = i % 16 < nrows ? __ldcg(pml + i) : make_float2(-INFINITY, 0.f);
-    __syncthreads();
-    if (threadIdx.x < nrows) {  // split s's weight in row r, the output scale included
-        const int r = threadIdx.x;
+    if constexpr (CLUSTER > 1) {
+        cluster_arrive();  // every block's rows are in its shared memory
+        cluster_wait();
+    } else {
+        __syncthreads();
+    }
+    // This rank's rows [rlo, rlo + own) merged over the cluster's blocks
+    // into os, with the output scale when the cluster has all the keys.
+    const int per = (nrows + CLUSTER - 1) / CLUSTER, rlo = rank * per, own = max(min(nrows - rlo, per), 0);
+    if (threadIdx.x < own) {
+        const int r = rlo + threadIdx.x;
+        float2 v[CLUSTER];
+#pragma unroll
+        for (int c = 0; c < CLUSTER; c++) v[c] = att_peer<CLUSTER>(mlb, c)[r];
         float mm = -INFINITY, ll = 0.f;
-        for (int s = 0; s < nsplit; s++) mm = fmaxf(mm, wl[s * 16 + r].x);
-        for (int s = 0; s < nsplit; s++) ll += att_exp2(wl[s * 16 + r].x, mm) * wl[s * 16 + r].y;
-        const float sc = att_scale<S, SINKS>(mm, ll, sinks, att_head<A>(row0 + r, kvh));
-        for (int s = 0; s < nsplit; s++) wl[s * 16 + r].x = att_exp2(wl[s * 16 + r].x, mm) * sc;
+#pragma unroll
+        for (int c = 0; c < CLUSTER; c++) mm = fmaxf(mm, v[c].x);
+#pragma unroll
+        for (int c = 0; c < CLUSTER; c++) ll += att_exp2(v[c].x, mm) * v[c].y;
+        const float sc = ncl == 1 ? att_scale<S, SINKS>(mm, ll, sinks, att_head<A>(row0 + r, kvh)) : 1.f;
+#pragma unroll
+        for (int c = 0; c < CLUSTER; c++) wg[threadIdx.x * CLUSTER + c] = att_exp2(v[c].x, mm) * sc;
+        mlo[threadIdx.x] = make_float2(mm, ll);
     }
-    if (threadIdx.x == 0) counters[grp] = 0;
     __syncthreads();
-    const auto splits = [&](int r, int d) {
+    for (int i = threadIdx.x; i < own * HD / 4; i += blockDim.x) {
+        const int r = i / (HD / 4), d = i % (HD / 4) * 4;
         float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 8
-        for (int s = 0; s < nsplit; s++) acc = f4_fma(wl[s * 16 + r].x, __ldcg((const float4*)(po + (s * 16 + r) * HD + d)), acc);
-        return acc;
-    };
-    att_store_quads<A, Q8>(splits, nrows, row0, kvh, rows, y, xq, xs);
+#pragma unroll
+        for (int c = 0; c < CLUSTER; c++) acc = f4_fma(wg[r * CLUSTER + c], *att_peer<CLUSTER>((const float4*)(ob + (rlo + r) * OROW + d), c), acc);
+        *(float4*)(os + r * OROW + d) = acc;
+    }
+    if constexpr (CLUSTER > 1) cluster_arrive_relaxed();  // done with the cluster's shared memory
+    __syncthreads();
+    const auto owned = [&](int r, int d) { return *(const float4*)(os + r * OROW + d); };
+    if (ncl == 1) {
+        att_store_quads<A, Q8>(owned, own, row0 + rlo, kvh, rows, y, xq, xs);
+    } else if (own > 0) {
+        const int grp = kvh * gridDim.z + blockIdx.z;
+        float* po = part + (i64)grp * NCL * 16 * HD;  // [NCL][16][HD]
+        float2* pml = (float2*)(part + (i64)gridDim.y * gridDim.z * NCL * 16 * HD) + grp * NCL * 16;  // [NCL][16]
+        for (int i = threadIdx.x; i < own * HD / 4; i += blockDim.x) {
+            const int r = i / (HD / 4), d = i % (HD / 4) * 4;
+            *(float4*)(po + (cl * 16 + rlo + r) * HD + d) = owned(r, d);
+        }
+        if (threadIdx.x < own) pml[cl * 16 + rlo + threadIdx.x] = mlo[threadIdx.x];
+        __threadfence();
+        __syncthreads();
+        __shared__ int last;
+        int* counter = counters + grp * CLUSTER + rank;
+        if (threadIdx.x == 0) last = atomicAdd(counter, 1) == ncl - 1;
+        __syncthreads();
+        if (last) {
+            __threadfence();
+            if (threadIdx.x == 0) *counter = 0;
+            // Row r's dims d.. over the clusters' partials, in batches of 8
+            // whose (m, l) and rows load together (one L2 round trip a
+            // batch), merged online; the output scale at the end.
+            const auto clusters = [&](int r, int d) {
+                float mm = -INFINITY, ll = 0.f;
+                float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+                for (int k0 = 0; k0 < ncl; k0 += 8) {
+                    float2 v[8];
+                    float4 p[8];
+#pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const bool in = k0 + j < ncl;
+                        v[j] = in ? __ldcg(pml + (k0 + j) * 16 + rlo + r) : make_float2(-INFINITY, 0.f);
+                        p[j] = in ? __ldcg((const float4*)(po + ((k0 + j) * 16 + rlo + r) * HD + d)) : make_float4(0.f, 0.f, 0.f, 0.f);
+                    }
+#pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const float mx = fmaxf(mm, v[j].x), c = att_exp2(mm, mx), w = att_exp2(v[j].x, mx);
+                        ll = ll * c + v[j].y * w;
+                        acc = f4_fma(w, p[j], make_float4(acc.x * c, acc.y * c, acc.z * c, acc.w * c));
+                        mm = mx;
+                    }
+                }
+                const float sc = att_scale<S, SINKS>(mm, ll, sinks, att_head<A>(row0 + rlo + r, kvh));
+                return make_float4(acc.x * sc, acc.y * sc, acc.z * sc, acc.w * sc);
+            };
+            att_store_quads<A, Q8>(clusters, own, row0 + rlo, kvh, rows, y, xq, xs);
+        }
+    }
+    if constexpr (CLUSTER > 1) cluster_wait();  // no block leaves while another reads its shared memory
 }
 
 // Batched steps over a paged KV pool (codegen/cuda/notes/batch.md). A

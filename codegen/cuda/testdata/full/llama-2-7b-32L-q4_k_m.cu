@@ -112,9 +112,9 @@ extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_65536_W_q4_k
     grid_dep_launch();
     qkv_q8<W_q4_k_dot<65536>, W_q4_k_dot<65536>, W_q6_k_split_dot<65536>, B_none, B_none, B_none, Rope_1, 4096, 4096, 4096, 4096, true, 64, false, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_8(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_8_1_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_2, B_none, false, true, 8>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_2, B_none, false, true, 8, 1, 1, 128>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) swiglu_mma_XNorm_Norm_0_W_f32_4096_false_W_q4_k_176128_4096_11008_0_8_2_false_0_1_73792(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ a, const uint8_t* __restrict__ nw, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
