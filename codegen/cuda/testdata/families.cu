@@ -4492,18 +4492,20 @@ __device__ __forceinline__ void moe_sum(const float* __restrict__ ys, const floa
 //     wins (an atomic max a block; the last block to finish writes its key
 //     into the state block's draw slot).
 //  3. Top-k and top-p are prefixes of the sorted order (l descending, id
-//     ascending). Bins of m − l (sample_fast) are runs of that order: one
+//     ascending). Bins of m − l (sample_bin) are runs of that order: one
 //     histogram of counts and masses, summed by integer atomics (the same
 //     totals in any order), and a barrier find the bin the boundary falls
-//     in. Each block keeps its ids above it for sure and lists the bin's;
-//     the last block to finish finds the exact boundary among the listed
-//     ids and writes the pick. Where the bin holds more than SAMPLE_CAND
-//     ids, a radix select over l's ordered bits (11 + 11 + 10 bits, a
-//     histogram and a barrier a level) finds it across the grid: top-k by
-//     count, then top-p by mass against top_p·W, W the top-k prefix's
-//     mass. A prefix that ends inside a run of equal l takes its first ids.
-// Measured on an H200 (Qwen's 151,936 ids, 38 blocks, m by the barrier):
-// 6.8 µs at temperature 0, 12.7 plain, 24–30 with top-k or top-p (fast path).
+//     in. Each block keeps its ids above it for sure and lists the bin's.
+//     With top-k or top-p alone (sample_fine), a histogram of the bin's
+//     sub-bins and a second barrier find the sub-bin of the boundary,
+//     whose few ids every block ranks from the list, keeping its own ids
+//     in parallel. With both, or a crowded sub-bin, the last block to
+//     finish finds the exact boundary among the listed ids and writes the
+//     pick (sample_settle). Where the bin holds more than SAMPLE_CAND ids,
+//     a radix select over l's ordered bits (11 + 11 + 10 bits, a histogram
+//     and a barrier a level) finds it across the grid: top-k by count, then
+//     top-p by mass against top_p·W, W the top-k prefix's mass. A prefix
+//     that ends inside a run of equal l takes its first ids.
 // The scratch starts zeroed (the runtime clears it once) and every launch
 // leaves it so.
 #define SAMPLE_THREADS 512
@@ -4542,7 +4544,7 @@ struct SampleScratch {
     SampleHist d;     // the fast path's bins of m − l
     uint32_t candKey[SAMPLE_CAND], candID[SAMPLE_CAND];
     float candW[SAMPLE_CAND], candZ[SAMPLE_CAND];
-    SampleHist h[5];  // the radix path's level 1; top-k's levels 2 and 3; top-p's levels 2 and 3
+    SampleHist h[5];  // the radix path's level 1 (or sample_fine's sub-bins); top-k's levels 2 and 3; top-p's
 };
 
 // sample_sync is a barrier of the whole grid (all G blocks resident).
@@ -4603,7 +4605,8 @@ __device__ __forceinline__ void sample_scan(uint32_t& c, u64& m, uint32_t* wc, u
 // the bins above it to base.
 template <int NB, bool BY_MASS, class H>
 __device__ __forceinline__ int sample_descend(const H* g, uint32_t k, double target, uint32_t& baseC, u64& baseM,
-                                              uint32_t* wc, u64* wm, int* found, uint32_t* foundC, u64* foundM) {
+                                              uint32_t* wc, u64* wm, int* found, uint32_t* foundC, u64* foundM,
+                                              uint32_t* foundN = nullptr) {
     constexpr int PER = NB / SAMPLE_THREADS;
     uint32_t c[PER], sc = 0;
     u64 m[PER], sm = 0;
@@ -4626,6 +4629,7 @@ __device__ __forceinline__ int sample_descend(const H* g, uint32_t k, double tar
             *found = NB - 1 - (threadIdx.x * PER + j);
             *foundC = rc;
             *foundM = rm;
+            if (foundN) *foundN = c[j];
         }
         rc += c[j];
         rm += m[j];
@@ -4761,23 +4765,36 @@ __device__ __forceinline__ SampleEnd sample_end(Level level, int topK, float top
     return end;
 }
 
-// sample_fast ends the draw where the prefix's boundary bin (cut, of the
-// bins of m − l) holds few enough ids: every block keeps its ids above the
-// bin for sure (their largest z to best) and lists the bin's (with both
-// top-k and top-p, every id down to it: top-p then counts within top-k);
-// the last block to finish finds the exact boundary among the listed ids
-// by a radix select in shared memory (c0, m0: the count and mass above the
-// bin), keeps the first ids of a tie, and writes the largest kept z.
-template <int V, int EPT, int SLOT, class ID, class Z>
-__device__ __forceinline__ void sample_fast(int* __restrict__ state, SampleScratch* __restrict__ s, int topK, float topP, float minP, bool both, int cut,
-                                            uint32_t c0, u64 m0, u64 W, const int (&hb)[EPT], const uint32_t (&ok)[EPT], const float (&w)[EPT],
-                                            Z zOf, ID idOf, SampleShared& sh, uint32_t* wc, u64* wm, int* found, uint32_t* foundC,
-                                            u64* foundM) {
+// sample_unordered is the float of ordered bits k (sample_ordered's
+// inverse, but for -0).
+__device__ __forceinline__ float sample_unordered(uint32_t k) { return __uint_as_float((k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k); }
+
+// sample_bin is the fast path's bin of d = m − l ≥ 0 (0 the top): 1/64
+// wide up to 16, 1/8 wide up to 143, the last taking the rest; and
+// sample_sub d's sub-bin of 2048 within bin b, the same scaled by 2048
+// (exact: a power of two), one for the last bin. Both are monotone in d,
+// so bins and their sub-bins are runs of the sorted order.
+__device__ __forceinline__ int sample_bin(float d) {
+    return d < 16.f ? (int)__fmul_rn(d, 64.f) : d < 143.f ? 1024 + (int)__fmul_rn(__fsub_rn(d, 16.f), 8.f) : 2047;
+}
+__device__ __forceinline__ int sample_sub(float d, int b) {
+    return b < 1024 ? (int)__fmul_rn(d, 131072.f) - b * 2048 : b < 2047 ? (int)__fmul_rn(__fsub_rn(d, 16.f), 16384.f) - (b - 1024) * 2048 : 0;
+}
+// sample_d is m − l as the bins take it: 0 where l = m (also both +Inf).
+__device__ __forceinline__ float sample_d(float l, float m) { return l == m ? 0.f : __fsub_rn(m, l); }
+
+// sample_list lists the ids of the prefix's boundary bin (cut, of the bins
+// of m − l; with both top-k and top-p, every id down to it: top-p then
+// counts within top-k) in the scratch's candidates, and returns the
+// block's largest key over its ids above the bin (but with both), which
+// are kept for sure. The listed ids take places a block at a time: each
+// its place in the block's run by a shared atomic, the run its place by
+// one global atomic (an id's each would queue on ncand); the list's order
+// does not matter.
+template <int V, int EPT, class ID, class Z>
+__device__ __forceinline__ u64 sample_list(SampleScratch* __restrict__ s, float minP, bool both, int cut, const int (&hb)[EPT],
+                                           const uint32_t (&ok)[EPT], const float (&w)[EPT], Z zOf, ID idOf) {
     const int tid = threadIdx.x;
-    // The listed ids take places in the list a block at a time: each its
-    // place in the block's run by a shared atomic, the run its place by one
-    // global atomic (an id's each would queue on ncand). The list's order
-    // does not matter.
     __shared__ unsigned listed, base;
     if (tid == 0) listed = 0;
     __syncthreads();
@@ -4806,6 +4823,20 @@ __device__ __forceinline__ void sample_fast(int* __restrict__ state, SampleScrat
             s->candW[i] = w[e];
             s->candZ[i] = zOf(e);
         }
+    return sure;
+}
+
+// sample_settle ends the draw from the list: every block adds its sure
+// key to best, and the last block to finish finds the exact boundary among
+// the listed ids by a radix select in shared memory (c0, m0: the count and
+// mass above the bin), keeps the first ids of a tie, and writes the
+// largest kept z. It leaves the scratch zeroed (with fine, the sub-bins'
+// histogram h[0] too).
+template <int SLOT>
+__device__ __forceinline__ void sample_settle(int* __restrict__ state, SampleScratch* __restrict__ s, int topK, float topP, float minP, bool both,
+                                              bool fine, uint32_t c0, u64 m0, u64 W, u64 sure, SampleShared& sh, uint32_t* wc, u64* wm,
+                                              int* found, uint32_t* foundC, u64* foundM) {
+    const int tid = threadIdx.x;
     sample_best(sure, &s->best);
     __shared__ int last;
     __syncthreads();  // the block's list entries, before thread 0's fence
@@ -4877,6 +4908,115 @@ __device__ __forceinline__ void sample_fast(int* __restrict__ state, SampleScrat
     }
     uint32_t* d = (uint32_t*)&s->d;
     for (int i = tid; i < (int)(sizeof(SampleHist) / 4); i += SAMPLE_THREADS) d[i] = 0;
+    if (fine) {
+        uint32_t* h = (uint32_t*)&s->h[0];
+        for (int i = tid; i < (int)(sizeof(SampleHist) / 4); i += SAMPLE_THREADS) h[i] = 0;
+    }
+}
+
+// sample_fine ends a draw with top-k or top-p alone whose boundary bin
+// (cut) holds few enough ids to list, without a select on one block: each
+// block lists the bin's ids (sample_list) and adds them, by global
+// atomics, to a histogram of the bin's 2048 sub-bins (sample_sub) in
+// h[0]; after a barrier every block finds the sub-bin the boundary falls
+// in (c1, m1: the count and mass above it). Where that holds at most
+// SAMPLE_FEW ids, the blocks holding one of them read its ids from the
+// list and rank theirs among them (larger l, then lower id, first), so
+// that each block keeps its own ids and adds their largest z to best
+// (the last to finish writes it). Else sample_settle resolves the list.
+#define SAMPLE_FEW 64
+template <int V, int G, int EPT, int SLOT, class ID, class Z>
+__device__ __forceinline__ void sample_fine(int* __restrict__ state, SampleScratch* __restrict__ s, int topK, float topP, float minP, float m,
+                                            int cut, uint32_t c0, u64 m0, u64 W, const int (&hb)[EPT], const uint32_t (&ok)[EPT],
+                                            const float (&w)[EPT], const float (&l)[EPT], Z zOf, ID idOf, SampleShared& sh, uint32_t* wc, u64* wm,
+                                            int* found, uint32_t* foundC, u64* foundM) {
+    const int tid = threadIdx.x, b = 2047 - cut;
+    const u64 sure = sample_list<V, EPT>(s, minP, false, cut, hb, ok, w, zOf, idOf);
+    int hs[EPT];  // 2047 − the sub-bin, for the ids in the bin
+#pragma unroll
+    for (int e = 0; e < EPT; e++) {
+        hs[e] = -1;
+        if (idOf(e) < V && hb[e] == cut) {
+            hs[e] = 2047 - sample_sub(sample_d(l[e], m), b);
+            atomicAdd(&s->h[0].c[hs[e]], 1u);
+            if (topP > 0.f) atomicAdd(&s->h[0].m[hs[e]], (u64)sample_mass(w[e]));
+        }
+    }
+    sample_sync<G>(s);
+    // Every block has read the bins, the total and maxkey: each zeroes its
+    // share.
+    uint32_t* d = (uint32_t*)&s->d;
+    for (int i = blockIdx.x * SAMPLE_THREADS + tid; i < (int)(sizeof(SampleHist) / 4); i += G * SAMPLE_THREADS) d[i] = 0;
+    if (blockIdx.x == 0 && tid == 0) {
+        s->total = 0;
+        s->maxkey = 0;
+    }
+    __shared__ uint32_t inSub;
+    uint32_t c1 = c0;
+    u64 m1 = m0;
+    const double target = (double)topP * (double)W;
+    const int sb = topK > 0 ? sample_descend<2048, false>(&s->h[0], (uint32_t)topK, 0, c1, m1, wc, wm, found, foundC, foundM, &inSub)
+                            : sample_descend<2048, true>(&s->h[0], 0, target, c1, m1, wc, wm, found, foundC, foundM, &inSub);
+    if (inSub > SAMPLE_FEW) {
+        sample_settle<SLOT>(state, s, topK, topP, minP, false, true, c0, m0, W, sure, sh, wc, wm, found, foundC, foundM);
+        return;
+    }
+    // The sub-bin's ids, where the block holds one of them.
+    __shared__ int nm;
+    __shared__ uint32_t mk[SAMPLE_FEW], mid[SAMPLE_FEW];
+    __shared__ u64 mq[SAMPLE_FEW];
+    bool mine = false;
+#pragma unroll
+    for (int e = 0; e < EPT; e++) mine |= hs[e] == sb;
+    if (__syncthreads_or(mine)) {
+        if (tid == 0) nm = 0;
+        __syncthreads();
+        const int n = (int)__ldcg(&s->ncand);
+        for (int i = tid; i < n; i += SAMPLE_THREADS) {
+            const uint32_t k = __ldcg(&s->candKey[i]);
+            if (2047 - sample_sub(sample_d(sample_unordered(k), m), b) != sb) continue;
+            const int j = atomicAdd(&nm, 1);
+            if (j < SAMPLE_FEW) {
+                mk[j] = k;
+                mid[j] = __ldcg(&s->candID[i]);
+                mq[j] = sample_mass(__ldcg(&s->candW[i]));
+            }
+        }
+        __syncthreads();
+    }
+    // The block's kept ids of the bin: its sub-bins above sb, and of sb's
+    // those whose count (top-k) or mass (top-p) before them leaves room.
+    u64 best = sure;
+#pragma unroll
+    for (int e = 0; e < EPT; e++) {
+        const int id = idOf(e);
+        if (hs[e] < sb) continue;  // below the boundary, or not in the bin (above it: sure)
+        bool kept = hs[e] > sb;
+        if (!kept) {
+            uint32_t cnt = 0;
+            u64 q = 0;
+            for (int j = 0; j < min(nm, SAMPLE_FEW); j++) {
+                const bool before = mk[j] > ok[e] || (mk[j] == ok[e] && mid[j] < (uint32_t)id);
+                cnt += before;
+                q += before ? mq[j] : 0;
+            }
+            kept = topK > 0 ? c1 + cnt < (uint32_t)topK : (double)(m1 + q) < target;
+        }
+        if (kept && w[e] >= minP) best = max(best, sample_key(zOf(e), id));
+    }
+    sample_best(best, &s->best);
+    __shared__ int last;
+    __syncthreads();
+    if (tid == 0) last = sample_last(&s->ticket);
+    __syncthreads();
+    if (!last) return;
+    if (tid == 0) {
+        *(u64*)(state + SLOT + 4) = __ldcg(&s->best);
+        s->best = 0;
+        s->ncand = 0;
+    }
+    uint32_t* h = (uint32_t*)&s->h[0];
+    for (int i = tid; i < (int)(sizeof(SampleHist) / 4); i += SAMPLE_THREADS) h[i] = 0;
 }
 
 // sample_penalised is id's index among the n penalised ids (ascending: a
@@ -4918,7 +5058,7 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
     __shared__ uint32_t wc[NW], rowTies[EPT][NW];
     __shared__ u64 wm[NW];
     __shared__ int found;
-    __shared__ uint32_t foundC;
+    __shared__ uint32_t foundC, foundN;
     __shared__ u64 foundM;
     const int* st = state + SAMPLE_STEP;
     __shared__ uint32_t headMax;  // m's ordered bits, from the head's key and the penalised ids
@@ -4951,8 +5091,7 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
         maxFromHead = gk != 0 && __ldcg(state + SLOT + 2) == 0 && gid < V && sample_penalised(gid, penIDs, npen) < 0;
         if (maxFromHead) {
             const uint32_t gb = (uint32_t)(gk >> 32);
-            const float vmax = __uint_as_float((gb & 0x80000000u) ? (gb & 0x7FFFFFFFu) : ~gb);
-            if (tid == 0) headMax = sample_ordered(__fdiv_rn(vmax, temp));
+            if (tid == 0) headMax = sample_ordered(__fdiv_rn(sample_unordered(gb), temp));
             __syncthreads();
             if (tid < npen && penIDs[tid] < V) atomicMax(&headMax, sample_ordered(lOf(penIDs[tid], logits[penIDs[tid]])));
             __syncthreads();
@@ -4976,7 +5115,7 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
             sample_sync<G>(s);
             mb = __ldcg(&s->maxkey);
         }
-        const float m = __uint_as_float((mb & 0x80000000u) ? (mb & 0x7FFFFFFFu) : ~mb);
+        const float m = sample_unordered(mb);
         if (m == -INF) {
             best = 0xFFFFFFFFull;  // id 0
         } else {
@@ -4999,7 +5138,9 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
             uint32_t theta = 0, keepTies = 0, cnt = 0;
             const bool prefix = topK > 0 || topP > 0.f;
             if (prefix) {
-                // level 1 over every id, and the total mass
+                // A histogram of counts and, for top-p, masses (top-k alone
+                // counts), and the total mass.
+                const bool byMass = topP > 0.f;
                 auto hist = [&](SampleHist* g, u64* total, auto match, auto bin) {
                     sh.zero();
                     __syncthreads();
@@ -5011,7 +5152,7 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
                         // serialises the groups: 30 µs a histogram over flat
                         // logits on an H200).
                         if (in) {
-                            const uint32_t q = sample_mass(w[e]);
+                            const uint32_t q = byMass ? sample_mass(w[e]) : 0u;
                             sh.add(b, 1u, q & 0xFFFF, q >> 16);
                         }
                     }
@@ -5019,9 +5160,10 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
                     u64 sum = 0;
                     for (int i = tid; i < 2048; i += SAMPLE_THREADS)
                         if (sh.c[i]) {
+                            const u64 q = sh.m(i);
                             atomicAdd(&g->c[i], sh.c[i]);
-                            atomicAdd(&g->m[i], sh.m(i));
-                            sum += sh.m(i);
+                            if (q) atomicAdd(&g->m[i], q);
+                            sum += q;
                         }
                     if (total) {
 #pragma unroll
@@ -5029,30 +5171,31 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
                         if ((tid & 31) == 0 && sum) atomicAdd(total, sum);
                     }
                 };
-                // The fast path: bins of m − l, 1/64 wide up to 16 and 1/8 wide
-                // up to 143 (the last takes the rest), are runs of the sorted
-                // order; the top-k or top-p
-                // boundary falls in one of them, whose ids (or, with both,
-                // every id down to the top-k's bin) go to a candidate list
-                // the last block to finish resolves alone, while the ids of
-                // the bins above are kept for sure.
+                // The fast path: the top-k or top-p boundary falls in one of
+                // the bins of m − l, whose ids (or, with both, every id down
+                // to the top-k's bin) go to a candidate list (sample_fine,
+                // sample_settle), while the ids of the bins above are kept
+                // for sure.
                 int hb[EPT];  // 2047 − bin: larger is nearer the top
 #pragma unroll
-                for (int e = 0; e < EPT; e++) {
-                    const float d = l[e] == m ? 0.f : __fsub_rn(m, l[e]);
-                    hb[e] = 2047 - (d < 16.f ? (int)__fmul_rn(d, 64.f) : d < 143.f ? 1024 + (int)__fmul_rn(__fsub_rn(d, 16.f), 8.f) : 2047);
-                }
+                for (int e = 0; e < EPT; e++) hb[e] = 2047 - sample_bin(sample_d(l[e], m));
                 hist(&s->d, &s->total, [](int) { return true; }, [&](int e) { return hb[e]; });
                 sample_sync<G>(s);
                 const u64 W = __ldcg(&s->total);
                 const bool both = topK > 0 && topP > 0.f;
                 uint32_t c0 = 0;
                 u64 m0 = 0;
-                const int cut = topK > 0 ? sample_descend<2048, false>(&s->d, (uint32_t)topK, 0, c0, m0, wc, wm, &found, &foundC, &foundM)
-                                         : sample_descend<2048, true>(&s->d, 0, (double)topP * (double)W, c0, m0, wc, wm, &found, &foundC, &foundM);
-                const uint32_t inCut = __ldcg(&s->d.c[cut]);
+                const int cut = topK > 0 ? sample_descend<2048, false>(&s->d, (uint32_t)topK, 0, c0, m0, wc, wm, &found, &foundC, &foundM, &foundN)
+                                         : sample_descend<2048, true>(&s->d, 0, (double)topP * (double)W, c0, m0, wc, wm, &found, &foundC, &foundM, &foundN);
+                const uint32_t inCut = foundN;
                 if ((both ? c0 + inCut : inCut) <= SAMPLE_CAND) {
-                    sample_fast<V, EPT, SLOT>(state, s, topK, topP, minP, both, cut, c0, m0, W, hb, ok, w, zOf, idOf, sh, wc, wm, &found, &foundC, &foundM);
+                    if (both) {
+                        const u64 sure = sample_list<V, EPT>(s, minP, true, cut, hb, ok, w, zOf, idOf);
+                        sample_settle<SLOT>(state, s, topK, topP, minP, true, false, c0, m0, W, sure, sh, wc, wm, &found, &foundC, &foundM);
+                    } else {
+                        sample_fine<V, G, EPT, SLOT>(state, s, topK, topP, minP, m, cut, c0, m0, W, hb, ok, w, l, zOf, idOf, sh, wc, wm, &found, &foundC,
+                                                     &foundM);
+                    }
                     return;
                 }
                 // Else a radix select over the ordered bits, every level a
