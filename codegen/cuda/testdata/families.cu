@@ -208,6 +208,18 @@ __device__ __forceinline__ float sample_gumbel(u64 key, int id) {
 #define STEP_HEAD_KEYED 11
 #define STEP_IDS 12
 
+// sample_penalised is id's index among the n penalised ids (ascending: a
+// binary search), or -1.
+__device__ __forceinline__ int sample_penalised(int id, const int* ids, int n) {
+    int a = 0, b = n;
+    while (a < b) {
+        const int c = (a + b) >> 1;
+        if (ids[c] < id) a = c + 1;
+        else b = c;
+    }
+    return a < n && ids[a] == id ? a : -1;
+}
+
 __device__ __forceinline__ u64 warp_max_u64(u64 v) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -1545,7 +1557,9 @@ __device__ __forceinline__ int block_tokens(const int* __restrict__ state, int* 
 // before the step): greedy[0] the largest sample_key over the finite
 // logits, as sample_draw keys them, greedy[1] non-zero if a logit was not
 // finite; and where the step's settings ask for a plain draw (no penalty,
-// no filter), greedy[2] the largest key of v/T + noise, runtime/sample's z.
+// no filter), greedy[2] the largest key of v/T + noise, runtime/sample's z,
+// or for another draw with penalties, greedy[3] the largest key over the
+// finite logits no penalty touches (sample_draw's m without a barrier).
 // Atomic max and or are order-free, so the picks do not depend on
 // scheduling; greedy decoding and plain draws then need no sampler launch.
 // With RES it adds the residual r [T, OUT] to its outputs: y is then an
@@ -1604,6 +1618,10 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
             const float z = __fadd_rn(__fdiv_rn(v, __int_as_float(st[0])), sample_gumbel(k, (int)row));
             const u64 drawn = warp_max_u64(writes && finite ? sample_key(z, (int)row) : 0);
             if (threadIdx.x == 0) atomicMax(greedy + 2, drawn);
+        } else if (st[0] != 0 && st[7] > 0) {  // a draw with penalties: the largest logit none touches
+            const bool free = writes && finite && sample_penalised((int)row, st + STEP_IDS, min(st[7], SAMPLE_RECENT)) < 0;
+            const u64 top = warp_max_u64(free ? sample_key(v, (int)row) : 0);
+            if (threadIdx.x == 0 && top) atomicMax(greedy + 3, top);
         }
     }
 }
@@ -4484,9 +4502,9 @@ __device__ __forceinline__ void moe_sum(const float* __restrict__ ys, const floa
 //     largest l's key. Else the largest l, m: where the step's LM head keyed
 //     its logits (STEP_HEAD_KEYED) and they are finite, from the head's
 //     greedy key, max(v)/T (division by T > 0 keeps the order, rounding
-//     too), unless the head's pick is penalised, and each block's
-//     penalised ids' l (at most SAMPLE_RECENT); else by an atomic max and
-//     a barrier.
+//     too; where the head's pick is penalised, its key over the logits no
+//     penalty touches), and each block's penalised ids' l (at most
+//     SAMPLE_RECENT); else by an atomic max and a barrier.
 //  2. weights w, masses q = ⌊w·2³¹⌋ and, for the kept ids alone, noisy
 //     values z. Without top-k and top-p, the kept id with the largest z
 //     wins (an atomic max a block; the last block to finish writes its key
@@ -4798,21 +4816,19 @@ __device__ __forceinline__ u64 sample_list(SampleScratch* __restrict__ s, float 
     __shared__ unsigned listed, base;
     if (tid == 0) listed = 0;
     __syncthreads();
-    u64 sure = 0;
     int place[EPT];
 #pragma unroll
     for (int e = 0; e < EPT; e++) {
-        const int id = idOf(e);
         place[e] = -1;
-        if (id >= V) continue;
-        if (hb[e] > cut && !both) {
-            if (w[e] >= minP) sure = max(sure, sample_key(zOf(e), id));
-        } else if (hb[e] >= cut) {
-            place[e] = (int)atomicAdd(&listed, 1u);
-        }
+        if (idOf(e) < V && (both ? hb[e] >= cut : hb[e] == cut)) place[e] = (int)atomicAdd(&listed, 1u);
     }
     __syncthreads();
     if (tid == 0 && listed) base = atomicAdd(&s->ncand, listed);
+    // The sure ids' noise while thread 0's atomic is out.
+    u64 sure = 0;
+#pragma unroll
+    for (int e = 0; e < EPT; e++)
+        if (idOf(e) < V && hb[e] > cut && !both && w[e] >= minP) sure = max(sure, sample_key(zOf(e), idOf(e)));
     __syncthreads();
 #pragma unroll
     for (int e = 0; e < EPT; e++)
@@ -4957,18 +4973,21 @@ __device__ __forceinline__ void sample_fine(int* __restrict__ state, SampleScrat
     const double target = (double)topP * (double)W;
     const int sb = topK > 0 ? sample_descend<2048, false>(&s->h[0], (uint32_t)topK, 0, c1, m1, wc, wm, found, foundC, foundM, &inSub)
                             : sample_descend<2048, true>(&s->h[0], 0, target, c1, m1, wc, wm, found, foundC, foundM, &inSub);
-    if (inSub > SAMPLE_FEW) {
+    // The prefix ends at the sub-bin's end where it holds one id, or top-k's
+    // count reaches it; else inside it.
+    const bool whole = topK > 0 ? c1 + inSub <= (uint32_t)topK : inSub == 1;
+    if (!whole && inSub > SAMPLE_FEW) {
         sample_settle<SLOT>(state, s, topK, topP, minP, false, true, c0, m0, W, sure, sh, wc, wm, found, foundC, foundM);
         return;
     }
-    // The sub-bin's ids, where the block holds one of them.
+    // Where it ends inside, the sub-bin's ids, where the block holds one.
     __shared__ int nm;
     __shared__ uint32_t mk[SAMPLE_FEW], mid[SAMPLE_FEW];
     __shared__ u64 mq[SAMPLE_FEW];
     bool mine = false;
 #pragma unroll
     for (int e = 0; e < EPT; e++) mine |= hs[e] == sb;
-    if (__syncthreads_or(mine)) {
+    if (!whole && __syncthreads_or(mine)) {
         if (tid == 0) nm = 0;
         __syncthreads();
         const int n = (int)__ldcg(&s->ncand);
@@ -4991,7 +5010,7 @@ __device__ __forceinline__ void sample_fine(int* __restrict__ state, SampleScrat
     for (int e = 0; e < EPT; e++) {
         const int id = idOf(e);
         if (hs[e] < sb) continue;  // below the boundary, or not in the bin (above it: sure)
-        bool kept = hs[e] > sb;
+        bool kept = hs[e] > sb || whole;
         if (!kept) {
             uint32_t cnt = 0;
             u64 q = 0;
@@ -5017,18 +5036,6 @@ __device__ __forceinline__ void sample_fine(int* __restrict__ state, SampleScrat
     }
     uint32_t* h = (uint32_t*)&s->h[0];
     for (int i = tid; i < (int)(sizeof(SampleHist) / 4); i += SAMPLE_THREADS) h[i] = 0;
-}
-
-// sample_penalised is id's index among the n penalised ids (ascending: a
-// binary search), or -1.
-__device__ __forceinline__ int sample_penalised(int id, const int* ids, int n) {
-    int a = 0, b = n;
-    while (a < b) {
-        const int c = (a + b) >> 1;
-        if (ids[c] < id) a = c + 1;
-        else b = c;
-    }
-    return a < n && ids[a] == id ? a : -1;
 }
 
 // sample_l is id's l from its logit v (sample.Sampler's steps 1 and 3):
@@ -5069,26 +5076,41 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
     const int lo = blockIdx.x * PB, tid = threadIdx.x;
     auto idOf = [&](int e) { return lo + e * SAMPLE_THREADS + tid; };
 
+    // The penalised ids, and a bit for each of the block's ids that is one
+    // (most ids then skip the search): the state block's words, which the
+    // host writes, so read before the wait for the LM head's grid, as the
+    // first histogram's zeroing.
     __shared__ int penIDs[SAMPLE_RECENT], penCounts[SAMPLE_RECENT];
+    __shared__ uint32_t penBits[(PB + 31) / 32];
+    for (int i = tid; i < (PB + 31) / 32; i += SAMPLE_THREADS) penBits[i] = 0;
+    sh.zero();  // for the first histogram
     for (int i = tid; i < npen; i += SAMPLE_THREADS) {
         penIDs[i] = st[STEP_IDS + i];
         penCounts[i] = st[STEP_IDS + SAMPLE_RECENT + i];
     }
     __syncthreads();
+    if (tid < npen && penIDs[tid] >= lo && penIDs[tid] < lo + PB) atomicOr(&penBits[(penIDs[tid] - lo) >> 5], 1u << ((penIDs[tid] - lo) & 31));
+    __syncthreads();
+    grid_dep_wait();
+    acquire(logits);
     auto lOf = [&](int id, float v) { return sample_l(v, id, penIDs, penCounts, npen, rp, freq, pres, temp); };
     float l[EPT];
 #pragma unroll
     for (int e = 0; e < EPT; e++) {
-        const int id = idOf(e);
-        l[e] = lOf(id, id < V ? logits[id] : -INF);
+        const int id = idOf(e), i = e * SAMPLE_THREADS + tid;
+        const bool pen = (penBits[i >> 5] >> (i & 31)) & 1u;
+        l[e] = sample_l(id < V ? logits[id] : -INF, id, penIDs, penCounts, pen ? npen : 0, rp, freq, pres, temp);
     }
     // m from the head's picks: the same decision in every block (the
     // state block's words), so that all or none meet at the barrier.
     bool maxFromHead = false;
     if (st[STEP_HEAD_KEYED] && temp > 0.f) {
-        const u64 gk = __ldcg((const u64*)(state + SLOT));
+        u64 gk = __ldcg((const u64*)(state + SLOT));
         const int gid = (int)(0xFFFFFFFFu - (uint32_t)gk);
-        maxFromHead = gk != 0 && __ldcg(state + SLOT + 2) == 0 && gid < V && sample_penalised(gid, penIDs, npen) < 0;
+        maxFromHead = gk != 0 && __ldcg(state + SLOT + 2) == 0 && gid < V;
+        // A penalised pick: the largest logit no penalty touches instead.
+        if (maxFromHead && sample_penalised(gid, penIDs, npen) >= 0) gk = __ldcg((const u64*)(state + SLOT + 6));
+        maxFromHead = maxFromHead && gk != 0;
         if (maxFromHead) {
             const uint32_t gb = (uint32_t)(gk >> 32);
             if (tid == 0) headMax = sample_ordered(__fdiv_rn(sample_unordered(gb), temp));
@@ -5141,9 +5163,11 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
                 // A histogram of counts and, for top-p, masses (top-k alone
                 // counts), and the total mass.
                 const bool byMass = topP > 0.f;
-                auto hist = [&](SampleHist* g, u64* total, auto match, auto bin) {
-                    sh.zero();
-                    __syncthreads();
+                auto hist = [&](SampleHist* g, u64* total, auto match, auto bin, bool zeroed) {
+                    if (!zeroed) {
+                        sh.zero();
+                        __syncthreads();
+                    }
 #pragma unroll
                     for (int e = 0; e < EPT; e++) {
                         const bool in = idOf(e) < V && match(e);
@@ -5179,7 +5203,7 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
                 int hb[EPT];  // 2047 − bin: larger is nearer the top
 #pragma unroll
                 for (int e = 0; e < EPT; e++) hb[e] = 2047 - sample_bin(sample_d(l[e], m));
-                hist(&s->d, &s->total, [](int) { return true; }, [&](int e) { return hb[e]; });
+                hist(&s->d, &s->total, [](int) { return true; }, [&](int e) { return hb[e]; }, true);  // sh zeroed before the wait
                 sample_sync<G>(s);
                 const u64 W = __ldcg(&s->total);
                 const bool both = topK > 0 && topP > 0.f;
@@ -5201,14 +5225,14 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
                 // Else a radix select over the ordered bits, every level a
                 // barrier: level 1 over every id.
                 usedRadix = true;
-                hist(&s->h[0], nullptr, [](int) { return true; }, [&](int e) { return (int)(ok[e] >> 21); });
+                hist(&s->h[0], nullptr, [](int) { return true; }, [&](int e) { return (int)(ok[e] >> 21); }, false);
                 sample_sync<G>(s);
                 // Levels 2 and 3 across the grid, a barrier each: top-k's in
                 // h[1], h[2], top-p's in h[3], h[4].
                 auto level = [&](int lv, uint32_t hi, bool byMass) {
                     if (lv == 1) return (const SampleHist*)&s->h[0];
                     SampleHist* h = &s->h[lv - 1 + (byMass ? 2 : 0)];
-                    hist(h, nullptr, [&](int e) { return sample_in_level(lv, hi, ok[e]); }, [&](int e) { return sample_level_bin(lv, ok[e]); });
+                    hist(h, nullptr, [&](int e) { return sample_in_level(lv, hi, ok[e]); }, [&](int e) { return sample_level_bin(lv, ok[e]); }, false);
                     sample_sync<G>(s);
                     return (const SampleHist*)h;
                 };
