@@ -141,11 +141,12 @@ type State struct {
 	// Greedy, when not 0, is where the step's picks lie: a u64 greedy key
 	// (the largest finite logit's ordered bits, then 0xFFFFFFFF − its id:
 	// the lowest id wins a tie), an int32 that is non-zero if a logit was
-	// not finite, and at +16 a u64 draw key (the same layout over the drawn
-	// value, runtime/sample's z). The LM head fills the greedy key, and the
-	// draw key when the step's settings ask it to (a plain draw); the
-	// sampler fills the draw key. The runtime zeroes them with the block
-	// before every step.
+	// not finite, at +16 a u64 draw key (the same layout over the drawn
+	// value, runtime/sample's z) and at +24 the greedy key over the logits
+	// no penalty touches. The LM head fills the greedy key, the draw key
+	// when the step's settings ask it to (a plain draw), and the last for
+	// another draw with penalties; the sampler fills the draw key. The
+	// runtime zeroes the 32 bytes with the block before every step.
 	Greedy int64 `msgpack:"greedy,omitempty"`
 	// HeadPicks says the decode step's LM head fills the greedy key, and
 	// the draw key when asked: a greedy step or a plain draw then needs no

@@ -15,15 +15,17 @@ import "github.com/llama-orch/orc/plans"
 //	16      int32[MT]     tokens: this step's token ids
 //	16+4MT  int32[MT]     positions: pos0+i for i < T
 //	G       32 bytes      picks: u64 greedy key, int32 non-finite flag, 4
-//	                      bytes, u64 draw key, 8 bytes (plans.State.Greedy);
+//	                      bytes, u64 draw key, u64 key over the logits no
+//	                      penalty touches (plans.State.Greedy);
 //	                      G = 16+8MT rounded up to 16
 //	S       int32 words   the step's draw settings (plans.State.Sample,
 //	                      common.cu.tmpl's SAMPLE_STEP), S = G+32
 //
 // MT is the plan's max_tokens; the block's size is rounded up to
 // plans.Alignment. The picks are the one field kernels write: the runtime's
-// copy zeroes them before every step; the sampler reads the greedy key and
-// the flag after the LM head (sample.cu.tmpl, STEP_HEAD_KEYED).
+// copy zeroes them before every step; the sampler reads the greedy key, the
+// flag and the unpenalised key after the LM head (sample.cu.tmpl,
+// STEP_HEAD_KEYED).
 const (
 	stateT      = 0
 	statePos0   = 4

@@ -94,16 +94,16 @@ func (s *sequence) pick(st *sample.Step) (int32, error) {
 		return s.drawn()
 	}
 	if s.d.plan.Manifest.Kernels.State.HeadPicks && (st.Greedy() || st.Plain()) {
-		greedy, bad, drawn, err := s.picks()
+		p, err := s.picks()
 		if err != nil {
 			return -1, err
 		}
 		switch {
-		case bad:
-		case st.Greedy() && greedy != 0:
-			return sample.KeyID(greedy), nil
-		case st.Plain() && drawn != 0:
-			return sample.KeyID(drawn), nil
+		case p.bad:
+		case st.Greedy() && p.greedy != 0:
+			return sample.KeyID(p.greedy), nil
+		case st.Plain() && p.drawn != 0:
+			return sample.KeyID(p.drawn), nil
 		}
 	}
 	return s.sampleOnGPU()
@@ -130,31 +130,39 @@ func (s *sequence) sampleOnGPU() (int32, error) {
 // drawn returns the sampler's pick from the state block once the queued
 // work (its launch) is done.
 func (s *sequence) drawn() (int32, error) {
-	_, _, drawn, err := s.picks()
+	p, err := s.picks()
 	if err != nil {
 		return -1, err
 	}
-	if drawn == 0 {
+	if p.drawn == 0 {
 		return -1, fmt.Errorf("cuda: the sampler %s left no pick", s.d.sampling.k.Draw.Kernel)
 	}
-	return sample.KeyID(drawn), nil
+	return sample.KeyID(p.drawn), nil
 }
 
-// picks copies the state block's picks (plans.State.Greedy) back once the
-// queued work is done: the greedy key, whether a logit was not finite, the
-// draw key.
-func (s *sequence) picks() (greedy uint64, bad bool, drawn uint64, err error) {
+// stepPicks are the state block's picks (plans.State.Greedy): the greedy
+// key, whether a logit was not finite, the draw key, and the key over the
+// finite logits no penalty touches (a draw with penalties).
+type stepPicks struct {
+	greedy uint64
+	bad    bool
+	drawn  uint64
+	free   uint64
+}
+
+// picks copies the state block's picks back once the queued work is done.
+func (s *sequence) picks() (stepPicks, error) {
 	b := s.c.logits[:picksBytes] // pinned; the logits' buffer, rewritten by the next hostLogits
 	if err := s.d.g.copyDtoH(b, devptr(s.c.reg.state+uint64(s.d.plan.Manifest.Kernels.State.Greedy))); err != nil {
-		return 0, false, 0, err
+		return stepPicks{}, err
 	}
 	le := binary.LittleEndian
-	return le.Uint64(b), le.Uint32(b[8:]) != 0, le.Uint64(b[16:]), nil
+	return stepPicks{greedy: le.Uint64(b), bad: le.Uint32(b[8:]) != 0, drawn: le.Uint64(b[16:]), free: le.Uint64(b[24:])}, nil
 }
 
 // picksBytes is what the state block's picks hold: a u64 key, an int32
-// flag and padding, a u64 key.
-const picksBytes = 24
+// flag and padding, two u64 keys.
+const picksBytes = 32
 
 // writeStep fills the state block's draw settings (plans.SampleStepBytes
 // at b) with st, or zeroes them (greedy, nothing to draw) for nil;

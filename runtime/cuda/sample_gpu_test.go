@@ -78,17 +78,19 @@ func drawOnGPU(t *testing.T, seq *sequence, logits []float32, sm *sample.Sampler
 	return drawAfterHead(t, seq, logits, nil, sm, recent, pos)
 }
 
-// headPicks are the picks a decode step's LM head leaves over its logits
-// (plans.State.Greedy): the greedy key, the largest finite logit's, and
-// whether a logit is not finite.
-type headPicks struct {
-	greedy uint64
-	bad    bool
-}
-
-// headPicksOf computes the LM head's picks over logits on the host.
-func headPicksOf(logits []float32) *headPicks {
-	h := &headPicks{}
+// headPicksOf computes on the host the picks a decode step's LM head
+// leaves over logits for a draw with settings st (plans.State.Greedy): the
+// greedy key, the largest finite logit's; whether a logit is not finite;
+// and for a draw with penalties, the largest key over the finite logits
+// no penalty touches. The draw key is the sampler's.
+func headPicksOf(logits []float32, st *sample.Step) *stepPicks {
+	h := &stepPicks{}
+	penalised := map[int32]bool{}
+	if st.Temperature != 0 {
+		for _, p := range st.Penalised {
+			penalised[p.ID] = true
+		}
+	}
 	for i, v := range logits {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 			h.bad = true
@@ -103,7 +105,11 @@ func headPicksOf(logits []float32) *headPicks {
 		default:
 			b |= 0x80000000
 		}
-		h.greedy = max(h.greedy, uint64(b)<<32|uint64(0xFFFFFFFF-uint32(i)))
+		k := uint64(b)<<32 | uint64(0xFFFFFFFF-uint32(i))
+		h.greedy = max(h.greedy, k)
+		if len(penalised) > 0 && !penalised[int32(i)] {
+			h.free = max(h.free, k)
+		}
 	}
 	return h
 }
@@ -111,7 +117,7 @@ func headPicksOf(logits []float32) *headPicks {
 // drawAfterHead is drawOnGPU where head is not nil: the state block then
 // holds head's picks and says the step's head left them, as after a decode
 // step's LM head, so the sampler may take the largest logit from them.
-func drawAfterHead(t *testing.T, seq *sequence, logits []float32, head *headPicks, sm *sample.Sampler, recent []int32, pos int) int32 {
+func drawAfterHead(t *testing.T, seq *sequence, logits []float32, head *stepPicks, sm *sample.Sampler, recent []int32, pos int) int32 {
 	t.Helper()
 	d := seq.d
 	m := &d.plan.Manifest
@@ -128,6 +134,7 @@ func drawAfterHead(t *testing.T, seq *sequence, logits []float32, head *headPick
 		if head.bad {
 			binary.LittleEndian.PutUint32(g[8:], 1)
 		}
+		binary.LittleEndian.PutUint64(g[24:], head.free)
 	}
 	if err := d.g.copyHtoD(devptr(seq.c.reg.state), d.state); err != nil {
 		t.Fatal(err)
@@ -139,8 +146,8 @@ func drawAfterHead(t *testing.T, seq *sequence, logits []float32, head *headPick
 	return id
 }
 
-// TestGPUSampleMatchesCPU writes random logits (ties, NaN and infinities
-// included) where the plan's step leaves them and checks that the GPU's
+// TestGPUSampleMatchesCPU writes random logits (ties, close runs of ties,
+// NaN and infinities included) where the plan's step leaves them and checks that the GPU's
 // sampler draws the token the CPU sampler draws for the same logits,
 // settings, seed, position and recent ids: alone, and after the LM head's
 // picks (computed here) as a decode step leaves them.
@@ -152,13 +159,16 @@ func TestGPUSampleMatchesCPU(t *testing.T) {
 		draws := 0
 		for _, p := range sampleSettings(r) {
 			cpu := sample.New(p)
-			for step := range 6 {
+			for step := range 7 {
 				spread := []float64{0.5, 4, 15}[step%3]
 				l := make([]float32, vocab)
 				for i := range l {
 					v := r.NormFloat64() * spread
-					if step%2 == 1 { // ties
+					switch {
+					case step%2 == 1: // ties
 						v = math.Round(v*4) / 4
+					case step == 6: // runs of ties about 1/16 of a histogram bin apart: a few ids share a sub-bin
+						v = math.Round(v*1024) / 1024
 					}
 					l[i] = float32(v)
 				}
@@ -173,15 +183,16 @@ func TestGPUSampleMatchesCPU(t *testing.T) {
 				for i := range recent {
 					recent[i] = int32(r.IntN(vocab + 2)) // some out of the vocabulary
 				}
-				if step == 2 { // the head's pick penalised: the sampler finds the largest l itself
-					recent[0] = sample.KeyID(headPicksOf(l).greedy)
+				if step == 2 { // the head's pick penalised: the largest l from its key over the ids no penalty touches
+					recent[0] = sample.KeyID(headPicksOf(l, &sample.Step{}).greedy)
 				}
 				pos := r.IntN(4096)
 				want := cpu.Sample(l, recent, pos)
 				if got := drawOnGPU(t, seq, l, cpu, recent, pos); got != want {
 					t.Fatalf("%s %+v step %d: GPU %d, CPU %d", dir, p, step, got, want)
 				}
-				if got := drawAfterHead(t, seq, nil, headPicksOf(l), cpu, recent, pos); got != want {
+				st := cpu.Step(recent, pos, vocab)
+				if got := drawAfterHead(t, seq, nil, headPicksOf(l, &st), cpu, recent, pos); got != want {
 					t.Fatalf("%s %+v step %d, the largest logit from the head's picks: GPU %d, CPU %d", dir, p, step, got, want)
 				}
 				draws++
@@ -214,17 +225,18 @@ func TestGPUSampleDistribution(t *testing.T) {
 				l[i] = -100
 			}
 			copy(l, v.Logits)
-			head := headPicksOf(l)
 			for _, p := range settings {
 				p.Seed = 777
 				sm := sample.New(p)
+				st := sm.Step(recent, 0, vocab)
+				head := headPicksOf(l, &st)
 				f := make([]int, vocab)
 				for pos := range draws {
 					logits := l
 					if pos > 0 {
 						logits = nil // already there
 					}
-					var h *headPicks
+					var h *stepPicks
 					if pos%2 == 1 {
 						h = head
 					}
@@ -248,7 +260,9 @@ func TestGPUSampleDistribution(t *testing.T) {
 // TestGPUHeadPicks: after every prefill and decode step of a plan whose LM
 // head leaves its picks, the greedy pick and the plain draw (temperature
 // alone) are the CPU sampler's tokens over the step's logits, and a decode
-// step needs no sampler launch for either.
+// step needs no sampler launch for either; for a draw with penalties the
+// head's key over the logits no penalty touches is the host's, and the
+// sampler drawing after those picks draws the CPU's token.
 func TestGPUHeadPicks(t *testing.T) {
 	withPicks := 0
 	for _, dir := range samplePlans(t) {
@@ -270,31 +284,42 @@ func TestGPUHeadPicks(t *testing.T) {
 				in = tokens[1:] // a prefill
 			}
 			sm := sample.New(sample.Params{})
-			if step%2 == 1 {
-				sm = sample.New(sample.Params{Temperature: []float32{0.7, 1}[step%4/2], Seed: uint64(step)})
+			var recent []int32
+			switch step % 3 {
+			case 1:
+				sm = sample.New(sample.Params{Temperature: []float32{0.7, 1}[step%2], Seed: uint64(step)})
+			case 2:
+				sm = sample.New(sample.Params{Temperature: 0.7, TopK: 40, RepetitionPenalty: 1.1, Seed: uint64(step)})
+				recent = tokens
 			}
-			st := sm.Step(nil, seq.pos+len(in), vocab)
+			st := sm.Step(recent, seq.pos+len(in), vocab)
 			if err := seq.run(context.Background(), in, &st); err != nil {
 				t.Fatal(err)
 			}
-			greedy, bad, drawn, err := seq.picks()
-			if err != nil || bad {
-				t.Fatalf("%s step %d: picks %v, non-finite %v", dir, step, err, bad)
+			p, err := seq.picks()
+			if err != nil || p.bad {
+				t.Fatalf("%s step %d: picks %v, non-finite %v", dir, step, err, p.bad)
 			}
 			logits, err := seq.hostLogits()
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := sm.Sample(logits, nil, seq.pos)
-			got := sample.KeyID(greedy)
-			if st.Plain() {
-				if step > 0 && drawn == 0 {
+			if host := headPicksOf(logits, &st); p.free != host.free || (len(st.Penalised) > 0) != (p.free != 0) {
+				t.Fatalf("%s step %d (%+v): the head's key over the ids no penalty touches %#x, the host's %#x", dir, step, sm.Params(), p.free, host.free)
+			}
+			want := sm.Sample(logits, recent, seq.pos)
+			got := sample.KeyID(p.greedy)
+			switch {
+			case st.Plain():
+				if step > 0 && p.drawn == 0 {
 					t.Fatalf("%s step %d: the head drew nothing", dir, step)
 				}
-				got = sample.KeyID(drawn)
+				got = sample.KeyID(p.drawn)
 				if step == 0 {
 					got = drawOnGPU(t, seq, nil, sm, nil, seq.pos)
 				}
+			case !st.Greedy():
+				got = drawAfterHead(t, seq, nil, &p, sm, recent, seq.pos)
 			}
 			if got != want {
 				t.Fatalf("%s step %d (%+v): the head picked %d, the CPU sampler %d", dir, step, sm.Params(), got, want)

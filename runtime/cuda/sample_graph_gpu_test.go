@@ -73,7 +73,8 @@ func TestGPUDecodeDrawsInGraph(t *testing.T) {
 // TestGPUDrawInGraphCost times 200 back-to-back replays of one decode
 // step's graph (ReplayDecode) with each bench setting's draw against the
 // greedy step's: what a draw adds to a step on the GPU, without the host's
-// work between steps. ORC_GPU_BENCH=1; it prints, asserts nothing about
+// work between steps; greedy with a penalty runs the sampler's shortest
+// path, its floor. ORC_GPU_BENCH=1; it prints, asserts nothing about
 // speed.
 func TestGPUDrawInGraphCost(t *testing.T) {
 	if os.Getenv("ORC_GPU_BENCH") != "1" {
@@ -85,7 +86,8 @@ func TestGPUDrawInGraphCost(t *testing.T) {
 		history := fedRandom(t, seq, 64, 31)
 		greedyUs := 0.0
 		for _, p := range []sample.Params{{}, {Temperature: 1, Seed: 1}, {Temperature: 0.7, TopP: 0.9, Seed: 1},
-			{Temperature: 0.7, TopK: 40, RepetitionPenalty: 1.1, Seed: 1}, {Temperature: 1, MinP: 0.05, Seed: 1}} {
+			{Temperature: 0.7, TopK: 40, RepetitionPenalty: 1.1, Seed: 1}, {Temperature: 1, MinP: 0.05, Seed: 1},
+			{RepetitionPenalty: 1.1}} {
 			id, err := seq.ForwardSample(context.Background(), history[len(history)-1:], sample.New(p), history)
 			if err != nil {
 				t.Fatal(err)

@@ -208,6 +208,18 @@ __device__ __forceinline__ float sample_gumbel(u64 key, int id) {
 #define STEP_HEAD_KEYED 11
 #define STEP_IDS 12
 
+// sample_penalised is id's index among the n penalised ids (ascending: a
+// binary search), or -1.
+__device__ __forceinline__ int sample_penalised(int id, const int* ids, int n) {
+    int a = 0, b = n;
+    while (a < b) {
+        const int c = (a + b) >> 1;
+        if (ids[c] < id) a = c + 1;
+        else b = c;
+    }
+    return a < n && ids[a] == id ? a : -1;
+}
+
 __device__ __forceinline__ u64 warp_max_u64(u64 v) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -1545,7 +1557,9 @@ __device__ __forceinline__ int block_tokens(const int* __restrict__ state, int* 
 // before the step): greedy[0] the largest sample_key over the finite
 // logits, as sample_draw keys them, greedy[1] non-zero if a logit was not
 // finite; and where the step's settings ask for a plain draw (no penalty,
-// no filter), greedy[2] the largest key of v/T + noise, runtime/sample's z.
+// no filter), greedy[2] the largest key of v/T + noise, runtime/sample's z,
+// or for another draw with penalties, greedy[3] the largest key over the
+// finite logits no penalty touches (sample_draw's m without a barrier).
 // Atomic max and or are order-free, so the picks do not depend on
 // scheduling; greedy decoding and plain draws then need no sampler launch.
 // With RES it adds the residual r [T, OUT] to its outputs: y is then an
@@ -1604,6 +1618,10 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
             const float z = __fadd_rn(__fdiv_rn(v, __int_as_float(st[0])), sample_gumbel(k, (int)row));
             const u64 drawn = warp_max_u64(writes && finite ? sample_key(z, (int)row) : 0);
             if (threadIdx.x == 0) atomicMax(greedy + 2, drawn);
+        } else if (st[0] != 0 && st[7] > 0) {  // a draw with penalties: the largest logit none touches
+            const bool free = writes && finite && sample_penalised((int)row, st + STEP_IDS, min(st[7], SAMPLE_RECENT)) < 0;
+            const u64 top = warp_max_u64(free ? sample_key(v, (int)row) : 0);
+            if (threadIdx.x == 0 && top) atomicMax(greedy + 3, top);
         }
     }
 }
@@ -4646,26 +4664,28 @@ __device__ __forceinline__ void moe_sum(const float* __restrict__ ys, const floa
 //     largest l's key. Else the largest l, m: where the step's LM head keyed
 //     its logits (STEP_HEAD_KEYED) and they are finite, from the head's
 //     greedy key, max(v)/T (division by T > 0 keeps the order, rounding
-//     too), unless the head's pick is penalised, and each block's
-//     penalised ids' l (at most SAMPLE_RECENT); else by an atomic max and
-//     a barrier.
+//     too; where the head's pick is penalised, its key over the logits no
+//     penalty touches), and each block's penalised ids' l (at most
+//     SAMPLE_RECENT); else by an atomic max and a barrier.
 //  2. weights w, masses q = ⌊w·2³¹⌋ and, for the kept ids alone, noisy
 //     values z. Without top-k and top-p, the kept id with the largest z
 //     wins (an atomic max a block; the last block to finish writes its key
 //     into the state block's draw slot).
 //  3. Top-k and top-p are prefixes of the sorted order (l descending, id
-//     ascending). Bins of m − l (sample_fast) are runs of that order: one
+//     ascending). Bins of m − l (sample_bin) are runs of that order: one
 //     histogram of counts and masses, summed by integer atomics (the same
 //     totals in any order), and a barrier find the bin the boundary falls
-//     in. Each block keeps its ids above it for sure and lists the bin's;
-//     the last block to finish finds the exact boundary among the listed
-//     ids and writes the pick. Where the bin holds more than SAMPLE_CAND
-//     ids, a radix select over l's ordered bits (11 + 11 + 10 bits, a
-//     histogram and a barrier a level) finds it across the grid: top-k by
-//     count, then top-p by mass against top_p·W, W the top-k prefix's
-//     mass. A prefix that ends inside a run of equal l takes its first ids.
-// Measured on an H200 (Qwen's 151,936 ids, 38 blocks, m by the barrier):
-// 6.8 µs at temperature 0, 12.7 plain, 24–30 with top-k or top-p (fast path).
+//     in. Each block keeps its ids above it for sure and lists the bin's.
+//     With top-k or top-p alone (sample_fine), a histogram of the bin's
+//     sub-bins and a second barrier find the sub-bin of the boundary,
+//     whose few ids every block ranks from the list, keeping its own ids
+//     in parallel. With both, or a crowded sub-bin, the last block to
+//     finish finds the exact boundary among the listed ids and writes the
+//     pick (sample_settle). Where the bin holds more than SAMPLE_CAND ids,
+//     a radix select over l's ordered bits (11 + 11 + 10 bits, a histogram
+//     and a barrier a level) finds it across the grid: top-k by count, then
+//     top-p by mass against top_p·W, W the top-k prefix's mass. A prefix
+//     that ends inside a run of equal l takes its first ids.
 // The scratch starts zeroed (the runtime clears it once) and every launch
 // leaves it so.
 #define SAMPLE_THREADS 512
@@ -4704,7 +4724,7 @@ struct SampleScratch {
     SampleHist d;     // the fast path's bins of m − l
     uint32_t candKey[SAMPLE_CAND], candID[SAMPLE_CAND];
     float candW[SAMPLE_CAND], candZ[SAMPLE_CAND];
-    SampleHist h[5];  // the radix path's level 1; top-k's levels 2 and 3; top-p's levels 2 and 3
+    SampleHist h[5];  // the radix path's level 1 (or sample_fine's sub-bins); top-k's levels 2 and 3; top-p's
 };
 
 // sample_sync is a barrier of the whole grid (all G blocks resident).
@@ -4765,7 +4785,8 @@ __device__ __forceinline__ void sample_scan(uint32_t& c, u64& m, uint32_t* wc, u
 // the bins above it to base.
 template <int NB, bool BY_MASS, class H>
 __device__ __forceinline__ int sample_descend(const H* g, uint32_t k, double target, uint32_t& baseC, u64& baseM,
-                                              uint32_t* wc, u64* wm, int* found, uint32_t* foundC, u64* foundM) {
+                                              uint32_t* wc, u64* wm, int* found, uint32_t* foundC, u64* foundM,
+                                              uint32_t* foundN = nullptr) {
     constexpr int PER = NB / SAMPLE_THREADS;
     uint32_t c[PER], sc = 0;
     u64 m[PER], sm = 0;
@@ -4788,6 +4809,7 @@ __device__ __forceinline__ int sample_descend(const H* g, uint32_t k, double tar
             *found = NB - 1 - (threadIdx.x * PER + j);
             *foundC = rc;
             *foundM = rm;
+            if (foundN) *foundN = c[j];
         }
         rc += c[j];
         rm += m[j];
@@ -4923,41 +4945,52 @@ __device__ __forceinline__ SampleEnd sample_end(Level level, int topK, float top
     return end;
 }
 
-// sample_fast ends the draw where the prefix's boundary bin (cut, of the
-// bins of m − l) holds few enough ids: every block keeps its ids above the
-// bin for sure (their largest z to best) and lists the bin's (with both
-// top-k and top-p, every id down to it: top-p then counts within top-k);
-// the last block to finish finds the exact boundary among the listed ids
-// by a radix select in shared memory (c0, m0: the count and mass above the
-// bin), keeps the first ids of a tie, and writes the largest kept z.
-template <int V, int EPT, int SLOT, class ID, class Z>
-__device__ __forceinline__ void sample_fast(int* __restrict__ state, SampleScratch* __restrict__ s, int topK, float topP, float minP, bool both, int cut,
-                                            uint32_t c0, u64 m0, u64 W, const int (&hb)[EPT], const uint32_t (&ok)[EPT], const float (&w)[EPT],
-                                            Z zOf, ID idOf, SampleShared& sh, uint32_t* wc, u64* wm, int* found, uint32_t* foundC,
-                                            u64* foundM) {
+// sample_unordered is the float of ordered bits k (sample_ordered's
+// inverse, but for -0).
+__device__ __forceinline__ float sample_unordered(uint32_t k) { return __uint_as_float((k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k); }
+
+// sample_bin is the fast path's bin of d = m − l ≥ 0 (0 the top): 1/64
+// wide up to 16, 1/8 wide up to 143, the last taking the rest; and
+// sample_sub d's sub-bin of 2048 within bin b, the same scaled by 2048
+// (exact: a power of two), one for the last bin. Both are monotone in d,
+// so bins and their sub-bins are runs of the sorted order.
+__device__ __forceinline__ int sample_bin(float d) {
+    return d < 16.f ? (int)__fmul_rn(d, 64.f) : d < 143.f ? 1024 + (int)__fmul_rn(__fsub_rn(d, 16.f), 8.f) : 2047;
+}
+__device__ __forceinline__ int sample_sub(float d, int b) {
+    return b < 1024 ? (int)__fmul_rn(d, 131072.f) - b * 2048 : b < 2047 ? (int)__fmul_rn(__fsub_rn(d, 16.f), 16384.f) - (b - 1024) * 2048 : 0;
+}
+// sample_d is m − l as the bins take it: 0 where l = m (also both +Inf).
+__device__ __forceinline__ float sample_d(float l, float m) { return l == m ? 0.f : __fsub_rn(m, l); }
+
+// sample_list lists the ids of the prefix's boundary bin (cut, of the bins
+// of m − l; with both top-k and top-p, every id down to it: top-p then
+// counts within top-k) in the scratch's candidates, and returns the
+// block's largest key over its ids above the bin (but with both), which
+// are kept for sure. The listed ids take places a block at a time: each
+// its place in the block's run by a shared atomic, the run its place by
+// one global atomic (an id's each would queue on ncand); the list's order
+// does not matter.
+template <int V, int EPT, class ID, class Z>
+__device__ __forceinline__ u64 sample_list(SampleScratch* __restrict__ s, float minP, bool both, int cut, const int (&hb)[EPT],
+                                           const uint32_t (&ok)[EPT], const float (&w)[EPT], Z zOf, ID idOf) {
     const int tid = threadIdx.x;
-    // The listed ids take places in the list a block at a time: each its
-    // place in the block's run by a shared atomic, the run its place by one
-    // global atomic (an id's each would queue on ncand). The list's order
-    // does not matter.
     __shared__ unsigned listed, base;
     if (tid == 0) listed = 0;
     __syncthreads();
-    u64 sure = 0;
     int place[EPT];
 #pragma unroll
     for (int e = 0; e < EPT; e++) {
-        const int id = idOf(e);
         place[e] = -1;
-        if (id >= V) continue;
-        if (hb[e] > cut && !both) {
-            if (w[e] >= minP) sure = max(sure, sample_key(zOf(e), id));
-        } else if (hb[e] >= cut) {
-            place[e] = (int)atomicAdd(&listed, 1u);
-        }
+        if (idOf(e) < V && (both ? hb[e] >= cut : hb[e] == cut)) place[e] = (int)atomicAdd(&listed, 1u);
     }
     __syncthreads();
     if (tid == 0 && listed) base = atomicAdd(&s->ncand, listed);
+    // The sure ids' noise while thread 0's atomic is out.
+    u64 sure = 0;
+#pragma unroll
+    for (int e = 0; e < EPT; e++)
+        if (idOf(e) < V && hb[e] > cut && !both && w[e] >= minP) sure = max(sure, sample_key(zOf(e), idOf(e)));
     __syncthreads();
 #pragma unroll
     for (int e = 0; e < EPT; e++)
@@ -4968,6 +5001,20 @@ __device__ __forceinline__ void sample_fast(int* __restrict__ state, SampleScrat
             s->candW[i] = w[e];
             s->candZ[i] = zOf(e);
         }
+    return sure;
+}
+
+// sample_settle ends the draw from the list: every block adds its sure
+// key to best, and the last block to finish finds the exact boundary among
+// the listed ids by a radix select in shared memory (c0, m0: the count and
+// mass above the bin), keeps the first ids of a tie, and writes the
+// largest kept z. It leaves the scratch zeroed (with fine, the sub-bins'
+// histogram h[0] too).
+template <int SLOT>
+__device__ __forceinline__ void sample_settle(int* __restrict__ state, SampleScratch* __restrict__ s, int topK, float topP, float minP, bool both,
+                                              bool fine, uint32_t c0, u64 m0, u64 W, u64 sure, SampleShared& sh, uint32_t* wc, u64* wm,
+                                              int* found, uint32_t* foundC, u64* foundM) {
+    const int tid = threadIdx.x;
     sample_best(sure, &s->best);
     __shared__ int last;
     __syncthreads();  // the block's list entries, before thread 0's fence
@@ -5039,18 +5086,118 @@ __device__ __forceinline__ void sample_fast(int* __restrict__ state, SampleScrat
     }
     uint32_t* d = (uint32_t*)&s->d;
     for (int i = tid; i < (int)(sizeof(SampleHist) / 4); i += SAMPLE_THREADS) d[i] = 0;
+    if (fine) {
+        uint32_t* h = (uint32_t*)&s->h[0];
+        for (int i = tid; i < (int)(sizeof(SampleHist) / 4); i += SAMPLE_THREADS) h[i] = 0;
+    }
 }
 
-// sample_penalised is id's index among the n penalised ids (ascending: a
-// binary search), or -1.
-__device__ __forceinline__ int sample_penalised(int id, const int* ids, int n) {
-    int a = 0, b = n;
-    while (a < b) {
-        const int c = (a + b) >> 1;
-        if (ids[c] < id) a = c + 1;
-        else b = c;
+// sample_fine ends a draw with top-k or top-p alone whose boundary bin
+// (cut) holds few enough ids to list, without a select on one block: each
+// block lists the bin's ids (sample_list) and adds them, by global
+// atomics, to a histogram of the bin's 2048 sub-bins (sample_sub) in
+// h[0]; after a barrier every block finds the sub-bin the boundary falls
+// in (c1, m1: the count and mass above it). Where that holds at most
+// SAMPLE_FEW ids, the blocks holding one of them read its ids from the
+// list and rank theirs among them (larger l, then lower id, first), so
+// that each block keeps its own ids and adds their largest z to best
+// (the last to finish writes it). Else sample_settle resolves the list.
+#define SAMPLE_FEW 64
+template <int V, int G, int EPT, int SLOT, class ID, class Z>
+__device__ __forceinline__ void sample_fine(int* __restrict__ state, SampleScratch* __restrict__ s, int topK, float topP, float minP, float m,
+                                            int cut, uint32_t c0, u64 m0, u64 W, const int (&hb)[EPT], const uint32_t (&ok)[EPT],
+                                            const float (&w)[EPT], const float (&l)[EPT], Z zOf, ID idOf, SampleShared& sh, uint32_t* wc, u64* wm,
+                                            int* found, uint32_t* foundC, u64* foundM) {
+    const int tid = threadIdx.x, b = 2047 - cut;
+    const u64 sure = sample_list<V, EPT>(s, minP, false, cut, hb, ok, w, zOf, idOf);
+    int hs[EPT];  // 2047 − the sub-bin, for the ids in the bin
+#pragma unroll
+    for (int e = 0; e < EPT; e++) {
+        hs[e] = -1;
+        if (idOf(e) < V && hb[e] == cut) {
+            hs[e] = 2047 - sample_sub(sample_d(l[e], m), b);
+            atomicAdd(&s->h[0].c[hs[e]], 1u);
+            if (topP > 0.f) atomicAdd(&s->h[0].m[hs[e]], (u64)sample_mass(w[e]));
+        }
     }
-    return a < n && ids[a] == id ? a : -1;
+    sample_sync<G>(s);
+    // Every block has read the bins, the total and maxkey: each zeroes its
+    // share.
+    uint32_t* d = (uint32_t*)&s->d;
+    for (int i = blockIdx.x * SAMPLE_THREADS + tid; i < (int)(sizeof(SampleHist) / 4); i += G * SAMPLE_THREADS) d[i] = 0;
+    if (blockIdx.x == 0 && tid == 0) {
+        s->total = 0;
+        s->maxkey = 0;
+    }
+    __shared__ uint32_t inSub;
+    uint32_t c1 = c0;
+    u64 m1 = m0;
+    const double target = (double)topP * (double)W;
+    const int sb = topK > 0 ? sample_descend<2048, false>(&s->h[0], (uint32_t)topK, 0, c1, m1, wc, wm, found, foundC, foundM, &inSub)
+                            : sample_descend<2048, true>(&s->h[0], 0, target, c1, m1, wc, wm, found, foundC, foundM, &inSub);
+    // The prefix ends at the sub-bin's end where it holds one id, or top-k's
+    // count reaches it; else inside it.
+    const bool whole = topK > 0 ? c1 + inSub <= (uint32_t)topK : inSub == 1;
+    if (!whole && inSub > SAMPLE_FEW) {
+        sample_settle<SLOT>(state, s, topK, topP, minP, false, true, c0, m0, W, sure, sh, wc, wm, found, foundC, foundM);
+        return;
+    }
+    // Where it ends inside, the sub-bin's ids, where the block holds one.
+    __shared__ int nm;
+    __shared__ uint32_t mk[SAMPLE_FEW], mid[SAMPLE_FEW];
+    __shared__ u64 mq[SAMPLE_FEW];
+    bool mine = false;
+#pragma unroll
+    for (int e = 0; e < EPT; e++) mine |= hs[e] == sb;
+    if (!whole && __syncthreads_or(mine)) {
+        if (tid == 0) nm = 0;
+        __syncthreads();
+        const int n = (int)__ldcg(&s->ncand);
+        for (int i = tid; i < n; i += SAMPLE_THREADS) {
+            const uint32_t k = __ldcg(&s->candKey[i]);
+            if (2047 - sample_sub(sample_d(sample_unordered(k), m), b) != sb) continue;
+            const int j = atomicAdd(&nm, 1);
+            if (j < SAMPLE_FEW) {
+                mk[j] = k;
+                mid[j] = __ldcg(&s->candID[i]);
+                mq[j] = sample_mass(__ldcg(&s->candW[i]));
+            }
+        }
+        __syncthreads();
+    }
+    // The block's kept ids of the bin: its sub-bins above sb, and of sb's
+    // those whose count (top-k) or mass (top-p) before them leaves room.
+    u64 best = sure;
+#pragma unroll
+    for (int e = 0; e < EPT; e++) {
+        const int id = idOf(e);
+        if (hs[e] < sb) continue;  // below the boundary, or not in the bin (above it: sure)
+        bool kept = hs[e] > sb || whole;
+        if (!kept) {
+            uint32_t cnt = 0;
+            u64 q = 0;
+            for (int j = 0; j < min(nm, SAMPLE_FEW); j++) {
+                const bool before = mk[j] > ok[e] || (mk[j] == ok[e] && mid[j] < (uint32_t)id);
+                cnt += before;
+                q += before ? mq[j] : 0;
+            }
+            kept = topK > 0 ? c1 + cnt < (uint32_t)topK : (double)(m1 + q) < target;
+        }
+        if (kept && w[e] >= minP) best = max(best, sample_key(zOf(e), id));
+    }
+    sample_best(best, &s->best);
+    __shared__ int last;
+    __syncthreads();
+    if (tid == 0) last = sample_last(&s->ticket);
+    __syncthreads();
+    if (!last) return;
+    if (tid == 0) {
+        *(u64*)(state + SLOT + 4) = __ldcg(&s->best);
+        s->best = 0;
+        s->ncand = 0;
+    }
+    uint32_t* h = (uint32_t*)&s->h[0];
+    for (int i = tid; i < (int)(sizeof(SampleHist) / 4); i += SAMPLE_THREADS) h[i] = 0;
 }
 
 // sample_l is id's l from its logit v (sample.Sampler's steps 1 and 3):
@@ -5080,7 +5227,7 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
     __shared__ uint32_t wc[NW], rowTies[EPT][NW];
     __shared__ u64 wm[NW];
     __shared__ int found;
-    __shared__ uint32_t foundC;
+    __shared__ uint32_t foundC, foundN;
     __shared__ u64 foundM;
     const int* st = state + SAMPLE_STEP;
     __shared__ uint32_t headMax;  // m's ordered bits, from the head's key and the penalised ids
@@ -5091,30 +5238,44 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
     const int lo = blockIdx.x * PB, tid = threadIdx.x;
     auto idOf = [&](int e) { return lo + e * SAMPLE_THREADS + tid; };
 
+    // The penalised ids, and a bit for each of the block's ids that is one
+    // (most ids then skip the search): the state block's words, which the
+    // host writes, so read before the wait for the LM head's grid, as the
+    // first histogram's zeroing.
     __shared__ int penIDs[SAMPLE_RECENT], penCounts[SAMPLE_RECENT];
+    __shared__ uint32_t penBits[(PB + 31) / 32];
+    for (int i = tid; i < (PB + 31) / 32; i += SAMPLE_THREADS) penBits[i] = 0;
+    sh.zero();  // for the first histogram
     for (int i = tid; i < npen; i += SAMPLE_THREADS) {
         penIDs[i] = st[STEP_IDS + i];
         penCounts[i] = st[STEP_IDS + SAMPLE_RECENT + i];
     }
     __syncthreads();
+    if (tid < npen && penIDs[tid] >= lo && penIDs[tid] < lo + PB) atomicOr(&penBits[(penIDs[tid] - lo) >> 5], 1u << ((penIDs[tid] - lo) & 31));
+    __syncthreads();
+    grid_dep_wait();
+    acquire(logits);
     auto lOf = [&](int id, float v) { return sample_l(v, id, penIDs, penCounts, npen, rp, freq, pres, temp); };
     float l[EPT];
 #pragma unroll
     for (int e = 0; e < EPT; e++) {
-        const int id = idOf(e);
-        l[e] = lOf(id, id < V ? logits[id] : -INF);
+        const int id = idOf(e), i = e * SAMPLE_THREADS + tid;
+        const bool pen = (penBits[i >> 5] >> (i & 31)) & 1u;
+        l[e] = sample_l(id < V ? logits[id] : -INF, id, penIDs, penCounts, pen ? npen : 0, rp, freq, pres, temp);
     }
     // m from the head's picks: the same decision in every block (the
     // state block's words), so that all or none meet at the barrier.
     bool maxFromHead = false;
     if (st[STEP_HEAD_KEYED] && temp > 0.f) {
-        const u64 gk = __ldcg((const u64*)(state + SLOT));
+        u64 gk = __ldcg((const u64*)(state + SLOT));
         const int gid = (int)(0xFFFFFFFFu - (uint32_t)gk);
-        maxFromHead = gk != 0 && __ldcg(state + SLOT + 2) == 0 && gid < V && sample_penalised(gid, penIDs, npen) < 0;
+        maxFromHead = gk != 0 && __ldcg(state + SLOT + 2) == 0 && gid < V;
+        // A penalised pick: the largest logit no penalty touches instead.
+        if (maxFromHead && sample_penalised(gid, penIDs, npen) >= 0) gk = __ldcg((const u64*)(state + SLOT + 6));
+        maxFromHead = maxFromHead && gk != 0;
         if (maxFromHead) {
             const uint32_t gb = (uint32_t)(gk >> 32);
-            const float vmax = __uint_as_float((gb & 0x80000000u) ? (gb & 0x7FFFFFFFu) : ~gb);
-            if (tid == 0) headMax = sample_ordered(__fdiv_rn(vmax, temp));
+            if (tid == 0) headMax = sample_ordered(__fdiv_rn(sample_unordered(gb), temp));
             __syncthreads();
             if (tid < npen && penIDs[tid] < V) atomicMax(&headMax, sample_ordered(lOf(penIDs[tid], logits[penIDs[tid]])));
             __syncthreads();
@@ -5138,7 +5299,7 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
             sample_sync<G>(s);
             mb = __ldcg(&s->maxkey);
         }
-        const float m = __uint_as_float((mb & 0x80000000u) ? (mb & 0x7FFFFFFFu) : ~mb);
+        const float m = sample_unordered(mb);
         if (m == -INF) {
             best = 0xFFFFFFFFull;  // id 0
         } else {
@@ -5161,10 +5322,14 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
             uint32_t theta = 0, keepTies = 0, cnt = 0;
             const bool prefix = topK > 0 || topP > 0.f;
             if (prefix) {
-                // level 1 over every id, and the total mass
-                auto hist = [&](SampleHist* g, u64* total, auto match, auto bin) {
-                    sh.zero();
-                    __syncthreads();
+                // A histogram of counts and, for top-p, masses (top-k alone
+                // counts), and the total mass.
+                const bool byMass = topP > 0.f;
+                auto hist = [&](SampleHist* g, u64* total, auto match, auto bin, bool zeroed) {
+                    if (!zeroed) {
+                        sh.zero();
+                        __syncthreads();
+                    }
 #pragma unroll
                     for (int e = 0; e < EPT; e++) {
                         const bool in = idOf(e) < V && match(e);
@@ -5173,7 +5338,7 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
                         // serialises the groups: 30 µs a histogram over flat
                         // logits on an H200).
                         if (in) {
-                            const uint32_t q = sample_mass(w[e]);
+                            const uint32_t q = byMass ? sample_mass(w[e]) : 0u;
                             sh.add(b, 1u, q & 0xFFFF, q >> 16);
                         }
                     }
@@ -5181,9 +5346,10 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
                     u64 sum = 0;
                     for (int i = tid; i < 2048; i += SAMPLE_THREADS)
                         if (sh.c[i]) {
+                            const u64 q = sh.m(i);
                             atomicAdd(&g->c[i], sh.c[i]);
-                            atomicAdd(&g->m[i], sh.m(i));
-                            sum += sh.m(i);
+                            if (q) atomicAdd(&g->m[i], q);
+                            sum += q;
                         }
                     if (total) {
 #pragma unroll
@@ -5191,43 +5357,44 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
                         if ((tid & 31) == 0 && sum) atomicAdd(total, sum);
                     }
                 };
-                // The fast path: bins of m − l, 1/64 wide up to 16 and 1/8 wide
-                // up to 143 (the last takes the rest), are runs of the sorted
-                // order; the top-k or top-p
-                // boundary falls in one of them, whose ids (or, with both,
-                // every id down to the top-k's bin) go to a candidate list
-                // the last block to finish resolves alone, while the ids of
-                // the bins above are kept for sure.
+                // The fast path: the top-k or top-p boundary falls in one of
+                // the bins of m − l, whose ids (or, with both, every id down
+                // to the top-k's bin) go to a candidate list (sample_fine,
+                // sample_settle), while the ids of the bins above are kept
+                // for sure.
                 int hb[EPT];  // 2047 − bin: larger is nearer the top
 #pragma unroll
-                for (int e = 0; e < EPT; e++) {
-                    const float d = l[e] == m ? 0.f : __fsub_rn(m, l[e]);
-                    hb[e] = 2047 - (d < 16.f ? (int)__fmul_rn(d, 64.f) : d < 143.f ? 1024 + (int)__fmul_rn(__fsub_rn(d, 16.f), 8.f) : 2047);
-                }
-                hist(&s->d, &s->total, [](int) { return true; }, [&](int e) { return hb[e]; });
+                for (int e = 0; e < EPT; e++) hb[e] = 2047 - sample_bin(sample_d(l[e], m));
+                hist(&s->d, &s->total, [](int) { return true; }, [&](int e) { return hb[e]; }, true);  // sh zeroed before the wait
                 sample_sync<G>(s);
                 const u64 W = __ldcg(&s->total);
                 const bool both = topK > 0 && topP > 0.f;
                 uint32_t c0 = 0;
                 u64 m0 = 0;
-                const int cut = topK > 0 ? sample_descend<2048, false>(&s->d, (uint32_t)topK, 0, c0, m0, wc, wm, &found, &foundC, &foundM)
-                                         : sample_descend<2048, true>(&s->d, 0, (double)topP * (double)W, c0, m0, wc, wm, &found, &foundC, &foundM);
-                const uint32_t inCut = __ldcg(&s->d.c[cut]);
+                const int cut = topK > 0 ? sample_descend<2048, false>(&s->d, (uint32_t)topK, 0, c0, m0, wc, wm, &found, &foundC, &foundM, &foundN)
+                                         : sample_descend<2048, true>(&s->d, 0, (double)topP * (double)W, c0, m0, wc, wm, &found, &foundC, &foundM, &foundN);
+                const uint32_t inCut = foundN;
                 if ((both ? c0 + inCut : inCut) <= SAMPLE_CAND) {
-                    sample_fast<V, EPT, SLOT>(state, s, topK, topP, minP, both, cut, c0, m0, W, hb, ok, w, zOf, idOf, sh, wc, wm, &found, &foundC, &foundM);
+                    if (both) {
+                        const u64 sure = sample_list<V, EPT>(s, minP, true, cut, hb, ok, w, zOf, idOf);
+                        sample_settle<SLOT>(state, s, topK, topP, minP, true, false, c0, m0, W, sure, sh, wc, wm, &found, &foundC, &foundM);
+                    } else {
+                        sample_fine<V, G, EPT, SLOT>(state, s, topK, topP, minP, m, cut, c0, m0, W, hb, ok, w, l, zOf, idOf, sh, wc, wm, &found, &foundC,
+                                                     &foundM);
+                    }
                     return;
                 }
                 // Else a radix select over the ordered bits, every level a
                 // barrier: level 1 over every id.
                 usedRadix = true;
-                hist(&s->h[0], nullptr, [](int) { return true; }, [&](int e) { return (int)(ok[e] >> 21); });
+                hist(&s->h[0], nullptr, [](int) { return true; }, [&](int e) { return (int)(ok[e] >> 21); }, false);
                 sample_sync<G>(s);
                 // Levels 2 and 3 across the grid, a barrier each: top-k's in
                 // h[1], h[2], top-p's in h[3], h[4].
                 auto level = [&](int lv, uint32_t hi, bool byMass) {
                     if (lv == 1) return (const SampleHist*)&s->h[0];
                     SampleHist* h = &s->h[lv - 1 + (byMass ? 2 : 0)];
-                    hist(h, nullptr, [&](int e) { return sample_in_level(lv, hi, ok[e]); }, [&](int e) { return sample_level_bin(lv, ok[e]); });
+                    hist(h, nullptr, [&](int e) { return sample_in_level(lv, hi, ok[e]); }, [&](int e) { return sample_level_bin(lv, ok[e]); }, false);
                     sample_sync<G>(s);
                     return (const SampleHist*)h;
                 };

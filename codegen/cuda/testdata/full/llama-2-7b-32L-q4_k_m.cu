@@ -235,7 +235,5 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_32000(const float
     batch_argmax<32000>(logits, picks, state);
 }
 extern "C" __global__ void __launch_bounds__(512) sample_draw_32000_16_4_1028_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    grid_dep_wait();
-    acquire(logits);
     sample_draw<32000, 16, 4, 1028, 180992>(logits, state, scratch);
 }
