@@ -51,11 +51,14 @@ func (k *instance) Signature() string {
 // calls grid_dep_wait; attend_decode (attention.cu.tmpl) starts copying the
 // keys earlier steps cached first; moe_logits (moe.cu.tmpl) fetches its
 // router groups first, rmsnorm_logits its router values; moe_down_sum_q8
-// picks its experts and fetches their groups first. Every other kernel's
+// picks its experts and fetches their groups first; the streamed
+// mma_tokens kernels (mmat_stream) issue their first stages' copies first.
+// Every other kernel's
 // wrapper waits before its body (wrappers.cu.tmpl); TestEveryKernelWaits
 // checks that each kernel reaches grid_dep_wait in exactly one of the two
 // places.
-var waitsInside = map[string]bool{"linear_q8": true, "swiglu_q8": true, "swiglu_mma": true, "qkv_mma": true, "qkv_q8": true, "attend_decode": true, "moe_logits": true, "rmsnorm_logits": true, "moe_down_sum_q8": true}
+var waitsInside = map[string]bool{"linear_q8": true, "swiglu_q8": true, "swiglu_mma": true, "qkv_mma": true, "qkv_q8": true, "attend_decode": true, "moe_logits": true, "rmsnorm_logits": true, "moe_down_sum_q8": true,
+	"linear_mmat_stream": true, "swiglu_mmat_stream": true, "qkv_mmat_stream": true}
 
 // WaitsInside says the wrapper leaves grid_dep_wait to the device function.
 func (k *instance) WaitsInside() bool { return waitsInside[k.Fn] }
