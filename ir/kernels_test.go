@@ -50,6 +50,7 @@ func TestVerifyKernelChoice(t *testing.T) {
 		{"writes_sum on a swiglu", swiglu + ` {kernel="q8" prefill_kernel="gemm" writes_sum=true}`, `writes_sum on a q8 swiglu_linear`},
 		{"a choice attr alone", swiglu + ` {writes_sum=true}`, `attr writes_sum without a kernel`},
 		{"router logits of a swiglu", swiglu + ` {kernel="q8" prefill_kernel="gemm" router_logits=true}`, `router_logits on a swiglu_linear, which cannot take it`},
+		{"batched decode codes of a swiglu", swiglu + ` {batch_decode_writes_codes=true kernel="q8" prefill_kernel="gemm"}`, `batch_decode_writes_codes on a swiglu_linear, which cannot take it`},
 		{"a row in place of a swiglu", swiglu + ` {kernel="q8" prefill_kernel="gemm" row_in_place=true}`, `row_in_place on a swiglu_linear`},
 		{"a swiglu staging its input", swiglu + ` {kernel="q8" prefill_kernel="gemm" stages_x=true}`, `stages_x on a q8 swiglu_linear: a q8 linear stages its input`},
 		{"staging under a gemm", swiglu + ` {kernel="q8" prefill_kernel="gemm" prefill_stages_x=true}`, `prefill_stages_x on a gemm swiglu_linear`},

@@ -154,15 +154,15 @@ extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_1_B_no
     grid_dep_launch();
     attend_paged_merge<Attn_1, B_none, false, 16, 528>(part, nullptr, positions, paging, y, state);
 }
+extern "C" __global__ void __launch_bounds__(256, 2) qkv_mmat_stream_W_q5_k_split_2304_W_q5_k_split_2304_W_q5_k_split_2304_W_f32_768_W_f32_768_W_f32_768_Rope_none_768_768_768_768_false_8_2_0_768_true_36864(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    qkv_mmat_stream<W_q5_k_split<2304>, W_q5_k_split<2304>, W_q5_k_split<2304>, W_f32<768>, W_f32<768>, W_f32<768>, Rope_none, 768, 768, 768, 768, false, 8, 2, 0, 768, true, 36864>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, nullptr, nullptr, state);
+}
 extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_768(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
     quantize_x8<0, 768>(x, xq, xs, state);
-}
-extern "C" __global__ void __launch_bounds__(256, 2) qkv_mmat_stream_W_q5_k_split_2304_W_q5_k_split_2304_W_q5_k_split_2304_W_f32_768_W_f32_768_W_f32_768_Rope_none_768_768_768_768_false_8_2_0_768_true_36864(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_launch();
-    qkv_mmat_stream<W_q5_k_split<2304>, W_q5_k_split<2304>, W_q5_k_split<2304>, W_f32<768>, W_f32<768>, W_f32<768>, Rope_none, 768, 768, 768, 768, false, 8, 2, 0, 768, true, 36864>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_mmat_W_q4_k_2304_W_f32_768_768_768_8_2_0(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();

@@ -174,17 +174,17 @@ extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_2_B_no
     grid_dep_launch();
     attend_paged_merge<Attn_2, B_none, false, 16, 528>(part, nullptr, positions, paging, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_4096(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(x, state);
-    grid_dep_launch();
-    quantize_x8<0, 4096>(x, xq, xs, state);
-}
 extern "C" __global__ void __launch_bounds__(256) qkv_mmat_W_q4_k_65536_W_q4_k_65536_W_q6_k_split_65536_B_none_B_none_B_none_Rope_1_4096_4096_4096_4096_false_8_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(xq, xs, positions, state);
     grid_dep_launch();
     qkv_mmat<W_q4_k<65536>, W_q4_k<65536>, W_q6_k_split<65536>, B_none, B_none, B_none, Rope_1, 4096, 4096, 4096, 4096, false, 8, 2, 0>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_4096(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    quantize_x8<0, 4096>(x, xq, xs, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 1) linear_mmat_stream_W_q4_k_65536_B_none_4096_4096_8_2_0_2048_true_56064(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();

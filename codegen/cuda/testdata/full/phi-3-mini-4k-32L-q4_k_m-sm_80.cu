@@ -160,15 +160,21 @@ extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_2_B_no
     grid_dep_launch();
     attend_paged_merge<Attn_2, B_none, false, 16, 432>(part, nullptr, positions, paging, y, state);
 }
+extern "C" __global__ void __launch_bounds__(768) rmsnorm_rows_Norm_0_W_f32_3072_3072_768_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    acquire(a);
+    grid_dep_launch();
+    rmsnorm_rows<Norm_0, W_f32<3072>, 3072, 768, false, true>(a, nullptr, w, nullptr, y, xq, xs);
+}
+extern "C" __global__ void __launch_bounds__(256, 1) qkv_mmat_stream_W_q5_k_split_36864_W_q5_k_split_36864_W_q5_k_split_36864_B_none_B_none_B_none_Rope_1_3072_3072_3072_3072_false_8_2_0_1536_true_35328(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    qkv_mmat_stream<W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, Rope_1, 3072, 3072, 3072, 3072, false, 8, 2, 0, 1536, true, 35328>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
+}
 extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_3072(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
     quantize_x8<0, 3072>(x, xq, xs, state);
-}
-extern "C" __global__ void __launch_bounds__(256, 1) qkv_mmat_stream_W_q5_k_split_36864_W_q5_k_split_36864_W_q5_k_split_36864_B_none_B_none_B_none_Rope_1_3072_3072_3072_3072_false_8_2_0_1536_true_35328(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_launch();
-    qkv_mmat_stream<W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, Rope_1, 3072, 3072, 3072, 3072, false, 8, 2, 0, 1536, true, 35328>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 1) linear_mmat_stream_W_q4_k_36864_B_none_3072_3072_8_2_0_1536_true_28160(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
