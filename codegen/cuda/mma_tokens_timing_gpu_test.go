@@ -43,13 +43,19 @@ var mmatShapes = []mmatShape{
 }
 
 // mmatVariant is one form of the kernel: the one-round kernel, or the
-// stream with its activations staged or read.
+// stream with its activations staged or read, in chunks of slabs slabs of
+// passes.MMATokensSlab's.
 type mmatVariant struct {
 	name           string
 	stream, stageX bool
+	slabs          int64
 }
 
-var mmatVariants = []mmatVariant{{"one round", false, false}, {"stream, x staged", true, true}, {"stream, x read", true, false}}
+var mmatVariants = []mmatVariant{
+	{"one round", false, false, 0},
+	{"stream x staged", true, true, 1}, {"stream x read", true, false, 1},
+	{"stream x staged 2", true, true, 2}, {"stream x read 2", true, false, 2},
+}
 
 // mmatTimingSlab is the rows of distinct weights each matrix tiles.
 const mmatTimingSlab = 64
@@ -61,7 +67,7 @@ const mmatTimingSlab = 64
 // for SwiGLU's two) and asserts nothing about speed. The times are
 // runtime/cuda's launch profile (Options.ProfileFile): each launch alone
 // between two events, its ramp included, none of the overlap a graph gives.
-// Every matrix of every form has its own weights (520 MB: far past L2), so
+// Every matrix of every form has its own weights (860 MB: far past L2), so
 // no launch reads another's from L2. ORC_GPU_BENCH=1.
 func TestGPUMMATokensTiming(t *testing.T) {
 	gpuOnly(t)
@@ -116,7 +122,15 @@ func TestGPUMMATokensTiming(t *testing.T) {
 		}
 		slab, deq := randomSlab(t, r, sh.gt, mmatTimingSlab*int(sh.in))
 		wdata := tile(slab, int(rows/mmatTimingSlab))
+		laid := &ir.Node{Op: ir.OpWeight, DType: dt, Shape: ir.Shape{rows, sh.in}, Attrs: map[string]any{"layout": passes.LayoutName(dt)}}
 		for _, v := range mmatVariants {
+			tiles := rows / 16 // of a linear; a SwiGLU's: columns / 8
+			if v.stream {
+				if _, ok := gpu.MMATokensStreams(laid, sh.in, tiles, v.slabs*passes.MMATokensSlab(laid, sh.in), v.stageX); !ok {
+					t.Logf("%s, %s: no such stream", sh.name, v.name)
+					continue
+				}
+			}
 			name := fmt.Sprintf("w%d", len(prods))
 			data[name] = wdata
 			man.Tensors = append(man.Tensors, plans.Tensor{Name: name, DType: dt.String(), Shape: []int64{rows, sh.in}, Bytes: int64(len(wdata))})
@@ -133,16 +147,14 @@ func TestGPUMMATokensTiming(t *testing.T) {
 	}
 	before := slices.Clone(g.Outputs)
 	runGPUPasses(t, g, man)
-	for i, p := range prods {
+	for _, p := range prods {
 		p.y = g.Outputs[slices.Index(before, p.y)] // the passes may have replaced nodes
 		p.y.Attrs["prefill_kernel"] = ir.KernelMMATokens
 		if p.variant.stream {
 			w := p.y.Inputs[1]
-			slab := passes.MMATokensSlab(w, p.shape.in)
+			slab := p.variant.slabs * passes.MMATokensSlab(w, p.shape.in)
 			if _, ok := gpu.MMATokensStreams(w, p.shape.in, passes.MMATokenTiles(p.y), slab, p.variant.stageX); !ok {
-				t.Logf("%s, %s: no such stream", p.shape.name, p.variant.name)
-				prods[i] = nil
-				continue
+				t.Fatalf("%s, %s: weight %s [%v %s] does not stream in slabs of %d", p.shape.name, p.variant.name, w.Str("name"), w.DType, w.Str("layout"), slab)
 			}
 			p.y.Attrs["mmat_slab"] = slab
 			p.y.Attrs["mmat_stage_x"] = p.variant.stageX
@@ -184,9 +196,6 @@ func TestGPUMMATokensTiming(t *testing.T) {
 		us := mmatProfileTimes(t, profile)
 		t.Logf("T = %d: %-16s %-17s %10s %9s %8s %9s  %s", T, "matrix", "form", "bytes", "µs", "GB/s", "rel_err", "kernel")
 		for _, p := range prods {
-			if p == nil {
-				continue
-			}
 			ref := mmatRef(p.shape, p.deq, tables[p.shape.in], T)
 			off := (p.y.Attrs["offset"].(int64) - lo) / 4
 			e := relErr64(got[off:off+int64(T)*p.shape.out], ref)
@@ -197,7 +206,7 @@ func TestGPUMMATokensTiming(t *testing.T) {
 			if e > tol {
 				t.Errorf("T = %d, %s, %s: relative error %.2e", T, p.shape.name, p.variant.name, e)
 			}
-			kernel, u := mmatKernelTime(us, p.shape, p.variant)
+			kernel, u := mmatKernelTime(us, p.shape, p.variant, passes.MMATokensSlab(p.y.Inputs[1], p.shape.in))
 			t.Logf("T = %d: %-16s %-17s %10d %9.1f %8.0f %9.1e  %s", T, p.shape.name, p.variant.name, p.bytes, u, float64(p.bytes)/u/1e3, e, kernel)
 		}
 	}
@@ -256,9 +265,10 @@ func mmatProfileTimes(t *testing.T, path string) map[string]float64 {
 	return us
 }
 
-// mmatKernelTime finds shape's kernel of variant in a profile's times: its
-// name and µs a launch (0 where none matches).
-func mmatKernelTime(us map[string]float64, sh mmatShape, v mmatVariant) (string, float64) {
+// mmatKernelTime finds shape's kernel of variant v (slab: the shape's
+// passes.MMATokensSlab) in a profile's times: its name and µs a launch (0
+// where none matches).
+func mmatKernelTime(us map[string]float64, sh mmatShape, v mmatVariant, slab int64) (string, float64) {
 	fn, dims := "linear_mmat", fmt.Sprintf("_%d_%d_", sh.in, sh.out)
 	if sh.swiglu {
 		fn, dims = "swiglu_mmat", fmt.Sprintf("_%d_%d_%d_", sh.in, sh.out, sh.out)
@@ -268,7 +278,7 @@ func mmatKernelTime(us map[string]float64, sh mmatShape, v mmatVariant) (string,
 		if !strings.HasPrefix(k, fn+"_") || !strings.Contains(k, dims) || !strings.Contains(k, "_W_"+strings.ToLower(sh.gt.String())+"_") || streams != v.stream {
 			continue
 		}
-		if v.stream && !strings.Contains(k, fmt.Sprintf("_%v_", v.stageX)) {
+		if v.stream && !strings.Contains(k, fmt.Sprintf("_%d_%v_", v.slabs*slab, v.stageX)) {
 			continue
 		}
 		return k, u
