@@ -2526,32 +2526,43 @@ template <int IN, int NT> struct MmatXG {
     }
 };
 
+// cp_async8: an 8-byte global→shared copy (through L1: cp.async's 8-byte
+// form has no L2-only variant).
+__device__ __forceinline__ void cp_async8(void* dst, const void* src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"((uint32_t)__cvta_generic_to_shared(dst)), "l"(src) : "memory");
+}
+
 // MmatXS: MmatXG's fragments staged once in shared memory (BYTES at mem)
-// by the block that uses them for all its tiles, already split: slice
-// sl's B words of token k for lane t at codes[(sl·8NT + k)·4 + t] (a
-// quarter warp's 16-byte loads are one 128-byte run), its scales at
-// sc[sl·8NT + k] (tokens 2t, 2t + 1 one 16-byte load). Every thread of
-// the block copies its share; the caller syncs the block before the first
-// frag.
+// by the block that uses them for all its tiles: slice sl's codes of token
+// k for lane t at codes[(sl·8NT + k)·4 + t] (a quarter warp's 16-byte
+// loads are one 128-byte run), its scales at sc[sl·8NT + k] (tokens 2t,
+// 2t + 1 one 16-byte load). The constructor issues the copies (cp.async:
+// every one in flight at once, where loads a thread waited on in turn
+// took several L2 round trips) as one commit group; split, once the block
+// has waited for them and synced, turns each lane's 8 codes into its B
+// words (high bytes, then low), which frag reads; the block syncs again
+// before the first frag.
 template <int IN, int NT> struct MmatXS {
     static constexpr int SL = IN / 32, TP = 8 * NT, BYTES = SL * TP * (64 + 8);
-    const uint4* codes;
-    const float2* sc;
-    __device__ __forceinline__ MmatXS(uint8_t* mem, const xq_t* __restrict__ xq, const float2* __restrict__ xs, int tok0, int rows) {
-        uint4* c = (uint4*)mem;
-        float2* s = (float2*)(mem + SL * TP * 64);
-        codes = c;
-        sc = s;
-#pragma unroll 4
+    uint4* codes;
+    float2* sc;
+    __device__ __forceinline__ MmatXS(uint8_t* mem, const xq_t* __restrict__ xq, const float2* __restrict__ xs, int tok0, int rows)
+        : codes((uint4*)mem), sc((float2*)(mem + SL * TP * 64)) {
         for (int p = threadIdx.x; p < TP * SL * 4; p += blockDim.x) {  // token-major reads: whole rows of xq
             const int k = p / (SL * 4), sl = p / 4 % SL, t = p % 4;
-            const uint4 x = *(const uint4*)(xq + (i64)min(tok0 + k, rows - 1) * IN + sl * 32 + 8 * t);
-            c[(sl * TP + k) * 4 + t] = make_uint4(__byte_perm(x.x, x.y, 0x7531), __byte_perm(x.z, x.w, 0x7531), __byte_perm(x.x, x.y, 0x6420),
-                                                  __byte_perm(x.z, x.w, 0x6420));
+            cp_async16(codes + (sl * TP + k) * 4 + t, xq + (i64)min(tok0 + k, rows - 1) * IN + sl * 32 + 8 * t, 16);
         }
         for (int p = threadIdx.x; p < TP * SL; p += blockDim.x) {
-            const int sl = p / TP, k = p % TP;
-            s[p] = xs[(i64)min(tok0 + k, rows - 1) * SL + sl];
+            const int k = p / SL, sl = p % SL;
+            cp_async8(sc + sl * TP + k, xs + (i64)min(tok0 + k, rows - 1) * SL + sl);
+        }
+        cp_async_commit();
+    }
+    __device__ __forceinline__ void split() const {
+        for (int p = threadIdx.x; p < TP * SL * 4; p += blockDim.x) {
+            const uint4 x = codes[p];
+            codes[p] = make_uint4(__byte_perm(x.x, x.y, 0x7531), __byte_perm(x.z, x.w, 0x7531), __byte_perm(x.x, x.y, 0x6420),
+                                  __byte_perm(x.z, x.w, 0x6420));
         }
     }
     __device__ __forceinline__ void frag(int j, int sl, int t, uint32_t* bh, uint32_t* bl, float2& x0, float2& x1) const {
@@ -2722,20 +2733,22 @@ __device__ __forceinline__ void mmat_row_sections(const uint8_t* w, i64 r, const
 
 // mmat_stage_copy: slab ks of the chunk's 16 rows (row(j, rs): tile row j's
 // mmat_row_sections) into the stage at dst, THREADS threads issuing
-// 16-byte copies.
+// 16-byte copies: THREADS / 16 of them a row, so that a thread finds its
+// row's sections once a chunk.
 template <class W, int KSL, int THREADS, class Row>
 __device__ __forceinline__ void mmat_stage_copy(uint8_t* dst, int ks, Row row) {
+    constexpr int TPR = THREADS / 16;  // threads a row
+    static_assert(THREADS % 16 == 0, "whole threads a row");
+    const int j = threadIdx.x / TPR, i = threadIdx.x % TPR;
+    const uint8_t* rs[4];
+    row(j, rs);
     mmat_sections<KSL>(typename W::Units{}, [&](auto si, auto su, auto so) {
         constexpr int I = decltype(si)::value, U = decltype(su)::value, OFF = decltype(so)::value, ROOM = mmat_room<KSL>(U), PIECES = ROOM / 16;
+        const uintptr_t at = (uintptr_t)(rs[I] + ks * (KSL / 256) * U), a = at & ~(uintptr_t)15;
+        const int n = (int)((at + KSL / 256 * U - a + 15) / 16);  // ≤ PIECES
 #pragma unroll
-        for (int k = 0; k < (16 * PIECES + THREADS - 1) / THREADS; k++) {
-            const int p = k * THREADS + (int)threadIdx.x, j = p / PIECES, q = p % PIECES;
-            if (p >= 16 * PIECES) break;
-            const uint8_t* rs[4];
-            row(j, rs);
-            const uintptr_t at = (uintptr_t)(rs[I] + ks * (KSL / 256) * U), a = at & ~(uintptr_t)15;
-            if (a + 16 * q < at + KSL / 256 * U) cp_async16(dst + OFF + j * ROOM + 16 * q, (const void*)(a + 16 * q), 16);
-        }
+        for (int q = i; q < PIECES; q += TPR)
+            if (q < n) cp_async16(dst + OFF + j * ROOM + 16 * q, (const void*)(a + 16 * q), 16);
     });
 }
 
@@ -2787,6 +2800,16 @@ __device__ __forceinline__ void mmat_stream(int tiles, const xq_t* __restrict__ 
     acquire(xq, xs, state);
     const int rows = ROWS_OR_T(ROWS, state), nt = min(NT, (rows - tok0 + 7) / 8);
     const typename MmatX<XS, IN, NT>::type x(mmat_mem + SMEM, xq, xs, tok0, rows);
+    if constexpr (XS) {
+        cp_async_wait<0>();
+        __syncthreads();
+        x.split();  // the first chunk's sync orders it before the first frag
+    }
+    // The chunk loop for NA n-tiles of real tokens, a constant: with nt a
+    // run-time bound, a branch after each n-tile kept its mma and their
+    // epilogues from interleaving.
+    auto run = [&](auto na) {
+    constexpr int NA = decltype(na)::value;
     float acc[NT][4];
     int round = 0;
 #pragma unroll 1
@@ -2825,7 +2848,7 @@ __device__ __forceinline__ void mmat_stream(int tiles, const xq_t* __restrict__ 
             for (int u = 0; u < U; u++) {
                 const int kl = warp + (i0 + u) * NW;
                 if (i0 + u >= PER || kl >= KG) break;
-                mmat_group<M, NT>(qa[u], qb[u], ks * KG + kl, t, x, nt, acc);
+                mmat_group<M, NT>(qa[u], qb[u], ks * KG + kl, t, x, NA, acc);
             }
         }
         if (ks == KS - 1) {
@@ -2843,6 +2866,9 @@ __device__ __forceinline__ void mmat_stream(int tiles, const xq_t* __restrict__ 
             __syncthreads();  // every read of this chunk's stage is done
         }
     }
+    };
+    if (nt == NT) run(i64_constant<NT>{});
+    else run(i64_constant<1>{});
 }
 
 // mmat_block: the block's tile of weight rows (*tile) and its first token,
