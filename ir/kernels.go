@@ -35,13 +35,19 @@ const (
 // matrix node after the graph's last row, its kernel in a batched step,
 // where it runs once per sequence over the step's rows (a prefill family);
 // batch_decode_kernel, on a matrix node before it, its kernel in a batched
-// step of decode tokens alone (a prefill family); and the choices of decisionOps.
+// step of decode tokens alone (a prefill family); mmat_slab, on a node
+// whose mma_tokens kernel streams its weight tiles through shared memory,
+// the K-slab of a chunk (> 0), and mmat_stage_x, on one whose stream also
+// stages its activations there;
+// and the choices of decisionOps.
 var kernelAttrKinds = map[string]string{
 	"kernel": "string", "prefill_kernel": "string", "batch_kernel": "string", "batch_decode_kernel": "string",
 	"mma_warps": "int64", "mma_upw": "int64", "stream_smem": "int64", "stream_blocks": "int64",
 	"fold_norm": "bool", "writes_sum": "bool", "stages_x": "bool", "prefill_stages_x": "bool", "pick_early": "bool", "starts_late": "bool",
 	"quantize_at_end": "bool", "launch_at_end": "bool", "residual_before_wait": "bool",
 	"router_logits": "bool", "row_in_place": "bool", "writes_codes": "bool", "prefill_writes_codes": "bool",
+	"batch_decode_writes_codes": "bool",
+	"mmat_slab":                 "int64", "mmat_stage_x": "bool",
 }
 
 // codeWriters are the ops whose kernels can write their output's int16
@@ -53,15 +59,18 @@ var codeWriters = []Op{OpRMSNorm, OpLayerNorm, OpAddRMSNorm, OpAddLayerNorm, OpA
 // computes the router logits of the q8 MoE reading its normed row;
 // row_in_place, on a decode last row that is its input in place;
 // writes_codes and prefill_writes_codes, on a producer that also writes
-// its output's int16 codes in that schedule; launch_at_end, on a node
+// its output's int16 codes in that schedule, and batch_decode_writes_codes
+// in a batched step of decode tokens alone (a norm: rmsnorm_rows' Q8, the
+// batched step's one code writer); launch_at_end, on a node
 // whose last decode launch lets the next grid, which starts late, launch
 // only at its end (verifyLateStarts).
 var decisionOps = map[string][]Op{
-	"router_logits":        {OpRMSNorm, OpAddRMSNorm},
-	"row_in_place":         {OpLast},
-	"writes_codes":         codeWriters,
-	"prefill_writes_codes": codeWriters,
-	"launch_at_end":        launchingOps(),
+	"router_logits":             {OpRMSNorm, OpAddRMSNorm},
+	"row_in_place":              {OpLast},
+	"writes_codes":              codeWriters,
+	"prefill_writes_codes":      codeWriters,
+	"batch_decode_writes_codes": {OpRMSNorm, OpLayerNorm, OpAddRMSNorm, OpAddLayerNorm},
+	"launch_at_end":             launchingOps(),
 }
 
 // launchingOps are the ops that may launch a kernel: all but inputs,
@@ -131,6 +140,12 @@ func verifyKernelChoice(n *Node) error {
 		if _, has := n.Attrs[k]; has != mma || mma && n.Int(k) <= 0 {
 			return fmt.Errorf("attr %s = %v with kernels %s, %s (a tensor-core kernel's shape, > 0)", k, n.Attrs[k], n.Str("kernel"), n.Str("prefill_kernel"))
 		}
+	}
+	if _, ok := n.Attrs["mmat_slab"]; ok && (n.Int("mmat_slab") <= 0 || !slices.ContainsFunc([]string{"prefill_kernel", "batch_kernel", "batch_decode_kernel"}, func(k string) bool { return n.Str(k) == KernelMMATokens })) {
+		return fmt.Errorf("mmat_slab = %d on a %s whose kernels are %s, %s, %s: an mma_tokens kernel streams slabs of > 0 elements", n.Int("mmat_slab"), n.Op, n.Str("prefill_kernel"), n.Str("batch_kernel"), n.Str("batch_decode_kernel"))
+	}
+	if n.Bool("mmat_stage_x") && n.Int("mmat_slab") <= 0 {
+		return fmt.Errorf("mmat_stage_x on a %s that does not stream (mmat_slab): a streamed mma_tokens kernel stages its activations", n.Op)
 	}
 	if n.Bool("fold_norm") {
 		x := n.Inputs[0]

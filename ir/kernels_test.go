@@ -8,8 +8,9 @@ import (
 // TestVerifyKernelChoice: the kernel choices a GPU pipeline records
 // (chooseKernels) are checked: both schedules' families, each one its op
 // may take, a tensor-core kernel's shape, and fold_norm, writes_sum,
-// stages_x, pick_early, starts_late, quantize_at_end, launch_at_end and
-// residual_before_wait only where they can hold. Each case edits the
+// stages_x, pick_early, starts_late, quantize_at_end, launch_at_end,
+// residual_before_wait, mmat_slab and mmat_stage_x only where they can
+// hold. Each case edits the
 // swiglu_linear %25 of a fixture (over the normed row %23 of add_rmsnorm
 // %22) or its linear.
 func TestVerifyKernelChoice(t *testing.T) {
@@ -21,6 +22,7 @@ func TestVerifyKernelChoice(t *testing.T) {
 		swiglu + ` {kernel="gemv" prefill_kernel="gemv"}`,
 		swiglu + ` {batch_kernel="gemm" kernel="q8" prefill_kernel="q8"}`,
 		swiglu + ` {batch_decode_kernel="q8" kernel="q8" prefill_kernel="gemm"}`,
+		swiglu + ` {batch_decode_kernel="mma_tokens" kernel="q8" mmat_slab=512 mmat_stage_x=true prefill_kernel="gemm"}`,
 		mma,
 	} {
 		g, err := Parse(strings.Replace(text, swiglu, ok, 1))
@@ -48,6 +50,7 @@ func TestVerifyKernelChoice(t *testing.T) {
 		{"writes_sum on a swiglu", swiglu + ` {kernel="q8" prefill_kernel="gemm" writes_sum=true}`, `writes_sum on a q8 swiglu_linear`},
 		{"a choice attr alone", swiglu + ` {writes_sum=true}`, `attr writes_sum without a kernel`},
 		{"router logits of a swiglu", swiglu + ` {kernel="q8" prefill_kernel="gemm" router_logits=true}`, `router_logits on a swiglu_linear, which cannot take it`},
+		{"batched decode codes of a swiglu", swiglu + ` {batch_decode_writes_codes=true kernel="q8" prefill_kernel="gemm"}`, `batch_decode_writes_codes on a swiglu_linear, which cannot take it`},
 		{"a row in place of a swiglu", swiglu + ` {kernel="q8" prefill_kernel="gemm" row_in_place=true}`, `row_in_place on a swiglu_linear`},
 		{"a swiglu staging its input", swiglu + ` {kernel="q8" prefill_kernel="gemm" stages_x=true}`, `stages_x on a q8 swiglu_linear: a q8 linear stages its input`},
 		{"staging under a gemm", swiglu + ` {kernel="q8" prefill_kernel="gemm" prefill_stages_x=true}`, `prefill_stages_x on a gemm swiglu_linear`},
@@ -56,6 +59,9 @@ func TestVerifyKernelChoice(t *testing.T) {
 		{"a swiglu picking experts", swiglu + ` {kernel="q8" pick_early=true prefill_kernel="gemm"}`, `pick_early on a q8 swiglu_linear: a decode q8 MoE picks its experts early`},
 		{"a residual read early without a sum", swiglu + ` {kernel="q8" prefill_kernel="gemm" residual_before_wait=true}`, `residual_before_wait on a q8 swiglu_linear`},
 		{"a quantize at its end, no late start", swiglu + ` {kernel="q8" prefill_kernel="gemm" quantize_at_end=true}`, `quantize_at_end on a q8 swiglu_linear`},
+		{"a stream of no mma_tokens kernel", swiglu + ` {batch_decode_kernel="q8" kernel="q8" mmat_slab=512 prefill_kernel="gemm"}`, `mmat_slab = 512 on a swiglu_linear whose kernels are gemm, , q8`},
+		{"an empty slab", swiglu + ` {batch_decode_kernel="mma_tokens" kernel="q8" mmat_slab=0 prefill_kernel="gemm"}`, `mmat_slab = 0`},
+		{"staged activations without a stream", swiglu + ` {batch_decode_kernel="mma_tokens" kernel="q8" mmat_stage_x=true prefill_kernel="gemm"}`, `mmat_stage_x on a swiglu_linear that does not stream`},
 		{"a late start after no launch at its end", strings.Replace(mma, "}", " starts_late=true}", 1), `%25 swiglu_linear starts late, but no node before it records launch_at_end`},
 	} {
 		old := swiglu

@@ -1,6 +1,8 @@
 package passes
 
 import (
+	"slices"
+
 	"github.com/llama-orch/orc/ir"
 )
 
@@ -20,6 +22,10 @@ import (
 //     where the output is whole 32-groups that a kernel reading codes
 //     reads as its input x (kernel q8 or mma, a q8 MoE), directly or
 //     through a last row in place.
+//   - batch_decode_writes_codes (a norm before the graph's last node): the
+//     same in a batched step of decode tokens alone, whose matrix kernels
+//     (batch_decode_kernel q8 or mma_tokens) read codes: no quantize_x8
+//     launch before them.
 func chooseCodes(g *ir.Graph) error {
 	gpu, err := graphGPU(g)
 	if err != nil {
@@ -31,6 +37,7 @@ func chooseCodes(g *ir.Graph) error {
 		delete(n.Attrs, "row_in_place")
 		delete(n.Attrs, "writes_codes")
 		delete(n.Attrs, "prefill_writes_codes")
+		delete(n.Attrs, "batch_decode_writes_codes")
 	}
 	for _, n := range g.Nodes {
 		if n.Op == ir.OpLast && len(g.Outputs) > 0 && n != g.Outputs[0] && gpu.rowInPlace(n, users[n], mt) {
@@ -49,7 +56,24 @@ func chooseCodes(g *ir.Graph) error {
 			n.Attrs["prefill_writes_codes"] = true
 		}
 	}
+	for _, n := range beforeLast(g) {
+		switch n.Op {
+		case ir.OpRMSNorm, ir.OpLayerNorm, ir.OpAddRMSNorm, ir.OpAddLayerNorm:
+			if v, cols := codesOf(n, users); v != nil && cols%32 == 0 && feedsTokenCodes(v, users) {
+				n.Attrs["batch_decode_writes_codes"] = true
+			}
+		}
+	}
 	return nil
+}
+
+// feedsTokenCodes reports whether a matrix kernel of a batched step of
+// decode tokens alone reads v's int16 codes as its input x.
+func feedsTokenCodes(v *ir.Node, users map[*ir.Node][]*ir.Node) bool {
+	return slices.ContainsFunc(users[v], func(u *ir.Node) bool {
+		k := u.Str("batch_decode_kernel")
+		return u.Inputs[0] == v && isMatrix(u) && (k == ir.KernelQ8 || k == ir.KernelMMATokens)
+	})
 }
 
 // codesOf is the value whose int16 codes producer n may write, and its

@@ -6,7 +6,7 @@ import (
 
 // kernelAttrs are the attributes chooseKernels records (ir/kernels.go);
 // it drops them first, so that it can run again.
-var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_decode_kernel", "mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits"}
+var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_decode_kernel", "mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits", "mmat_slab", "mmat_stage_x"}
 
 // chooseKernels decides, for the graph's GPU target (the graph attribute
 // target), which kernel family serves each matrix node and MoE in each
@@ -47,6 +47,12 @@ var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_de
 //     integer path serves it (each block's weight groups used for
 //     PrefillTile tokens, where the prefill's tensor-core GEMM tiles of 64
 //     rows launch out/128 latency-bound blocks), else its prefill_kernel.
+//   - mmat_slab, mmat_stage_x: a node whose batch_kernel or
+//     batch_decode_kernel is mma_tokens streams its weight tiles through
+//     shared memory in K-slabs of mmat_slab elements where its weights
+//     stream (GPU.MMATokensSlab: one layout) and it has at least a tile an
+//     SM (fewer run as one round), and stages its activations there too
+//     where they fit beside the stages (GPU.MMATokensStreams).
 func chooseKernels(g *ir.Graph) error {
 	gpu, err := graphGPU(g)
 	if err != nil {
@@ -102,6 +108,11 @@ func chooseKernels(g *ir.Graph) error {
 			case intDot(n):
 				n.Attrs["batch_decode_kernel"] = ir.KernelQ8
 			}
+		}
+	}
+	for _, n := range g.Nodes {
+		if isMatrix(n) && (n.Str("batch_kernel") == ir.KernelMMATokens || n.Str("batch_decode_kernel") == ir.KernelMMATokens) {
+			c.streamTokens(n)
 		}
 	}
 	for _, n := range g.Nodes {
@@ -232,6 +243,28 @@ func mmaTokens(n *ir.Node) bool {
 		}
 	}
 	return true
+}
+
+// streamTokens records whether matrix node n's mma_tokens kernel streams
+// its weights (mmat_slab) and stages its activations too (mmat_stage_x):
+// where its weights are of one layout (q, k and v's accessors differ in
+// their blocks alone) that streams, in at least a tile an SM.
+func (c *kernelChooser) streamTokens(n *ir.Node) {
+	x, w := n.Inputs[0], n.Inputs[1]
+	for _, o := range n.Inputs[2:] {
+		if o.Op == ir.OpWeight && len(o.Shape) == 2 && (o.DType != w.DType || o.Str("layout") != w.Str("layout")) {
+			return
+		}
+	}
+	in, tiles := x.Shape[len(x.Shape)-1], MMATokenTiles(n)
+	slab := MMATokensSlab(w, in)
+	if _, ok := c.gpu.MMATokensStreams(w, in, tiles, slab, false); !ok || tiles < c.gpu.SMs {
+		return
+	}
+	n.Attrs["mmat_slab"] = slab
+	if _, ok := c.gpu.MMATokensStreams(w, in, tiles, slab, true); ok {
+		n.Attrs["mmat_stage_x"] = true
+	}
 }
 
 // moeIntDot reports whether MoE n's decode runs on the integer path:

@@ -42,6 +42,103 @@ const BatchDecodeRows = 64
 // tokens (mma_tokens.cu.tmpl's MmaT, in GGUF order and their GPU layout).
 var MMATokenTypes = map[ir.DType]bool{ir.Q4_0: true, ir.Q5_0: true, ir.Q8_0: true, ir.Q4_K: true, ir.Q5_K: true, ir.Q6_K: true}
 
+// MMATokensMaxTiles bounds the n-tiles of 8 tokens an mma_tokens block
+// takes: 16 tokens, the batched decode steps the targets run most
+// (Phi-3-mini's 16 sequences); more tokens take more blocks of the tile.
+// Eight n-tiles (64 tokens a block) took Phi-3-mini's Q6_K head to 166
+// registers (nvcc 11.8, sm_90), one block of 8 warps an SM.
+const MMATokensMaxTiles = 2
+
+// MMATokensStream is how a streamed mma_tokens kernel (mma_tokens.cu.tmpl,
+// mmat_stream) walks its weight tiles of 16 rows: chunks of Slab elements
+// of a row (a K-slab of whole super-blocks), Smem bytes of stages, XSmem
+// bytes of activations staged in shared memory (0: read from global
+// memory), PerSM blocks an SM, Blocks a row of the grid.
+type MMATokensStream struct{ Slab, Smem, XSmem, PerSM, Blocks int64 }
+
+// The stream's sizes: a stage of at most mmatStageTarget bytes (smaller
+// chunks pipeline deeper; each costs the block two barriers), at most
+// mmatMaxStages of them, and the kernel's static shared memory (each warp's
+// sums of a tile, two tiles' worth) with the 1 KB an SM reserves per block.
+const (
+	mmatStageTarget = 24 << 10
+	mmatMaxStages   = 4
+	mmatStatic      = 2*8*16*8*MMATokensMaxTiles*4 + 1<<10
+)
+
+// mmatStageBytes is mma_tokens.cu.tmpl's mmat_stage_bytes: 16 rows of each
+// section (units: its bytes a 256-element block), each padded to 16 bytes
+// and 16 more.
+func mmatStageBytes(units []int64, slab int64) int64 {
+	var b int64
+	for _, u := range units {
+		b += 16 * ((slab/256*u+15)/16 + 1) * 16
+	}
+	return b
+}
+
+// MMATokensSlab is the K-slab a streamed mma_tokens kernel over weight
+// w's rows of in elements copies a chunk of (0: it cannot stream): the
+// layouts stream_rows streams (streamUnits), rows of whole super-blocks,
+// the longest slab (whole super-blocks dividing the row, a group a warp at
+// least) whose stage fits mmatStageTarget, else the shortest.
+func MMATokensSlab(w *ir.Node, in int64) int64 {
+	units, ok := streamUnits[w.DType]
+	if !ok || w.DType != ir.Q4_K && !layoutOf(w).laidOut() || in%256 != 0 {
+		return 0
+	}
+	nb, slab := in/256, int64(0)
+	for ks := int64(1); ks <= nb; ks++ {
+		if s := in / ks; nb%ks == 0 && s/IntDotGroups[w.DType] >= 8 {
+			if slab = s; mmatStageBytes(units, s) <= mmatStageTarget {
+				break
+			}
+		}
+	}
+	return slab
+}
+
+// MMATokensStreams sizes the stream of an mma_tokens kernel over weight
+// w's rows of in elements in tiles tiles of 16 rows, chunks of slab
+// elements, its activations staged (stageX) or not: the stages fill what
+// two blocks an SM leave, else one; staged activations (16 tokens × in
+// int16 codes, pre-split, and their scales) leave room for one block.
+func (g GPU) MMATokensStreams(w *ir.Node, in, tiles, slab int64, stageX bool) (MMATokensStream, bool) {
+	units, ok := streamUnits[w.DType]
+	if !ok || w.DType != ir.Q4_K && !layoutOf(w).laidOut() || slab <= 0 || slab%256 != 0 || in%slab != 0 || tiles <= 0 {
+		return MMATokensStream{}, false
+	}
+	stage := mmatStageBytes(units, slab)
+	var x int64
+	if stageX {
+		x = in / 32 * 8 * MMATokensMaxTiles * (64 + 8)
+	}
+	for perSM := int64(2); perSM >= 1; perSM-- {
+		if stages := min(mmatMaxStages, (g.SmemPerSM/perSM-mmatStatic-x)/stage); stages >= 2 {
+			return MMATokensStream{Slab: slab, Smem: stages * stage, XSmem: x, PerSM: perSM, Blocks: min(tiles, perSM*g.SMs)}, true
+		}
+	}
+	return MMATokensStream{}, false
+}
+
+// MMATokenTiles is the weight tiles of 16 rows of an mma_tokens kernel of
+// matrix node n (mma_tokens.cu.tmpl): 16 rows of a linear, 8 columns' gate
+// and up rows of a SwiGLU, 8 rotation pairs of one qkv part.
+func MMATokenTiles(n *ir.Node) int64 {
+	out := n.Shape[len(n.Shape)-1]
+	switch n.Op {
+	case ir.OpSwiGLULinear:
+		return ceilDiv(out, 8)
+	case ir.OpQKV:
+		var t int64
+		for _, p := range n.Ints("parts") {
+			t += ceilDiv(p/2, 8)
+		}
+		return t
+	}
+	return ceilDiv(out, 16)
+}
+
 // MoEWarps is MOE_WARPS (moe.cu.tmpl): the rows one expert-GEMV block owns.
 const MoEWarps = 8
 

@@ -36,18 +36,22 @@ func TestIntLanes(t *testing.T) {
 	}
 }
 
+// tuningWeight is a weight node [out, in] of dtype dt in layout ("": GGUF
+// order).
+func tuningWeight(dt ir.DType, layout string, out, in int64) *ir.Node {
+	attrs := map[string]any{"name": "w"}
+	if layout != "" {
+		attrs["layout"] = layout
+	}
+	return &ir.Node{Op: ir.OpWeight, DType: dt, Shape: ir.Shape{out, in}, Attrs: attrs}
+}
+
 // TestMMAWarps checks which weights the tensor-core kernels take and their
 // warps: one layout with MmaCodes (Q4_K, Q5_K in its GPU layout), whole
 // super-blocks that at most 8 warps share alike, the fewest super-blocks a
 // warp.
 func TestMMAWarps(t *testing.T) {
-	w := func(dt ir.DType, layout string, out, in int64) *ir.Node {
-		attrs := map[string]any{"name": "w"}
-		if layout != "" {
-			attrs["layout"] = layout
-		}
-		return &ir.Node{Op: ir.OpWeight, DType: dt, Shape: ir.Shape{out, in}, Attrs: attrs}
-	}
+	w := tuningWeight
 	q4k := func(out, in int64) *ir.Node { return w(ir.Q4_K, "gpu_q4_k", out, in) }
 	for _, c := range []struct {
 		name    string
@@ -68,6 +72,49 @@ func TestMMAWarps(t *testing.T) {
 		nw, upw, ok := MMAWarps(c.ga, c.ua, c.in)
 		if nw != c.nw || upw != c.upw || ok != c.ok {
 			t.Errorf("%s: MMAWarps = %d, %d, %v; want %d, %d, %v", c.name, nw, upw, ok, c.nw, c.upw, c.ok)
+		}
+	}
+}
+
+// TestMMATokensStreams checks the streamed mma_tokens kernels' chunks and
+// stages at the real shapes on sm_90: the longest K-slab whose stage of 16
+// rows fits mmatStageTarget, activations staged where they fit beside two
+// stages (one block an SM), else two blocks an SM; layouts without
+// sections and rows of no whole super-blocks do not stream.
+func TestMMATokensStreams(t *testing.T) {
+	w, gpu := tuningWeight, gpus["sm_90"]
+	for _, c := range []struct {
+		name   string
+		w      *ir.Node
+		tiles  int64
+		stageX bool
+		want   MMATokensStream
+	}{
+		// Q4_K, 6 super-blocks a slab: 16 rows of 864 + 16 bytes.
+		{"Phi-3 gate+up", w(ir.Q4_K, "gpu_q4_k", 16384, 3072), 1024, true, MMATokensStream{Slab: 1536, Smem: 4 * 14080, XSmem: 110592, PerSM: 1, Blocks: 132}},
+		{"Phi-3 o-proj, activations read", w(ir.Q4_K, "gpu_q4_k", 3072, 3072), 192, false, MMATokensStream{Slab: 1536, Smem: 4 * 14080, PerSM: 2, Blocks: 192}},
+		// Q5_K split: 16 rows of (768 + 16) + (192 + 16) + (96 + 16).
+		{"Phi-3 qkv", w(ir.Q5_K, "gpu_q5_k", 9216, 3072), 576, true, MMATokensStream{Slab: 1536, Smem: 4 * 17664, XSmem: 110592, PerSM: 1, Blocks: 132}},
+		// Q6_K split, 4 super-blocks: 16 rows of (768 + 16) + (64 + 16) + (16 + 16).
+		{"Phi-3 down", w(ir.Q6_K, "gpu_q6_k", 3072, 8192), 192, false, MMATokensStream{Slab: 1024, Smem: 4 * 14336, PerSM: 2, Blocks: 192}},
+		{"Phi-3 down, activations staged (16 × 8192 codes: too many)", w(ir.Q6_K, "gpu_q6_k", 3072, 8192), 192, true, MMATokensStream{}},
+	} {
+		slab := MMATokensSlab(c.w, c.w.Shape[1])
+		got, ok := gpu.MMATokensStreams(c.w, c.w.Shape[1], c.tiles, slab, c.stageX)
+		if got != c.want || ok != (c.want != MMATokensStream{}) {
+			t.Errorf("%s: slab %d, %+v, %v; want %+v", c.name, slab, got, ok, c.want)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		w    *ir.Node
+	}{
+		{"Q5_K in GGUF order", w(ir.Q5_K, "", 9216, 3072)},
+		{"Q5_0 (no sections)", w(ir.Q5_0, "gpu_q5_0", 4864, 896)},
+		{"Qwen qkv-shaped Q4_K (896: no whole super-blocks)", w(ir.Q4_K, "gpu_q4_k", 1152, 896)},
+	} {
+		if slab := MMATokensSlab(c.w, c.w.Shape[1]); slab != 0 {
+			t.Errorf("%s: slab %d, want none", c.name, slab)
 		}
 	}
 }

@@ -246,7 +246,7 @@ func (e *emitter) batchTail(g *ir.Graph, at int, b *batchSchedules) (*ir.Node, [
 		for k, v := range n.Attrs {
 			switch {
 			case slices.Contains(overlapRecords, k):
-			case k == "offset", k == "kernel", k == "stages_x", k == "prefill_stages_x", k == "writes_codes", k == "prefill_writes_codes",
+			case k == "offset", k == "kernel", k == "stages_x", k == "prefill_stages_x", k == "writes_codes", k == "prefill_writes_codes", k == "batch_decode_writes_codes",
 				k == "row_in_place", k == "fold_norm", k == "writes_sum", k == "router_logits":
 			default:
 				c.Attrs[k] = v

@@ -3,6 +3,7 @@ package cuda_test
 import (
 	"context"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -32,7 +33,14 @@ var batchConfigs = func() []agreeConfig {
 			cs = append(cs, agreeConfig{preset: p, quant: q})
 		}
 	}
-	return append(cs, agreeConfig{preset: "gpt-oss-20b-tiny", quant: synth.QuantMXFP4}) // its own experts' type
+	cs = append(cs, agreeConfig{preset: "gpt-oss-20b-tiny", quant: synth.QuantMXFP4}) // its own experts' type
+	// Real widths, where the batched step's matrix kernels stream (at least
+	// a weight tile an SM: mma_tokens' mmat_stream): minutes of CPU
+	// device time, so with ORC_GPU_FULL=1 only.
+	if os.Getenv("ORC_GPU_FULL") == "1" {
+		cs = append(cs, agreeConfig{preset: "phi-3-mini-4k", quant: synth.QuantQ4KM, layers: 2})
+	}
+	return cs
 }()
 
 func batchChunk(i, step int) int { return 1 + (i+step)%4 }

@@ -196,3 +196,35 @@ func TestBatchDecodeKernelIsRecorded(t *testing.T) {
 		t.Errorf("a linear without batch_decode_kernel: %v", err)
 	}
 }
+
+// TestBatchDecodeNormsWriteCodes: in Phi-3-mini's batched decode step the
+// norms before the qkv and the SwiGLU write the int16 codes their
+// mma_tokens readers read, as chooseCodes recorded
+// (batch_decode_writes_codes): a layer launches two quantize_x8 (the
+// attention's output, the SwiGLU's), where without the records it
+// launches four.
+func TestBatchDecodeNormsWriteCodes(t *testing.T) {
+	g, man, _ := lowerGPU(t, writeShapes(t, "phi-3-mini-4k", 1, synth.QuantQ4KM), fullWidthMaxTokens)
+	quantizes := func() int {
+		n := 0
+		for _, l := range generate(t, g, man, "").Kernels.BatchDecode {
+			if strings.HasPrefix(l.Kernel, "quantize_x8_") {
+				n++
+			}
+		}
+		return n
+	}
+	if got := quantizes(); got != 2 {
+		t.Errorf("recorded: %d quantize_x8 launches in the batched decode step of one layer, want 2", got)
+	}
+	norms := 0
+	for _, n := range g.Nodes {
+		if n.Bool("batch_decode_writes_codes") {
+			delete(n.Attrs, "batch_decode_writes_codes")
+			norms++
+		}
+	}
+	if got := quantizes(); norms != 2 || got != 4 {
+		t.Errorf("without the records of %d norms: %d quantize_x8 launches, want 4", norms, got)
+	}
+}

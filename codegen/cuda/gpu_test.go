@@ -68,6 +68,14 @@ func openGPUPlan(t *testing.T, g *ir.Graph, man *plans.Manifest, ctx int, data f
 // before the plan is written (the source is unchanged).
 func openEditedPlan(t *testing.T, g *ir.Graph, man *plans.Manifest, ctx int, data func(name string) []byte, edit func(*plans.Kernels)) *rcuda.Device {
 	t.Helper()
+	return openPlanDir(t, writeEditedPlan(t, g, man, data, edit), rcuda.Options{Ctx: ctx})
+}
+
+// writeEditedPlan generates and compiles g's kernels, applies edit to the
+// schedules and writes the plan (weights as openGPUPlan writes them) into
+// a directory of the test's, which it returns.
+func writeEditedPlan(t *testing.T, g *ir.Graph, man *plans.Manifest, data func(name string) []byte, edit func(*plans.Kernels)) string {
+	t.Helper()
 	out, err := cuda.Generate(g, man, cuda.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -106,11 +114,18 @@ func openGenerated(t *testing.T, out *cuda.Output, man *plans.Manifest, ctx int,
 			t.Fatalf("plans.Write placed %s at %d, the schedules assumed %d", pt.Name, pt.Offset, placed[i])
 		}
 	}
+	return dir
+}
+
+// openPlanDir opens the plan in dir on GPU 0 with options o, closed when
+// the test ends.
+func openPlanDir(t *testing.T, dir string, o rcuda.Options) *rcuda.Device {
+	t.Helper()
 	p, err := plans.Open(dir, plans.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev, err := rcuda.Open(p, 0, rcuda.Options{Ctx: ctx})
+	dev, err := rcuda.Open(p, 0, o)
 	p.Close()
 	if err != nil {
 		t.Fatal(err)

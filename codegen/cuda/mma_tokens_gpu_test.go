@@ -19,8 +19,28 @@ import (
 // two SwiGLUs and a qkv of three types with biases, all over x [T, 512] with
 // output rows that are no multiple of 16, their prefill kernels recorded as
 // mma_tokens: two n-tiles of 8 tokens a block, more tokens (a plan of
-// max_tokens 64) more blocks of each weight tile.
+// max_tokens 64) more blocks of each weight tile. And the streamed forms
+// (mmat_stream) of the layouts that stream, over more tiles than their
+// grids have blocks (each block walks two or three): a linear of each,
+// SwiGLUs and a qkv, each in slabs of one super-block (two chunks a tile)
+// and of the row, activations staged and read from global memory.
 const mmaTokIn, mmaTokOut, mmaTokF, mmaTokSlab = 512, 200, 100, 64
+
+// The streamed products' rows: 282 tiles of 16 (SwiGLU: 288 of 8
+// columns; qkv: 250 + 32 + 32 of 8 pairs), more than the 264 blocks of a
+// grid of two an SM (sm_90), the last tile partial.
+const mmaTokStreamOut, mmaTokStreamF = 4500, 2300
+
+var mmaTokStreamQKV = [3]int64{4000, 500, 500}
+
+// mmaTokStream is a streamed variant: its K-slab and whether it stages
+// its activations.
+type mmaTokStream struct {
+	slab   int64
+	stageX bool
+}
+
+var mmaTokStreams = []mmaTokStream{{256, true}, {512, false}}
 
 // mmaTokQKV are the harness qkv's parts: 50 pairs of q (the last tile
 // partial), 16 of k and of v.
@@ -56,21 +76,34 @@ func newMMATokWeight(t *testing.T, r *rand.Rand, name string, gt gguf.Type, out 
 }
 
 // dots is x·wᵀ in float64 for every token of table [tokens, mmaTokIn]:
-// [tokens, w.out].
+// [tokens, w.out] (row o is the slab's row o % mmaTokSlab).
 func (w *mmaTokWeight) dots(table []float32) []float64 {
 	tokens := len(table) / mmaTokIn
 	out := make([]float64, tokens*int(w.out))
 	for tok := range tokens {
 		x := table[tok*mmaTokIn : (tok+1)*mmaTokIn]
 		for o := range int(w.out) {
+			if o >= mmaTokSlab {
+				out[tok*int(w.out)+o] = out[tok*int(w.out)+o%mmaTokSlab]
+				continue
+			}
 			var s float64
-			for i, v := range w.deq[(o%mmaTokSlab)*mmaTokIn : (o%mmaTokSlab+1)*mmaTokIn] {
+			for i, v := range w.deq[o*mmaTokIn : (o+1)*mmaTokIn] {
 				s += float64(v) * float64(x[i])
 			}
 			out[tok*int(w.out)+o] = s
 		}
 	}
 	return out
+}
+
+// swigluOf is silu(g)·u of each element.
+func swigluOf(g, u []float64) []float64 {
+	y := make([]float64, len(g))
+	for i := range y {
+		y[i] = g[i] / (1 + math.Exp(-g[i])) * u[i]
+	}
+	return y
 }
 
 // mmaTokHarness is the harness's plan and what its outputs should be.
@@ -126,6 +159,40 @@ func newMMATokHarness(t *testing.T, tokens int) *mmaTokHarness {
 		ref  []float64
 	}
 	var outs []pending
+	streamed := map[*ir.Node]mmaTokStream{} // the nodes that record mmat_slab, before the passes
+	// Each variant its own weights: the passes merge equal nodes.
+	for _, gt := range []gguf.Type{gguf.Q4_K, gguf.Q5_K, gguf.Q6_K} {
+		for k, st := range mmaTokStreams {
+			w := newMMATokWeight(t, r, fmt.Sprintf("stream%d_%s", k, gt), gt, mmaTokStreamOut, false)
+			y := g.Add(ir.OpLinear, ir.F32, ir.Shape{ir.T, mmaTokStreamOut}, nil, x, weight(w))
+			streamed[y] = st
+			outs = append(outs, pending{fmt.Sprintf("stream %s %d %v", gt, st.slab, st.stageX), y, 0, mmaTokStreamOut, w.dots(table)})
+		}
+	}
+	for i, gt := range []gguf.Type{gguf.Q4_K, gguf.Q6_K} {
+		gate := newMMATokWeight(t, r, "sgate_"+gt.String(), gt, mmaTokStreamF, false)
+		up := newMMATokWeight(t, r, "sup_"+gt.String(), gt, mmaTokStreamF, false)
+		ref := swigluOf(gate.dots(table), up.dots(table))
+		y := g.Add(ir.OpSwiGLULinear, ir.F32, ir.Shape{ir.T, mmaTokStreamF}, nil, x, weight(gate), weight(up))
+		streamed[y] = mmaTokStreams[i]
+		outs = append(outs, pending{fmt.Sprintf("stream swiglu %s %d %v", gt, streamed[y].slab, streamed[y].stageX), y, 0, mmaTokStreamF, ref})
+	}
+	for k, st := range mmaTokStreams {
+		inputs := []*ir.Node{x}
+		var refs [3][]float64
+		for i, o := range mmaTokStreamQKV {
+			w := newMMATokWeight(t, r, fmt.Sprintf("s%dw%s", k, "qkv"[i:i+1]), gguf.Q5_K, o, false)
+			inputs = append(inputs, weight(w))
+			refs[i] = w.dots(table)
+		}
+		y := g.Add(ir.OpQKV, ir.F32, ir.Shape{ir.T, mmaTokStreamQKV[0] + mmaTokStreamQKV[1] + mmaTokStreamQKV[2]}, map[string]any{"parts": mmaTokStreamQKV[:]}, inputs...)
+		streamed[y] = st
+		var off int64
+		for i := range mmaTokStreamQKV {
+			outs = append(outs, pending{fmt.Sprintf("stream qkv %s Q5_K %d %v", "qkv"[i:i+1], st.slab, st.stageX), y, off, int(mmaTokStreamQKV[i]), refs[i]})
+			off += int64(tokens) * mmaTokStreamQKV[i] // MAX_TOKENS · the earlier parts' rows
+		}
+	}
 	for _, gt := range mmaTokTypes {
 		for _, ord := range []bool{false, true} {
 			if ord && gt == gguf.Q4_K { // its GPU layout is GGUF order
@@ -142,11 +209,7 @@ func newMMATokHarness(t *testing.T, tokens int) *mmaTokHarness {
 	for _, gt := range []gguf.Type{gguf.Q4_K, gguf.Q6_K} {
 		gate := newMMATokWeight(t, r, "gate_"+gt.String(), gt, mmaTokF, false)
 		up := newMMATokWeight(t, r, "up_"+gt.String(), gt, mmaTokF, false)
-		gd, ud := gate.dots(table), up.dots(table)
-		ref := make([]float64, len(gd))
-		for i := range ref {
-			ref[i] = gd[i] / (1 + math.Exp(-gd[i])) * ud[i]
-		}
+		ref := swigluOf(gate.dots(table), up.dots(table))
 		outs = append(outs, pending{"swiglu " + gt.String(), g.Add(ir.OpSwiGLULinear, ir.F32, ir.Shape{ir.T, mmaTokF}, nil, x, weight(gate), weight(up)), 0, mmaTokF, ref})
 	}
 	qkvTypes := [3]gguf.Type{gguf.Q4_K, gguf.Q5_K, gguf.Q6_K}
@@ -180,6 +243,12 @@ func newMMATokHarness(t *testing.T, tokens int) *mmaTokHarness {
 		switch {
 		case n.Op == ir.OpLinear || n.Op == ir.OpSwiGLULinear || n.Op == ir.OpQKV:
 			n.Attrs["prefill_kernel"] = ir.KernelMMATokens
+			if i := slices.Index(g.Outputs, n); i >= 0 {
+				if st, ok := streamed[before[i]]; ok {
+					n.Attrs["mmat_slab"] = st.slab
+					n.Attrs["mmat_stage_x"] = st.stageX
+				}
+			}
 		case n.Op == ir.OpWeight && slices.Contains(ggufOrder, n.Str("name")):
 			delete(n.Attrs, "layout")
 			for i := range man.Tensors {
@@ -218,8 +287,10 @@ func (h *mmaTokHarness) logitsAt() int64 {
 
 // TestMMATokensHarnessPlans: the harness plans' prefill schedules launch
 // the mma_tokens kernels (one a node, grid y ceil(T/16): two n-tiles a
-// block) and
-// compile with nvcc for sm_80 and sm_90, every fragment accessor included.
+// block; a streamed one's grid fewer blocks than its tiles, with the
+// shared memory of its stages), each kernel waiting for the grid before
+// it once, and compile with nvcc for sm_80 and sm_90, every fragment
+// accessor included.
 func TestMMATokensHarnessPlans(t *testing.T) {
 	for _, c := range []struct{ tokens, div int64 }{{16, 16}, {64, 16}} {
 		h := newMMATokHarness(t, int(c.tokens))
@@ -229,16 +300,21 @@ func TestMMATokensHarnessPlans(t *testing.T) {
 		}
 		counts := map[string]int{}
 		for _, l := range out.Kernels.Prefill {
-			for _, fn := range []string{"linear_mmat", "swiglu_mmat", "qkv_mmat"} {
+			for _, fn := range []string{"linear_mmat_stream", "swiglu_mmat_stream", "qkv_mmat_stream", "linear_mmat", "swiglu_mmat", "qkv_mmat"} {
 				if strings.HasPrefix(l.Kernel, fn) {
 					counts[fn]++
 					if l.GridA[1] != 1 || l.GridDiv[1] != c.div {
 						t.Errorf("max_tokens %d: %s's grid y is %d·T over %d, want T over %d", c.tokens, l.Kernel, l.GridA[1], l.GridDiv[1], c.div)
 					}
+					if streams := strings.HasSuffix(fn, "_stream"); streams != (l.Smem > 0) || streams && l.GridB[0] >= 282 {
+						t.Errorf("max_tokens %d: %s has %d blocks a row, %d bytes of shared memory", c.tokens, l.Kernel, l.GridB[0], l.Smem)
+					}
+					break
 				}
 			}
 		}
-		if want := map[string]int{"linear_mmat": 11, "swiglu_mmat": 2, "qkv_mmat": 1}; fmt.Sprint(counts) != fmt.Sprint(want) {
+		kernelsWait(t, fmt.Sprintf("max_tokens %d", c.tokens), out.Source)
+		if want := map[string]int{"linear_mmat": 11, "swiglu_mmat": 2, "qkv_mmat": 1, "linear_mmat_stream": 6, "swiglu_mmat_stream": 2, "qkv_mmat_stream": 2}; fmt.Sprint(counts) != fmt.Sprint(want) {
 			t.Errorf("max_tokens %d: the prefill launches %v, want %v", c.tokens, counts, want)
 		}
 		for _, acc := range []string{"W_q4_0_split<", "W_q4_0<", "W_q5_0_split<", "W_q5_0<", "W_q8_0_split<", "W_q8_0<", "W_q4_k<", "W_q5_k_split<", "W_q5_k<", "W_q6_k_split<", "W_q6_k<"} {

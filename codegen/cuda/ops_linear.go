@@ -28,8 +28,12 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 		})
 	}
 	if kernel == ir.KernelMMATokens {
-		return e.mmaTokens(c, n, x, n.Inputs[1].DType, in, "linear_mmat", ceilDiv(out, 16), func(nw, nt, rows int64) any {
-			return linearMMATArgs{W: wa, B: ba, In: in, Out: out, NW: nw, NT: nt, Rows: rows}
+		return e.mmaTokens(c, n, n, x, n.Inputs[1], in, "linear_mmat", ceilDiv(out, 16), func(nw, nt, rows int64, st mmatStream) any {
+			a := linearMMATArgs{W: wa, B: ba, In: in, Out: out, NW: nw, NT: nt, Rows: rows}
+			if st.KSL > 0 {
+				return linearMMATStreamArgs{a, st}
+			}
+			return a
 		})
 	}
 	g := gridRowsY(ceilDiv(out, 4), rowsOf(x))

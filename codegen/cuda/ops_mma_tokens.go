@@ -1,6 +1,8 @@
 package cuda
 
 import (
+	"fmt"
+
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
@@ -11,18 +13,15 @@ import (
 // mma_tokens (chooseKernels' batch_decode_kernel or batch_kernel). A block
 // is mmaTokensWarps warps over one tile of 16 weight rows and
 // mmaTokenTiles n-tiles of 8 tokens; more tokens take more blocks of the
-// tile (grid y).
+// tile (grid y). A node recording mmat_slab takes the streamed form
+// (fn_stream): a grid row of passes.MMATokensStream's blocks walks the
+// tiles through shared-memory stages.
 
-// mmaTokensMaxTiles bounds a block's n-tiles: 16 tokens, the batched
-// decode steps the targets run most (Phi-3-mini's 16 sequences); more
-// tokens take more blocks of the tile, which run together (mmat_block).
-// Eight n-tiles (64 tokens a block) took Phi-3-mini's Q6_K head to 166
-// registers (nvcc 11.8, sm_90), one block of 8 warps an SM.
-const mmaTokensMaxTiles = 2
-
-// mmaTokenTiles is the n-tiles a block takes: mmaTokensMaxTiles, fewer
-// where the plan's steps have fewer tokens.
-func (e *emitter) mmaTokenTiles() int64 { return min(mmaTokensMaxTiles, ceilDiv(e.maxTokens, 8)) }
+// mmaTokenTiles is the n-tiles a block takes: passes.MMATokensMaxTiles,
+// fewer where the plan's steps have fewer tokens.
+func (e *emitter) mmaTokenTiles() int64 {
+	return min(passes.MMATokensMaxTiles, ceilDiv(e.maxTokens, 8))
+}
 
 // mmaTokensWarps is the warps a block splits the groups of a row of in
 // elements of dtype dt over: 8, fewer where the row has fewer groups.
@@ -30,25 +29,50 @@ func mmaTokensWarps(dt ir.DType, in int64) int64 {
 	return min(8, in/passes.IntDotGroups[dt])
 }
 
-// mmaTokens emits mma_tokens kernel fn over x [T, in] writing y (its
-// weight and bias parameters already in c) for blocks tiles of 16 weight
-// rows of dtype dt: x's int16 codes first (after a quantize_x8 launch where
+// mmatStream is the streamed form's template arguments after its
+// one-round kernel's: the K-slab, whether its activations are staged, the
+// stages' bytes. A zero mmatStream is the one-round kernel.
+type mmatStream struct {
+	KSL  int64
+	XS   bool
+	Smem int64
+}
+
+// mmatArgs gives a kernel's template arguments for nw warps, nt n-tiles,
+// rows rows (0: T) and its stream.
+type mmatArgs func(nw, nt, rows int64, st mmatStream) any
+
+// mmaTokens emits mma_tokens kernel fn of node n over x [T, in] writing y
+// (its weight and bias parameters already in c) for blocks tiles of 16
+// weight rows w: x's int16 codes first (after a quantize_x8 launch where
 // no producer wrote them).
-func (e *emitter) mmaTokens(c *call, y, x *ir.Node, dt ir.DType, in int64, fn string, blocks int64, targs func(nw, nt, rows int64) any) ([]plans.Launch, error) {
+func (e *emitter) mmaTokens(c *call, n, y, x, w *ir.Node, in int64, fn string, blocks int64, targs mmatArgs) ([]plans.Launch, error) {
 	quant, err := e.quantizedX(c, x, in)
 	if err != nil {
 		return nil, err
 	}
 	c.ptr(e, cOut, "y", y)
 	e.stateArg(c)
-	ls, err := e.mmaTokensLaunch(c, x, dt, in, fn, blocks, targs)
+	ls, err := e.mmaTokensLaunch(c, n, x, w, in, fn, blocks, targs)
 	return append(quant, ls...), err
 }
 
-// mmaTokensLaunch is the launch of mma_tokens kernel fn whose parameters
-// are in c, over x [T, in] with weights of dtype dt, for blocks tiles;
-// targs takes the warps, the n-tiles and the rows.
-func (e *emitter) mmaTokensLaunch(c *call, x *ir.Node, dt ir.DType, in int64, fn string, blocks int64, targs func(nw, nt, rows int64) any) ([]plans.Launch, error) {
-	nw, nt := mmaTokensWarps(dt, in), e.mmaTokenTiles()
-	return e.emit(c, fn, int(nw*32), gridTokenTiles(blocks, rowsOf(x), 8*nt), targs(nw, nt, rowsOf(x)))
+// mmaTokensLaunch is the launch of mma_tokens kernel fn of node n whose
+// parameters are in c, over x [T, in] with weights w, for blocks tiles.
+func (e *emitter) mmaTokensLaunch(c *call, n, x, w *ir.Node, in int64, fn string, blocks int64, targs mmatArgs) ([]plans.Launch, error) {
+	nw, nt, rows := mmaTokensWarps(w.DType, in), e.mmaTokenTiles(), rowsOf(x)
+	slab := n.Int("mmat_slab")
+	if slab == 0 {
+		return e.emit(c, fn, int(nw*32), gridTokenTiles(blocks, rows, 8*nt), targs(nw, nt, rows, mmatStream{}))
+	}
+	st, ok := e.MMATokensStreams(w, in, blocks, slab, n.Bool("mmat_stage_x"))
+	if !ok {
+		return nil, fmt.Errorf("%s %%%d records mmat_slab %d (mmat_stage_x %v), but its %d tiles of weight %q [%v %s, rows of %d] do not stream so: run chooseKernels", n.Op, n.ID, slab, n.Bool("mmat_stage_x"), blocks, w.Str("name"), w.DType, w.Str("layout"), in)
+	}
+	ms := mmatStream{KSL: st.Slab, XS: st.XSmem > 0, Smem: st.Smem}
+	ls, err := e.emitBounded(c, fn+"_stream", int(nw*32), int(st.PerSM), gridTokenTiles(st.Blocks, rows, 8*nt), targs(nw, nt, rows, ms))
+	if err == nil && ms.XS {
+		st.Smem += in / 32 * 8 * nt * (64 + 8) // MmatXS's BYTES for the kernel's tokens
+	}
+	return stream{Smem: st.Smem}.launch(ls, err)
 }

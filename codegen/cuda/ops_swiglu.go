@@ -29,8 +29,12 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 		})
 	}
 	if kernel == ir.KernelMMATokens {
-		return e.mmaTokens(c, n, x, n.Inputs[1].DType, in, "swiglu_mmat", ceilDiv(f, 8), func(nw, nt, rows int64) any {
-			return swigluMMATArgs{W: ga, In: in, F: f, UpRow0: upRow0, NW: nw, NT: nt, Rows: rows}
+		return e.mmaTokens(c, n, n, x, n.Inputs[1], in, "swiglu_mmat", ceilDiv(f, 8), func(nw, nt, rows int64, st mmatStream) any {
+			a := swigluMMATArgs{W: ga, In: in, F: f, UpRow0: upRow0, NW: nw, NT: nt, Rows: rows}
+			if st.KSL > 0 {
+				return swigluMMATStreamArgs{a, st}
+			}
+			return a
 		})
 	}
 	if kernel == ir.KernelGEMV {

@@ -44,7 +44,8 @@ var scratchNone = scratchX{}
 // quantizes adds producer p's int16 outputs for its value v (width cols)
 // where the chooseCodes pass recorded that p
 // writes them in the schedule being emitted (writes_codes,
-// prefill_writes_codes), else nullptrs; it returns the Q8 template argument.
+// prefill_writes_codes, batch_decode_writes_codes), else nullptrs; it
+// returns the Q8 template argument.
 func (e *emitter) quantizes(c *call, p, v *ir.Node, cols int64) bool {
 	if !e.writesCodes(p) {
 		c.null()
@@ -58,7 +59,10 @@ func (e *emitter) quantizes(c *call, p, v *ir.Node, cols int64) bool {
 // writesCodes reports whether producer p writes its output's int16 codes
 // in the schedule being emitted (chooseCodes).
 func (e *emitter) writesCodes(p *ir.Node) bool {
-	if e.prefill {
+	switch {
+	case e.batchDecode:
+		return p.Bool("batch_decode_writes_codes")
+	case e.prefill:
 		return p.Bool("prefill_writes_codes")
 	}
 	return p.Bool("writes_codes")

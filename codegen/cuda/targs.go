@@ -297,6 +297,20 @@ type (
 		KV                     bool
 		NW, NT, Rows           int64
 	}
+	// The streamed forms (fn_stream): the one-round kernel's arguments,
+	// then the stream's.
+	linearMMATStreamArgs struct {
+		linearMMATArgs
+		mmatStream
+	}
+	swigluMMATStreamArgs struct {
+		swigluMMATArgs
+		mmatStream
+	}
+	qkvMMATStreamArgs struct {
+		qkvMMATArgs
+		mmatStream
+	}
 	quantizeArgs struct{ Rows, In int64 }
 	// moeRouterArgs serve moe_route and moe_logits.
 	moeRouterArgs struct {

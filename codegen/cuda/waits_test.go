@@ -18,20 +18,26 @@ import (
 // one reaching it in both would wait before fetching weights early.
 func TestEveryKernelWaits(t *testing.T) {
 	for _, tp := range tinyPresets {
-		name := tp.preset + "-" + string(tp.quant)
 		out, _ := tinyOutput(t, tp.preset, tp.quant)
-		bodies := deviceBodies(out.Source)
-		kernels := wrapperRE.FindAllStringSubmatch(out.Source, -1)
-		if n := strings.Count(out.Source, "__global__"); len(kernels) != n || n == 0 {
-			t.Fatalf("%s: %d kernel wrappers matched of %d", name, len(kernels), n)
-		}
-		for _, k := range kernels {
-			kernel, body, fn := k[1], k[2], k[3]
-			inWrapper := strings.Contains(body, "grid_dep_wait();")
-			inside := reaches(fn, "grid_dep_wait", bodies, map[string]bool{})
-			if inWrapper == inside {
-				t.Errorf("%s: kernel %s waits in its wrapper: %v, in %s: %v; want exactly one", name, kernel, inWrapper, fn, inside)
-			}
+		kernelsWait(t, tp.preset+"-"+string(tp.quant), out.Source)
+	}
+}
+
+// kernelsWait checks that each kernel of source reaches grid_dep_wait in
+// exactly one place: its wrapper or its device function.
+func kernelsWait(t *testing.T, name, source string) {
+	t.Helper()
+	bodies := deviceBodies(source)
+	kernels := wrapperRE.FindAllStringSubmatch(source, -1)
+	if n := strings.Count(source, "__global__"); len(kernels) != n || n == 0 {
+		t.Fatalf("%s: %d kernel wrappers matched of %d", name, len(kernels), n)
+	}
+	for _, k := range kernels {
+		kernel, body, fn := k[1], k[2], k[3]
+		inWrapper := strings.Contains(body, "grid_dep_wait();")
+		inside := reaches(fn, "grid_dep_wait", bodies, map[string]bool{})
+		if inWrapper == inside {
+			t.Errorf("%s: kernel %s waits in its wrapper: %v, in %s: %v; want exactly one", name, kernel, inWrapper, fn, inside)
 		}
 	}
 }

@@ -2267,6 +2267,18 @@ __device__ __forceinline__ float i2f_exact(int v) { return __int_as_float(0x4B40
 // slice's value for a token is d[s][half]·xs.x·Σ(code·x) − m[s]·xs.y.
 template <class W> struct MmaT;
 
+// MmaT_sections<W>: fetch of a sectioned accessor's MmaT (weights.cu.tmpl,
+// W_sections), from its fetch_at<L>(sec, grp, t, r), which mmat_stream
+// calls with LdS on the staged copy of a row.
+template <class W> struct MmaT_sections {
+    template <class Raw>
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
+        const uint8_t* sec[4];
+        W::sections(typename W::Units{}, w, sec);
+        MmaT<W>::template fetch_at<LdG>(sec, grp, t, r);
+    }
+};
+
 // Q8_0: signed codes, d.
 struct MmaRaw_q8_0 { uint32_t q[2], d; };
 __device__ __forceinline__ void mmat_q8_0(const MmaRaw_q8_0& r, uint32_t (*a)[2], float (*d)[2], float* m) {
@@ -2387,15 +2399,16 @@ __device__ __forceinline__ void mmat_k4(const MmaRaw_k4& r, uint32_t (*a)[2], fl
     m[0] = dm * m0;
     m[1] = dm * m1;
 }
-template <i64 NBLK> struct MmaT<W_q4_k<NBLK>> {  // 144-byte blocks: d, dmin, scales, qs
+template <i64 NBLK> struct MmaT<W_q4_k<NBLK>> : MmaT_sections<W_q4_k<NBLK>> {  // 144-byte blocks: d, dmin, scales, qs
     static constexpr int SLICES = 2;
     static constexpr bool S8 = false, HALVES = false, MINS = true;
     using Raw = MmaRaw_k4;
-    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
-        const uint8_t* b = w + (grp >> 2) * 144;
+    template <class L>
+    static __device__ __forceinline__ void fetch_at(const uint8_t* const* sec, i64 grp, int t, Raw& r) {
+        const uint8_t* b = sec[0] + (grp >> 2) * 144;
         r.c = (int)(grp & 3);
-        r.hd = __ldg((const uint4*)b);
-        const uint2 q = __ldg((const uint2*)(b + 16 + 32 * r.c + 8 * t));
+        r.hd = L::template ld<uint4>(b);
+        const uint2 q = L::template ld<uint2>(b + 16 + 32 * r.c + 8 * t);
         r.q[0] = q.x;
         r.q[1] = q.y;
     }
@@ -2425,17 +2438,18 @@ template <i64 NBLK> struct MmaT<W_q5_k<NBLK>> {  // 176-byte blocks: d, dmin, sc
 };
 // Q5_K split (weights.cu.tmpl): word i's fifth bits are bit i of h.x's
 // (low slice) or h.y's (high) bytes.
-template <i64 NBLK> struct MmaT<W_q5_k_split<NBLK>> {  // [groups][32] qs, [groups][8] h, [NBLK][16] d, dmin, scales
+template <i64 NBLK> struct MmaT<W_q5_k_split<NBLK>> : MmaT_sections<W_q5_k_split<NBLK>> {  // [groups][32] qs, [groups][8] h, [NBLK][16] d, dmin, scales
     static constexpr int SLICES = 2;
     static constexpr bool S8 = false, HALVES = false, MINS = true;
     using Raw = MmaRaw_k4;
-    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
+    template <class L>
+    static __device__ __forceinline__ void fetch_at(const uint8_t* const* sec, i64 grp, int t, Raw& r) {
         r.c = (int)(grp & 3);
-        const uint2 q = __ldg((const uint2*)(w + grp * 32 + 8 * t));
+        const uint2 q = L::template ld<uint2>(sec[0] + grp * 32 + 8 * t);
         r.q[0] = q.x;
         r.q[1] = q.y;
-        r.h = __ldg((const uint2*)(w + NBLK * 128 + grp * 8));
-        r.hd = __ldg((const uint4*)(w + NBLK * 160 + (grp >> 2) * 16));
+        r.h = L::template ld<uint2>(sec[1] + grp * 8);
+        r.hd = L::template ld<uint4>(sec[2] + (grp >> 2) * 16);
     }
     static __device__ __forceinline__ void unpack(const Raw& r, int t, uint32_t (*a)[2], float (*d)[2], float* m) {
         const int i = 2 * t;
@@ -2480,25 +2494,167 @@ template <i64 NBLK> struct MmaT<W_q6_k<NBLK>> {  // 210-byte blocks: ql, qh, sca
     }
     static __device__ __forceinline__ void unpack(const Raw& r, int, uint32_t (*a)[2], float (*d)[2], float* m) { mmat_q6_k(r, a, d, m); }
 };
-template <i64 NBLK> struct MmaT<W_q6_k_split<NBLK>> {  // [NBLK][192] ql + qh, [NBLK][16] scales, [NBLK] d
+template <i64 NBLK> struct MmaT<W_q6_k_split<NBLK>> : MmaT_sections<W_q6_k_split<NBLK>> {  // [NBLK][192] ql + qh, [NBLK][16] scales, [NBLK] d
     static constexpr int SLICES = 2;
     static constexpr bool S8 = true, HALVES = true, MINS = false;
     using Raw = MmaRaw_q6_k;
-    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
+    template <class L>
+    static __device__ __forceinline__ void fetch_at(const uint8_t* const* sec, i64 grp, int t, Raw& r) {
         const i64 blk = grp >> 2;
-        const uint8_t* b = w + blk * 192;
+        const uint8_t* b = sec[0] + blk * 192;
         const int h = (int)(grp >> 1) & 1;
         r.p = (int)(grp & 1);
-        const uint2 lo = __ldg((const uint2*)(b + 64 * h + 8 * t)), hi = __ldg((const uint2*)(b + 64 * h + 32 + 8 * t));
-        const uint2 qh = __ldg((const uint2*)(b + 128 + 32 * h + 8 * t));
+        const uint2 lo = L::template ld<uint2>(b + 64 * h + 8 * t), hi = L::template ld<uint2>(b + 64 * h + 32 + 8 * t);
+        const uint2 qh = L::template ld<uint2>(b + 128 + 32 * h + 8 * t);
         r.lo[0] = lo.x; r.lo[1] = lo.y;
         r.hi[0] = hi.x; r.hi[1] = hi.y;
         r.qh[0] = qh.x; r.qh[1] = qh.y;
-        r.sc = __ldg((const uint32_t*)(w + NBLK * 192 + blk * 16 + 8 * h + 4 * r.p));
-        r.d = __ldg((const uint16_t*)(w + NBLK * 208) + blk);
+        r.sc = L::template ld<uint32_t>(sec[1] + blk * 16 + 8 * h + 4 * r.p);
+        r.d = L::template ld<uint16_t>(sec[2] + blk * 2);
     }
     static __device__ __forceinline__ void unpack(const Raw& r, int, uint32_t (*a)[2], float (*d)[2], float* m) { mmat_q6_k(r, a, d, m); }
 };
+
+// MmatXG: the activations of tokens tok0 .. tok0 + 8·NT − 1 (clamped to
+// the step's last, rows − 1) as B fragments, read from global memory for
+// each use: frag(j, sl, bh, bl, x0, x1) gives n-tile j's B words of slice
+// sl (the codes' high bytes bh, low bytes bl: token g of the n-tile,
+// elements 8t .. 8t+7) and the scales of the lane's C tokens 2t, 2t + 1.
+template <int IN, int NT> struct MmatXG {
+    const xq_t* __restrict__ xq;
+    const float2* __restrict__ xs;
+    int tb[NT], tc[NT][2];  // the lane's B token (column g) and C tokens (2t, 2t + 1) of each n-tile
+    __device__ __forceinline__ MmatXG(uint8_t*, const xq_t* __restrict__ q, const float2* __restrict__ s, int tok0, int rows) : xq(q), xs(s) {
+        const int g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+#pragma unroll
+        for (int j = 0; j < NT; j++) {
+            tb[j] = min(tok0 + 8 * j + g, rows - 1);
+            tc[j][0] = min(tok0 + 8 * j + 2 * t, rows - 1);
+            tc[j][1] = min(tok0 + 8 * j + 2 * t + 1, rows - 1);
+        }
+    }
+    __device__ __forceinline__ void frag(int j, int sl, int t, uint32_t* bh, uint32_t* bl, float2& x0, float2& x1) const {
+        const uint4 x = *(const uint4*)(xq + (i64)tb[j] * IN + sl * 32 + 8 * t);
+        bh[0] = __byte_perm(x.x, x.y, 0x7531);
+        bh[1] = __byte_perm(x.z, x.w, 0x7531);
+        bl[0] = __byte_perm(x.x, x.y, 0x6420);
+        bl[1] = __byte_perm(x.z, x.w, 0x6420);
+        x0 = xs[(i64)tc[j][0] * (IN / 32) + sl];
+        x1 = xs[(i64)tc[j][1] * (IN / 32) + sl];
+    }
+};
+
+// cp_async8: an 8-byte global→shared copy (through L1: cp.async's 8-byte
+// form has no L2-only variant).
+__device__ __forceinline__ void cp_async8(void* dst, const void* src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"((uint32_t)__cvta_generic_to_shared(dst)), "l"(src) : "memory");
+}
+
+// MmatXS: MmatXG's fragments staged once in shared memory (BYTES at mem)
+// by the block that uses them for all its tiles: slice sl's codes of token
+// k for lane t at codes[(sl·8NT + k)·4 + t] (a quarter warp's 16-byte
+// loads are one 128-byte run), its scales at sc[sl·8NT + k] (tokens 2t,
+// 2t + 1 one 16-byte load). The constructor issues the copies (cp.async:
+// every one in flight at once, where loads a thread waited on in turn
+// took several L2 round trips) as one commit group; split, once the block
+// has waited for them and synced, turns each lane's 8 codes into its B
+// words (high bytes, then low), which frag reads; the block syncs again
+// before the first frag.
+template <int IN, int NT> struct MmatXS {
+    static constexpr int SL = IN / 32, TP = 8 * NT, BYTES = SL * TP * (64 + 8);
+    uint4* codes;
+    float2* sc;
+    __device__ __forceinline__ MmatXS(uint8_t* mem, const xq_t* __restrict__ xq, const float2* __restrict__ xs, int tok0, int rows)
+        : codes((uint4*)mem), sc((float2*)(mem + SL * TP * 64)) {
+        for (int p = threadIdx.x; p < TP * SL * 4; p += blockDim.x) {  // token-major reads: whole rows of xq
+            const int k = p / (SL * 4), sl = p / 4 % SL, t = p % 4;
+            cp_async16(codes + (sl * TP + k) * 4 + t, xq + (i64)min(tok0 + k, rows - 1) * IN + sl * 32 + 8 * t, 16);
+        }
+        for (int p = threadIdx.x; p < TP * SL; p += blockDim.x) {
+            const int k = p / SL, sl = p % SL;
+            cp_async8(sc + sl * TP + k, xs + (i64)min(tok0 + k, rows - 1) * SL + sl);
+        }
+        cp_async_commit();
+    }
+    __device__ __forceinline__ void split() const {
+        for (int p = threadIdx.x; p < TP * SL * 4; p += blockDim.x) {
+            const uint4 x = codes[p];
+            codes[p] = make_uint4(__byte_perm(x.x, x.y, 0x7531), __byte_perm(x.z, x.w, 0x7531), __byte_perm(x.x, x.y, 0x6420),
+                                  __byte_perm(x.z, x.w, 0x6420));
+        }
+    }
+    __device__ __forceinline__ void frag(int j, int sl, int t, uint32_t* bh, uint32_t* bl, float2& x0, float2& x1) const {
+        const int g = threadIdx.x % 32 / 4;
+        const uint4 c = codes[(sl * TP + 8 * j + g) * 4 + t];
+        bh[0] = c.x;
+        bh[1] = c.y;
+        bl[0] = c.z;
+        bl[1] = c.w;
+        const float4 s = *(const float4*)(sc + sl * TP + 8 * j + 2 * t);
+        x0 = make_float2(s.x, s.y);
+        x1 = make_float2(s.z, s.w);
+    }
+};
+
+// MmatX<XS, IN, NT>::type: MmatXS where XS, else MmatXG.
+template <bool XS, int IN, int NT> struct MmatX { using type = MmatXG<IN, NT>; };
+template <int IN, int NT> struct MmatX<true, IN, NT> { using type = MmatXS<IN, NT>; };
+
+// mmat_group: acc += group k of rows ra (fetched into qa) and rb (qb) times
+// the activations x of n-tiles 0 .. nt − 1: acc[j] holds rows g, g + 8 of
+// tokens 2t, 2t + 1 of n-tile j (c[0], c[1]: row g; c[2], c[3]: row g + 8).
+template <class M, int NT, class X>
+__device__ __forceinline__ void mmat_group(const typename M::Raw& qa, const typename M::Raw& qb, int k, int t, const X& x, int nt, float (*acc)[4]) {
+    uint32_t aa[M::SLICES][2], ab[M::SLICES][2];
+    float da[M::SLICES][2], db[M::SLICES][2], ma[M::SLICES], mb[M::SLICES];
+    M::unpack(qa, t, aa, da, ma);
+    M::unpack(qb, t, ab, db, mb);
+#pragma unroll
+    for (int s = 0; s < M::SLICES; s++) {
+        const int sl = k * M::SLICES + s;  // the slice's index in the row
+        const uint32_t a[4] = {aa[s][0], ab[s][0], aa[s][1], ab[s][1]};
+#pragma unroll
+        for (int j = 0; j < NT; j++) {
+            if (j >= nt) break;
+            uint32_t bh[2], bl[2];
+            float2 x0, x1;
+            x.frag(j, sl, t, bh, bl, x0, x1);
+#pragma unroll
+            for (int half = 0; half < (M::HALVES ? 2 : 1); half++) {
+                uint32_t h[2] = {bh[0], bh[1]}, l[2] = {bl[0], bl[1]};
+                if (M::HALVES && (t >> 1) != half) h[0] = h[1] = l[0] = l[1] = 0u;
+                int ch[4] = {0, 0, 0, 0}, cl[4] = {0, 0, 0, 0};
+                mma_i8<M::S8, true>(ch, a, h);
+                mma_i8<M::S8, false>(cl, a, l);
+                float v[4];
+#pragma unroll
+                for (int i = 0; i < 4; i++) v[i] = fmaf(256.f, i2f_exact(ch[i]), i2f_exact(cl[i]));
+                acc[j][0] = fmaf(da[s][half] * x0.x, v[0], acc[j][0]);
+                acc[j][1] = fmaf(da[s][half] * x1.x, v[1], acc[j][1]);
+                acc[j][2] = fmaf(db[s][half] * x0.x, v[2], acc[j][2]);
+                acc[j][3] = fmaf(db[s][half] * x1.x, v[3], acc[j][3]);
+            }
+            if constexpr (M::MINS) {
+                acc[j][0] -= ma[s] * x0.y;
+                acc[j][1] -= ma[s] * x1.y;
+                acc[j][2] -= mb[s] * x0.y;
+                acc[j][3] -= mb[s] * x1.y;
+            }
+        }
+    }
+}
+
+// mmat_part: the lane's acc into part[warp] ([16][8·NT], row, token).
+template <int NT>
+__device__ __forceinline__ void mmat_part(float (*part)[8 * NT], const float (*acc)[4], int g, int t) {
+#pragma unroll
+    for (int j = 0; j < NT; j++) {
+        part[g][8 * j + 2 * t] = acc[j][0];
+        part[g][8 * j + 2 * t + 1] = acc[j][1];
+        part[g + 8][8 * j + 2 * t] = acc[j][2];
+        part[g + 8][8 * j + 2 * t + 1] = acc[j][3];
+    }
+}
 
 // mmat_tile: the block's NW warps' sums of weight rows ra (tile row g, this
 // lane's g) and rb (row g + 8) of W (rows of IN) with tokens tok0 ..
@@ -2514,19 +2670,15 @@ __device__ __forceinline__ void mmat_tile(const uint8_t* __restrict__ wa, i64 ra
                                           const xq_t* __restrict__ xq, const float2* __restrict__ xs, int tok0, int rows, int nt,
                                           MmatShared<NW, NT>& sh) {
     using M = MmaT<W>;
-    constexpr int G = W::GROUP, NG = IN / G, U = 4, SL = IN / 32;
+    constexpr int G = W::GROUP, NG = IN / G, U = 4;
     static_assert(IN % G == 0 && G == 32 * M::SLICES, "rows of whole groups, slices of 32");
     const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+    const MmatXG<IN, NT> x(nullptr, xq, xs, tok0, rows);
     float acc[NT][4];
-    int tb[NT], tc[NT][2];  // the lane's B token (column g) and C tokens (2t, 2t + 1) of each n-tile
 #pragma unroll
-    for (int j = 0; j < NT; j++) {
-        tb[j] = min(tok0 + 8 * j + g, rows - 1);
-        tc[j][0] = min(tok0 + 8 * j + 2 * t, rows - 1);
-        tc[j][1] = min(tok0 + 8 * j + 2 * t + 1, rows - 1);
+    for (int j = 0; j < NT; j++)
 #pragma unroll
         for (int i = 0; i < 4; i++) acc[j][i] = 0.f;
-    }
 #pragma unroll 1
     for (int k0 = warp; k0 < NG; k0 += NW * U) {
         typename M::Raw qa[U], qb[U];
@@ -2542,54 +2694,10 @@ __device__ __forceinline__ void mmat_tile(const uint8_t* __restrict__ wa, i64 ra
         for (int u = 0; u < U; u++) {
             const int k = k0 + u * NW;
             if (k >= NG) break;
-            uint32_t aa[M::SLICES][2], ab[M::SLICES][2];
-            float da[M::SLICES][2], db[M::SLICES][2], ma[M::SLICES], mb[M::SLICES];
-            M::unpack(qa[u], t, aa, da, ma);
-            M::unpack(qb[u], t, ab, db, mb);
-#pragma unroll
-            for (int s = 0; s < M::SLICES; s++) {
-                const int sl = k * M::SLICES + s;  // the slice's index in the row
-                const uint32_t a[4] = {aa[s][0], ab[s][0], aa[s][1], ab[s][1]};
-#pragma unroll
-                for (int j = 0; j < NT; j++) {
-                    if (j >= nt) break;
-                    const uint4 x = *(const uint4*)(xq + (i64)tb[j] * IN + sl * 32 + 8 * t);
-                    uint32_t bh[2] = {__byte_perm(x.x, x.y, 0x7531), __byte_perm(x.z, x.w, 0x7531)};
-                    uint32_t bl[2] = {__byte_perm(x.x, x.y, 0x6420), __byte_perm(x.z, x.w, 0x6420)};
-                    const float2 x0 = xs[(i64)tc[j][0] * SL + sl], x1 = xs[(i64)tc[j][1] * SL + sl];
-#pragma unroll
-                    for (int half = 0; half < (M::HALVES ? 2 : 1); half++) {
-                        uint32_t h[2] = {bh[0], bh[1]}, l[2] = {bl[0], bl[1]};
-                        if (M::HALVES && (t >> 1) != half) h[0] = h[1] = l[0] = l[1] = 0u;
-                        int ch[4] = {0, 0, 0, 0}, cl[4] = {0, 0, 0, 0};
-                        mma_i8<M::S8, true>(ch, a, h);
-                        mma_i8<M::S8, false>(cl, a, l);
-                        // c[0], c[1]: row g, tokens 2t, 2t + 1; c[2], c[3]: row g + 8.
-                        float v[4];
-#pragma unroll
-                        for (int i = 0; i < 4; i++) v[i] = fmaf(256.f, i2f_exact(ch[i]), i2f_exact(cl[i]));
-                        acc[j][0] = fmaf(da[s][half] * x0.x, v[0], acc[j][0]);
-                        acc[j][1] = fmaf(da[s][half] * x1.x, v[1], acc[j][1]);
-                        acc[j][2] = fmaf(db[s][half] * x0.x, v[2], acc[j][2]);
-                        acc[j][3] = fmaf(db[s][half] * x1.x, v[3], acc[j][3]);
-                    }
-                    if constexpr (M::MINS) {
-                        acc[j][0] -= ma[s] * x0.y;
-                        acc[j][1] -= ma[s] * x1.y;
-                        acc[j][2] -= mb[s] * x0.y;
-                        acc[j][3] -= mb[s] * x1.y;
-                    }
-                }
-            }
+            mmat_group<M, NT>(qa[u], qb[u], k, t, x, nt, acc);
         }
     }
-#pragma unroll
-    for (int j = 0; j < NT; j++) {
-        sh.part[warp][g][8 * j + 2 * t] = acc[j][0];
-        sh.part[warp][g][8 * j + 2 * t + 1] = acc[j][1];
-        sh.part[warp][g + 8][8 * j + 2 * t] = acc[j][2];
-        sh.part[warp][g + 8][8 * j + 2 * t + 1] = acc[j][3];
-    }
+    mmat_part<NT>(sh.part[warp], acc, g, t);
     __syncthreads();
     for (int i = threadIdx.x; i < 16 * 8 * NT; i += NW * 32) {
         float s = 0.f;
@@ -2598,6 +2706,187 @@ __device__ __forceinline__ void mmat_tile(const uint8_t* __restrict__ wa, i64 ra
         sh.sums[i / (8 * NT)][i % (8 * NT)] = s;
     }
     __syncthreads();
+}
+
+// The streamed form (mmat_stream): a grid of one or two blocks an SM walks
+// its weight tiles (tile blockIdx.x, + gridDim.x, ...) in chunks, a chunk
+// the tile's 16 rows over a K-slab of KSL elements (IN / KSL slabs a
+// tile), copied with cp.async into a ring of shared-memory stages while the
+// block computes the chunk before: the bytes in flight hold no registers,
+// and the first are issued before the wait for the grid before. The
+// one-round kernel above holds U groups a warp in registers (110-150 of
+// them: one or two blocks an SM, two DRAM round trips a block) and reads
+// each token's activations from L1 or L2 for every tile. Here a block
+// stages them once (MmatXS) where they fit beside the stages, else reads
+// them as MmatXG does, through an L1 the copies bypass.
+
+// mmat_room: a stage's bytes for one tile row's share of a section that
+// holds u bytes a 256-element block: the slab's bytes padded to 16, and 16
+// more (a copy starts at the 16-byte boundary at or below the first byte).
+template <int KSL>
+__host__ __device__ constexpr int mmat_room(int u) { return ((KSL / 256 * u + 15) / 16 + 1) * 16; }
+// mmat_stage_bytes: a stage: each section's 16 rows, in section order.
+template <int KSL, int... U>
+__host__ __device__ constexpr int mmat_stage_bytes(units<U...>) { return ((16 * mmat_room<KSL>(U)) + ... + 0); }
+
+// mmat_sections: f(i, u, off) for each section i of units U (u its bytes a
+// block, off its rows' offset in a stage), each a constant.
+template <int KSL, int I = 0, int OFF = 0, int U0, int... U, class F>
+__device__ __forceinline__ void mmat_sections(units<U0, U...>, F f) {
+    f(i64_constant<I>{}, i64_constant<U0>{}, i64_constant<OFF>{});
+    if constexpr (sizeof...(U) > 0) mmat_sections<KSL, I + 1, OFF + 16 * mmat_room<KSL>(U0)>(units<U...>{}, f);
+}
+
+// mmat_row_sections: where row r of weight w (accessor W, rows of IN)
+// starts in each of W's sections, rs[i]: W_sections' starts for the row
+// alone, so that fetch_at(rs, k, ...) reads the row's group k.
+template <class W, int IN>
+__device__ __forceinline__ void mmat_row_sections(const uint8_t* w, i64 r, const uint8_t** rs) {
+    const uint8_t* sec[4];
+    W::sections(typename W::Units{}, w, sec);
+    mmat_sections<256>(typename W::Units{}, [&](auto si, auto su, auto) {
+        rs[decltype(si)::value] = sec[decltype(si)::value] + r * (IN / 256) * decltype(su)::value;
+    });
+}
+
+// mmat_stage_copy: slab ks of the chunk's 16 rows (row(j, rs): tile row j's
+// mmat_row_sections) into the stage at dst, THREADS threads issuing
+// 16-byte copies: THREADS / 16 of them a row, so that a thread finds its
+// row's sections once a chunk.
+template <class W, int KSL, int THREADS, class Row>
+__device__ __forceinline__ void mmat_stage_copy(uint8_t* dst, int ks, Row row) {
+    constexpr int TPR = THREADS / 16;  // threads a row
+    static_assert(THREADS % 16 == 0, "whole threads a row");
+    const int j = threadIdx.x / TPR, i = threadIdx.x % TPR;
+    const uint8_t* rs[4];
+    row(j, rs);
+    mmat_sections<KSL>(typename W::Units{}, [&](auto si, auto su, auto so) {
+        constexpr int I = decltype(si)::value, U = decltype(su)::value, OFF = decltype(so)::value, ROOM = mmat_room<KSL>(U), PIECES = ROOM / 16;
+        const uintptr_t at = (uintptr_t)(rs[I] + ks * (KSL / 256) * U), a = at & ~(uintptr_t)15;
+        const int n = (int)((at + KSL / 256 * U - a + 15) / 16);  // ≤ PIECES
+#pragma unroll
+        for (int q = i; q < PIECES; q += TPR)
+            if (q < n) cp_async16(dst + OFF + j * ROOM + 16 * q, (const void*)(a + 16 * q), 16);
+    });
+}
+
+// mmat_staged: tile row j's section starts (rs, its mmat_row_sections)
+// translated into the stage at src holding its slab ks: fetch_at<LdS>(out,
+// k, ...) of the row's group k (of the slab) reads the staged bytes, each
+// at its tensor address's offset mod 16.
+template <class W, int KSL>
+__device__ __forceinline__ void mmat_staged(const uint8_t* src, int ks, int j, const uint8_t* const* rs, const uint8_t** out) {
+    mmat_sections<KSL>(typename W::Units{}, [&](auto si, auto su, auto so) {
+        constexpr int I = decltype(si)::value, U = decltype(su)::value, OFF = decltype(so)::value;
+        const uintptr_t row0 = (uintptr_t)rs[I], a = (row0 + (uintptr_t)ks * (KSL / 256) * U) & ~(uintptr_t)15;
+        out[I] = (const uint8_t*)((uintptr_t)(src + OFF + j * mmat_room<KSL>(U)) + (row0 - a));
+    });
+}
+
+// mmat_stream: mmat_tile's sums for each of the block's tiles (of tiles,
+// row(tile, j, rs): tile row j's mmat_row_sections; W: the accessor of
+// every row, but for its NBLK, which only sections read), streamed: KSL
+// elements a chunk, stages of SMEM bytes of dynamic shared memory (after
+// which MmatXS's BYTES where XS), the tokens blockIdx.y·8·NT .. of the
+// step's rows. out(tile, tok0, rows, sum) finishes a tile, sum(row, tt)
+// its sum of tile row row and token tok0 + tt; the block is in step
+// before and after.
+template <class W, int IN, int KSL, int NW, int NT, bool XS, int SMEM, int ROWS, class Row, class Out>
+__device__ __forceinline__ void mmat_stream(int tiles, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ state,
+                                            Row row, Out out) {
+    using M = MmaT<W>;
+    constexpr int G = W::GROUP, KG = KSL / G, PER = (KG + NW - 1) / NW, U = 2, KS = IN / KSL, TP = 8 * NT;
+    constexpr int STAGE = mmat_stage_bytes<KSL>(typename W::Units{}), STAGES = SMEM / STAGE;
+    static_assert(IN % KSL == 0 && KSL % 256 == 0 && G == 32 * M::SLICES, "slabs of whole super-blocks, slices of 32");
+    static_assert(SMEM == STAGES * STAGE && STAGES >= 2, "codegen's stages are whole stages of mmat_stage_bytes");
+    extern __shared__ __align__(16) uint8_t mmat_mem[];
+    __shared__ float part[2][NW][16][TP];  // alternate tiles': a warp ahead writes the other
+    const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+    const int tok0 = blockIdx.y * TP;
+    const int chunks = ((int)blockIdx.x < tiles ? (tiles - 1 - (int)blockIdx.x) / (int)gridDim.x + 1 : 0) * KS;
+    auto tile_of = [&](int k) { return (int)blockIdx.x + k / KS * (int)gridDim.x; };
+    auto issue = [&](int k) {
+        if (k < chunks) {
+            const int tile = tile_of(k);
+            mmat_stage_copy<W, KSL, NW * 32>(mmat_mem + k % STAGES * STAGE, k % KS, [&](int j, const uint8_t** rs) { row(tile, j, rs); });
+        }
+        cp_async_commit();
+    };
+#pragma unroll 1
+    for (int k = 0; k < STAGES - 1; k++) issue(k);
+    grid_dep_wait();
+    acquire(xq, xs, state);
+    const int rows = ROWS_OR_T(ROWS, state), nt = min(NT, (rows - tok0 + 7) / 8);
+    const typename MmatX<XS, IN, NT>::type x(mmat_mem + SMEM, xq, xs, tok0, rows);
+    if constexpr (XS) {
+        cp_async_wait<0>();
+        __syncthreads();
+        x.split();  // the first chunk's sync orders it before the first frag
+    }
+    // The chunk loop for NA n-tiles of real tokens, a constant: with nt a
+    // run-time bound, a branch after each n-tile kept its mma and their
+    // epilogues from interleaving.
+    auto run = [&](auto na) {
+    constexpr int NA = decltype(na)::value;
+    float acc[NT][4];
+    int round = 0;
+#pragma unroll 1
+    for (int k = 0; k < chunks; k++) {
+        issue(k + STAGES - 1);
+        cp_async_wait<STAGES - 1>();
+        __syncthreads();
+        const int tile = tile_of(k), ks = k % KS;
+        if (ks == 0) {
+#pragma unroll
+            for (int j = 0; j < NT; j++)
+#pragma unroll
+                for (int i = 0; i < 4; i++) acc[j][i] = 0.f;
+        }
+        const uint8_t* src = mmat_mem + k % STAGES * STAGE;
+        const uint8_t *sa[4], *sb[4];
+        {
+            const uint8_t* rs[4];
+            row(tile, g, rs);
+            mmat_staged<W, KSL>(src, ks, g, rs, sa);
+            row(tile, g + 8, rs);
+            mmat_staged<W, KSL>(src, ks, g + 8, rs, sb);
+        }
+#pragma unroll
+        for (int i0 = 0; i0 < PER; i0 += U) {
+            typename M::Raw qa[U], qb[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int kl = warp + (i0 + u) * NW;
+                if (i0 + u < PER && kl < KG) {
+                    M::template fetch_at<LdS>(sa, ks * KG + kl, t, qa[u]);
+                    M::template fetch_at<LdS>(sb, ks * KG + kl, t, qb[u]);
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int kl = warp + (i0 + u) * NW;
+                if (i0 + u >= PER || kl >= KG) break;
+                mmat_group<M, NT>(qa[u], qb[u], ks * KG + kl, t, x, NA, acc);
+            }
+        }
+        if (ks == KS - 1) {
+            float(*pr)[NW][16][TP] = &part[round & 1];
+            mmat_part<NT>((*pr)[warp], acc, g, t);
+            __syncthreads();  // also: every read of this chunk's stage is done
+            out(tile, tok0, rows, [&](int r, int tt) {
+                float s = 0.f;
+#pragma unroll
+                for (int w = 0; w < NW; w++) s += (*pr)[w][r][tt];
+                return s;
+            });
+            round++;
+        } else {
+            __syncthreads();  // every read of this chunk's stage is done
+        }
+    }
+    };
+    if (nt == NT) run(i64_constant<NT>{});
+    else run(i64_constant<1>{});
 }
 
 // mmat_block: the block's tile of weight rows (*tile) and its first token,
@@ -2615,6 +2904,55 @@ __device__ __forceinline__ int mmat_block(const int* __restrict__ state, int* ti
     return tok0;
 }
 
+// The kernels' epilogues, from sum(row, tt): the block's sum of its tile's
+// row row and token tok0 + tt.
+
+// linear_mmat_out: rows r0 .. r0 + 15 (+ bias) of tokens tok0 ...
+template <class B, int OUT, int NT, class Sum>
+__device__ __forceinline__ void linear_mmat_out(i64 r0, int tok0, int rows, const uint8_t* __restrict__ b, float* __restrict__ y, Sum sum) {
+    for (int i = threadIdx.x; i < 16 * 8 * NT; i += blockDim.x) {
+        const i64 row = r0 + i / (8 * NT);
+        const int tok = tok0 + i % (8 * NT);
+        if (row < OUT && tok < rows) y[(i64)tok * OUT + row] = sum(i / (8 * NT), i % (8 * NT)) + B::at(b, row);
+    }
+}
+
+// swiglu_mmat_out: columns c0 .. c0 + 7, gate rows 0..7, up rows 8..15.
+template <int F, int NT, class Sum>
+__device__ __forceinline__ void swiglu_mmat_out(i64 c0, int tok0, int rows, float* __restrict__ y, Sum sum) {
+    for (int i = threadIdx.x; i < 8 * 8 * NT; i += blockDim.x) {
+        const int c = i / (8 * NT), tt = i % (8 * NT);
+        const int tok = tok0 + tt;
+        if (c0 + c < F && tok < rows) {
+            const float gv = sum(c, tt), uv = sum(8 + c, tt);
+            y[(i64)tok * F + c0 + c] = gv / (1.f + expf(-gv)) * uv;
+        }
+    }
+}
+
+// qkv_mmat_out: pairs p0 .. p0 + 7 of part part (n rows), first rows 0..7,
+// second rows 8..15: qkv_q8's epilogue (bias, rotation, the fp16 cache).
+template <class BQ, class BK, class BV, class R, int NQ, int NK, bool KV, int NT, class Sum>
+__device__ __forceinline__ void qkv_mmat_out(int part, int n, int p0, int tok0, int rows, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk,
+                                             const uint8_t* __restrict__ bv, const int* __restrict__ positions, float* __restrict__ y,
+                                             __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state, Sum sum) {
+    for (int i = threadIdx.x; i < 8 * 8 * NT; i += blockDim.x) {
+        const int k = i / (8 * NT), tt = i % (8 * NT), tok = tok0 + tt, lp = p0 + k;
+        if (lp >= n / 2 || tok >= rows) continue;
+        int r0, r1;
+        const bool rot = qkv_pair_rows<R>(part, n, lp, &r0, &r1);
+        float b0, b1, c = 1.f, sn = 0.f;
+        if (part == 0) { b0 = BQ::at(bq, r0); b1 = BQ::at(bq, r1); }
+        else if (part == 1) { b0 = BK::at(bk, r0); b1 = BK::at(bk, r1); }
+        else { b0 = BV::at(bv, r0); b1 = BV::at(bv, r1); }
+        const int pos = positions[tok];
+        if constexpr (R::MODE != 0) {
+            if (rot) rope_cos_sin<R>(pos, lp % (R::HD / 2), &c, &sn);
+        }
+        qkv_finish<NQ, NK, KV>(part, n, tok, pos, r0, r1, sum(k, tt) + b0, sum(8 + k, tt) + b1, rot, c, sn, y, kc, vc, state);
+    }
+}
+
 // linear_mmat: linear_q8 of up to 8·NT tokens a block on tensor cores; a
 // block owns 16 output rows.
 template <class W, class B, int IN, int OUT, int NW, int NT, int ROWS>
@@ -2626,11 +2964,17 @@ __device__ __forceinline__ void linear_mmat(const uint8_t* __restrict__ w, const
     __shared__ MmatShared<NW, NT> sh;
     // Rows past the end: duplicates of the last, not written.
     mmat_tile<W, IN, NW, NT>(w, min(r0 + g, (i64)OUT - 1), w, min(r0 + g + 8, (i64)OUT - 1), xq, xs, tok0, rows, nt, sh);
-    for (int i = threadIdx.x; i < 16 * 8 * NT; i += NW * 32) {
-        const i64 row = r0 + i / (8 * NT);
-        const int tok = tok0 + i % (8 * NT);
-        if (row < OUT && tok < rows) y[(i64)tok * OUT + row] = sh.sums[i / (8 * NT)][i % (8 * NT)] + B::at(b, row);
-    }
+    linear_mmat_out<B, OUT, NT>(r0, tok0, rows, b, y, [&](int r, int tt) { return sh.sums[r][tt]; });
+}
+
+// linear_mmat_stream: linear_mmat streamed (mmat_stream) over tiles of 16
+// rows.
+template <class W, class B, int IN, int OUT, int NW, int NT, int ROWS, int KSL, bool XS, int SMEM>
+__device__ __forceinline__ void linear_mmat_stream(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq,
+                                                   const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    mmat_stream<W, IN, KSL, NW, NT, XS, SMEM, ROWS>((OUT + 15) / 16, xq, xs, state, [&](int tile, int j, const uint8_t** rs) {
+        mmat_row_sections<W, IN>(w, min((i64)tile * 16 + j, (i64)OUT - 1), rs);  // past the end: a duplicate, not written
+    }, [&](int tile, int tok0, int rows, auto sum) { linear_mmat_out<B, OUT, NT>((i64)tile * 16, tok0, rows, b, y, sum); });
 }
 
 // swiglu_mmat: swiglu_q8 of up to 8·NT tokens a block on tensor cores; a
@@ -2644,14 +2988,18 @@ __device__ __forceinline__ void swiglu_mmat(const uint8_t* __restrict__ wg, cons
     const i64 c0 = (i64)tile * 8, col = min(c0 + threadIdx.x % 32 / 4, (i64)F - 1);  // past the end: a duplicate, not written
     __shared__ MmatShared<NW, NT> sh;
     mmat_tile<W, IN, NW, NT>(wg, col, wu, UP_ROW0 + col, xq, xs, tok0, rows, nt, sh);
-    for (int i = threadIdx.x; i < 8 * 8 * NT; i += NW * 32) {
-        const int c = i / (8 * NT), tt = i % (8 * NT);
-        const int tok = tok0 + tt;
-        if (c0 + c < F && tok < rows) {
-            const float gv = sh.sums[c][tt], uv = sh.sums[8 + c][tt];
-            y[(i64)tok * F + c0 + c] = gv / (1.f + expf(-gv)) * uv;
-        }
-    }
+    swiglu_mmat_out<F, NT>(c0, tok0, rows, y, [&](int r, int tt) { return sh.sums[r][tt]; });
+}
+
+// swiglu_mmat_stream: swiglu_mmat streamed (mmat_stream) over tiles of 8
+// columns.
+template <class W, int IN, int F, int UP_ROW0, int NW, int NT, int ROWS, int KSL, bool XS, int SMEM>
+__device__ __forceinline__ void swiglu_mmat_stream(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
+                                                   const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    mmat_stream<W, IN, KSL, NW, NT, XS, SMEM, ROWS>((F + 7) / 8, xq, xs, state, [&](int tile, int j, const uint8_t** rs) {
+        const i64 col = min((i64)tile * 8 + (j & 7), (i64)F - 1);  // past the end: a duplicate, not written
+        mmat_row_sections<W, IN>(j < 8 ? wg : wu, j < 8 ? col : UP_ROW0 + col, rs);
+    }, [&](int tile, int tok0, int rows, auto sum) { swiglu_mmat_out<F, NT>((i64)tile * 8, tok0, rows, y, sum); });
 }
 
 // qkv_mmat: qkv_q8 of up to 8·NT tokens a block on tensor cores: a block
@@ -2674,21 +3022,33 @@ __device__ __forceinline__ void qkv_mmat(const uint8_t* __restrict__ wq, const u
     if (part == 0) mmat_tile<WQ, IN, NW, NT>(wq, ra, wq, rb, xq, xs, tok0, rows, nt, sh);
     else if (part == 1) mmat_tile<WK, IN, NW, NT>(wk, ra, wk, rb, xq, xs, tok0, rows, nt, sh);
     else mmat_tile<WV, IN, NW, NT>(wv, ra, wv, rb, xq, xs, tok0, rows, nt, sh);
-    for (int i = threadIdx.x; i < 8 * 8 * NT; i += NW * 32) {
-        const int k = i / (8 * NT), tt = i % (8 * NT), tok = tok0 + tt, lp = p0 + k;
-        if (lp >= n / 2 || tok >= rows) continue;
+    qkv_mmat_out<BQ, BK, BV, R, NQ, NK, KV, NT>(part, n, p0, tok0, rows, bq, bk, bv, positions, y, kc, vc, state,
+                                                 [&](int r, int tt) { return sh.sums[r][tt]; });
+}
+
+// qkv_mmat_stream: qkv_mmat streamed (mmat_stream), q, k and v in one
+// layout (their accessors differ in NBLK alone).
+template <class WQ, class WK, class WV, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV, int NW, int NT, int ROWS, int KSL, bool XS, int SMEM>
+__device__ __forceinline__ void qkv_mmat_stream(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
+                                                const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
+                                                const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions,
+                                                float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    constexpr int BLK_Q = (NQ / 2 + 7) / 8, BLK_K = (NK / 2 + 7) / 8, BLK_V = (NV / 2 + 7) / 8;
+    mmat_stream<WQ, IN, KSL, NW, NT, XS, SMEM, ROWS>(BLK_Q + BLK_K + BLK_V, xq, xs, state, [&](int tile, int j, const uint8_t** rs) {
+        int n;
+        const int part = qkv_block_part<BLK_Q, BLK_K, NQ, NK, NV>(&tile, &n);
         int r0, r1;
-        const bool rot = qkv_pair_rows<R>(part, n, lp, &r0, &r1);
-        float b0, b1, c = 1.f, sn = 0.f;
-        if (part == 0) { b0 = BQ::at(bq, r0); b1 = BQ::at(bq, r1); }
-        else if (part == 1) { b0 = BK::at(bk, r0); b1 = BK::at(bk, r1); }
-        else { b0 = BV::at(bv, r0); b1 = BV::at(bv, r1); }
-        const int pos = positions[tok];
-        if constexpr (R::MODE != 0) {
-            if (rot) rope_cos_sin<R>(pos, lp % (R::HD / 2), &c, &sn);
-        }
-        qkv_finish<NQ, NK, KV>(part, n, tok, pos, r0, r1, sh.sums[k][tt] + b0, sh.sums[8 + k][tt] + b1, rot, c, sn, y, kc, vc, state);
-    }
+        qkv_pair_rows<R>(part, n, tile * 8 + (j & 7), &r0, &r1);
+        const int r = j < 8 ? r0 : r1;
+        if (part == 0) mmat_row_sections<WQ, IN>(wq, r, rs);
+        else if (part == 1) mmat_row_sections<WK, IN>(wk, r, rs);
+        else mmat_row_sections<WV, IN>(wv, r, rs);
+    }, [&](int tile, int tok0, int rows, auto sum) {
+        int n;
+        const int part = qkv_block_part<BLK_Q, BLK_K, NQ, NK, NV>(&tile, &n);
+        acquire(positions);
+        qkv_mmat_out<BQ, BK, BV, R, NQ, NK, KV, NT>(part, n, tile * 8, tok0, rows, bq, bk, bv, positions, y, kc, vc, state, sum);
+    });
 }
 
 // Prefill GEMM family: y[T, OUT] = x[T, IN] · Wᵀ on tensor cores

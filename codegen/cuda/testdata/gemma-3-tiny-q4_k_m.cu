@@ -244,12 +244,6 @@ extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_5_B_no
     grid_dep_launch();
     attend_paged_merge<Attn_5, B_none, false, 16, 528>(part, nullptr, positions, paging, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_192(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(x, state);
-    grid_dep_launch();
-    quantize_x8<0, 192>(x, xq, xs, state);
-}
 extern "C" __global__ void __launch_bounds__(192) qkv_mmat_W_q5_0_split_1536_W_q5_0_split_384_W_q5_0_split_384_B_none_B_none_B_none_Rope_none_192_256_64_64_false_6_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(xq, xs, positions, state);
@@ -303,6 +297,12 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_192(const float* _
     acquire(x, last, state);
     grid_dep_launch();
     gather_rows<192>(x, last, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_192(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    quantize_x8<0, 192>(x, xq, xs, state);
 }
 extern "C" __global__ void __launch_bounds__(192) linear_mmat_W_q8_0_split_1572864_B_none_192_262144_6_2_0(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();

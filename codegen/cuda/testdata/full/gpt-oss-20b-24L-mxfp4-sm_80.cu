@@ -200,12 +200,6 @@ extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_4_W_f3
     grid_dep_launch();
     attend_paged_merge<Attn_4, W_f32<64>, true, 16, 432>(part, sinks, positions, paging, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_2880(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(x, state);
-    grid_dep_launch();
-    quantize_x8<0, 2880>(x, xq, xs, state);
-}
 extern "C" __global__ void __launch_bounds__(256) qkv_mmat_W_q8_0_split_368640_W_q8_0_split_46080_W_q8_0_split_46080_W_f32_4096_W_f32_512_W_f32_512_Rope_1_2880_4096_512_512_false_8_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(xq, xs, positions, state);
@@ -229,6 +223,12 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_2880(const float* 
     acquire(x, last, state);
     grid_dep_launch();
     gather_rows<2880>(x, last, y, state);
+}
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_2880(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    quantize_x8<0, 2880>(x, xq, xs, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_mmat_W_q8_0_split_18097920_B_none_2880_201088_8_2_0(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();

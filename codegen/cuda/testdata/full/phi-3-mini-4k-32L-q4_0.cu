@@ -152,17 +152,17 @@ extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_2_B_no
     grid_dep_launch();
     attend_paged_merge<Attn_2, B_none, false, 16, 528>(part, nullptr, positions, paging, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_3072(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(x, state);
-    grid_dep_launch();
-    quantize_x8<0, 3072>(x, xq, xs, state);
-}
 extern "C" __global__ void __launch_bounds__(256) qkv_mmat_W_q4_0_split_294912_W_q4_0_split_294912_W_q4_0_split_294912_B_none_B_none_B_none_Rope_1_3072_3072_3072_3072_false_8_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(xq, xs, positions, state);
     grid_dep_launch();
     qkv_mmat<W_q4_0_split<294912>, W_q4_0_split<294912>, W_q4_0_split<294912>, B_none, B_none, B_none, Rope_1, 3072, 3072, 3072, 3072, false, 8, 2, 0>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_3072(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
+    grid_dep_launch();
+    quantize_x8<0, 3072>(x, xq, xs, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_mmat_W_q4_0_split_294912_B_none_3072_3072_8_2_0(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -188,11 +188,9 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_3072(const float* 
     grid_dep_launch();
     gather_rows<3072>(x, last, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_mmat_W_q6_k_split_384768_B_none_3072_32064_8_2_0(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(xq, xs, state);
+extern "C" __global__ void __launch_bounds__(256, 1) linear_mmat_stream_W_q6_k_split_384768_B_none_3072_32064_8_2_0_1536_true_83968(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmat<W_q6_k_split<384768>, B_none, 3072, 32064, 8, 2, 0>(w, nullptr, xq, xs, y, state);
+    linear_mmat_stream<W_q6_k_split<384768>, B_none, 3072, 32064, 8, 2, 0, 1536, true, 83968>(w, nullptr, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_32064(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();

@@ -1,0 +1,287 @@
+package cuda_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/llama-orch/orc/gguf"
+	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
+	"github.com/llama-orch/orc/plans"
+	rcuda "github.com/llama-orch/orc/runtime/cuda"
+)
+
+// mmatShape is one matrix of the mma_tokens timing plan: a linear of out
+// rows, or a SwiGLU of out columns (gate and up rows packed, 2·out), over
+// rows of in elements of type gt.
+type mmatShape struct {
+	name    string
+	gt      gguf.Type
+	out, in int64
+	swiglu  bool
+}
+
+// The batched decode step's matrices: Phi-3-mini Q4_K_M's (its qkv as a
+// linear of its 9216 rows: qkv_mmat streams as linear_mmat does) and
+// Qwen2.5-0.5B's K-quant downs (56 tiles: the pass leaves them one round).
+var mmatShapes = []mmatShape{
+	{"Phi-3 qkv", gguf.Q5_K, 9216, 3072, false},
+	{"Phi-3 gate+up", gguf.Q4_K, 8192, 3072, true},
+	{"Phi-3 o-proj", gguf.Q4_K, 3072, 3072, false},
+	{"Phi-3 down Q4_K", gguf.Q4_K, 3072, 8192, false},
+	{"Phi-3 down Q6_K", gguf.Q6_K, 3072, 8192, false},
+	{"Phi-3 head", gguf.Q6_K, 32064, 3072, false},
+	{"Qwen down Q4_K", gguf.Q4_K, 896, 4864, false},
+	{"Qwen down Q6_K", gguf.Q6_K, 896, 4864, false},
+}
+
+// mmatVariant is one form of the kernel: the one-round kernel, or the
+// stream with its activations staged or read, in chunks of slabs slabs of
+// passes.MMATokensSlab's.
+type mmatVariant struct {
+	name           string
+	stream, stageX bool
+	slabs          int64
+}
+
+var mmatVariants = []mmatVariant{
+	{"one round", false, false, 0},
+	{"stream x staged", true, true, 1}, {"stream x read", true, false, 1},
+	{"stream x staged 2", true, true, 2}, {"stream x read 2", true, false, 2},
+}
+
+// mmatTimingSlab is the rows of distinct weights each matrix tiles.
+const mmatTimingSlab = 64
+
+// TestGPUMMATokensTiming times the mma_tokens kernels of the batched decode
+// step at the real shapes (mmatShapes), each form side by side
+// (mmatVariants), at 4, 8 and 16 tokens, and logs µs and GB/s of weights a
+// launch; it checks each product against float64 (2e-4 of the largest, 4e-4
+// for SwiGLU's two) and asserts nothing about speed. The times are
+// runtime/cuda's launch profile (Options.ProfileFile): each launch alone
+// between two events, its ramp included, none of the overlap a graph gives.
+// Every matrix of every form has its own weights (860 MB: far past L2), so
+// no launch reads another's from L2. ORC_GPU_BENCH=1.
+func TestGPUMMATokensTiming(t *testing.T) {
+	gpuOnly(t)
+	if os.Getenv("ORC_GPU_BENCH") != "1" {
+		t.Skip("set ORC_GPU_TESTS=1 ORC_GPU_BENCH=1 on a GPU host")
+	}
+	const maxTokens = 16
+	r := rand.New(rand.NewPCG(35, 16))
+	gpu, err := passes.GPUTarget("sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := ir.New()
+	g.Attrs["max_tokens"] = int64(maxTokens)
+	man := &plans.Manifest{CompilerVersion: "codegen/cuda test", Target: "sm_90",
+		Model:  plans.Model{Name: "mmat_timing", Arch: "mmat_timing", NLayer: 1, ContextLength: 64},
+		Memory: plans.Memory{MaxTokens: maxTokens}}
+	data := map[string][]byte{}
+	tok := g.Add(ir.OpInput, ir.I32, ir.Shape{ir.T}, map[string]any{"name": "tokens"})
+	tables := map[int64][]float32{} // by row length: [maxTokens, in]
+	xs := map[int64]*ir.Node{}
+	x := func(in int64) *ir.Node {
+		if xs[in] == nil {
+			tab := make([]float32, maxTokens*in)
+			for i := range tab {
+				tab[i] = float32(r.NormFloat64())
+			}
+			name := fmt.Sprintf("table%d", in)
+			tables[in], data[name] = tab, f32Bytes(tab)
+			man.Tensors = append(man.Tensors, plans.Tensor{Name: name, DType: "f32", Shape: []int64{maxTokens, in}, Bytes: 4 * int64(len(tab))})
+			w := g.Add(ir.OpWeight, ir.F32, ir.Shape{maxTokens, in}, map[string]any{"name": name})
+			xs[in] = g.Add(ir.OpEmbed, ir.F32, ir.Shape{ir.T, in}, nil, w, tok)
+		}
+		return xs[in]
+	}
+	type product struct {
+		shape   mmatShape
+		variant mmatVariant
+		y       *ir.Node
+		deq     []float32 // [mmatTimingSlab, in]
+		bytes   int64
+	}
+	var prods []*product
+	for _, sh := range mmatShapes {
+		dt, ok := ir.ParseDType(strings.ToLower(sh.gt.String()))
+		if !ok {
+			t.Fatalf("no ir dtype for %s", sh.gt)
+		}
+		rows := sh.out
+		if sh.swiglu {
+			rows *= 2
+		}
+		slab, deq := randomSlab(t, r, sh.gt, mmatTimingSlab*int(sh.in))
+		wdata := tile(slab, int(rows/mmatTimingSlab))
+		laid := &ir.Node{Op: ir.OpWeight, DType: dt, Shape: ir.Shape{rows, sh.in}, Attrs: map[string]any{"layout": passes.LayoutName(dt)}}
+		for _, v := range mmatVariants {
+			tiles := rows / 16 // of a linear; a SwiGLU's: columns / 8
+			if v.stream {
+				if _, ok := gpu.MMATokensStreams(laid, sh.in, tiles, v.slabs*passes.MMATokensSlab(laid, sh.in), v.stageX); !ok {
+					t.Logf("%s, %s: no such stream", sh.name, v.name)
+					continue
+				}
+			}
+			name := fmt.Sprintf("w%d", len(prods))
+			data[name] = wdata
+			man.Tensors = append(man.Tensors, plans.Tensor{Name: name, DType: dt.String(), Shape: []int64{rows, sh.in}, Bytes: int64(len(wdata))})
+			w := g.Add(ir.OpWeight, dt, ir.Shape{rows, sh.in}, map[string]any{"name": name})
+			op := ir.OpLinear
+			if sh.swiglu {
+				op = ir.OpSwiGLULinear
+			}
+			p := &product{shape: sh, variant: v, deq: deq, bytes: int64(len(wdata))}
+			p.y = g.Add(op, ir.F32, ir.Shape{ir.T, sh.out}, nil, x(sh.in), w)
+			g.Outputs = append(g.Outputs, p.y)
+			prods = append(prods, p)
+		}
+	}
+	before := slices.Clone(g.Outputs)
+	runGPUPasses(t, g, man)
+	for _, p := range prods {
+		p.y = g.Outputs[slices.Index(before, p.y)] // the passes may have replaced nodes
+		p.y.Attrs["prefill_kernel"] = ir.KernelMMATokens
+		if p.variant.stream {
+			w := p.y.Inputs[1]
+			slab := p.variant.slabs * passes.MMATokensSlab(w, p.shape.in)
+			if _, ok := gpu.MMATokensStreams(w, p.shape.in, passes.MMATokenTiles(p.y), slab, p.variant.stageX); !ok {
+				t.Fatalf("%s, %s: weight %s [%v %s] does not stream in slabs of %d", p.shape.name, p.variant.name, w.Str("name"), w.DType, w.Str("layout"), slab)
+			}
+			p.y.Attrs["mmat_slab"] = slab
+			p.y.Attrs["mmat_stage_x"] = p.variant.stageX
+		}
+	}
+	if err := ir.Verify(g); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := int64(1<<62), int64(0)
+	for _, y := range g.Outputs {
+		off := y.Attrs["offset"].(int64)
+		lo, hi = min(lo, off), max(hi, off+4*maxTokens*y.Shape[1])
+	}
+	man.Model.Vocab = int((hi - lo) / 4)
+	dir := writeEditedPlan(t, g, man, func(name string) []byte { return data[name] }, func(k *plans.Kernels) { k.Logits = lo })
+
+	for _, T := range []int{4, 8, 16} {
+		profile := filepath.Join(t.TempDir(), fmt.Sprintf("profile-%d.txt", T))
+		dev := openPlanDir(t, dir, rcuda.Options{Ctx: 64, ProfileFile: profile})
+		tokens := make([]int32, T)
+		for i := range tokens {
+			tokens[i] = int32(i)
+		}
+		var got []float32
+		for range 6 {
+			seq, err := dev.NewSequence(T)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err = seq.Forward(context.Background(), tokens); err != nil {
+				t.Fatal(err)
+			}
+			got = slices.Clone(got)
+			seq.Close()
+		}
+		if err := dev.Close(); err != nil { // writes the profile
+			t.Fatal(err)
+		}
+		us := mmatProfileTimes(t, profile)
+		t.Logf("T = %d: %-16s %-17s %10s %9s %8s %9s  %s", T, "matrix", "form", "bytes", "µs", "GB/s", "rel_err", "kernel")
+		for _, p := range prods {
+			ref := mmatRef(p.shape, p.deq, tables[p.shape.in], T)
+			off := (p.y.Attrs["offset"].(int64) - lo) / 4
+			e := relErr64(got[off:off+int64(T)*p.shape.out], ref)
+			tol := 2e-4
+			if p.shape.swiglu {
+				tol *= 2
+			}
+			if e > tol {
+				t.Errorf("T = %d, %s, %s: relative error %.2e", T, p.shape.name, p.variant.name, e)
+			}
+			kernel, u := mmatKernelTime(us, p.shape, p.variant, passes.MMATokensSlab(p.y.Inputs[1], p.shape.in))
+			t.Logf("T = %d: %-16s %-17s %10d %9.1f %8.0f %9.1e  %s", T, p.shape.name, p.variant.name, p.bytes, u, float64(p.bytes)/u/1e3, e, kernel)
+		}
+	}
+}
+
+// mmatRef is the float64 products of tokens 0..T-1 of table (rows of in)
+// with the slab's rows deq as shape tiles them: [T, out].
+func mmatRef(sh mmatShape, deq, table []float32, T int) []float64 {
+	dot := func(tok int, row int64) float64 {
+		var s float64
+		w := deq[(row%mmatTimingSlab)*sh.in : (row%mmatTimingSlab+1)*sh.in]
+		for i, v := range table[int64(tok)*sh.in : int64(tok+1)*sh.in] {
+			s += float64(w[i]) * float64(v)
+		}
+		return s
+	}
+	out := make([]float64, int64(T)*sh.out)
+	for tok := range T {
+		for o := range sh.out {
+			if sh.swiglu {
+				out[int64(tok)*sh.out+o] = swigluOf([]float64{dot(tok, o)}, []float64{dot(tok, sh.out+o)})[0]
+			} else {
+				out[int64(tok)*sh.out+o] = dot(tok, o)
+			}
+		}
+	}
+	return out
+}
+
+// mmatProfileTimes reads a launch profile's prefill schedule: µs a launch
+// by kernel.
+func mmatProfileTimes(t *testing.T, path string) map[string]float64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := map[string]float64{}
+	schedule := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if name, ok := strings.CutPrefix(line, "# "); ok {
+			schedule, _, _ = strings.Cut(name, ":")
+			continue
+		}
+		f := strings.Fields(line)
+		if schedule != "prefill" || len(f) != 5 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(f[2], 64); err == nil {
+			us[f[4]] = v
+		}
+	}
+	if len(us) == 0 {
+		t.Fatalf("no prefill kernels in the profile:\n%s", b)
+	}
+	return us
+}
+
+// mmatKernelTime finds shape's kernel of variant v (slab: the shape's
+// passes.MMATokensSlab) in a profile's times: its name and µs a launch (0
+// where none matches).
+func mmatKernelTime(us map[string]float64, sh mmatShape, v mmatVariant, slab int64) (string, float64) {
+	fn, dims := "linear_mmat", fmt.Sprintf("_%d_%d_", sh.in, sh.out)
+	if sh.swiglu {
+		fn, dims = "swiglu_mmat", fmt.Sprintf("_%d_%d_%d_", sh.in, sh.out, sh.out)
+	}
+	for k, u := range us {
+		streams := strings.HasPrefix(k, fn+"_stream_")
+		if !strings.HasPrefix(k, fn+"_") || !strings.Contains(k, dims) || !strings.Contains(k, "_W_"+strings.ToLower(sh.gt.String())+"_") || streams != v.stream {
+			continue
+		}
+		if v.stream && !strings.Contains(k, fmt.Sprintf("_%d_%v_", v.slabs*slab, v.stageX)) {
+			continue
+		}
+		return k, u
+	}
+	return "", 0
+}
