@@ -34,8 +34,8 @@ const (
 // linear that reads the residual before its wait; batch_kernel, on a
 // matrix node after the graph's last row, its kernel in a batched step,
 // where it runs once per sequence over the step's rows (a prefill family);
-// batch_decode_kernel, on a matrix node before it, its kernel in a batched
-// step of decode tokens alone (a prefill family); and the choices of decisionOps.
+// batch_decode_kernel, on a matrix node or MoE before it, its kernel in a
+// batched step of decode tokens alone (a prefill family); and the choices of decisionOps.
 var kernelAttrKinds = map[string]string{
 	"kernel": "string", "prefill_kernel": "string", "batch_kernel": "string", "batch_decode_kernel": "string",
 	"mma_warps": "int64", "mma_upw": "int64", "stream_smem": "int64", "stream_blocks": "int64",
@@ -82,7 +82,7 @@ var kernelFamilies = map[Op][2][]string{ // decode, prefill
 	OpLinear:       {{KernelGEMV, KernelQ8}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMATokens}},
 	OpQKV:          {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA, KernelMMATokens}},
 	OpSwiGLULinear: {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA, KernelMMATokens}},
-	OpMoE:          {{KernelGEMV, KernelQ8}, {KernelGEMM}},
+	OpMoE:          {{KernelGEMV, KernelQ8}, {KernelGEMM, KernelMMATokens}},
 }
 
 // verifyKernelChoice checks a node's kernel-choice attributes, where it has
