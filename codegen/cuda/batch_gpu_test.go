@@ -32,7 +32,9 @@ var batchConfigs = func() []agreeConfig {
 			cs = append(cs, agreeConfig{preset: p, quant: q})
 		}
 	}
-	return append(cs, agreeConfig{preset: "gpt-oss-20b-tiny", quant: synth.QuantMXFP4}) // its own experts' type
+	// gpt-oss in its own experts' type; Qwen3-MoE's K-quant experts, 4 of
+	// 16 a token, through the batched decode step's expert products too.
+	return append(cs, agreeConfig{preset: "gpt-oss-20b-tiny", quant: synth.QuantMXFP4}, agreeConfig{preset: "qwen3-30b-a3b-tiny", quant: synth.QuantQ4KM})
 }()
 
 func batchChunk(i, step int) int { return 1 + (i+step)%4 }
