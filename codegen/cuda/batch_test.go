@@ -119,7 +119,7 @@ func checkPagedTokens(t *testing.T, name, what string, ls []plans.Launch, layers
 // (MXFP4), the integer path's token tiles (grid y = ceil(T/8)), not the
 // prefill's GEMMs, and whose MoE experts (gpt-oss's MXFP4, K-quants) run
 // over their slots on the tensor cores (moe_gate_up_mmat, moe_down_mmat:
-// grid (tiles, E)), not the prefill's expert GEMMs; an f16 preset, whose
+// grid (tiles, S)), not the prefill's expert GEMMs; an f16 preset, whose
 // decode kernels would be its prefill's, has none.
 func TestBatchDecodeSchedule(t *testing.T) {
 	for _, tp := range tinyPresets {
@@ -145,7 +145,7 @@ func TestBatchDecodeSchedule(t *testing.T) {
 			if strings.HasPrefix(l.Kernel, "moe_gate_up_mmat") || strings.HasPrefix(l.Kernel, "moe_down_mmat") {
 				moeMMAT++
 				if l.GridA != [3]int64{} || l.GridB[1] < 2 {
-					t.Errorf("%s: %s's grid is %v·T + %v, want (tiles, experts)", name, l.Kernel, l.GridA, l.GridB)
+					t.Errorf("%s: %s's grid is %v·T + %v, want (tiles, several experts' blocks)", name, l.Kernel, l.GridA, l.GridB)
 				}
 			}
 			for _, p := range []string{"gemm_linear", "gemm_qkv", "gemm_swiglu", "moe_gate_up_gemm", "moe_down_gemm"} {
@@ -214,7 +214,9 @@ func TestBatchDecodeKernelIsRecorded(t *testing.T) {
 }
 
 // An MoE's experts in the batched decode step are its batch_decode_kernel
-// too: a gemm record gives the prefill's expert GEMMs there.
+// too: a gemm record gives the prefill's expert GEMMs there; an mma_tokens
+// record for the prefill of a plan of steps over 64 tokens (more slots
+// than its scratch) is refused.
 func TestBatchDecodeMoEKernelIsRecorded(t *testing.T) {
 	g, man, _ := tinyPlan(t, "gpt-oss-20b-tiny", synth.QuantMXFP4)
 	kernels := func() string {
@@ -237,5 +239,14 @@ func TestBatchDecodeMoEKernelIsRecorded(t *testing.T) {
 	}
 	if got := kernels(); strings.Contains(got, "mmat") || !strings.Contains(got, "moe_gate_up_gemm") {
 		t.Errorf("with batch_decode_kernel gemm, the batched decode step's MoE launches %s", got)
+	}
+	g, man, _ = lowerGPU(t, writeTiny(t, "gpt-oss-20b-tiny", synth.QuantMXFP4), 128)
+	for _, n := range g.Nodes {
+		if n.Op == ir.OpMoE {
+			n.Attrs["prefill_kernel"] = ir.KernelMMATokens
+		}
+	}
+	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "serve steps of at most 64 tokens; the plan's prefill takes 128") {
+		t.Errorf("an mma_tokens MoE in a prefill of 128 tokens: %v", err)
 	}
 }

@@ -43,25 +43,23 @@ var moeTokShapes = []moeTokShape{
 	{name: "qwen3-30b-a3b", d: 2048, f: 768, e: 128, k: 8, gate: gguf.Q4_K, down: gguf.Q6_K},
 }
 
-// moeTokHarness is one shape's weights: the slabs (bytes, dequantized),
-// the router, the biases and the token table.
+// moeTokHarness is one shape's weights (moeWeights' data names them as
+// the graph does) and the slabs the expert tensors repeat.
 type moeTokHarness struct {
-	s                 moeTokShape
-	table, router, rb []float32
-	slab              [3][]byte    // gate, up, down: moeTokSlab rows each
-	deq               [3][]float32 // their values
-	biases            [3][]float32 // gpt-oss: [E·F], [E·F], [E·D]
-	mats              [3][]byte    // the whole [E, rows, cols] tensors
-	mu                sync.Mutex
-	refs              map[int][]float64
-	chosen            map[int][]int
+	s          moeTokShape
+	moeWeights              // table, router, its bias, the whole [E, rows, cols] tensors, biases (gpt-oss: [E·F], [E·F], [E·D]); data
+	slab       [3][]byte    // gate, up, down: moeTokSlab rows each
+	deq        [3][]float32 // their values
+	mu         sync.Mutex
+	refs       map[int][]float64
+	chosen     map[int][]int
 }
 
 func newMoETokHarness(t *testing.T, s moeTokShape) *moeTokHarness {
 	t.Helper()
 	r := rand.New(rand.NewPCG(35, uint64(s.e)))
-	h := &moeTokHarness{s: s, table: normals(r, moeTokVocab*s.d, 1), router: normals(r, s.e*s.d, 0.05), rb: normals(r, s.e, 0.1),
-		refs: map[int][]float64{}, chosen: map[int][]int{}}
+	h := &moeTokHarness{s: s, refs: map[int][]float64{}, chosen: map[int][]int{},
+		moeWeights: moeWeights{table: normals(r, moeTokVocab*s.d, 1), router: normals(r, s.e*s.d, 0.05), routerB: normals(r, s.e, 0.1)}}
 	for m, gt := range []gguf.Type{s.gate, s.gate, s.down} {
 		rows, cols := s.f, s.d
 		if m == 2 {
@@ -141,24 +139,6 @@ func moeTokGraph(t *testing.T, s moeTokShape, blocks int) (*ir.Graph, *plans.Man
 	return g, man, g.Outputs[0].Attrs["offset"].(int64)
 }
 
-// data gives a tensor's bytes by the name graph gives it (any block).
-func (h *moeTokHarness) data(name string) []byte {
-	var layer int
-	var part string
-	if _, err := fmt.Sscanf(name, "l%d.%s", &layer, &part); err != nil {
-		return f32Bytes(h.table)
-	}
-	switch part {
-	case "router":
-		return f32Bytes(h.router)
-	case "router_b":
-		return f32Bytes(h.rb)
-	case "gate", "up", "down":
-		return h.mats[map[string]int{"gate": 0, "up": 1, "down": 2}[part]]
-	}
-	return f32Bytes(h.biases[map[string]int{"gate_b": 0, "up_b": 1, "down_b": 2}[part]])
-}
-
 func (h *moeTokHarness) open(t *testing.T, blocks int) *rcuda.Device {
 	t.Helper()
 	g, man, y0 := moeTokGraph(t, h.s, blocks)
@@ -201,25 +181,10 @@ func (h *moeTokHarness) reference(tok int) ([]float64, []int) {
 	for e := range logits {
 		logits[e] = dot(h.router[e*s.d:(e+1)*s.d], x)
 		if s.gptOSS {
-			logits[e] += float64(h.rb[e])
+			logits[e] += float64(h.routerB[e])
 		}
 	}
-	var chosen []int
-	for range s.k {
-		best := -1
-		for e, l := range logits {
-			if !slices.Contains(chosen, e) && (best < 0 || l > logits[best]) {
-				best = e
-			}
-		}
-		chosen = append(chosen, best)
-	}
-	var wsum float64
-	w := make([]float64, s.k)
-	for i, e := range chosen {
-		w[i] = math.Exp(logits[e] - logits[chosen[0]])
-		wsum += w[i]
-	}
+	chosen, w := topKSoftmax(logits, s.k)
 	y := make([]float64, s.d)
 	hv := make([]float64, s.f)
 	for i, e := range chosen {
@@ -235,7 +200,7 @@ func (h *moeTokHarness) reference(tok int) ([]float64, []int) {
 		}
 		for o := range s.d {
 			j := e*s.d + o
-			y[o] += w[i] / wsum * (dot(row(2, j, s.f), hv) + bias(2, j))
+			y[o] += w[i] * (dot(row(2, j, s.f), hv) + bias(2, j))
 		}
 	}
 	h.mu.Lock()
@@ -256,8 +221,8 @@ func moeTokTokens(T, salt int) []int32 {
 
 // TestMoETokensHarnessPlans: the harness plans' prefill schedules launch
 // the MoE's tensor-core products (route, order, x's codes, gate+up, h's
-// codes, down, sum; grid (tiles, E)) and compile with nvcc for sm_80 and
-// sm_90.
+// codes, down, sum; grid (tiles, S)). The GPU tests compile them (the
+// tiny presets' goldens, in CI, the same templates).
 func TestMoETokensHarnessPlans(t *testing.T) {
 	for _, s := range moeTokShapes {
 		g, man, _ := moeTokGraph(t, s, 1)
@@ -268,14 +233,17 @@ func TestMoETokensHarnessPlans(t *testing.T) {
 		var fns []string
 		for _, l := range out.Kernels.Prefill {
 			fns = append(fns, l.Kernel[:strings.Index(l.Kernel+"_Moe", "_Moe")])
-			if strings.Contains(l.Kernel, "_mmat") && l.GridB[1] != int64(s.e) {
-				t.Errorf("%s: %s's grid is %v, want (tiles, %d experts)", s.name, l.Kernel, l.GridB, s.e)
+			if !strings.Contains(l.Kernel, "_mmat") {
+				continue
+			}
+			// 16 blocks an SM of sm_90's 132, at most one an expert.
+			if want := min(int64(s.e), (16*132+l.GridB[0]-1)/l.GridB[0]); l.GridB[1] != want {
+				t.Errorf("%s: %s's grid is %v, want (tiles, %d)", s.name, l.Kernel, l.GridB, want)
 			}
 		}
 		if got, want := strings.Join(fns, " "), " moe_route moe_order moe_codes moe_gate_up_mmat moe_codes moe_down_mmat moe_sum"; !strings.HasSuffix(got, want) {
 			t.Errorf("%s: the prefill launches %s, want … %s", s.name, got, want)
 		}
-		compiles(t, out.Source)
 	}
 }
 

@@ -37,7 +37,8 @@ const moeWarps = passes.MoEWarps
 // and, for a batched decode step on tensor cores (moeTokens), of up to
 // P = min(MT, passes.BatchDecodeRows)·K slots in expert order:
 //
-//	off   int32[E]      expert e's first slot in that order
+//	act   int4[E+1]     how many experts the step routes to, then each
+//	                    one's (expert, slots, first slot in that order)
 //	order int32[P]      the slots in that order
 //	xqOrd int16[P, D]   x's rows of the slots in that order, int16 codes
 //	xsOrd float2[P, D/32] and their scales
@@ -45,7 +46,7 @@ const moeWarps = passes.MoEWarps
 //	hsOrd float2[P, F/32] and their scales
 type moeScratch struct {
 	sel, gw, cnt, list, h, ys, hq, hs, logit, xh plans.Arg
-	off, order, xqOrd, xsOrd, hqOrd, hsOrd       plans.Arg
+	act, order, xqOrd, xsOrd, hqOrd, hsOrd       plans.Arg
 }
 
 // moeScratchOf is moeScratchArgs for MoE node m.
@@ -67,7 +68,7 @@ func (e *emitter) moeScratchArgs(experts, k, d, f int64) moeScratch {
 		h: next(4 * slots * f), ys: next(4 * slots * d), hq: next(2 * k * f), hs: next(8 * k * f / 32), logit: next(4 * experts),
 		xh: next(2 * e.maxTokens * d)}
 	ord := e.moeOrderSlots(k)
-	s.off, s.order = next(4*experts), next(4*ord)
+	s.act, s.order = next(16*(experts+1)), next(4*ord)
 	s.xqOrd, s.xsOrd, s.hqOrd, s.hsOrd = next(2*ord*d), next(8*ord*d/32), next(2*ord*f), next(8*ord*f/32)
 	e.scratchBytes = max(e.scratchBytes, off-e.scratchBase)
 	return s
@@ -76,6 +77,16 @@ func (e *emitter) moeScratchArgs(experts, k, d, f int64) moeScratch {
 // moeOrderSlots is the most slots a step the MoE's tensor-core products
 // over a few tokens (moeTokens) serve: top_k k of BatchDecodeRows tokens.
 func (e *emitter) moeOrderSlots(k int64) int64 { return min(e.maxTokens, passes.BatchDecodeRows) * k }
+
+// moeSplits is the S of the expert products' grid (tiles, S) (moe.cu.tmpl:
+// block (x, y) takes tile x of the routed experts y, y + S, ...): blocks
+// enough to hold 16 of them an SM, at most one an expert. A grid y of E had
+// every tile's blocks of the experts no slot chose start and leave (a
+// two-row step of gpt-oss routes to at most 8 of its 32 experts, of
+// Qwen3-30B-A3B's to 16 of 128).
+func (e *emitter) moeSplits(tiles, experts int64) int64 {
+	return min(experts, ceilDiv(16*e.SMs, tiles))
+}
 
 // launches collects an op's launches in order; add appends l and passes
 // err on, for "if err := ls.add(e.emit(...)); err != nil".
@@ -128,7 +139,8 @@ func expertPtrs(e *emitter, c *call, mw ir.MoEWeights, gateUp bool) {
 
 // moe(x, wr [, br], wg [, bg], wu [, bu], wd [, bd]): route, (prefill)
 // list each expert's tokens, gate+up with the experts' SwiGLU, down,
-// weighted sum; see moe.cu.tmpl. Expert matrices are [E, rows, cols]
+// weighted sum (a batched decode step on tensor cores: moeTokens); see
+// moe.cu.tmpl. Expert matrices are [E, rows, cols]
 // tensors read through one accessor over the whole tensor.
 func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	x := n.Inputs[0]
@@ -287,15 +299,14 @@ func (ls launches) sum(e *emitter, n *ir.Node, cfg string, s moeScratch, d int64
 // routed expert's weights are read once for all its slots. Its scratch
 // holds moeOrderSlots slots.
 func (e *emitter) moeTokens(n *ir.Node, cfg string, s moeScratch, accs, biasAccs [3]accessor, d, f, experts int64) ([]plans.Launch, error) {
-	if rows := min(e.maxTokens, passes.BatchDecodeRows); !e.batchDecode && e.maxTokens > rows {
-		return nil, fmt.Errorf("the experts' mma_tokens products serve steps of at most %d tokens; the plan's %s takes %d", rows, e.scheduleName(), e.maxTokens)
+	if !e.batchDecode && e.maxTokens > passes.BatchDecodeRows {
+		return nil, fmt.Errorf("the experts' mma_tokens products serve steps of at most %d tokens; the plan's %s takes %d", passes.BatchDecodeRows, e.scheduleName(), e.maxTokens)
 	}
 	var ls launches
 	k, mw := n.Int("top_k"), ir.MoEInputs(n)
 	order := &call{}
 	order.arg(cInts, "sel", s.sel)
-	order.arg("int* __restrict__", "cnt", s.cnt)
-	order.arg("int* __restrict__", "off", s.off)
+	order.arg("int4* __restrict__", "act", s.act)
 	order.arg("int* __restrict__", "order", s.order)
 	e.stateArg(order)
 	if err := ls.add(e.emit(order, "moe_order", int(min(experts, 32))*32, gridFixed(1), configArgs{cfg})); err != nil {
@@ -326,14 +337,14 @@ func (e *emitter) moeTokens(n *ir.Node, cfg string, s moeScratch, accs, biasAccs
 		expertPtrs(e, c, mw, gated)
 		c.arg(cXq, "xq", xq)
 		c.arg(cScales, "xs", xs)
-		c.arg(cInts, "cnt", s.cnt)
-		c.arg(cInts, "off", s.off)
+		c.arg("const int4* __restrict__", "act", s.act)
 		if !gated {
 			c.arg(cInts, "order", s.order)
 		}
 		c.arg(cOut, "y", y)
 		nw := mmaTokensWarps(dt, in)
-		return ls.add(e.emit(c, fn, int(nw*32), grid{b: [3]int64{tiles, experts, 1}}, moeMMATArgs{Cfg: cfg, W: w, B: b, NW: nw, NT: e.mmaTokenTiles()}))
+		g := grid{b: [3]int64{tiles, e.moeSplits(tiles, experts), 1}}
+		return ls.add(e.emit(c, fn, int(nw*32), g, moeMMATArgs{Cfg: cfg, W: w, B: b, NW: nw, NT: e.mmaTokenTiles()}))
 	}
 	if err := product("moe_gate_up_mmat", true, s.xqOrd, s.xsOrd, s.h, accs[0], biasAccs[0], mw.Gate.DType, d, ceilDiv(f, 8)); err != nil {
 		return nil, err

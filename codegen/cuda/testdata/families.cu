@@ -3987,13 +3987,14 @@ __device__ __forceinline__ void batch_argmax(const float* __restrict__ logits, i
 // batch_decode_kernel) reads each routed expert's weights once for all its
 // slots, the slots the n dimension of the tensor cores (mma_tokens.cu.tmpl's
 // mmat_tile):
-//   moe_route, then moe_order  one block: the slots in expert order (order,
-//                    cnt, off: expert e's slots are order[off[e]..+cnt[e]])
+//   moe_route, then moe_order  one block: the slots in expert order
+//                    (order) and the routed experts (act: each one's slots
+//                    and where they start in that order)
 //   moe_codes        x's rows in that order as int16 codes
-//   moe_gate_up_mmat grid (F/8, E): 8 columns of h for all of expert e's
-//                    slots, h in expert order
+//   moe_gate_up_mmat grid (F/8, S): 8 columns of h for all the slots of
+//                    routed experts y, y + S, ..., h in expert order
 //   moe_codes        h's int16 codes
-//   moe_down_mmat    grid (D/16, E): 16 rows of ys for expert e's slots
+//   moe_down_mmat    grid (D/16, S): 16 rows of ys, likewise
 //   moe_sum
 // Decode on the integer path (weights with an integer dot, q8_dot.cu.tmpl) is
 // three launches in place of route, the expert GEMVs and the sum:
@@ -4516,10 +4517,12 @@ template <i64 NBLK> struct MoeMma<W_mxfp4_split<NBLK>> {
 // moe_order: one block; warp w takes experts w, w + warps, ...: counts
 // their slots (ballots over 32 slots at a time), then, once all counts are
 // in, lists each expert's slots in slot order after the earlier experts':
-// order[off[e] + i] is expert e's i-th slot, cnt[e] how many it has.
+// order[off_e + i] is expert e's i-th slot. act[0].x is how many experts
+// the step routes to, act[1 + j] the j-th of them: (expert, its slots,
+// off_e), one load for the expert products' blocks.
 template <class Cfg>
-__device__ __forceinline__ void moe_order(const int* __restrict__ sel, int* __restrict__ cnt, int* __restrict__ off,
-                                          int* __restrict__ order, const int* __restrict__ state) {
+__device__ __forceinline__ void moe_order(const int* __restrict__ sel, int4* __restrict__ act, int* __restrict__ order,
+                                          const int* __restrict__ state) {
     constexpr unsigned ALL = 0xffffffffu;
     __shared__ int n_of[Cfg::E];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
@@ -4531,10 +4534,10 @@ __device__ __forceinline__ void moe_order(const int* __restrict__ sel, int* __re
     }
     __syncthreads();
     for (int e = warp; e < Cfg::E; e += nw) {
-        int o = 0;
-        for (int i = lane; i < e; i += 32) o += n_of[i];
+        int o = 0, j = 0;  // the slots and the routed experts before e
+        for (int i = lane; i < e; i += 32) o += n_of[i], j += n_of[i] > 0;
 #pragma unroll
-        for (int k = 16; k > 0; k >>= 1) o += __shfl_xor_sync(ALL, o, k);
+        for (int k = 16; k > 0; k >>= 1) o += __shfl_xor_sync(ALL, o, k), j += __shfl_xor_sync(ALL, j, k);
         int n = 0;
         for (int s0 = 0; s0 < slots; s0 += 32) {
             const bool mine = s0 + lane < slots && sel[s0 + lane] == e;
@@ -4542,7 +4545,8 @@ __device__ __forceinline__ void moe_order(const int* __restrict__ sel, int* __re
             if (mine) order[o + n + __popc(m & ((1u << lane) - 1))] = s0 + lane;
             n += __popc(m);
         }
-        if (lane == 0) cnt[e] = n, off[e] = o;
+        if (lane == 0 && n > 0) act[1 + j] = make_int4(e, n, o, 0);
+        if (lane == 0 && e == Cfg::E - 1) act[0] = make_int4(j + (n > 0), 0, 0, 0);
     }
 }
 
@@ -4564,58 +4568,68 @@ __device__ __forceinline__ void moe_codes(const float* __restrict__ x, const int
     quantize32(v, i & ~(i64)31, xq, xs);
 }
 
-// moe_gate_up_mmat: block (c, e) computes h's columns 8c..8c+7 for expert
-// e's slots (rows off[e].. of xq, xs and h, in expert order): its tile's
-// rows 0..7 are those columns' gate rows, 8..15 their up rows, and the
-// epilogue the experts' SwiGLU with the biases. An expert with more than
-// 8·NT slots takes its tile again for the next ones (from L2).
+// The expert products' grid is (weight tiles, S): block (x, y) takes tile
+// x of routed experts y, y + S, ... (act, moe_order), so no block waits on
+// an expert no slot chose (S ≤ E; codegen's moeSplits), and an expert's
+// slots 8·NT at a time, its tile again for the next ones (from L2).
+//
+// moe_gate_up_mmat: h's columns 8x..8x+7 for the experts' slots (their
+// rows of xq, xs and h, in expert order): the tile's rows 0..7 are those
+// columns' gate rows, 8..15 their up rows, and the epilogue the experts'
+// SwiGLU with the biases.
 template <class Cfg, class W, class B, int NW, int NT>
 __device__ __forceinline__ void moe_gate_up_mmat(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ bg,
                                                  const uint8_t* __restrict__ wu, const uint8_t* __restrict__ bu,
                                                  const xq_t* __restrict__ xq, const float2* __restrict__ xs,
-                                                 const int* __restrict__ cnt, const int* __restrict__ off, float* __restrict__ h) {
+                                                 const int4* __restrict__ act, float* __restrict__ h) {
     using M = typename MoeMma<W>::M;
     constexpr int D = Cfg::D, F = Cfg::F;
-    const int e = blockIdx.y, n = cnt[e];
-    if (n == 0) return;  // the whole block
-    const i64 p0 = off[e], c0 = (i64)blockIdx.x * 8;
-    const i64 row = (i64)e * F + min(c0 + threadIdx.x % 32 / 4, (i64)F - 1);  // past the end: a duplicate, not written
+    const i64 c0 = (i64)blockIdx.x * 8, col = min(c0 + threadIdx.x % 32 / 4, (i64)F - 1);  // past the end: a duplicate, not written
     __shared__ MmatShared<NW, NT> sh;
-    for (int tok0 = 0; tok0 < n; tok0 += 8 * NT) {
-        mmat_tile<M, D, NW, NT>(wg, row, wu, row, xq + p0 * D, xs + p0 * (D / 32), tok0, n, min(NT, (n - tok0 + 7) / 8), sh);
-        for (int i = threadIdx.x; i < 8 * 8 * NT; i += NW * 32) {
-            const int c = i / (8 * NT), tt = i % (8 * NT), tok = tok0 + tt;
-            if (c0 + c < F && tok < n) {
-                const i64 r = (i64)e * F + c0 + c;
-                h[(p0 + tok) * F + c0 + c] = moe_glu<Cfg>(sh.sums[c][tt] + B::at(bg, r), sh.sums[8 + c][tt] + B::at(bu, r));
+    const int routed = act[0].x;
+    for (int j = blockIdx.y; j < routed; j += gridDim.y) {
+        const int4 a = act[1 + j];
+        const int e = a.x, n = a.y;
+        const i64 p0 = a.z, row = (i64)e * F + col;
+        for (int tok0 = 0; tok0 < n; tok0 += 8 * NT) {
+            mmat_tile<M, D, NW, NT>(wg, row, wu, row, xq + p0 * D, xs + p0 * (D / 32), tok0, n, min(NT, (n - tok0 + 7) / 8), sh);
+            for (int i = threadIdx.x; i < 8 * 8 * NT; i += NW * 32) {
+                const int c = i / (8 * NT), tt = i % (8 * NT), tok = tok0 + tt;
+                if (c0 + c < F && tok < n) {
+                    const i64 r = (i64)e * F + c0 + c;
+                    h[(p0 + tok) * F + c0 + c] = moe_glu<Cfg>(sh.sums[c][tt] + B::at(bg, r), sh.sums[8 + c][tt] + B::at(bu, r));
+                }
             }
         }
     }
 }
 
-// moe_down_mmat: block (b, e) computes output rows 16b..16b+15 of expert
-// e's down projection with its bias for its slots (rows off[e].. of hq,
-// hs) into ys [slot, D] (slot order[off[e] + i]); moe_sum weights and adds
-// them.
+// moe_down_mmat: output rows 16x..16x+15 of the experts' down projections
+// with their biases for their slots (their rows of hq, hs) into ys [slot,
+// D] (slot order[off_e + i]); moe_sum weights and adds them.
 template <class Cfg, class W, class B, int NW, int NT>
 __device__ __forceinline__ void moe_down_mmat(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd,
                                               const xq_t* __restrict__ hq, const float2* __restrict__ hs,
-                                              const int* __restrict__ cnt, const int* __restrict__ off,
-                                              const int* __restrict__ order, float* __restrict__ ys) {
+                                              const int4* __restrict__ act, const int* __restrict__ order,
+                                              float* __restrict__ ys) {
     using M = typename MoeMma<W>::M;
     constexpr int D = Cfg::D, F = Cfg::F;
-    const int e = blockIdx.y, n = cnt[e];
-    if (n == 0) return;  // the whole block
-    const i64 p0 = off[e], o0 = (i64)blockIdx.x * 16, g = threadIdx.x % 32 / 4;
-    const i64 ra = (i64)e * D + min(o0 + g, (i64)D - 1), rb = (i64)e * D + min(o0 + g + 8, (i64)D - 1);  // duplicates, not written
+    const i64 o0 = (i64)blockIdx.x * 16, g = threadIdx.x % 32 / 4;
+    const i64 ra = min(o0 + g, (i64)D - 1), rb = min(o0 + g + 8, (i64)D - 1);  // past the end: duplicates, not written
     __shared__ MmatShared<NW, NT> sh;
-    for (int tok0 = 0; tok0 < n; tok0 += 8 * NT) {
-        mmat_tile<M, F, NW, NT>(wd, ra, wd, rb, hq + p0 * F, hs + p0 * (F / 32), tok0, n, min(NT, (n - tok0 + 7) / 8), sh);
-        for (int i = threadIdx.x; i < 16 * 8 * NT; i += NW * 32) {
-            const int r = i / (8 * NT), tt = i % (8 * NT), tok = tok0 + tt;
-            if (o0 + r < D && tok < n) {
-                const i64 o = o0 + r;
-                ys[(i64)order[p0 + tok] * D + o] = sh.sums[r][tt] + B::at(bd, (i64)e * D + o);
+    const int routed = act[0].x;
+    for (int j = blockIdx.y; j < routed; j += gridDim.y) {
+        const int4 a = act[1 + j];
+        const int e = a.x, n = a.y;
+        const i64 p0 = a.z;
+        for (int tok0 = 0; tok0 < n; tok0 += 8 * NT) {
+            mmat_tile<M, F, NW, NT>(wd, (i64)e * D + ra, wd, (i64)e * D + rb, hq + p0 * F, hs + p0 * (F / 32), tok0, n, min(NT, (n - tok0 + 7) / 8), sh);
+            for (int i = threadIdx.x; i < 16 * 8 * NT; i += NW * 32) {
+                const int r = i / (8 * NT), tt = i % (8 * NT), tok = tok0 + tt;
+                if (o0 + r < D && tok < n) {
+                    const i64 o = o0 + r;
+                    ys[(i64)order[p0 + tok] * D + o] = sh.sums[r][tt] + B::at(bd, (i64)e * D + o);
+                }
             }
         }
     }
