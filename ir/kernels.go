@@ -34,11 +34,11 @@ const (
 // linear that reads the residual before its wait; batch_kernel, on a
 // matrix node after the graph's last row, its kernel in a batched step,
 // where it runs once per sequence over the step's rows (a prefill family);
-// batch_decode_kernel, on a matrix node before it, its kernel in a batched
-// step of decode tokens alone (a prefill family); mmat_slab, on a node
-// whose mma_tokens kernel streams its weight tiles through shared memory,
-// the K-slab of a chunk (> 0), and mmat_stage_x, on one whose stream also
-// stages its activations there;
+// batch_decode_kernel, on a matrix node or MoE before it, its kernel in a
+// batched step of decode tokens alone (a prefill family); mmat_slab, on a
+// node whose mma_tokens kernel streams its weight tiles through shared
+// memory, the K-slab of a chunk (> 0), and mmat_stage_x, on one whose
+// stream also stages its activations there;
 // and the choices of decisionOps.
 var kernelAttrKinds = map[string]string{
 	"kernel": "string", "prefill_kernel": "string", "batch_kernel": "string", "batch_decode_kernel": "string",
@@ -91,7 +91,7 @@ var kernelFamilies = map[Op][2][]string{ // decode, prefill
 	OpLinear:       {{KernelGEMV, KernelQ8}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMATokens}},
 	OpQKV:          {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA, KernelMMATokens}},
 	OpSwiGLULinear: {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA, KernelMMATokens}},
-	OpMoE:          {{KernelGEMV, KernelQ8}, {KernelGEMM}},
+	OpMoE:          {{KernelGEMV, KernelQ8}, {KernelGEMM, KernelMMATokens}},
 }
 
 // verifyKernelChoice checks a node's kernel-choice attributes, where it has

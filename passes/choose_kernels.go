@@ -47,6 +47,10 @@ var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_de
 //     integer path serves it (each block's weight groups used for
 //     PrefillTile tokens, where the prefill's tensor-core GEMM tiles of 64
 //     rows launch out/128 latency-bound blocks), else its prefill_kernel.
+//     An MoE's: mma_tokens where its experts' weights have tensor-core
+//     fragments (moeTokens: each routed expert's weights read once for
+//     its slots of the step, the slots the n dimension), else its prefill
+//     GEMMs, tiled for 64 slots an expert.
 //   - mmat_slab, mmat_stage_x: a node whose batch_kernel or
 //     batch_decode_kernel is mma_tokens streams its weight tiles through
 //     shared memory in K-slabs of mmat_slab elements where its weights
@@ -100,13 +104,19 @@ func chooseKernels(g *ir.Graph) error {
 		}
 	}
 	for _, n := range beforeLast(g) {
-		if isMatrix(n) {
+		switch {
+		case isMatrix(n):
 			n.Attrs["batch_decode_kernel"] = n.Str("prefill_kernel")
 			switch {
 			case mmaTokens(n):
 				n.Attrs["batch_decode_kernel"] = ir.KernelMMATokens
 			case intDot(n):
 				n.Attrs["batch_decode_kernel"] = ir.KernelQ8
+			}
+		case n.Op == ir.OpMoE:
+			n.Attrs["batch_decode_kernel"] = n.Str("prefill_kernel")
+			if moeTokens(n) {
+				n.Attrs["batch_decode_kernel"] = ir.KernelMMATokens
 			}
 		}
 	}
@@ -265,6 +275,23 @@ func (c *kernelChooser) streamTokens(n *ir.Node) {
 	if _, ok := c.gpu.MMATokensStreams(w, in, tiles, slab, true); ok {
 		n.Attrs["mmat_stage_x"] = true
 	}
+}
+
+// moeTokens reports whether MoE n's experts can run on the tensor cores
+// over a batched decode step's few slots (moe.cu.tmpl's moe_*_mmat): gate,
+// up and down with MmaT fragments (MMATokenTypes, or MXFP4 in its GPU
+// layout, whose fragments moe.cu.tmpl has), gate and up of one layout, rows
+// of whole groups.
+func moeTokens(n *ir.Node) bool {
+	w := ir.MoEInputs(n)
+	x := n.Inputs[0]
+	for _, m := range []*ir.Node{w.Gate, w.Up, w.Down} {
+		if !MMATokenTypes[m.DType] && !(m.DType == ir.MXFP4 && layoutOf(m).laidOut()) || len(m.Shape) != 3 {
+			return false
+		}
+	}
+	return layoutOf(w.Gate) == layoutOf(w.Up) && x.Shape[len(x.Shape)-1]%IntDotGroups[w.Gate.DType] == 0 &&
+		w.Down.Shape[2]%IntDotGroups[w.Down.DType] == 0
 }
 
 // moeIntDot reports whether MoE n's decode runs on the integer path:

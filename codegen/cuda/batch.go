@@ -37,7 +37,8 @@ import (
 // nodes, paged attention and values, but the matrix products on the
 // tensor cores over the step's tokens (batch_decode_kernel mma_tokens:
 // each weight group unpacked once for 16 rows, ops_mma_tokens.go; q8's
-// token tiles of 8 where the weights have no tensor-core fragments),
+// token tiles of 8 where the weights have no tensor-core fragments; an
+// MoE's experts over their slots, each routed expert read once, moeTokens),
 // where the prefill's GEMMs, tiled for hundreds of rows, launch out/128
 // blocks (Phi-3's down: 24 on 132 SMs) that each walk all of K.
 
@@ -209,13 +210,13 @@ func (e *emitter) batchDecodeTokens(g *ir.Graph, at int) ([]plans.Launch, error)
 	return out, nil
 }
 
-// decodeDiffers reports whether a matrix node of nodes (a batched step's
-// per-token part) takes a kernel in a step of decode tokens alone other
+// decodeDiffers reports whether a matrix node or MoE of nodes (a batched
+// step's per-token part) takes a kernel in a step of decode tokens alone other
 // than its prefill's, so that the step has a schedule of its own.
 func (e *emitter) decodeDiffers(nodes []*ir.Node) bool {
 	return slices.ContainsFunc(nodes, func(n *ir.Node) bool {
 		switch n.Op {
-		case ir.OpLinear, ir.OpQKV, ir.OpSwiGLULinear:
+		case ir.OpLinear, ir.OpQKV, ir.OpSwiGLULinear, ir.OpMoE:
 			return n.Str("batch_decode_kernel") != n.Str("prefill_kernel")
 		}
 		return false

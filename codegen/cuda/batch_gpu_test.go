@@ -33,7 +33,9 @@ var batchConfigs = func() []agreeConfig {
 			cs = append(cs, agreeConfig{preset: p, quant: q})
 		}
 	}
-	cs = append(cs, agreeConfig{preset: "gpt-oss-20b-tiny", quant: synth.QuantMXFP4}) // its own experts' type
+	// gpt-oss in its own experts' type; Qwen3-MoE's K-quant experts, 4 of
+	// 16 a token, through the batched decode step's expert products too.
+	cs = append(cs, agreeConfig{preset: "gpt-oss-20b-tiny", quant: synth.QuantMXFP4}, agreeConfig{preset: "qwen3-30b-a3b-tiny", quant: synth.QuantQ4KM})
 	// Real widths, where the batched step's matrix kernels stream (at least
 	// a weight tile an SM: mma_tokens' mmat_stream): minutes of CPU
 	// device time, so with ORC_GPU_FULL=1 only.

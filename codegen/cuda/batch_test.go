@@ -117,8 +117,10 @@ func checkPagedTokens(t *testing.T, name, what string, ls []plans.Launch, layers
 // the tensor cores' over the step's tokens (mma_tokens: two n-tiles of 8 a
 // block, grid y = ceil(T/16)) or, for weights without their fragments
 // (MXFP4), the integer path's token tiles (grid y = ceil(T/8)), not the
-// prefill's GEMMs; an f16 preset, whose decode kernels would be its
-// prefill's, has none.
+// prefill's GEMMs, and whose MoE experts (gpt-oss's MXFP4, K-quants) run
+// over their slots on the tensor cores (moe_gate_up_mmat, moe_down_mmat:
+// grid (tiles, S)), not the prefill's expert GEMMs; an f16 preset, whose
+// decode kernels would be its prefill's, has none.
 func TestBatchDecodeSchedule(t *testing.T) {
 	for _, tp := range tinyPresets {
 		out, man := tinyOutput(t, tp.preset, tp.quant)
@@ -133,9 +135,20 @@ func TestBatchDecodeSchedule(t *testing.T) {
 			t.Fatalf("%s: batched decode step of %d launches for %d rows (batched step: %d)", name, len(k.BatchDecode), k.BatchDecodeMaxRows, k.BatchMaxRows)
 		}
 		checkPagedTokens(t, name, "batched decode step", k.BatchDecode, man.Model.NLayer)
-		matrix, mmat := 0, 0
+		matrix, mmat, moeMMAT, moes := 0, 0, 0, 0
+		for _, l := range k.Batch {
+			if strings.HasPrefix(l.Kernel, "moe_sum") {
+				moes++
+			}
+		}
 		for _, l := range k.BatchDecode {
-			for _, p := range []string{"gemm_linear", "gemm_qkv", "gemm_swiglu"} {
+			if strings.HasPrefix(l.Kernel, "moe_gate_up_mmat") || strings.HasPrefix(l.Kernel, "moe_down_mmat") {
+				moeMMAT++
+				if l.GridA != [3]int64{} || l.GridB[1] < 2 {
+					t.Errorf("%s: %s's grid is %v·T + %v, want (tiles, several experts' blocks)", name, l.Kernel, l.GridA, l.GridB)
+				}
+			}
+			for _, p := range []string{"gemm_linear", "gemm_qkv", "gemm_swiglu", "moe_gate_up_gemm", "moe_down_gemm"} {
 				if strings.HasPrefix(l.Kernel, p) {
 					t.Errorf("%s: the batched decode step launches %s", name, l.Kernel)
 				}
@@ -154,6 +167,9 @@ func TestBatchDecodeSchedule(t *testing.T) {
 		}
 		if matrix < 2*man.Model.NLayer || mmat < man.Model.NLayer {
 			t.Errorf("%s: %d matrix launches (%d on tensor cores) for %d layers", name, matrix, mmat, man.Model.NLayer)
+		}
+		if moeMMAT != 2*moes {
+			t.Errorf("%s: %d expert launches on the tensor cores for %d MoE blocks", name, moeMMAT, moes)
 		}
 	}
 }
@@ -226,5 +242,43 @@ func TestBatchDecodeNormsWriteCodes(t *testing.T) {
 	}
 	if got := quantizes(); norms != 2 || got != 4 {
 		t.Errorf("without the records of %d norms: %d quantize_x8 launches, want 4", norms, got)
+	}
+}
+
+// An MoE's experts in the batched decode step are its batch_decode_kernel
+// too: a gemm record gives the prefill's expert GEMMs there; an mma_tokens
+// record for the prefill of a plan of steps over 64 tokens (more slots
+// than its scratch) is refused.
+func TestBatchDecodeMoEKernelIsRecorded(t *testing.T) {
+	g, man, _ := tinyPlan(t, "gpt-oss-20b-tiny", synth.QuantMXFP4)
+	kernels := func() string {
+		var ks []string
+		for _, l := range generate(t, g, man, "").Kernels.BatchDecode {
+			if strings.HasPrefix(l.Kernel, "moe_") {
+				ks = append(ks, l.Kernel[:strings.Index(l.Kernel, "_Moe")])
+			}
+		}
+		return strings.Join(ks, " ")
+	}
+	mmat := "moe_route moe_order moe_codes moe_gate_up_mmat moe_codes moe_down_mmat moe_sum"
+	if got := kernels(); !strings.HasPrefix(got, mmat+" ") {
+		t.Errorf("the batched decode step's MoE launches %s", got)
+	}
+	for _, n := range g.Nodes {
+		if n.Op == ir.OpMoE {
+			n.Attrs["batch_decode_kernel"] = ir.KernelGEMM
+		}
+	}
+	if got := kernels(); strings.Contains(got, "mmat") || !strings.Contains(got, "moe_gate_up_gemm") {
+		t.Errorf("with batch_decode_kernel gemm, the batched decode step's MoE launches %s", got)
+	}
+	g, man, _ = lowerGPU(t, writeTiny(t, "gpt-oss-20b-tiny", synth.QuantMXFP4), 128)
+	for _, n := range g.Nodes {
+		if n.Op == ir.OpMoE {
+			n.Attrs["prefill_kernel"] = ir.KernelMMATokens
+		}
+	}
+	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "serve steps of at most 64 tokens; the plan's prefill takes 128") {
+		t.Errorf("an mma_tokens MoE in a prefill of 128 tokens: %v", err)
 	}
 }

@@ -81,12 +81,20 @@ func writeEditedPlan(t *testing.T, g *ir.Graph, man *plans.Manifest, data func(n
 		t.Fatal(err)
 	}
 	edit(out.Kernels)
-	return openGenerated(t, out, man, ctx, data)
+	return writeGenerated(t, out, man, data)
 }
 
 // openGenerated writes the plan of man with out's kernels and opens it on
 // GPU 0, as openGPUPlan.
 func openGenerated(t *testing.T, out *cuda.Output, man *plans.Manifest, ctx int, data func(name string) []byte) *rcuda.Device {
+	t.Helper()
+	return openPlanDir(t, writeGenerated(t, out, man, data), rcuda.Options{Ctx: ctx})
+}
+
+// writeGenerated compiles out's source and writes the plan of man with its
+// kernels (weights as openGPUPlan writes them) into a directory of the
+// test's, which it returns.
+func writeGenerated(t *testing.T, out *cuda.Output, man *plans.Manifest, data func(name string) []byte) string {
 	t.Helper()
 	fb, err := fatbin(out.Source)
 	if err != nil {

@@ -78,7 +78,7 @@ func (e *emitter) tokenTile(x *ir.Node) int64 { return passes.TokenTile(x, e.pre
 // emitted, as the chooseKernels pass recorded it ("" for other nodes): in
 // the batched decode schedule a matrix node's batch_decode_kernel.
 func (e *emitter) kernelOf(n *ir.Node) string {
-	if e.batchDecode && n.Op != ir.OpMoE {
+	if e.batchDecode {
 		return n.Str("batch_decode_kernel")
 	}
 	if e.prefill {

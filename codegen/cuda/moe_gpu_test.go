@@ -150,22 +150,7 @@ func (w *moeWeights) reference(token int) []float32 {
 	for e := range logits {
 		logits[e] = dot(w.router[e*moeD:(e+1)*moeD], x64) + float64(w.routerB[e])
 	}
-	var chosen []int
-	for range moeK {
-		best := -1
-		for e, l := range logits {
-			if !slices.Contains(chosen, e) && (best < 0 || l > logits[best]) {
-				best = e
-			}
-		}
-		chosen = append(chosen, best)
-	}
-	var sum float64
-	weights := make([]float64, moeK)
-	for i, e := range chosen {
-		weights[i] = math.Exp(logits[e] - logits[chosen[0]])
-		sum += weights[i]
-	}
+	chosen, weights := topKSoftmax(logits, moeK)
 	out := make([]float64, moeD)
 	row := make([]float32, max(moeD, moeF))
 	h := make([]float64, moeF)
@@ -180,7 +165,7 @@ func (w *moeWeights) reference(token int) []float32 {
 		}
 		for o := range moeD {
 			w.expertRow(2, e, moeD, moeF, o, row[:moeF])
-			out[o] += weights[i] / sum * (dot(row[:moeF], h) + float64(w.biases[2][e*moeD+o]))
+			out[o] += weights[i] * (dot(row[:moeF], h) + float64(w.biases[2][e*moeD+o]))
 		}
 	}
 	y := make([]float32, moeD)
@@ -188,6 +173,31 @@ func (w *moeWeights) reference(token int) []float32 {
 		y[i] = float32(v)
 	}
 	return y
+}
+
+// topKSoftmax is the router's rule: the k largest logits (the lower expert
+// first on ties) and their softmax weights.
+func topKSoftmax(logits []float64, k int) ([]int, []float64) {
+	var chosen []int
+	for range k {
+		best := -1
+		for e, l := range logits {
+			if !slices.Contains(chosen, e) && (best < 0 || l > logits[best]) {
+				best = e
+			}
+		}
+		chosen = append(chosen, best)
+	}
+	var sum float64
+	weights := make([]float64, k)
+	for i, e := range chosen {
+		weights[i] = math.Exp(logits[e] - logits[chosen[0]])
+		sum += weights[i]
+	}
+	for i := range weights {
+		weights[i] /= sum
+	}
+	return chosen, weights
 }
 
 // Relative errors the MoE block may have against the float64 reference: a

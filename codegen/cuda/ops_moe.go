@@ -33,7 +33,21 @@ const moeWarps = passes.MoEWarps
 //	hq   int16[K, F]    decode's h as int16 codes (integer path)
 //	hs   float2[K, F/32] and their scales
 //	logit f32[E]        decode's router logits (integer path)
-type moeScratch struct{ sel, gw, cnt, list, h, ys, hq, hs, logit, xh plans.Arg }
+//
+// and, for a batched decode step on tensor cores (moeTokens), of up to
+// P = min(MT, passes.BatchDecodeRows)·K slots in expert order:
+//
+//	act   int4[E+1]     how many experts the step routes to, then each
+//	                    one's (expert, slots, first slot in that order)
+//	order int32[P]      the slots in that order
+//	xqOrd int16[P, D]   x's rows of the slots in that order, int16 codes
+//	xsOrd float2[P, D/32] and their scales
+//	hqOrd int16[P, F]   h's rows (in h, f32, in that order), int16 codes
+//	hsOrd float2[P, F/32] and their scales
+type moeScratch struct {
+	sel, gw, cnt, list, h, ys, hq, hs, logit, xh plans.Arg
+	act, order, xqOrd, xsOrd, hqOrd, hsOrd       plans.Arg
+}
 
 // moeScratchOf is moeScratchArgs for MoE node m.
 func (e *emitter) moeScratchOf(m *ir.Node) moeScratch {
@@ -53,8 +67,25 @@ func (e *emitter) moeScratchArgs(experts, k, d, f int64) moeScratch {
 	s := moeScratch{sel: next(4 * slots), gw: next(4 * slots), cnt: next(4 * experts), list: next(4 * experts * e.maxTokens),
 		h: next(4 * slots * f), ys: next(4 * slots * d), hq: next(2 * k * f), hs: next(8 * k * f / 32), logit: next(4 * experts),
 		xh: next(2 * e.maxTokens * d)}
+	ord := e.moeOrderSlots(k)
+	s.act, s.order = next(16*(experts+1)), next(4*ord)
+	s.xqOrd, s.xsOrd, s.hqOrd, s.hsOrd = next(2*ord*d), next(8*ord*d/32), next(2*ord*f), next(8*ord*f/32)
 	e.scratchBytes = max(e.scratchBytes, off-e.scratchBase)
 	return s
+}
+
+// moeOrderSlots is the most slots a step the MoE's tensor-core products
+// over a few tokens (moeTokens) serve: top_k k of BatchDecodeRows tokens.
+func (e *emitter) moeOrderSlots(k int64) int64 { return min(e.maxTokens, passes.BatchDecodeRows) * k }
+
+// moeSplits is the S of the expert products' grid (tiles, S) (moe.cu.tmpl:
+// block (x, y) takes tile x of the routed experts y, y + S, ...): blocks
+// enough to hold 16 of them an SM, at most one an expert. A grid y of E had
+// every tile's blocks of the experts no slot chose start and leave (a
+// two-row step of gpt-oss routes to at most 8 of its 32 experts, of
+// Qwen3-30B-A3B's to 16 of 128).
+func (e *emitter) moeSplits(tiles, experts int64) int64 {
+	return min(experts, ceilDiv(16*e.SMs, tiles))
 }
 
 // launches collects an op's launches in order; add appends l and passes
@@ -92,9 +123,24 @@ func optPtr(e *emitter, c *call, name string, w *ir.Node) {
 	c.ptr(e, cWeight, name, w)
 }
 
+// expertPtrs adds an MoE's expert weights and biases to c: gate and up
+// (wg, bg, wu, bu) or down (wd, bd).
+func expertPtrs(e *emitter, c *call, mw ir.MoEWeights, gateUp bool) {
+	if gateUp {
+		c.ptr(e, cWeight, "wg", mw.Gate)
+		optPtr(e, c, "bg", mw.GateBias)
+		c.ptr(e, cWeight, "wu", mw.Up)
+		optPtr(e, c, "bu", mw.UpBias)
+		return
+	}
+	c.ptr(e, cWeight, "wd", mw.Down)
+	optPtr(e, c, "bd", mw.DownBias)
+}
+
 // moe(x, wr [, br], wg [, bg], wu [, bu], wd [, bd]): route, (prefill)
 // list each expert's tokens, gate+up with the experts' SwiGLU, down,
-// weighted sum; see moe.cu.tmpl. Expert matrices are [E, rows, cols]
+// weighted sum (a batched decode step on tensor cores: moeTokens); see
+// moe.cu.tmpl. Expert matrices are [E, rows, cols]
 // tensors read through one accessor over the whole tensor.
 func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	x := n.Inputs[0]
@@ -174,6 +220,12 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 		return nil, err
 	}
 
+	if e.kernelOf(n) == ir.KernelMMATokens {
+		if err := ls.add(e.moeTokens(n, cfg, s, accs, biasAccs, d, f, experts)); err != nil {
+			return nil, err
+		}
+		return ls.sum(e, n, cfg, s, d)
+	}
 	// Decode reads the routing directly (grid y = K slots of one token); a
 	// prefill lists each expert's slots first (grid y = E).
 	if e.prefill {
@@ -220,6 +272,12 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 		}
 	}
 
+	return ls.sum(e, n, cfg, s, d)
+}
+
+// sum appends moe_sum (the slots' rows weighted and added in order) to an
+// MoE's launches ls and returns them.
+func (ls launches) sum(e *emitter, n *ir.Node, cfg string, s moeScratch, d int64) ([]plans.Launch, error) {
 	sum := &call{}
 	sum.arg(cIn, "ys", s.ys)
 	sum.arg(cIn, "gw", s.gw)
@@ -231,6 +289,71 @@ func (e *emitter) moe(n *ir.Node) ([]plans.Launch, error) {
 	// The MoE scratch overlaps the int16 form of wider activations.
 	e.scratchHolds = scratchNone
 	return ls, nil
+}
+
+// moeTokens are the expert products of an MoE whose kernel in the schedule
+// is mma_tokens (a batched decode step's few tokens; moe.cu.tmpl): the
+// slots in expert order (moe_order), x's rows in that order as int16
+// codes, per expert over its slots gate+up with the experts' SwiGLU into h
+// (f32, expert order), h's codes, and down with its bias into ys; each
+// routed expert's weights are read once for all its slots. Its scratch
+// holds moeOrderSlots slots.
+func (e *emitter) moeTokens(n *ir.Node, cfg string, s moeScratch, accs, biasAccs [3]accessor, d, f, experts int64) ([]plans.Launch, error) {
+	if !e.batchDecode && e.maxTokens > passes.BatchDecodeRows {
+		return nil, fmt.Errorf("the experts' mma_tokens products serve steps of at most %d tokens; the plan's %s takes %d", passes.BatchDecodeRows, e.scheduleName(), e.maxTokens)
+	}
+	var ls launches
+	k, mw := n.Int("top_k"), ir.MoEInputs(n)
+	order := &call{}
+	order.arg(cInts, "sel", s.sel)
+	order.arg("int4* __restrict__", "act", s.act)
+	order.arg("int* __restrict__", "order", s.order)
+	e.stateArg(order)
+	if err := ls.add(e.emit(order, "moe_order", int(min(experts, 32))*32, gridFixed(1), configArgs{cfg})); err != nil {
+		return nil, err
+	}
+	// codes quantizes rows [T·K, in] of src (gathered from x by the slots'
+	// tokens) into xq, xs for weights of accessor w.
+	codes := func(src, xq, xs plans.Arg, w accessor, in int64, gather bool) error {
+		c := &call{}
+		c.arg(cIn, "x", src)
+		c.arg(cInts, "order", s.order)
+		c.arg("xq_t* __restrict__", "xq", xq)
+		c.arg("float2* __restrict__", "xs", xs)
+		e.stateArg(c)
+		return ls.add(e.emit(c, "moe_codes", 256, gridElems(0, k*in, 256), moeCodesArgs{Cfg: cfg, W: w, In: in, Gather: gather}))
+	}
+	xa, err := e.value(n.Inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	if err := codes(xa, s.xqOrd, s.xsOrd, accs[0], d, true); err != nil {
+		return nil, err
+	}
+	// product launches fn over the experts' slots: gate+up (gated; into h)
+	// or down (into ys, through order), tiles weight tiles an expert.
+	product := func(fn string, gated bool, xq, xs, y plans.Arg, w, b accessor, dt ir.DType, in, tiles int64) error {
+		c := &call{}
+		expertPtrs(e, c, mw, gated)
+		c.arg(cXq, "xq", xq)
+		c.arg(cScales, "xs", xs)
+		c.arg("const int4* __restrict__", "act", s.act)
+		if !gated {
+			c.arg(cInts, "order", s.order)
+		}
+		c.arg(cOut, "y", y)
+		nw := mmaTokensWarps(dt, in)
+		g := grid{b: [3]int64{tiles, e.moeSplits(tiles, experts), 1}}
+		return ls.add(e.emit(c, fn, int(nw*32), g, moeMMATArgs{Cfg: cfg, W: w, B: b, NW: nw, NT: e.mmaTokenTiles()}))
+	}
+	if err := product("moe_gate_up_mmat", true, s.xqOrd, s.xsOrd, s.h, accs[0], biasAccs[0], mw.Gate.DType, d, ceilDiv(f, 8)); err != nil {
+		return nil, err
+	}
+	if err := codes(s.h, s.hqOrd, s.hsOrd, accs[2], f, false); err != nil {
+		return nil, err
+	}
+	err = product("moe_down_mmat", false, s.hqOrd, s.hsOrd, s.ys, accs[2], biasAccs[2], mw.Down.DType, f, ceilDiv(d, 16))
+	return ls, err
 }
 
 // moeGEMMs are a prefill MoE's expert products on tensor cores
@@ -250,10 +373,7 @@ func (e *emitter) moeGEMMs(n *ir.Node, cfg string, s moeScratch, accs, biasAccs 
 	hh := s.h // f16 here, half of the decode's f32 h
 	mw := ir.MoEInputs(n)
 	gateUp := &call{}
-	gateUp.ptr(e, cWeight, "wg", mw.Gate)
-	optPtr(e, gateUp, "bg", mw.GateBias)
-	gateUp.ptr(e, cWeight, "wu", mw.Up)
-	optPtr(e, gateUp, "bu", mw.UpBias)
+	expertPtrs(e, gateUp, mw, true)
 	gateUp.arg("const __half* __restrict__", "xh", s.xh)
 	gateUp.arg(cInts, "cnt", s.cnt)
 	gateUp.arg(cInts, "list", s.list)
@@ -263,8 +383,7 @@ func (e *emitter) moeGEMMs(n *ir.Node, cfg string, s moeScratch, accs, biasAccs 
 		return nil, err
 	}
 	down := &call{}
-	down.ptr(e, cWeight, "wd", mw.Down)
-	optPtr(e, down, "bd", mw.DownBias)
+	expertPtrs(e, down, mw, false)
 	down.arg("const __half* __restrict__", "hh", hh)
 	down.arg(cInts, "cnt", s.cnt)
 	down.arg(cInts, "list", s.list)
@@ -297,10 +416,7 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 		return nil, err
 	}
 	gateUp := &call{}
-	gateUp.ptr(e, cWeight, "wg", mw.Gate)
-	optPtr(e, gateUp, "bg", mw.GateBias)
-	gateUp.ptr(e, cWeight, "wu", mw.Up)
-	optPtr(e, gateUp, "bu", mw.UpBias)
+	expertPtrs(e, gateUp, mw, true)
 	gateUp.arg(cXq, "xq", xq)
 	gateUp.arg(cScales, "xs", xs)
 	gateUp.arg(cIn, "logit", s.logit)
@@ -311,8 +427,7 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 		return nil, err
 	}
 	down := &call{}
-	down.ptr(e, cWeight, "wd", mw.Down)
-	optPtr(e, down, "bd", mw.DownBias)
+	expertPtrs(e, down, mw, false)
 	down.arg(cXq, "hq", s.hq)
 	down.arg(cScales, "hs", s.hs)
 	down.arg(cIn, "logit", s.logit)

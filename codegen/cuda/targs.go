@@ -329,6 +329,19 @@ type (
 		W, B   accessor
 		BM, BN int64
 	}
+	// moeMMATArgs serve moe_gate_up_mmat and moe_down_mmat; moeCodesArgs
+	// moe_codes.
+	moeMMATArgs struct {
+		Cfg    string
+		W, B   accessor
+		NW, NT int64
+	}
+	moeCodesArgs struct {
+		Cfg    string
+		W      accessor
+		In     int64
+		Gather bool
+	}
 	moeGateUpArgs struct {
 		Cfg  string
 		W, B accessor

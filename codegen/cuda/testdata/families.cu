@@ -4523,6 +4523,19 @@ __device__ __forceinline__ void batch_argmax(const float* __restrict__ logits, i
 //   gemm_x_f16, moe_gate_up_gemm, moe_down_gemm (prefill): the same on tensor
 //                    cores, per expert over its listed slots, h in f16
 //   moe_sum          out[t] = Σ_k gw[t·K+k]·ys[t·K+k], k in order
+// A batched decode step of a few tokens (mma_tokens: chooseKernels'
+// batch_decode_kernel) reads each routed expert's weights once for all its
+// slots, the slots the n dimension of the tensor cores (mma_tokens.cu.tmpl's
+// mmat_tile):
+//   moe_route, then moe_order  one block: the slots in expert order
+//                    (order) and the routed experts (act: each one's slots
+//                    and where they start in that order)
+//   moe_codes        x's rows in that order as int16 codes
+//   moe_gate_up_mmat grid (F/8, S): 8 columns of h for all the slots of
+//                    routed experts y, y + S, ..., h in expert order
+//   moe_codes        h's int16 codes
+//   moe_down_mmat    grid (D/16, S): 16 rows of ys, likewise
+//   moe_sum
 // Decode on the integer path (weights with an integer dot, q8_dot.cu.tmpl) is
 // three launches in place of route, the expert GEMVs and the sum:
 //   moe_logits       grid E: one router logit per block (or, when only the
@@ -4997,6 +5010,169 @@ __device__ __forceinline__ void moe_down_gemm(const uint8_t* __restrict__ wd, co
             if (o < D) y[o] = a0 + B::at(bd, (i64)e * D + o);
             if (o + 1 < D) y[o + 1] = a1 + B::at(bd, (i64)e * D + o + 1);
         });
+}
+
+// The batched decode step's expert products on tensor cores (mmat_tile,
+// mma_tokens.cu.tmpl), over the step's slots in expert order.
+//
+// MXFP4 (W_mxfp4_split) takes fragments of its own, W_mxfp4_nib's: lane t
+// reads code word t of a group (bytes 4t..4t+3) and makes its eight nibbles
+// signed bytes in nibble order, so the activations it meets are permuted
+// once per row (moe_codes: element 4t + k/2 + 16·(k%2) at position 8t + k)
+// instead of each code word into element order. The nibbles' magnitudes
+// come split by sign (e2m1x2_mags, q8_dot.cu.tmpl); with one of each byte
+// pair zero and both ≤ 12, ((pos | 0x80) − neg) ^ 0x80 is pos − neg as a
+// signed byte, and no borrow crosses a byte.
+template <i64 NBLK> struct W_mxfp4_nib : W_mxfp4_split<NBLK> {};
+template <i64 NBLK> struct MmaT<W_mxfp4_nib<NBLK>> {  // [NBLK][16] codes, then [NBLK] exponents
+    static constexpr int SLICES = 1;
+    static constexpr bool S8 = true, HALVES = false, MINS = false;
+    struct Raw { uint32_t q, e; };
+    static __device__ __forceinline__ void fetch(const uint8_t* __restrict__ w, i64 grp, int t, Raw& r) {
+        r.q = __ldg((const uint32_t*)(w + grp * 16) + t);
+        r.e = __ldg(w + NBLK * 16 + grp);
+    }
+    static __device__ __forceinline__ void unpack(const Raw& r, int, uint32_t (*a)[2], float (*d)[2], float* m) {
+        uint32_t pos[2], neg[2];
+        e2m1x2_mags(r.q, pos, neg);
+        a[0][0] = ((pos[0] | 0x80808080u) - neg[0]) ^ 0x80808080u;
+        a[0][1] = ((pos[1] | 0x80808080u) - neg[1]) ^ 0x80808080u;
+        d[0][0] = d[0][1] = e8m0_half(r.e);
+        m[0] = 0.f;
+    }
+};
+
+// MoeMma<W>: the accessor whose fragments (MmaT) the expert products read
+// for weights of accessor W, and whether their activations are in nibble
+// order (NIB).
+template <class W> struct MoeMma {
+    using M = W;
+    static constexpr bool NIB = false;
+};
+template <i64 NBLK> struct MoeMma<W_mxfp4_split<NBLK>> {
+    using M = W_mxfp4_nib<NBLK>;
+    static constexpr bool NIB = true;
+};
+
+// moe_order: one block; warp w takes experts w, w + warps, ...: counts
+// their slots (ballots over 32 slots at a time), then, once all counts are
+// in, lists each expert's slots in slot order after the earlier experts':
+// order[off_e + i] is expert e's i-th slot. act[0].x is how many experts
+// the step routes to, act[1 + j] the j-th of them: (expert, its slots,
+// off_e), one load for the expert products' blocks.
+template <class Cfg>
+__device__ __forceinline__ void moe_order(const int* __restrict__ sel, int4* __restrict__ act, int* __restrict__ order,
+                                          const int* __restrict__ state) {
+    constexpr unsigned ALL = 0xffffffffu;
+    __shared__ int n_of[Cfg::E];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    const int slots = STATE_T(state) * Cfg::K;
+    for (int e = warp; e < Cfg::E; e += nw) {
+        int n = 0;
+        for (int s0 = 0; s0 < slots; s0 += 32) n += __popc(__ballot_sync(ALL, s0 + lane < slots && sel[s0 + lane] == e));
+        if (lane == 0) n_of[e] = n;
+    }
+    __syncthreads();
+    for (int e = warp; e < Cfg::E; e += nw) {
+        int o = 0, j = 0;  // the slots and the routed experts before e
+        for (int i = lane; i < e; i += 32) o += n_of[i], j += n_of[i] > 0;
+#pragma unroll
+        for (int k = 16; k > 0; k >>= 1) o += __shfl_xor_sync(ALL, o, k), j += __shfl_xor_sync(ALL, j, k);
+        int n = 0;
+        for (int s0 = 0; s0 < slots; s0 += 32) {
+            const bool mine = s0 + lane < slots && sel[s0 + lane] == e;
+            const unsigned m = __ballot_sync(ALL, mine);
+            if (mine) order[o + n + __popc(m & ((1u << lane) - 1))] = s0 + lane;
+            n += __popc(m);
+        }
+        if (lane == 0 && n > 0) act[1 + j] = make_int4(e, n, o, 0);
+        if (lane == 0 && e == Cfg::E - 1) act[0] = make_int4(j + (n > 0), 0, 0, 0);
+    }
+}
+
+// moe_codes: rows p < T·K of x [.., IN] as int16 codes and scales (xq [T·K,
+// IN], xs), quantize_x8's, one warp a 32-group: row p is x's row of slot
+// order[p]'s token (GATHER) or x's row p; in nibble order where the
+// weights that read them are MXFP4 (MoeMma<W>::NIB).
+template <class Cfg, class W, int IN, bool GATHER>
+__device__ __forceinline__ void moe_codes(const float* __restrict__ x, const int* __restrict__ order, xq_t* __restrict__ xq,
+                                          float2* __restrict__ xs, const int* __restrict__ state) {
+    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (i64)STATE_T(state) * Cfg::K * IN) return;  // IN % 32 == 0: whole warps leave
+    const i64 p = i / IN, src = GATHER ? order[p] / Cfg::K : p;
+    float v = x[src * IN + i % IN];
+    if constexpr (MoeMma<W>::NIB) {
+        const int lane = threadIdx.x & 31;
+        v = __shfl_sync(0xffffffffu, v, (lane & 1) * 16 + (lane >> 1));
+    }
+    quantize32(v, i & ~(i64)31, xq, xs);
+}
+
+// The expert products' grid is (weight tiles, S): block (x, y) takes tile
+// x of routed experts y, y + S, ... (act, moe_order), so no block waits on
+// an expert no slot chose (S ≤ E; codegen's moeSplits), and an expert's
+// slots 8·NT at a time, its tile again for the next ones (from L2).
+//
+// moe_gate_up_mmat: h's columns 8x..8x+7 for the experts' slots (their
+// rows of xq, xs and h, in expert order): the tile's rows 0..7 are those
+// columns' gate rows, 8..15 their up rows, and the epilogue the experts'
+// SwiGLU with the biases.
+template <class Cfg, class W, class B, int NW, int NT>
+__device__ __forceinline__ void moe_gate_up_mmat(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ bg,
+                                                 const uint8_t* __restrict__ wu, const uint8_t* __restrict__ bu,
+                                                 const xq_t* __restrict__ xq, const float2* __restrict__ xs,
+                                                 const int4* __restrict__ act, float* __restrict__ h) {
+    using M = typename MoeMma<W>::M;
+    constexpr int D = Cfg::D, F = Cfg::F;
+    const i64 c0 = (i64)blockIdx.x * 8, col = min(c0 + threadIdx.x % 32 / 4, (i64)F - 1);  // past the end: a duplicate, not written
+    __shared__ MmatShared<NW, NT> sh;
+    const int routed = act[0].x;
+    for (int j = blockIdx.y; j < routed; j += gridDim.y) {
+        const int4 a = act[1 + j];
+        const int e = a.x, n = a.y;
+        const i64 p0 = a.z, row = (i64)e * F + col;
+        for (int tok0 = 0; tok0 < n; tok0 += 8 * NT) {
+            mmat_tile<M, D, NW, NT>(wg, row, wu, row, xq + p0 * D, xs + p0 * (D / 32), tok0, n, min(NT, (n - tok0 + 7) / 8), sh);
+            for (int i = threadIdx.x; i < 8 * 8 * NT; i += NW * 32) {
+                const int c = i / (8 * NT), tt = i % (8 * NT), tok = tok0 + tt;
+                if (c0 + c < F && tok < n) {
+                    const i64 r = (i64)e * F + c0 + c;
+                    h[(p0 + tok) * F + c0 + c] = moe_glu<Cfg>(sh.sums[c][tt] + B::at(bg, r), sh.sums[8 + c][tt] + B::at(bu, r));
+                }
+            }
+        }
+    }
+}
+
+// moe_down_mmat: output rows 16x..16x+15 of the experts' down projections
+// with their biases for their slots (their rows of hq, hs) into ys [slot,
+// D] (slot order[off_e + i]); moe_sum weights and adds them.
+template <class Cfg, class W, class B, int NW, int NT>
+__device__ __forceinline__ void moe_down_mmat(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd,
+                                              const xq_t* __restrict__ hq, const float2* __restrict__ hs,
+                                              const int4* __restrict__ act, const int* __restrict__ order,
+                                              float* __restrict__ ys) {
+    using M = typename MoeMma<W>::M;
+    constexpr int D = Cfg::D, F = Cfg::F;
+    const i64 o0 = (i64)blockIdx.x * 16, g = threadIdx.x % 32 / 4;
+    const i64 ra = min(o0 + g, (i64)D - 1), rb = min(o0 + g + 8, (i64)D - 1);  // past the end: duplicates, not written
+    __shared__ MmatShared<NW, NT> sh;
+    const int routed = act[0].x;
+    for (int j = blockIdx.y; j < routed; j += gridDim.y) {
+        const int4 a = act[1 + j];
+        const int e = a.x, n = a.y;
+        const i64 p0 = a.z;
+        for (int tok0 = 0; tok0 < n; tok0 += 8 * NT) {
+            mmat_tile<M, F, NW, NT>(wd, (i64)e * D + ra, wd, (i64)e * D + rb, hq + p0 * F, hs + p0 * (F / 32), tok0, n, min(NT, (n - tok0 + 7) / 8), sh);
+            for (int i = threadIdx.x; i < 16 * 8 * NT; i += NW * 32) {
+                const int r = i / (8 * NT), tt = i % (8 * NT), tok = tok0 + tt;
+                if (o0 + r < D && tok < n) {
+                    const i64 o = o0 + r;
+                    ys[(i64)order[p0 + tok] * D + o] = sh.sums[r][tt] + B::at(bd, (i64)e * D + o);
+                }
+            }
+        }
+    }
 }
 
 // moe_sum: one thread per output element, the K experts' rows in order.

@@ -218,6 +218,36 @@ extern "C" __global__ void __launch_bounds__(256) linear_mmat_W_q8_0_split_36864
     grid_dep_launch();
     linear_mmat<W_q8_0_split<368640>, W_f32<2880>, 4096, 2880, 8, 2, 0>(w, b, xq, xs, y, state);
 }
+extern "C" __global__ void __launch_bounds__(1024) moe_order_Moe_3(const int* __restrict__ sel, int4* __restrict__ act, int* __restrict__ order, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(sel, state);
+    grid_dep_launch();
+    moe_order<Moe_3>(sel, act, order, state);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_codes_Moe_3_W_mxfp4_split_8294400_2880_true(const float* __restrict__ x, const int* __restrict__ order, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, order, state);
+    grid_dep_launch();
+    moe_codes<Moe_3, W_mxfp4_split<8294400>, 2880, true>(x, order, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_gate_up_mmat_Moe_3_W_mxfp4_split_8294400_W_f32_92160_8_2(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ bg, const uint8_t* __restrict__ wu, const uint8_t* __restrict__ bu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int4* __restrict__ act, float* __restrict__ y) {
+    grid_dep_wait();
+    acquire(xq, xs, act);
+    grid_dep_launch();
+    moe_gate_up_mmat<Moe_3, W_mxfp4_split<8294400>, W_f32<92160>, 8, 2>(wg, bg, wu, bu, xq, xs, act, y);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_codes_Moe_3_W_mxfp4_split_8294400_2880_false(const float* __restrict__ x, const int* __restrict__ order, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, order, state);
+    grid_dep_launch();
+    moe_codes<Moe_3, W_mxfp4_split<8294400>, 2880, false>(x, order, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_down_mmat_Moe_3_W_mxfp4_split_8294400_W_f32_92160_8_2(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int4* __restrict__ act, const int* __restrict__ order, float* __restrict__ y) {
+    grid_dep_wait();
+    acquire(xq, xs, act, order);
+    grid_dep_launch();
+    moe_down_mmat<Moe_3, W_mxfp4_split<8294400>, W_f32<92160>, 8, 2>(wd, bd, xq, xs, act, order, y);
+}
 extern "C" __global__ void __launch_bounds__(256) gather_rows_2880(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, last, state);
