@@ -72,7 +72,7 @@ const mmatTimingSlab = 64
 func TestGPUMMATokensTiming(t *testing.T) {
 	gpuOnly(t)
 	if os.Getenv("ORC_GPU_BENCH") != "1" {
-		t.Skip("set ORC_GPU_TESTS=1 ORC_GPU_BENCH=1 on a GPU host")
+		t.Skip("set ORC_GPU=1 ORC_GPU_BENCH=1 on a GPU host")
 	}
 	const maxTokens = 16
 	r := rand.New(rand.NewPCG(35, 16))
