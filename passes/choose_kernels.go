@@ -47,8 +47,8 @@ var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_de
 //     integer path serves it (each block's weight groups used for
 //     PrefillTile tokens, where the prefill's tensor-core GEMM tiles of 64
 //     rows launch out/128 latency-bound blocks), else its prefill_kernel.
-//     An MoE's: mma_tokens where its experts are MXFP4 in their GPU layout
-//     (moeTokens: each routed expert's weights read once for
+//     An MoE's: mma_tokens where its experts' weights have tensor-core
+//     fragments (moeTokens: each routed expert's weights read once for
 //     its slots of the step, the slots the n dimension), else its prefill
 //     GEMMs, tiled for 64 slots an expert.
 //   - mmat_slab, mmat_stage_x: a node whose batch_kernel or
@@ -277,20 +277,16 @@ func (c *kernelChooser) streamTokens(n *ir.Node) {
 	}
 }
 
-// moeTokens reports whether MoE n's experts run on the tensor cores over
-// a batched decode step's few slots (moe.cu.tmpl's moe_*_mmat): MXFP4 gate,
-// up and down in their GPU layout, whose fragments moe.cu.tmpl has, gate
-// and up of one layout, rows of whole groups. K-quant experts (Qwen3-MoE)
-// have fragments too (MMATokenTypes) and pass the kernels' harness at real
-// shapes, but a batched step of qwen3-30b-a3b-tiny left a row's logits
-// 1.6e-1 from the CPU device's (TestGPUBatchMatchesCPU) while the GEMMs'
-// step is not yet checked there: they keep the GEMMs until that is
-// settled.
+// moeTokens reports whether MoE n's experts can run on the tensor cores
+// over a batched decode step's few slots (moe.cu.tmpl's moe_*_mmat): gate,
+// up and down with MmaT fragments (MMATokenTypes, or MXFP4 in its GPU
+// layout, whose fragments moe.cu.tmpl has), gate and up of one layout, rows
+// of whole groups.
 func moeTokens(n *ir.Node) bool {
 	w := ir.MoEInputs(n)
 	x := n.Inputs[0]
 	for _, m := range []*ir.Node{w.Gate, w.Up, w.Down} {
-		if !(m.DType == ir.MXFP4 && layoutOf(m).laidOut()) || len(m.Shape) != 3 {
+		if !MMATokenTypes[m.DType] && !(m.DType == ir.MXFP4 && layoutOf(m).laidOut()) || len(m.Shape) != 3 {
 			return false
 		}
 	}

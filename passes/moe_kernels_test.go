@@ -32,8 +32,8 @@ func moeBeforeLast(t *testing.T, gate, down ir.DType) (*ir.Graph, *ir.Node) {
 
 // TestMoEBatchDecodeKernel: an MoE before the last row takes the tensor
 // cores over a batched decode step's slots (batch_decode_kernel
-// mma_tokens) where its experts are MXFP4 in its GPU layout (K-quants not
-// yet: moeTokens); MXFP4 left in GGUF order (no fragments for its 17-byte
+// mma_tokens) where its experts have MmaT fragments: MXFP4 in its GPU
+// layout, K-quants; MXFP4 left in GGUF order (no fragments for its 17-byte
 // blocks) and f16 experts keep the prefill's GEMMs. Its own decode and
 // prefill kernels stay q8 (or gemv) and gemm.
 func TestMoEBatchDecodeKernel(t *testing.T) {
@@ -42,7 +42,7 @@ func TestMoEBatchDecodeKernel(t *testing.T) {
 		want       string
 	}{
 		{ir.MXFP4, ir.MXFP4, ir.KernelMMATokens},
-		{ir.Q4_K, ir.Q6_K, ir.KernelGEMM}, // moeTokens: not until Qwen3-MoE's batched step agrees
+		{ir.Q4_K, ir.Q6_K, ir.KernelMMATokens},
 		{ir.F16, ir.F16, ir.KernelGEMM},
 	} {
 		g, moe := moeBeforeLast(t, c.gate, c.down)

@@ -238,11 +238,53 @@ extern "C" __global__ void __launch_bounds__(128) linear_mmat_W_q4_k_192_W_f32_1
     grid_dep_launch();
     linear_mmat<W_q4_k<192>, W_f32<192>, 256, 192, 4, 2, 0>(w, b, xq, xs, y, state);
 }
+extern "C" __global__ void __launch_bounds__(128) moe_order_Moe_3(const int* __restrict__ sel, int4* __restrict__ act, int* __restrict__ order, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(sel, state);
+    grid_dep_launch();
+    moe_order<Moe_3>(sel, act, order, state);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_codes_Moe_3_W_q5_0_split_6144_192_true(const float* __restrict__ x, const int* __restrict__ order, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, order, state);
+    grid_dep_launch();
+    moe_codes<Moe_3, W_q5_0_split<6144>, 192, true>(x, order, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(192) moe_gate_up_mmat_Moe_3_W_q5_0_split_6144_W_f32_1024_6_2(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ bg, const uint8_t* __restrict__ wu, const uint8_t* __restrict__ bu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int4* __restrict__ act, float* __restrict__ y) {
+    grid_dep_wait();
+    acquire(xq, xs, act);
+    grid_dep_launch();
+    moe_gate_up_mmat<Moe_3, W_q5_0_split<6144>, W_f32<1024>, 6, 2>(wg, bg, wu, bu, xq, xs, act, y);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_codes_Moe_3_W_q4_k_768_256_false(const float* __restrict__ x, const int* __restrict__ order, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, order, state);
+    grid_dep_launch();
+    moe_codes<Moe_3, W_q4_k<768>, 256, false>(x, order, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(128) moe_down_mmat_Moe_3_W_q4_k_768_W_f32_768_4_2(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int4* __restrict__ act, const int* __restrict__ order, float* __restrict__ y) {
+    grid_dep_wait();
+    acquire(xq, xs, act, order);
+    grid_dep_launch();
+    moe_down_mmat<Moe_3, W_q4_k<768>, W_f32<768>, 4, 2>(wd, bd, xq, xs, act, order, y);
+}
 extern "C" __global__ void __launch_bounds__(192) qkv_mmat_W_q5_0_split_1536_W_q5_0_split_768_W_q8_0_split_768_W_f32_256_W_f32_128_W_f32_128_Rope_1_192_256_128_128_false_6_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(xq, xs, positions, state);
     grid_dep_launch();
     qkv_mmat<W_q5_0_split<1536>, W_q5_0_split<768>, W_q8_0_split<768>, W_f32<256>, W_f32<128>, W_f32<128>, Rope_1, 192, 256, 128, 128, false, 6, 2, 0>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_codes_Moe_3_W_q6_k_split_768_256_false(const float* __restrict__ x, const int* __restrict__ order, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, order, state);
+    grid_dep_launch();
+    moe_codes<Moe_3, W_q6_k_split<768>, 256, false>(x, order, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(128) moe_down_mmat_Moe_3_W_q6_k_split_768_W_f32_768_4_2(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int4* __restrict__ act, const int* __restrict__ order, float* __restrict__ y) {
+    grid_dep_wait();
+    acquire(xq, xs, act, order);
+    grid_dep_launch();
+    moe_down_mmat<Moe_3, W_q6_k_split<768>, W_f32<768>, 4, 2>(wd, bd, xq, xs, act, order, y);
 }
 extern "C" __global__ void __launch_bounds__(256) gather_rows_192(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();

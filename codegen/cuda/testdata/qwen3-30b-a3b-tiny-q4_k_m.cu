@@ -209,11 +209,53 @@ extern "C" __global__ void __launch_bounds__(128) linear_mmat_W_q4_k_256_B_none_
     grid_dep_launch();
     linear_mmat<W_q4_k<256>, B_none, 256, 256, 4, 2, 0>(w, nullptr, xq, xs, y, state);
 }
+extern "C" __global__ void __launch_bounds__(512) moe_order_Moe_3(const int* __restrict__ sel, int4* __restrict__ act, int* __restrict__ order, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(sel, state);
+    grid_dep_launch();
+    moe_order<Moe_3>(sel, act, order, state);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_codes_Moe_3_W_q4_k_4096_256_true(const float* __restrict__ x, const int* __restrict__ order, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, order, state);
+    grid_dep_launch();
+    moe_codes<Moe_3, W_q4_k<4096>, 256, true>(x, order, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(128) moe_gate_up_mmat_Moe_3_W_q4_k_4096_B_none_4_2(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int4* __restrict__ act, float* __restrict__ y) {
+    grid_dep_wait();
+    acquire(xq, xs, act);
+    grid_dep_launch();
+    moe_gate_up_mmat<Moe_3, W_q4_k<4096>, B_none, 4, 2>(wg, nullptr, wu, nullptr, xq, xs, act, y);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_codes_Moe_3_W_q4_k_4096_256_false(const float* __restrict__ x, const int* __restrict__ order, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, order, state);
+    grid_dep_launch();
+    moe_codes<Moe_3, W_q4_k<4096>, 256, false>(x, order, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(128) moe_down_mmat_Moe_3_W_q4_k_4096_B_none_4_2(const uint8_t* __restrict__ wd, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int4* __restrict__ act, const int* __restrict__ order, float* __restrict__ y) {
+    grid_dep_wait();
+    acquire(xq, xs, act, order);
+    grid_dep_launch();
+    moe_down_mmat<Moe_3, W_q4_k<4096>, B_none, 4, 2>(wd, nullptr, xq, xs, act, order, y);
+}
 extern "C" __global__ void __launch_bounds__(128) qkv_mmat_W_q4_k_256_W_q4_k_128_W_q6_k_split_128_B_none_B_none_B_none_Rope_none_256_256_128_128_false_4_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(xq, xs, positions, state);
     grid_dep_launch();
     qkv_mmat<W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, Rope_none, 256, 256, 128, 128, false, 4, 2, 0>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(256) moe_codes_Moe_3_W_q6_k_split_4096_256_false(const float* __restrict__ x, const int* __restrict__ order, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, order, state);
+    grid_dep_launch();
+    moe_codes<Moe_3, W_q6_k_split<4096>, 256, false>(x, order, xq, xs, state);
+}
+extern "C" __global__ void __launch_bounds__(128) moe_down_mmat_Moe_3_W_q6_k_split_4096_B_none_4_2(const uint8_t* __restrict__ wd, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int4* __restrict__ act, const int* __restrict__ order, float* __restrict__ y) {
+    grid_dep_wait();
+    acquire(xq, xs, act, order);
+    grid_dep_launch();
+    moe_down_mmat<Moe_3, W_q6_k_split<4096>, B_none, 4, 2>(wd, nullptr, xq, xs, act, order, y);
 }
 extern "C" __global__ void __launch_bounds__(256) gather_rows_256(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
