@@ -113,13 +113,14 @@ func (d *Device) startProfile(o Options) error {
 	return nil
 }
 
-// timeLaunch runs launch between the profile's events and adds its time.
-func (d *Device) timeLaunch(schedule, kernel string, launch func() error) error {
+// timeLaunch launches one between the profile's events and adds its time
+// to kernel's in schedule.
+func (d *Device) timeLaunch(schedule, kernel string, one *batch) error {
 	p := d.profile
 	if err := d.g.eventRecord(p.start); err != nil {
 		return err
 	}
-	if err := launch(); err != nil {
+	if err := d.g.launch(one); err != nil {
 		return err
 	}
 	if err := d.g.eventRecord(p.end); err != nil {

@@ -99,8 +99,8 @@ func (s *sequence) run(ctx context.Context, tokens []int32, st *sample.Step) err
 // back to back (the decode graph, or with the sampler's draw after it), the
 // step state unchanged (the same token at its position, whose cache rows
 // each replay rewrites alike), then waits: a decode step's GPU time without
-// the host's work between steps, for benchmarks (orcrun bench). ok is false where the state block does not
-// hold this sequence's decode step: another sequence stepped since, or its
+// the host's work between steps, for benchmarks (orcrun bench). ok is false
+// where the state block does not hold this sequence's decode step: another sequence stepped since, or its
 // last step was a prefill, or launches are synchronised one at a time
 // (Options.SyncEachLaunch).
 func (s *sequence) ReplayDecode(n int) (ok bool, err error) {
@@ -185,11 +185,13 @@ func (d *Device) runSchedule(name string, sched []plans.Launch, T int64, pos0 in
 	for i, l := range b.launches {
 		one := batch{launches: b.launches[i : i+1], argv: b.argv[off : off+int(l.argc)]}
 		off += int(l.argc)
-		launch := func() error { return d.g.launch(&one) }
+		var err error
 		if d.profile != nil {
-			launch = func() error { return d.timeLaunch(name, sched[i].Kernel, func() error { return d.g.launch(&one) }) }
+			err = d.timeLaunch(name, sched[i].Kernel, &one)
+		} else {
+			err = d.g.launch(&one)
 		}
-		if err := errors.Join(launch(), d.g.sync()); err != nil {
+		if err := errors.Join(err, d.g.sync()); err != nil {
 			at := fmt.Sprintf("T=%d, pos0=%d", T, pos0)
 			if pos0 < 0 {
 				at = fmt.Sprintf("T=%d", T)
