@@ -20,8 +20,9 @@ import (
 )
 
 // attnCase is one attention shape of the GPU harness: Qwen2.5-0.5B's,
-// Phi-3-mini's, gpt-oss's (sliding window and sinks), all timed, and
-// stories260K's (head_dim 8: tiles padded to 16).
+// Phi-3-mini's, gpt-oss's (sliding window and sinks; its full layers,
+// sinks alone), all timed, and stories260K's (head_dim 8: tiles padded to
+// 16).
 type attnCase struct {
 	name           string
 	heads, kvh, hd int
@@ -33,6 +34,7 @@ var attnCases = []attnCase{
 	{"qwen2.5-0.5b", 14, 2, 64, 0, false, true},
 	{"phi-3-mini", 32, 32, 96, 0, false, true},
 	{"gpt-oss", 64, 8, 64, 128, true, true},
+	{"gpt-oss-full", 64, 8, 64, 0, true, true},
 	{"stories260K", 8, 4, 8, 0, false, false},
 }
 
@@ -263,12 +265,13 @@ const attnTolerance = 5e-3
 // TestGPUAttention checks the decode and prefill attention kernels against
 // a float64 reference along one sequence: decode steps at positions 0, 1,
 // 17, 300 and 4000, prefills of 5, 128 and 512 tokens after 301 cached
-// ones, and of 512 after 4001. Every checked step's rows were last written
-// by a different step (the output buffer is reused), so a row the kernels
-// skip shows as an error.
+// ones, and the deep chunks after 4,001 to 16,379 (deepChunks), whose keys
+// split across blocks. Every checked step's rows were last written by a
+// different step (the output buffer is reused), so a row the kernels skip
+// shows as an error.
 func TestGPUAttention(t *testing.T) {
 	gpuOnly(t)
-	const ctx = 4608
+	const ctx = 16384
 	r := rand.New(rand.NewPCG(7, 8))
 	var ds []*attnData
 	var gs []*ir.Graph
@@ -316,7 +319,9 @@ func TestGPUAttention(t *testing.T) {
 				from += n
 			}
 			check("decode at 4000", 4000, 4001)
-			check("prefill 512 at 4001", 4001, 4513)
+			for _, c := range deepChunks {
+				check(fmt.Sprintf("prefill %d at %d", c[1], c[0]), c[0], c[0]+c[1])
+			}
 		})
 	}
 }
@@ -336,22 +341,7 @@ func TestGPUAttentionTiming(t *testing.T) {
 		fmt.Sscan(n, &steps)
 		reps, layerCounts = 1, []int{1}
 	}
-	r := rand.New(rand.NewPCG(9, 10))
-	var ds []*attnData
-	var gs []*ir.Graph
-	var mans []*plans.Manifest
-	for _, c := range attnCases {
-		if !c.timed {
-			continue
-		}
-		d := newAttnData(c, r)
-		ds = append(ds, d)
-		for _, l := range layerCounts {
-			g, man := attnGraph(t, c, l, false, ctx)
-			gs, mans = append(gs, g), append(mans, man)
-		}
-	}
-	precompile(t, gs, mans)
+	ds, gs, mans := timedAttnPlans(t, rand.New(rand.NewPCG(9, 10)), layerCounts, ctx)
 	positions := []int{16, 1024, 4096, 8192}
 	prefills := []int{0, 3584}
 	for i, d := range ds {
@@ -379,21 +369,7 @@ func TestGPUAttentionTiming(t *testing.T) {
 				s.Close()
 			}
 			for _, p := range prefills {
-				var ts []time.Duration
-				for range reps {
-					s, err := dev.NewSequence(ctx)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if p > 0 {
-						forward(t, s, attnTokens(0, p), 0)
-					}
-					start := time.Now()
-					forward(t, s, attnTokens(p, p+attnMaxTokens), 0)
-					ts = append(ts, time.Since(start))
-					s.Close()
-				}
-				times[pi] = append(times[pi], median(ts))
+				times[pi] = append(times[pi], timePrefill(t, dev, ctx, p, attnMaxTokens, reps))
 			}
 			dev.Close()
 		}

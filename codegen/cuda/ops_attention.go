@@ -13,8 +13,6 @@ import (
 // per warp, split over the keys (flash-decoding).
 const (
 	attWarps        = 4
-	prefillRows     = 16 * attWarps
-	prefillKeys     = 64
 	decodeRows      = 16
 	decodeKeys      = 32
 	maxDecodeSplits = 64 // bounds the last block's merge (one partial per split)
@@ -59,13 +57,6 @@ func (d decodeShape) smem() int64 {
 	tiles := attWarps * 2 * decodeKeys * (hdp + 8) * 2
 	merge := (attWarps*decodeRows*(hdp+4) + 3*attWarps*decodeRows + 2*d.splits*decodeRows) * 4
 	return max(tiles, merge)
-}
-
-// prefillSmem is attend_prefill's dynamic shared memory: two stages of K and
-// V tiles, later the block's rows (o, m, l).
-func prefillSmem(hd int64) int64 {
-	hdp := paddedHD(hd)
-	return max(2*2*prefillKeys*(hdp+8)*2, (prefillRows*(hdp+4)+2*prefillRows)*4)
 }
 
 // paddedHD is the tensor-core tiles' width: head_dim rounded up to 16.
@@ -154,12 +145,7 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	targs := attendArgs{A: cfg, S: sinks, Sinks: len(n.Inputs) == 4, Q8: q8}
 	var la []plans.Launch
 	if e.prefill {
-		e.stateArg(att)
-		g := grid{a: [3]int64{heads / kvh, 0, 0}, b: [3]int64{0, kvh, 1}, div: [3]int64{prefillRows, 0, 0}}
-		la, err = e.emit(att, "attend_prefill", attWarps*32, g, targs)
-		if err == nil {
-			la[0].Smem = int(prefillSmem(hd))
-		}
+		la, err = e.attendPrefill(att, n, targs)
 	} else {
 		d := e.decodeShapeOf(n, int64(e.model.ContextLength))
 		att.arg(cOut, "part", plans.Arg{Kind: plans.ArgArena, Offset: e.attn.part})
