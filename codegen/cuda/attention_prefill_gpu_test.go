@@ -3,9 +3,11 @@ package cuda_test
 import (
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/llama-orch/orc/compiler/synth"
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
@@ -108,4 +110,32 @@ func timePrefill(t *testing.T, dev runtime.Device, ctx, p, n, reps int) time.Dur
 		s.Close()
 	}
 	return median(ts)
+}
+
+// TestGPUPresetsMatchCPUAtDepth is TestGPUPresetsMatchCPU after a long
+// prompt: the tiny Qwen2.5, Phi-3 (its 2,047-key window) and gpt-oss (a
+// windowed and a full layer, sinks) presets take a 4,000-token prompt,
+// which the GPU prefills in 512-token chunks whose keys split across
+// blocks past the first (Qwen2.5's last chunk 8 ways), then 8 decode steps:
+// every logits row within agreeTolerance of the CPU device's, every argmax
+// the CPU's.
+func TestGPUPresetsMatchCPUAtDepth(t *testing.T) {
+	gpuOnly(t)
+	const promptLen, ctx, steps, maxTokens = 4000, 4096, 8, 512
+	configs := []agreeConfig{{preset: "qwen2.5-0.5b-tiny", quant: synth.QuantF16}, {preset: "phi-3-mini-4k-tiny", quant: synth.QuantQ4KM},
+		{preset: "gpt-oss-20b-tiny", quant: synth.QuantMXFP4}}
+	dir := t.TempDir()
+	for _, c := range configs {
+		t.Run(c.String(), func(t *testing.T) {
+			model := filepath.Join(dir, c.String()+".gguf")
+			c.write(t, model)
+			r := runCPUPrompt(t, model, promptLen, ctx, steps)
+			g, man, f := lowerGPU(t, model, maxTokens)
+			worst, agree, within := r.compare(t, openGPUPlan(t, g, man, ctx, ggufData(f)))
+			t.Logf("%-30s max|gpu-cpu|/max|cpu| %.2e  top-1 %d/%d  within %.0e %d/%d", c, worst, agree, len(r.rows), agreeTolerance, within, len(r.rows))
+			if worst > agreeTolerance || agree != len(r.rows) {
+				t.Errorf("relative logit error %.2e (bound %.0e), top-1 %d of %d rows", worst, agreeTolerance, agree, len(r.rows))
+			}
+		})
+	}
 }
