@@ -49,6 +49,7 @@ var Pipeline = []Pass{
 	{"layoutMXFP4", layoutMXFP4, GPUTargets},
 	{"chooseKernels", chooseKernels, GPUTargets},
 	{"chooseDecodeAttention", chooseDecodeAttention, GPUTargets},
+	{"choosePrefillSplits", choosePrefillSplits, GPUTargets},
 	{"schedule", schedule, AllTargets},
 	{"planMemory", planMemory, AllTargets},
 	{"chooseCodes", chooseCodes, GPUTargets},
@@ -110,7 +111,9 @@ var constraints = func() []constraint {
 		constraint{"chooseStaging", "chooseLateStarts"}, constraint{"chooseLateStarts", "verifyFinal"},
 		// A residual's writer completes by the launches between it and its
 		// reader, the late starts' at-end launches among them.
-		constraint{"chooseLateStarts", "chooseEarlyResiduals"}, constraint{"chooseEarlyResiduals", "verifyFinal"})
+		constraint{"chooseLateStarts", "chooseEarlyResiduals"}, constraint{"chooseEarlyResiduals", "verifyFinal"},
+		// The prefill attentions' splits are chosen for the final node set.
+		constraint{"eliminateDead", "choosePrefillSplits"}, constraint{"choosePrefillSplits", "verifyFinal"})
 	return c
 }()
 

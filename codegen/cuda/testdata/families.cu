@@ -3901,20 +3901,58 @@ __device__ __forceinline__ void att_store(const float* os, const float* ms, cons
     }
 }
 
-// attend_prefill: one block of ATT_WARPS warps per 64 rows of a kv head's
-// group; K/V tiles of 64 keys double-buffered in dynamic shared memory
-// (2 · 2 · 64 · (HDP + 8) halves), every warp using each tile for its 16
-// rows. Grid (ceil(T·G / 64), KVH).
-template <class A, class S, bool SINKS, bool Q8>
+// att_arrives_last: counts the block in at *counter once its partials are
+// written, and reports whether it is the last of n, in which case the
+// others' partials are visible to it (read them with __ldcg).
+__device__ __forceinline__ bool att_arrives_last(int* counter, int n) {
+    __threadfence();
+    __syncthreads();
+    __shared__ int last;
+    if (threadIdx.x == 0) last = atomicAdd(counter, 1) == n - 1;
+    __syncthreads();
+    if (last) __threadfence();
+    return last;
+}
+
+// attend_prefill: block (x, kvh, split) takes the 64 rows x·64.. of kv
+// head kvh's group, 16 a warp, and a split of the keys they see; K/V tiles
+// of 64 keys double-buffered in dynamic shared memory (2 · 2 · 64 · (HDP +
+// 8) halves), every warp using each tile for its 16 rows and skipping the
+// tiles none of them sees (causal, window). The grid is (ceil(T·G / 64),
+// KVH, SPLITS). choosePrefillSplits (passes) records SPLITS, KEYS, BLOCKS
+// and PARTS; a step takes the splits of its row blocks that finish in the
+// fewest waves of BLOCKS per unit of work (passes.PrefillSplits, computed
+// here alike from the grid), at most PARTS blocks, and a row block only
+// as many as give each at least KEYS keys, in whole tiles: a fresh chunk
+// keeps one split, one after a long context fills the GPU. Blocks past
+// their row block's splits exit at once. With more than one, each leaves
+// its rows' (o, m, l) in part and the last of the row block's to finish
+// (counters, reset by it) merges them in split order.
+template <class A, class S, bool SINKS, bool Q8, int SPLITS, int KEYS, int BLOCKS, int PARTS>
 __device__ __forceinline__ void attend_prefill(const float* __restrict__ q, const __half* __restrict__ kc, const __half* __restrict__ vc,
                                                const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y,
-                                               xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
-    constexpr int HDP = (A::HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = 64, SROW = HDP + 8, NT = ATT_WARPS * 32;
+                                               xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters,
+                                               const int* __restrict__ state) {
+    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = 64, SROW = HDP + 8, NT = ATT_WARPS * 32;
+    constexpr int R = 16 * ATT_WARPS, OROW = HDP + 4, SLOT = R * (HD + 2);  // a partial: o [R][HD], then (m, l) [R]
+    const int grp = blockIdx.y * gridDim.x + blockIdx.x, split = blockIdx.z;
+    const int base = gridDim.x * gridDim.y;
+    int most = 1, waves = (base + BLOCKS - 1) / BLOCKS;  // this step's splits, from the grid alone
+    for (int s = 2; s <= SPLITS && base * s <= PARTS; s++) {
+        const int w = (base * s + BLOCKS - 1) / BLOCKS;
+        if (32 * w * most < 31 * waves * s) most = s, waves = w;
+    }
+    if (split >= most) return;
     extern __shared__ __align__(16) unsigned char att_smem[];
     __half* kvs = (__half*)att_smem;  // [stage][K, V][KT][SROW]
-    const int rows = STATE_T(state) * G, row0 = blockIdx.x * 16 * ATT_WARPS, kvh = blockIdx.y, warp = threadIdx.x >> 5;
+    const int rows = STATE_T(state) * G, row0 = blockIdx.x * R, kvh = blockIdx.y, warp = threadIdx.x >> 5;
     const int kmin = A::WINDOW > 0 ? max(0, positions[row0 / G] - A::WINDOW + 1) : 0;
-    const int kmax = positions[(min(row0 + 16 * ATT_WARPS, rows) - 1) / G] + 1;
+    const int kmax = positions[(min(row0 + R, rows) - 1) / G] + 1;
+    const int n = kmax - kmin, want = min(most, (n + KEYS - 1) / KEYS);
+    const int chunk = ((n + want - 1) / want + KT - 1) / KT * KT;  // whole tiles, so fewer splits may do
+    const int nsplit = (n + chunk - 1) / chunk;
+    if (split >= nsplit) return;
+    const int kbegin = kmin + split * chunk, kend = min(kmax, kbegin + chunk);
     uint32_t qf[HDP / 16][4];
     int pos[2], lo[2];
     att_load_q<A>(q, positions, rows, row0 + 16 * warp, kvh, qf, pos, lo);
@@ -3924,28 +3962,61 @@ __device__ __forceinline__ void attend_prefill(const float* __restrict__ q, cons
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, o[HDP / 8][4];
 #pragma unroll
     for (int d = 0; d < HDP / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
-    const int tiles = (kmax - kmin + KT - 1) / KT;
-    att_load_kv<A, KT, NT>(kc, vc, kvh, kmin, kmax, kvs, kvs + KT * SROW, threadIdx.x, false);
+    const int tiles = (kend - kbegin + KT - 1) / KT;
+    att_load_kv<A, KT, NT>(kc, vc, kvh, kbegin, kend, kvs, kvs + KT * SROW, threadIdx.x, false);
     for (int i = 0; i < tiles; i++) {
         __half* ks = kvs + (i & 1) * 2 * KT * SROW;
         if (i + 1 < tiles) {
             __half* next = kvs + ((i + 1) & 1) * 2 * KT * SROW;
-            att_load_kv<A, KT, NT>(kc, vc, kvh, kmin + (i + 1) * KT, kmax, next, next + KT * SROW, threadIdx.x, false);
+            att_load_kv<A, KT, NT>(kc, vc, kvh, kbegin + (i + 1) * KT, kend, next, next + KT * SROW, threadIdx.x, false);
             cp_async_wait<1>();
         } else {
             cp_async_wait<0>();
         }
         __syncthreads();
-        const int k0 = kmin + i * KT;
-        if (k0 <= wlast && k0 + KT > wfirst) att_tile<HDP, KT, false>(qf, ks, ks + KT * SROW, k0, kmax, pos, lo, m, l, o);
+        const int k0 = kbegin + i * KT;
+        if (k0 <= wlast && k0 + KT > wfirst) att_tile<HDP, KT, false>(qf, ks, ks + KT * SROW, k0, kend, pos, lo, m, l, o);
         __syncthreads();  // the next iteration's copy overwrites this stage
     }
-    float* os = (float*)att_smem;  // [64][HDP + 4], then ms, ls [64]
-    float* ms = os + 16 * ATT_WARPS * (HDP + 4);
-    float* ls = ms + 16 * ATT_WARPS;
+    float* os = (float*)att_smem;  // [R][OROW], then ms, ls [R], the merge's weights [SPLITS][R]
+    float* ms = os + R * OROW;
+    float* ls = ms + R;
     att_rows_out<HDP>(os, ms, ls, 16 * warp, m, l, o);
     __syncthreads();
-    att_store<A, S, SINKS, Q8>(os, ms, ls, 16 * ATT_WARPS, row0, kvh, rows, sinks, y, xq, xs);
+    if (nsplit == 1) {
+        att_store<A, S, SINKS, Q8>(os, ms, ls, R, row0, kvh, rows, sinks, y, xq, xs);
+        return;
+    }
+    const int nrows = min(R, rows - row0);
+    float* slots = part + (i64)grp * most * SLOT;  // the row block's partials, split by split
+    for (int i = threadIdx.x; i < nrows * HD / 4; i += NT) {
+        const int r = i / (HD / 4), d = i % (HD / 4) * 4;
+        *(float4*)(slots + split * SLOT + r * HD + d) = *(const float4*)(os + r * OROW + d);
+    }
+    if (threadIdx.x < nrows) ((float2*)(slots + split * SLOT + R * HD))[threadIdx.x] = make_float2(ms[threadIdx.x], ls[threadIdx.x]);
+    if (!att_arrives_last(counters + grp, nsplit)) return;
+    float* wt = ls + R;
+    if (threadIdx.x < nrows) {  // row r's max and sum over the splits, and split s's weight in it
+        const int r = threadIdx.x;
+        float mm = -INFINITY, ll = 0.f;
+        for (int s = 0; s < nsplit; s++) mm = fmaxf(mm, __ldcg((const float2*)(slots + s * SLOT + R * HD) + r).x);
+        for (int s = 0; s < nsplit; s++) {
+            const float2 ml = __ldcg((const float2*)(slots + s * SLOT + R * HD) + r);
+            wt[s * R + r] = att_exp2(ml.x, mm);
+            ll += wt[s * R + r] * ml.y;
+        }
+        ms[r] = mm, ls[r] = ll;
+    }
+    if (threadIdx.x == 0) counters[grp] = 0;
+    __syncthreads();
+    for (int i = threadIdx.x; i < nrows * HD / 4; i += NT) {
+        const int r = i / (HD / 4), d = i % (HD / 4) * 4;
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int s = 0; s < nsplit; s++) acc = f4_fma(wt[s * R + r], __ldcg((const float4*)(slots + s * SLOT + r * HD + d)), acc);
+        *(float4*)(os + r * OROW + d) = acc;
+    }
+    __syncthreads();
+    att_store<A, S, SINKS, Q8>(os, ms, ls, R, row0, kvh, rows, sinks, y, xq, xs);
 }
 
 // Thread-block clusters (sm_90): the blocks of a cluster read each other's
