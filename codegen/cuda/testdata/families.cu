@@ -5173,27 +5173,35 @@ struct MoeRows {
 template <int BM, int BN, int STAGES>
 __host__ __device__ constexpr int moe_gemm_smem() { return (STAGES * BM + 2 * BN) * GEMM_LD * 2; }
 
-// MoeWeightTile: the weight side of a CTA's step. Thread i stages local
-// row ρ = i / STEP, groups i % STEP, + STEP, ... of the step, into shared
-// row srow. PAIRED (gate and up): local rows come in runs of 32/STEP (one
-// warp's) of gate rows, then up rows of the same columns, and column c's
-// gate goes to shared row 2c, its up to 2c + 1, so each accumulator pair of
-// the MMA's output is one column's (g, u) while a warp reads one tensor
-// (lanes alternating gate and up once ran both tensors' loads and
-// dequantization a warp). Raw groups wait in registers from their fetch,
-// DIST steps ahead (one where they are large: K-quants), to their store.
+// MoeWeightTile: the weight side of a CTA's step. Each of a step's BN rows
+// has STEP threads, thread i staging local row rho() and its groups g0(),
+// g0() + STEP, ... of the step into shared row srow: where every thread
+// has a group (MXFP4: two of 32 a step), lanes 2ρ and 2ρ + 1 share a row,
+// reading its 32 contiguous code bytes; where not (K-quants: one group of
+// 64), the threads past the groups are whole warps (planes of BN threads),
+// which skip the staging rather than idle half their lanes. Paired (gate
+// and up): local rows come in runs of one warp's rows (RUN) of gate rows,
+// then up rows of the same columns, and column c's gate goes to shared row
+// 2c, its up to 2c + 1, so each accumulator pair of the MMA's output is
+// one column's (g, u) while a warp reads one tensor (lanes alternating gate
+// and up once ran both tensors' loads and dequantization a warp). Raw
+// groups wait in registers from their fetch, DIST steps ahead (one where
+// they are large: K-quants), to their store.
 template <class W, int IN, int BN>
 struct MoeWeightTile {
     static constexpr int G = W::GROUP, NG = GEMM_BK / G, STEP = GEMM_THREADS / BN, UNITS = (NG + STEP - 1) / STEP;
+    static constexpr bool PLANES = NG < STEP;
+    static constexpr int RUN = PLANES ? 32 : 32 / STEP;
     static constexpr int DIST = sizeof(typename W::Raw) * UNITS <= 48 ? 2 : 1;
     const uint8_t* w;  // the tensor of this thread's row (nullptr: a row past the matrix)
     i64 row;           // that row
     int srow;          // its shared row
     typename W::Raw raw[DIST][UNITS];
 
+    static __device__ __forceinline__ int rho() { return PLANES ? (int)threadIdx.x % BN : (int)threadIdx.x / STEP; }
+    static __device__ __forceinline__ int g0() { return PLANES ? (int)threadIdx.x / BN : (int)threadIdx.x % STEP; }
     // Local row rho's place: paired, column c of part p (0 gate, 1 up).
     static __device__ __forceinline__ void paired(int rho, int* c, int* p) {
-        constexpr int RUN = 32 / STEP;
         const int q = rho / RUN;
         *c = RUN * (q >> 1) + rho % RUN;
         *p = q & 1;
@@ -5201,14 +5209,14 @@ struct MoeWeightTile {
     __device__ __forceinline__ void fetch(int slot, int k0) {
 #pragma unroll
         for (int u = 0; u < UNITS; u++) {
-            const int gi = (int)threadIdx.x % STEP + u * STEP;
+            const int gi = g0() + u * STEP;
             if (w != nullptr && gi < NG) gemm_fetch_group<W, IN>(w, row, k0 + gi * G, raw[slot][u]);
         }
     }
     __device__ __forceinline__ void store(int slot, __half* ws, int k0) const {
 #pragma unroll
         for (int u = 0; u < UNITS; u++) {
-            const int gi = (int)threadIdx.x % STEP + u * STEP;
+            const int gi = g0() + u * STEP;
             if (w != nullptr && gi < NG) gemm_store_group<W, IN>(raw[slot][u], k0 + gi * G, ws + srow * GEMM_LD + gi * G);
         }
     }
@@ -5329,7 +5337,7 @@ __device__ __forceinline__ void moe_gate_up_gemm(const uint8_t* __restrict__ wg,
     using Tile = MoeWeightTile<W, D, BN>;
     Tile tile;
     int c, p;
-    Tile::paired((int)threadIdx.x / Tile::STEP, &c, &p);
+    Tile::paired(Tile::rho(), &c, &p);
     tile.w = f0 + c < F ? (p ? wu : wg) : nullptr;
     tile.row = (i64)e * F + f0 + c;
     tile.srow = 2 * c + p;
@@ -5352,8 +5360,9 @@ __device__ __forceinline__ void moe_down_gemm(const uint8_t* __restrict__ wd, co
     const int e = blockIdx.z, n = cnt[e];
     if ((int)blockIdx.y * BM >= n) return;  // the whole CTA
     const int* slots = list + (i64)e * Cfg::MT;
-    const int o0 = blockIdx.x * BN, r = (int)threadIdx.x / MoeWeightTile<W, F, BN>::STEP;
-    MoeWeightTile<W, F, BN> tile;
+    using Tile = MoeWeightTile<W, F, BN>;
+    const int o0 = blockIdx.x * BN, r = Tile::rho();
+    Tile tile;
     tile.w = o0 + r < D ? wd : nullptr;
     tile.row = (i64)e * D + o0 + r;
     tile.srow = r;
