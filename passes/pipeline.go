@@ -50,6 +50,7 @@ var Pipeline = []Pass{
 	{"chooseKernels", chooseKernels, GPUTargets},
 	{"chooseDecodeAttention", chooseDecodeAttention, GPUTargets},
 	{"choosePrefillSplits", choosePrefillSplits, GPUTargets},
+	{"chooseMoETiles", chooseMoETiles, GPUTargets},
 	{"schedule", schedule, AllTargets},
 	{"planMemory", planMemory, AllTargets},
 	{"chooseCodes", chooseCodes, GPUTargets},
@@ -104,6 +105,8 @@ var constraints = func() []constraint {
 		constraint{"chooseCodes", "chooseStaging"}, constraint{"chooseStaging", "verifyFinal"},
 		// The decode attentions' geometry is checked with the planned graph.
 		constraint{"chooseDecodeAttention", "verifyFinal"},
+		// An MoE's GEMM tiles are checked with the planned graph.
+		constraint{"chooseMoETiles", "verifyFinal"},
 		// An MoE picks early by its kernel.
 		constraint{"chooseKernels", "chooseEarlyPicks"}, constraint{"chooseEarlyPicks", "verifyFinal"},
 		// A linear starts late where it stages its input, and which launch

@@ -82,17 +82,17 @@ extern "C" __global__ void __launch_bounds__(128) moe_lists_Moe_3(const int* __r
     grid_dep_launch();
     moe_lists<Moe_3>(sel, cnt, list, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) moe_gate_up_gemm_Moe_3_W_mxfp4_split_6144_W_f32_1024_64_128(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ bg, const uint8_t* __restrict__ wu, const uint8_t* __restrict__ bu, const __half* __restrict__ xh, const int* __restrict__ cnt, const int* __restrict__ list, __half* __restrict__ hh) {
+extern "C" __global__ void __launch_bounds__(256, 2) moe_gate_up_gemm_Moe_3_W_mxfp4_split_6144_W_f32_1024_64_64_4(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ bg, const uint8_t* __restrict__ wu, const uint8_t* __restrict__ bu, const __half* __restrict__ xh, const int* __restrict__ cnt, const int* __restrict__ list, __half* __restrict__ hh) {
     grid_dep_wait();
     acquire(xh, cnt, list);
     grid_dep_launch();
-    moe_gate_up_gemm<Moe_3, W_mxfp4_split<6144>, W_f32<1024>, 64, 128>(wg, bg, wu, bu, xh, cnt, list, hh);
+    moe_gate_up_gemm<Moe_3, W_mxfp4_split<6144>, W_f32<1024>, 64, 64, 4>(wg, bg, wu, bu, xh, cnt, list, hh);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) moe_down_gemm_Moe_3_W_mxfp4_split_6144_W_f32_768_64_128(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const __half* __restrict__ hh, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ ys) {
+extern "C" __global__ void __launch_bounds__(256, 2) moe_down_gemm_Moe_3_W_mxfp4_split_6144_W_f32_768_64_64_4(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const __half* __restrict__ hh, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ ys) {
     grid_dep_wait();
     acquire(hh, cnt, list);
     grid_dep_launch();
-    moe_down_gemm<Moe_3, W_mxfp4_split<6144>, W_f32<768>, 64, 128>(wd, bd, hh, cnt, list, ys);
+    moe_down_gemm<Moe_3, W_mxfp4_split<6144>, W_f32<768>, 64, 64, 4>(wd, bd, hh, cnt, list, ys);
 }
 extern "C" __global__ void __launch_bounds__(256) moe_sum_Moe_3(const float* __restrict__ ys, const float* __restrict__ gw, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
