@@ -11,22 +11,33 @@ var prefillSplitAttrs = []string{"prefill_splits", "prefill_split_keys", "prefil
 // verifyPrefillSplits checks that a node records the prefill attention's
 // geometry only on an attention, all of it or none, each a positive int64.
 func verifyPrefillSplits(n *Node) error {
-	has := 0
+	if has, err := attrGroup(n, prefillSplitAttrs, OpAttention, fmt.Sprint(prefillSplitAttrs)); !has || err != nil {
+		return err
+	}
 	for _, k := range prefillSplitAttrs {
-		v, ok := n.Attrs[k]
-		if !ok {
-			continue
+		if i, isInt := n.Attrs[k].(int64); !isInt || i < 1 {
+			return fmt.Errorf("attr %s = %v, want an int64 ≥ 1", k, n.Attrs[k])
 		}
-		has++
-		if i, isInt := v.(int64); !isInt || i < 1 {
-			return fmt.Errorf("attr %s = %v, want an int64 ≥ 1", k, v)
+	}
+	return nil
+}
+
+// attrGroup reports whether n records the attribute group attrs (what:
+// its name in errors), which only an op node records, all of it or none.
+func attrGroup(n *Node, attrs []string, op Op, what string) (bool, error) {
+	has := 0
+	for _, k := range attrs {
+		if _, ok := n.Attrs[k]; ok {
+			has++
 		}
 	}
 	switch {
-	case has > 0 && n.Op != OpAttention:
-		return fmt.Errorf("%v on a %s: only an attention splits its prefill", prefillSplitAttrs, n.Op)
-	case has > 0 && has < len(prefillSplitAttrs):
-		return fmt.Errorf("%d of %v: an attention records all of its prefill geometry or none", has, prefillSplitAttrs)
+	case has == 0:
+		return false, nil
+	case n.Op != op:
+		return false, fmt.Errorf("%s on a %s", what, n.Op)
+	case has != len(attrs):
+		return false, fmt.Errorf("%s: %d of %v", what, has, attrs)
 	}
-	return nil
+	return true, nil
 }

@@ -18,20 +18,8 @@ const MaxMoEStages = 4
 // verifyMoETiles checks an MoE node's GEMM tiles, where it has them: all
 // three attributes, of the shapes the kernels have.
 func verifyMoETiles(n *Node) error {
-	has := 0
-	for _, k := range moeTileAttrs {
-		if _, ok := n.Attrs[k]; ok {
-			has++
-		}
-	}
-	if has == 0 {
-		return nil
-	}
-	if n.Op != OpMoE {
-		return fmt.Errorf("MoE GEMM tiles on a %s", n.Op)
-	}
-	if has != len(moeTileAttrs) {
-		return fmt.Errorf("MoE GEMM tiles: %d of %v", has, moeTileAttrs)
+	if has, err := attrGroup(n, moeTileAttrs, OpMoE, "MoE GEMM tiles"); !has || err != nil {
+		return err
 	}
 	m, nn, s := n.Int("moe_tile_m"), n.Int("moe_tile_n"), n.Int("moe_stages")
 	switch {
