@@ -32,3 +32,20 @@ func verifyMoETiles(n *Node) error {
 	}
 	return nil
 }
+
+// The integer decode path's geometry of an MoE node, which the same pass
+// records for codegen/cuda's moe_down_sum_q8: moe_down_rows, the down rows
+// a warp takes of its expert.
+
+// verifyMoEDecode checks an MoE node's moe_down_rows, where it has one: a
+// power of two no more than top_k (a block's warps split its rows among
+// the top_k experts).
+func verifyMoEDecode(n *Node) error {
+	if has, err := attrGroup(n, []string{"moe_down_rows"}, OpMoE, "MoE down rows"); !has || err != nil {
+		return err
+	}
+	if r, k := n.Int("moe_down_rows"), n.Int("top_k"); r < 1 || r&(r-1) != 0 || r > k {
+		return fmt.Errorf("moe_down_rows %d: want a power of two up to top_k %d", r, k)
+	}
+	return nil
+}

@@ -35,3 +35,30 @@ func TestVerifyMoETiles(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyMoEDecode: the verifier takes moe_down_rows on an MoE within
+// its range and refuses down rows that are not a power of two or exceed
+// top_k, and the attribute on another op.
+func TestVerifyMoEDecode(t *testing.T) {
+	rows := func(r int64) map[string]any { return map[string]any{"moe_down_rows": r, "top_k": int64(8)} }
+	cases := []struct {
+		name  string
+		op    Op
+		attrs map[string]any
+		want  string // "": accepted
+	}{
+		{"none", OpMoE, map[string]any{"top_k": int64(8)}, ""},
+		{"Qwen3-30B-A3B's", OpMoE, rows(2), ""},
+		{"a whole expert's rows", OpMoE, rows(8), ""},
+		{"0 rows", OpMoE, rows(0), "moe_down_rows 0"},
+		{"3 rows", OpMoE, rows(3), "moe_down_rows 3"},
+		{"16 rows of top-8", OpMoE, rows(16), "moe_down_rows 16"},
+		{"on a linear", OpLinear, rows(2), "on a linear"},
+	}
+	for _, c := range cases {
+		err := verifyMoEDecode(&Node{Op: c.op, Attrs: c.attrs})
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}

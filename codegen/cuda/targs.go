@@ -350,6 +350,7 @@ type (
 		Cfg       string
 		W, B      accessor
 		PickEarly bool
+		Rows      int64 // rows a warp (moe_down_rows)
 	}
 	sampleDrawArgs struct{ V, G, EPT, Slot, Scratch int64 }
 	// headnorm.cu.tmpl

@@ -4625,9 +4625,9 @@ __device__ __forceinline__ void batch_argmax(const float* __restrict__ logits, i
 //                    logits (moe_pick), the block computes 32 columns of
 //                    slot k's h from x's int16 codes (by its producer, or
 //                    quantize_x8) and quantizes them (a whole 32-group)
-//   moe_down_sum_q8  grid D/MOE_WARPS: a block computes MOE_WARPS output rows
-//                    of all K experts (a warp K rows of one expert) and sums
-//                    them weighted, in order
+//   moe_down_sum_q8  grid D/O: a block computes O output rows of all K
+//                    experts (a warp R rows of one expert) and sums them
+//                    weighted, in order
 // Every output element is written by one thread in a fixed order: the
 // result does not depend on scheduling (no atomics).
 #define MOE_WARPS 8
@@ -4692,6 +4692,26 @@ __device__ __forceinline__ void moe_pick(const float* logit, int* idx, float* w)
     }
 #pragma unroll
     for (int k = 0; k < K; k++) w[k] /= sum;
+}
+
+// moe_pick_block: moe_pick by the block's first warp, its answer shared
+// with every thread through shared memory: a pick is E dependent-free
+// broadcasts a warp, and Qwen3-30B-A3B's decode GEMVs run 8 warps in each
+// of up to 1,024 blocks.
+template <class Cfg, bool L2 = false>
+__device__ __forceinline__ void moe_pick_block(const float* logit, int* idx, float* w) {
+    constexpr int K = Cfg::K;
+    __shared__ int sidx[K];
+    __shared__ float sw[K];
+    if (threadIdx.x < 32) {
+        moe_pick<Cfg, L2>(logit, idx, w);
+        if (threadIdx.x == 0)
+#pragma unroll
+            for (int k = 0; k < K; k++) sidx[k] = idx[k], sw[k] = w[k];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < K; k++) idx[k] = sidx[k], w[k] = sw[k];
 }
 
 // router_acc: acc plus the dot of a router group's values v (G) with the
@@ -4957,7 +4977,7 @@ __device__ __forceinline__ void moe_gate_up_q8(const uint8_t* __restrict__ wg, c
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, slot = blockIdx.y;
     int idx[K];
     float gw[K];
-    moe_pick<Cfg>(logit, idx, gw);
+    moe_pick_block<Cfg>(logit, idx, gw);
     const i64 col0 = (i64)blockIdx.x * 32 + warp * C, row0 = (i64)moe_expert_of<K>(idx, slot) * F + col0;
     const uint8_t* ws[2 * C];
     i64 rows[2 * C];
@@ -4978,32 +4998,35 @@ __device__ __forceinline__ void moe_gate_up_q8(const uint8_t* __restrict__ wg, c
 }
 
 // moe_down_sum_q8 (decode, one token): block b computes output rows
-// o = b·MOE_WARPS + i (i < MOE_WARPS) of each of the K experts' down
+// o = b·O + i (i < O, O = MOE_WARPS / K · R) of each of the K experts' down
 // matrices from slot k's row of hq, hs, and writes y[o] = Σ_k gw[k]·(dot_k +
 // bias_k), k in order (moe_sum's arithmetic). Warp w takes expert w % K and
-// K of the block's rows (MOE_WARPS / K warps an expert), so its rows share
+// R of the block's rows (MOE_WARPS / K warps an expert), so its rows share
 // slot k's activations: a warp taking one row of all K experts loaded K
 // activation rows for each weight group (ncu: L1-bound, 0.94-1.07 TB/s).
+// R is the moe_down_rows a pass recorded (passes.MoEDownRowsOf): gpt-oss's
+// top-4 takes 4 (8 rows a block); Qwen3-30B-A3B's top-8 takes 2 (at 8: 252
+// registers, one block an SM, 0.3 TB/s on an H200).
 // With PICK_EARLY it picks the experts and fetches their weight groups
 // before it waits for the grid before it (kernels.go, waitsInside), so
 // their DRAM round trip overlaps gate+up's last blocks: codegen sets it
 // where the grid writing the logits has completed when this one starts
 // (readsBeforeWait). Without, it waits first.
-template <class Cfg, class W, class B, bool PICK_EARLY>
+template <class Cfg, class W, class B, bool PICK_EARLY, int R>
 __device__ __forceinline__ void moe_down_sum_q8(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd,
                                                 const xq_t* __restrict__ hq, const float2* __restrict__ hs,
                                                 const float* __restrict__ logit, float* __restrict__ y) {
-    constexpr int D = Cfg::D, F = Cfg::F, K = Cfg::K, R = K;  // R: rows a warp
-    static_assert(D % MOE_WARPS == 0 && F % W::GROUP == 0 && MOE_WARPS % K == 0, "whole warps of output rows");
+    constexpr int D = Cfg::D, F = Cfg::F, K = Cfg::K, O = MOE_WARPS / K * R;
+    static_assert(D % O == 0 && F % W::GROUP == 0 && MOE_WARPS % K == 0, "whole warps of output rows");
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, k = warp % K;
-    const i64 o0 = (i64)blockIdx.x * MOE_WARPS, r0 = o0 + warp / K * R;
+    const i64 o0 = (i64)blockIdx.x * O, r0 = o0 + warp / K * R;
     int idx[K];
     float gw[K], acc[R] = {};
     if constexpr (!PICK_EARLY) {
         grid_dep_wait();
         acquire(logit);
     }
-    moe_pick<Cfg, true>(logit, idx, gw);
+    moe_pick_block<Cfg, true>(logit, idx, gw);
     const i64 e = moe_expert_of<K>(idx, k);
     const uint8_t* ws[R];
     i64 rows[R];
@@ -5017,14 +5040,14 @@ __device__ __forceinline__ void moe_down_sum_q8(const uint8_t* __restrict__ wd, 
     if constexpr (PICK_EARLY) grid_dep_wait();
     acquire(hq, hs);
     wt.dots(k, hq, hs, acc);
-    __shared__ float part[K][MOE_WARPS];  // expert k's dot + bias of row o0 + i
+    __shared__ float part[K][O];  // expert k's dot + bias of row o0 + i
 #pragma unroll
     for (int r = 0; r < R; r++) {
         const float s = warp_sum(acc[r]);
         if (lane == 0) part[k][r0 - o0 + r] = s + bias[r];
     }
     __syncthreads();
-    if (threadIdx.x >= MOE_WARPS) return;
+    if (threadIdx.x >= O) return;
     float out = 0.f;
 #pragma unroll
     for (int kk = 0; kk < K; kk++) out += gw[kk] * part[kk][threadIdx.x];
