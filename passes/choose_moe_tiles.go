@@ -93,14 +93,20 @@ func (gpu GPU) MoETiles(maxTokens, experts, k, rows int64, wide bool) MoETiles {
 	return t
 }
 
-// MoEDownRows is the most down rows a warp of moe_down_sum_q8 takes of its
-// expert: each holds its raw weight groups and the block's picks in
-// registers across the wait. Qwen3-30B-A3B's top-8 at 8 rows took 252
-// registers a thread (one block an SM, 0.3 TB/s on an H200); at 2 its
-// decode step ran 5.6 % faster than at 4, its down launches about 4 µs
-// faster each than at 8 (H200, 2026-11-27).
+// MoEDownRows is the down rows a warp of moe_down_sum_q8 takes of its
+// expert where top_k exceeds 4: each holds its raw weight groups and the
+// block's picks in registers across the wait. Qwen3-30B-A3B's top-8 at 8
+// rows took 252 registers a thread (one block an SM, 0.3 TB/s on an H200);
+// at 2 its decode step ran 5.6 % faster than at 4, its down launches about
+// 4 µs faster each than at 8 (H200, 2026-11-27).
 const MoEDownRows = 2
 
-// MoEDownRowsOf is the down rows a warp takes in an MoE of top_k k: k up
-// to MoEDownRows (a block then owns MoEWarps/k·rows output rows).
-func MoEDownRowsOf(k int64) int64 { return min(k, MoEDownRows) }
+// MoEDownRowsOf is the down rows a warp takes in an MoE of top_k k: all k
+// up to 4 (gpt-oss's top-4 geometry, 8 rows a block, as tuned), else
+// MoEDownRows (a block then owns MoEWarps/k·rows output rows).
+func MoEDownRowsOf(k int64) int64 {
+	if k <= 4 {
+		return k
+	}
+	return MoEDownRows
+}

@@ -165,13 +165,13 @@ extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_256_W_q4_k_d
     grid_dep_launch();
     qkv_q8<W_q4_k_dot<256>, W_q4_k_dot<128>, W_q6_k_split_dot<128>, B_none, B_none, B_none, Rope_none, 256, 256, 128, 128, false, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q4_k_dot_4096_B_none_true_2(const uint8_t* __restrict__ wd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q4_k_dot_4096_B_none_true_4(const uint8_t* __restrict__ wd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
     grid_dep_launch();
-    moe_down_sum_q8<Moe_3, W_q4_k_dot<4096>, B_none, true, 2>(wd, nullptr, hq, hs, logit, y);
+    moe_down_sum_q8<Moe_3, W_q4_k_dot<4096>, B_none, true, 4>(wd, nullptr, hq, hs, logit, y);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q6_k_split_dot_4096_B_none_true_2(const uint8_t* __restrict__ wd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q6_k_split_dot_4096_B_none_true_4(const uint8_t* __restrict__ wd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
     grid_dep_launch();
-    moe_down_sum_q8<Moe_3, W_q6_k_split_dot<4096>, B_none, true, 2>(wd, nullptr, hq, hs, logit, y);
+    moe_down_sum_q8<Moe_3, W_q6_k_split_dot<4096>, B_none, true, 4>(wd, nullptr, hq, hs, logit, y);
 }
 extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_2_2(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, __half* __restrict__ pool, int layer, const int* __restrict__ state) {
     grid_dep_wait();

@@ -144,9 +144,9 @@ extern "C" __global__ void __launch_bounds__(256) moe_gate_up_q8_Moe_3_W_mxfp4_s
     grid_dep_launch();
     moe_gate_up_q8<Moe_3, W_mxfp4_split_dot<8294400>, W_f32<92160>>(wg, bg, wu, bu, xq, xs, logit, hq, hs);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_mxfp4_split_dot_8294400_W_f32_92160_false_2(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_mxfp4_split_dot_8294400_W_f32_92160_false_4(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
     grid_dep_launch();
-    moe_down_sum_q8<Moe_3, W_mxfp4_split_dot<8294400>, W_f32<92160>, false, 2>(wd, bd, hq, hs, logit, y);
+    moe_down_sum_q8<Moe_3, W_mxfp4_split_dot<8294400>, W_f32<92160>, false, 4>(wd, bd, hq, hs, logit, y);
 }
 extern "C" __global__ void __launch_bounds__(736) rmsnorm_rows_Norm_0_W_f32_2880_2880_736_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
