@@ -49,6 +49,7 @@ var Pipeline = []Pass{
 	{"layoutMXFP4", layoutMXFP4, GPUTargets},
 	{"chooseKernels", chooseKernels, GPUTargets},
 	{"chooseDecodeAttention", chooseDecodeAttention, GPUTargets},
+	{"choosePagedAttention", choosePagedAttention, GPUTargets},
 	{"schedule", schedule, AllTargets},
 	{"planMemory", planMemory, AllTargets},
 	{"chooseCodes", chooseCodes, GPUTargets},
@@ -102,7 +103,7 @@ var constraints = func() []constraint {
 		// which the codes' producers and the offsets say.
 		constraint{"chooseCodes", "chooseStaging"}, constraint{"chooseStaging", "verifyFinal"},
 		// The decode attentions' geometry is checked with the planned graph.
-		constraint{"chooseDecodeAttention", "verifyFinal"},
+		constraint{"chooseDecodeAttention", "verifyFinal"}, constraint{"choosePagedAttention", "verifyFinal"},
 		// An MoE picks early by its kernel.
 		constraint{"chooseKernels", "chooseEarlyPicks"}, constraint{"chooseEarlyPicks", "verifyFinal"},
 		// A linear starts late where it stages its input, and which launch

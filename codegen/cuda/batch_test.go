@@ -1,12 +1,14 @@
 package cuda_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/llama-orch/orc/codegen/cuda"
 	"github.com/llama-orch/orc/compiler/synth"
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -280,5 +282,43 @@ func TestBatchDecodeMoEKernelIsRecorded(t *testing.T) {
 	}
 	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "serve steps of at most 64 tokens; the plan's prefill takes 128") {
 		t.Errorf("an mma_tokens MoE in a prefill of 128 tokens: %v", err)
+	}
+}
+
+// attend_paged takes the geometry its node records (choosePagedAttention):
+// the ring's stages size its shared memory and the split rule aims at the
+// recorded blocks (both template arguments); another record changes the
+// launch, and a graph without one is refused.
+func TestAttendPagedTakesRecordedGeometry(t *testing.T) {
+	g, man, _ := tinyPlan(t, "phi-3-mini-4k-tiny", synth.QuantQ4KM)
+	var atts []*ir.Node
+	for _, n := range g.Nodes {
+		if n.Op == ir.OpAttention {
+			atts = append(atts, n)
+		}
+	}
+	launch := func() plans.Launch {
+		for _, l := range generate(t, g, man, "").Kernels.Batch {
+			if strings.HasPrefix(l.Kernel, "attend_paged_Attn") {
+				return l
+			}
+		}
+		t.Fatal("no attend_paged launch in the batched step")
+		return plans.Launch{}
+	}
+	hd := atts[0].Int("head_dim")
+	for _, c := range []struct{ stages, blocks int64 }{{atts[0].Int("paged_stages"), atts[0].Int("paged_blocks")}, {4, 264}} {
+		for _, n := range atts {
+			n.Attrs["paged_stages"], n.Attrs["paged_blocks"] = c.stages, c.blocks
+		}
+		l := launch()
+		if want := c.stages * passes.PagedAttnStageBytes(hd); int64(l.Smem) != want || !strings.Contains(l.Kernel, fmt.Sprintf("_%d_%d_", c.blocks, c.stages)) {
+			t.Errorf("%d stages aiming at %d blocks: %s with %d bytes of shared memory, want %d", c.stages, c.blocks, l.Kernel, l.Smem, want)
+		}
+	}
+	delete(atts[0].Attrs, "paged_stages")
+	delete(atts[0].Attrs, "paged_blocks")
+	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "no batched-step geometry") {
+		t.Errorf("an attention without its batched-step geometry: %v", err)
 	}
 }
