@@ -30,7 +30,7 @@ import (
 // is a tile of its own), each tile's keys split over as many blocks as
 // the node's paged_blocks ask for the step's T (one for a long chunk, up
 // to pagedSplits for a decode step), their partials in the batch region's
-// start merged by attend_paged_merge.
+// start merged by the last of a tile's splits to arrive.
 //
 // A step of decode tokens alone of at most passes.BatchDecodeRows rows
 // runs the per-token part as batchDecodeTokens emits it instead: the same
@@ -75,27 +75,29 @@ func (p pagedShape) smem() int64 {
 	return max(p.stages*passes.PagedAttnStageBytes(p.hd), (4*16*(hdp+4)+2*4*16)*4)
 }
 
-// pagedPartBytes is the batch region's first bytes, attend_paged's
-// partials: per (token, kv head, split) a group's o [G·HD] and (m, l) per
-// head [G] floats, for the largest attention of g's first at nodes. The
-// splits rule gives several splits only where T·KVH < the node's blocks,
-// so fewer than twice those partials (paged_splits), and never more than
-// maxTokens·KVH·pagedSplits.
-func (e *emitter) pagedPartBytes(g *ir.Graph, at int) (int64, error) {
-	var most int64
+// pagedScratch is the batch region's first bytes: attend_paged's
+// partials, per (token, kv head, split) a group's o [G·HD] and (m, l) per
+// head [G] floats, for the largest attention of g's first at nodes, then
+// its arrival counters, one per (token, kv head) (a tile's at its first
+// token), at counters. The splits rule gives several splits only where
+// T·KVH < the node's blocks, so fewer than twice those partials
+// (paged_splits), and never more than maxTokens·KVH·pagedSplits.
+func (e *emitter) pagedScratch(g *ir.Graph, at int) (counters, bytes int64, err error) {
+	var part, kvhs int64
 	for _, n := range g.Nodes[:at] {
 		if n.Op != ir.OpAttention || n.Int("kv_heads") < 1 {
 			continue
 		}
 		p, err := pagedShapeOf(n)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		kvh, grp := n.Int("kv_heads"), n.Int("heads")/n.Int("kv_heads")
 		parts := min(2*p.blocks, e.maxTokens*kvh*pagedSplits)
-		most = max(most, parts*(grp*n.Int("head_dim")+2*grp)*4)
+		part, kvhs = max(part, parts*(grp*n.Int("head_dim")+2*grp)*4), max(kvhs, kvh)
 	}
-	return alignUp(most, plans.Alignment), nil
+	counters = alignUp(part, plans.Alignment)
+	return counters, counters + alignUp(4*e.maxTokens*kvhs, plans.Alignment), nil
 }
 
 // batchSchedules is what the batched step adds to a plan.
@@ -150,11 +152,12 @@ func (e *emitter) batch(g *ir.Graph) (*batchSchedules, error) {
 	if at < 0 {
 		return nil, nil
 	}
-	part, err := e.pagedPartBytes(g, at)
+	counters, scratch, err := e.pagedScratch(g, at)
 	if err != nil {
 		return nil, err
 	}
-	b := &batchSchedules{maxRows: min(e.maxTokens, batchMaxRows), bytes: part}
+	e.pagedCounters = counters
+	b := &batchSchedules{maxRows: min(e.maxTokens, batchMaxRows), bytes: scratch}
 	e.state = batchState(e.state, e.maxTokens, b.maxRows)
 	e.prefill, e.batching, e.scratchHolds = true, true, scratchNone
 	defer func() { e.batching, e.stateAt, e.batchValues = false, 0, nil }()
@@ -339,8 +342,8 @@ func pagedGrid(p pagedShape, group, kvh, rows int64, decode bool) (grid, error) 
 
 // attendPaged: a batched step's attention node n (config cfg): its k, v to
 // the paged pool, then attend_paged over each token's own sequence in the
-// node's geometry, its splits' partials at the batch region's start, and
-// attend_paged_merge.
+// node's geometry, its splits' partials and counters at the batch region's
+// start (pagedScratch).
 func (e *emitter) attendPaged(n *ir.Node, cfg string) ([]plans.Launch, error) {
 	q, k, v := n.Inputs[0], n.Inputs[1], n.Inputs[2]
 	heads, kvh, hd := n.Int("heads"), n.Int("kv_heads"), n.Int("head_dim")
@@ -354,7 +357,7 @@ func (e *emitter) attendPaged(n *ir.Node, cfg string) ([]plans.Launch, error) {
 	paging, tables := state(e.state.Paging), state(e.state.Tables)
 	layer := plans.Arg{Kind: plans.ArgInt, Value: n.Int("layer")}
 	pool := plans.Arg{Kind: plans.ArgKVPool}
-	part := plans.Arg{Kind: plans.ArgBatch, Offset: 0} // pagedPartBytes
+	part := plans.Arg{Kind: plans.ArgBatch, Offset: 0} // pagedScratch
 	store := &call{}
 	store.ptr(e, cIn, "k", k)
 	store.ptr(e, cIn, "v", v)
@@ -384,6 +387,7 @@ func (e *emitter) attendPaged(n *ir.Node, cfg string) ([]plans.Launch, error) {
 	att.arg("int", "layer", layer)
 	att.ptr(e, cOut, "y", n)
 	att.arg(cOut, "part", part)
+	att.arg("int* __restrict__", "counters", plans.Arg{Kind: plans.ArgBatch, Offset: e.pagedCounters})
 	e.stateArg(att)
 	g, err := pagedGrid(shape, heads/kvh, kvh, min(e.maxTokens, batchMaxRows), e.batchDecode)
 	if err != nil {
@@ -396,17 +400,5 @@ func (e *emitter) attendPaged(n *ir.Node, cfg string) ([]plans.Launch, error) {
 		return nil, err
 	}
 	la[0].Smem = int(shape.smem())
-	merge := &call{}
-	merge.arg(cIn, "part", part)
-	if _, err := e.sinks(merge, n, heads); err != nil {
-		return nil, err
-	}
-	merge.arg(cInts, "positions", positions)
-	merge.arg(cInts, "row_of", rowOf)
-	merge.arg(cInts, "last", last)
-	merge.ptr(e, cOut, "y", n)
-	e.stateArg(merge)
-	lm, err := e.emit(merge, "attend_paged_merge", pagedThreads, grid{a: [3]int64{1, 0, 0}, b: [3]int64{0, kvh, 1}},
-		attendPagedMergeArgs{A: cfg, S: sinks, Sinks: hasSinks, Splits: pagedSplits, Target: shape.blocks, Decode: e.batchDecode})
-	return append(append(ls, la...), lm...), err
+	return append(ls, la...), nil
 }

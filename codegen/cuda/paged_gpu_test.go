@@ -65,7 +65,8 @@ func pagedOutput(t *testing.T, c attnCase) *cuda.Output {
 // keys; the steps of 300-odd tokens give attend_paged one split a tile at
 // Phi-3-mini's and gpt-oss's widths, which writes y itself, two at
 // Qwen2.5's (2 kv heads), and the steps of a few tokens (a chunk of 20
-// among them) several, which attend_paged_merge combines (paged_splits).
+// among them) several, which the last of a tile's splits to arrive
+// merges (paged_splits).
 func TestGPUPagedAttention(t *testing.T) {
 	gpuOnly(t)
 	r := rand.New(rand.NewPCG(7, 9))

@@ -32,8 +32,8 @@ var pagedSweep = []decodeTuning{
 // rows at 512, 576 and 2,048 keys each, and one row's 512-token prompt
 // chunk after 0 and 1,536 cached keys. Each launch is timed between two
 // events (rcuda.Options.ProfileFile; a kernel's own time, its ramp and
-// tail included); it prints µs a launch of attend_paged,
-// attend_paged_merge and kv_store_paged, attend_paged's K+V read rate in
+// tail included); it prints µs a launch of attend_paged (its splits'
+// merge included) and kv_store_paged, attend_paged's K+V read rate in
 // decode and its tensor-core rate in the chunk. The pool is not filled:
 // rows name their positions, and its contents do not change the work.
 // ORC_PAGED_SWEEP=1 times the decode under pagedSweep's tunings too. Speed
@@ -103,8 +103,8 @@ func TestGPUPagedAttentionTiming(t *testing.T) {
 				return &runtime.BatchRow{Tokens: []int32{pagedToken(s, attnRows)(keys - 1)}, Pos: keys - 1, Blocks: blocks}
 			})
 			kv := float64(seqs * keys * c.kvh * c.hd * 2 * 2)
-			t.Logf("%-13s %-10s %2d rows × %4d keys: attend_paged %6.1f µs (K+V %6.1f MB, %4.2f TB/s), merge %5.1f µs, kv_store %5.1f µs",
-				c.name, p.tu.name, seqs, keys, us["attend_paged"], kv/1e6, kv/us["attend_paged"]/1e6, us["attend_paged_merge"], us["kv_store_paged"])
+			t.Logf("%-13s %-10s %2d rows × %4d keys: attend_paged %6.1f µs (K+V %6.1f MB, %4.2f TB/s), kv_store %5.1f µs",
+				c.name, p.tu.name, seqs, keys, us["attend_paged"], kv/1e6, kv/us["attend_paged"]/1e6, us["kv_store_paged"])
 		}
 		if p.tu.tune != nil {
 			continue
@@ -124,15 +124,15 @@ func TestGPUPagedAttentionTiming(t *testing.T) {
 			for j := cached; j < cached+attnMaxTokens; j++ {
 				flops += float64((j + 1) * c.heads * c.hd * 4)
 			}
-			t.Logf("%-13s chunk of %d after %4d: attend_paged %7.1f µs (%5.1f TFLOP/s, causal q·k and p·v), merge %5.1f µs, kv_store %5.1f µs",
-				c.name, attnMaxTokens, cached, us["attend_paged"], flops/us["attend_paged"]/1e6, us["attend_paged_merge"], us["kv_store_paged"])
+			t.Logf("%-13s chunk of %d after %4d: attend_paged %7.1f µs (%5.1f TFLOP/s, causal q·k and p·v), kv_store %5.1f µs",
+				c.name, attnMaxTokens, cached, us["attend_paged"], flops/us["attend_paged"]/1e6, us["kv_store_paged"])
 		}
 	}
 }
 
 // profiledKernels reads a launch profile's table (runtime/cuda's
 // launchProfile.write) and returns µs a launch of the paged attention's
-// kernels by family, over the schedules that ran them.
+// kernels by family.
 func profiledKernels(t *testing.T, path string) map[string]float64 {
 	t.Helper()
 	f, err := os.Open(path)
@@ -147,7 +147,7 @@ func profiledKernels(t *testing.T, path string) map[string]float64 {
 		if len(fs) != 5 || strings.HasPrefix(fs[0], "#") {
 			continue
 		}
-		for _, fam := range []string{"attend_paged_merge", "attend_paged", "kv_store_paged"} {
+		for _, fam := range []string{"attend_paged", "kv_store_paged"} {
 			if strings.HasPrefix(fs[4], fam+"_") {
 				if v, err := strconv.ParseFloat(fs[2], 64); err == nil {
 					us[fam] = v

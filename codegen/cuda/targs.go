@@ -198,8 +198,7 @@ type (
 	// Splits and Target are the paged attention's split rule
 	// (pagedSplits, the node's paged_blocks), Stages its ring's key tiles
 	// (paged_stages), Decode says every row of the step is one token (the
-	// batched decode schedule); attendPagedMergeArgs serve
-	// attend_paged_merge.
+	// batched decode schedule).
 	attendPagedArgs struct {
 		A                      string
 		S                      accessor
@@ -207,13 +206,6 @@ type (
 		NL                     int64
 		Splits, Target, Stages int64
 		Decode                 bool
-	}
-	attendPagedMergeArgs struct {
-		A              string
-		S              accessor
-		Sinks          bool
-		Splits, Target int64
-		Decode         bool
 	}
 	gatherArgs     struct{ Cols int64 }
 	argmaxArgs     struct{ V int64 }

@@ -4295,7 +4295,8 @@ __device__ __forceinline__ void kv_store_paged(const float* __restrict__ k, cons
 // merged in shared memory at the end; a longer one has each warp take 16
 // rows against every key, so a chunk's rows share each K/V load. Where the
 // tile has one split it writes y; else each split leaves (o, m, l) in part
-// for attend_paged_merge. fp16 operands, fp32 accumulators and softmax.
+// and the last to arrive merges them. fp16 operands, fp32 accumulators and
+// softmax.
 #define PAGED_WARPS 4
 #define PAGED_KT 64
 
@@ -4342,13 +4343,6 @@ __device__ __forceinline__ PagedTile paged_tile(const int* __restrict__ last, in
     return {0, 0, 0};
 }
 
-// paged_tile_of: the tile that holds token t.
-template <int TQ>
-__device__ __forceinline__ PagedTile paged_tile_of(const int* __restrict__ row_of, const int* __restrict__ last, int t) {
-    const int row = row_of[t], first = row > 0 ? last[row - 1] + 1 : 0, t0 = first + (t - first) / TQ * TQ;
-    return {row, t0, min(TQ, last[row] + 1 - t0)};
-}
-
 // PagedKeys: split z's keys [begin, end) of a tile, and n, the tile's
 // non-empty splits (the first n): the tile's keys run from its first
 // token's window start to its last token's position, in splits of whole
@@ -4389,11 +4383,34 @@ __device__ __forceinline__ void paged_load_kv(const __half* __restrict__ pool, c
     cp_async_commit();
 }
 
+// paged_merge: tile tl's rows of kv head kvh over its n splits' partials
+// to y: split s weighs exp2(m_s - m) over their running max m (0 where it
+// saw no key of the row), the sink joins the denominator.
+template <class A, class S, bool SINKS>
+__device__ __forceinline__ void paged_merge(const float* __restrict__ part, const uint8_t* __restrict__ sinks, PagedTile tl, int kvh, int splits,
+                                         int n, float* __restrict__ y) {
+    constexpr int HD = A::HD, G = A::HEADS / A::KVH;
+    for (int i = threadIdx.x; i < tl.nt * G * HD; i += blockDim.x) {
+        const int r = i / HD, d = i % HD, t = tl.t0 + r / G, g = r % G, h = kvh * G + g;
+        const float* p0 = paged_part<A>(part, t, kvh, splits, 0);
+        float mm = -INFINITY, ll = 0.f, acc = 0.f;
+        for (int sp = 0; sp < n; sp++) {
+            const float* ps = p0 + (i64)sp * (G * HD + 2 * G);
+            const float2 ml = __ldcg((const float2*)(ps + G * HD + 2 * g));
+            const float mx = fmaxf(mm, ml.x), c = att_exp2(mm, mx), wt = att_exp2(ml.x, mx);
+            ll = fmaf(ll, c, ml.y * wt);
+            acc = fmaf(acc, c, wt * __ldcg(ps + g * HD + d));
+            mm = mx;
+        }
+        y[(i64)t * A::HEADS * HD + (i64)h * HD + d] = acc * att_scale<S, SINKS>(mm, ll, sinks, h);
+    }
+}
+
 template <class A, class S, bool SINKS, int NL, int SPLITS, int TARGET, int STAGES, bool DECODE>
 __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks,
                                              const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows,
                                              const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y,
-                                             float* __restrict__ part, const int* __restrict__ state) {
+                                             float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = PAGED_KT, SROW = HDP + 8, STAGE = 2 * KT * SROW;
     constexpr int TQ = 16 * PAGED_WARPS / G;
     static_assert(TQ >= 1, "attend_paged takes a kv head's group of at most 64 query heads");
@@ -4477,40 +4494,20 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
             if (d == 0) *(float2*)(pt + G * HD + 2 * g) = make_float2(mm, ll);
         }
     }
-}
-
-// attend_paged_merge: block (t, kvh) combines the splits attend_paged left
-// in part for token t's kv head kvh, the n non-empty splits of its tile
-// (none where the tile had one and wrote y): split s weighs exp2(m_s - m)
-// over their max m (0 where s saw no key of the row), the sink joins the
-// denominator.
-template <class A, class S, bool SINKS, int SPLITS, int TARGET, bool DECODE>
-__device__ __forceinline__ void attend_paged_merge(const float* __restrict__ part, const uint8_t* __restrict__ sinks,
-                                                   const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ last,
-                                                   float* __restrict__ y, const int* __restrict__ state) {
-    constexpr int HD = A::HD, G = A::HEADS / A::KVH, TQ = 16 * PAGED_WARPS / G;
-    __shared__ float wt[SPLITS][G];  // split s's weight in head g, the output scale included
-    const int t = blockIdx.x, kvh = blockIdx.y, T = STATE_T(state);
-    if (t >= T) return;
-    const int splits = paged_splits<A, SPLITS, TARGET>(T);
-    if (splits == 1) return;
-    const int n = paged_keys<A>(positions, DECODE ? PagedTile{t, t, 1} : paged_tile_of<TQ>(row_of, last, t), splits, 0).n;
-    if (n == 1) return;
-    const float* p0 = paged_part<A>(part, t, kvh, splits, 0);
-    const i64 stride = G * HD + 2 * G;
-    for (int g = threadIdx.x; g < G; g += blockDim.x) {
-        float mm = -INFINITY, ll = 0.f;
-        for (int s = 0; s < n; s++) mm = fmaxf(mm, p0[s * stride + G * HD + 2 * g]);
-        for (int s = 0; s < n; s++) ll = fmaf(att_exp2(p0[s * stride + G * HD + 2 * g], mm), p0[s * stride + G * HD + 2 * g + 1], ll);
-        const float sc = att_scale<S, SINKS>(mm, ll, sinks, kvh * G + g);
-        for (int s = 0; s < n; s++) wt[s][g] = att_exp2(p0[s * stride + G * HD + 2 * g], mm) * sc;
-    }
+    if (kr.n == 1) return;
+    // The tile's last split to arrive (a counter per tile and kv head, at
+    // its first token, zero between launches: the batch region starts
+    // zeroed and the last block resets it) merges the n splits' partials.
+    __threadfence();
     __syncthreads();
-    for (int i = threadIdx.x; i < G * HD; i += blockDim.x) {
-        float acc = 0.f;
-        for (int s = 0; s < n; s++) acc = fmaf(wt[s][i / HD], p0[s * stride + i], acc);
-        y[(i64)t * A::HEADS * HD + (i64)(kvh * G) * HD + i] = acc;
-    }
+    __shared__ int paged_last;
+    int* counter = counters + (i64)tl.t0 * A::KVH + kvh;
+    if (threadIdx.x == 0) paged_last = atomicAdd(counter, 1) == kr.n - 1;
+    __syncthreads();
+    if (!paged_last) return;
+    __threadfence();
+    if (threadIdx.x == 0) *counter = 0;
+    paged_merge<A, S, SINKS>(part, sinks, tl, kvh, splits, kr.n, y);
 }
 
 // gather_rows: row r of y [rows][COLS] is row last[r] of x [T][COLS]: each
