@@ -5,6 +5,25 @@ import (
 	"testing"
 )
 
+// verifierCase is a node a verifier of attributes takes (want "") or
+// refuses with an error containing want.
+type verifierCase struct {
+	name  string
+	op    Op
+	attrs map[string]any
+	want  string
+}
+
+func checkVerifier(t *testing.T, verify func(*Node) error, cases []verifierCase) {
+	t.Helper()
+	for _, c := range cases {
+		err := verify(&Node{Op: c.op, Attrs: c.attrs})
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
 // TestVerifyPagedAttention: the verifier takes a whole batched-step
 // geometry on an attention and refuses half of one, no stage or too many,
 // no blocks, and the geometry on another op.
@@ -12,12 +31,7 @@ func TestVerifyPagedAttention(t *testing.T) {
 	geometry := func(stages, blocks int64) map[string]any {
 		return map[string]any{"paged_stages": stages, "paged_blocks": blocks}
 	}
-	cases := []struct {
-		name  string
-		op    Op
-		attrs map[string]any
-		want  string // "": accepted
-	}{
+	checkVerifier(t, verifyPagedAttention, []verifierCase{
 		{"none", OpAttention, map[string]any{}, ""},
 		{"Phi-3-mini's", OpAttention, geometry(2, 1056), ""},
 		{"half of one", OpAttention, map[string]any{"paged_stages": int64(2)}, "1 of"},
@@ -25,11 +39,5 @@ func TestVerifyPagedAttention(t *testing.T) {
 		{"nine stages", OpAttention, geometry(9, 1056), "paged_stages 9"},
 		{"no blocks", OpAttention, geometry(2, 0), "paged_blocks 0"},
 		{"on a linear", OpLinear, geometry(2, 1056), "on a linear"},
-	}
-	for _, c := range cases {
-		err := verifyPagedAttention(&Node{Op: c.op, Attrs: c.attrs})
-		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
-			t.Errorf("%s: %v, want %q", c.name, err, c.want)
-		}
-	}
+	})
 }

@@ -4417,9 +4417,9 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
     static_assert(STAGES >= 1, "attend_paged keeps a key tile in flight");
     extern __shared__ __align__(16) unsigned char paged_smem[];
     __half* ring = (__half*)paged_smem;  // [STAGES][K, V][KT][SROW]
-    const int T = STATE_T(state), R = nrows[0], kvh = blockIdx.y, warp = threadIdx.x >> 5;
+    const int T = STATE_T(state), R = DECODE ? T : nrows[0], kvh = blockIdx.y, warp = threadIdx.x >> 5;
     const int splits = paged_splits<A, SPLITS, TARGET>(T);
-    if ((int)blockIdx.x >= splits * min(T, (T + R * (TQ - 1)) / TQ)) return;  // past any step's tiles (block-uniform, as below)
+    if ((int)blockIdx.x >= splits * (DECODE ? T : min(T, (T + R * (TQ - 1)) / TQ))) return;  // past any step's tiles (block-uniform, as below)
     const int w = blockIdx.x / splits;
     const PagedTile tl = DECODE ? PagedTile{w, w, w < T ? 1 : 0} : paged_tile<TQ>(last, R, w);
     if (tl.nt == 0) return;
