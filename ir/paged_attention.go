@@ -19,19 +19,8 @@ const MaxPagedStages = 8
 // where it has one: both attributes, 1 to MaxPagedStages stages, at least
 // one block.
 func verifyPagedAttention(n *Node) error {
-	has := 0
-	for _, k := range pagedAttnAttrs {
-		if _, ok := n.Attrs[k]; ok {
-			has++
-		}
-	}
-	switch {
-	case has == 0:
-		return nil
-	case n.Op != OpAttention:
-		return fmt.Errorf("paged attention geometry on a %s", n.Op)
-	case has != len(pagedAttnAttrs):
-		return fmt.Errorf("paged attention geometry: %d of %v", has, pagedAttnAttrs)
+	if has, err := attrGroup(n, pagedAttnAttrs, OpAttention, "paged attention geometry"); !has || err != nil {
+		return err
 	}
 	if s := n.Int("paged_stages"); s < 1 || s > MaxPagedStages {
 		return fmt.Errorf("paged_stages %d: want 1 to %d", s, MaxPagedStages)

@@ -19,7 +19,6 @@ func TestPipelineOrder(t *testing.T) {
 		if p.Fn == nil {
 			t.Errorf("pass %s has no function", p.Name)
 		}
-		// Layout passes and the choose* passes run only for GPU targets.
 		if want := strings.HasPrefix(p.Name, "layout") || strings.HasPrefix(p.Name, "choose"); (p.Targets == GPUTargets) != want {
 			t.Errorf("pass %s: GPU-only is %v, want %v", p.Name, p.Targets == GPUTargets, want)
 		}
