@@ -26,11 +26,12 @@ import (
 // tokens (T is the step's tokens). The block size, the table stride and
 // the tables are state fields, so nothing in the schedule depends on them.
 // attend_paged is flash attention on the tensor cores over tiles of a
-// row's tokens (a chunk's rows share each K/V tile loaded; a decode token
-// is a tile of its own), each tile's keys split over as many blocks as
-// the node's paged_blocks ask for the step's T (one for a long chunk, up
-// to pagedSplits for a decode step), their partials in the batch region's
-// start merged by the last of a tile's splits to arrive.
+// row's tokens (up to 16 (token, head) rows share each K/V tile loaded; a
+// decode token is a tile of its own), each tile's 64-key tiles dealt to
+// the node's paged_splits blocks by their absolute position, so a row's
+// sums run in one order however its sequence was chunked or batched;
+// their partials in the batch region's start are merged by the last of a
+// tile's splits to arrive.
 //
 // A step of decode tokens alone of at most passes.BatchDecodeRows rows
 // runs the per-token part as batchDecodeTokens emits it instead: the same
@@ -47,25 +48,25 @@ import (
 // logits: 39 MB).
 const batchMaxRows = 64
 
-// pagedThreads is attend_paged's PAGED_WARPS·32, argmaxThreads
-// ARGMAX_THREADS (paged.cu.tmpl). pagedSplits is the most splits a tile's
-// keys take.
+// pagedThreads is attend_paged's PAGED_WARPS·32, pagedTileRows the
+// (token, head) rows of its tiles (one 16-row fragment), argmaxThreads
+// ARGMAX_THREADS (paged.cu.tmpl).
 const (
 	pagedThreads  = 128
+	pagedTileRows = 16
 	argmaxThreads = 512
-	pagedSplits   = 16
 )
 
 // pagedShape is the batched-step attention geometry node n records
 // (passes.choosePagedAttention): the key tiles a block keeps in flight and
-// the blocks the split rule aims a step at.
-type pagedShape struct{ stages, blocks, hd int64 }
+// the blocks a tile's key tiles are dealt to.
+type pagedShape struct{ stages, splits, hd int64 }
 
 func pagedShapeOf(n *ir.Node) (pagedShape, error) {
 	if _, ok := n.Attrs["paged_stages"]; !ok {
-		return pagedShape{}, fmt.Errorf("attention %%%d has no batched-step geometry (paged_stages, paged_blocks): the GPU passes choose it", n.ID)
+		return pagedShape{}, fmt.Errorf("attention %%%d has no batched-step geometry (paged_stages, paged_splits): the GPU passes choose it", n.ID)
 	}
-	return pagedShape{stages: n.Int("paged_stages"), blocks: n.Int("paged_blocks"), hd: n.Int("head_dim")}, nil
+	return pagedShape{stages: n.Int("paged_stages"), splits: n.Int("paged_splits"), hd: n.Int("head_dim")}, nil
 }
 
 // smem is attend_paged's dynamic shared memory: its ring of K and V
@@ -77,11 +78,9 @@ func (p pagedShape) smem() int64 {
 
 // pagedScratch is the batch region's first bytes: attend_paged's
 // partials, per (token, kv head, split) a group's o [G·HD] and (m, l) per
-// head [G] floats, for the largest attention of g's first at nodes, then
-// its arrival counters, one per (token, kv head) (a tile's at its first
-// token), at counters. The splits rule gives several splits only where
-// T·KVH < the node's blocks, so fewer than twice those partials
-// (paged_splits), and never more than maxTokens·KVH·pagedSplits.
+// head [G] floats (any tile of a step may take all its splits), for the
+// largest attention of g's first at nodes, then its arrival counters, one
+// per (token, kv head) (a tile's at its first token), at counters.
 func (e *emitter) pagedScratch(g *ir.Graph, at int) (counters, bytes int64, err error) {
 	var part, kvhs int64
 	for _, n := range g.Nodes[:at] {
@@ -93,7 +92,7 @@ func (e *emitter) pagedScratch(g *ir.Graph, at int) (counters, bytes int64, err 
 			return 0, 0, err
 		}
 		kvh, grp := n.Int("kv_heads"), n.Int("heads")/n.Int("kv_heads")
-		parts := min(2*p.blocks, e.maxTokens*kvh*pagedSplits)
+		parts := e.maxTokens * kvh * p.splits
 		part, kvhs = max(part, parts*(grp*n.Int("head_dim")+2*grp)*4), max(kvhs, kvh)
 	}
 	counters = alignUp(part, plans.Alignment)
@@ -322,22 +321,19 @@ func (e *emitter) batchTail(g *ir.Graph, at int, b *batchSchedules) (*ir.Node, [
 }
 
 // pagedGrid is attend_paged's grid (x, KVH) for attentions of group query
-// heads a kv head: x bounds a step's tiles times its splits (paged_tile,
-// paged_splits), whose blocks past them exit. Where the splits are
-// several, T·KVH < blocks, so tiles·splits < tiles + blocks/KVH; a row
-// of n tokens is ceil(n/TQ) tiles, so a step of T tokens in at most rows
-// rows has at most (T + rows·(TQ−1))/TQ, and a step of decode tokens
-// alone (decode) T.
+// heads a kv head: x bounds a step's tiles times the splits (paged_tile),
+// whose blocks past them exit. A row of n tokens is ceil(n/TQ) tiles, so
+// a step of T tokens in at most rows rows has at most (T +
+// rows·(TQ−1))/TQ, and a step of decode tokens alone (decode) T.
 func pagedGrid(p pagedShape, group, kvh, rows int64, decode bool) (grid, error) {
-	tq := 16 * pagedThreads / 32 / group // TQ
+	tq := pagedTileRows / group // TQ
 	if tq < 1 {
-		return grid{}, fmt.Errorf("attend_paged takes a kv head's group of at most %d query heads, not %d", 16*pagedThreads/32, group)
+		return grid{}, fmt.Errorf("attend_paged takes a kv head's group of at most %d query heads, not %d", pagedTileRows, group)
 	}
-	extra := ceilDiv(p.blocks, kvh)
 	if decode {
-		return grid{a: [3]int64{1, 0, 0}, b: [3]int64{extra, kvh, 1}}, nil
+		return grid{a: [3]int64{p.splits, 0, 0}, b: [3]int64{0, kvh, 1}}, nil
 	}
-	return grid{a: [3]int64{1, 0, 0}, b: [3]int64{rows*(tq-1) + tq*extra, kvh, 1}, div: [3]int64{tq, 0, 0}}, nil
+	return grid{a: [3]int64{p.splits, 0, 0}, b: [3]int64{p.splits * rows * (tq - 1), kvh, 1}, div: [3]int64{tq, 0, 0}}, nil
 }
 
 // attendPaged: a batched step's attention node n (config cfg): its k, v to
@@ -395,7 +391,7 @@ func (e *emitter) attendPaged(n *ir.Node, cfg string) ([]plans.Launch, error) {
 	}
 	hasSinks := len(n.Inputs) == 4
 	la, err := e.emitBounded(att, "attend_paged", pagedThreads, int(e.PagedAttnBlocksPerSM(shape.stages, hd)), g,
-		attendPagedArgs{A: cfg, S: sinks, Sinks: hasSinks, NL: nl, Splits: pagedSplits, Target: shape.blocks, Stages: shape.stages, Decode: e.batchDecode})
+		attendPagedArgs{A: cfg, S: sinks, Sinks: hasSinks, NL: nl, Splits: shape.splits, Stages: shape.stages, Decode: e.batchDecode})
 	if err != nil {
 		return nil, err
 	}

@@ -295,8 +295,8 @@ func TestBatchDecodeMoEKernelIsRecorded(t *testing.T) {
 }
 
 // attend_paged takes the geometry its node records (choosePagedAttention):
-// the ring's stages size its shared memory and the split rule aims at the
-// recorded blocks (both template arguments); another record changes the
+// the ring's stages size its shared memory and the recorded splits deal
+// its key tiles (both template arguments); another record changes the
 // launch, and a graph without one is refused.
 func TestAttendPagedTakesRecordedGeometry(t *testing.T) {
 	g, man, _ := tinyPlan(t, "phi-3-mini-4k-tiny", synth.QuantQ4KM)
@@ -316,17 +316,17 @@ func TestAttendPagedTakesRecordedGeometry(t *testing.T) {
 		return plans.Launch{}
 	}
 	hd := atts[0].Int("head_dim")
-	for _, c := range []struct{ stages, blocks int64 }{{atts[0].Int("paged_stages"), atts[0].Int("paged_blocks")}, {4, 264}} {
+	for _, c := range []struct{ stages, splits int64 }{{atts[0].Int("paged_stages"), atts[0].Int("paged_splits")}, {4, 11}} {
 		for _, n := range atts {
-			n.Attrs["paged_stages"], n.Attrs["paged_blocks"] = c.stages, c.blocks
+			n.Attrs["paged_stages"], n.Attrs["paged_splits"] = c.stages, c.splits
 		}
 		l := launch()
-		if want := c.stages * passes.PagedAttnStageBytes(hd); int64(l.Smem) != want || !strings.Contains(l.Kernel, fmt.Sprintf("_%d_%d_", c.blocks, c.stages)) {
-			t.Errorf("%d stages aiming at %d blocks: %s with %d bytes of shared memory, want %d", c.stages, c.blocks, l.Kernel, l.Smem, want)
+		if want := c.stages * passes.PagedAttnStageBytes(hd); int64(l.Smem) != want || !strings.Contains(l.Kernel, fmt.Sprintf("_%d_%d_", c.splits, c.stages)) {
+			t.Errorf("%d stages, %d splits: %s with %d bytes of shared memory, want %d", c.stages, c.splits, l.Kernel, l.Smem, want)
 		}
 	}
 	delete(atts[0].Attrs, "paged_stages")
-	delete(atts[0].Attrs, "paged_blocks")
+	delete(atts[0].Attrs, "paged_splits")
 	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "no batched-step geometry") {
 		t.Errorf("an attention without its batched-step geometry: %v", err)
 	}

@@ -60,13 +60,10 @@ func pagedOutput(t *testing.T, c attnCase) *cuda.Output {
 // with block tables interleaved and descending, and decode-only steps
 // (graphs, padded); each row's output (its last token's attention over its
 // own sequence) is checked against the float64 reference. A chunk is tiles
-// of 64/G tokens whose warps take 16 rows each, a decode token (and 2 or 3
-// tokens of a row, at G ≤ 7) one tile whose warps take quarters of the
-// keys; the steps of 300-odd tokens give attend_paged one split a tile at
-// Phi-3-mini's and gpt-oss's widths, which writes y itself, two at
-// Qwen2.5's (2 kv heads), and the steps of a few tokens (a chunk of 20
-// among them) several, which the last of a tile's splits to arrive
-// merges (paged_splits).
+// of 16/G tokens, a decode token one, whose warps take quarters of each
+// key tile; a tile's key tiles are dealt to the node's splits, so one
+// whose keys lie in one key tile writes y itself and a longer one (most
+// here) leaves partials that the last of its splits to arrive merges.
 func TestGPUPagedAttention(t *testing.T) {
 	gpuOnly(t)
 	r := rand.New(rand.NewPCG(7, 9))

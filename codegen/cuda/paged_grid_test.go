@@ -9,11 +9,10 @@ import (
 
 // TestPagedGridCoversTheSteps holds attend_paged's grid to the work of
 // every step it may launch for: the step's tiles (a row of n tokens is
-// ceil(n/TQ) of them, TQ = 64/G) times its splits (paged_splits:
-// ceil(blocks/(T·KVH)), 1 to pagedSplits) for steps of prompt chunks and
-// decode tokens in up to 64 rows of up to 512 tokens, and for steps of
-// decode tokens alone in the decode schedule's grid. A grid short of them
-// would drop tiles' attention silently.
+// ceil(n/TQ) of them, TQ = 16/G) times the node's splits for steps of
+// prompt chunks and decode tokens in up to 64 rows of up to 512 tokens,
+// and for steps of decode tokens alone in the decode schedule's grid. A
+// grid short of them would drop tiles' attention silently.
 func TestPagedGridCoversTheSteps(t *testing.T) {
 	const maxTokens, maxRows = 512, 64
 	sm90, _ := passes.GPUTarget("sm_90")
@@ -21,14 +20,13 @@ func TestPagedGridCoversTheSteps(t *testing.T) {
 		name           string
 		group, kvh, hd int64
 	}{
-		{"Phi-3-mini", 1, 32, 96}, {"Qwen2.5-0.5B", 7, 2, 64}, {"gpt-oss", 8, 8, 64}, {"Llama-3.2-1B", 4, 8, 64}, {"a group of 64", 64, 1, 32},
+		{"Phi-3-mini", 1, 32, 96}, {"Qwen2.5-0.5B", 7, 2, 64}, {"gpt-oss", 8, 8, 64}, {"Llama-3.2-1B", 4, 8, 64}, {"a group of 16", 16, 1, 32},
 	}
 	r := rand.New(rand.NewPCG(3, 5))
 	for _, w := range widths {
-		p := sm90.PagedAttention(w.hd)
-		shape := pagedShape{stages: p.Stages, blocks: p.Blocks, hd: w.hd}
-		tq := 64 / w.group
-		splits := func(T int64) int64 { return min(pagedSplits, max(1, ceilDiv(shape.blocks, T*w.kvh))) }
+		p := sm90.PagedAttention(w.hd, w.kvh)
+		shape := pagedShape{stages: p.Stages, splits: p.Splits, hd: w.hd}
+		tq := 16 / w.group
 		x := func(g grid, T int64) int64 {
 			if g.div[0] == 0 {
 				return g.a[0]*T + g.b[0]
@@ -48,7 +46,7 @@ func TestPagedGridCoversTheSteps(t *testing.T) {
 		}
 		for T := int64(1); T <= maxRows; T++ { // decode tokens alone: a tile each
 			for _, g := range []grid{mixed, decode} {
-				if need := T * splits(T); x(g, T) < need {
+				if need := T * shape.splits; x(g, T) < need {
 					t.Errorf("%s: %d decode rows need %d blocks a kv head, the grid gives %d", w.name, T, need, x(g, T))
 				}
 			}
@@ -69,12 +67,12 @@ func TestPagedGridCoversTheSteps(t *testing.T) {
 			if T == 0 {
 				continue
 			}
-			if need := tiles * splits(T); x(mixed, T) < need {
+			if need := tiles * shape.splits; x(mixed, T) < need {
 				t.Errorf("%s: a step of %d tokens in %d tiles needs %d blocks a kv head, the grid gives %d", w.name, T, tiles, need, x(mixed, T))
 			}
 		}
 	}
-	if _, err := pagedGrid(pagedShape{stages: 2, blocks: 1056, hd: 8}, 65, 1, maxRows, false); err == nil {
-		t.Error("a group of 65 query heads: want refused (a tile holds 64 rows)")
+	if _, err := pagedGrid(pagedShape{stages: 2, splits: 16, hd: 8}, 17, 1, maxRows, false); err == nil {
+		t.Error("a group of 17 query heads: want refused (a tile holds 16 rows)")
 	}
 }

@@ -4360,34 +4360,31 @@ __device__ __forceinline__ void kv_store_paged(const float* __restrict__ k, cons
 // HEADS/KVH query heads of kv head kvh attend to its own sequence's
 // positions from its window's start lo to its own, pos; rows are (token,
 // head) pairs, r = t·G + g. A step's work is tiles, runs of up to TQ =
-// 64/G consecutive tokens of one row (paged_tile: a 512-token chunk is 8
-// tiles of 64 at G = 1, a decode token one), each cut over its keys into
-// the step's splits (paged_splits, paged_keys) of whole PAGED_KT-key
-// tiles. Block (x, kvh) takes tile x / splits, split x % splits; blocks
-// past the step's tiles or past a tile's non-empty splits exit at once.
-// DECODE: the step's rows are a token each (batch.go's decode schedule),
-// so tile x is row x and token x, found without paged_tile's scan.
-// K/V key tiles come through the row's block table by 16-byte cp.async
-// into a ring of STAGES in dynamic shared memory (paged_load_kv). A tile
-// of at most 16 rows (a decode token of G ≤ 16) has each warp take its own
-// quarter of every key tile for all the rows, their four online softmaxes
-// merged in shared memory at the end; a longer one has each warp take 16
-// rows against every key, so a chunk's rows share each K/V load. Where the
-// tile has one split it writes y; else each split leaves (o, m, l) in part
-// and the last to arrive merges them. fp16 operands, fp32 accumulators and
-// softmax.
+// 16/G consecutive tokens of one row (paged_tile: a tile's rows fill at
+// most one 16-row fragment; a decode token is a tile of its own), each
+// dealt over its keys to SPLITS blocks (paged_keys). Block (x, kvh) takes
+// tile x / SPLITS, split z = x % SPLITS; blocks past the step's tiles or
+// without keys exit at once. DECODE: the step's rows are a token each
+// (batch.go's decode schedule), so tile x is row x and token x, found
+// without paged_tile's scan.
+//
+// The order of a row's sums depends on its position and the cache alone,
+// never on which tokens share its tile or step, so a sequence prefilled
+// in other chunks, beside other rows or after a cached prefix gives the
+// same outputs bit for bit: keys come in PAGED_KT-key tiles at absolute
+// positions (key tile j is keys [64j, 64j + 64)), split z takes the key
+// tiles j ≡ z (mod SPLITS) in ascending order, warp w a quarter of each,
+// its keys [64j + 16w, 64j + 16w + 16), in its own online softmax; the
+// four warps' sums merge in shared memory in warp order, and the splits'
+// partials in ascending z. Keys a row does not see (past it, before its
+// window, another row's) are masked to exact no-ops, and a split or a
+// quarter with none of them is skipped. K/V key tiles come through the
+// row's block table by 16-byte cp.async into a ring of STAGES in dynamic
+// shared memory (paged_load_kv). Where the tile has keys in one split it
+// writes y; else each split leaves (o, m, l) in part and the last to
+// arrive merges them. fp16 operands, fp32 accumulators and softmax.
 #define PAGED_WARPS 4
 #define PAGED_KT 64
-
-// paged_splits: the splits of a step of T tokens: ceil(TARGET blocks over
-// its T·KVH pairs), 1 to SPLITS. With more than one, T·KVH < TARGET, so
-// T·KVH·splits < 2·TARGET partials (pagedPartBytes sizes part so), and
-// T·splits < T + TARGET/KVH blocks a kv head (the grid's x).
-template <class A, int SPLITS, int TARGET>
-__device__ __forceinline__ int paged_splits(int T) {
-    const int pairs = T * A::KVH;
-    return min(SPLITS, max(1, (TARGET + pairs - 1) / pairs));
-}
 
 // PagedTile: tokens [t0, t0 + nt) of row row (nt 0: no tile).
 struct PagedTile {
@@ -4422,25 +4419,31 @@ __device__ __forceinline__ PagedTile paged_tile(const int* __restrict__ last, in
     return {0, 0, 0};
 }
 
-// PagedKeys: split z's keys [begin, end) of a tile, and n, the tile's
-// non-empty splits (the first n): the tile's keys run from its first
-// token's window start to its last token's position, in splits of whole
-// PAGED_KT-key tiles.
+// PagedKeys: a tile's key tiles [j0, j0 + span) (from its first token's
+// window start to its last token's position; keys below end) and split
+// z's share of them: tiles key tiles from first, SPLITS apart.
 struct PagedKeys {
-    int begin, end, n;
+    int j0, span, end, first, tiles;
 };
-template <class A>
-__device__ __forceinline__ PagedKeys paged_keys(const int* __restrict__ positions, PagedTile tl, int splits, int z) {
-    const int hi = positions[tl.t0 + tl.nt - 1] + 1, lo = A::WINDOW > 0 ? max(0, positions[tl.t0] - A::WINDOW + 1) : 0;
-    const int tiles = (hi - lo + PAGED_KT - 1) / PAGED_KT, per = (tiles + splits - 1) / splits, begin = lo + z * per * PAGED_KT;
-    return {begin, min(hi, begin + per * PAGED_KT), (tiles + per - 1) / per};
+template <class A, int SPLITS>
+__device__ __forceinline__ PagedKeys paged_keys(const int* __restrict__ positions, PagedTile tl, int z) {
+    const int end = positions[tl.t0 + tl.nt - 1] + 1, lo = A::WINDOW > 0 ? max(0, positions[tl.t0] - A::WINDOW + 1) : 0;
+    const int j0 = lo / PAGED_KT, span = (end + PAGED_KT - 1) / PAGED_KT - j0, first = j0 + (z - j0 % SPLITS + SPLITS) % SPLITS;
+    return {j0, span, end, first, first < j0 + span ? (j0 + span - first + SPLITS - 1) / SPLITS : 0};
 }
 
-// paged_part: partial e's o [G·HD], then its (m, l) per head [G] (float2).
-template <class A, class F>
-__device__ __forceinline__ F* paged_part(F* part, int t, int kvh, int splits, int z) {
+// paged_has_keys: whether split z takes any of key tiles [j0, j0 + span).
+template <int SPLITS>
+__device__ __forceinline__ bool paged_has_keys(int j0, int span, int z) {
+    return (z - j0 % SPLITS + SPLITS) % SPLITS < span;
+}
+
+// paged_part: split z's partial for token t, kv head kvh: its o [G·HD],
+// then its (m, l) per head [G] (float2).
+template <class A, int SPLITS, class F>
+__device__ __forceinline__ F* paged_part(F* part, int t, int kvh, int z) {
     constexpr int G = A::HEADS / A::KVH;
-    return part + ((i64)(t * A::KVH + kvh) * splits + z) * (G * A::HD + 2 * G);
+    return part + ((i64)(t * A::KVH + kvh) * SPLITS + z) * (G * A::HD + 2 * G);
 }
 
 // paged_load_kv: keys [k0, k0 + PAGED_KT) of kv head kvh in layer layer
@@ -4462,19 +4465,21 @@ __device__ __forceinline__ void paged_load_kv(const __half* __restrict__ pool, c
     cp_async_commit();
 }
 
-// paged_merge: tile tl's rows of kv head kvh over its n splits' partials
-// to y: split s weighs exp2(m_s - m) over their running max m (0 where it
-// saw no key of the row), the sink joins the denominator.
-template <class A, class S, bool SINKS>
-__device__ __forceinline__ void paged_merge(const float* __restrict__ part, const uint8_t* __restrict__ sinks, PagedTile tl, int kvh, int splits,
-                                         int n, float* __restrict__ y) {
+// paged_merge: tile tl's rows of kv head kvh over its splits' partials
+// (those of key tiles [j0, j0 + span)) to y, in ascending split: split z
+// weighs exp2(m_z - m) over their running max m (0 where it saw no key of
+// the row, which leaves the sums as they were), the sink joins the
+// denominator.
+template <class A, class S, bool SINKS, int SPLITS>
+__device__ __forceinline__ void paged_merge(const float* __restrict__ part, const uint8_t* __restrict__ sinks, PagedTile tl, int kvh, int j0,
+                                            int span, float* __restrict__ y) {
     constexpr int HD = A::HD, G = A::HEADS / A::KVH;
     for (int i = threadIdx.x; i < tl.nt * G * HD; i += blockDim.x) {
         const int r = i / HD, d = i % HD, t = tl.t0 + r / G, g = r % G, h = kvh * G + g;
-        const float* p0 = paged_part<A>(part, t, kvh, splits, 0);
         float mm = -INFINITY, ll = 0.f, acc = 0.f;
-        for (int sp = 0; sp < n; sp++) {
-            const float* ps = p0 + (i64)sp * (G * HD + 2 * G);
+        for (int z = 0; z < SPLITS; z++) {
+            if (!paged_has_keys<SPLITS>(j0, span, z)) continue;
+            const float* ps = paged_part<A, SPLITS>(part, t, kvh, z);
             const float2 ml = __ldcg((const float2*)(ps + G * HD + 2 * g));
             const float mx = fmaxf(mm, ml.x), c = att_exp2(mm, mx), wt = att_exp2(ml.x, mx);
             ll = fmaf(ll, c, ml.y * wt);
@@ -4485,67 +4490,54 @@ __device__ __forceinline__ void paged_merge(const float* __restrict__ part, cons
     }
 }
 
-template <class A, class S, bool SINKS, int NL, int SPLITS, int TARGET, int STAGES, bool DECODE>
+template <class A, class S, bool SINKS, int NL, int SPLITS, int STAGES, bool DECODE>
 __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks,
                                              const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows,
                                              const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y,
                                              float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = PAGED_KT, SROW = HDP + 8, STAGE = 2 * KT * SROW;
-    constexpr int TQ = 16 * PAGED_WARPS / G;
-    static_assert(TQ >= 1, "attend_paged takes a kv head's group of at most 64 query heads");
+    constexpr int TQ = 16 / G;
+    static_assert(TQ >= 1, "attend_paged takes a kv head's group of at most 16 query heads");
     static_assert(STAGES >= 1, "attend_paged keeps a key tile in flight");
+    static_assert(KT == 16 * PAGED_WARPS, "attend_paged's warps take a 16-key quarter of each key tile");
     extern __shared__ __align__(16) unsigned char paged_smem[];
     __half* ring = (__half*)paged_smem;  // [STAGES][K, V][KT][SROW]
     const int T = STATE_T(state), R = DECODE ? T : nrows[0], kvh = blockIdx.y, warp = threadIdx.x >> 5;
-    const int splits = paged_splits<A, SPLITS, TARGET>(T);
-    if ((int)blockIdx.x >= splits * (DECODE ? T : min(T, (T + R * (TQ - 1)) / TQ))) return;  // past any step's tiles (block-uniform, as below)
-    const int w = blockIdx.x / splits;
+    if ((int)blockIdx.x >= SPLITS * (DECODE ? T : min(T, (T + R * (TQ - 1)) / TQ))) return;  // past any step's tiles (block-uniform, as below)
+    const int w = blockIdx.x / SPLITS, z = blockIdx.x % SPLITS;
     const PagedTile tl = DECODE ? PagedTile{w, w, w < T ? 1 : 0} : paged_tile<TQ>(last, R, w);
     if (tl.nt == 0) return;
-    const int z = blockIdx.x % splits;
-    const PagedKeys kr = paged_keys<A>(positions, tl, splits, z);
-    if (z >= kr.n) return;
+    const PagedKeys kr = paged_keys<A, SPLITS>(positions, tl, z);
+    if (kr.tiles == 0) return;
     const int* table = tables + (i64)tl.row * paging[1];
     const int bt = paging[0], rows = tl.nt * G;
-    const bool quarters = (DECODE && G <= 16) || rows <= 16;  // each warp a quarter of every key tile, for all the rows
 
     uint32_t qf[HDP / 16][4];
     int pos[2], lo[2];
-    att_load_q<A>(q + (i64)tl.t0 * A::HEADS * HD, positions + tl.t0, rows, quarters ? 0 : 16 * warp, kvh, qf, pos, lo);
-    // The warp's key span, to skip tiles none of its rows sees (a warp
-    // without rows: none).
+    att_load_q<A>(q + (i64)tl.t0 * A::HEADS * HD, positions + tl.t0, rows, 0, kvh, qf, pos, lo);
+    // The rows' key span, to skip quarters none of them sees (rows past
+    // the tile: none).
     const int wlast = __reduce_max_sync(0xffffffffu, max(pos[0], pos[1]));
     const int wfirst = __reduce_min_sync(0xffffffffu, min(pos[0] < 0 ? 0x7fffffff : lo[0], pos[1] < 0 ? 0x7fffffff : lo[1]));
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, o[HDP / 8][4];
 #pragma unroll
     for (int d = 0; d < HDP / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
-    const int tiles = (kr.end - kr.begin + KT - 1) / KT;
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
-        if (s < tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, kr.begin + s * KT, kr.end, ring + s * STAGE, ring + s * STAGE + KT * SROW);
+        if (s < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + s * SPLITS) * KT, kr.end, ring + s * STAGE, ring + s * STAGE + KT * SROW);
         else cp_async_commit();
     }
-    for (int i = 0; i < tiles; i++) {
+    for (int i = 0; i < kr.tiles; i++) {
         const int nx = i + STAGES - 1;  // its stage was freed by the barrier that ended iteration i - 1
         __half* nb = ring + nx % STAGES * STAGE;
-        if (nx < tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, kr.begin + nx * KT, kr.end, nb, nb + KT * SROW);
+        if (nx < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + nx * SPLITS) * KT, kr.end, nb, nb + KT * SROW);
         else cp_async_commit();
         cp_async_wait<STAGES - 1>();
         __syncthreads();
         const __half* kb = ring + i % STAGES * STAGE;
-        const int k0 = kr.begin + i * KT;
-        if (quarters) {
-            const int kw = k0 + 16 * warp;
-            if (kw < kr.end && kw <= wlast && kw + 16 > wfirst)
-                att_tile<HDP, 16, false>(qf, kb + 16 * warp * SROW, kb + (KT + 16 * warp) * SROW, kw, kr.end, pos, lo, m, l, o);
-        } else {  // by halves: half the scores live at once, so four blocks share an SM without spills
-#pragma unroll
-            for (int hk = 0; hk < KT; hk += KT / 2) {
-                const int kh = k0 + hk;
-                if (kh < kr.end && kh <= wlast && kh + KT / 2 > wfirst)
-                    att_tile<HDP, KT / 2, false>(qf, kb + hk * SROW, kb + (KT + hk) * SROW, kh, kr.end, pos, lo, m, l, o);
-            }
-        }
+        const int kw = (kr.first + i * SPLITS) * KT + 16 * warp;
+        if (kw < kr.end && kw <= wlast && kw + 16 > wfirst)
+            att_tile<HDP, 16, false>(qf, kb + 16 * warp * SROW, kb + (KT + 16 * warp) * SROW, kw, kr.end, pos, lo, m, l, o);
         __syncthreads();  // the next iteration's copy overwrites a stage; the last's, the ring with os
     }
     float* os = (float*)paged_smem;  // [4·16][HDP + 4], then ms, ls [4·16]
@@ -4553,40 +4545,35 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
     float* ls = ms + 16 * PAGED_WARPS;
     att_rows_out<HDP>(os, ms, ls, 16 * warp, m, l, o);
     __syncthreads();
-    // Row r's copies: each warp's row r where the warps took quarters of
-    // the keys (weighted exp2(m_w - m) over their max m), else os row r.
-    const int copies = quarters ? PAGED_WARPS : 1, step = quarters ? 16 : 0;
+    // Row r's four copies, warp c's weighted exp2(m_c - m) over their max m.
+    const int splits = min(SPLITS, kr.span);  // the tile's splits with keys
     for (int i = threadIdx.x; i < rows * HD; i += blockDim.x) {
         const int r = i / HD, d = i % HD, t = tl.t0 + r / G, g = r % G, h = kvh * G + g;
         float mm = -INFINITY, ll = 0.f, acc = 0.f;
-        for (int c = 0; c < copies; c++) mm = fmaxf(mm, ms[c * step + r]);
-        for (int c = 0; c < copies; c++) {
-            const float wt = att_exp2(ms[c * step + r], mm);
-            ll = fmaf(wt, ls[c * step + r], ll);
-            acc = fmaf(wt, os[(c * step + r) * (HDP + 4) + d], acc);
+#pragma unroll
+        for (int c = 0; c < PAGED_WARPS; c++) mm = fmaxf(mm, ms[c * 16 + r]);
+#pragma unroll
+        for (int c = 0; c < PAGED_WARPS; c++) {
+            const float wt = att_exp2(ms[c * 16 + r], mm);
+            ll = fmaf(wt, ls[c * 16 + r], ll);
+            acc = fmaf(wt, os[(c * 16 + r) * (HDP + 4) + d], acc);
         }
-        if (kr.n == 1) {
+        if (splits == 1) {
             y[(i64)t * A::HEADS * HD + (i64)h * HD + d] = acc * att_scale<S, SINKS>(mm, ll, sinks, h);
         } else {  // a row without keys in this split leaves (0, -inf, 0)
-            float* pt = paged_part<A>(part, t, kvh, splits, z);
+            float* pt = paged_part<A, SPLITS>(part, t, kvh, z);
             pt[g * HD + d] = acc;
             if (d == 0) *(float2*)(pt + G * HD + 2 * g) = make_float2(mm, ll);
         }
     }
-    if (kr.n == 1) return;
+    if (splits == 1) return;
     // The tile's last split to arrive (a counter per tile and kv head, at
     // its first token, zero between launches: the batch region starts
-    // zeroed and the last block resets it) merges the n splits' partials.
-    __threadfence();
-    __syncthreads();
-    __shared__ int paged_last;
+    // zeroed and the last block resets it) merges the splits' partials.
     int* counter = counters + (i64)tl.t0 * A::KVH + kvh;
-    if (threadIdx.x == 0) paged_last = atomicAdd(counter, 1) == kr.n - 1;
-    __syncthreads();
-    if (!paged_last) return;
-    __threadfence();
+    if (!att_arrives_last(counter, splits)) return;
     if (threadIdx.x == 0) *counter = 0;
-    paged_merge<A, S, SINKS>(part, sinks, tl, kvh, splits, kr.n, y);
+    paged_merge<A, S, SINKS, SPLITS>(part, sinks, tl, kvh, kr.j0, kr.span, y);
 }
 
 // gather_rows: row r of y [rows][COLS] is row last[r] of x [T][COLS]: each
