@@ -1,16 +1,17 @@
 package cuda_test
 
 import (
-	"bufio"
 	"context"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/llama-orch/orc/compiler/synth"
 	"github.com/llama-orch/orc/passes"
+	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
 	rcuda "github.com/llama-orch/orc/runtime/cuda"
 )
@@ -34,8 +35,11 @@ var pagedSweep = []decodeTuning{
 // events (rcuda.Options.ProfileFile; a kernel's own time, its ramp and
 // tail included); it prints µs a launch of attend_paged (its splits'
 // merge included) and kv_store_paged, attend_paged's K+V read rate in
-// decode and its tensor-core rate in the chunk. The pool is not filled:
-// rows name their positions, and its contents do not change the work.
+// decode and its tensor-core rate in the chunk. The harness's plans have
+// no batched decode schedule, so its decode rows run the general kernel
+// (TestGPUPagedDecodeTiming times the decode schedule's). The pool is not
+// filled: rows name their positions, and its contents do not change the
+// work.
 // ORC_PAGED_SWEEP=1 times the decode under pagedSweep's tunings too. Speed
 // is printed, never asserted.
 func TestGPUPagedAttentionTiming(t *testing.T) {
@@ -96,7 +100,7 @@ func TestGPUPagedAttentionTiming(t *testing.T) {
 			if err := dev.Close(); err != nil {
 				t.Fatal(err)
 			}
-			return profiledKernels(t, prof)
+			return pagedMicros(t, prof, "batch")
 		}
 		for _, keys := range []int{512, 576, 2048} {
 			us := measure("decode", func(s int, blocks []int32) *runtime.BatchRow {
@@ -130,37 +134,79 @@ func TestGPUPagedAttentionTiming(t *testing.T) {
 	}
 }
 
-// profiledKernels reads a launch profile's table (runtime/cuda's
-// launchProfile.write) and returns µs a launch of the paged attention's
-// kernels by family.
-func profiledKernels(t *testing.T, path string) map[string]float64 {
+// pagedMicros gives a launch profile's µs a launch of the paged
+// attention's kernels by family (attend_paged, kv_store_paged) in its
+// schedule schedule ("batch", "batch decode").
+func pagedMicros(t *testing.T, path, schedule string) map[string]float64 {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	us := map[string]float64{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) != 5 || strings.HasPrefix(fs[0], "#") {
-			continue
-		}
+	for k, each := range launchMicros(t, path)[schedule] {
 		for _, fam := range []string{"attend_paged", "kv_store_paged"} {
-			if strings.HasPrefix(fs[4], fam+"_") {
-				if v, err := strconv.ParseFloat(fs[2], 64); err == nil {
-					us[fam] = v
-				}
-				break
+			if strings.HasPrefix(k, fam+"_") {
+				us[fam] = each
 			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
 	if us["attend_paged"] == 0 {
-		t.Fatalf("%s: no attend_paged launch in the profile", path)
+		t.Fatalf("%s: no attend_paged launch in the %s schedule", path, schedule)
 	}
 	return us
+}
+
+// TestGPUPagedDecodeTiming times attend_paged where batched decode steps
+// of a quantized model run it: the batched decode schedule's kernel (a
+// token a row, batch.go's batchDecodeTokens), which the harness's plans
+// (no matrix products) lack. One layer of Phi-3-mini and Qwen2.5-0.5B at
+// their real widths, weights of zeros (writeShapes: the work does not
+// depend on them), 16 rows (and 64 of Qwen) at 512, 640 and 2,048 keys
+// each; it prints µs a launch of attend_paged (its splits' merge
+// included) and kv_store_paged and the K+V read rate. Speed is printed,
+// never asserted.
+func TestGPUPagedDecodeTiming(t *testing.T) {
+	gpuOnly(t)
+	const ctx, steps = 4096, 20
+	for _, c := range []struct {
+		preset string
+		rows   []int
+	}{{"phi-3-mini-4k", []int{16}}, {"qwen2.5-0.5b", []int{16, 64}}} {
+		path := writeShapes(t, c.preset, 1, synth.QuantQ4KM)
+		g, man, f := lowerGPU(t, path, batchMaxTokens)
+		dir := writeEditedPlan(t, g, man, ggufData(f), func(*plans.Kernels) {})
+		if man.Kernels.BatchDecodeMaxRows < slices.Max(c.rows) {
+			t.Fatalf("%s: the batched decode schedule takes %d rows", c.preset, man.Kernels.BatchDecodeMaxRows)
+		}
+		for _, rows := range c.rows {
+			for _, keys := range []int{512, 640, 2048} {
+				prof := filepath.Join(t.TempDir(), "decode.prof")
+				dev := openPlanDir(t, dir, rcuda.Options{Ctx: ctx, ProfileFile: prof})
+				perSeq := ctx / batchBlock
+				b, err := dev.NewBatch(runtime.BatchConfig{Sequences: rows, StepTokens: batchMaxTokens, BlockTokens: batchBlock,
+					KVBytes: int64(rows*perSeq+1) * kvBlockBytes(man)}) // and the block the batch reserves
+				if err != nil {
+					t.Fatal(err)
+				}
+				step := make([]runtime.BatchRow, rows)
+				for s := range step {
+					blocks := make([]int32, perSeq)
+					for j := range blocks {
+						blocks[j] = int32(s*perSeq + j)
+					}
+					step[s] = runtime.BatchRow{Tokens: []int32{1}, Pos: keys - 1, Blocks: blocks}
+				}
+				for range steps {
+					if _, err := b.Step(context.Background(), step); err != nil {
+						t.Fatal(err)
+					}
+				}
+				b.Close()
+				if err := dev.Close(); err != nil { // writes the profile
+					t.Fatal(err)
+				}
+				us := pagedMicros(t, prof, "batch decode")
+				kv := float64(rows*keys*man.Model.NHeadKV*man.Model.HeadDim) * 2 * 2
+				t.Logf("%-13s %2d rows × %4d keys: attend_paged %6.1f µs (K+V %6.1f MB, %4.2f TB/s), kv_store %5.1f µs",
+					c.preset, rows, keys, us["attend_paged"], kv/1e6, kv/us["attend_paged"]/1e6, us["kv_store_paged"])
+			}
+		}
+	}
 }

@@ -4327,9 +4327,14 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 // paged_key: the pool index of position pos's K row of layer layer in the
 // sequence whose table is table; its V row is BT·KVH·HD further. The layer
 // is a launch argument, so the layers of one config share their kernels.
+// paged_row is the same once the table's entry for pos, blk, is read.
+template <class A, int NL>
+__device__ __forceinline__ i64 paged_row(int blk, int pos, int bt, int layer) {
+    return (((i64)blk * NL + layer) * 2) * bt * (A::KVH * A::HD) + (i64)(pos % bt) * (A::KVH * A::HD);
+}
 template <class A, int NL>
 __device__ __forceinline__ i64 paged_key(const int* __restrict__ table, int pos, int bt, int layer) {
-    return (((i64)table[pos / bt] * NL + layer) * 2) * bt * (A::KVH * A::HD) + (i64)(pos % bt) * (A::KVH * A::HD);
+    return paged_row<A, NL>(table[pos / bt], pos, bt, layer);
 }
 
 // kv_store_paged: this step's k, v rows [T][KVH·HD] to their sequences'
@@ -4449,18 +4454,30 @@ __device__ __forceinline__ F* paged_part(F* part, int t, int kvh, int z) {
 // paged_load_kv: keys [k0, k0 + PAGED_KT) of kv head kvh in layer layer
 // of the sequence whose block table is table, to ks, vs ([PAGED_KT][HDP +
 // 8] halves) as 16-byte async copies by the block's threads, one copy
-// group; keys at or past kend and the padding dims are zero-filled.
+// group; keys at or past kend and the padding dims are zero-filled. A
+// thread reads the table entries of all its copies before it issues any
+// (a copy's "memory" clobber keeps a later load from moving above it), so
+// those loads wait one latency together instead of one each.
 template <class A, int NL>
 __device__ __forceinline__ void paged_load_kv(const __half* __restrict__ pool, const int* __restrict__ table, int bt, int layer, int kvh,
                                               int k0, int kend, __half* ks, __half* vs) {
     constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, CH = HDP / 8, SROW = HDP + 8, KV = A::KVH * HD;
-#pragma unroll 2
-    for (int i = threadIdx.x; i < PAGED_KT * CH; i += PAGED_WARPS * 32) {
-        const int row = i / CH, ch = i % CH, key = k0 + row;
-        const bool real = key < kend && ch * 8 < HD;
-        const __half* src = real ? pool + paged_key<A, NL>(table, key, bt, layer) + kvh * HD + ch * 8 : pool;
-        cp_async16(ks + row * SROW + ch * 8, src, real ? 16 : 0);
-        cp_async16(vs + row * SROW + ch * 8, real ? src + (i64)bt * KV : pool, real ? 16 : 0);
+    constexpr int NT = PAGED_WARPS * 32, N = (PAGED_KT * CH + NT - 1) / NT;  // a thread's copies
+    int blk[N];
+#pragma unroll
+    for (int c = 0; c < N; c++) {
+        const int i = threadIdx.x + c * NT, key = k0 + i / CH;
+        blk[c] = i < PAGED_KT * CH && key < kend ? table[key / bt] : 0;
+    }
+#pragma unroll
+    for (int c = 0; c < N; c++) {
+        const int i = threadIdx.x + c * NT, row = i / CH, ch = i % CH, key = k0 + row;
+        if (i < PAGED_KT * CH) {
+            const bool real = key < kend && ch * 8 < HD;
+            const __half* src = real ? pool + paged_row<A, NL>(blk[c], key, bt, layer) + kvh * HD + ch * 8 : pool;
+            cp_async16(ks + row * SROW + ch * 8, src, real ? 16 : 0);
+            cp_async16(vs + row * SROW + ch * 8, real ? src + (i64)bt * KV : pool, real ? 16 : 0);
+        }
     }
     cp_async_commit();
 }
@@ -4477,6 +4494,7 @@ __device__ __forceinline__ void paged_merge(const float* __restrict__ part, cons
     for (int i = threadIdx.x; i < tl.nt * G * HD; i += blockDim.x) {
         const int r = i / HD, d = i % HD, t = tl.t0 + r / G, g = r % G, h = kvh * G + g;
         float mm = -INFINITY, ll = 0.f, acc = 0.f;
+#pragma unroll
         for (int z = 0; z < SPLITS; z++) {
             if (!paged_has_keys<SPLITS>(j0, span, z)) continue;
             const float* ps = paged_part<A, SPLITS>(part, t, kvh, z);
@@ -4512,6 +4530,13 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
     const int* table = tables + (i64)tl.row * paging[1];
     const int bt = paging[0], rows = tl.nt * G;
 
+    // The ring's first key tiles in flight before the Q rows are read, so
+    // their latencies overlap.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + s * SPLITS) * KT, kr.end, ring + s * STAGE, ring + s * STAGE + KT * SROW);
+        else cp_async_commit();
+    }
     uint32_t qf[HDP / 16][4];
     int pos[2], lo[2];
     att_load_q<A>(q + (i64)tl.t0 * A::HEADS * HD, positions + tl.t0, rows, 0, kvh, qf, pos, lo);
@@ -4522,11 +4547,6 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, o[HDP / 8][4];
 #pragma unroll
     for (int d = 0; d < HDP / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++) {
-        if (s < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + s * SPLITS) * KT, kr.end, ring + s * STAGE, ring + s * STAGE + KT * SROW);
-        else cp_async_commit();
-    }
     for (int i = 0; i < kr.tiles; i++) {
         const int nx = i + STAGES - 1;  // its stage was freed by the barrier that ended iteration i - 1
         __half* nb = ring + nx % STAGES * STAGE;
