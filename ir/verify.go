@@ -96,6 +96,9 @@ func verifyNode(n *Node, ids map[int]bool, defined map[*Node]bool) error {
 	if err := verifyDecodeAttention(n); err != nil {
 		return err
 	}
+	if err := verifyPagedAttention(n); err != nil {
+		return err
+	}
 	if err := verifyPrefillSplits(n); err != nil {
 		return err
 	}

@@ -133,3 +133,22 @@ func TestVerifyRejectsStructure(t *testing.T) {
 		}
 	}
 }
+
+// verifierCase is a node a verifier of attributes takes (want "") or
+// refuses with an error containing want.
+type verifierCase struct {
+	name  string
+	op    Op
+	attrs map[string]any
+	want  string
+}
+
+func checkVerifier(t *testing.T, verify func(*Node) error, cases []verifierCase) {
+	t.Helper()
+	for _, c := range cases {
+		err := verify(&Node{Op: c.op, Attrs: c.attrs})
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}

@@ -49,6 +49,7 @@ var Pipeline = []Pass{
 	{"layoutMXFP4", layoutMXFP4, GPUTargets},
 	{"chooseKernels", chooseKernels, GPUTargets},
 	{"chooseDecodeAttention", chooseDecodeAttention, GPUTargets},
+	{"choosePagedAttention", choosePagedAttention, GPUTargets},
 	{"choosePrefillSplits", choosePrefillSplits, GPUTargets},
 	{"chooseMoETiles", chooseMoETiles, GPUTargets},
 	{"schedule", schedule, AllTargets},
@@ -104,7 +105,7 @@ var constraints = func() []constraint {
 		// which the codes' producers and the offsets say.
 		constraint{"chooseCodes", "chooseStaging"}, constraint{"chooseStaging", "verifyFinal"},
 		// The decode attentions' geometry is checked with the planned graph.
-		constraint{"chooseDecodeAttention", "verifyFinal"},
+		constraint{"chooseDecodeAttention", "verifyFinal"}, constraint{"choosePagedAttention", "verifyFinal"},
 		// An MoE's GEMM tiles are checked with the planned graph.
 		constraint{"chooseMoETiles", "verifyFinal"},
 		// An MoE picks early by its kernel.

@@ -34,6 +34,12 @@ type GPU struct {
 	// keeps in flight, and DecodeAttnSmem the most shared memory their ring
 	// may take a block (chooseDecodeAttention).
 	DecodeAttnCluster, DecodeAttnStages, DecodeAttnSmem int64
+	// PagedAttnStages is the most key tiles the batched step's attention
+	// (attend_paged) keeps in flight a block and PagedAttnSmem the most
+	// shared memory their ring may take (two stages whatever it says);
+	// PagedAttnWaves is the resident grids' worth of blocks its splits
+	// give a batched decode step (choosePagedAttention).
+	PagedAttnStages, PagedAttnSmem, PagedAttnWaves int64
 	// DependentLaunch: the architecture has programmatic dependent launch
 	// (griddepcontrol), so a kernel may start while the grid before it
 	// finishes, waiting for it in grid_dep_wait.
@@ -43,9 +49,9 @@ type GPU struct {
 // gpus are the CUDA targets the kernels are tuned for.
 var gpus = map[string]GPU{
 	"sm_80": {Arch: "sm_80", SMs: 108, SmemPerSM: 164 << 10, GEMMFill: 108, DecodeAttnBlocks: 216,
-		DecodeAttnCluster: 1, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10},
+		DecodeAttnCluster: 1, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10, PagedAttnStages: 4, PagedAttnSmem: 40 << 10, PagedAttnWaves: 2},
 	"sm_90": {Arch: "sm_90", SMs: 132, SmemPerSM: 228 << 10, GEMMFill: 128, DecodeAttnBlocks: 256, DependentLaunch: true,
-		DecodeAttnCluster: 8, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10},
+		DecodeAttnCluster: 8, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10, PagedAttnStages: 4, PagedAttnSmem: 56 << 10, PagedAttnWaves: 2},
 }
 
 // GPUTarget is the description of CUDA target arch.

@@ -176,6 +176,9 @@ type emitter struct {
 	// batchDecode: emitting the batched step's schedule for decode tokens
 	// alone (with batching set: its matrix kernels are batch_decode_kernel).
 	batchDecode bool
+	// pagedCounters: where the batch region holds attend_paged's arrival
+	// counters, after its partials (pagedScratch).
+	pagedCounters int64
 	// stateAt is where the state argument of each launch points in the
 	// state block: 0, or the batch's rows header for its per-row launches.
 	stateAt int64

@@ -195,21 +195,17 @@ type (
 		A  string
 		NL int64
 	}
-	// Splits and Target are the paged attention's split rule
-	// (pagedSplits, tuning.pagedTarget); attendPagedMergeArgs serve
-	// attend_paged_merge.
+	// Splits are the blocks a tile's key tiles are dealt to (the node's
+	// paged_splits), Stages its ring's key tiles (paged_stages), Decode
+	// says every row of the step is one token (the batched decode
+	// schedule).
 	attendPagedArgs struct {
 		A              string
 		S              accessor
 		Sinks          bool
 		NL             int64
-		Splits, Target int64
-	}
-	attendPagedMergeArgs struct {
-		A              string
-		S              accessor
-		Sinks          bool
-		Splits, Target int64
+		Splits, Stages int64
+		Decode         bool
 	}
 	gatherArgs     struct{ Cols int64 }
 	argmaxArgs     struct{ V int64 }

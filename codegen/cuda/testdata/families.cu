@@ -4327,212 +4327,273 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 // paged_key: the pool index of position pos's K row of layer layer in the
 // sequence whose table is table; its V row is BT·KVH·HD further. The layer
 // is a launch argument, so the layers of one config share their kernels.
+// paged_row is the same once the table's entry for pos, blk, is read.
+template <class A, int NL>
+__device__ __forceinline__ i64 paged_row(int blk, int pos, int bt, int layer) {
+    return (((i64)blk * NL + layer) * 2) * bt * (A::KVH * A::HD) + (i64)(pos % bt) * (A::KVH * A::HD);
+}
 template <class A, int NL>
 __device__ __forceinline__ i64 paged_key(const int* __restrict__ table, int pos, int bt, int layer) {
-    return (((i64)table[pos / bt] * NL + layer) * 2) * bt * (A::KVH * A::HD) + (i64)(pos % bt) * (A::KVH * A::HD);
+    return paged_row<A, NL>(table[pos / bt], pos, bt, layer);
 }
 
 // kv_store_paged: this step's k, v rows [T][KVH·HD] to their sequences'
-// blocks at their positions; one thread per element.
+// blocks at their positions; one thread per 8 elements (HD % 8 == 0, so
+// they lie in one row): two 16-byte loads of each and a 16-byte store.
 template <class A, int NL>
 __device__ __forceinline__ void kv_store_paged(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions,
                                                const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables,
                                                __half* __restrict__ pool, int layer, const int* __restrict__ state) {
     constexpr int KV = A::KVH * A::HD;
-    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    static_assert(A::HD % 8 == 0, "kv_store_paged stores 8 dims a thread");
+    const i64 i = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * 8;
     if (i >= (i64)STATE_T(state) * KV) return;
     const int t = (int)(i / KV), c = (int)(i % KV), bt = paging[0];
     const i64 at = paged_key<A, NL>(tables + (i64)row_of[t] * paging[1], positions[t], bt, layer) + c;
-    pool[at] = __float2half(k[i]);
-    pool[at + (i64)bt * KV] = __float2half(v[i]);
+#pragma unroll
+    for (int part = 0; part < 2; part++) {
+        const float* src = (part ? v : k) + i;
+        const float4 a = *(const float4*)src, b = *(const float4*)(src + 4);
+        uint4 h;
+        h.x = pack_half2(a.x, a.y), h.y = pack_half2(a.z, a.w), h.z = pack_half2(b.x, b.y), h.w = pack_half2(b.z, b.w);
+        *(uint4*)(pool + at + (part ? (i64)bt * KV : 0)) = h;
+    }
 }
 
-// attend_paged (flash-decoding over the pool): token t's G = HEADS/KVH
-// query heads of kv head kvh attend to its own sequence's positions from
-// its window's start lo to its own, pos. A step of T tokens cuts each
-// (token, kv head)'s keys into splits (paged_splits: enough blocks to fill
-// the GPU, so a 512-token chunk takes one a pair and a decode step of 16
-// tokens many), each a run of whole pool blocks (paged_span); block
-// (t, kvh, z) takes split z, blocks past the token's last non-empty split
-// exit at once. In a block each warp takes PAGED_KEYS keys at a time, lanes
-// hold dim pairs (coalesced K and V row loads), scores reduce by warp
-// shuffles, and each warp keeps its own online softmax (log2 domain as
-// attend_prefill) and P·V for the group's heads, so the key loop has no
-// block barrier; the warps merge in shared memory at the end. One split
-// writes y; several leave (o, m, l) in part for attend_paged_merge. fp32
-// throughout; K and V fp16 as stored.
+// attend_paged (flash attention over the pool, on tensor cores as
+// attend_prefill: att_load_q, att_tile, att_rows_out): token t's G =
+// HEADS/KVH query heads of kv head kvh attend to its own sequence's
+// positions from its window's start lo to its own, pos; rows are (token,
+// head) pairs, r = t·G + g. A step's work is tiles, runs of up to TQ =
+// 16/G consecutive tokens of one row (paged_tile: a tile's rows fill at
+// most one 16-row fragment; a decode token is a tile of its own), each
+// dealt over its keys to SPLITS blocks (paged_keys). Block (x, kvh) takes
+// tile x / SPLITS, split z = x % SPLITS; blocks past the step's tiles or
+// without keys exit at once. DECODE: the step's rows are a token each
+// (batch.go's decode schedule), so tile x is row x and token x, found
+// without paged_tile's scan.
+//
+// The order of a row's sums depends on its position and the cache alone,
+// never on which tokens share its tile or step, so a sequence prefilled
+// in other chunks, beside other rows or after a cached prefix gives the
+// same outputs bit for bit: keys come in PAGED_KT-key tiles at absolute
+// positions (key tile j is keys [64j, 64j + 64)), split z takes the key
+// tiles j ≡ z (mod SPLITS) in ascending order, warp w a quarter of each,
+// its keys [64j + 16w, 64j + 16w + 16), in its own online softmax; the
+// four warps' sums merge in shared memory in warp order, and the splits'
+// partials in ascending z. Keys a row does not see (past it, before its
+// window, another row's) are masked to exact no-ops, and a split or a
+// quarter with none of them is skipped. K/V key tiles come through the
+// row's block table by 16-byte cp.async into a ring of STAGES in dynamic
+// shared memory (paged_load_kv). Where the tile has keys in one split it
+// writes y; else each split leaves (o, m, l) in part and the last to
+// arrive merges them. fp16 operands, fp32 accumulators and softmax.
 #define PAGED_WARPS 4
-#define PAGED_KEYS 4
+#define PAGED_KT 64
 
-// paged_splits: the splits of a step of T tokens: ceil(TARGET blocks over
-// its T·KVH pairs), 1 to SPLITS. With more than one, T·KVH < TARGET, so
-// T·KVH·splits < 2·TARGET partials (pagedPartBytes sizes part so).
-template <class A, int SPLITS, int TARGET>
-__device__ __forceinline__ int paged_splits(int T) {
-    const int pairs = T * A::KVH;
-    return min(SPLITS, max(1, (TARGET + pairs - 1) / pairs));
-}
-
-// paged_span: keys [lo, pos] in splits of chunk keys from base (lo's pool
-// block's first position), whole pool blocks of bt each; n is the
-// non-empty splits, the first n of splits.
-struct PagedSpan {
-    int base, chunk, n;
+// PagedTile: tokens [t0, t0 + nt) of row row (nt 0: no tile).
+struct PagedTile {
+    int row, t0, nt;
 };
-__device__ __forceinline__ PagedSpan paged_span(int lo, int pos, int bt, int splits) {
-    const int base = lo / bt * bt, blocks = (pos + 1 - base + bt - 1) / bt, per = (blocks + splits - 1) / splits;
-    return {base, per * bt, (blocks + per - 1) / per};
+
+// paged_tile: the step's w-th tile, row i's tokens being (last[i-1],
+// last[i]] (runtime/cuda writes rows in order) cut into tiles of TQ from
+// the row's first, a row's tiles numbered from its last: a scan of the
+// rows' tile counts, 32 rows a round. The whole warp calls it.
+template <int TQ>
+__device__ __forceinline__ PagedTile paged_tile(const int* __restrict__ last, int nrows, int w) {
+    const int lane = threadIdx.x & 31;
+    int before = 0;  // the tiles of the rounds before
+    for (int base = 0; base < nrows; base += 32) {
+        const int i = base + lane;
+        const int first = i > 0 && i < nrows ? last[i - 1] + 1 : 0, n = i < nrows ? last[i] + 1 - first : 0, c = (n + TQ - 1) / TQ;
+        int inc = c;  // inclusive prefix sum of the round's tile counts
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            const int u = __shfl_up_sync(0xffffffffu, inc, off);
+            if (lane >= off) inc += u;
+        }
+        const unsigned hit = __ballot_sync(0xffffffffu, w < before + inc);
+        if (hit) {  // row base + L's tiles last first: the most keys start first
+            const int L = __ffs(hit) - 1, j = __shfl_sync(0xffffffffu, inc, L) - 1 - (w - before);
+            const int f = __shfl_sync(0xffffffffu, first, L), nn = __shfl_sync(0xffffffffu, n, L);
+            return {base + L, f + j * TQ, min(TQ, nn - j * TQ)};
+        }
+        before += __shfl_sync(0xffffffffu, inc, 31);
+    }
+    return {0, 0, 0};
 }
 
-// paged_part: partial e's o [G·HD], then its (m, l) per head [G] (float2).
-template <class A, class F>
-__device__ __forceinline__ F* paged_part(F* part, int t, int kvh, int splits, int z) {
+// PagedKeys: a tile's key tiles [j0, j0 + span) (from its first token's
+// window start to its last token's position; keys below end) and split
+// z's share of them: tiles key tiles from first, SPLITS apart.
+struct PagedKeys {
+    int j0, span, end, first, tiles;
+};
+template <class A, int SPLITS>
+__device__ __forceinline__ PagedKeys paged_keys(const int* __restrict__ positions, PagedTile tl, int z) {
+    const int end = positions[tl.t0 + tl.nt - 1] + 1, lo = A::WINDOW > 0 ? max(0, positions[tl.t0] - A::WINDOW + 1) : 0;
+    const int j0 = lo / PAGED_KT, span = (end + PAGED_KT - 1) / PAGED_KT - j0, first = j0 + (z - j0 % SPLITS + SPLITS) % SPLITS;
+    return {j0, span, end, first, first < j0 + span ? (j0 + span - first + SPLITS - 1) / SPLITS : 0};
+}
+
+// paged_has_keys: whether split z takes any of key tiles [j0, j0 + span).
+template <int SPLITS>
+__device__ __forceinline__ bool paged_has_keys(int j0, int span, int z) {
+    return (z - j0 % SPLITS + SPLITS) % SPLITS < span;
+}
+
+// paged_part: split z's partial for token t, kv head kvh: its o [G·HD],
+// then its (m, l) per head [G] (float2).
+template <class A, int SPLITS, class F>
+__device__ __forceinline__ F* paged_part(F* part, int t, int kvh, int z) {
     constexpr int G = A::HEADS / A::KVH;
-    return part + ((i64)(t * A::KVH + kvh) * splits + z) * (G * A::HD + 2 * G);
+    return part + ((i64)(t * A::KVH + kvh) * SPLITS + z) * (G * A::HD + 2 * G);
 }
 
-template <class A, class S, bool SINKS, int NL, int SPLITS, int TARGET>
-__device__ __forceinline__ void attend_paged(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks,
-                                             const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging,
-                                             const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part,
-                                             const int* __restrict__ state) {
-    constexpr int HD = A::HD, G = A::HEADS / A::KVH, KV = A::KVH * HD, NW = PAGED_WARPS, KW = PAGED_KEYS;
-    constexpr int NP = (HD / 2 + 31) / 32;  // dim pairs a lane holds: pair lane + 32·j
-    constexpr float SC = A::SCALE * ATT_LOG2E;
-    static_assert(G * HD <= 2048, "attend_paged merges its warps' group outputs in 32 KiB of shared memory");
-    __shared__ __align__(16) float wo[NW][G * HD];  // each warp's unnormalised o; wm, wl its max and sum per head
-    __shared__ float wm[NW][G], wl[NW][G];
-    const int t = blockIdx.x, kvh = blockIdx.y, z = blockIdx.z, T = STATE_T(state), warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (t >= T) return;  // block-uniform, as below
-    const int splits = paged_splits<A, SPLITS, TARGET>(T), pos = positions[t], bt = paging[0];
-    const int lo = A::WINDOW > 0 ? max(0, pos - A::WINDOW + 1) : 0;
-    const PagedSpan sp = paged_span(lo, pos, bt, splits);
-    if (z >= sp.n) return;
-    const int kbegin = max(lo, sp.base + z * sp.chunk), kend = min(pos + 1, sp.base + (z + 1) * sp.chunk);
-    const int* table = tables + (i64)row_of[t] * paging[1];
+// paged_load_kv: keys [k0, k0 + PAGED_KT) of kv head kvh in layer layer
+// of the sequence whose block table is table, to ks, vs ([PAGED_KT][HDP +
+// 8] halves) as 16-byte async copies by the block's threads, one copy
+// group; keys at or past kend and the padding dims are zero-filled. A
+// thread reads the table entries of all its copies before it issues any
+// (a copy's "memory" clobber keeps a later load from moving above it), so
+// those loads wait one latency together instead of one each.
+template <class A, int NL>
+__device__ __forceinline__ void paged_load_kv(const __half* __restrict__ pool, const int* __restrict__ table, int bt, int layer, int kvh,
+                                              int k0, int kend, __half* ks, __half* vs) {
+    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, CH = HDP / 8, SROW = HDP + 8, KV = A::KVH * HD;
+    constexpr int NT = PAGED_WARPS * 32, N = (PAGED_KT * CH + NT - 1) / NT;  // a thread's copies
+    int blk[N];
+#pragma unroll
+    for (int c = 0; c < N; c++) {
+        const int i = threadIdx.x + c * NT, key = k0 + i / CH;
+        blk[c] = i < PAGED_KT * CH && key < kend ? table[key / bt] : 0;
+    }
+#pragma unroll
+    for (int c = 0; c < N; c++) {
+        const int i = threadIdx.x + c * NT, row = i / CH, ch = i % CH, key = k0 + row;
+        if (i < PAGED_KT * CH) {
+            const bool real = key < kend && ch * 8 < HD;
+            const __half* src = real ? pool + paged_row<A, NL>(blk[c], key, bt, layer) + kvh * HD + ch * 8 : pool;
+            cp_async16(ks + row * SROW + ch * 8, src, real ? 16 : 0);
+            cp_async16(vs + row * SROW + ch * 8, real ? src + (i64)bt * KV : pool, real ? 16 : 0);
+        }
+    }
+    cp_async_commit();
+}
 
-    float2 qr[G][NP], o[G][NP];
-    float m[G], l[G];
-#pragma unroll
-    for (int g = 0; g < G; g++) {
-        m[g] = -INFINITY, l[g] = 0.f;
-#pragma unroll
-        for (int j = 0; j < NP; j++) {
-            const int p = lane + 32 * j;
-            const float2 x = p < HD / 2 ? *(const float2*)(q + (i64)t * A::HEADS * HD + (kvh * G + g) * HD + 2 * p) : make_float2(0.f, 0.f);
-            qr[g][j] = make_float2(x.x * SC, x.y * SC);
-            o[g][j] = make_float2(0.f, 0.f);
-        }
-    }
-    for (int k0 = kbegin + warp * KW; k0 < kend; k0 += NW * KW) {  // warp-uniform
-        // The KW keys' K and V rows, all loads issued before any use.
-        float2 kf[KW][NP], vf[KW][NP];
-#pragma unroll
-        for (int c = 0; c < KW; c++) {
-            const bool real = k0 + c < kend;
-            const i64 kr = real ? paged_key<A, NL>(table, k0 + c, bt, layer) + kvh * HD : 0;
-#pragma unroll
-            for (int j = 0; j < NP; j++) {
-                const int p = lane + 32 * j;
-                const bool in = real && p < HD / 2;
-                kf[c][j] = in ? __half22float2(*(const __half2*)(pool + kr + 2 * p)) : make_float2(0.f, 0.f);
-                vf[c][j] = in ? __half22float2(*(const __half2*)(pool + kr + (i64)bt * KV + 2 * p)) : make_float2(0.f, 0.f);
-            }
-        }
-        float s[KW][G];
-#pragma unroll
-        for (int c = 0; c < KW; c++) {
-#pragma unroll
-            for (int g = 0; g < G; g++) {
-                float d = 0.f;
-#pragma unroll
-                for (int j = 0; j < NP; j++) d = fmaf(qr[g][j].x, kf[c][j].x, fmaf(qr[g][j].y, kf[c][j].y, d));
-#pragma unroll
-                for (int off = 16; off > 0; off >>= 1) d += __shfl_xor_sync(0xffffffffu, d, off);
-                s[c][g] = k0 + c < kend ? d : -INFINITY;
-            }
-        }
-#pragma unroll
-        for (int g = 0; g < G; g++) {
-            float mx = m[g];
-#pragma unroll
-            for (int c = 0; c < KW; c++) mx = fmaxf(mx, s[c][g]);  // finite: key k0 is real
-            const float corr = att_exp2(m[g], mx);
-            m[g] = mx;
-            l[g] *= corr;
-#pragma unroll
-            for (int j = 0; j < NP; j++) o[g][j] = make_float2(o[g][j].x * corr, o[g][j].y * corr);
-#pragma unroll
-            for (int c = 0; c < KW; c++) {
-                const float p = exp2f(s[c][g] - mx);  // 0 for a key past kend
-                l[g] += p;
-#pragma unroll
-                for (int j = 0; j < NP; j++) o[g][j] = make_float2(fmaf(p, vf[c][j].x, o[g][j].x), fmaf(p, vf[c][j].y, o[g][j].y));
-            }
-        }
-    }
-#pragma unroll
-    for (int g = 0; g < G; g++) {
-#pragma unroll
-        for (int j = 0; j < NP; j++) {
-            const int p = lane + 32 * j;
-            if (p < HD / 2) *(float2*)&wo[warp][g * HD + 2 * p] = o[g][j];
-        }
-        if (lane == 0) wm[warp][g] = m[g], wl[warp][g] = l[g];  // a warp without keys: -inf, 0
-    }
-    __syncthreads();
-    // The block's (m, l) per head over its warps, warp w weighted
-    // exp2(m_w - m); the output scale too where the block has all the keys.
-    float* pt = sp.n > 1 ? paged_part<A>(part, t, kvh, splits, z) : nullptr;
-    for (int i = threadIdx.x; i < G * HD; i += blockDim.x) {
-        const int g = i / HD, h = kvh * G + g;
+// paged_merge: tile tl's rows of kv head kvh over its splits' partials
+// (those of key tiles [j0, j0 + span)) to y, in ascending split: split z
+// weighs exp2(m_z - m) over their running max m (0 where it saw no key of
+// the row, which leaves the sums as they were), the sink joins the
+// denominator.
+template <class A, class S, bool SINKS, int SPLITS>
+__device__ __forceinline__ void paged_merge(const float* __restrict__ part, const uint8_t* __restrict__ sinks, PagedTile tl, int kvh, int j0,
+                                            int span, float* __restrict__ y) {
+    constexpr int HD = A::HD, G = A::HEADS / A::KVH;
+    for (int i = threadIdx.x; i < tl.nt * G * HD; i += blockDim.x) {
+        const int r = i / HD, d = i % HD, t = tl.t0 + r / G, g = r % G, h = kvh * G + g;
         float mm = -INFINITY, ll = 0.f, acc = 0.f;
 #pragma unroll
-        for (int w = 0; w < NW; w++) mm = fmaxf(mm, wm[w][g]);
-#pragma unroll
-        for (int w = 0; w < NW; w++) {
-            const float wt = att_exp2(wm[w][g], mm);
-            ll = fmaf(wt, wl[w][g], ll);
-            acc = fmaf(wt, wo[w][i], acc);
+        for (int z = 0; z < SPLITS; z++) {
+            if (!paged_has_keys<SPLITS>(j0, span, z)) continue;
+            const float* ps = paged_part<A, SPLITS>(part, t, kvh, z);
+            const float2 ml = __ldcg((const float2*)(ps + G * HD + 2 * g));
+            const float mx = fmaxf(mm, ml.x), c = att_exp2(mm, mx), wt = att_exp2(ml.x, mx);
+            ll = fmaf(ll, c, ml.y * wt);
+            acc = fmaf(acc, c, wt * __ldcg(ps + g * HD + d));
+            mm = mx;
         }
-        if (sp.n == 1) {
-            y[(i64)t * A::HEADS * HD + (i64)h * HD + i % HD] = acc * att_scale<S, SINKS>(mm, ll, sinks, h);
-        } else {
-            pt[i] = acc;
-            if (i % HD == 0) *(float2*)(pt + G * HD + 2 * g) = make_float2(mm, ll);
-        }
+        y[(i64)t * A::HEADS * HD + (i64)h * HD + d] = acc * att_scale<S, SINKS>(mm, ll, sinks, h);
     }
 }
 
-// attend_paged_merge: block (t, kvh) combines the splits attend_paged left
-// in part for token t's kv head kvh (none where one split wrote y): split
-// s weighs exp2(m_s - m) over their max m, the sink joins the denominator.
-template <class A, class S, bool SINKS, int SPLITS, int TARGET>
-__device__ __forceinline__ void attend_paged_merge(const float* __restrict__ part, const uint8_t* __restrict__ sinks,
-                                                   const int* __restrict__ positions, const int* __restrict__ paging, float* __restrict__ y,
-                                                   const int* __restrict__ state) {
-    constexpr int HD = A::HD, G = A::HEADS / A::KVH;
-    __shared__ float wt[SPLITS][G];  // split s's weight in head g, the output scale included
-    const int t = blockIdx.x, kvh = blockIdx.y, T = STATE_T(state);
-    if (t >= T) return;
-    const int splits = paged_splits<A, SPLITS, TARGET>(T), pos = positions[t];
-    const PagedSpan sp = paged_span(A::WINDOW > 0 ? max(0, pos - A::WINDOW + 1) : 0, pos, paging[0], splits);
-    if (sp.n == 1) return;
-    const float* p0 = paged_part<A>(part, t, kvh, splits, 0);
-    const i64 stride = G * HD + 2 * G;
-    for (int g = threadIdx.x; g < G; g += blockDim.x) {
-        float mm = -INFINITY, ll = 0.f;
-        for (int s = 0; s < sp.n; s++) mm = fmaxf(mm, p0[s * stride + G * HD + 2 * g]);
-        for (int s = 0; s < sp.n; s++) ll = fmaf(att_exp2(p0[s * stride + G * HD + 2 * g], mm), p0[s * stride + G * HD + 2 * g + 1], ll);
-        const float sc = att_scale<S, SINKS>(mm, ll, sinks, kvh * G + g);
-        for (int s = 0; s < sp.n; s++) wt[s][g] = att_exp2(p0[s * stride + G * HD + 2 * g], mm) * sc;
+template <class A, class S, bool SINKS, int NL, int SPLITS, int STAGES, bool DECODE>
+__device__ __forceinline__ void attend_paged(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks,
+                                             const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows,
+                                             const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y,
+                                             float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = PAGED_KT, SROW = HDP + 8, STAGE = 2 * KT * SROW;
+    constexpr int TQ = 16 / G;
+    static_assert(TQ >= 1, "attend_paged takes a kv head's group of at most 16 query heads");
+    static_assert(STAGES >= 1, "attend_paged keeps a key tile in flight");
+    static_assert(KT == 16 * PAGED_WARPS, "attend_paged's warps take a 16-key quarter of each key tile");
+    extern __shared__ __align__(16) unsigned char paged_smem[];
+    __half* ring = (__half*)paged_smem;  // [STAGES][K, V][KT][SROW]
+    const int T = STATE_T(state), R = DECODE ? T : nrows[0], kvh = blockIdx.y, warp = threadIdx.x >> 5;
+    if ((int)blockIdx.x >= SPLITS * (DECODE ? T : min(T, (T + R * (TQ - 1)) / TQ))) return;  // past any step's tiles (block-uniform, as below)
+    const int w = blockIdx.x / SPLITS, z = blockIdx.x % SPLITS;
+    const PagedTile tl = DECODE ? PagedTile{w, w, w < T ? 1 : 0} : paged_tile<TQ>(last, R, w);
+    if (tl.nt == 0) return;
+    const PagedKeys kr = paged_keys<A, SPLITS>(positions, tl, z);
+    if (kr.tiles == 0) return;
+    const int* table = tables + (i64)tl.row * paging[1];
+    const int bt = paging[0], rows = tl.nt * G;
+
+    // The ring's first key tiles in flight before the Q rows are read, so
+    // their latencies overlap.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + s * SPLITS) * KT, kr.end, ring + s * STAGE, ring + s * STAGE + KT * SROW);
+        else cp_async_commit();
     }
+    uint32_t qf[HDP / 16][4];
+    int pos[2], lo[2];
+    att_load_q<A>(q + (i64)tl.t0 * A::HEADS * HD, positions + tl.t0, rows, 0, kvh, qf, pos, lo);
+    // The rows' key span, to skip quarters none of them sees (rows past
+    // the tile: none).
+    const int wlast = __reduce_max_sync(0xffffffffu, max(pos[0], pos[1]));
+    const int wfirst = __reduce_min_sync(0xffffffffu, min(pos[0] < 0 ? 0x7fffffff : lo[0], pos[1] < 0 ? 0x7fffffff : lo[1]));
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, o[HDP / 8][4];
+#pragma unroll
+    for (int d = 0; d < HDP / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
+    for (int i = 0; i < kr.tiles; i++) {
+        const int nx = i + STAGES - 1;  // its stage was freed by the barrier that ended iteration i - 1
+        __half* nb = ring + nx % STAGES * STAGE;
+        if (nx < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + nx * SPLITS) * KT, kr.end, nb, nb + KT * SROW);
+        else cp_async_commit();
+        cp_async_wait<STAGES - 1>();
+        __syncthreads();
+        const __half* kb = ring + i % STAGES * STAGE;
+        const int kw = (kr.first + i * SPLITS) * KT + 16 * warp;
+        if (kw < kr.end && kw <= wlast && kw + 16 > wfirst)
+            att_tile<HDP, 16, false>(qf, kb + 16 * warp * SROW, kb + (KT + 16 * warp) * SROW, kw, kr.end, pos, lo, m, l, o);
+        __syncthreads();  // the next iteration's copy overwrites a stage; the last's, the ring with os
+    }
+    float* os = (float*)paged_smem;  // [4·16][HDP + 4], then ms, ls [4·16]
+    float* ms = os + 16 * PAGED_WARPS * (HDP + 4);
+    float* ls = ms + 16 * PAGED_WARPS;
+    att_rows_out<HDP>(os, ms, ls, 16 * warp, m, l, o);
     __syncthreads();
-    for (int i = threadIdx.x; i < G * HD; i += blockDim.x) {
-        float acc = 0.f;
-        for (int s = 0; s < sp.n; s++) acc = fmaf(wt[s][i / HD], p0[s * stride + i], acc);
-        y[(i64)t * A::HEADS * HD + (i64)(kvh * G) * HD + i] = acc;
+    // Row r's four copies, warp c's weighted exp2(m_c - m) over their max m.
+    const int splits = min(SPLITS, kr.span);  // the tile's splits with keys
+    for (int i = threadIdx.x; i < rows * HD; i += blockDim.x) {
+        const int r = i / HD, d = i % HD, t = tl.t0 + r / G, g = r % G, h = kvh * G + g;
+        float mm = -INFINITY, ll = 0.f, acc = 0.f;
+#pragma unroll
+        for (int c = 0; c < PAGED_WARPS; c++) mm = fmaxf(mm, ms[c * 16 + r]);
+#pragma unroll
+        for (int c = 0; c < PAGED_WARPS; c++) {
+            const float wt = att_exp2(ms[c * 16 + r], mm);
+            ll = fmaf(wt, ls[c * 16 + r], ll);
+            acc = fmaf(wt, os[(c * 16 + r) * (HDP + 4) + d], acc);
+        }
+        if (splits == 1) {
+            y[(i64)t * A::HEADS * HD + (i64)h * HD + d] = acc * att_scale<S, SINKS>(mm, ll, sinks, h);
+        } else {  // a row without keys in this split leaves (0, -inf, 0)
+            float* pt = paged_part<A, SPLITS>(part, t, kvh, z);
+            pt[g * HD + d] = acc;
+            if (d == 0) *(float2*)(pt + G * HD + 2 * g) = make_float2(mm, ll);
+        }
     }
+    if (splits == 1) return;
+    // The tile's last split to arrive (a counter per tile and kv head, at
+    // its first token, zero between launches: the batch region starts
+    // zeroed and the last block resets it) merges the splits' partials.
+    int* counter = counters + (i64)tl.t0 * A::KVH + kvh;
+    if (!att_arrives_last(counter, splits)) return;
+    if (threadIdx.x == 0) *counter = 0;
+    paged_merge<A, S, SINKS, SPLITS>(part, sinks, tl, kvh, kr.j0, kr.span, y);
 }
 
 // gather_rows: row r of y [rows][COLS] is row last[r] of x [T][COLS]: each
