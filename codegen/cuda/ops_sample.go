@@ -14,6 +14,10 @@ const (
 	sampleScratch = 768 // SampleScratch's bytes before its histograms
 	sampleHist    = 2048 * (4 + 8)
 	sampleCand    = 2048 // SAMPLE_CAND: the fast path's candidates, 16 bytes each
+	sampleTopKCap = 512  // SAMPLE_TOPK_CAP: sample_topk's candidates, 8 bytes each
+	// sampleTopK is sample_topk's part: the blocks' published keys (at
+	// most 128), two counters on their own line, the candidates.
+	sampleTopK = 8*128 + 128 + 8*sampleTopKCap
 )
 
 // sampler emits the draw kernel and returns its plan record: G blocks of
@@ -28,7 +32,7 @@ func (e *emitter) sampler() *plans.Sampler {
 	if ept > sampleMaxIDs {
 		return nil
 	}
-	scratch := int64(sampleScratch + 6*sampleHist + 16*sampleCand)
+	scratch := int64(sampleScratch + 6*sampleHist + 16*sampleCand + sampleTopK)
 	k := &instance{Threads: sampleThreads, Fn: "sample_draw", LaunchesAtEnd: true,
 		Params: []param{{"const float* __restrict__", "logits"}, {"int* __restrict__", "state"}, {"SampleScratch* __restrict__", "scratch"}},
 		TArgs:  sampleDrawArgs{V: v, G: g, EPT: ept, Slot: e.state.Greedy / 4, Scratch: scratch},
