@@ -5488,7 +5488,8 @@ __device__ __forceinline__ void moe_down_gemm(const uint8_t* __restrict__ wd, co
 #define SAMPLE_CAND 2048  // the fast path's candidates at most
 #define SAMPLE_TOPK_MAX 64    // sample_topk's largest k
 #define SAMPLE_TOPK_CHUNK 8   // its blocks take ids in runs of 8 (a 32-byte sector), block b every G-th run from b
-#define SAMPLE_TOPK_CAP 512   // the candidates it lists at most
+#define SAMPLE_TOPK_CAP 512   // the keys it lists at most
+#define SAMPLE_TOPK_ROOM 32   // and a block
 // the keys each of its G blocks publishes: G of them at least 64 from 16 blocks
 #define SAMPLE_TOPK_PUB(G) ((G) >= 32 ? 2 : (G) >= 16 ? 4 : 8)
 struct SampleHist {
@@ -5526,9 +5527,9 @@ struct SampleScratch {
     uint32_t candKey[SAMPLE_CAND], candID[SAMPLE_CAND];
     float candW[SAMPLE_CAND], candZ[SAMPLE_CAND];
     SampleHist h[5];  // the radix path's level 1 (or sample_fine's sub-bins); top-k's levels 2 and 3; top-p's
-    u64 top[128];                              // sample_topk: each block's SAMPLE_TOPK_PUB(G) largest keys
-    unsigned listed, leaving, pad5[30];        // its candidates, and the blocks that have read their count
-    u64 cand[SAMPLE_TOPK_CAP];                 // the candidates' keys
+    u64 top[128];                          // sample_topk: each block's SAMPLE_TOPK_PUB(G) largest keys
+    unsigned listed[64];                   // how many keys each block listed
+    u64 cand[64 * SAMPLE_TOPK_ROOM];       // and the keys, SAMPLE_TOPK_ROOM a block
 };
 
 // sample_sync is a barrier of the whole grid (all G blocks resident).
@@ -6350,7 +6351,8 @@ struct SampleTopKShared {
     u64 sorted[SAMPLE_TOPK_MAX];   // the k largest, in order
     u64 warps[SAMPLE_THREADS / 32][8];  // each warp's largest keys
     u64 T;
-    unsigned inBlock, base, n;
+    unsigned inBlock, n;  // the block's listed keys; all blocks' (0 where they do not fit: else at least k)
+    unsigned cnt[64], at[64];  // block b's listed keys, and their first place side by side
 };
 union SampleSharedMem {
     SampleShared h;
@@ -6367,16 +6369,17 @@ union SampleSharedMem {
 //     barrier.
 //  2. Every block finds T, the k-th largest of the G·P published keys: k
 //     distinct ids have a key ≥ T, so the k largest all do. A block lists
-//     its keys ≥ T (a place a block by one global atomic); a grid barrier.
-//  3. Where the list holds at most SAMPLE_TOPK_CAP keys (random logits: k
-//     and a few; flat ones: about 4·k), block 0 ranks them, takes the k
-//     largest in order and, in one warp, their weights, top-p's prefix
-//     (the shortest whose mass ⌊w·2³¹⌋, summed as the CPU does, reaches
-//     top_p·W, W the k's mass), min-p and the largest noisy value z. Else
-//     it returns false in every block (the count is read after the
-//     barrier), and sample_general draws.
-// It leaves the scratch's counters zeroed: the last block to read the
-// count zeroes it.
+//     its keys ≥ T in its own SAMPLE_TOPK_ROOM places and their count; a
+//     grid barrier.
+//  3. Where no block lists more than SAMPLE_TOPK_ROOM keys and all of them
+//     SAMPLE_TOPK_CAP at most (random logits: k and a few; flat ones:
+//     8·k/P), block 0 ranks them, takes the k largest in order and, in one
+//     warp, their weights, top-p's prefix (the shortest whose mass
+//     ⌊w·2³¹⌋, summed as the CPU does, reaches top_p·W, W the k's mass),
+//     min-p and the largest noisy value z. Else it returns false in every
+//     block (all read the counts after the barrier), and sample_general
+//     draws.
+// Every launch writes the counts it reads: the scratch needs no zeroing.
 template <int V, int G, int EPT, int SLOT>
 __device__ __forceinline__ bool sample_topk(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ s,
                                             SampleTopKShared& sh, SamplePens<SAMPLE_THREADS * EPT>& pens) {
@@ -6448,33 +6451,47 @@ __device__ __forceinline__ bool sample_topk(const float* __restrict__ logits, in
     uint32_t at = 0;
     if (lane == 0 && inWarp) at = atomicAdd(&sh.inBlock, inWarp);
     at = __shfl_sync(0xffffffffu, at, 0);
-    __syncthreads();
-    if (tid == 0 && sh.inBlock) sh.base = atomicAdd(&s->listed, sh.inBlock);
-    __syncthreads();
-    if (inWarp) {
-        at += sh.base;
+    u64* room = s->cand + blockIdx.x * SAMPLE_TOPK_ROOM;
+    if (inWarp)
 #pragma unroll
         for (int e = 0; e < EPT; e++) {
             const uint32_t i = at + __popc(bal[e] & ((1u << lane) - 1));
-            if ((bal[e] >> lane) & 1u && i < SAMPLE_TOPK_CAP) s->cand[i] = k[e];
+            if ((bal[e] >> lane) & 1u && i < SAMPLE_TOPK_ROOM) room[i] = k[e];
             at += __popc(bal[e]);
         }
-    }
+    __syncthreads();
+    if (tid == 0) s->listed[blockIdx.x] = sh.inBlock;
     sample_sync<G>(s);
-    if (tid == 0) {
-        sh.n = __ldcg(&s->listed);
-        if (atomicAdd(&s->leaving, 1u) == G - 1) {  // every block has read it
-            s->listed = 0;
-            s->leaving = 0;
+    // Every block: the counts, two a lane (blocks lane and lane + 32), and
+    // for block 0 where each block's keys go.
+    if (warp == 0) {
+        const uint32_t c0 = lane < G ? __ldcg(&s->listed[lane]) : 0u, c1 = lane + 32 < G ? __ldcg(&s->listed[lane + 32]) : 0u;
+        const uint32_t total = __reduce_add_sync(0xffffffffu, c0 + c1), most = __reduce_max_sync(0xffffffffu, max(c0, c1));
+        uint32_t i0 = c0, i1 = c1;  // inclusive prefixes
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const uint32_t t0 = __shfl_up_sync(0xffffffffu, i0, o), t1 = __shfl_up_sync(0xffffffffu, i1, o);
+            if (lane >= o) {
+                i0 += t0;
+                i1 += t1;
+            }
         }
+        sh.at[lane] = i0 - c0;
+        sh.at[lane + 32] = __shfl_sync(0xffffffffu, i0, 31) + i1 - c1;
+        sh.cnt[lane] = c0;
+        sh.cnt[lane + 32] = c1;
+        if (lane == 0) sh.n = most <= SAMPLE_TOPK_ROOM && total <= SAMPLE_TOPK_CAP ? total : 0u;
     }
     __syncthreads();
     const int n = (int)sh.n;
-    if (n > SAMPLE_TOPK_CAP) return false;
+    if (n == 0) return false;
     if (blockIdx.x != 0) return true;
 
-    // Block 0: the k largest of the list, in order.
-    for (int i = tid; i < n; i += SAMPLE_THREADS) sh.cand[i] = __ldcg(&s->cand[i]);
+    // Block 0: the listed keys side by side, then the k largest in order.
+    for (int i = tid; i < G * SAMPLE_TOPK_ROOM; i += SAMPLE_THREADS) {
+        const int b = i / SAMPLE_TOPK_ROOM, j = i % SAMPLE_TOPK_ROOM;
+        if (j < (int)sh.cnt[b]) sh.cand[sh.at[b] + j] = __ldcg(&s->cand[i]);
+    }
     __syncthreads();
     sample_rank_each(sh.cand, n, [&](int i, uint32_t r) {
         if (r < (uint32_t)topK) sh.sorted[r] = sh.cand[i];
