@@ -6380,8 +6380,12 @@ union SampleSharedMem {
 //     block (all read the counts after the barrier), and sample_general
 //     draws.
 // Every launch writes the counts it reads: the scratch needs no zeroing.
+// Not inlined: inlined, the kernel took 103 registers (nvcc 11.8, sm_90;
+// sample_general alone 90), and its blocks, resident while they wait for
+// the LM head, no longer fitted beside one of its blocks (64 registers ×
+// 256 threads).
 template <int V, int G, int EPT, int SLOT>
-__device__ __forceinline__ bool sample_topk(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ s,
+__device__ __noinline__ bool sample_topk(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ s,
                                             SampleTopKShared& sh, SamplePens<SAMPLE_THREADS * EPT>& pens) {
     constexpr int PB = SAMPLE_THREADS * EPT, C = SAMPLE_TOPK_CHUNK, P = SAMPLE_TOPK_PUB(G), NPUB = G * P;
     static_assert(NPUB <= 128 && P <= 8, "top[] and warps[] hold the published keys");
