@@ -5562,10 +5562,20 @@ __device__ __forceinline__ void moe_down_gemm(const uint8_t* __restrict__ wd, co
 //     and a barrier a level) finds it across the grid: top-k by count, then
 //     top-p by mass against top_p·W, W the top-k prefix's mass. A prefix
 //     that ends inside a run of equal l takes its first ids.
+// A draw with top-k up to SAMPLE_TOPK_MAX at a temperature above 0 takes
+// sample_topk instead (at the end of this file: a bound on the k largest,
+// two barriers, no histogram), which leaves it to these steps
+// (sample_general) where its list would overflow.
 // The scratch starts zeroed (the runtime clears it once) and every launch
 // leaves it so.
 #define SAMPLE_THREADS 512
 #define SAMPLE_CAND 2048  // the fast path's candidates at most
+#define SAMPLE_TOPK_MAX 64    // sample_topk's largest k
+#define SAMPLE_TOPK_CHUNK 8   // its blocks take ids in runs of 8 (a 32-byte sector), block b every G-th run from b
+#define SAMPLE_TOPK_CAP 512   // the keys it lists at most
+#define SAMPLE_TOPK_ROOM 32   // and a block
+// the keys each of its G blocks publishes: G of them at least 64 from 16 blocks
+#define SAMPLE_TOPK_PUB(G) ((G) >= 32 ? 2 : (G) >= 16 ? 4 : 8)
 struct SampleHist {
     uint32_t c[2048];
     u64 m[2048];
@@ -5601,6 +5611,9 @@ struct SampleScratch {
     uint32_t candKey[SAMPLE_CAND], candID[SAMPLE_CAND];
     float candW[SAMPLE_CAND], candZ[SAMPLE_CAND];
     SampleHist h[5];  // the radix path's level 1 (or sample_fine's sub-bins); top-k's levels 2 and 3; top-p's
+    u64 top[128];                          // sample_topk: each block's SAMPLE_TOPK_PUB(G) largest keys
+    unsigned listed[64];                   // how many keys each block listed
+    u64 cand[64 * SAMPLE_TOPK_ROOM];       // and the keys, SAMPLE_TOPK_ROOM a block
 };
 
 // sample_sync is a barrier of the whole grid (all G blocks resident).
@@ -6092,14 +6105,41 @@ __device__ __forceinline__ float sample_l(float v, int id, const int* ids, const
     return v != v ? -__int_as_float(0x7f800000) : v;
 }
 
-template <int V, int G, int EPT, int SLOT, int SCRATCH>
-__device__ __forceinline__ void sample_draw(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ s) {
-    static_assert(sizeof(SampleScratch) == SCRATCH, "the runtime allocates the scratch codegen sized");
+// SamplePens: the step's penalised ids and their counts (the state block's
+// words, which the host writes, so read before the wait for the LM head's
+// grid), and a bit for each of the block's PB ids that is one, by its place
+// in the block (most ids then skip the search).
+template <int PB>
+struct SamplePens {
+    int ids[SAMPLE_RECENT], counts[SAMPLE_RECENT];
+    uint32_t bits[(PB + 31) / 32];
+    // load reads n of them from the step's settings st; at(id) is id's
+    // place in the block, or −1 for another block's.
+    template <class At>
+    __device__ __forceinline__ void load(const int* st, int n, At at) {
+        const int tid = threadIdx.x;
+        for (int i = tid; i < (PB + 31) / 32; i += SAMPLE_THREADS) bits[i] = 0;
+        for (int i = tid; i < n; i += SAMPLE_THREADS) {
+            ids[i] = st[STEP_IDS + i];
+            counts[i] = st[STEP_IDS + SAMPLE_RECENT + i];
+        }
+        __syncthreads();
+        const int j = tid < n ? at(ids[tid]) : -1;
+        if (j >= 0) atomicOr(&bits[j >> 5], 1u << (j & 31));
+        __syncthreads();
+    }
+    __device__ __forceinline__ bool has(int j) const { return (bits[j >> 5] >> (j & 31)) & 1u; }
+};
+
+// sample_general is every draw sample_topk does not end (the steps in this
+// file's opening comment); sh and pens are sample_draw's.
+template <int V, int G, int EPT, int SLOT>
+__device__ __forceinline__ void sample_general(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ s,
+                                               SampleShared& sh, SamplePens<SAMPLE_THREADS * EPT>& pens) {
     static_assert(G <= 64, "ties[] holds a count per block");
     constexpr int PB = SAMPLE_THREADS * EPT, NW = SAMPLE_THREADS / 32;
     static_assert(EPT * NW * 4 <= 4096, "rowTies fits beside the histogram");
     const float INF = __int_as_float(0x7f800000);
-    __shared__ SampleShared sh;
     __shared__ uint32_t wc[NW], rowTies[EPT][NW];
     __shared__ u64 wm[NW];
     __shared__ int found;
@@ -6114,30 +6154,20 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
     const int lo = blockIdx.x * PB, tid = threadIdx.x;
     auto idOf = [&](int e) { return lo + e * SAMPLE_THREADS + tid; };
 
-    // The penalised ids, and a bit for each of the block's ids that is one
-    // (most ids then skip the search): the state block's words, which the
-    // host writes, so read before the wait for the LM head's grid, as the
-    // first histogram's zeroing.
-    __shared__ int penIDs[SAMPLE_RECENT], penCounts[SAMPLE_RECENT];
-    __shared__ uint32_t penBits[(PB + 31) / 32];
-    for (int i = tid; i < (PB + 31) / 32; i += SAMPLE_THREADS) penBits[i] = 0;
-    sh.zero();  // for the first histogram
-    for (int i = tid; i < npen; i += SAMPLE_THREADS) {
-        penIDs[i] = st[STEP_IDS + i];
-        penCounts[i] = st[STEP_IDS + SAMPLE_RECENT + i];
-    }
-    __syncthreads();
-    if (tid < npen && penIDs[tid] >= lo && penIDs[tid] < lo + PB) atomicOr(&penBits[(penIDs[tid] - lo) >> 5], 1u << ((penIDs[tid] - lo) & 31));
-    __syncthreads();
+    // The penalised ids, and the first histogram's zeroing, before the
+    // wait: block b holds ids [b·PB, +PB).
+    sh.zero();
+    pens.load(st, npen, [&](int id) { return id >= lo && id < lo + PB ? id - lo : -1; });
+    const int* penIDs = pens.ids;
+    const int* penCounts = pens.counts;
     grid_dep_wait();
     acquire(logits);
     auto lOf = [&](int id, float v) { return sample_l(v, id, penIDs, penCounts, npen, rp, freq, pres, temp); };
     float l[EPT];
 #pragma unroll
     for (int e = 0; e < EPT; e++) {
-        const int id = idOf(e), i = e * SAMPLE_THREADS + tid;
-        const bool pen = (penBits[i >> 5] >> (i & 31)) & 1u;
-        l[e] = sample_l(id < V ? logits[id] : -INF, id, penIDs, penCounts, pen ? npen : 0, rp, freq, pres, temp);
+        const int id = idOf(e);
+        l[e] = sample_l(id < V ? logits[id] : -INF, id, penIDs, penCounts, pens.has(e * SAMPLE_THREADS + tid) ? npen : 0, rp, freq, pres, temp);
     }
     // m from the head's picks: the same decision in every block (the
     // state block's words), so that all or none meet at the barrier.
@@ -6334,4 +6364,283 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
         s->best = 0;
     }
     sample_zero<G>(s);
+}
+
+// sample_top_insert puts key x into t, the P largest keys so far in
+// descending order (0 for none).
+template <int P>
+__device__ __forceinline__ void sample_top_insert(u64 (&t)[P], u64 x) {
+#pragma unroll
+    for (int i = 0; i < P; i++) {
+        const u64 hi = max(t[i], x);
+        x = min(t[i], x);
+        t[i] = hi;
+    }
+}
+// sample_top_merge makes t the P largest of t and u (both descending, P a
+// power of two): the larger of t[i] and u[P−1−i] are those P, in a bitonic
+// order, which a bitonic merge sorts.
+template <int P>
+__device__ __forceinline__ void sample_top_merge(u64 (&t)[P], const u64 (&u)[P]) {
+#pragma unroll
+    for (int i = 0; i < P; i++) t[i] = max(t[i], u[P - 1 - i]);
+#pragma unroll
+    for (int len = P / 2; len > 0; len /= 2)
+#pragma unroll
+        for (int i = 0; i < P; i++)
+            if ((i & len) == 0) {
+                const u64 hi = max(t[i], t[i + len]);
+                t[i + len] = min(t[i], t[i + len]);
+                t[i] = hi;
+            }
+}
+// sample_top_warp makes every lane's t its warp's P largest keys.
+template <int P>
+__device__ __forceinline__ void sample_top_warp(u64 (&t)[P]) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        u64 u[P];
+#pragma unroll
+        for (int i = 0; i < P; i++) u[i] = __shfl_xor_sync(0xffffffffu, t[i], o);
+        sample_top_merge<P>(t, u);
+    }
+}
+
+// sample_rank_each calls f(i, r) for each of the n distinct keys v[i] in
+// shared memory (n ≤ SAMPLE_TOPK_CAP), r how many of them are larger: each
+// key by a group of up to 32 lanes, which split the count. Every thread
+// calls it.
+template <class F>
+__device__ __forceinline__ void sample_rank_each(const u64* v, int n, F f) {
+    int sh = 0;  // log2 of a key's lanes
+    while (sh < 5 && (n << (sh + 1)) <= SAMPLE_THREADS) sh++;
+    const int per = 1 << sh, sub = threadIdx.x & (per - 1);
+    for (int base = 0; base < n; base += SAMPLE_THREADS >> sh) {
+        const int i = base + (threadIdx.x >> sh);
+        uint32_t r = 0;
+        if (i < n) {
+            const u64 x = v[i];
+            for (int j = sub; j < n; j += per) r += v[j] > x;
+        }
+        for (int o = per >> 1; o > 0; o >>= 1) r += __shfl_xor_sync(0xffffffffu, r, o);
+        if (i < n && sub == 0) f(i, r);
+    }
+}
+
+// SampleTopKShared is sample_topk's shared memory, in sample_general's
+// histogram's place.
+struct SampleTopKShared {
+    u64 pub[128];                  // the blocks' published keys
+    u64 cand[SAMPLE_TOPK_CAP];     // the listed keys (block 0)
+    u64 sorted[SAMPLE_TOPK_MAX];   // the k largest, in order
+    u64 warps[SAMPLE_THREADS / 32][8];  // each warp's largest keys
+    u64 T;
+    unsigned inBlock, n;  // the block's listed keys; all blocks' (0 where they do not fit: else at least k)
+    unsigned cnt[64], at[64];  // block b's listed keys, and their first place side by side
+};
+union SampleSharedMem {
+    SampleShared h;
+    SampleTopKShared t;
+};
+
+// sample_topk draws with top-k for k ≤ SAMPLE_TOPK_MAX, temperature > 0
+// (any top-p, min-p and penalties): the k largest keys (sample_key of l:
+// the CPU's sorted order, larger l then lower id) are found by a bound,
+// not a sort. Block b holds every G-th run of SAMPLE_TOPK_CHUNK ids from
+// run b, so that a run of equal or close logits spreads over the blocks.
+//  1. Each block computes its ids' l and keys and publishes its P largest
+//     (SAMPLE_TOPK_PUB: 2 for Qwen's 64 blocks, 4 for Phi-3's 16); a grid
+//     barrier.
+//  2. Every block finds T, the k-th largest of the G·P published keys: k
+//     distinct ids have a key ≥ T, so the k largest all do. A block lists
+//     its keys ≥ T in its own SAMPLE_TOPK_ROOM places and their count; a
+//     grid barrier.
+//  3. Where no block lists more than SAMPLE_TOPK_ROOM keys and all of them
+//     SAMPLE_TOPK_CAP at most (random logits: k and a few; flat ones:
+//     8·k/P), block 0 ranks them, takes the k largest in order and, in one
+//     warp, their weights, top-p's prefix (the shortest whose mass
+//     ⌊w·2³¹⌋, summed as the CPU does, reaches top_p·W, W the k's mass),
+//     min-p and the largest noisy value z. Else it returns false in every
+//     block (all read the counts after the barrier), and sample_general
+//     draws.
+// Every launch writes the counts it reads: the scratch needs no zeroing.
+// Not inlined: inlined, the kernel took 103 registers (nvcc 11.8, sm_90;
+// sample_general alone 90), and its blocks, resident while they wait for
+// the LM head, no longer fitted beside one of its blocks (64 registers ×
+// 256 threads).
+template <int V, int G, int EPT, int SLOT>
+__device__ __noinline__ bool sample_topk(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ s,
+                                            SampleTopKShared& sh, SamplePens<SAMPLE_THREADS * EPT>& pens) {
+    constexpr int PB = SAMPLE_THREADS * EPT, C = SAMPLE_TOPK_CHUNK, P = SAMPLE_TOPK_PUB(G), NPUB = G * P;
+    static_assert(NPUB <= 128 && P <= 8, "top[] and warps[] hold the published keys");
+    static_assert(PB % C == 0, "a block holds whole runs");
+    const float INF = __int_as_float(0x7f800000);
+    const int* st = state + SAMPLE_STEP;
+    const float temp = __int_as_float(st[0]), topP = __int_as_float(st[2]), minP = __int_as_float(st[3]);
+    const float rp = __int_as_float(st[4]), freq = __int_as_float(st[5]), pres = __int_as_float(st[6]);
+    const int topK = st[1], npen = min(st[7], SAMPLE_RECENT);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    // Element e of thread t is the block's place j = e·SAMPLE_THREADS + t,
+    // in run j / C of the block's, its (j / C)·G + b-th of the vocabulary.
+    auto idOf = [&](int e) {
+        const int j = e * SAMPLE_THREADS + tid;
+        return ((j / C) * G + (int)blockIdx.x) * C + j % C;
+    };
+    pens.load(st, npen, [&](int id) {
+        const int r = id / C;
+        return r % G == (int)blockIdx.x ? r / G * C + id % C : -1;
+    });
+    grid_dep_wait();
+    acquire(logits);
+    u64 k[EPT], top[P];  // the keys (0 past the vocabulary), the P largest
+#pragma unroll
+    for (int i = 0; i < P; i++) top[i] = 0;
+#pragma unroll
+    for (int e = 0; e < EPT; e++) {
+        const int id = idOf(e);
+        k[e] = id < V ? sample_key(sample_l(logits[id], id, pens.ids, pens.counts, pens.has(e * SAMPLE_THREADS + tid) ? npen : 0, rp, freq, pres, temp), id)
+                      : 0;
+        sample_top_insert<P>(top, k[e]);
+    }
+    sample_top_warp<P>(top);
+    if (lane == 0)
+#pragma unroll
+        for (int i = 0; i < P; i++) sh.warps[warp][i] = top[i];
+    __syncthreads();
+    if (warp == 0) {
+#pragma unroll
+        for (int i = 0; i < P; i++) top[i] = lane < SAMPLE_THREADS / 32 ? sh.warps[lane][i] : 0;
+        sample_top_warp<P>(top);
+        if (lane == 0)
+#pragma unroll
+            for (int i = 0; i < P; i++) s->top[P * blockIdx.x + i] = top[i];
+    }
+    sample_sync<G>(s);
+
+    // T: the published key of rank k − 1 (0 where fewer than k are keys:
+    // then every id is listed, too many but for a small vocabulary).
+    for (int i = tid; i < NPUB; i += SAMPLE_THREADS) sh.pub[i] = __ldcg(&s->top[i]);
+    if (tid == 0) {
+        sh.T = 0;
+        sh.inBlock = 0;
+    }
+    __syncthreads();
+    sample_rank_each(sh.pub, NPUB, [&](int i, uint32_t r) {
+        if (r == (uint32_t)topK - 1) sh.T = sh.pub[i];
+    });
+    __syncthreads();
+    const u64 T = sh.T;
+    uint32_t bal[EPT], inWarp = 0;
+#pragma unroll
+    for (int e = 0; e < EPT; e++) {
+        bal[e] = __ballot_sync(0xffffffffu, k[e] != 0 && k[e] >= T);
+        inWarp += __popc(bal[e]);
+    }
+    uint32_t at = 0;
+    if (lane == 0 && inWarp) at = atomicAdd(&sh.inBlock, inWarp);
+    at = __shfl_sync(0xffffffffu, at, 0);
+    u64* room = s->cand + blockIdx.x * SAMPLE_TOPK_ROOM;
+    if (inWarp)
+#pragma unroll
+        for (int e = 0; e < EPT; e++) {
+            const uint32_t i = at + __popc(bal[e] & ((1u << lane) - 1));
+            if ((bal[e] >> lane) & 1u && i < SAMPLE_TOPK_ROOM) room[i] = k[e];
+            at += __popc(bal[e]);
+        }
+    __syncthreads();
+    if (tid == 0) s->listed[blockIdx.x] = sh.inBlock;
+    sample_sync<G>(s);
+    // Every block: the counts, two a lane (blocks lane and lane + 32), and
+    // for block 0 where each block's keys go.
+    if (warp == 0) {
+        const uint32_t c0 = lane < G ? __ldcg(&s->listed[lane]) : 0u, c1 = lane + 32 < G ? __ldcg(&s->listed[lane + 32]) : 0u;
+        const uint32_t total = __reduce_add_sync(0xffffffffu, c0 + c1), most = __reduce_max_sync(0xffffffffu, max(c0, c1));
+        uint32_t i0 = c0, i1 = c1;  // inclusive prefixes
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const uint32_t t0 = __shfl_up_sync(0xffffffffu, i0, o), t1 = __shfl_up_sync(0xffffffffu, i1, o);
+            if (lane >= o) {
+                i0 += t0;
+                i1 += t1;
+            }
+        }
+        sh.at[lane] = i0 - c0;
+        sh.at[lane + 32] = __shfl_sync(0xffffffffu, i0, 31) + i1 - c1;
+        sh.cnt[lane] = c0;
+        sh.cnt[lane + 32] = c1;
+        if (lane == 0) sh.n = most <= SAMPLE_TOPK_ROOM && total <= SAMPLE_TOPK_CAP ? total : 0u;
+    }
+    __syncthreads();
+    const int n = (int)sh.n;
+    if (n == 0) return false;
+    if (blockIdx.x != 0) return true;
+
+    // Block 0: the listed keys side by side, then the k largest in order.
+    for (int i = tid; i < G * SAMPLE_TOPK_ROOM; i += SAMPLE_THREADS) {
+        const int b = i / SAMPLE_TOPK_ROOM, j = i % SAMPLE_TOPK_ROOM;
+        if (j < (int)sh.cnt[b]) sh.cand[sh.at[b] + j] = __ldcg(&s->cand[i]);
+    }
+    __syncthreads();
+    sample_rank_each(sh.cand, n, [&](int i, uint32_t r) {
+        if (r < (uint32_t)topK) sh.sorted[r] = sh.cand[i];
+    });
+    __syncthreads();
+    if (warp != 0) return true;
+    // One warp: the 2i-th and (2i+1)-th largest in lane i.
+    const float m = sample_unordered((uint32_t)(sh.sorted[0] >> 32));
+    u64 best = 0xFFFFFFFFull;  // id 0, where m is −∞
+    if (m != -INF) {
+        const u64 key = *(const u64*)(st + 8);
+        u64 x[2];
+        float l[2], w[2];
+        uint32_t q[2];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int i = 2 * lane + h;
+            x[h] = i < topK ? sh.sorted[i] : 0;
+            l[h] = sample_unordered((uint32_t)(x[h] >> 32));
+            w[h] = sample_exp(l[h] == m ? 0.f : __fsub_rn(l[h], m));
+            q[h] = x[h] ? sample_mass(w[h]) : 0u;
+        }
+        int endAt = topK - 1;  // the prefix's last place
+        if (topP > 0.f) {
+            u64 run = (u64)q[0] + q[1];
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const u64 t = __shfl_up_sync(0xffffffffu, run, o);
+                if (lane >= o) run += t;
+            }
+            const double target = (double)topP * (double)__shfl_sync(0xffffffffu, run, 31);
+            const bool r0 = x[0] && (double)(run - q[1]) >= target, r1 = x[1] && (double)run >= target;
+            const int first = __ffs(__ballot_sync(0xffffffffu, r0 || r1)) - 1;  // never −1: the k's mass reaches top_p·W
+            endAt = 2 * first + (__shfl_sync(0xffffffffu, r0, first) ? 0 : 1);
+        }
+        best = 0;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int id = (int)(0xFFFFFFFFu - (uint32_t)x[h]);
+            if (x[h] && 2 * lane + h <= endAt && w[h] >= minP) {
+                const float g = sample_gumbel(key, id);
+                best = max(best, sample_key(m == INF ? (l[h] == m ? g : -INF) : __fadd_rn(l[h], g), id));
+            }
+        }
+        best = warp_max_u64(best);
+    }
+    if (lane == 0) *(u64*)(state + SLOT + 4) = best;
+    return true;
+}
+
+// sample_draw: sample_topk where it applies and its list holds the k,
+// else sample_general.
+template <int V, int G, int EPT, int SLOT, int SCRATCH>
+__device__ __forceinline__ void sample_draw(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ s) {
+    static_assert(sizeof(SampleScratch) == SCRATCH, "the runtime allocates the scratch codegen sized");
+    __shared__ __align__(16) SampleSharedMem sh;
+    __shared__ SamplePens<SAMPLE_THREADS * EPT> pens;
+    const int* st = state + SAMPLE_STEP;
+    if (__int_as_float(st[0]) > 0.f && st[1] > 0 && st[1] <= SAMPLE_TOPK_MAX) {
+        if (sample_topk<V, G, EPT, SLOT>(logits, state, s, sh.t, pens)) return;
+        __syncthreads();  // sh.t's last reads, before sample_general zeroes sh.h
+    }
+    sample_general<V, G, EPT, SLOT>(logits, state, s, sh.h, pens);
 }

@@ -316,6 +316,6 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_262144(const floa
     grid_dep_launch();
     batch_argmax<262144>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_262144_64_8_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<262144, 64, 8, 132, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_262144_64_8_132_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<262144, 64, 8, 132, 198656>(logits, state, scratch);
 }

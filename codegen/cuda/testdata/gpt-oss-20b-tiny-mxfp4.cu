@@ -272,6 +272,6 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_201088(const floa
     grid_dep_launch();
     batch_argmax<201088>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_201088_64_7_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<201088, 64, 7, 132, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_201088_64_7_132_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<201088, 64, 7, 132, 198656>(logits, state, scratch);
 }

@@ -155,6 +155,6 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_50257(const float
     grid_dep_launch();
     batch_argmax<50257>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_50257_25_4_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<50257, 25, 4, 132, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_50257_25_4_132_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<50257, 25, 4, 132, 198656>(logits, state, scratch);
 }

@@ -275,6 +275,6 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_151936(const floa
     grid_dep_launch();
     batch_argmax<151936>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_151936_64_5_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<151936, 64, 5, 132, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_151936_64_5_132_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<151936, 64, 5, 132, 198656>(logits, state, scratch);
 }

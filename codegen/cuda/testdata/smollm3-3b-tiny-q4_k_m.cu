@@ -248,6 +248,6 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_128256(const floa
     grid_dep_launch();
     batch_argmax<128256>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_128256_63_4_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<128256, 63, 4, 132, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_128256_63_4_132_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<128256, 63, 4, 132, 198656>(logits, state, scratch);
 }

@@ -44,6 +44,6 @@ extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_3072_at_end(cons
     acquire(x, state);
     quantize_x8<0, 3072>(x, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_8192_4_4_12_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<8192, 4, 4, 12, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_8192_4_4_12_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<8192, 4, 4, 12, 198656>(logits, state, scratch);
 }

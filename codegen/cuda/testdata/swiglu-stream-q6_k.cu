@@ -45,6 +45,6 @@ extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q6_k_split_dot_983
     grid_dep_launch();
     swiglu_q8<W_q6_k_split_dot<98304>, 3072, 8192, 0, 64, 8, false, false, 0, 1, 80832>(wg, wu, xq, xs, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_8192_4_4_12_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<8192, 4, 4, 12, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_8192_4_4_12_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<8192, 4, 4, 12, 198656>(logits, state, scratch);
 }

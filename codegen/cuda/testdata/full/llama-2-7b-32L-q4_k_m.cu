@@ -224,6 +224,6 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_32000(const float
     grid_dep_launch();
     batch_argmax<32000>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_32000_16_4_1028_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<32000, 16, 4, 1028, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_32000_16_4_1028_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<32000, 16, 4, 1028, 198656>(logits, state, scratch);
 }
