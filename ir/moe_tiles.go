@@ -18,7 +18,7 @@ const MaxMoEStages = 4
 // verifyMoETiles checks an MoE node's GEMM tiles, where it has them: all
 // three attributes, of the shapes the kernels have.
 func verifyMoETiles(n *Node) error {
-	if has, err := attrGroup(n, moeTileAttrs, OpMoE, "MoE GEMM tiles"); !has || err != nil {
+	if has, err := attrGroup(n, moeTileAttrs, "MoE GEMM tiles", OpMoE); !has || err != nil {
 		return err
 	}
 	m, nn, s := n.Int("moe_tile_m"), n.Int("moe_tile_n"), n.Int("moe_stages")

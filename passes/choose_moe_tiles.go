@@ -13,13 +13,9 @@ import (
 // step gives an expert, and records them on the node (ir/moe_tiles.go):
 // MoETiles.
 func chooseMoETiles(g *ir.Graph) error {
-	gpu, err := graphGPU(g)
+	gpu, mt, err := graphGPUTokens(g)
 	if err != nil {
 		return err
-	}
-	mt, _ := g.Attrs["max_tokens"].(int64)
-	if mt < 1 {
-		return fmt.Errorf("graph attr max_tokens missing or not positive")
 	}
 	for _, n := range g.Nodes {
 		if n.Op != ir.OpMoE {
