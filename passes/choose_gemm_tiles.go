@@ -59,9 +59,13 @@ const (
 	// GEMMStep is the K-step of the GEMM (gemm.cu.tmpl's GEMM_BK).
 	GEMMStep = 64
 	// gemmResident is the GEMM CTAs an SM runs at once: the 64-token tiles
-	// are bounded to 2 (__launch_bounds__), and the 128-token ones ran 2
-	// (Llama-3.1-8B's 192-CTA qkv and 896-CTA SwiGLU take the K-step
-	// time of a 128-CTA product's one a CTA, H200, nvcc 13).
+	// are bounded to 2 (__launch_bounds__); the 128-token ones are bounded
+	// to 1, but Llama-3.1-8B's prefill profile (H200, nvcc 13) reads as 2:
+	// its 896-CTA SwiGLU took 0.8 µs a K-step an SM where the 128-CTA down
+	// and o projections, one CTA an SM, took 1.4, and its 192-CTA qkv 1.8
+	// µs a K-step of one round. (nvcc 11.8 gives them 168 to 255
+	// registers: one an SM; there a split product of one round of 2 an SM
+	// takes two rounds of one, about its whole-K time.)
 	gemmResident = 2
 	// gemmMinSplitSteps is the fewest K-steps a split takes.
 	gemmMinSplitSteps = 4
