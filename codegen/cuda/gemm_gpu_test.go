@@ -106,11 +106,7 @@ func TestGPUGEMM(t *testing.T) {
 		}
 	}
 	// The "logits" are the arena span holding every output.
-	lo, hi := int64(math.MaxInt64), int64(0)
-	for _, y := range g.Outputs {
-		off := y.Attrs["offset"].(int64)
-		lo, hi = min(lo, off), max(hi, off+4*gemmT*y.Shape[1])
-	}
+	lo, hi := outputSpan(g, gemmT)
 	man.Model.Vocab = int((hi - lo) / 4)
 	dev := openEditedPlan(t, g, man, 2*gemmT, func(name string) []byte { return byName[name] }, func(k *plans.Kernels) {
 		k.Decode = k.Prefill

@@ -1,11 +1,9 @@
 package cuda_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +12,6 @@ import (
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
-	rcuda "github.com/llama-orch/orc/runtime/cuda"
 )
 
 // gemmTimingShapes are the prefill products whose whole-K tiles leave the
@@ -112,11 +109,7 @@ func TestGPUGEMMSplitTiming(t *testing.T) {
 		t.Fatal(err)
 	}
 	man.Graph = ir.Print(g)
-	lo, hi := int64(1<<62), int64(0)
-	for _, y := range g.Outputs {
-		off := y.Attrs["offset"].(int64)
-		lo, hi = min(lo, off), max(hi, off+4*gemmT*y.Shape[1])
-	}
+	lo, hi := outputSpan(g, gemmT)
 	man.Model.Vocab = int((hi - lo) / 4)
 	kernelOf := map[int64]string{} // by y's arena offset
 	dir := writeEditedPlan(t, g, man, func(name string) []byte { return data[name] }, func(k *plans.Kernels) {
@@ -128,28 +121,7 @@ func TestGPUGEMMSplitTiming(t *testing.T) {
 		}
 	})
 
-	profile := filepath.Join(t.TempDir(), "profile.txt")
-	dev := openPlanDir(t, dir, rcuda.Options{Ctx: 2 * gemmT, ProfileFile: profile})
-	tokens := make([]int32, gemmT)
-	for i := range tokens {
-		tokens[i] = int32(i)
-	}
-	var got []float32
-	for range 6 {
-		seq, err := dev.NewSequence(gemmT)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, err = seq.Forward(context.Background(), tokens); err != nil {
-			t.Fatal(err)
-		}
-		got = slices.Clone(got)
-		seq.Close()
-	}
-	if err := dev.Close(); err != nil { // writes the profile
-		t.Fatal(err)
-	}
-	us := mmatProfileTimes(t, profile)
+	got, us := profiledSteps(t, dir, 2*gemmT, gemmT)
 	t.Logf("%-18s %-5s %-5s %-13s %9s %8s %9s  %s", "product", "type", "form", "tiles", "µs", "TFLOP/s", "rel_err", "kernel")
 	for _, p := range prods {
 		off := (p.y.Attrs["offset"].(int64) - lo) / 4
