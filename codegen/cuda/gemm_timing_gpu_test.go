@@ -17,7 +17,8 @@ import (
 // gemmTimingShapes are the prefill products whose whole-K tiles leave the
 // SMs short of CTAs at 512 tokens: the down projections of Llama-3.1-8B
 // (14336 → 4096), Gemma-3-4B (10240 → 2560), Phi-3-mini (8192 → 3072) and
-// Qwen2.5-0.5B (4864 → 896), and Llama's o projection.
+// Qwen2.5-0.5B (4864 → 896), Llama's and Gemma's o projections, and
+// Qwen2.5's short-K o and qkv (its qkv's rows as a linear's).
 var gemmTimingShapes = []struct {
 	name    string
 	out, in int64
@@ -27,6 +28,9 @@ var gemmTimingShapes = []struct {
 	{"Phi-3-mini down", 3072, 8192},
 	{"Qwen2.5-0.5B down", 896, 4864},
 	{"Llama-3.1-8B o", 4096, 4096},
+	{"Gemma-3-4B o", 2560, 2048},
+	{"Qwen2.5-0.5B o", 896, 896},
+	{"Qwen2.5-0.5B qkv", 1152, 896},
 }
 
 // gemmTimingSlab is the rows of distinct weights each product tiles.
@@ -40,7 +44,7 @@ const gemmTimingSlab = 64
 // (gemmTolerance) and asserts nothing about speed. The times are
 // runtime/cuda's launch profile (Options.ProfileFile): each launch alone
 // between two events (about 5 µs of their own), none of the overlap a
-// graph gives. Every product has its own weights (about 360 MB: past L2).
+// graph gives. Every product has its own weights (about 380 MB: past L2).
 // ORC_GPU_BENCH=1.
 func TestGPUGEMMSplitTiming(t *testing.T) {
 	gpuOnly(t)
