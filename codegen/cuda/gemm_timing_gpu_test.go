@@ -18,26 +18,32 @@ import (
 // SMs short of CTAs at 512 tokens: the down projections of Llama-3.1-8B
 // (14336 → 4096), Gemma-3-4B (10240 → 2560), Phi-3-mini (8192 → 3072) and
 // Qwen2.5-0.5B (4864 → 896), Llama's and Gemma's o projections, and
-// Qwen2.5's short-K o and qkv (its qkv's rows as a linear's).
+// Qwen2.5's short-K o and qkv (its qkv's rows as a linear's), each in the
+// weight types Q4_K_M gives it (896 is no whole number of K-quant blocks:
+// Q5_0 and Q8_0 there).
 var gemmTimingShapes = []struct {
 	name    string
 	out, in int64
+	types   []gguf.Type
 }{
-	{"Llama-3.1-8B down", 4096, 14336},
-	{"Gemma-3-4B down", 2560, 10240},
-	{"Phi-3-mini down", 3072, 8192},
-	{"Qwen2.5-0.5B down", 896, 4864},
-	{"Llama-3.1-8B o", 4096, 4096},
-	{"Gemma-3-4B o", 2560, 2048},
-	{"Qwen2.5-0.5B o", 896, 896},
-	{"Qwen2.5-0.5B qkv", 1152, 896},
+	{"Llama-3.1-8B down", 4096, 14336, gemmKQuants},
+	{"Gemma-3-4B down", 2560, 10240, gemmKQuants},
+	{"Phi-3-mini down", 3072, 8192, gemmKQuants},
+	{"Qwen2.5-0.5B down", 896, 4864, gemmKQuants},
+	{"Llama-3.1-8B o", 4096, 4096, gemmKQuants},
+	{"Gemma-3-4B o", 2560, 2048, gemmKQuants},
+	{"Qwen2.5-0.5B o", 896, 896, []gguf.Type{gguf.Q5_0, gguf.Q8_0}},
+	{"Qwen2.5-0.5B qkv", 1152, 896, []gguf.Type{gguf.Q5_0, gguf.Q8_0}},
 }
+
+// gemmKQuants are the types of Q4_K_M's downs: Q4_K, and Q6_K in some layers.
+var gemmKQuants = []gguf.Type{gguf.Q4_K, gguf.Q6_K}
 
 // gemmTimingSlab is the rows of distinct weights each product tiles.
 const gemmTimingSlab = 64
 
 // TestGPUGEMMSplitTiming times the prefill GEMM of each of
-// gemmTimingShapes at 512 tokens, in Q4_K and Q6_K, in the tiles and K
+// gemmTimingShapes at 512 tokens, in its weight types, in the tiles and K
 // splits chooseGEMMTiles records (sm_90) and in its whole-K tiles
 // (GPU.WholeKTiles: the tiles before splits), side by side in one plan, and
 // logs µs and TFLOP/s a launch; it checks each product against float64
@@ -84,7 +90,7 @@ func TestGPUGEMMSplitTiming(t *testing.T) {
 	}
 	var prods []*product
 	for _, sh := range gemmTimingShapes {
-		for _, gt := range []gguf.Type{gguf.Q4_K, gguf.Q6_K} {
+		for _, gt := range sh.types {
 			dt, _ := ir.ParseDType(strings.ToLower(gt.String()))
 			w := randomWeight(t, r, "", gt, dt, sh.out, sh.in, gemmTimingSlab)
 			for _, form := range []string{"split", "whole"} {
