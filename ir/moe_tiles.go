@@ -18,7 +18,7 @@ const MaxMoEStages = 4
 // verifyMoETiles checks an MoE node's GEMM tiles, where it has them: all
 // three attributes, of the shapes the kernels have.
 func verifyMoETiles(n *Node) error {
-	if has, err := attrGroup(n, moeTileAttrs, OpMoE, "MoE GEMM tiles"); !has || err != nil {
+	if has, err := attrGroup(n, moeTileAttrs, "MoE GEMM tiles", OpMoE); !has || err != nil {
 		return err
 	}
 	m, nn, s := n.Int("moe_tile_m"), n.Int("moe_tile_n"), n.Int("moe_stages")
@@ -41,7 +41,7 @@ func verifyMoETiles(n *Node) error {
 // power of two no more than top_k (a block's warps split its rows among
 // the top_k experts).
 func verifyMoEDecode(n *Node) error {
-	if has, err := attrGroup(n, []string{"moe_down_rows"}, OpMoE, "MoE down rows"); !has || err != nil {
+	if has, err := attrGroup(n, []string{"moe_down_rows"}, "MoE down rows", OpMoE); !has || err != nil {
 		return err
 	}
 	if r, k := n.Int("moe_down_rows"), n.Int("top_k"); r < 1 || r&(r-1) != 0 || r > k {

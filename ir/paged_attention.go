@@ -25,7 +25,7 @@ const (
 // where it has one: both attributes, 1 to MaxPagedStages stages, 1 to
 // MaxPagedSplits splits.
 func verifyPagedAttention(n *Node) error {
-	if has, err := attrGroup(n, pagedAttnAttrs, OpAttention, "paged attention geometry"); !has || err != nil {
+	if has, err := attrGroup(n, pagedAttnAttrs, "paged attention geometry", OpAttention); !has || err != nil {
 		return err
 	}
 	if s := n.Int("paged_stages"); s < 1 || s > MaxPagedStages {

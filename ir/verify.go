@@ -108,6 +108,9 @@ func verifyNode(n *Node, ids map[int]bool, defined map[*Node]bool) error {
 	if err := verifyMoEDecode(n); err != nil {
 		return err
 	}
+	if err := verifyGEMMTiles(n); err != nil {
+		return err
+	}
 	for _, k := range info.Attrs {
 		if _, ok := n.Attrs[k]; !ok {
 			return fmt.Errorf("attr %s missing", k)

@@ -14,13 +14,9 @@ import (
 // GEMV takes (moe_down_sum_q8), and records both on the node
 // (ir/moe_tiles.go): MoETiles, MoEDownRowsOf.
 func chooseMoETiles(g *ir.Graph) error {
-	gpu, err := graphGPU(g)
+	gpu, mt, err := graphGPUTokens(g)
 	if err != nil {
 		return err
-	}
-	mt, _ := g.Attrs["max_tokens"].(int64)
-	if mt < 1 {
-		return fmt.Errorf("graph attr max_tokens missing or not positive")
 	}
 	for _, n := range g.Nodes {
 		if n.Op != ir.OpMoE {

@@ -52,6 +52,7 @@ var Pipeline = []Pass{
 	{"choosePagedAttention", choosePagedAttention, GPUTargets},
 	{"choosePrefillSplits", choosePrefillSplits, GPUTargets},
 	{"chooseMoETiles", chooseMoETiles, GPUTargets},
+	{"chooseGEMMTiles", chooseGEMMTiles, GPUTargets},
 	{"schedule", schedule, AllTargets},
 	{"planMemory", planMemory, AllTargets},
 	{"chooseCodes", chooseCodes, GPUTargets},
@@ -108,6 +109,9 @@ var constraints = func() []constraint {
 		constraint{"chooseDecodeAttention", "verifyFinal"}, constraint{"choosePagedAttention", "verifyFinal"},
 		// An MoE's GEMM tiles are checked with the planned graph.
 		constraint{"chooseMoETiles", "verifyFinal"},
+		// A matrix node's GEMM tiles are chosen where its kernels are the
+		// GEMM, and checked with the planned graph.
+		constraint{"chooseKernels", "chooseGEMMTiles"}, constraint{"chooseGEMMTiles", "verifyFinal"},
 		// An MoE picks early by its kernel.
 		constraint{"chooseKernels", "chooseEarlyPicks"}, constraint{"chooseEarlyPicks", "verifyFinal"},
 		// A linear starts late where it stages its input, and which launch

@@ -21,8 +21,7 @@ type GPU struct {
 	// block reserves 1 KiB.
 	SmemPerSM int64
 	// GEMMFill is the CTAs a prefill GEMM of 128-token tiles must still
-	// give (ops_gemm.go, gemmBM): about one an SM, 128 as measured on an
-	// H100.
+	// give (GEMMTiles): about one an SM, 128 as measured on an H100.
 	GEMMFill int64
 	// DecodeAttnBlocks is the blocks a decode attention aims at over long
 	// contexts: about two an SM.
@@ -72,6 +71,20 @@ func graphGPU(g *ir.Graph) (GPU, error) {
 		return GPU{}, fmt.Errorf("graph target: %w", err)
 	}
 	return gpu, nil
+}
+
+// graphGPUTokens is graphGPU and the graph's max_tokens, the tokens a step
+// takes, which the GEMM tiles are chosen for.
+func graphGPUTokens(g *ir.Graph) (GPU, int64, error) {
+	gpu, err := graphGPU(g)
+	if err != nil {
+		return GPU{}, 0, err
+	}
+	mt, _ := g.Attrs["max_tokens"].(int64)
+	if mt < 1 {
+		return GPU{}, 0, fmt.Errorf("graph attr max_tokens missing or not positive")
+	}
+	return gpu, mt, nil
 }
 
 // GPUArchs lists the CUDA targets, sorted.

@@ -65,12 +65,14 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 		return nil, fmt.Errorf("codegen/cuda: %w", err)
 	}
 	prefillAttn := newPrefillArea(g, maxTokens, attn.end)
+	gemmSplit := newGEMMSplitArea(g, maxTokens, prefillAttn.end)
 	e := &emitter{
 		tuning:      t,
 		maxTokens:   maxTokens,
 		attn:        attn,
 		prefillAttn: prefillAttn,
-		scratchBase: prefillAttn.end,
+		gemmSplit:   gemmSplit,
+		scratchBase: gemmSplit.end,
 		model:       m.Model,
 		state:       StateLayout(maxTokens),
 		output:      g.Outputs[0],
@@ -165,11 +167,12 @@ type tuning struct{ passes.GPU }
 type emitter struct {
 	tuning
 	maxTokens    int64
-	attn         attnScratch // the decode attentions' partials and counters, after the planned buffers
-	prefillAttn  prefillArea // the prefill attentions' partials and counters, after attn
-	scratchBase  int64       // arena offset of codegen's scratch (quantized activations, MoE), after prefillAttn
-	scratchBytes int64       // the most scratch one launch pair needs
-	prefill      bool        // emitting the prefill schedule (else decode)
+	attn         attnScratch   // the decode attentions' partials and counters, after the planned buffers
+	prefillAttn  prefillArea   // the prefill attentions' partials and counters, after attn
+	gemmSplit    gemmSplitArea // the split GEMMs' partials and counters, after prefillAttn
+	scratchBase  int64         // arena offset of codegen's scratch (quantized activations, MoE), after gemmSplit
+	scratchBytes int64         // the most scratch one launch pair needs
+	prefill      bool          // emitting the prefill schedule (else decode)
 	// batching: emitting the batched step (with prefill set: its kernels
 	// are the prefill's but where a step holds several sequences).
 	batching bool

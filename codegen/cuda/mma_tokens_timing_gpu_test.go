@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -163,37 +162,12 @@ func TestGPUMMATokensTiming(t *testing.T) {
 	if err := ir.Verify(g); err != nil {
 		t.Fatal(err)
 	}
-	lo, hi := int64(1<<62), int64(0)
-	for _, y := range g.Outputs {
-		off := y.Attrs["offset"].(int64)
-		lo, hi = min(lo, off), max(hi, off+4*maxTokens*y.Shape[1])
-	}
+	lo, hi := outputSpan(g, maxTokens)
 	man.Model.Vocab = int((hi - lo) / 4)
 	dir := writeEditedPlan(t, g, man, func(name string) []byte { return data[name] }, func(k *plans.Kernels) { k.Logits = lo })
 
 	for _, T := range []int{4, 8, 16} {
-		profile := filepath.Join(t.TempDir(), fmt.Sprintf("profile-%d.txt", T))
-		dev := openPlanDir(t, dir, rcuda.Options{Ctx: 64, ProfileFile: profile})
-		tokens := make([]int32, T)
-		for i := range tokens {
-			tokens[i] = int32(i)
-		}
-		var got []float32
-		for range 6 {
-			seq, err := dev.NewSequence(T)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, err = seq.Forward(context.Background(), tokens); err != nil {
-				t.Fatal(err)
-			}
-			got = slices.Clone(got)
-			seq.Close()
-		}
-		if err := dev.Close(); err != nil { // writes the profile
-			t.Fatal(err)
-		}
-		us := mmatProfileTimes(t, profile)
+		got, us := profiledSteps(t, dir, 64, T)
 		t.Logf("T = %d: %-16s %-17s %10s %9s %8s %9s  %s", T, "matrix", "form", "bytes", "µs", "GB/s", "rel_err", "kernel")
 		for _, p := range prods {
 			ref := mmatRef(p.shape, p.deq, tables[p.shape.in], T)
@@ -236,33 +210,38 @@ func mmatRef(sh mmatShape, deq, table []float32, T int) []float64 {
 	return out
 }
 
-// mmatProfileTimes reads a launch profile's prefill schedule: µs a launch
-// by kernel.
-func mmatProfileTimes(t *testing.T, path string) map[string]float64 {
+// profiledSteps opens the plan in dir with a context of ctx under a launch
+// profile, runs 6 steps of tokens 0..T-1, each in a new sequence, and
+// returns the last step's logits and the profile's µs a prefill launch by
+// kernel (launchMicros).
+func profiledSteps(t *testing.T, dir string, ctx, T int) ([]float32, map[string]float64) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
+	profile := filepath.Join(t.TempDir(), fmt.Sprintf("profile-%d.txt", T))
+	dev := openPlanDir(t, dir, rcuda.Options{Ctx: ctx, ProfileFile: profile})
+	tokens := make([]int32, T)
+	for i := range tokens {
+		tokens[i] = int32(i)
+	}
+	var got []float32
+	for range 6 {
+		seq, err := dev.NewSequence(T)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err = seq.Forward(context.Background(), tokens); err != nil {
+			t.Fatal(err)
+		}
+		got = slices.Clone(got)
+		seq.Close()
+	}
+	if err := dev.Close(); err != nil { // writes the profile
 		t.Fatal(err)
 	}
-	us := map[string]float64{}
-	schedule := ""
-	for _, line := range strings.Split(string(b), "\n") {
-		if name, ok := strings.CutPrefix(line, "# "); ok {
-			schedule, _, _ = strings.Cut(name, ":")
-			continue
-		}
-		f := strings.Fields(line)
-		if schedule != "prefill" || len(f) != 5 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(f[2], 64); err == nil {
-			us[f[4]] = v
-		}
-	}
+	us := launchMicros(t, profile)["prefill"]
 	if len(us) == 0 {
-		t.Fatalf("no prefill kernels in the profile:\n%s", b)
+		t.Fatalf("no prefill kernels in the profile %s", profile)
 	}
-	return us
+	return got, us
 }
 
 // mmatKernelTime finds shape's kernel of variant v (slab: the shape's

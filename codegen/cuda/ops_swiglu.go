@@ -24,8 +24,8 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 	}
 	kernel := e.kernelOf(n)
 	if kernel == ir.KernelGEMM {
-		return e.emitGEMM(c, n, in, 2*f, "gemm_swiglu", func(bm, bn int64) any {
-			return gemmSwiGLUArgs{WG: ga, WU: ua, In: in, F: f, UpRow0: upRow0, BM: bm, BN: bn}
+		return e.emitGEMM(c, n, in, 2*f, "gemm_swiglu", func(bm, bn, splits int64) any {
+			return gemmSwiGLUArgs{WG: ga, WU: ua, In: in, F: f, UpRow0: upRow0, BM: bm, BN: bn, Splits: splits}
 		})
 	}
 	if kernel == ir.KernelMMATokens {

@@ -213,14 +213,17 @@ type (
 	gemmLinearArgs struct {
 		W, B            accessor
 		In, Out, BM, BN int64
+		Splits          int64 `targ:"omitzero"` // the K splits where 2 or more, else 0 (the template's default 1)
 	}
 	gemmSwiGLUArgs struct {
 		WG, WU                accessor
 		In, F, UpRow0, BM, BN int64
+		Splits                int64 `targ:"omitzero"`
 	}
 	gemmQKVArgs struct {
 		WQ, WK, WV, BQ, BK, BV accessor
 		In, NQ, NK, NV, BM, BN int64
+		Splits                 int64 `targ:"omitzero"`
 	}
 	qkvRopeStoreArgs struct {
 		R          string

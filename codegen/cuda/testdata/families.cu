@@ -3091,7 +3091,15 @@ __device__ __forceinline__ void qkv_mmat_stream(const uint8_t* __restrict__ wq, 
 // kernels are bounded to 2 CTAs per SM (ops_gemm.go), so the held loads cost
 // registers, not occupancy. (A variant with producer and consumer warps and
 // 32-token tiles measured slower at T = 512: codegen/cuda/notes/tried.md.)
-// grid (ceil(OUT/BN), ceil(T/BM)): consecutive CTAs share a token tile.
+// grid (ceil(OUT/BN), ceil(T/BM), SPLITS): consecutive CTAs share a token
+// tile. Where the tiles are too few to fill the SMs and IN is long (a down
+// projection: Llama-3.1-8B's 128 tiles of 224 K-steps at 512 tokens, one
+// CTA an SM walking the whole chain), SPLITS > 1 cuts IN into that many
+// ranges of whole K-steps, one a CTA (blockIdx.z): each writes its f32
+// partial tile to part, and the last of a tile's CTAs to arrive (counters,
+// one a tile, zero between launches: the arena starts zeroed and that CTA
+// resets it) sums the SPLITS partials in split order, so the result does
+// not depend on which arrives last, and applies the epilogue.
 #define GEMM_BK 64
 #define GEMM_THREADS 256
 #define GEMM_LD (GEMM_BK + 8)  // halves per shared row: 144 bytes, so ldmatrix's 8 rows hit distinct banks
@@ -3218,11 +3226,50 @@ struct GemmTile {
     }
 };
 
+// gemm_split_end: a split CTA's accumulators acc (F float4 fragments a
+// thread) go to its slot of part, slots [tile][SPLITS][F][GEMM_THREADS] of
+// float4, each thread's fragments side by side with its neighbours' (whole
+// 512-byte rows a warp). Returns false for all but the tile's last CTA to
+// arrive, which resets the tile's counter and leaves in acc the sum of the
+// SPLITS slots in split order, its own read back like the others, so the
+// sum is the same whichever CTA is last.
+template <int F, int SPLITS>
+__device__ __forceinline__ bool gemm_split_end(float* __restrict__ part, int* __restrict__ counters, float* acc) {
+    __shared__ int last;
+    const int tile = (int)(blockIdx.y * gridDim.x + blockIdx.x);
+    float4* slots = (float4*)part + (i64)tile * SPLITS * F * GEMM_THREADS;
+    float4* mine = slots + (i64)blockIdx.z * F * GEMM_THREADS + threadIdx.x;
+#pragma unroll
+    for (int f = 0; f < F; f++) __stcg(mine + f * GEMM_THREADS, make_float4(acc[4 * f], acc[4 * f + 1], acc[4 * f + 2], acc[4 * f + 3]));
+    __threadfence();  // the slot is visible before the count says so
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        last = atomicAdd(counters + tile, 1) == SPLITS - 1;
+        if (last) counters[tile] = 0;  // for the next launch, which follows this grid's completion
+    }
+    __syncthreads();
+    if (!last) return false;
+    __threadfence();  // the others' slots, counted before, are read after
+#pragma unroll
+    for (int f = 0; f < F; f++) {
+        float4 s = __ldcg(slots + f * GEMM_THREADS + threadIdx.x);
+#pragma unroll
+        for (int z = 1; z < SPLITS; z++) {
+            const float4 v = __ldcg(slots + ((i64)z * F + f) * GEMM_THREADS + threadIdx.x);
+            s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
+        }
+        acc[4 * f] = s.x; acc[4 * f + 1] = s.y; acc[4 * f + 2] = s.z; acc[4 * f + 3] = s.w;
+    }
+    return true;
+}
+
 // The core: tile (a GemmTile) fetches and stores the weight tile's columns
 // k0..k0+GEMM_BK-1; epi(t, n, a, b) gets the results of token t (< T)
-// for tile rows n and n+1 (n even).
-template <int BM, int BN, int IN, class Tile, class Epi>
-__device__ __forceinline__ void gemm_tc(const __half* __restrict__ x, const int* __restrict__ state, Tile tile, Epi epi) {
+// for tile rows n and n+1 (n even). With SPLITS > 1 the CTA walks its
+// split's K-steps and the tile's last CTA applies epi (gemm_split_end).
+template <int BM, int BN, int IN, int SPLITS, class Tile, class Epi>
+__device__ __forceinline__ void gemm_tc(const __half* __restrict__ x, float* __restrict__ part, int* __restrict__ counters,
+                                        const int* __restrict__ state, Tile tile, Epi epi) {
     constexpr int MT = BM / 32;                                     // m16 tiles per warp
     constexpr int NT = BN / 32;                                     // n8 tiles per warp
     constexpr int XV = BM * GEMM_BK / 8 / GEMM_THREADS;             // 8-half chunks of x per thread and step
@@ -3250,18 +3297,26 @@ __device__ __forceinline__ void gemm_tc(const __half* __restrict__ x, const int*
             if (t0 + xrow + j * XSTEP < T && k0 + xcol < IN) xr[j] = *(const uint4*)(xp + (i64)j * XSTEP * IN + k0);
         }
     };
-    fetch_x(0);
-    tile.fetch(0);
+    // This CTA's K-steps: split z takes steps [z·STEPS/SPLITS, (z+1)·STEPS/SPLITS),
+    // none empty where SPLITS ≤ STEPS (the pass's rule).
+    constexpr int STEPS = (IN + GEMM_BK - 1) / GEMM_BK;
+    const int kb = SPLITS > 1 ? (int)blockIdx.z * STEPS / SPLITS * GEMM_BK : 0;
+    const int ke = SPLITS > 1 ? ((int)blockIdx.z + 1) * STEPS / SPLITS * GEMM_BK : IN;
+    fetch_x(kb);
+    tile.fetch(kb);
 #pragma unroll 1  // an unrolled walk would hold two steps' raw loads
-    for (int k0 = 0; k0 < IN; k0 += GEMM_BK) {
+    for (int k0 = kb; k0 < ke; k0 += GEMM_BK) {
 #pragma unroll
         for (int j = 0; j < XV; j++)
             *(uint4*)(xs + (xrow + j * XSTEP) * GEMM_LD + xcol) = xr[j];
         tile.store(ws, k0);
         __syncthreads();
-        // The next step's loads, in flight during these MMAs (past IN none).
-        fetch_x(k0 + GEMM_BK);
-        tile.fetch(k0 + GEMM_BK);
+        // The next step's loads, in flight during these MMAs (past IN none;
+        // none past a split's range, the next split's).
+        if (SPLITS == 1 || k0 + GEMM_BK < ke) {
+            fetch_x(k0 + GEMM_BK);
+            tile.fetch(k0 + GEMM_BK);
+        }
 #pragma unroll
         for (int kk = 0; kk < GEMM_BK; kk += 16) {
             uint32_t a[MT][4], b[NT][2];
@@ -3281,6 +3336,9 @@ __device__ __forceinline__ void gemm_tc(const __half* __restrict__ x, const int*
         }
         __syncthreads();
     }
+    if constexpr (SPLITS > 1) {
+        if (!gemm_split_end<MT * NT, SPLITS>(part, counters, &acc[0][0][0])) return;
+    }
 #pragma unroll
     for (int m = 0; m < MT; m++)
 #pragma unroll
@@ -3292,11 +3350,12 @@ __device__ __forceinline__ void gemm_tc(const __half* __restrict__ x, const int*
 }
 
 // gemm_linear: y = x·Wᵀ (+ b); the CTA's rows are n0..n0+BN-1.
-template <class W, class B, int IN, int OUT, int BM, int BN>
+template <class W, class B, int IN, int OUT, int BM, int BN, int SPLITS = 1>
 __device__ __forceinline__ void gemm_linear(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x,
-                                            float* __restrict__ y, const int* __restrict__ state) {
+                                            float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters,
+                                            const int* __restrict__ state) {
     const int n0 = blockIdx.x * BN, o = n0 + (int)threadIdx.x % BN;
-    gemm_tc<BM, BN, IN>(x, state, GemmTile<IN, BN, W>{ {w}, o < OUT ? 0 : -1, o },
+    gemm_tc<BM, BN, IN, SPLITS>(x, part, counters, state, GemmTile<IN, BN, W>{ {w}, o < OUT ? 0 : -1, o },
         [&](int t, int n, float a0, float a1) {
             const int o = n0 + n;
             if (o < OUT) y[(i64)t * OUT + o] = a0 + B::at(b, o);
@@ -3308,11 +3367,12 @@ __device__ __forceinline__ void gemm_linear(const uint8_t* __restrict__ w, const
 // and up rows of the CTA's BN/2 columns (even shared rows gate, odd up), so
 // each accumulator pair of the MMA's output is one column's (g, u). With one
 // packed weight [2F, IN], wu is wg and UP_ROW0 = F.
-template <class WG, class WU, int IN, int F, int UP_ROW0, int BM, int BN>
+template <class WG, class WU, int IN, int F, int UP_ROW0, int BM, int BN, int SPLITS = 1>
 __device__ __forceinline__ void gemm_swiglu(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x,
-                                            float* __restrict__ y, const int* __restrict__ state) {
+                                            float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters,
+                                            const int* __restrict__ state) {
     const int f0 = blockIdx.x * (BN / 2), n = (int)threadIdx.x % BN, f = f0 + n / 2, up = n & 1;
-    gemm_tc<BM, BN, IN>(x, state, GemmTile<IN, BN, WG, WU>{ {wg, wu}, f < F ? up : -1, f + up * UP_ROW0 },
+    gemm_tc<BM, BN, IN, SPLITS>(x, part, counters, state, GemmTile<IN, BN, WG, WU>{ {wg, wu}, f < F ? up : -1, f + up * UP_ROW0 },
         [&](int t, int n, float g, float u) {
             const int f = f0 + n / 2;
             if (f < F) y[(i64)t * F + f] = g / (1.f + expf(-g)) * u;
@@ -3325,13 +3385,14 @@ __device__ __forceinline__ void gemm_swiglu(const uint8_t* __restrict__ wg, cons
 // each part a segment of its own weight. The parts being even, the pair
 // (o, o+1) of an accumulator never straddles two. RoPE and the cache store
 // follow in qkv_rope_store.
-template <class WQ, class WK, class WV, class BQ, class BK, class BV, int IN, int NQ, int NK, int NV, int BM, int BN>
+template <class WQ, class WK, class WV, class BQ, class BK, class BV, int IN, int NQ, int NK, int NV, int BM, int BN, int SPLITS = 1>
 __device__ __forceinline__ void gemm_qkv(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
                                          const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
-                                         const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+                                         const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters,
+                                         const int* __restrict__ state) {
     const int o0 = blockIdx.x * BN, o = o0 + (int)threadIdx.x % BN;  // o: this thread's row of the concatenation
-    const int part = o < NQ ? 0 : o < NQ + NK ? 1 : o < NQ + NK + NV ? 2 : -1;
-    gemm_tc<BM, BN, IN>(x, state, GemmTile<IN, BN, WQ, WK, WV>{ {wq, wk, wv}, part, o - (part == 2 ? NQ + NK : part == 1 ? NQ : 0) },
+    const int p = o < NQ ? 0 : o < NQ + NK ? 1 : o < NQ + NK + NV ? 2 : -1;
+    gemm_tc<BM, BN, IN, SPLITS>(x, part, counters, state, GemmTile<IN, BN, WQ, WK, WV>{ {wq, wk, wv}, p, o - (p == 2 ? NQ + NK : p == 1 ? NQ : 0) },
         [&](int t, int n, float a0, float a1) {
             const int o = o0 + n;
             if (o < NQ) {

@@ -45,7 +45,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_1536_
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<384>, W_q5_0_split<384>, B_none, B_none, B_none, 192, 256, 64, 64, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<384>, W_q5_0_split<384>, B_none, B_none, B_none, 192, 256, 64, 64, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(128) norm_rope_rows_Rope_2_Norm_1_W_f32_64_0_4(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -81,7 +81,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_192_B_no
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<192>, B_none, 256, 192, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q4_k<192>, B_none, 256, 192, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_1_W_f32_192_192_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -93,7 +93,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q5_0_split_30
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q5_0_split<3072>, B_none, 192, 512, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q5_0_split<3072>, B_none, 192, 512, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) geglu_ew_0_512(const float* __restrict__ g, const float* __restrict__ u, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -111,19 +111,19 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_384_B_no
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<384>, B_none, 512, 192, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q4_k<384>, B_none, 512, 192, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_1536_W_q5_0_split_384_W_q8_0_split_384_B_none_B_none_B_none_192_256_64_64_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<384>, W_q8_0_split<384>, B_none, B_none, B_none, 192, 256, 64, 64, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<384>, W_q8_0_split<384>, B_none, B_none, B_none, 192, 256, 64, 64, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_384_B_none_512_192_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q6_k_split<384>, B_none, 512, 192, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q6_k_split<384>, B_none, 512, 192, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(128) norm_rope_rows_Rope_4_Norm_1_W_f32_64_0_4(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();

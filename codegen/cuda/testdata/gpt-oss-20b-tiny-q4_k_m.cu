@@ -38,7 +38,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_1536_
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<768>, W_q5_0_split<768>, W_f32<256>, W_f32<128>, W_f32<128>, 192, 256, 128, 128, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
+    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<768>, W_q5_0_split<768>, W_f32<256>, W_f32<128>, W_f32<128>, 192, 256, 128, 128, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_256_128_128_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -62,7 +62,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_192_W_f3
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<192>, W_f32<192>, 256, 192, 64, 64>(w, b, x, y, state);
+    gemm_linear<W_q4_k<192>, W_f32<192>, 256, 192, 64, 64>(w, b, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_192_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -104,7 +104,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_1536_
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<768>, W_q8_0_split<768>, W_f32<256>, W_f32<128>, W_f32<128>, 192, 256, 128, 128, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
+    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<768>, W_q8_0_split<768>, W_f32<256>, W_f32<128>, W_f32<128>, 192, 256, 128, 128, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_4_W_f32_4_true_false_16_512_396_64(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();

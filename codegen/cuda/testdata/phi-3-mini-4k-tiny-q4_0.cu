@@ -36,7 +36,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q4_0_split_2048_
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q4_0_split<2048>, W_q4_0_split<2048>, W_q4_0_split<2048>, B_none, B_none, B_none, 256, 256, 256, 256, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+    gemm_qkv<W_q4_0_split<2048>, W_q4_0_split<2048>, W_q4_0_split<2048>, B_none, B_none, B_none, 256, 256, 256, 256, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_256_256_256_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -54,7 +54,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_0_split_20
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_0_split<2048>, B_none, 256, 256, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q4_0_split<2048>, B_none, 256, 256, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -66,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q4_0_split_81
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_swiglu<W_q4_0_split<8192>, W_q4_0_split<8192>, 256, 512, 512, 64, 64>(wg, wg, x, y, state);
+    gemm_swiglu<W_q4_0_split<8192>, W_q4_0_split<8192>, 256, 512, 512, 64, 64>(wg, wg, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_512(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
@@ -78,7 +78,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_0_split_40
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_0_split<4096>, B_none, 512, 256, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q4_0_split<4096>, B_none, 512, 256, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_256_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();

@@ -36,7 +36,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_512_W
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<512>, W_q5_0_split<256>, W_q5_0_split<256>, W_f32<128>, W_f32<64>, W_f32<64>, 128, 128, 64, 64, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
+    gemm_qkv<W_q5_0_split<512>, W_q5_0_split<256>, W_q5_0_split<256>, W_f32<128>, W_f32<64>, W_f32<64>, 128, 128, 64, 64, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_128_64_64_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -54,7 +54,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q5_0_split_51
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q5_0_split<512>, B_none, 128, 128, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q5_0_split<512>, B_none, 128, 128, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_128_32_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -66,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q5_0_split_20
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_swiglu<W_q5_0_split<2048>, W_q5_0_split<2048>, 128, 512, 0, 64, 64>(wg, wu, x, y, state);
+    gemm_swiglu<W_q5_0_split<2048>, W_q5_0_split<2048>, 128, 512, 0, 64, 64>(wg, wu, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_512(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
@@ -78,19 +78,19 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_256_B_no
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<256>, B_none, 512, 128, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q4_k<256>, B_none, 512, 128, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_512_W_q5_0_split_256_W_q8_0_split_256_W_f32_128_W_f32_64_W_f32_64_128_128_64_64_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<512>, W_q5_0_split<256>, W_q8_0_split<256>, W_f32<128>, W_f32<64>, W_f32<64>, 128, 128, 64, 64, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
+    gemm_qkv<W_q5_0_split<512>, W_q5_0_split<256>, W_q8_0_split<256>, W_f32<128>, W_f32<64>, W_f32<64>, 128, 128, 64, 64, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_256_B_none_512_128_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q6_k_split<256>, B_none, 512, 128, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q6_k_split<256>, B_none, 512, 128, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_128_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
