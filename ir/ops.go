@@ -97,8 +97,10 @@ const (
 	//   freq_scale float64, freq_factors []float64  copied likewise
 	// The positions input is present exactly when rope_mode is.
 	OpQKV Op = "qkv"
-	// swiglu_linear(x, wg, wu) or swiglu_linear(x, wgu): silu(x·wgᵀ)·(x·wuᵀ)
-	// in one kernel; the one-weight form takes phi3's packed [2F, in].
+	// swiglu_linear(x, wg, wu) or swiglu_linear(x, wgu){act}: act(x·wgᵀ)·(x·wuᵀ)
+	// in one kernel; the one-weight form takes phi3's packed [2F, in]. The
+	// gate's activation is SiLU, or GELU's tanh approximation where act is
+	// "gelu_tanh" (of a geglu; see GateAct).
 	OpSwiGLULinear Op = "swiglu_linear"
 	// add_rmsnorm(a, b, w){eps}: packed parts [cols, cols]: a+b, then
 	// rmsnorm(a+b)·w.

@@ -9,7 +9,7 @@ import (
 // rejects a node whose attribute has another type, so passes and backends
 // can read them with Int/Float/Str/Ints without guessing.
 var attrKinds = kindsOf(map[string][]string{
-	"string": {"name", "layout", "mode", "rope_mode"},
+	"string": {"name", "layout", "mode", "rope_mode", "act"},
 	"float64": {"eps", "base", "scale", "limit", "alpha", "yarn_factor", "yarn_beta_fast", "yarn_beta_slow",
 		"factor", "freq_scale"},
 	"int64": {"heads", "kv_heads", "head_dim", "rot_dim", "layer", "window", "experts", "top_k",
@@ -521,6 +521,9 @@ func ruleSwiGLULinear(n *Node) error {
 	rows, in, err := activation(n, 0, "x")
 	if err != nil {
 		return err
+	}
+	if a, ok := n.Attrs["act"]; ok && a != string(GateGELUTanh) {
+		return fmt.Errorf("attr act %q, want %s (absent: silu)", a, GateGELUTanh)
 	}
 	if len(n.Inputs) == 2 {
 		out, err := matrix(n, 1, in, "gate·up weight")

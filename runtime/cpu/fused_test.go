@@ -36,8 +36,10 @@ func TestFusedMatchUnfused(t *testing.T) {
 	swiFused := h.add(ir.OpSwiGLULinear, sh, nil, x, wg, wu)
 	packed := h.add(ir.OpSwiGLU, sh, nil, h.add(ir.OpLinear, ir.Shape{ir.T, 2 * ff}, nil, x, wgu))
 	packedFused := h.add(ir.OpSwiGLULinear, sh, nil, x, wgu)
+	geglu := h.add(ir.OpGEGLU, sh, nil, h.add(ir.OpLinear, sh, nil, x, wg), h.add(ir.OpLinear, sh, nil, x, wu))
+	gegluFused := h.add(ir.OpSwiGLULinear, sh, map[string]any{"act": string(ir.GateGELUTanh)}, x, wg, wu)
 
-	pr := h.build(t, packedFused)
+	pr := h.build(t, gegluFused)
 	for _, tokens := range [][]int32{stepTokens, {9}} {
 		get := func(n *ir.Node) []float64 { return f64(runStep(t, pr, nil, tokens, 4, n.ID)) }
 		near(t, "qkv q", runStep(t, pr, nil, tokens, 4, views[0].ID), get(q)[:len(tokens)*heads*hd], 1e-5)
@@ -45,5 +47,6 @@ func TestFusedMatchUnfused(t *testing.T) {
 		near(t, "qkv v", runStep(t, pr, nil, tokens, 4, views[2].ID), get(v)[:len(tokens)*kvHeads*hd], 1e-5)
 		near(t, "swiglu_linear", runStep(t, pr, nil, tokens, 4, swiFused.ID), get(swi)[:len(tokens)*ff], 1e-5)
 		near(t, "swiglu_linear packed", runStep(t, pr, nil, tokens, 4, packedFused.ID), get(packed)[:len(tokens)*ff], 1e-5)
+		near(t, "swiglu_linear tanh-GELU", runStep(t, pr, nil, tokens, 4, gegluFused.ID), get(geglu)[:len(tokens)*ff], 1e-5)
 	}
 }
