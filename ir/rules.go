@@ -52,29 +52,30 @@ func BlockElems(d DType) int64 {
 // shapeRules checks each op's input dtypes and shapes, attribute values and
 // its own result type. The op table has checked counts and presence.
 var shapeRules = map[Op]func(n *Node) error{
-	OpInput:        ruleInput,
-	OpWeight:       ruleWeight,
-	OpEmbed:        ruleEmbed,
-	OpAdd:          ruleAdd,
-	OpRMSNorm:      ruleNorm,
-	OpLayerNorm:    ruleNorm,
-	OpLinear:       ruleLinear,
-	OpRoPE:         ruleRoPE,
-	OpHeadRMSNorm:  ruleHeadRMSNorm,
-	OpGEGLU:        ruleSwiGLU,
-	OpScale:        ruleGELU,
-	OpNormRoPE:     ruleHeadRMSNorm,
-	OpAttention:    ruleAttention,
-	OpSwiGLU:       ruleSwiGLU,
-	OpGELU:         ruleGELU,
-	OpLast:         ruleLast,
-	OpMoE:          ruleMoE,
-	OpView:         ruleView,
-	OpSplit:        ruleSplit,
-	OpQKV:          ruleQKV,
-	OpSwiGLULinear: ruleSwiGLULinear,
-	OpAddRMSNorm:   ruleAddNorm,
-	OpAddLayerNorm: ruleAddNorm,
+	OpInput:          ruleInput,
+	OpWeight:         ruleWeight,
+	OpEmbed:          ruleEmbed,
+	OpAdd:            ruleAdd,
+	OpRMSNorm:        ruleNorm,
+	OpLayerNorm:      ruleNorm,
+	OpLinear:         ruleLinear,
+	OpRoPE:           ruleRoPE,
+	OpHeadRMSNorm:    ruleHeadRMSNorm,
+	OpGEGLU:          ruleSwiGLU,
+	OpScale:          ruleGELU,
+	OpNormRoPE:       ruleHeadRMSNorm,
+	OpAttention:      ruleAttention,
+	OpSwiGLU:         ruleSwiGLU,
+	OpGELU:           ruleGELU,
+	OpLast:           ruleLast,
+	OpMoE:            ruleMoE,
+	OpView:           ruleView,
+	OpSplit:          ruleSplit,
+	OpQKV:            ruleQKV,
+	OpSwiGLULinear:   ruleSwiGLULinear,
+	OpAddRMSNorm:     ruleAddNorm,
+	OpAddPostRMSNorm: ruleAddPostNorm,
+	OpAddLayerNorm:   ruleAddNorm,
 }
 
 // result checks the node's own dtype and shape.
@@ -549,24 +550,41 @@ func ruleSwiGLULinear(n *Node) error {
 	return result(n, F32, Shape{rows, fg})
 }
 
-// ruleAddNorm covers add_rmsnorm(a, b, w) and add_layernorm(a, b, w, bias).
-func ruleAddNorm(n *Node) error {
-	rows, cols, err := activation(n, 0, "a")
+// ruleAddPostNorm is add_post_rmsnorm(a, b, wb, w): add_rmsnorm's rule,
+// and b's norm weight wb of the same width.
+func ruleAddPostNorm(n *Node) error {
+	cols, err := addNorm(n, 3)
 	if err != nil {
 		return err
+	}
+	return vector(n, 2, cols, "post-norm weight")
+}
+
+// ruleAddNorm covers add_rmsnorm(a, b, w) and add_layernorm(a, b, w, bias).
+func ruleAddNorm(n *Node) error {
+	_, err := addNorm(n, 2)
+	return err
+}
+
+// addNorm checks an add-and-norm of a, b whose norm weight (then bias) is
+// input w, and returns the row width.
+func addNorm(n *Node, w int) (int64, error) {
+	rows, cols, err := activation(n, 0, "a")
+	if err != nil {
+		return 0, err
 	}
 	br, bc, err := activation(n, 1, "b")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if br != rows || bc != cols {
-		return fmt.Errorf("operands [%s,%d] and [%s,%d] differ", dimString(rows), cols, dimString(br), bc)
+		return 0, fmt.Errorf("operands [%s,%d] and [%s,%d] differ", dimString(rows), cols, dimString(br), bc)
 	}
-	if err := checkNormParams(n, 2, cols); err != nil {
-		return err
+	if err := checkNormParams(n, w, cols); err != nil {
+		return 0, err
 	}
 	if parts := n.Ints("parts"); !Shape(parts).Equal(Shape{cols, cols}) {
-		return fmt.Errorf("parts %v, want [%d,%d] (sum, normed)", parts, cols, cols)
+		return 0, fmt.Errorf("parts %v, want [%d,%d] (sum, normed)", parts, cols, cols)
 	}
-	return result(n, F32, Shape{rows, 2 * cols})
+	return cols, result(n, F32, Shape{rows, 2 * cols})
 }

@@ -178,6 +178,12 @@ type (
 		Cols, Threads int64
 		Add, Q8       bool
 	}
+	rmsNormPostArgs struct {
+		N             string
+		WB, W         accessor
+		Cols, Threads int64
+		Q8            bool
+	}
 	layerNormArgs struct {
 		N             string
 		W, B          accessor

@@ -26,6 +26,8 @@ func (pr *program) kernel(n *ir.Node) (func(*stepState) error, error) {
 		return pr.norm(n)
 	case ir.OpAddRMSNorm, ir.OpAddLayerNorm:
 		return pr.addNorm(n)
+	case ir.OpAddPostRMSNorm:
+		return pr.addPostNorm(n)
 	case ir.OpLinear:
 		return pr.linear(n)
 	case ir.OpRoPE:
@@ -181,6 +183,33 @@ func (pr *program) addNorm(n *ir.Node) (func(*stepState) error, error) {
 				s[i] = a[r*c+i] + b[r*c+i]
 			}
 			normRow(s, w, bias, normed[r*c:(r+1)*c], eps)
+		}
+		return nil
+	}, nil
+}
+
+// addPostNorm is add_post_rmsnorm: s = a + rmsnorm(b)·wb, then
+// rmsnorm(s)·w, as the unfused rmsnorm and add_rmsnorm compute them.
+func (pr *program) addPostNorm(n *ir.Node) (func(*stepState) error, error) {
+	wb, err := pr.dense(n.Inputs[2])
+	if err != nil {
+		return nil, err
+	}
+	w, err := pr.dense(n.Inputs[3])
+	if err != nil {
+		return nil, err
+	}
+	a, b, out := pr.bufs[n.Inputs[0]], pr.bufs[n.Inputs[1]], pr.bufs[n]
+	c, eps := cols(n.Inputs[0]), n.Float("eps")
+	sum, normed := out[:pr.partOffset(n, 1)], out[pr.partOffset(n, 1):]
+	return func(st *stepState) error {
+		for r := range rows(n, st.t) {
+			s := sum[r*c : (r+1)*c]
+			normRow(b[r*c:(r+1)*c], wb, nil, s, eps)
+			for i := range s {
+				s[i] += a[r*c+i]
+			}
+			normRow(s, w, nil, normed[r*c:(r+1)*c], eps)
 		}
 		return nil
 	}, nil

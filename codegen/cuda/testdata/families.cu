@@ -3493,6 +3493,30 @@ __device__ __forceinline__ void rmsnorm_rows(const float* __restrict__ a, const 
     norm_store<COLS, THREADS, Q8>(v, off, y, xq, xs);
 }
 
+// rmsnorm_post_rows (add_post_rmsnorm): s = a + rmsnorm(b)·wb, stored, then
+// y = rmsnorm(s)·w — a branch's post-norm (Gemma's), the residual add and
+// the next pre-norm, the row held in registers throughout.
+template <class N, class WB, class W, int COLS, int THREADS, bool Q8>
+__device__ __forceinline__ void rmsnorm_post_rows(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ wb,
+                                                  const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y,
+                                                  xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    using R = NormRow<COLS, THREADS>;
+    __shared__ float scratch[32];
+    const i64 off = (i64)blockIdx.x * COLS;
+    float v[R::PER], wv[R::PER];
+    norm_load<WB, COLS, THREADS, false>(b, nullptr, wb, off, v, wv);
+    rms_scale<N, COLS, THREADS>(v, wv, scratch);
+#pragma unroll
+    for (int k = 0; k < R::PER; k++)
+        if (R::in(k)) {
+            v[k] += a[off + R::col(k)];
+            wv[k] = W::at(w, R::col(k));
+        }
+    norm_store_row<COLS, THREADS>(v, off, s);
+    rms_scale<N, COLS, THREADS>(v, wv, scratch);
+    norm_store<COLS, THREADS, Q8>(v, off, y, xq, xs);
+}
+
 // layernorm: y = (x - mean) / sqrt(var + eps) · w + bias; ADD as above.
 template <class N, class W, class B, int COLS, int THREADS, bool ADD, bool Q8>
 __device__ __forceinline__ void layernorm_rows(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w,

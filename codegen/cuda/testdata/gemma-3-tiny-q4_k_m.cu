@@ -83,11 +83,11 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_192_B_no
     grid_dep_launch();
     gemm_linear<W_q4_k<192>, B_none, 256, 192, 64, 64>(w, nullptr, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_1_W_f32_192_192_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_post_rows_Norm_1_W_f32_192_W_f32_192_192_64_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ wb, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
     acquire(a, b);
     grid_dep_launch();
-    rmsnorm_rows<Norm_1, W_f32<192>, 192, 64, true, false>(a, b, w, s, y, nullptr, nullptr);
+    rmsnorm_post_rows<Norm_1, W_f32<192>, W_f32<192>, 192, 64, false>(a, b, wb, w, s, y, nullptr, nullptr);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q5_0_split_3072_W_q5_0_split_3072_192_512_0_64_64_GateGELUTanh(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -171,11 +171,11 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_192_B_non
     grid_dep_launch();
     linear_q8<W_q4_k_dot<192>, B_none, 256, 192, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_1_W_f32_192_192_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_post_rows_Norm_1_W_f32_192_W_f32_192_192_64_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ wb, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
     acquire(a, b);
     grid_dep_launch();
-    rmsnorm_rows<Norm_1, W_f32<192>, 192, 64, true, true>(a, b, w, s, y, xq, xs);
+    rmsnorm_post_rows<Norm_1, W_f32<192>, W_f32<192>, 192, 64, true>(a, b, wb, w, s, y, xq, xs);
 }
 extern "C" __global__ void __launch_bounds__(512) swiglu_q8_W_q5_0_split_dot_3072_192_512_0_32_16_true_true_0_1_0_GateGELUTanh(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, xq_t* __restrict__ yq, float2* __restrict__ ys, const int* __restrict__ state) {
     grid_dep_launch();
