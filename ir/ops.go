@@ -111,7 +111,7 @@ const (
 	// s = a + rmsnorm(b)·wb, then rmsnorm(s)·w — a branch's post-norm
 	// (Gemma's after attention and after the FFN), the residual add and the
 	// next pre-norm in one kernel (fusePostNorms). One eps serves both.
-	OpAddPostRMSNorm Op = "add_post_rmsnorm"
+	OpAddPostNorm Op = "add_post_rmsnorm"
 	// norm_rope(x, w, positions){eps, and rope's attributes}: head_rmsnorm
 	// then rope in one kernel (foldRoPE makes it of a q/k norm between a
 	// qkv's part and its rope).
@@ -137,30 +137,30 @@ type OpInfo struct {
 
 // Ops is the op table.
 var Ops = map[Op]OpInfo{
-	OpInput:          {0, 0, []string{"name"}, false},
-	OpWeight:         {0, 0, []string{"name"}, false},
-	OpEmbed:          {2, 2, nil, false},
-	OpAdd:            {2, 2, nil, false},
-	OpRMSNorm:        {2, 2, []string{"eps"}, false},
-	OpLayerNorm:      {3, 3, []string{"eps"}, false},
-	OpLinear:         {2, 3, nil, false},
-	OpRoPE:           {2, 2, []string{"heads", "head_dim", "rot_dim", "base", "mode"}, false},
-	OpHeadRMSNorm:    {2, 2, []string{"heads", "head_dim", "eps"}, false},
-	OpGEGLU:          {2, 2, nil, false},
-	OpScale:          {1, 1, []string{"factor"}, false},
-	OpNormRoPE:       {3, 3, []string{"heads", "head_dim", "rot_dim", "base", "mode", "eps"}, false},
-	OpAttention:      {3, 4, []string{"layer", "heads", "kv_heads", "head_dim", "scale", "window"}, false},
-	OpSwiGLU:         {1, 2, nil, false},
-	OpGELU:           {1, 1, nil, false},
-	OpLast:           {1, 1, nil, false},
-	OpMoE:            {5, 9, []string{"experts", "top_k"}, false},
-	OpView:           {1, 1, []string{"part"}, false},
-	OpSplit:          {1, 1, []string{"parts"}, true},
-	OpQKV:            {4, 8, []string{"parts"}, true},
-	OpSwiGLULinear:   {2, 3, nil, false},
-	OpAddRMSNorm:     {3, 3, []string{"eps", "parts"}, true},
-	OpAddLayerNorm:   {4, 4, []string{"eps", "parts"}, true},
-	OpAddPostRMSNorm: {4, 4, []string{"eps", "parts"}, true},
+	OpInput:        {0, 0, []string{"name"}, false},
+	OpWeight:       {0, 0, []string{"name"}, false},
+	OpEmbed:        {2, 2, nil, false},
+	OpAdd:          {2, 2, nil, false},
+	OpRMSNorm:      {2, 2, []string{"eps"}, false},
+	OpLayerNorm:    {3, 3, []string{"eps"}, false},
+	OpLinear:       {2, 3, nil, false},
+	OpRoPE:         {2, 2, []string{"heads", "head_dim", "rot_dim", "base", "mode"}, false},
+	OpHeadRMSNorm:  {2, 2, []string{"heads", "head_dim", "eps"}, false},
+	OpGEGLU:        {2, 2, nil, false},
+	OpScale:        {1, 1, []string{"factor"}, false},
+	OpNormRoPE:     {3, 3, []string{"heads", "head_dim", "rot_dim", "base", "mode", "eps"}, false},
+	OpAttention:    {3, 4, []string{"layer", "heads", "kv_heads", "head_dim", "scale", "window"}, false},
+	OpSwiGLU:       {1, 2, nil, false},
+	OpGELU:         {1, 1, nil, false},
+	OpLast:         {1, 1, nil, false},
+	OpMoE:          {5, 9, []string{"experts", "top_k"}, false},
+	OpView:         {1, 1, []string{"part"}, false},
+	OpSplit:        {1, 1, []string{"parts"}, true},
+	OpQKV:          {4, 8, []string{"parts"}, true},
+	OpSwiGLULinear: {2, 3, nil, false},
+	OpAddRMSNorm:   {3, 3, []string{"eps", "parts"}, true},
+	OpAddLayerNorm: {4, 4, []string{"eps", "parts"}, true},
+	OpAddPostNorm:  {4, 4, []string{"eps", "parts"}, true},
 }
 
 // MoEWeights are a moe node's weight inputs; the biases are nil in the

@@ -25,7 +25,7 @@ func fusePostNorms(g *ir.Graph) error {
 			if post.Op != ir.OpRMSNorm || len(use[post]) != 1 || slices.Contains(g.Outputs, post) || post.Float("eps") != n.Float("eps") {
 				continue
 			}
-			fused := g.Add(ir.OpAddPostRMSNorm, ir.F32, n.Shape, map[string]any{"eps": n.Attrs["eps"], "parts": n.Attrs["parts"]},
+			fused := g.Add(ir.OpAddPostNorm, ir.F32, n.Shape, map[string]any{"eps": n.Attrs["eps"], "parts": n.Attrs["parts"]},
 				a, post.Inputs[0], post.Inputs[1], n.Inputs[2])
 			replaceUses(g, n, fused)
 			dead[n], dead[post] = true, true

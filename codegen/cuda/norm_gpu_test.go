@@ -131,7 +131,7 @@ func normCases(t *testing.T) []normCase {
 	g.Outputs = []*ir.Node{g.Add(ir.OpRMSNorm, ir.F32, ir.Shape{ir.T, normCols}, attrs, sum, wn), sum}
 	man.Tensors = append(man.Tensors, plans.Tensor{Name: "table_b", DType: "f32", Shape: []int64{4, normCols}, Bytes: 4 * 4 * normCols},
 		vecTensor("wb"), vecTensor("w"))
-	cases = append(cases, normCase{"add_post_rmsnorm", ir.OpAddPostRMSNorm, "rmsnorm_post_rows", g, man, data, func(tok int) []float64 {
+	cases = append(cases, normCase{"add_post_rmsnorm", ir.OpAddPostNorm, "rmsnorm_post_rows", g, man, data, func(tok int) []float64 {
 		a, p := tokRow(ta, tok), rmsBy(tokRow(tb, tok), wb)
 		for i := range a {
 			a[i] += p[i]

@@ -32,7 +32,7 @@ func (e *emitter) embed(n *ir.Node) ([]plans.Launch, error) {
 // norm: rmsnorm, layernorm and their add_ fusions (add_post_rmsnorm's b
 // normed first, by wb); one block per row.
 func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
-	post := n.Op == ir.OpAddPostRMSNorm
+	post := n.Op == ir.OpAddPostNorm
 	add := n.Op == ir.OpAddRMSNorm || n.Op == ir.OpAddLayerNorm || post
 	layer := n.Op == ir.OpLayerNorm || n.Op == ir.OpAddLayerNorm
 	in := n.Inputs

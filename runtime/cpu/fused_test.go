@@ -44,7 +44,7 @@ func TestFusedMatchUnfused(t *testing.T) {
 	y, wb, wn := h.act(t, "y", d), h.weight(t, "wb", ir.F32, 1, d), h.weight(t, "wn", ir.F32, 1, d)
 	normAttrs := map[string]any{"eps": 1e-6, "parts": []int64{d, d}}
 	post := h.add(ir.OpAddRMSNorm, ir.Shape{ir.T, 2 * d}, normAttrs, x, h.add(ir.OpRMSNorm, ir.Shape{ir.T, d}, map[string]any{"eps": 1e-6}, y, wb), wn)
-	postFused := h.add(ir.OpAddPostRMSNorm, ir.Shape{ir.T, 2 * d}, normAttrs, x, y, wb, wn)
+	postFused := h.add(ir.OpAddPostNorm, ir.Shape{ir.T, 2 * d}, normAttrs, x, y, wb, wn)
 	var postParts, postFusedParts [2]*ir.Node
 	for i := range 2 {
 		part := map[string]any{"part": int64(i)}

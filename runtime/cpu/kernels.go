@@ -26,7 +26,7 @@ func (pr *program) kernel(n *ir.Node) (func(*stepState) error, error) {
 		return pr.norm(n)
 	case ir.OpAddRMSNorm, ir.OpAddLayerNorm:
 		return pr.addNorm(n)
-	case ir.OpAddPostRMSNorm:
+	case ir.OpAddPostNorm:
 		return pr.addPostNorm(n)
 	case ir.OpLinear:
 		return pr.linear(n)

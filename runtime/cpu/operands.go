@@ -11,19 +11,19 @@ import (
 // not where a value comes from, and the kernels index weights and
 // activation buffers differently.
 var weightInputs = map[ir.Op][]int{
-	ir.OpEmbed:          {0},
-	ir.OpRMSNorm:        {1},
-	ir.OpLayerNorm:      {1, 2},
-	ir.OpLinear:         {1, 2},
-	ir.OpAttention:      {3},
-	ir.OpMoE:            {1, 2, 3, 4, 5, 6, 7, 8},
-	ir.OpQKV:            {1, 2, 3, 4, 5, 6},
-	ir.OpSwiGLULinear:   {1, 2},
-	ir.OpAddRMSNorm:     {2},
-	ir.OpAddLayerNorm:   {2, 3},
-	ir.OpAddPostRMSNorm: {2, 3},
-	ir.OpHeadRMSNorm:    {1},
-	ir.OpNormRoPE:       {1},
+	ir.OpEmbed:        {0},
+	ir.OpRMSNorm:      {1},
+	ir.OpLayerNorm:    {1, 2},
+	ir.OpLinear:       {1, 2},
+	ir.OpAttention:    {3},
+	ir.OpMoE:          {1, 2, 3, 4, 5, 6, 7, 8},
+	ir.OpQKV:          {1, 2, 3, 4, 5, 6},
+	ir.OpSwiGLULinear: {1, 2},
+	ir.OpAddRMSNorm:   {2},
+	ir.OpAddLayerNorm: {2, 3},
+	ir.OpAddPostNorm:  {2, 3},
+	ir.OpHeadRMSNorm:  {1},
+	ir.OpNormRoPE:     {1},
 }
 
 // stepOps read the step's tokens or positions row by row, so their rows
