@@ -24,10 +24,8 @@ func (pr *program) kernel(n *ir.Node) (func(*stepState) error, error) {
 		return pr.add(n), nil
 	case ir.OpRMSNorm, ir.OpLayerNorm:
 		return pr.norm(n)
-	case ir.OpAddRMSNorm, ir.OpAddLayerNorm:
+	case ir.OpAddRMSNorm, ir.OpAddLayerNorm, ir.OpAddPostNorm:
 		return pr.addNorm(n)
-	case ir.OpAddPostNorm:
-		return pr.addPostNorm(n)
 	case ir.OpLinear:
 		return pr.linear(n)
 	case ir.OpRoPE:
@@ -167,9 +165,20 @@ func (pr *program) norm(n *ir.Node) (func(*stepState) error, error) {
 	}, nil
 }
 
-// addNorm writes part 0 = a+b and part 1 = norm(a+b).
+// addNorm writes part 0 = a+b and part 1 = norm(a+b); add_post_rmsnorm's
+// b is rmsnorm(b)·wb first, as the unfused rmsnorm and add_rmsnorm compute
+// them.
 func (pr *program) addNorm(n *ir.Node) (func(*stepState) error, error) {
-	w, bias, err := pr.normParams(n, 2, n.Op == ir.OpAddLayerNorm)
+	wAt := 2
+	var wb []float32
+	if n.Op == ir.OpAddPostNorm {
+		var err error
+		if wb, err = pr.dense(n.Inputs[2]); err != nil {
+			return nil, err
+		}
+		wAt = 3
+	}
+	w, bias, err := pr.normParams(n, wAt, n.Op == ir.OpAddLayerNorm)
 	if err != nil {
 		return nil, err
 	}
@@ -178,38 +187,15 @@ func (pr *program) addNorm(n *ir.Node) (func(*stepState) error, error) {
 	sum, normed := out[:pr.partOffset(n, 1)], out[pr.partOffset(n, 1):]
 	return func(st *stepState) error {
 		for r := range rows(n, st.t) {
-			s := sum[r*c : (r+1)*c]
+			s, br := sum[r*c:(r+1)*c], b[r*c:(r+1)*c]
+			if wb != nil {
+				normRow(br, wb, nil, s, eps)
+				br = s
+			}
 			for i := range s {
-				s[i] = a[r*c+i] + b[r*c+i]
+				s[i] = br[i] + a[r*c+i]
 			}
 			normRow(s, w, bias, normed[r*c:(r+1)*c], eps)
-		}
-		return nil
-	}, nil
-}
-
-// addPostNorm is add_post_rmsnorm: s = a + rmsnorm(b)·wb, then
-// rmsnorm(s)·w, as the unfused rmsnorm and add_rmsnorm compute them.
-func (pr *program) addPostNorm(n *ir.Node) (func(*stepState) error, error) {
-	wb, err := pr.dense(n.Inputs[2])
-	if err != nil {
-		return nil, err
-	}
-	w, err := pr.dense(n.Inputs[3])
-	if err != nil {
-		return nil, err
-	}
-	a, b, out := pr.bufs[n.Inputs[0]], pr.bufs[n.Inputs[1]], pr.bufs[n]
-	c, eps := cols(n.Inputs[0]), n.Float("eps")
-	sum, normed := out[:pr.partOffset(n, 1)], out[pr.partOffset(n, 1):]
-	return func(st *stepState) error {
-		for r := range rows(n, st.t) {
-			s := sum[r*c : (r+1)*c]
-			normRow(b[r*c:(r+1)*c], wb, nil, s, eps)
-			for i := range s {
-				s[i] += a[r*c+i]
-			}
-			normRow(s, w, nil, normed[r*c:(r+1)*c], eps)
 		}
 		return nil
 	}, nil
