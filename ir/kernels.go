@@ -52,7 +52,7 @@ var kernelAttrKinds = map[string]string{
 
 // codeWriters are the ops whose kernels can write their output's int16
 // codes too.
-var codeWriters = []Op{OpRMSNorm, OpLayerNorm, OpAddRMSNorm, OpAddLayerNorm, OpAttention, OpLast, OpSwiGLULinear}
+var codeWriters = []Op{OpRMSNorm, OpLayerNorm, OpAddRMSNorm, OpAddLayerNorm, OpAddPostNorm, OpAttention, OpLast, OpSwiGLULinear}
 
 // decisionOps are the ops each of the choices that need no kernel family
 // may be recorded on: router_logits, on an rmsnorm or add_rmsnorm that
@@ -69,7 +69,7 @@ var decisionOps = map[string][]Op{
 	"row_in_place":              {OpLast},
 	"writes_codes":              codeWriters,
 	"prefill_writes_codes":      codeWriters,
-	"batch_decode_writes_codes": {OpRMSNorm, OpLayerNorm, OpAddRMSNorm, OpAddLayerNorm},
+	"batch_decode_writes_codes": {OpRMSNorm, OpLayerNorm, OpAddRMSNorm, OpAddLayerNorm, OpAddPostNorm},
 	"launch_at_end":             launchingOps(),
 }
 

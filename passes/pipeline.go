@@ -39,6 +39,7 @@ var Pipeline = []Pass{
 	{"foldRoPE", foldRoPE, AllTargets},
 	{"fuseGateUp", fuseGateUp, AllTargets},
 	{"fuseResidualNorm", fuseResidualNorm, AllTargets},
+	{"fusePostNorms", fusePostNorms, AllTargets},
 	{"eliminateDead", eliminateDead, AllTargets},
 	{"layoutQ4_0", layoutQ4_0, GPUTargets},
 	{"layoutQ5_0", layoutQ5_0, GPUTargets},
@@ -83,6 +84,10 @@ var constraints = func() []constraint {
 		{"foldRoPE", "eliminateDead"},
 		{"fuseGateUp", "eliminateDead"},
 		{"fuseResidualNorm", "eliminateDead"},
+		// fusePostNorms extends the add_rmsnorm nodes fuseResidualNorm
+		// makes, and orphans nothing itself but is cleaned after likewise.
+		{"fuseResidualNorm", "fusePostNorms"},
+		{"fusePostNorms", "eliminateDead"},
 		// Offsets follow the final order and the final node set.
 		{"eliminateDead", "schedule"},
 		{"schedule", "planMemory"},
@@ -97,6 +102,7 @@ var constraints = func() []constraint {
 	// The kernels are chosen for the final node set, and planMemory keeps
 	// the buffers their choices read alive.
 	c = append(c, constraint{"eliminateDead", "chooseKernels"}, constraint{"fuseResidualNorm", "chooseKernels"},
+		constraint{"fusePostNorms", "chooseKernels"},
 		constraint{"chooseKernels", "planMemory"},
 		// The codes' producers follow the kernels that read codes, and a
 		// last row is its input in place only where offsets allow.

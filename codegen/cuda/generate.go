@@ -241,7 +241,7 @@ func (e *emitter) node(n *ir.Node) ([]plans.Launch, error) {
 		return e.swigluLinear(n)
 	case ir.OpEmbed:
 		return e.embed(n)
-	case ir.OpRMSNorm, ir.OpAddRMSNorm, ir.OpLayerNorm, ir.OpAddLayerNorm:
+	case ir.OpRMSNorm, ir.OpAddRMSNorm, ir.OpLayerNorm, ir.OpAddLayerNorm, ir.OpAddPostNorm:
 		return e.norm(n)
 	case ir.OpAdd, ir.OpSwiGLU, ir.OpGELU, ir.OpSplit, ir.OpLast:
 		return e.elementwise(n)

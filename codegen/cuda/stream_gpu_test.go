@@ -22,36 +22,15 @@ func TestGPUSwiGLUStreams(t *testing.T) {
 	const slab, tok = 64, 1
 	for _, gt := range []gguf.Type{gguf.Q4_K, gguf.Q5_K, gguf.Q6_K} {
 		dt, _ := ir.ParseDType(strings.ToLower(gt.String()))
-		gRows, gDeq := randomSlab(t, r, gt, slab*streamIn)
-		uRows, uDeq := randomSlab(t, r, gt, slab*streamIn)
-		table := make([]float32, 4*streamIn)
-		for i := range table {
-			table[i] = float32(r.NormFloat64())
-		}
-		wg, wu := tile(gRows, streamF/slab), tile(uRows, streamF/slab)
-		data := func(name string) []byte {
-			return map[string][]byte{"table": f32Bytes(table), "wg": wg, "wu": wu}[name]
-		}
-		x := table[tok*streamIn : (tok+1)*streamIn]
-		dot := func(deq []float32, o int) float64 {
-			var s float64
-			for i, w := range deq[(o%slab)*streamIn : (o%slab+1)*streamIn] {
-				s += float64(w) * float64(x[i])
-			}
-			return s
-		}
-		want := make([]float32, streamF)
-		for o := range want {
-			g := dot(gDeq, o)
-			want[o] = float32(g / (1 + math.Exp(-g)) * dot(uDeq, o))
-		}
-		g, man := swigluGraph(t, dt, streamF, streamIn, int64(len(wg)))
+		h := newGatedHarness(t, r, gt, slab, streamIn, streamF)
+		want := h.want(tok, func(g float64) float64 { return g / (1 + math.Exp(-g)) })
+		g, man := swigluGraph(t, dt, streamF, streamIn, int64(len(h.wg)))
 		out, err := cuda.Generate(g, man, cuda.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		l := streamedSwiGLU(t, out, dt)
-		dev := openGPUPlan(t, g, man, 16, data)
+		dev := openGPUPlan(t, g, man, 16, h.data)
 		step, got := timeDecode(t, dev, tok+1, tok)
 		dev.Close()
 		e := relErr(got, want)

@@ -11,14 +11,17 @@ import (
 // Each kernel family's template arguments are one struct below whose
 // exported fields are the device template's parameters in order
 // (templates/*.cu.tmpl); renderTArgs writes them. A field tagged
-// `targ:"omitzero"` is a trailing parameter whose default is zero,
-// left out when zero. Embedded structs contribute their fields in place.
+// `targ:"omitzero"` is a trailing parameter whose default is zero: the
+// trailing run of such fields that are zero is left out (one that is zero
+// before a non-zero one is written). Embedded structs contribute their
+// fields in place.
 
 // renderTArgs writes a family's argument struct as C template arguments:
 // a fmt.Stringer as its String, integers in decimal, bools as true/false,
 // strings (config struct names) as they are.
 func renderTArgs(args any) []string {
 	var out []string
+	defaulted := 0 // the trailing run of zero omitzero fields in out
 	var walk func(v reflect.Value)
 	walk = func(v reflect.Value) {
 		t := v.Type()
@@ -31,14 +34,38 @@ func renderTArgs(args any) []string {
 			if !f.IsExported() {
 				continue
 			}
-			if f.Tag.Get("targ") == "omitzero" && fv.IsZero() {
-				continue
-			}
 			out = append(out, renderTArg(fv))
+			if f.Tag.Get("targ") == "omitzero" && fv.IsZero() {
+				defaulted++
+			} else {
+				defaulted = 0
+			}
 		}
 	}
 	walk(reflect.ValueOf(args))
-	return out
+	return out[:len(out)-defaulted]
+}
+
+// gateAct is a gated FFN kernel's GATE parameter, its gate activation's
+// struct (common.cu.tmpl); the zero value is the templates' default SiLU.
+type gateAct int
+
+const (
+	gateSiLU gateAct = iota
+	gateGELUTanh
+)
+
+func (a gateAct) String() string { return [...]string{"GateSiLU", "GateGELUTanh"}[a] }
+
+// gateOf is swiglu_linear n's gate activation.
+func gateOf(n *ir.Node) (gateAct, error) {
+	switch n.GateAct() {
+	case ir.GateSiLU:
+		return gateSiLU, nil
+	case ir.GateGELUTanh:
+		return gateGELUTanh, nil
+	}
+	return 0, fmt.Errorf("swiglu_linear: gate activation %q has no kernel", n.GateAct())
 }
 
 var stringer = reflect.TypeFor[fmt.Stringer]()
@@ -151,6 +178,12 @@ type (
 		Cols, Threads int64
 		Add, Q8       bool
 	}
+	rmsNormPostArgs struct {
+		N             string
+		WB, W         accessor
+		Cols, Threads int64
+		Q8            bool
+	}
 	layerNormArgs struct {
 		N             string
 		W, B          accessor
@@ -219,6 +252,7 @@ type (
 		WG, WU                accessor
 		In, F, UpRow0, BM, BN int64
 		Splits                int64 `targ:"omitzero"`
+		Gate                  gateAct `targ:"omitzero"` // after Splits: a GELU gate gives Splits at least 1
 	}
 	gemmQKVArgs struct {
 		WQ, WK, WV, BQ, BK, BV accessor
@@ -237,6 +271,7 @@ type (
 	swigluGEMVArgs struct {
 		WG, WU        accessor
 		In, F, UpRow0 int64
+		Gate          gateAct `targ:"omitzero"`
 	}
 	qkvGEMVArgs struct {
 		WQ, WK, WV, BQ, BK, BV accessor
@@ -256,6 +291,7 @@ type (
 		In, F, UpRow0, S, Warps int64
 		Q8                      bool
 		dotTail
+		Gate gateAct `targ:"omitzero"`
 	}
 	qkvQ8Args struct {
 		WQ, WK, WV, BQ, BK, BV accessor
@@ -279,6 +315,7 @@ type (
 		W                      accessor
 		In, F, UpRow0, NW, UPW int64
 		dotTail
+		Gate gateAct `targ:"omitzero"`
 	}
 	// The mma_tokens kernels' (mma_tokens.cu.tmpl): NW warps, NT n-tiles.
 	linearMMATArgs struct {
@@ -286,6 +323,10 @@ type (
 		In, Out, NW, NT, Rows int64
 	}
 	swigluMMATArgs struct {
+		swigluMMATShape
+		Gate gateAct `targ:"omitzero"`
+	}
+	swigluMMATShape struct {
 		W                           accessor
 		In, F, UpRow0, NW, NT, Rows int64
 	}
@@ -303,8 +344,9 @@ type (
 		mmatStream
 	}
 	swigluMMATStreamArgs struct {
-		swigluMMATArgs
+		swigluMMATShape
 		mmatStream
+		Gate gateAct `targ:"omitzero"`
 	}
 	qkvMMATStreamArgs struct {
 		qkvMMATArgs
