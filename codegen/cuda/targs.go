@@ -267,12 +267,12 @@ type (
 		dotTail
 	}
 	qkvMMAArgs struct {
-		X              mmaX
-		W, BQ, BK, BV  accessor
-		R              string
-		In, NQ, NK, NV int64
-		KV             bool
-		NW, UPW        int64
+		X                      mmaX
+		WQ, WK, WV, BQ, BK, BV accessor
+		R                      string
+		In, NQ, NK, NV         int64
+		KV                     bool
+		NW, UPW                int64
 		dotTail
 	}
 	swigluMMAArgs struct {
