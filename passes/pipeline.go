@@ -49,6 +49,7 @@ var Pipeline = []Pass{
 	{"layoutMXFP4", layoutMXFP4, GPUTargets},
 	{"chooseKernels", chooseKernels, GPUTargets},
 	{"chooseDecodeAttention", chooseDecodeAttention, GPUTargets},
+	{"chooseQKNormFolds", chooseQKNormFolds, GPUTargets},
 	{"choosePrefillSplits", choosePrefillSplits, GPUTargets},
 	{"chooseMoETiles", chooseMoETiles, GPUTargets},
 	{"schedule", schedule, AllTargets},
@@ -105,6 +106,11 @@ var constraints = func() []constraint {
 		constraint{"chooseCodes", "chooseStaging"}, constraint{"chooseStaging", "verifyFinal"},
 		// The decode attentions' geometry is checked with the planned graph.
 		constraint{"chooseDecodeAttention", "verifyFinal"},
+		// An attention folds its q/k norms in decode where it has a decode
+		// geometry; planMemory keeps the raw parts it then reads alive, and
+		// the overlap passes know its norms launch nothing.
+		constraint{"chooseDecodeAttention", "chooseQKNormFolds"}, constraint{"chooseQKNormFolds", "planMemory"},
+		constraint{"chooseQKNormFolds", "chooseLateStarts"}, constraint{"chooseQKNormFolds", "verifyFinal"},
 		// An MoE's GEMM tiles are checked with the planned graph.
 		constraint{"chooseMoETiles", "verifyFinal"},
 		// An MoE picks early by its kernel.

@@ -184,10 +184,12 @@ type (
 		Sinks, Q8 bool
 	}
 	// attendDecodeArgs serve attend_decode: its grid's splits, their
-	// clusters, each warp's tiles in flight and a split's fewest keys.
+	// clusters, each warp's tiles in flight, a split's fewest keys and
+	// the q/k norms it folds in.
 	attendDecodeArgs struct {
 		attendArgs
 		Splits, Cluster, Stages, MinKeys int64
+		QK                               string `targ:"omitzero"` // QKNorm<...> where it folds the q/k norms
 	}
 	// pagedArgs serve kv_store_paged; attendPagedArgs attend_paged (NL,
 	// the model's layers, places a row in the paged pool).

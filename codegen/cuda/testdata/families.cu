@@ -3717,18 +3717,19 @@ __device__ __forceinline__ void head_rmsnorm_rows(const float* __restrict__ x, c
     for (int d = threadIdx.x % 32; d < HD; d += 32) y[head * HD + d] = x[head * HD + d] * inv * W::at(w, d);
 }
 
-// norm_rope: the head normed, then rotated by config R (rope.cu.tmpl): a
-// lane takes rotation pairs hp, hp+32, ... of its head.
-template <class R, class N, class W, int ROWS, int HEADS>
-__device__ __forceinline__ void norm_rope_rows(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions,
-                                               float* __restrict__ y, const int* __restrict__ state) {
+// norm_rope_head: one warp's head xr (R::HD floats) normed by weights w
+// (config N) and rotated by config R at position pos, each dim d's value v
+// given to put(d, v): a lane takes rotation pairs hp, hp+32, ... (norm_rope,
+// and attend_decode's folded q/k norms, attention.cu.tmpl).
+template <class R, class N, class W, class Put>
+__device__ __forceinline__ void norm_rope_head(const float* __restrict__ xr, const uint8_t* __restrict__ w, int pos, Put put) {
     constexpr int HD = R::HD;
-    i64 head;
-    const float inv = head_rms<N, ROWS, HEADS, HD>(x, &head, state);
-    if (head >= (i64)ROWS_OR_T(ROWS, state) * HEADS) return;  // the whole warp
-    const int pos = positions[head / HEADS];
-    const float* xr = x + head * HD;
-    float* yr = y + head * HD;
+    float ss = 0.f;
+    for (int d = threadIdx.x % 32; d < HD; d += 32) {
+        const float v = xr[d];
+        ss += v * v;
+    }
+    const float inv = rsqrtf(warp_sum(ss) / (float)HD + N::EPS);
     for (int hp = threadIdx.x % 32; hp < HD / 2; hp += 32) {
         int d0, d1;
         const bool rot = rope_pair<R>(hp, &d0, &d1);
@@ -3736,13 +3737,25 @@ __device__ __forceinline__ void norm_rope_rows(const float* __restrict__ x, cons
         if (rot) {
             float c, s;
             rope_cos_sin<R>(pos, hp, &c, &s);
-            yr[d0] = a * c - b * s;
-            yr[d1] = a * s + b * c;
+            put(d0, a * c - b * s);
+            put(d1, a * s + b * c);
         } else {
-            yr[d0] = a;
-            yr[d1] = b;
+            put(d0, a);
+            put(d1, b);
         }
     }
+}
+
+// norm_rope: the head normed, then rotated (norm_rope_head), one warp a
+// (token, head); y may be x (a lane writes only the dims it read).
+template <class R, class N, class W, int ROWS, int HEADS>
+__device__ __forceinline__ void norm_rope_rows(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions,
+                                               float* __restrict__ y, const int* __restrict__ state) {
+    constexpr int HD = R::HD;
+    const i64 head = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    if (head >= (i64)ROWS_OR_T(ROWS, state) * HEADS) return;  // the whole warp
+    float* yr = y + head * HD;
+    norm_rope_head<R, N, W>(x + head * HD, w, positions[head / HEADS], [&](int d, float v) { yr[d] = v; });
 }
 
 // geglu: y = gelu(g)·u, GELU's tanh approximation (Gemma's gated FFN).
@@ -3861,10 +3874,11 @@ __device__ __forceinline__ void att_load_kv(const __half* __restrict__ kc, const
 // att_load_q: the Q fragments (A operand, 16 rows × HDP) of the warp's rows
 // rbase.. rbase+15 of kv head kvh's group, scaled, and each lane's two rows'
 // (lane/4 and lane/4+8) positions and first keys; rows past T·G get
-// position -1, which masks every key.
+// position -1, which masks every key. q holds the heads from head0 on (a
+// block's own heads, staged: attend_decode's folded q/k norms).
 template <class A>
 __device__ __forceinline__ void att_load_q(const float* __restrict__ q, const int* __restrict__ positions, int rows, int rbase, int kvh,
-                                           uint32_t (&qf)[(A::HD + 15) / 16][4], int (&pos)[2], int (&lo)[2]) {
+                                           uint32_t (&qf)[(A::HD + 15) / 16][4], int (&pos)[2], int (&lo)[2], int head0 = 0) {
     constexpr int HD = A::HD, G = A::HEADS / A::KVH;
     constexpr float SC = A::SCALE * ATT_LOG2E;
     const int lane = threadIdx.x & 31, c = lane & 3;
@@ -3875,7 +3889,7 @@ __device__ __forceinline__ void att_load_q(const float* __restrict__ q, const in
         const int t = valid ? r0 / G : 0, g = r0 % G;
         pos[h] = valid ? positions[t] : -1;
         lo[h] = A::WINDOW > 0 ? pos[h] - A::WINDOW + 1 : 0;
-        const float* qr = q + (i64)t * A::HEADS * HD + (kvh * G + g) * HD + 2 * c;
+        const float* qr = q + (i64)t * A::HEADS * HD + (kvh * G + g - head0) * HD + 2 * c;
 #pragma unroll
         for (int kk = 0; kk < (HD + 15) / 16; kk++) {  // dim pairs lie wholly inside or past HD (HD % 8 == 0)
             const float2 a = valid && kk * 16 + 2 * c < HD ? *(const float2*)(qr + kk * 16) : make_float2(0.f, 0.f);
@@ -4215,6 +4229,50 @@ __device__ __forceinline__ T* att_peer(T* p, int c) {
     return p;
 }
 
+// QKRaw: attend_decode's q comes normed and rotated, and the step's k and v
+// are in the cache (a norm_rope and the kv store, or the qkv kernel, put
+// them there). QKNorm: attend_decode folds a q/k per-head norm (config N,
+// q's weights WQ, k's WK), RoPE (config R) and the kv store in
+// (fold_qk_norm; its q, kn and vn are the qkv's raw parts).
+struct QKRaw { static constexpr bool FOLD = false; };
+template <class R, class N, class WQ, class WK> struct QKNorm {
+    static constexpr bool FOLD = true;
+    using Rope = R;
+    using Norm = N;
+    using Q = WQ;
+    using K = WK;
+};
+
+// att_fold_qk: attend_decode's folded q/k norms (QKNorm) for the step's one
+// token at position pos (a decode step): warps take the group's G query
+// heads of kv head kvh from the raw q, normed and rotated into qs [G][HD],
+// and where holds (this block's keys hold pos) one more warp the kv head's
+// new key from kn, normed and rotated, and its value from vn, into the
+// cache rows at pos. The block syncs after: its copies of the step's key
+// tiles (cp.async.cg, from L2) then read what it stored.
+template <class A, class QK>
+__device__ __forceinline__ void att_fold_qk(const float* __restrict__ q, const float* __restrict__ kn, const float* __restrict__ vn,
+                                            const uint8_t* __restrict__ qw, const uint8_t* __restrict__ kw, int pos, int kvh, bool holds,
+                                            __half* __restrict__ kc, __half* __restrict__ vc, float* qs) {
+    constexpr int HD = A::HD, G = A::HEADS / A::KVH, KV = A::KVH * HD;
+    using R = typename QK::Rope;
+    using N = typename QK::Norm;
+    static_assert(R::HD == HD && R::ROT == HD, "whole heads rotated");
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    for (int h = warp; h <= G; h += ATT_WARPS) {
+        if (h < G) {
+            float* qr = qs + h * HD;
+            norm_rope_head<R, N, typename QK::Q>(q + (i64)(kvh * G + h) * HD, qw, pos, [&](int d, float v) { qr[d] = v; });
+        } else if (holds) {
+            __half* kr = kc + (i64)pos * KV + kvh * HD;
+            __half* vr = vc + (i64)pos * KV + kvh * HD;
+            norm_rope_head<R, N, typename QK::K>(kn + (i64)kvh * HD, kw, pos, [&](int d, float v) { kr[d] = __float2half(v); });
+            for (int d = lane; d < HD; d += 32) vr[d] = __float2half(vn[kvh * HD + d]);
+        }
+    }
+    __syncthreads();
+}
+
 // attend_decode (flash-decoding): block (split, kvh, z) takes the 16 rows
 // z·16.. of kv head kvh's group (T = 1: its first 16 query heads) and one
 // chunk of their keys. The grid is fixed at codegen (SPLITS × KVH ×
@@ -4241,9 +4299,13 @@ __device__ __forceinline__ T* att_peer(T* p, int c) {
 // step's positions (the step-state block) and the keys below the step's
 // first position, which earlier steps cached, need no wait, so the first
 // STAGES tiles' copies of them start before it, and only the query and this
-// step's keys are fetched after it.
-template <class A, class S, bool SINKS, bool Q8, int SPLITS, int CLUSTER, int STAGES, int MINKEYS>
-__device__ __forceinline__ void attend_decode(const float* __restrict__ q, const __half* __restrict__ kc, const __half* __restrict__ vc,
+// step's keys are fetched after it. With QKNorm (att_fold_qk) it normalizes
+// and rotates its q heads itself after the wait, and the block whose keys
+// hold the step's position (each of its z blocks) also its new key, which
+// it stores in the cache with the new value before copying that tile.
+template <class A, class S, bool SINKS, bool Q8, int SPLITS, int CLUSTER, int STAGES, int MINKEYS, class QK = QKRaw>
+__device__ __forceinline__ void attend_decode(const float* __restrict__ q, const float* __restrict__ kn, const float* __restrict__ vn,
+                                              const uint8_t* __restrict__ qw, const uint8_t* __restrict__ kw, __half* __restrict__ kc, __half* __restrict__ vc,
                                               const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y,
                                               xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters,
                                               const int* __restrict__ state) {
@@ -4287,6 +4349,16 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     }
     grid_dep_wait();
     acquire(q);
+    const float* qsrc = q;
+    int qhead0 = 0;
+    if constexpr (QK::FOLD) {
+        static_assert(G <= 16, "one block's rows hold the step's group (z = 0)");
+        __shared__ float qs[G * HD];
+        acquire(kn, vn);
+        att_fold_qk<A, QK>(q, kn, vn, qw, kw, first, kvh, kbegin <= first && first < kend && first < STATE_CTX(state), kc, vc, qs);
+        qsrc = qs;
+        qhead0 = kvh * G;
+    }
 #pragma unroll
     for (int s = 0; s < STAGES; s++) {
         const int k0 = k1 + s * ROUND;
@@ -4298,7 +4370,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 
     uint32_t qf[HDP / 16][4];
     int pos[2], lo[2];
-    att_load_q<A>(q, positions, rows, row0, kvh, qf, pos, lo);
+    att_load_q<A>(qsrc, positions, rows, row0, kvh, qf, pos, lo, qhead0);
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, o[HDP / 8][4];
 #pragma unroll
     for (int d = 0; d < HDP / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
