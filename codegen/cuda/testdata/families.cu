@@ -4353,7 +4353,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     int qhead0 = 0;
     if constexpr (QK::FOLD) {
         static_assert(G <= 16, "one block's rows hold the step's group (z = 0)");
-        __shared__ float qs[G * HD];
+        __shared__ __align__(16) float qs[G * HD];  // att_load_q reads float2s
         acquire(kn, vn);
         att_fold_qk<A, QK>(q, kn, vn, qw, kw, first, kvh, kbegin <= first && first < kend && first < STATE_CTX(state), kc, vc, qs);
         qsrc = qs;
