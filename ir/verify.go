@@ -51,6 +51,9 @@ func Verify(g *Graph) error {
 			return fmt.Errorf("graph: output %d is not a node of the graph", i)
 		}
 	}
+	if err := verifyQKNormFolds(g); err != nil {
+		return err
+	}
 	return verifyLateStarts(g)
 }
 

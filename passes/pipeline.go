@@ -51,6 +51,7 @@ var Pipeline = []Pass{
 	{"chooseKernels", chooseKernels, GPUTargets},
 	{"chooseDecodeAttention", chooseDecodeAttention, GPUTargets},
 	{"choosePagedAttention", choosePagedAttention, GPUTargets},
+	{"chooseQKNormFolds", chooseQKNormFolds, GPUTargets},
 	{"choosePrefillSplits", choosePrefillSplits, GPUTargets},
 	{"chooseMoETiles", chooseMoETiles, GPUTargets},
 	{"chooseGEMMTiles", chooseGEMMTiles, GPUTargets},
@@ -113,6 +114,11 @@ var constraints = func() []constraint {
 		constraint{"chooseCodes", "chooseStaging"}, constraint{"chooseStaging", "verifyFinal"},
 		// The decode attentions' geometry is checked with the planned graph.
 		constraint{"chooseDecodeAttention", "verifyFinal"}, constraint{"choosePagedAttention", "verifyFinal"},
+		// An attention folds its q/k norms in decode where it has a decode
+		// geometry; planMemory keeps the raw parts it then reads alive, and
+		// the overlap passes know its norms launch nothing.
+		constraint{"chooseDecodeAttention", "chooseQKNormFolds"}, constraint{"chooseQKNormFolds", "planMemory"},
+		constraint{"chooseQKNormFolds", "chooseLateStarts"}, constraint{"chooseQKNormFolds", "verifyFinal"},
 		// An MoE's GEMM tiles are checked with the planned graph.
 		constraint{"chooseMoETiles", "verifyFinal"},
 		// A matrix node's GEMM tiles are chosen where its kernels are the

@@ -217,10 +217,12 @@ type (
 		Sinks, Q8 bool
 	}
 	// attendDecodeArgs serve attend_decode: its grid's splits, their
-	// clusters, each warp's tiles in flight and a split's fewest keys.
+	// clusters, each warp's tiles in flight, a split's fewest keys and
+	// the q/k norms it folds in.
 	attendDecodeArgs struct {
 		attendArgs
 		Splits, Cluster, Stages, MinKeys int64
+		QK                               string `targ:"omitzero"` // QKNorm<...> where it folds the q/k norms
 	}
 	// pagedArgs serve kv_store_paged; attendPagedArgs attend_paged (NL,
 	// the model's layers, places a row in the paged pool).
@@ -302,12 +304,12 @@ type (
 		dotTail
 	}
 	qkvMMAArgs struct {
-		X              mmaX
-		W, BQ, BK, BV  accessor
-		R              string
-		In, NQ, NK, NV int64
-		KV             bool
-		NW, UPW        int64
+		X                      mmaX
+		WQ, WK, WV, BQ, BK, BV accessor
+		R                      string
+		In, NQ, NK, NV         int64
+		KV                     bool
+		NW, UPW                int64
 		dotTail
 	}
 	swigluMMAArgs struct {

@@ -1442,19 +1442,33 @@ __device__ __forceinline__ void stage_span(units<U...>, const uint8_t* w, i64 r0
     (section(i64_constant<(i64)(IN / W::QK) * U>{}), ...);
 }
 
-// stream_chunks: the chunk loop above for a block of THREADS threads whose
-// chunks are NSPAN spans of at most NMAX rows each. spans(blk, f) calls
-// f(i, w, r0, n) for span i of chunk blk, i a constant (an indexed section
-// table lands in local memory); ready() runs once after the wait for the
-// grid before (the activations' loads); body(blk, sec) computes chunk blk
-// from its staged spans (sec[i]: span i's section starts, as W_sections
-// gives them, translated into the stage) and syncs the block after its
-// last read of them, before the chunk's stage is refilled. The stages are
-// the launch's SMEM bytes of dynamic shared memory (ops_stream.go, streams,
+// layout<W>: a span's accessor, as stream_layouts' spans name it.
+template <class W> struct layout { using type = W; };
+
+// max_span: the largest span_bytes of NMAX rows among accessors W... (a
+// stage's room for a span of any of them).
+template <int IN, int NMAX, class... W>
+__host__ __device__ constexpr int max_span() {
+    int m = 0;
+    ((m = m > span_bytes<IN, W::QK>(typename W::Units{}, NMAX) ? m : span_bytes<IN, W::QK>(typename W::Units{}, NMAX)), ...);
+    return m;
+}
+
+// stream_layouts: the chunk loop above for a block of THREADS threads whose
+// chunks are NSPAN spans of at most NMAX rows each, of accessors whose
+// spans take at most SPAN bytes (max_span). spans(blk, f) calls f(i,
+// layout<W>{}, w, r0, n) for span i of chunk blk, i a constant (an indexed
+// section table lands in local memory), W its weight's accessor (a chunk
+// may read one of several); ready() runs once after the wait for the grid
+// before (the activations' loads); body(blk, sec) computes chunk blk from
+// its staged spans (sec[i]: span i's section starts, as W_sections gives
+// them, translated into the stage) and syncs the block after its last read
+// of them, before the chunk's stage is refilled. The stages are the
+// launch's SMEM bytes of dynamic shared memory (ops_stream.go, streams,
 // which sizes them as span_bytes does).
-template <class W, int IN, int THREADS, int NSPAN, int NMAX, int SMEM, class Spans, class Ready, class Body>
-__device__ __forceinline__ void stream_chunks(int chunks, Spans spans, Ready ready, Body body) {
-    constexpr int SPAN = span_bytes<IN, W::QK>(typename W::Units{}, NMAX), STAGE = NSPAN * SPAN, STAGES = SMEM / STAGE;
+template <int SPAN, int IN, int THREADS, int NSPAN, int NMAX, int SMEM, class Spans, class Ready, class Body>
+__device__ __forceinline__ void stream_layouts(int chunks, Spans spans, Ready ready, Body body) {
+    constexpr int STAGE = NSPAN * SPAN, STAGES = SMEM / STAGE;
     static_assert(SMEM == STAGES * STAGE && STAGES >= 2, "codegen's stages are whole stages of span_bytes");
     extern __shared__ __align__(16) uint8_t stage_mem[];
     __shared__ u64 full[STAGES];  // with ORC_BULK: stage k % STAGES's bytes are in
@@ -1471,7 +1485,8 @@ __device__ __forceinline__ void stream_chunks(int chunks, Spans spans, Ready rea
         const int blk = blockIdx.x + k * gridDim.x;
         if (blk >= chunks) return;
         uint8_t* dst = stage_mem + (k % STAGES) * STAGE;
-        spans(blk, [&](int n, const uint8_t* w, i64 r0, int rows) {
+        spans(blk, [&](int n, auto lay, const uint8_t* w, i64 r0, int rows) {
+            using W = typename decltype(lay)::type;
             stage_span<W, IN, THREADS, NMAX>(typename W::Units{}, w, r0, rows, dst + n * SPAN, copy, sec[n], &full[k % STAGES]);
         });
 #ifdef ORC_BULK
@@ -1501,6 +1516,15 @@ __device__ __forceinline__ void stream_chunks(int chunks, Spans spans, Ready rea
         stage(k, false, sec);
         body(blockIdx.x + k * gridDim.x, sec);
     }
+}
+
+// stream_chunks: stream_layouts for spans of one accessor W; spans(blk, f)
+// calls f(i, w, r0, n).
+template <class W, int IN, int THREADS, int NSPAN, int NMAX, int SMEM, class Spans, class Ready, class Body>
+__device__ __forceinline__ void stream_chunks(int chunks, Spans spans, Ready ready, Body body) {
+    stream_layouts<max_span<IN, NMAX, W>(), IN, THREADS, NSPAN, NMAX, SMEM>(chunks, [&](int blk, auto f) {
+        spans(blk, [&](int n, const uint8_t* w, i64 r0, int rows) { f(n, layout<W>{}, w, r0, rows); });
+    }, ready, body);
 }
 
 // stream_rows: stream_chunks for blocks of LIN_WARPS warps in lane sets of
@@ -1826,7 +1850,8 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
                            rot, c, sn, y, kc, vc, state);
 }
 
-// Decode SwiGLU and qkv on tensor cores (Q4_K or Q5_K rows, streamed). The
+// Decode SwiGLU and qkv on tensor cores (Q4_K or Q5_K rows, and Q6_K's for
+// qkv, streamed). The
 // integer path's dots (q8_dot.cu.tmpl) spend about two SASS instructions a
 // weight on dp2a, masks and scales: Phi-3-mini's streamed SwiGLU issued 757
 // a thread for a chunk of 16 rows × 3072, and its schedulers, not DRAM, set
@@ -1848,11 +1873,20 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
 // for rows g and g + 8, where mma leaves them in lane (g, t): each lane
 // scales one group of two rows, none idles.
 
-// mma_u8: c += a · b, m16n8k32, a the 16 × 32 unsigned-byte codes (row),
-// b the 32 × 8 activation bytes (column), signed (H) or unsigned.
-template <bool H>
+// mma_u8: c += a · b, m16n8k32, a the 16 × 32 code bytes (row), unsigned
+// or signed (SA), b the 32 × 8 activation bytes (column), signed (H) or
+// unsigned.
+template <bool H, bool SA = false>
 __device__ __forceinline__ void mma_u8(int* c, const uint32_t* a, const uint32_t* b) {
-    if constexpr (H)
+    if constexpr (SA && H)
+        asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+            : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else if constexpr (SA)
+        asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+            : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else if constexpr (H)
         asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
             : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
@@ -1868,6 +1902,16 @@ __device__ __forceinline__ uint2 lds64(uint32_t a) {
     asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(a));
     return v;
 }
+__device__ __forceinline__ uint32_t lds32(uint32_t a) {
+    uint32_t v;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(a));
+    return v;
+}
+__device__ __forceinline__ uint16_t lds16(uint32_t a) {
+    uint16_t v;
+    asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(a));
+    return v;
+}
 __device__ __forceinline__ uint4 lds128(uint32_t a) {
     uint4 v;
     asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a));
@@ -1876,11 +1920,31 @@ __device__ __forceinline__ uint4 lds128(uint32_t a) {
 
 // MmaCodes<W, NB>: a K-quant accessor's staged rows (NB super-blocks a row)
 // as mma operands: codes(sec, row, sb, q, t, lo, hi), the lane's k slots
-// (words 2t and 2t + 1 of group q's 32 code bytes) of super-block sb of
-// row; header(sec, row, sb), the super-block's d, dmin and scales; HI, the
+// (elements 8t .. 8t + 7 of two 32-element slices) of super-block sb of
+// row at the super-block's step q (of 4), two A operands, signed where S8;
+// bmask(g, t), the masks of the B words each takes (all of B, or a half);
+// sums(sec, row, sb, t, xs, lo0, lo1, hi0, hi1), the lane's share of the
+// row's dot from the int32 sums of columns 2t (lo0, hi0) and 2t + 1 (lo1,
+// hi1) of the two operands' accumulators, xs the activation scales of
+// 32-groups 2t and 2t + 1 of four (MmaX::s).
+//
+// Q4_K and Q5_K (MmaK4): step q is group q, its two 32-element
+// sub-blocks' codes the low and high nibbles, against all of B; the low
+// sub-block's sum is column 2t of lo's, the high one's column 2t + 1 of
+// hi's. header(sec, row, sb), the super-block's d, dmin and scales; HI, the
 // scale of the high sub-block's codes (1/16 where they stay in place).
+template <class K> struct MmaK4 {
+    static constexpr bool S8 = false;
+    static __device__ __forceinline__ uint2 bmask(int, int) { return make_uint2(~0u, ~0u); }
+    static __device__ __forceinline__ float sums(const uint8_t* const* sec, i64 row, int sb, int t, const float2* xs, int lo0, int, int, int hi1) {
+        const uint4 hd = K::header(sec, row, sb);
+        float s0, m0, s1, m1;
+        k4_group_scales(hd, t, &s0, &m0, &s1, &m1);
+        return h2f(hd.x & 0xFFFF) * (s0 * xs[0].x * (float)lo0 + K::HI * s1 * xs[1].x * (float)hi1) - h2f(hd.x >> 16) * (m0 * xs[0].y + m1 * xs[1].y);
+    }
+};
 template <class W, int NB> struct MmaCodes;
-template <i64 NBLK, int NB> struct MmaCodes<W_q4_k<NBLK>, NB> {  // 144-byte blocks
+template <i64 NBLK, int NB> struct MmaCodes<W_q4_k<NBLK>, NB> : MmaK4<MmaCodes<W_q4_k<NBLK>, NB>> {  // 144-byte blocks
     static constexpr float HI = 0.0625f;
     static __device__ __forceinline__ uint32_t block(const uint8_t* const* sec, i64 row, int sb) {
         return (uint32_t)__cvta_generic_to_shared(sec[0] + (row * NB + sb) * 144);
@@ -1896,7 +1960,7 @@ template <i64 NBLK, int NB> struct MmaCodes<W_q4_k<NBLK>, NB> {  // 144-byte blo
 };
 // Q5_K split (weights.cu.tmpl): the fifth bit of word i's bytes is bit i of
 // h.x's (low nibbles) or h.y's (high) bytes.
-template <i64 NBLK, int NB> struct MmaCodes<W_q5_k_split<NBLK>, NB> {
+template <i64 NBLK, int NB> struct MmaCodes<W_q5_k_split<NBLK>, NB> : MmaK4<MmaCodes<W_q5_k_split<NBLK>, NB>> {
     static constexpr float HI = 1.f;
     static __device__ __forceinline__ void codes(const uint8_t* const* sec, i64 row, int sb, int q, int t, uint32_t* lo, uint32_t* hi) {
         const i64 grp = (row * NB + sb) * 4 + q;
@@ -1912,6 +1976,45 @@ template <i64 NBLK, int NB> struct MmaCodes<W_q5_k_split<NBLK>, NB> {
     }
     static __device__ __forceinline__ uint4 header(const uint8_t* const* sec, i64 row, int sb) {
         return lds128((uint32_t)__cvta_generic_to_shared(sec[2] + (row * NB + sb) * 16));
+    }
+};
+// Q6_K split (weights.cu.tmpl; ql + qh in GGUF order): step q is the
+// slices 2q and 2q + 1 (elements 64q .. 64q + 63; see dq_q6_k: half q/2,
+// ql bytes 64h + 8t (2q) and 64h + 32 + 8t (2q + 1) at nibble 4(q%2), qh
+// bits 4(q%2) and 4(q%2) + 2), signed codes q − 32, a scale a 16 elements,
+// so a slice's sum is two: lanes t < 2 hold a slice's first 16 elements,
+// t ≥ 2 its last. Operand lo takes slice 2q's codes in lanes t < 2 and
+// 2q + 1's in t ≥ 2 against B's words where g%2 == t/2 (column 2q: slice
+// 2q's first half, 2q + 1: slice 2q + 1's second), hi the other slice in
+// each lane against the other words (2q: slice 2q's second half, 2q + 1:
+// slice 2q + 1's first), so the four halves land in four sums, no product
+// wasted on B's zeros beyond Q4_K's.
+template <i64 NBLK, int NB> struct MmaCodes<W_q6_k_split<NBLK>, NB> {
+    static constexpr bool S8 = true;
+    static __device__ __forceinline__ void codes(const uint8_t* const* sec, i64 row, int sb, int q, int t, uint32_t* lo, uint32_t* hi) {
+        const uint32_t b = (uint32_t)__cvta_generic_to_shared(sec[0] + (row * NB + sb) * 192) + 64 * (q >> 1) + 8 * t;
+        const uint2 l0 = lds64(b), l1 = lds64(b + 32), h = lds64(b + 128 - 32 * (q >> 1));
+        const int sh = 4 * (q & 1);
+        const uint32_t a0[2] = {l0.x, l0.y}, a1[2] = {l1.x, l1.y}, qh[2] = {h.x, h.y};
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            const uint32_t c0 = q6_signed(((a0[k] >> sh) & 0x0F0F0F0Fu) | (((qh[k] >> sh) & 0x03030303u) << 4));
+            const uint32_t c1 = q6_signed(((a1[k] >> sh) & 0x0F0F0F0Fu) | (((qh[k] >> (sh + 2)) & 0x03030303u) << 4));
+            lo[k] = t < 2 ? c0 : c1;
+            hi[k] = t < 2 ? c1 : c0;
+        }
+    }
+    static __device__ __forceinline__ uint2 bmask(int g, int t) {
+        const uint32_t m = g % 2 == t / 2 ? ~0u : 0u;
+        return make_uint2(m, ~m);
+    }
+    // lo0: slice 2t's first half, hi0 its second; hi1: slice 2t + 1's
+    // first half, lo1 its second; scale bytes 4t .. 4t + 3 in that order.
+    static __device__ __forceinline__ float sums(const uint8_t* const* sec, i64 row, int sb, int t, const float2* xs, int lo0, int lo1, int hi0, int hi1) {
+        const i64 blk = row * NB + sb;
+        const uint32_t sc = lds32((uint32_t)__cvta_generic_to_shared(sec[1] + blk * 16) + 4 * t);
+        const float d = h2f(lds16((uint32_t)__cvta_generic_to_shared(sec[2] + blk * 2)));
+        return d * (xs[0].x * (i8f(sc) * (float)lo0 + i8f(sc >> 8) * (float)hi0) + xs[1].x * (i8f(sc >> 16) * (float)hi1 + i8f(sc >> 24) * (float)lo1));
     }
 };
 
@@ -2071,8 +2174,10 @@ template <class N, class WN, bool ADD> struct XNorm {
 // w's super-blocks: group t of each, summed with the other lanes of its
 // quad and warps by mma_pair_sums.
 template <class W, int IN, int UPW>
-__device__ __forceinline__ float2 mma_rows(const uint8_t* const* sa, i64 ra, const uint8_t* const* sb, i64 rb, const MmaX<IN, UPW>& x, int warp, int t) {
+__device__ __forceinline__ float2 mma_rows(const uint8_t* const* sa, i64 ra, const uint8_t* const* sb, i64 rb, const MmaX<IN, UPW>& x, int warp, int g,
+                                           int t) {
     using K = MmaCodes<W, IN / 256>;
+    const uint2 m = K::bmask(g, t);
     float2 s = make_float2(0.f, 0.f);
 #pragma unroll
     for (int u = 0; u < UPW; u++) {
@@ -2084,21 +2189,16 @@ __device__ __forceinline__ float2 mma_rows(const uint8_t* const* sa, i64 ra, con
             K::codes(sa, ra, blk, q, t, la, ha);
             K::codes(sb, rb, blk, q, t, lb, hb);
             const uint32_t lo[4] = {la[0], lb[0], la[1], lb[1]}, hi[4] = {ha[0], hb[0], ha[1], hb[1]};  // a0..a3
-            mma_u8<true>(clo_h, lo, x.bh[u][q]);
-            mma_u8<false>(clo_l, lo, x.bl[u][q]);
-            mma_u8<true>(chi_h, hi, x.bh[u][q]);
-            mma_u8<false>(chi_l, hi, x.bl[u][q]);
+            const uint32_t loh[2] = {x.bh[u][q][0] & m.x, x.bh[u][q][1] & m.x}, lol[2] = {x.bl[u][q][0] & m.x, x.bl[u][q][1] & m.x};
+            const uint32_t hih[2] = {x.bh[u][q][0] & m.y, x.bh[u][q][1] & m.y}, hil[2] = {x.bl[u][q][0] & m.y, x.bl[u][q][1] & m.y};
+            mma_u8<true, K::S8>(clo_h, lo, loh);
+            mma_u8<false, K::S8>(clo_l, lo, lol);
+            mma_u8<true, K::S8>(chi_h, hi, hih);
+            mma_u8<false, K::S8>(chi_l, hi, hil);
         }
-        // Group t of this super-block: row g in c[0] (low) and c[1]
-        // (high), row g + 8 in c[2] and c[3].
-        auto group = [&](const uint4& hd, int lo_sum, int hi_sum) {
-            float s0, m0, s1, m1;
-            k4_group_scales(hd, t, &s0, &m0, &s1, &m1);
-            return h2f(hd.x & 0xFFFF) * (s0 * x.s[u][0].x * (float)lo_sum + K::HI * s1 * x.s[u][1].x * (float)hi_sum) -
-                   h2f(hd.x >> 16) * (m0 * x.s[u][0].y + m1 * x.s[u][1].y);
-        };
-        s.x += group(K::header(sa, ra, blk), 256 * clo_h[0] + clo_l[0], 256 * chi_h[1] + chi_l[1]);
-        s.y += group(K::header(sb, rb, blk), 256 * clo_h[2] + clo_l[2], 256 * chi_h[3] + chi_l[3]);
+        // Row g's columns 2t, 2t + 1 in c[0], c[1]; row g + 8's in c[2], c[3].
+        s.x += K::sums(sa, ra, blk, t, x.s[u], 256 * clo_h[0] + clo_l[0], 256 * clo_h[1] + clo_l[1], 256 * chi_h[0] + chi_l[0], 256 * chi_h[1] + chi_l[1]);
+        s.y += K::sums(sb, rb, blk, t, x.s[u], 256 * clo_h[2] + clo_l[2], 256 * clo_h[3] + clo_l[3], 256 * chi_h[2] + chi_l[2], 256 * chi_h[3] + chi_l[3]);
     }
     return s;
 }
@@ -2156,7 +2256,7 @@ __device__ __forceinline__ void swiglu_mma(const uint8_t* __restrict__ wg, const
         X::load(x, xq, xs, a, b, s_out, nsq, tok, warp, g, t);
     }, [&](int blk, auto sec) {
         const i64 c0 = (i64)blk * CHUNK, col = min(c0 + g, (i64)F - 1);  // past the end: a duplicate, not written
-        float2 s = mma_pair_sums<NW>(mma_rows<W, IN, UPW>(sec[0], col, sec[1], UP_ROW0 + col, x, warp, t), round++);
+        float2 s = mma_pair_sums<NW>(mma_rows<W, IN, UPW>(sec[0], col, sec[1], UP_ROW0 + col, x, warp, g, t), round++);
         if (threadIdx.x < CHUNK && c0 + threadIdx.x < F) {
             const float inv = X::template inv<IN, NW>(nsq);
             s.x *= inv;
@@ -2166,64 +2266,99 @@ __device__ __forceinline__ void swiglu_mma(const uint8_t* __restrict__ wg, const
     });
 }
 
-// qkv_mma: qkv_q8's decode (one token; q, k and v in one K-quant layout W,
-// rows of IN = 256·NW·UPW) streamed in chunks of 8 rotation pairs of one
-// head, NeoX's pairs (i, i + HD/2) over the whole head (ROT = HD; v's rows
-// pair alike, unrotated): tile rows g and g + 8 are the two rows of pair
-// i0 + g, so the epilogue's thread i finishes pair i0 + i as qkv_q8's do
-// (bias, rotation, the fp16 cache).
-template <class X, class W, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV, int NW, int UPW, bool EARLY, int ROWS, int TT, int SMEM>
+// qkv_mma: qkv_q8's decode (one token; q, k and v each in a K-quant
+// accessor with MmaCodes, WQ, WK and WV, rows of IN = 256·NW·UPW) streamed
+// in chunks of 8 rotation pairs, 16 rows of one part: with NeoX (R::MODE
+// 2) the pairs (i, i + HD/2) of one head of q or k (ROT = HD), else
+// (normal RoPE's pairs (2i, 2i + 1), no RoPE, and v always) 16 consecutive
+// rows. Tile rows g and g + 8 are the two rows of pair i0 + g, so the
+// epilogue's thread i finishes pair i0 + i as qkv_q8's do (bias, rotation,
+// the fp16 cache). A chunk's two spans are 8 rows each of its part's
+// weight, staged in room for the widest of the three (max_span).
+template <class X, class WQ, class WK, class WV, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV, int NW, int UPW,
+          bool EARLY, int ROWS, int TT, int SMEM>
 __device__ __forceinline__ void qkv_mma(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
                                         const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
                                         const xq_t* __restrict__ xq, const float2* __restrict__ xs, const float* __restrict__ a,
                                         const float* __restrict__ b, const uint8_t* __restrict__ nw, float* __restrict__ s_out,
                                         const int* __restrict__ positions,
                                         float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    constexpr int HD = R::HD, TILES = HD / 16;  // TILES: chunks a head
+    constexpr bool NEOX = R::MODE == 2;
+    constexpr int HD = R::HD;
     static_assert(TT == 1 && IN == 256 * NW * UPW, "one token; warps × their super-blocks are the row");
     static_assert(!EARLY, "it copies its first chunk before the wait instead");
-    static_assert(R::MODE == 2 && R::ROT == HD && HD % 16 == 0 && NQ % HD == 0 && NK % HD == 0 && NV % HD == 0,
-                  "pairs (i, i + HD/2) of whole heads");
+    static_assert(R::MODE == 0 || (R::ROT == HD && HD % 16 == 0 && NQ % HD == 0 && NK % HD == 0), "pairs of whole heads");
+    static_assert(NQ % 16 == 0 && NK % 16 == 0 && NV % 16 == 0, "chunks of 16 rows of one part");
     constexpr int CQ = NQ / 16, CK = NK / 16;  // chunks of q, of k
     int tok;
     block_tokens<ROWS, 1>(state, &tok);
     const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
-    // Chunk blk: its part, that part's weight, and the row of its first
-    // pair's first dim.
-    auto where = [&](int blk, int* part, const uint8_t** w) {
+    // Chunk blk: its part, and the first rows of its two spans (the
+    // second's in *r1).
+    auto where = [&](int blk, int* part, i64* r1) {
         *part = blk < CQ ? 0 : blk < CQ + CK ? 1 : 2;
-        *w = *part == 0 ? wq : *part == 1 ? wk : wv;
         const int c = blk - (*part == 0 ? 0 : *part == 1 ? CQ : CQ + CK);
-        return (i64)(c / TILES) * HD + (c % TILES) * 8;
+        if (NEOX && *part < 2) {
+            const i64 r0 = (i64)(c / (HD / 16)) * HD + (c % (HD / 16)) * 8;
+            *r1 = r0 + HD / 2;
+            return r0;
+        }
+        *r1 = 16 * (i64)c + 8;
+        return 16 * (i64)c;
     };
     MmaX<IN, UPW> x;
     X::before(x, nw, warp, g, t);
     __shared__ float nsq[NW];
     int pos = 0, round = 0;
-    stream_chunks<W, IN, NW * 32, 2, 8, SMEM>((NQ + NK + NV) / 16, [&](int blk, auto span) {
+    stream_layouts<max_span<IN, 8, WQ, WK, WV>(), IN, NW * 32, 2, 8, SMEM>((NQ + NK + NV) / 16, [&](int blk, auto span) {
         int part;
-        const uint8_t* w;
-        const i64 r0 = where(blk, &part, &w);
-        span(0, w, r0, 8);
-        span(1, w, r0 + HD / 2, 8);
+        i64 r1;
+        const i64 r0 = where(blk, &part, &r1);
+        if (part == 0) {
+            span(0, layout<WQ>{}, wq, r0, 8);
+            span(1, layout<WQ>{}, wq, r1, 8);
+        } else if (part == 1) {
+            span(0, layout<WK>{}, wk, r0, 8);
+            span(1, layout<WK>{}, wk, r1, 8);
+        } else {
+            span(0, layout<WV>{}, wv, r0, 8);
+            span(1, layout<WV>{}, wv, r1, 8);
+        }
     }, [&] {
         acquire(positions);
         X::load(x, xq, xs, a, b, s_out, nsq, tok, warp, g, t);
         pos = positions[tok];
     }, [&](int blk, auto sec) {
         int part;
-        const uint8_t* w;
-        const i64 r0 = where(blk, &part, &w);
-        const float2 s = mma_pair_sums<NW>(mma_rows<W, IN, UPW>(sec[0], r0 + g, sec[1], r0 + HD / 2 + g, x, warp, t), round++);
+        i64 r1;
+        const i64 r0 = where(blk, &part, &r1);
+        const bool neox = NEOX && part < 2;
+        // Tile row g: pair g's first row; g + 8 its second. Consecutive
+        // pairs 0..3 are span 0's rows, 4..7 span 1's.
+        const i64 ra = neox ? r0 + g : r0 + 2 * g, rb = neox ? r1 + g : ra + 1;
+        const uint8_t* sa[4];
+        const uint8_t* sb[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            sa[k] = neox || g < 4 ? sec[0][k] : sec[1][k];
+            sb[k] = neox || g >= 4 ? sec[1][k] : sec[0][k];
+        }
+        const float2 s = mma_pair_sums<NW>(part == 0   ? mma_rows<WQ, IN, UPW>(sa, ra, sb, rb, x, warp, g, t)
+                                           : part == 1 ? mma_rows<WK, IN, UPW>(sa, ra, sb, rb, x, warp, g, t)
+                                                       : mma_rows<WV, IN, UPW>(sa, ra, sb, rb, x, warp, g, t),
+                                           round++);
         if (threadIdx.x >= 8) return;
         const float inv = X::template inv<IN, NW>(nsq);
-        const i64 d0 = r0 + threadIdx.x, d1 = d0 + HD / 2;
+        const i64 d0 = neox ? r0 + threadIdx.x : r0 + 2 * threadIdx.x, d1 = neox ? d0 + HD / 2 : d0 + 1;
         float b0, b1, c = 1.f, sn = 0.f;
         if (part == 0) { b0 = BQ::at(bq, d0); b1 = BQ::at(bq, d1); }
         else if (part == 1) { b0 = BK::at(bk, d0); b1 = BK::at(bk, d1); }
         else { b0 = BV::at(bv, d0); b1 = BV::at(bv, d1); }
-        if (part < 2) rope_cos_sin<R>(pos, (int)(d0 % HD), &c, &sn);
-        qkv_finish<NQ, NK, KV>(part, part == 0 ? NQ : part == 1 ? NK : NV, tok, pos, d0, d1, s.x * inv + b0, s.y * inv + b1, part < 2, c, sn, y, kc, vc, state);
+        if constexpr (R::MODE != 0) {
+            if (part < 2) rope_cos_sin<R>(pos, NEOX ? (int)(d0 % HD) : (int)(d0 % HD) / 2, &c, &sn);
+        }
+        qkv_finish<NQ, NK, KV>(part, part == 0 ? NQ : part == 1 ? NK : NV, tok, pos, d0, d1, s.x * inv + b0, s.y * inv + b1, R::MODE != 0 && part < 2, c, sn,
+                               y, kc, vc, state);
     });
 }
 
@@ -3643,18 +3778,19 @@ __device__ __forceinline__ void head_rmsnorm_rows(const float* __restrict__ x, c
     for (int d = threadIdx.x % 32; d < HD; d += 32) y[head * HD + d] = x[head * HD + d] * inv * W::at(w, d);
 }
 
-// norm_rope: the head normed, then rotated by config R (rope.cu.tmpl): a
-// lane takes rotation pairs hp, hp+32, ... of its head.
-template <class R, class N, class W, int ROWS, int HEADS>
-__device__ __forceinline__ void norm_rope_rows(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions,
-                                               float* __restrict__ y, const int* __restrict__ state) {
+// norm_rope_head: one warp's head xr (R::HD floats) normed by weights w
+// (config N) and rotated by config R at position pos, each dim d's value v
+// given to put(d, v): a lane takes rotation pairs hp, hp+32, ... (norm_rope,
+// and attend_decode's folded q/k norms, attention.cu.tmpl).
+template <class R, class N, class W, class Put>
+__device__ __forceinline__ void norm_rope_head(const float* __restrict__ xr, const uint8_t* __restrict__ w, int pos, Put put) {
     constexpr int HD = R::HD;
-    i64 head;
-    const float inv = head_rms<N, ROWS, HEADS, HD>(x, &head, state);
-    if (head >= (i64)ROWS_OR_T(ROWS, state) * HEADS) return;  // the whole warp
-    const int pos = positions[head / HEADS];
-    const float* xr = x + head * HD;
-    float* yr = y + head * HD;
+    float ss = 0.f;
+    for (int d = threadIdx.x % 32; d < HD; d += 32) {
+        const float v = xr[d];
+        ss += v * v;
+    }
+    const float inv = rsqrtf(warp_sum(ss) / (float)HD + N::EPS);
     for (int hp = threadIdx.x % 32; hp < HD / 2; hp += 32) {
         int d0, d1;
         const bool rot = rope_pair<R>(hp, &d0, &d1);
@@ -3662,13 +3798,25 @@ __device__ __forceinline__ void norm_rope_rows(const float* __restrict__ x, cons
         if (rot) {
             float c, s;
             rope_cos_sin<R>(pos, hp, &c, &s);
-            yr[d0] = a * c - b * s;
-            yr[d1] = a * s + b * c;
+            put(d0, a * c - b * s);
+            put(d1, a * s + b * c);
         } else {
-            yr[d0] = a;
-            yr[d1] = b;
+            put(d0, a);
+            put(d1, b);
         }
     }
+}
+
+// norm_rope: the head normed, then rotated (norm_rope_head), one warp a
+// (token, head); y may be x (a lane writes only the dims it read).
+template <class R, class N, class W, int ROWS, int HEADS>
+__device__ __forceinline__ void norm_rope_rows(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions,
+                                               float* __restrict__ y, const int* __restrict__ state) {
+    constexpr int HD = R::HD;
+    const i64 head = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    if (head >= (i64)ROWS_OR_T(ROWS, state) * HEADS) return;  // the whole warp
+    float* yr = y + head * HD;
+    norm_rope_head<R, N, W>(x + head * HD, w, positions[head / HEADS], [&](int d, float v) { yr[d] = v; });
 }
 
 // geglu: y = gelu(g)·u, GELU's tanh approximation (Gemma's gated FFN).
@@ -3787,10 +3935,11 @@ __device__ __forceinline__ void att_load_kv(const __half* __restrict__ kc, const
 // att_load_q: the Q fragments (A operand, 16 rows × HDP) of the warp's rows
 // rbase.. rbase+15 of kv head kvh's group, scaled, and each lane's two rows'
 // (lane/4 and lane/4+8) positions and first keys; rows past T·G get
-// position -1, which masks every key.
+// position -1, which masks every key. q holds the heads from head0 on (a
+// block's own heads, staged: attend_decode's folded q/k norms).
 template <class A>
 __device__ __forceinline__ void att_load_q(const float* __restrict__ q, const int* __restrict__ positions, int rows, int rbase, int kvh,
-                                           uint32_t (&qf)[(A::HD + 15) / 16][4], int (&pos)[2], int (&lo)[2]) {
+                                           uint32_t (&qf)[(A::HD + 15) / 16][4], int (&pos)[2], int (&lo)[2], int head0 = 0) {
     constexpr int HD = A::HD, G = A::HEADS / A::KVH;
     constexpr float SC = A::SCALE * ATT_LOG2E;
     const int lane = threadIdx.x & 31, c = lane & 3;
@@ -3801,7 +3950,7 @@ __device__ __forceinline__ void att_load_q(const float* __restrict__ q, const in
         const int t = valid ? r0 / G : 0, g = r0 % G;
         pos[h] = valid ? positions[t] : -1;
         lo[h] = A::WINDOW > 0 ? pos[h] - A::WINDOW + 1 : 0;
-        const float* qr = q + (i64)t * A::HEADS * HD + (kvh * G + g) * HD + 2 * c;
+        const float* qr = q + (i64)t * A::HEADS * HD + (kvh * G + g - head0) * HD + 2 * c;
 #pragma unroll
         for (int kk = 0; kk < (HD + 15) / 16; kk++) {  // dim pairs lie wholly inside or past HD (HD % 8 == 0)
             const float2 a = valid && kk * 16 + 2 * c < HD ? *(const float2*)(qr + kk * 16) : make_float2(0.f, 0.f);
@@ -4141,6 +4290,50 @@ __device__ __forceinline__ T* att_peer(T* p, int c) {
     return p;
 }
 
+// QKRaw: attend_decode's q comes normed and rotated, and the step's k and v
+// are in the cache (a norm_rope and the kv store, or the qkv kernel, put
+// them there). QKNorm: attend_decode folds a q/k per-head norm (config N,
+// q's weights WQ, k's WK), RoPE (config R) and the kv store in
+// (fold_qk_norm; its q, kn and vn are the qkv's raw parts).
+struct QKRaw { static constexpr bool FOLD = false; };
+template <class R, class N, class WQ, class WK> struct QKNorm {
+    static constexpr bool FOLD = true;
+    using Rope = R;
+    using Norm = N;
+    using Q = WQ;
+    using K = WK;
+};
+
+// att_fold_qk: attend_decode's folded q/k norms (QKNorm) for the step's one
+// token at position pos (a decode step): warps take the group's G query
+// heads of kv head kvh from the raw q, normed and rotated into qs [G][HD],
+// and where holds (this block's keys hold pos) one more warp the kv head's
+// new key from kn, normed and rotated, and its value from vn, into the
+// cache rows at pos. The block syncs after: its copies of the step's key
+// tiles (cp.async.cg, from L2) then read what it stored.
+template <class A, class QK>
+__device__ __forceinline__ void att_fold_qk(const float* __restrict__ q, const float* __restrict__ kn, const float* __restrict__ vn,
+                                            const uint8_t* __restrict__ qw, const uint8_t* __restrict__ kw, int pos, int kvh, bool holds,
+                                            __half* __restrict__ kc, __half* __restrict__ vc, float* qs) {
+    constexpr int HD = A::HD, G = A::HEADS / A::KVH, KV = A::KVH * HD;
+    using R = typename QK::Rope;
+    using N = typename QK::Norm;
+    static_assert(R::HD == HD && R::ROT == HD, "whole heads rotated");
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    for (int h = warp; h <= G; h += ATT_WARPS) {
+        if (h < G) {
+            float* qr = qs + h * HD;
+            norm_rope_head<R, N, typename QK::Q>(q + (i64)(kvh * G + h) * HD, qw, pos, [&](int d, float v) { qr[d] = v; });
+        } else if (holds) {
+            __half* kr = kc + (i64)pos * KV + kvh * HD;
+            __half* vr = vc + (i64)pos * KV + kvh * HD;
+            norm_rope_head<R, N, typename QK::K>(kn + (i64)kvh * HD, kw, pos, [&](int d, float v) { kr[d] = __float2half(v); });
+            for (int d = lane; d < HD; d += 32) vr[d] = __float2half(vn[kvh * HD + d]);
+        }
+    }
+    __syncthreads();
+}
+
 // attend_decode (flash-decoding): block (split, kvh, z) takes the 16 rows
 // z·16.. of kv head kvh's group (T = 1: its first 16 query heads) and one
 // chunk of their keys. The grid is fixed at codegen (SPLITS × KVH ×
@@ -4167,9 +4360,13 @@ __device__ __forceinline__ T* att_peer(T* p, int c) {
 // step's positions (the step-state block) and the keys below the step's
 // first position, which earlier steps cached, need no wait, so the first
 // STAGES tiles' copies of them start before it, and only the query and this
-// step's keys are fetched after it.
-template <class A, class S, bool SINKS, bool Q8, int SPLITS, int CLUSTER, int STAGES, int MINKEYS>
-__device__ __forceinline__ void attend_decode(const float* __restrict__ q, const __half* __restrict__ kc, const __half* __restrict__ vc,
+// step's keys are fetched after it. With QKNorm (att_fold_qk) it normalizes
+// and rotates its q heads itself after the wait, and the block whose keys
+// hold the step's position (each of its z blocks) also its new key, which
+// it stores in the cache with the new value before copying that tile.
+template <class A, class S, bool SINKS, bool Q8, int SPLITS, int CLUSTER, int STAGES, int MINKEYS, class QK = QKRaw>
+__device__ __forceinline__ void attend_decode(const float* __restrict__ q, const float* __restrict__ kn, const float* __restrict__ vn,
+                                              const uint8_t* __restrict__ qw, const uint8_t* __restrict__ kw, __half* __restrict__ kc, __half* __restrict__ vc,
                                               const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y,
                                               xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters,
                                               const int* __restrict__ state) {
@@ -4213,6 +4410,16 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     }
     grid_dep_wait();
     acquire(q);
+    const float* qsrc = q;
+    int qhead0 = 0;
+    if constexpr (QK::FOLD) {
+        static_assert(G <= 16, "one block's rows hold the step's group (z = 0)");
+        __shared__ __align__(16) float qs[G * HD];  // att_load_q reads float2s
+        acquire(kn, vn);
+        att_fold_qk<A, QK>(q, kn, vn, qw, kw, first, kvh, kbegin <= first && first < kend && first < STATE_CTX(state), kc, vc, qs);
+        qsrc = qs;
+        qhead0 = kvh * G;
+    }
 #pragma unroll
     for (int s = 0; s < STAGES; s++) {
         const int k0 = k1 + s * ROUND;
@@ -4224,7 +4431,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 
     uint32_t qf[HDP / 16][4];
     int pos[2], lo[2];
-    att_load_q<A>(q, positions, rows, row0, kvh, qf, pos, lo);
+    att_load_q<A>(qsrc, positions, rows, row0, kvh, qf, pos, lo, qhead0);
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, o[HDP / 8][4];
 #pragma unroll
     for (int d = 0; d < HDP / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;

@@ -169,9 +169,9 @@ extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_0_split_dot_1536_W
     grid_dep_launch();
     qkv_q8<W_q5_0_split_dot<1536>, W_q5_0_split_dot<384>, W_q5_0_split_dot<384>, B_none, B_none, B_none, Rope_none, 192, 256, 64, 64, false, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_3_B_none_false_true_1_1_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_3_B_none_false_true_1_1_1_128_QKNorm_Rope_2_Norm_1_W_f32_64_W_f32_64(const float* __restrict__ q, const float* __restrict__ kn, const float* __restrict__ vn, const uint8_t* __restrict__ qw, const uint8_t* __restrict__ kw, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_3, B_none, false, true, 1, 1, 1, 128>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_3, B_none, false, true, 1, 1, 1, 128, QKNorm<Rope_2, Norm_1, W_f32<64>, W_f32<64>>>(q, kn, vn, qw, kw, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_192_B_none_256_192_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -199,9 +199,9 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_384
     grid_dep_launch();
     linear_q8<W_q6_k_split_dot<384>, B_none, 512, 192, 32, true, false, 0, false, 0, 1>(w, nullptr, x, nullptr, nullptr, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_5_B_none_false_true_64_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_5_B_none_false_true_64_8_1_128_QKNorm_Rope_4_Norm_1_W_f32_64_W_f32_64(const float* __restrict__ q, const float* __restrict__ kn, const float* __restrict__ vn, const uint8_t* __restrict__ qw, const uint8_t* __restrict__ kw, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_5, B_none, false, true, 64, 8, 1, 128>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_5, B_none, false, true, 64, 8, 1, 128, QKNorm<Rope_4, Norm_1, W_f32<64>, W_f32<64>>>(q, kn, vn, qw, kw, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) geglu_ew_0_512_at_end(const float* __restrict__ g, const float* __restrict__ u, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
