@@ -52,6 +52,18 @@ __device__ __forceinline__ void grid_dep_launch() {
 __device__ __forceinline__ float h2f(uint32_t h) { return __half2float(__ushort_as_half((unsigned short)h)); }
 __device__ __forceinline__ float bf2f(uint32_t b) { return __uint_as_float(b << 16); }
 
+// The gate activations of the gated FFN kernels (their GATE parameter, last
+// and SiLU by default): act(g) of act(g)·u.
+struct GateSiLU {
+    static __device__ __forceinline__ float of(float g) { return g / (1.f + expf(-g)); }
+};
+// GELU's tanh approximation (GPT-2's gelu_ew; Gemma's gelu_pytorch_tanh).
+struct GateGELUTanh {
+    static __device__ __forceinline__ float of(float g) {
+        return 0.5f * g * (1.f + tanhf(0.7978845608028654f * (g + 0.044715f * g * g * g)));
+    }
+};
+
 // Loads N bytes (N a multiple of 4) from a 2-byte aligned address as 32-bit
 // words: GGUF blocks of 18, 22, 34 and 210 bytes are only 2-byte aligned.
 template <int N>
@@ -833,10 +845,10 @@ __device__ __forceinline__ void linear_gemv(const uint8_t* __restrict__ w, const
     }
 }
 
-// swiglu_linear: y[t, F] = silu(x·wgᵀ) · (x·wuᵀ); one warp per output column
+// swiglu_linear: y[t, F] = GATE(x·wgᵀ) · (x·wuᵀ); one warp per output column
 // computes its gate and up rows. With one packed weight [2F, IN], wu is wg
 // and UP_ROW0 = F.
-template <class WG, class WU, int IN, int F, int UP_ROW0>
+template <class WG, class WU, int IN, int F, int UP_ROW0, class GATE = GateSiLU>
 __device__ __forceinline__ void swiglu_gemv(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu,
                                             const float* __restrict__ x, float* __restrict__ y) {
     const i64 r = (i64)blockIdx.x * GEMV_WARPS + (threadIdx.x >> 5);
@@ -844,7 +856,7 @@ __device__ __forceinline__ void swiglu_gemv(const uint8_t* __restrict__ wg, cons
     if (r >= F) return;
     float g, u;
     row_dot2<WG, WU, IN>(wg, r, wu, r + UP_ROW0, x + t * IN, g, u);
-    if ((threadIdx.x & 31) == 0) y[t * F + r] = g / (1.f + expf(-g)) * u;
+    if ((threadIdx.x & 31) == 0) y[t * F + r] = GATE::of(g) * u;
 }
 
 // qkv: three projections of one x in one launch, packed result (part offsets
@@ -1680,8 +1692,8 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
 // after its wait (quantize_row), or a quantize_x8 launch does.
 // SMEM > 0: the block streams its rows (stream_rows) through SMEM bytes of
 // stages, chunk blk being what block blk computes without (gate and up
-// spans of 2·SETS rows).
-template <class W, int IN, int F, int UP_ROW0, int S, int WARPS, bool Q8, bool EARLY, int ROWS, int TT, int SMEM = 0>
+// spans of 2·SETS rows). GATE: the gate's activation.
+template <class W, int IN, int F, int UP_ROW0, int S, int WARPS, bool Q8, bool EARLY, int ROWS, int TT, int SMEM = 0, class GATE = GateSiLU>
 __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
                                           const float2* __restrict__ xs, float* __restrict__ y, xq_t* __restrict__ yq,
                                           float2* __restrict__ ys, const int* __restrict__ state) {
@@ -1711,7 +1723,7 @@ __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const 
         float h = 0.f;
         if (col < F && tt < ntok) {
             const float g = gu[set * N + c * TT + tt], u = gu[set * N + (2 + c) * TT + tt];
-            h = g / (1.f + expf(-g)) * u;
+            h = GATE::of(g) * u;
             y[(i64)tok[tt] * F + col] = h;
         }
         if constexpr (Q8) quantize32(h, (i64)tok[0] * F + b0, yq, ys);
@@ -2231,8 +2243,8 @@ __device__ __forceinline__ float2 mma_pair_sums(float2 s, int round) {
 
 // swiglu_mma: swiglu_q8's streamed decode (one token, gate and up rows of
 // IN = 256·NW·UPW in one layout W with MmaCodes) in chunks of 8 columns,
-// blocks of NW warps.
-template <class X, class W, int IN, int F, int UP_ROW0, int NW, int UPW, bool EARLY, int ROWS, int TT, int SMEM>
+// blocks of NW warps. GATE: the gate's activation.
+template <class X, class W, int IN, int F, int UP_ROW0, int NW, int UPW, bool EARLY, int ROWS, int TT, int SMEM, class GATE = GateSiLU>
 __device__ __forceinline__ void swiglu_mma(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
                                            const float2* __restrict__ xs, const float* __restrict__ a, const float* __restrict__ b,
                                            const uint8_t* __restrict__ nw, float* __restrict__ s_out, float* __restrict__ y,
@@ -2261,7 +2273,7 @@ __device__ __forceinline__ void swiglu_mma(const uint8_t* __restrict__ wg, const
             const float inv = X::template inv<IN, NW>(nsq);
             s.x *= inv;
             s.y *= inv;
-            y[(i64)tok * F + c0 + threadIdx.x] = s.x / (1.f + expf(-s.x)) * s.y;
+            y[(i64)tok * F + c0 + threadIdx.x] = GATE::of(s.x) * s.y;
         }
     });
 }
@@ -3075,14 +3087,14 @@ __device__ __forceinline__ void linear_mmat_out(i64 r0, int tok0, int rows, cons
 }
 
 // swiglu_mmat_out: columns c0 .. c0 + 7, gate rows 0..7, up rows 8..15.
-template <int F, int NT, class Sum>
+template <int F, int NT, class GATE, class Sum>
 __device__ __forceinline__ void swiglu_mmat_out(i64 c0, int tok0, int rows, float* __restrict__ y, Sum sum) {
     for (int i = threadIdx.x; i < 8 * 8 * NT; i += blockDim.x) {
         const int c = i / (8 * NT), tt = i % (8 * NT);
         const int tok = tok0 + tt;
         if (c0 + c < F && tok < rows) {
             const float gv = sum(c, tt), uv = sum(8 + c, tt);
-            y[(i64)tok * F + c0 + c] = gv / (1.f + expf(-gv)) * uv;
+            y[(i64)tok * F + c0 + c] = GATE::of(gv) * uv;
         }
     }
 }
@@ -3136,8 +3148,8 @@ __device__ __forceinline__ void linear_mmat_stream(const uint8_t* __restrict__ w
 
 // swiglu_mmat: swiglu_q8 of up to 8·NT tokens a block on tensor cores; a
 // block owns 8 output columns, whose gate rows are its tile's rows 0..7
-// and up rows 8..15.
-template <class W, int IN, int F, int UP_ROW0, int NW, int NT, int ROWS>
+// and up rows 8..15. GATE: the gate's activation.
+template <class W, int IN, int F, int UP_ROW0, int NW, int NT, int ROWS, class GATE = GateSiLU>
 __device__ __forceinline__ void swiglu_mmat(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
                                             const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     int tile, rows, nt;
@@ -3145,18 +3157,18 @@ __device__ __forceinline__ void swiglu_mmat(const uint8_t* __restrict__ wg, cons
     const i64 c0 = (i64)tile * 8, col = min(c0 + threadIdx.x % 32 / 4, (i64)F - 1);  // past the end: a duplicate, not written
     __shared__ MmatShared<NW, NT> sh;
     mmat_tile<W, IN, NW, NT>(wg, col, wu, UP_ROW0 + col, xq, xs, tok0, rows, nt, sh);
-    swiglu_mmat_out<F, NT>(c0, tok0, rows, y, [&](int r, int tt) { return sh.sums[r][tt]; });
+    swiglu_mmat_out<F, NT, GATE>(c0, tok0, rows, y, [&](int r, int tt) { return sh.sums[r][tt]; });
 }
 
 // swiglu_mmat_stream: swiglu_mmat streamed (mmat_stream) over tiles of 8
 // columns.
-template <class W, int IN, int F, int UP_ROW0, int NW, int NT, int ROWS, int KSL, bool XS, int SMEM>
+template <class W, int IN, int F, int UP_ROW0, int NW, int NT, int ROWS, int KSL, bool XS, int SMEM, class GATE = GateSiLU>
 __device__ __forceinline__ void swiglu_mmat_stream(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
                                                    const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     mmat_stream<W, IN, KSL, NW, NT, XS, SMEM, ROWS>((F + 7) / 8, xq, xs, state, [&](int tile, int j, const uint8_t** rs) {
         const i64 col = min((i64)tile * 8 + (j & 7), (i64)F - 1);  // past the end: a duplicate, not written
         mmat_row_sections<W, IN>(j < 8 ? wg : wu, j < 8 ? col : UP_ROW0 + col, rs);
-    }, [&](int tile, int tok0, int rows, auto sum) { swiglu_mmat_out<F, NT>((i64)tile * 8, tok0, rows, y, sum); });
+    }, [&](int tile, int tok0, int rows, auto sum) { swiglu_mmat_out<F, NT, GATE>((i64)tile * 8, tok0, rows, y, sum); });
 }
 
 // qkv_mmat: qkv_q8 of up to 8·NT tokens a block on tensor cores: a block
@@ -3498,11 +3510,11 @@ __device__ __forceinline__ void gemm_linear(const uint8_t* __restrict__ w, const
         });
 }
 
-// gemm_swiglu: y[T, F] = silu(x·wgᵀ) · (x·wuᵀ). The tile interleaves gate
+// gemm_swiglu: y[T, F] = GATE(x·wgᵀ) · (x·wuᵀ). The tile interleaves gate
 // and up rows of the CTA's BN/2 columns (even shared rows gate, odd up), so
 // each accumulator pair of the MMA's output is one column's (g, u). With one
 // packed weight [2F, IN], wu is wg and UP_ROW0 = F.
-template <class WG, class WU, int IN, int F, int UP_ROW0, int BM, int BN, int SPLITS = 1>
+template <class WG, class WU, int IN, int F, int UP_ROW0, int BM, int BN, int SPLITS = 1, class GATE = GateSiLU>
 __device__ __forceinline__ void gemm_swiglu(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x,
                                             float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters,
                                             const int* __restrict__ state) {
@@ -3510,7 +3522,7 @@ __device__ __forceinline__ void gemm_swiglu(const uint8_t* __restrict__ wg, cons
     gemm_tc<BM, BN, IN, SPLITS>(x, part, counters, state, GemmTile<IN, BN, WG, WU>{ {wg, wu}, f < F ? up : -1, f + up * UP_ROW0 },
         [&](int t, int n, float g, float u) {
             const int f = f0 + n / 2;
-            if (f < F) y[(i64)t * F + f] = g / (1.f + expf(-g)) * u;
+            if (f < F) y[(i64)t * F + f] = GATE::of(g) * u;
         });
 }
 
@@ -3677,6 +3689,30 @@ __device__ __forceinline__ void rmsnorm_rows(const float* __restrict__ a, const 
     norm_store<COLS, THREADS, Q8>(v, off, y, xq, xs);
 }
 
+// rmsnorm_post_rows (add_post_rmsnorm): s = a + rmsnorm(b)·wb, stored, then
+// y = rmsnorm(s)·w — a branch's post-norm (Gemma's), the residual add and
+// the next pre-norm, the row held in registers throughout.
+template <class N, class WB, class W, int COLS, int THREADS, bool Q8>
+__device__ __forceinline__ void rmsnorm_post_rows(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ wb,
+                                                  const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y,
+                                                  xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    using R = NormRow<COLS, THREADS>;
+    __shared__ float scratch[32];
+    const i64 off = (i64)blockIdx.x * COLS;
+    float v[R::PER], wv[R::PER];
+    norm_load<WB, COLS, THREADS, false>(b, nullptr, wb, off, v, wv);
+    rms_scale<N, COLS, THREADS>(v, wv, scratch);
+#pragma unroll
+    for (int k = 0; k < R::PER; k++)
+        if (R::in(k)) {
+            v[k] += a[off + R::col(k)];
+            wv[k] = W::at(w, R::col(k));
+        }
+    norm_store_row<COLS, THREADS>(v, off, s);
+    rms_scale<N, COLS, THREADS>(v, wv, scratch);
+    norm_store<COLS, THREADS, Q8>(v, off, y, xq, xs);
+}
+
 // layernorm: y = (x - mean) / sqrt(var + eps) · w + bias; ADD as above.
 template <class N, class W, class B, int COLS, int THREADS, bool ADD, bool Q8>
 __device__ __forceinline__ void layernorm_rows(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w,
@@ -3717,21 +3753,19 @@ __device__ __forceinline__ void add_ew(const float* __restrict__ a, const float*
     EW_INDEX(COLS)
     y[i] = a[i] + b[i];
 }
-__device__ __forceinline__ float silu(float g) { return g / (1.f + expf(-g)); }
 // swiglu(g, u) with G_STRIDE = U_STRIDE = F, or swiglu(gu) of one [T, 2F]
 // input: g at column c, u at column F+c of a row of 2F.
 template <int ROWS, int F, int IN_STRIDE>
 __device__ __forceinline__ void swiglu_ew(const float* __restrict__ g, const float* __restrict__ u, float* __restrict__ y, const int* __restrict__ state) {
     EW_INDEX(F)
     const i64 t = i / F, c = i % F;
-    y[i] = silu(g[t * IN_STRIDE + c]) * u[t * IN_STRIDE + c];
+    y[i] = GateSiLU::of(g[t * IN_STRIDE + c]) * u[t * IN_STRIDE + c];
 }
 // gelu, tanh approximation.
 template <int ROWS, int COLS>
 __device__ __forceinline__ void gelu_ew(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     EW_INDEX(COLS)
-    const float v = x[i];
-    y[i] = 0.5f * v * (1.f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+    y[i] = GateGELUTanh::of(x[i]);
 }
 // split: columns [C0, C0+N) of x [T, IN] to a part [T, N] at y.
 template <int ROWS, int IN, int C0, int N>
@@ -3823,8 +3857,7 @@ __device__ __forceinline__ void norm_rope_rows(const float* __restrict__ x, cons
 template <int ROWS, int F>
 __device__ __forceinline__ void geglu_ew(const float* __restrict__ g, const float* __restrict__ u, float* __restrict__ y, const int* __restrict__ state) {
     EW_INDEX(F)
-    const float v = g[i];
-    y[i] = 0.5f * v * (1.f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v))) * u[i];
+    y[i] = GateGELUTanh::of(g[i]) * u[i];
 }
 
 // scale: y = x·S::FACTOR (Gemma's embedding scale).
@@ -5125,7 +5158,7 @@ __device__ __forceinline__ void moe_lists(const int* __restrict__ sel, int* __re
 template <class Cfg>
 __device__ __forceinline__ float moe_glu(float gate, float up) {
     if constexpr (!moe_clamped<Cfg>::value) {
-        return gate / (1.f + expf(-gate)) * up;
+        return GateSiLU::of(gate) * up;
     } else {
         const float g = fminf(gate, Cfg::LIMIT);
         const float u = fminf(fmaxf(up, -Cfg::LIMIT), Cfg::LIMIT);

@@ -128,7 +128,7 @@ extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q8_0_split_dot_368640
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_W_f32_64_true_true_1_1_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_2, W_f32<64>, true, true, 1, 1, 1, 128>(q, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_2, W_f32<64>, true, true, 1, 1, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_368640_W_f32_2880_4096_2880_128_false_false_0_true_0_1(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -156,7 +156,7 @@ extern "C" __global__ void __launch_bounds__(736) rmsnorm_rows_Norm_0_W_f32_2880
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_4_W_f32_64_true_true_27_1_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_4, W_f32<64>, true, true, 27, 1, 1, 128>(q, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_4, W_f32<64>, true, true, 27, 1, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_4096_512_512_false(const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();

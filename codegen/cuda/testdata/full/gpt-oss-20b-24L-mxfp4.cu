@@ -128,7 +128,7 @@ extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q8_0_split_dot_368640
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_W_f32_64_true_true_1_1_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_2, W_f32<64>, true, true, 1, 1, 1, 128>(q, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_2, W_f32<64>, true, true, 1, 1, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_368640_W_f32_2880_4096_2880_128_false_false_0_true_0_1(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -152,7 +152,7 @@ extern "C" __global__ void __launch_bounds__(736) rmsnorm_rows_Norm_0_W_f32_2880
 }
 extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_4_W_f32_64_true_true_32_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_4, W_f32<64>, true, true, 32, 8, 1, 128>(q, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_4, W_f32<64>, true, true, 32, 8, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_mxfp4_split_dot_8294400_W_f32_92160_true_4(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
     grid_dep_launch();

@@ -105,7 +105,7 @@ extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_f16_589824_W_f16_58
 }
 extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_1_B_none_false_false_8_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_1, B_none, false, false, 8, 8, 1, 128>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
+    attend_decode<Attn_1, B_none, false, false, 8, 8, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_589824_W_f32_768_768_768(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y) {
     grid_dep_wait();

@@ -107,13 +107,13 @@ extern "C" __global__ void __launch_bounds__(192) layernorm_rows_Norm_0_W_f32_76
     grid_dep_launch();
     layernorm_rows<Norm_0, W_f32<768>, W_f32<768>, 768, 192, true, true>(a, b, w, bias, s, y, xq, xs);
 }
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_k_split_dot_2304_W_q5_k_split_dot_2304_W_q5_k_split_dot_2304_W_f32_768_W_f32_768_W_f32_768_Rope_none_768_768_768_768_true_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(96, 2) qkv_mma_XCodes_W_q5_k_split_2304_W_q5_k_split_2304_W_q5_k_split_2304_W_f32_768_W_f32_768_W_f32_768_Rope_none_768_768_768_768_true_3_1_false_0_1_17088(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_q8<W_q5_k_split_dot<2304>, W_q5_k_split_dot<2304>, W_q5_k_split_dot<2304>, W_f32<768>, W_f32<768>, W_f32<768>, Rope_none, 768, 768, 768, 768, true, 32, true, 0, 1>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, kc, vc, state);
+    qkv_mma<XCodes, W_q5_k_split<2304>, W_q5_k_split<2304>, W_q5_k_split<2304>, W_f32<768>, W_f32<768>, W_f32<768>, Rope_none, 768, 768, 768, 768, true, 3, 1, false, 0, 1, 17088>(wq, wk, wv, bq, bk, bv, xq, xs, nullptr, nullptr, nullptr, nullptr, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_1_B_none_false_true_8_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_1, B_none, false, true, 8, 8, 1, 128>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_1, B_none, false, true, 8, 8, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_2304_W_f32_768_768_768_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -130,6 +130,11 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_921
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_9216_W_f32_768_3072_768_64_true_false_0_false_0_1(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     linear_q8<W_q4_k_dot<9216>, W_f32<768>, 3072, 768, 64, true, false, 0, false, 0, 1>(w, b, x, nullptr, nullptr, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(192) layernorm_rows_Norm_0_W_f32_768_W_f32_768_768_192_true_true_at_end(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, const uint8_t* __restrict__ bias, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    acquire(a, b);
+    layernorm_rows<Norm_0, W_f32<768>, W_f32<768>, 768, 192, true, true>(a, b, w, bias, s, y, xq, xs);
 }
 extern "C" __global__ void __launch_bounds__(256) gelu_ew_0_3072_at_end(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();

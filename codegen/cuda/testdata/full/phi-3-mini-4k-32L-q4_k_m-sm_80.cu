@@ -96,13 +96,13 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_384
     grid_dep_launch();
     linear_q8<W_q6_k_split_dot<384768>, B_none, 3072, 32064, 48, false, true, 0, false, 1, 1>(w, nullptr, nullptr, xq, xs, y, greedy, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(192) qkv_mma_XNorm_Norm_0_W_f32_3072_false_W_q5_k_split_36864_B_none_B_none_B_none_Rope_1_3072_3072_3072_3072_true_6_2_false_0_1_67776(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const uint8_t* __restrict__ nw, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(192, 2) qkv_mma_XNorm_Norm_0_W_f32_3072_false_W_q5_k_split_36864_W_q5_k_split_36864_W_q5_k_split_36864_B_none_B_none_B_none_Rope_1_3072_3072_3072_3072_true_6_2_false_0_1_67776(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const uint8_t* __restrict__ nw, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_mma<XNorm<Norm_0, W_f32<3072>, false>, W_q5_k_split<36864>, B_none, B_none, B_none, Rope_1, 3072, 3072, 3072, 3072, true, 6, 2, false, 0, 1, 67776>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, kc, vc, state);
+    qkv_mma<XNorm<Norm_0, W_f32<3072>, false>, W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, Rope_1, 3072, 3072, 3072, 3072, true, 6, 2, false, 0, 1, 67776>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_7_1_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_2, B_none, false, true, 7, 1, 1, 128>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_2, B_none, false, true, 7, 1, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_36864_B_none_3072_3072_64_false_false_1_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
     grid_dep_launch();

@@ -100,7 +100,7 @@ extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_f16_802816_W_f16_11
 }
 extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_2_B_none_false_false_128_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_2, B_none, false, false, 128, 8, 1, 128>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
+    attend_decode<Attn_2, B_none, false, false, 128, 8, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_802816_B_none_896_896(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y) {
     grid_dep_wait();
