@@ -253,7 +253,7 @@ type (
 	gemmSwiGLUArgs struct {
 		WG, WU                accessor
 		In, F, UpRow0, BM, BN int64
-		Splits                int64 `targ:"omitzero"`
+		Splits                int64   `targ:"omitzero"`
 		Gate                  gateAct `targ:"omitzero"` // after Splits: a GELU gate gives Splits at least 1
 	}
 	gemmQKVArgs struct {
