@@ -33,14 +33,11 @@ func verifyMoETiles(n *Node) error {
 	return nil
 }
 
-// The integer decode path's geometry of an MoE node, which the same pass
-// records for codegen/cuda's moe_down_sum_q8: moe_down_rows, the down rows
-// a warp takes of its expert.
-
-// verifyMoEDecode checks an MoE node's moe_down_rows, where it has one: a
-// power of two no more than top_k (a block's warps split its rows among
-// the top_k experts).
-func verifyMoEDecode(n *Node) error {
+// verifyMoEDownRows checks an MoE node's moe_down_rows, which the same
+// pass records for codegen/cuda's moe_down_sum_q8 (the down rows a warp
+// takes of its expert), where it has one: a power of two no more than
+// top_k (a block's warps split its rows among the top_k experts).
+func verifyMoEDownRows(n *Node) error {
 	if has, err := attrGroup(n, []string{"moe_down_rows"}, "MoE down rows", OpMoE); !has || err != nil {
 		return err
 	}

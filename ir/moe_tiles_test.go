@@ -22,12 +22,12 @@ func TestVerifyMoETiles(t *testing.T) {
 	})
 }
 
-// TestVerifyMoEDecode: the verifier takes moe_down_rows on an MoE within
+// TestVerifyMoEDownRows: the verifier takes moe_down_rows on an MoE within
 // its range and refuses down rows that are not a power of two or exceed
 // top_k, and the attribute on another op.
-func TestVerifyMoEDecode(t *testing.T) {
+func TestVerifyMoEDownRows(t *testing.T) {
 	rows := func(r int64) map[string]any { return map[string]any{"moe_down_rows": r, "top_k": int64(8)} }
-	checkVerifier(t, verifyMoEDecode, []verifierCase{
+	checkVerifier(t, verifyMoEDownRows, []verifierCase{
 		{"none", OpMoE, map[string]any{"top_k": int64(8)}, ""},
 		{"Qwen3-30B-A3B's", OpMoE, rows(2), ""},
 		{"a whole expert's rows", OpMoE, rows(8), ""},

@@ -108,7 +108,7 @@ func verifyNode(n *Node, ids map[int]bool, defined map[*Node]bool) error {
 	if err := verifyMoETiles(n); err != nil {
 		return err
 	}
-	if err := verifyMoEDecode(n); err != nil {
+	if err := verifyMoEDownRows(n); err != nil {
 		return err
 	}
 	if err := verifyGEMMTiles(n); err != nil {

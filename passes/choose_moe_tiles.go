@@ -94,7 +94,8 @@ func (gpu GPU) MoETiles(maxTokens, experts, k, rows int64, wide bool) MoETiles {
 // block's picks in registers across the wait. Qwen3-30B-A3B's top-8 at 8
 // rows took 252 registers a thread (one block an SM, 0.3 TB/s on an H200);
 // at 2 its decode step ran 5.6 % faster than at 4, its down launches about
-// 4 µs faster each than at 8 (H200, 2026-11-27).
+// 4 µs faster each than at 8 (H200, 2026-11-27; both measured with gate+up
+// rows split between two warps, since dropped).
 const MoEDownRows = 2
 
 // MoEDownRowsOf is the down rows a warp takes in an MoE of top_k k: all k
