@@ -34,7 +34,9 @@
 // finds the top-k and top-p boundaries by a radix select over the logits'
 // ordered bits with parallel histograms (for top-k up to 64, from a bound
 // on the k largest keys and their ranks), the CPU by sorting, and both land
-// on the same prefix.
+// on the same prefix. The noise being fixed, the largest z over every id is
+// also the draw wherever its id is kept, which the count and mass of the
+// ids before it decide: the GPU tries that first for top-k or top-p alone.
 package sample
 
 import (

@@ -5848,6 +5848,8 @@ __device__ __forceinline__ void moe_down_gemm(const uint8_t* __restrict__ wd, co
 //     values z. Without top-k and top-p, the kept id with the largest z
 //     wins (an atomic max a block; the last block to finish writes its key
 //     into the state block's draw slot).
+//     With top-k or top-p alone and m from the head's keys, sample_winner
+//     first: where the largest z over every id is kept, it is the draw.
 //  3. Top-k and top-p are prefixes of the sorted order (l descending, id
 //     ascending). Bins of m − l (sample_bin) are runs of that order: one
 //     histogram of counts and masses, summed by integer atomics (the same
@@ -5905,7 +5907,8 @@ struct SampleScratch {
     unsigned count, pad0[31];  // the grid barrier's arrivals
     unsigned gen, pad1[31];    // and its generation, on another line
     unsigned maxkey, pad2;
-    u64 total, best, pad3[13];
+    u64 total, best;
+    u64 win, above, aboveN, pad3[10];  // sample_winner's: the largest z's key, the mass and count before its id
     unsigned ties[64];
     unsigned ncand, ticket, pad4[30];
     SampleHist d;     // the fast path's bins of m − l
@@ -6034,6 +6037,36 @@ __device__ __forceinline__ void sample_best(u64 v, u64* best) {
         v = warp_max_u64(threadIdx.x < SAMPLE_THREADS / 32 ? part[threadIdx.x] : 0);
         if (threadIdx.x == 0 && v) atomicMax(best, v);
     }
+}
+
+// sample_add_max adds the block's sums of a and n to *a and *n (n may
+// be null) and its largest v to *v: one atomic each a block, by thread 0.
+// Every thread of the block calls it; it ends with a block barrier.
+__device__ __forceinline__ void sample_add_max(u64 a, u64 n, u64 v, u64* ga, u64* gn, u64* gv) {
+    __shared__ u64 pa[SAMPLE_THREADS / 32], pn[SAMPLE_THREADS / 32], pv[SAMPLE_THREADS / 32];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        a += __shfl_xor_sync(0xffffffffu, a, o);
+        n += __shfl_xor_sync(0xffffffffu, n, o);
+        v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
+    }
+    if ((threadIdx.x & 31) == 0) {
+        pa[threadIdx.x >> 5] = a;
+        pn[threadIdx.x >> 5] = n;
+        pv[threadIdx.x >> 5] = v;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < SAMPLE_THREADS / 32; w++) {
+            a += pa[w];
+            n += pn[w];
+            v = max(v, pv[w]);
+        }
+        if (a) atomicAdd(ga, a);
+        if (gn && n) atomicAdd(gn, n);
+        if (v) atomicMax(gv, v);
+    }
+    __syncthreads();
 }
 
 // sample_last says, to thread 0, that its block is the grid's last to get
@@ -6432,6 +6465,61 @@ struct SamplePens {
     __device__ __forceinline__ bool has(int j) const { return (bits[j >> 5] >> (j & 31)) & 1u; }
 };
 
+// sample_winner ends a draw with top-k or top-p alone (any min-p and
+// penalties; m, the largest l, finite) without the prefix's boundary
+// where it can. The noise is fixed by the key, so the id of the largest z
+// over every id, id*, is also the largest over the kept ids where it is
+// one of them; and whether it is needs only its place in the sorted
+// order: the count (top-k) and the mass (top-p) of the ids before it,
+// kept while that count is below k and that mass below top_p·W, W every
+// id's mass (sample.Sampler's prefix and its float64 comparison), and
+// min-p by its own weight. Each block adds its masses and its largest z
+// (g: the noise, computed before the wait), a barrier; its count and
+// mass before id*, a barrier. Every block then decides alike: true where
+// id* is kept (the last block to finish writes its key and zeroes what
+// this used), else false, with W left in total for the histogram path,
+// whose first barrier's block 0 zeroes win, above and aboveN.
+template <int V, int G, int EPT, int SLOT, class ID, class LOF>
+__device__ __forceinline__ bool sample_winner(int* __restrict__ state, SampleScratch* __restrict__ s, const float* __restrict__ logits,
+                                              int topK, float topP, float minP, float m, const float (&l)[EPT], const float (&w)[EPT],
+                                              const float (&g)[EPT], ID idOf, LOF lOf) {
+    u64 wb = 0, zb = 0;
+#pragma unroll
+    for (int e = 0; e < EPT; e++)
+        if (idOf(e) < V) {
+            wb += sample_mass(w[e]);
+            zb = max(zb, sample_key(__fadd_rn(l[e], g[e]), idOf(e)));
+        }
+    sample_add_max(wb, 0, zb, &s->total, nullptr, &s->win);
+    sample_sync<G>(s);
+    const u64 zk = __ldcg(&s->win), W = __ldcg(&s->total);
+    const int id = (int)(0xFFFFFFFFu - (uint32_t)zk);
+    const float ls = lOf(id, logits[id]);
+    const u64 lk = sample_key(ls, id);
+    u64 a = 0, c = 0;
+#pragma unroll
+    for (int e = 0; e < EPT; e++)
+        if (idOf(e) < V && sample_key(l[e], idOf(e)) > lk) {
+            a += sample_mass(w[e]);
+            c++;
+        }
+    sample_add_max(a, c, 0, &s->above, &s->aboveN, &s->win);
+    sample_sync<G>(s);
+    const u64 A = __ldcg(&s->above), C = __ldcg(&s->aboveN);
+    const float ws = sample_exp(ls == m ? 0.f : __fsub_rn(ls, m));
+    const bool kept = (topK == 0 || C < (u64)topK) && (topP == 0.f || (double)A < (double)topP * (double)W) && ws >= minP;
+    if (!kept) return false;
+    __syncthreads();  // the block's reads, before thread 0's ticket
+    if (sample_last(&s->ticket)) {
+        *(u64*)(state + SLOT + 4) = zk;
+        s->win = 0;
+        s->above = 0;
+        s->aboveN = 0;
+        s->total = 0;
+    }
+    return true;
+}
+
 // sample_general is every draw sample_topk does not end (the steps in this
 // file's opening comment); sh and pens are sample_draw's.
 template <int V, int G, int EPT, int SLOT>
@@ -6461,6 +6549,11 @@ __device__ __forceinline__ void sample_general(const float* __restrict__ logits,
     pens.load(st, npen, [&](int id) { return id >= lo && id < lo + PB ? id - lo : -1; });
     const int* penIDs = pens.ids;
     const int* penCounts = pens.counts;
+    // sample_winner's noise, while the LM head runs.
+    const bool winner = temp > 0.f && st[STEP_HEAD_KEYED] && (topK > 0) != (topP > 0.f);
+    float g[EPT];
+#pragma unroll
+    for (int e = 0; e < EPT; e++) g[e] = winner ? sample_gumbel(key, idOf(e)) : 0.f;
     grid_dep_wait();
     acquire(logits);
     auto lOf = [&](int id, float v) { return sample_l(v, id, penIDs, penCounts, npen, rp, freq, pres, temp); };
@@ -6528,6 +6621,10 @@ __device__ __forceinline__ void sample_general(const float* __restrict__ logits,
             // to it, the first keepTies ids (of cnt); everything by default.
             uint32_t theta = 0, keepTies = 0, cnt = 0;
             const bool prefix = topK > 0 || topP > 0.f;
+            // The winner check, where m came without a barrier (the
+            // decision is every block's: the state block's words).
+            const bool winnerRan = winner && maxFromHead && m != INF;
+            if (winnerRan && sample_winner<V, G, EPT, SLOT>(state, s, logits, topK, topP, minP, m, l, w, g, idOf, lOf)) return;
             if (prefix) {
                 // A histogram of counts and, for top-p, masses (top-k alone
                 // counts), and the total mass.
@@ -6572,9 +6669,15 @@ __device__ __forceinline__ void sample_general(const float* __restrict__ logits,
                 int hb[EPT];  // 2047 − bin: larger is nearer the top
 #pragma unroll
                 for (int e = 0; e < EPT; e++) hb[e] = 2047 - sample_bin(sample_d(l[e], m));
-                hist(&s->d, &s->total, [](int) { return true; }, [&](int e) { return hb[e]; }, true);  // sh zeroed before the wait
+                // (after sample_winner, W is in total already)
+                hist(&s->d, winnerRan ? nullptr : &s->total, [](int) { return true; }, [&](int e) { return hb[e]; }, true);  // sh zeroed before the wait
                 sample_sync<G>(s);
                 const u64 W = __ldcg(&s->total);
+                if (winnerRan && blockIdx.x == 0 && tid == 0) {  // every block has read them
+                    s->win = 0;
+                    s->above = 0;
+                    s->aboveN = 0;
+                }
                 const bool both = topK > 0 && topP > 0.f;
                 uint32_t c0 = 0;
                 u64 m0 = 0;
