@@ -1651,6 +1651,23 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
     const bool writes = threadIdx.x < SETS * N && row < OUT && tt < ntok;
     const float bias = writes ? B::at(b, row) : 0.f;
     const float resid = RES == 2 && writes ? r[(i64)tok[tt] * OUT + row] : 0.f;  // the residual, before the wait
+    // GREEDY with a draw with penalties: warp 0's rows (row b0 + lane) that
+    // are penalised, a bit each, from the step's ids (the state block's
+    // words, read before the wait as the bias is), so that the key over the
+    // rows no penalty touches takes a bit test, not a search a row.
+    uint32_t penalised = 0;
+    bool freeKey = false;
+    if constexpr (GREEDY) {
+        const int* st = state + SAMPLE_STEP;
+        freeKey = threadIdx.x < 32 && !st[STEP_HEAD_DRAWS] && st[0] != 0 && st[7] > 0;
+        if (freeKey) {
+            for (int i = threadIdx.x; i < min(st[7], SAMPLE_RECENT); i += 32) {
+                const i64 d = st[STEP_IDS + i] - b0;
+                if (d >= 0 && d < 32) penalised |= 1u << d;
+            }
+            penalised = __reduce_or_sync(0xffffffffu, penalised);
+        }
+    }
     rows_dot8<W, IN, LIN_ROWS, TT, S, LIN_WARPS, QX, EARLY>(ws, rows, x, xq, xs, tok, acc);
     float s = block_rows_sum<N, S>(&acc[0][0]);
     if constexpr (RES == 1) {
@@ -1676,8 +1693,8 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
             const float z = __fadd_rn(__fdiv_rn(v, __int_as_float(st[0])), sample_gumbel(k, (int)row));
             const u64 drawn = warp_max_u64(writes && finite ? sample_key(z, (int)row) : 0);
             if (threadIdx.x == 0) atomicMax(greedy + 2, drawn);
-        } else if (st[0] != 0 && st[7] > 0) {  // a draw with penalties: the largest logit none touches
-            const bool free = writes && finite && sample_penalised((int)row, st + STEP_IDS, min(st[7], SAMPLE_RECENT)) < 0;
+        } else if (freeKey) {  // a draw with penalties: the largest logit none touches
+            const bool free = writes && finite && !((penalised >> threadIdx.x) & 1u);
             const u64 top = warp_max_u64(free ? sample_key(v, (int)row) : 0);
             if (threadIdx.x == 0 && top) atomicMax(greedy + 3, top);
         }
