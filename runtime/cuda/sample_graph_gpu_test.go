@@ -70,47 +70,69 @@ func TestGPUDecodeDrawsInGraph(t *testing.T) {
 	}
 }
 
-// TestGPUDrawInGraphCost times 200 back-to-back replays of one decode
-// step's graph (ReplayDecode) with each bench setting's draw against the
-// greedy step's: what a draw adds to a step on the GPU, without the host's
-// work between steps; greedy with a penalty runs the sampler's shortest
-// path, its floor. top_k 65 is past the top-k path's bound (sample_topk):
-// the general path's top-k, which top_k 40 took before that path, beside
-// it in the same run. ORC_GPU_BENCH=1; it prints, asserts nothing about
-// speed.
+// TestGPUDrawInGraphCost times back-to-back replays of a decode step's
+// graph (ReplayDecode) with each bench setting's draw against the greedy
+// step's: what a draw adds to a step on the GPU, without the host's work
+// between steps. Each setting times `steps` steps (seeds 1 to steps), 200
+// replays of each, and prints their mean and in how many the largest z's
+// id was kept (sample_winner's early end, for top-p alone and the general
+// path's top-k: a replay repeats its step's branch). Greedy with a penalty
+// runs the sampler's shortest path, its floor; top_k 40 and top_p 0.9 with
+// and without the penalty tell the penalty's part; top_k 65 is past the
+// top-k path's bound (sample_topk): the general path's top-k.
+// ORC_GPU_BENCH=1; it prints, asserts nothing about speed.
 func TestGPUDrawInGraphCost(t *testing.T) {
 	if os.Getenv("ORC_GPU_BENCH") != "1" {
 		t.Skip("set ORC_GPU_TESTS=1 ORC_GPU_BENCH=1 and ORC_SAMPLE_PLANS on a GPU host")
 	}
-	const replays = 200
+	const replays, steps = 200, 6
 	for _, dir := range samplePlans(t) {
 		_, seq := openSamplePlan(t, dir)
 		history := fedRandom(t, seq, 64, 31)
 		greedyUs := 0.0
-		for _, p := range []sample.Params{{}, {Temperature: 1, Seed: 1}, {Temperature: 0.7, TopP: 0.9, Seed: 1},
-			{Temperature: 0.7, TopK: 40, RepetitionPenalty: 1.1, Seed: 1}, {Temperature: 0.7, TopK: topkMax + 1, RepetitionPenalty: 1.1, Seed: 1},
-			{Temperature: 0.7, TopK: 40, TopP: 0.9, Seed: 1}, {Temperature: 0.7, TopK: topkMax + 1, TopP: 0.9, Seed: 1},
-			{Temperature: 1, MinP: 0.05, Seed: 1}, {RepetitionPenalty: 1.1}} {
-			id, err := seq.ForwardSample(context.Background(), history[len(history)-1:], sample.New(p), history)
-			if err != nil {
-				t.Fatal(err)
-			}
-			history = append(history[1:], id)
-			var ts []float64
-			for range 5 {
-				start := time.Now()
-				if ok, err := seq.ReplayDecode(replays); err != nil || !ok {
-					t.Fatalf("%s %+v: replay %v, %v", dir, p, ok, err)
+		for _, p := range []sample.Params{{}, {Temperature: 1}, {Temperature: 0.7, TopP: 0.9},
+			{Temperature: 0.7, TopK: 40, RepetitionPenalty: 1.1}, {Temperature: 0.7, TopK: 40},
+			{Temperature: 0.7, TopP: 0.9, RepetitionPenalty: 1.1}, {Temperature: 0.7, TopK: topkMax + 1, RepetitionPenalty: 1.1},
+			{Temperature: 0.7, TopK: 40, TopP: 0.9}, {Temperature: 0.7, TopK: topkMax + 1, TopP: 0.9},
+			{Temperature: 1, MinP: 0.05}, {RepetitionPenalty: 1.1}} {
+			sum, won := 0.0, 0
+			for seed := range uint64(steps) {
+				p.Seed = seed + 1
+				sm := sample.New(p)
+				recent := slices.Clone(history)
+				id, err := seq.ForwardSample(context.Background(), history[len(history)-1:], sm, recent)
+				if err != nil {
+					t.Fatal(err)
 				}
-				ts = append(ts, time.Since(start).Seconds()*1e6/replays)
+				history = append(history[1:], id)
+				plain := p
+				plain.TopK, plain.TopP, plain.MinP = 0, 0, 0
+				if p.Temperature > 0 {
+					logits, err := seq.hostLogits()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if sample.New(plain).Sample(logits, recent, seq.pos) == id {
+						won++
+					}
+				}
+				var ts []float64
+				for range 5 {
+					start := time.Now()
+					if ok, err := seq.ReplayDecode(replays); err != nil || !ok {
+						t.Fatalf("%s %+v: replay %v, %v", dir, p, ok, err)
+					}
+					ts = append(ts, time.Since(start).Seconds()*1e6/replays)
+				}
+				slices.Sort(ts)
+				sum += ts[len(ts)/2]
 			}
-			slices.Sort(ts)
-			us := ts[len(ts)/2]
+			us := sum / steps
 			if greedyUs == 0 {
 				greedyUs = us
 			}
-			t.Logf("%s T %.1f top_k %2d top_p %.1f min_p %.2f rep %.1f: %7.1f µs a step (greedy %+6.1f µs), the draw in the graph: %v",
-				dir, p.Temperature, p.TopK, p.TopP, p.MinP, p.RepetitionPenalty, us, us-greedyUs, seq.drew)
+			t.Logf("%s T %.1f top_k %2d top_p %.1f min_p %.2f rep %.1f: %7.1f µs a step (greedy %+6.1f µs), the draw in the graph: %v, the largest z kept in %d of %d steps",
+				dir, p.Temperature, p.TopK, p.TopP, p.MinP, p.RepetitionPenalty, us, us-greedyUs, seq.drew, won, steps)
 		}
 	}
 }
