@@ -145,7 +145,9 @@ type State struct {
 	// value, runtime/sample's z) and at +24 the greedy key over the logits
 	// no penalty touches. The LM head fills the greedy key, the draw key
 	// when the step's settings ask it to (a plain draw), and the last for
-	// another draw with penalties; the sampler fills the draw key. The
+	// another draw with penalties but the sampler's top-k path (top-k up
+	// to 64, which reads no key of the head); the sampler fills the draw
+	// key. The
 	// runtime zeroes the 32 bytes with the block before every step.
 	Greedy int64 `msgpack:"greedy,omitempty"`
 	// HeadPicks says the decode step's LM head fills the greedy key, and

@@ -142,7 +142,8 @@ func (s *sequence) drawn() (int32, error) {
 
 // stepPicks are the state block's picks (plans.State.Greedy): the greedy
 // key, whether a logit was not finite, the draw key, and the key over the
-// finite logits no penalty touches (a draw with penalties).
+// finite logits no penalty touches (a draw with penalties, but top-k up
+// to 64's).
 type stepPicks struct {
 	greedy uint64
 	bad    bool

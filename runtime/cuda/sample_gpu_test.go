@@ -81,12 +81,13 @@ func drawOnGPU(t *testing.T, seq *sequence, logits []float32, sm *sample.Sampler
 // headPicksOf computes on the host the picks a decode step's LM head
 // leaves over logits for a draw with settings st (plans.State.Greedy): the
 // greedy key, the largest finite logit's; whether a logit is not finite;
-// and for a draw with penalties, the largest key over the finite logits
+// and for a draw with penalties (but top-k up to topkMax's: the top-k
+// path reads no key of the head), the largest key over the finite logits
 // no penalty touches. The draw key is the sampler's.
 func headPicksOf(logits []float32, st *sample.Step) *stepPicks {
 	h := &stepPicks{}
 	penalised := map[int32]bool{}
-	if st.Temperature != 0 {
+	if st.Temperature != 0 && !(st.TopK > 0 && st.TopK <= topkMax) {
 		for _, p := range st.Penalised {
 			penalised[p.ID] = true
 		}
@@ -252,8 +253,9 @@ func TestGPUSampleDistribution(t *testing.T) {
 // head leaves its picks, the greedy pick and the plain draw (temperature
 // alone) are the CPU sampler's tokens over the step's logits, and a decode
 // step needs no sampler launch for either; for a draw with penalties the
-// head's key over the logits no penalty touches is the host's, and the
-// sampler drawing after those picks draws the CPU's token.
+// head's key over the logits no penalty touches is the host's (none for
+// top_k 40, which the top-k path draws; top_k 100's the general path),
+// and the sampler drawing after those picks draws the CPU's token.
 func TestGPUHeadPicks(t *testing.T) {
 	withPicks := 0
 	for _, dir := range samplePlans(t) {
@@ -280,7 +282,7 @@ func TestGPUHeadPicks(t *testing.T) {
 			case 1:
 				sm = sample.New(sample.Params{Temperature: []float32{0.7, 1}[step%2], Seed: uint64(step)})
 			case 2:
-				sm = sample.New(sample.Params{Temperature: 0.7, TopK: 40, RepetitionPenalty: 1.1, Seed: uint64(step)})
+				sm = sample.New(sample.Params{Temperature: 0.7, TopK: []int{40, 100}[step%2], RepetitionPenalty: 1.1, Seed: uint64(step)})
 				recent = tokens
 			}
 			st := sm.Step(recent, seq.pos+len(in), vocab)
@@ -295,7 +297,7 @@ func TestGPUHeadPicks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if host := headPicksOf(logits, &st); p.free != host.free || (len(st.Penalised) > 0) != (p.free != 0) {
+			if host := headPicksOf(logits, &st); p.free != host.free || (len(st.Penalised) > 0 && st.TopK > topkMax) != (p.free != 0) {
 				t.Fatalf("%s step %d (%+v): the head's key over the ids no penalty touches %#x, the host's %#x", dir, step, sm.Params(), p.free, host.free)
 			}
 			want := sm.Sample(logits, recent, seq.pos)

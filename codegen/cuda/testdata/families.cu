@@ -219,6 +219,9 @@ __device__ __forceinline__ float sample_gumbel(u64 key, int id) {
 #define STEP_HEAD_DRAWS 10
 #define STEP_HEAD_KEYED 11
 #define STEP_IDS 12
+// sample_topk's largest k (sample.cu.tmpl): its draws take no key from the
+// LM head
+#define SAMPLE_TOPK_MAX 64
 
 // sample_penalised is id's index among the n penalised ids (ascending: a
 // binary search), or -1.
@@ -1616,8 +1619,9 @@ __device__ __forceinline__ int block_tokens(const int* __restrict__ state, int* 
 // logits, as sample_draw keys them, greedy[1] non-zero if a logit was not
 // finite; and where the step's settings ask for a plain draw (no penalty,
 // no filter), greedy[2] the largest key of v/T + noise, runtime/sample's z,
-// or for another draw with penalties, greedy[3] the largest key over the
-// finite logits no penalty touches (sample_draw's m without a barrier).
+// or for another draw with penalties but top-k up to SAMPLE_TOPK_MAX,
+// greedy[3] the largest key over the finite logits no penalty touches
+// (sample_draw's m without a barrier).
 // Atomic max and or are order-free, so the picks do not depend on
 // scheduling; greedy decoding and plain draws then need no sampler launch.
 // With RES it adds the residual r [T, OUT] to its outputs: y is then an
@@ -1651,15 +1655,17 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
     const bool writes = threadIdx.x < SETS * N && row < OUT && tt < ntok;
     const float bias = writes ? B::at(b, row) : 0.f;
     const float resid = RES == 2 && writes ? r[(i64)tok[tt] * OUT + row] : 0.f;  // the residual, before the wait
-    // GREEDY with a draw with penalties: warp 0's rows (row b0 + lane) that
-    // are penalised, a bit each, from the step's ids (the state block's
-    // words, read before the wait as the bias is), so that the key over the
-    // rows no penalty touches takes a bit test, not a search a row.
+    // GREEDY with a draw with penalties that sample_draw's general path
+    // takes (not sample_topk's, which reads no key of the head): warp 0's
+    // rows (row b0 + lane) that are penalised, a bit each, from the step's
+    // ids (the state block's words, read before the wait as the bias is),
+    // so that the key over the rows no penalty touches takes a bit test,
+    // not a search a row.
     uint32_t penalised = 0;
     bool freeKey = false;
     if constexpr (GREEDY) {
         const int* st = state + SAMPLE_STEP;
-        freeKey = threadIdx.x < 32 && !st[STEP_HEAD_DRAWS] && st[0] != 0 && st[7] > 0;
+        freeKey = threadIdx.x < 32 && !st[STEP_HEAD_DRAWS] && st[0] != 0 && st[7] > 0 && !(st[1] > 0 && st[1] <= SAMPLE_TOPK_MAX);
         if (freeKey) {
             for (int i = threadIdx.x; i < min(st[7], SAMPLE_RECENT); i += 32) {
                 const i64 d = st[STEP_IDS + i] - b0;
@@ -5890,7 +5896,6 @@ __device__ __forceinline__ void moe_down_gemm(const uint8_t* __restrict__ wd, co
 // leaves it so.
 #define SAMPLE_THREADS 512
 #define SAMPLE_CAND 2048  // the fast path's candidates at most
-#define SAMPLE_TOPK_MAX 64    // sample_topk's largest k
 #define SAMPLE_TOPK_CHUNK 8   // its blocks take ids in runs of 8 (a 32-byte sector), block b every G-th run from b
 #define SAMPLE_TOPK_CAP 512   // the keys it lists at most
 #define SAMPLE_TOPK_ROOM 32   // and a block
