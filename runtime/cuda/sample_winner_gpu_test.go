@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -8,13 +9,29 @@ import (
 	"github.com/llama-orch/orc/runtime/sample"
 )
 
+// scratchBest is where SampleScratch (sample.cu.tmpl) holds best, the key
+// every histogram path of sample_general maxes its pick with (and zeroes),
+// which the winner check never reads.
+const scratchBest = 272
+
+// setScratchBest writes key into the sampler scratch's best.
+func setScratchBest(t *testing.T, seq *sequence, key uint64) {
+	t.Helper()
+	if err := seq.d.g.copyHtoD(seq.d.sampling.scratch+scratchBest, binary.LittleEndian.AppendUint64(nil, key)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestGPUSampleWinner: draws with top-p alone or top-k past the top-k
 // path (the general path's winner check, sample_winner), with and without
 // min-p and penalties, after the LM head's picks, draw the CPU sampler's
 // ids both where the largest z over every id is kept (the check's early
 // end) and where it is not (the histogram path after it); both must occur
 // over finite vectors. The id of the largest z is the CPU's draw with no
-// filter, so it is kept exactly where the filtered draw equals it.
+// filter, so it is kept exactly where the filtered draw equals it. Which
+// branch the GPU took shows in a second draw over finite vectors with the
+// scratch's best set to another id's key at the largest value: the winner
+// check ignores it, the histogram path returns that id.
 func TestGPUSampleWinner(t *testing.T) {
 	for _, dir := range samplePlans(t) {
 		d, seq := openSamplePlan(t, dir)
@@ -60,10 +77,21 @@ func TestGPUSampleWinner(t *testing.T) {
 					if got := drawAfterHead(t, seq, logits, headPicksOf(v.l, &st), cpu, recent, pos); got != want {
 						t.Fatalf("%s %s %+v (largest z kept: %v): GPU %d, CPU %d", dir, v.name, p, won, got, want)
 					}
-					if finite && won {
+					if !finite {
+						continue
+					}
+					other := (want + 1) % int32(vocab)
+					setScratchBest(t, seq, 0xFFFFFFFF<<32|uint64(0xFFFFFFFF-uint32(other)))
+					got := drawAfterHead(t, seq, nil, headPicksOf(v.l, &st), cpu, recent, pos)
+					if won {
+						setScratchBest(t, seq, 0) // the winner check leaves best as it found it
 						kept++
-					} else if finite {
+					} else {
 						notKept++
+					}
+					if branch := map[bool]int32{true: want, false: other}[won]; got != branch {
+						t.Fatalf("%s %s %+v (largest z kept: %v), best set to %d's key: GPU %d, want %d (the %s)", dir, v.name, p, won, other, got, branch,
+							map[bool]string{true: "winner check's early end", false: "histogram path's pick, maxed with best"}[won])
 					}
 				}
 			}
