@@ -6065,28 +6065,34 @@ __device__ __forceinline__ void sample_best(u64 v, u64* best) {
 // be null) and its largest v to *v: one atomic each a block, by thread 0.
 // Every thread of the block calls it; it ends with a block barrier.
 __device__ __forceinline__ void sample_add_max(u64 a, u64 n, u64 v, u64* ga, u64* gn, u64* gv) {
-    __shared__ u64 pa[SAMPLE_THREADS / 32], pn[SAMPLE_THREADS / 32], pv[SAMPLE_THREADS / 32];
+    constexpr int NW = SAMPLE_THREADS / 32;
+    __shared__ u64 pa[NW], pn[NW], pv[NW];
+    auto warp = [&]() {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        a += __shfl_xor_sync(0xffffffffu, a, o);
-        n += __shfl_xor_sync(0xffffffffu, n, o);
-        v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
-    }
+        for (int o = 16; o > 0; o >>= 1) {
+            a += __shfl_xor_sync(0xffffffffu, a, o);
+            n += __shfl_xor_sync(0xffffffffu, n, o);
+            v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
+        }
+    };
+    warp();
     if ((threadIdx.x & 31) == 0) {
         pa[threadIdx.x >> 5] = a;
         pn[threadIdx.x >> 5] = n;
         pv[threadIdx.x >> 5] = v;
     }
     __syncthreads();
-    if (threadIdx.x == 0) {
-        for (int w = 1; w < SAMPLE_THREADS / 32; w++) {
-            a += pa[w];
-            n += pn[w];
-            v = max(v, pv[w]);
+    if (threadIdx.x < 32) {
+        const bool in = threadIdx.x < NW;
+        a = in ? pa[threadIdx.x] : 0;
+        n = in ? pn[threadIdx.x] : 0;
+        v = in ? pv[threadIdx.x] : 0;
+        warp();
+        if (threadIdx.x == 0) {
+            if (a) atomicAdd(ga, a);
+            if (gn && n) atomicAdd(gn, n);
+            if (v) atomicMax(gv, v);
         }
-        if (a) atomicAdd(ga, a);
-        if (gn && n) atomicAdd(gn, n);
-        if (v) atomicMax(gv, v);
     }
     __syncthreads();
 }
