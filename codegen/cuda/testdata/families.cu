@@ -6577,11 +6577,13 @@ __device__ __forceinline__ void sample_general(const float* __restrict__ logits,
     pens.load(st, npen, [&](int id) { return id >= lo && id < lo + PB ? id - lo : -1; });
     const int* penIDs = pens.ids;
     const int* penCounts = pens.counts;
-    // sample_winner's noise, while the LM head runs.
+    // The noise of every id, while the LM head runs, for sample_winner and
+    // for a draw over every id (min-p or penalties alone).
     const bool winner = temp > 0.f && st[STEP_HEAD_KEYED] && (topK > 0) != (topP > 0.f);
+    const bool prefix = topK > 0 || topP > 0.f;
     float g[EPT];
 #pragma unroll
-    for (int e = 0; e < EPT; e++) g[e] = winner ? sample_gumbel(key, idOf(e)) : 0.f;
+    for (int e = 0; e < EPT; e++) g[e] = winner || (temp > 0.f && !prefix) ? sample_gumbel(key, idOf(e)) : 0.f;
     grid_dep_wait();
     acquire(logits);
     auto lOf = [&](int id, float v) { return sample_l(v, id, penIDs, penCounts, npen, rp, freq, pres, temp); };
@@ -6638,21 +6640,24 @@ __device__ __forceinline__ void sample_general(const float* __restrict__ logits,
                 w[e] = sample_exp(l[e] == m ? 0.f : __fsub_rn(l[e], m));
                 ok[e] = sample_ordered(l[e]);
             }
-            // The noisy value z, computed for the kept ids alone: the
-            // noise is most of the arithmetic, and top-k, top-p and min-p
-            // keep few ids.
-            auto zOf = [&](int e) {
-                const float g = sample_gumbel(key, idOf(e));
-                return m == INF ? (l[e] == m ? g : -INF) : __fadd_rn(l[e], g);
-            };
+            // The noisy value z: with top-k or top-p computed for the kept
+            // ids alone (the noise is most of the arithmetic, and they keep
+            // few ids); over every id, from g (zg).
+            auto zFrom = [&](int e, float n) { return m == INF ? (l[e] == m ? n : -INF) : __fadd_rn(l[e], n); };
+            auto zOf = [&](int e) { return zFrom(e, sample_gumbel(key, idOf(e))); };
+            auto zg = [&](int e) { return zFrom(e, g[e]); };
             // The kept prefix: ordered bits above theta, and of those equal
             // to it, the first keepTies ids (of cnt); everything by default.
             uint32_t theta = 0, keepTies = 0, cnt = 0;
-            const bool prefix = topK > 0 || topP > 0.f;
             // The winner check, where m came without a barrier (the
             // decision is every block's: the state block's words).
             const bool winnerRan = winner && maxFromHead && m != INF;
             if (winnerRan && sample_winner<V, G, EPT, SLOT>(state, s, logits, topK, topP, minP, m, l, w, g, idOf, lOf)) return;
+            if (!prefix) {  // every id (min-p, penalties alone); g dies here, before the histograms
+#pragma unroll
+                for (int e = 0; e < EPT; e++)
+                    if (idOf(e) < V && w[e] >= minP) best = max(best, sample_key(zg(e), idOf(e)));
+            }
             if (prefix) {
                 // A histogram of counts and, for top-p, masses (top-k alone
                 // counts), and the total mass.
@@ -6775,7 +6780,7 @@ __device__ __forceinline__ void sample_general(const float* __restrict__ logits,
             }
 #pragma unroll
             for (int e = 0; e < EPT; e++) {
-                const bool kept = idOf(e) < V && (!prefix || ok[e] > theta || (ok[e] == theta && rank[e] < r)) && w[e] >= minP;
+                const bool kept = prefix && idOf(e) < V && (ok[e] > theta || (ok[e] == theta && rank[e] < r)) && w[e] >= minP;
                 if (kept) best = max(best, sample_key(zOf(e), idOf(e)));
             }
         }
