@@ -5867,12 +5867,13 @@ __device__ __forceinline__ void moe_down_gemm(const uint8_t* __restrict__ wd, co
 //     too; where the head's pick is penalised, its key over the logits no
 //     penalty touches), and each block's penalised ids' l (at most
 //     SAMPLE_RECENT); else by an atomic max and a barrier.
-//  2. weights w, masses q = ⌊w·2³¹⌋ and, for the kept ids alone, noisy
-//     values z. Without top-k and top-p, the kept id with the largest z
-//     wins (an atomic max a block; the last block to finish writes its key
-//     into the state block's draw slot).
+//  2. weights w, masses q = ⌊w·2³¹⌋ and noisy values z: without top-k
+//     and top-p, for every id from noise computed before the wait, and the
+//     kept id with the largest z wins (an atomic max a block; the last
+//     block to finish writes its key into the state block's draw slot).
 //     With top-k or top-p alone and m from the head's keys, sample_winner
-//     first: where the largest z over every id is kept, it is the draw.
+//     first (its noise also from before the wait): where the largest z
+//     over every id is kept, it is the draw. Else z for the kept ids alone.
 //  3. Top-k and top-p are prefixes of the sorted order (l descending, id
 //     ascending). Bins of m − l (sample_bin) are runs of that order: one
 //     histogram of counts and masses, summed by integer atomics (the same
