@@ -36,7 +36,7 @@
 // on the k largest keys and their ranks), the CPU by sorting, and both land
 // on the same prefix. The noise being fixed, the largest z over every id is
 // also the draw wherever its id is kept, which the count and mass of the
-// ids before it decide: the GPU tries that first for top-k or top-p alone.
+// ids before it decide: the GPU tries that first for top-p alone.
 package sample
 
 import (

@@ -5871,7 +5871,7 @@ __device__ __forceinline__ void moe_down_gemm(const uint8_t* __restrict__ wd, co
 //     and top-p, for every id from noise computed before the wait, and the
 //     kept id with the largest z wins (an atomic max a block; the last
 //     block to finish writes its key into the state block's draw slot).
-//     With top-k or top-p alone and m from the head's keys, sample_winner
+//     With top-p alone (no top-k) and m from the head's keys, sample_winner
 //     first (its noise also from before the wait): where the largest z
 //     over every id is kept, it is the draw. Else z for the kept ids alone.
 //  3. Top-k and top-p are prefixes of the sorted order (l descending, id
@@ -5931,7 +5931,7 @@ struct SampleScratch {
     unsigned gen, pad1[31];    // and its generation, on another line
     unsigned maxkey, pad2;
     u64 total, best;
-    u64 win, above, aboveN, pad3[10];  // sample_winner's: the largest z's key, the mass and count before its id
+    u64 win, above, pad3[11];  // sample_winner's: the largest z's key, the mass before its id
     unsigned ties[64];
     unsigned ncand, ticket, pad4[30];
     SampleHist d;     // the fast path's bins of m − l
@@ -6062,36 +6062,32 @@ __device__ __forceinline__ void sample_best(u64 v, u64* best) {
     }
 }
 
-// sample_add_max adds the block's sums of a and n to *a and *n (n may
-// be null) and its largest v to *v: one atomic each a block, by thread 0.
-// Every thread of the block calls it; it ends with a block barrier.
-__device__ __forceinline__ void sample_add_max(u64 a, u64 n, u64 v, u64* ga, u64* gn, u64* gv) {
+// sample_add_max adds the block's sum of a to *ga and its largest v to
+// *gv: one atomic each a block, by thread 0. Every thread of the block
+// calls it; it ends with a block barrier.
+__device__ __forceinline__ void sample_add_max(u64 a, u64 v, u64* ga, u64* gv) {
     constexpr int NW = SAMPLE_THREADS / 32;
-    __shared__ u64 pa[NW], pn[NW], pv[NW];
+    __shared__ u64 pa[NW], pv[NW];
     auto warp = [&]() {
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) {
             a += __shfl_xor_sync(0xffffffffu, a, o);
-            n += __shfl_xor_sync(0xffffffffu, n, o);
             v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
         }
     };
     warp();
     if ((threadIdx.x & 31) == 0) {
         pa[threadIdx.x >> 5] = a;
-        pn[threadIdx.x >> 5] = n;
         pv[threadIdx.x >> 5] = v;
     }
     __syncthreads();
     if (threadIdx.x < 32) {
         const bool in = threadIdx.x < NW;
         a = in ? pa[threadIdx.x] : 0;
-        n = in ? pn[threadIdx.x] : 0;
         v = in ? pv[threadIdx.x] : 0;
         warp();
         if (threadIdx.x == 0) {
             if (a) atomicAdd(ga, a);
-            if (gn && n) atomicAdd(gn, n);
             if (v) atomicMax(gv, v);
         }
     }
@@ -6494,23 +6490,24 @@ struct SamplePens {
     __device__ __forceinline__ bool has(int j) const { return (bits[j >> 5] >> (j & 31)) & 1u; }
 };
 
-// sample_winner ends a draw with top-k or top-p alone (any min-p and
-// penalties; m, the largest l, finite) without the prefix's boundary
-// where it can. The noise is fixed by the key, so the id of the largest z
-// over every id, id*, is also the largest over the kept ids where it is
-// one of them; and whether it is needs only its place in the sorted
-// order: the count (top-k) and the mass (top-p) of the ids before it,
-// kept while that count is below k and that mass below top_p·W, W every
-// id's mass (sample.Sampler's prefix and its float64 comparison), and
-// min-p by its own weight. Each block adds its masses and its largest z
-// (g: the noise, computed before the wait), a barrier; its count and
-// mass before id*, a barrier. Every block then decides alike: true where
-// id* is kept (the last block to finish writes its key and zeroes what
-// this used), else false, with W left in total for the histogram path,
-// whose first barrier's block 0 zeroes win, above and aboveN.
+// sample_winner ends a draw with top-p alone (any min-p and penalties;
+// m, the largest l, finite) without the prefix's boundary where it can.
+// The noise is fixed by the key, so the id of the largest z over every id,
+// id*, is also the largest over the kept ids where it is one of them; and
+// whether it is needs only the mass of the ids before it in the sorted
+// order: kept while below top_p·W, W every id's mass (sample.Sampler's
+// prefix and its float64 comparison), and min-p by its own weight. Each
+// block adds its masses and its largest z (g: the noise, computed before
+// the wait), a barrier; its mass before id*, a barrier. Every block then
+// decides alike: true where id* is kept (the last block to finish writes
+// its key and zeroes what this used), else false, with W left in total for
+// the histogram path, whose first barrier's block 0 zeroes win and above.
+// Not for top-k alone: past the top-k path's k (SAMPLE_TOPK_MAX) the
+// largest z is among the k largest l as often as their share of the
+// softmax, small on flat logits, and a miss costs the two barriers.
 template <int V, int G, int EPT, int SLOT, class ID, class LOF>
 __device__ __forceinline__ bool sample_winner(int* __restrict__ state, SampleScratch* __restrict__ s, const float* __restrict__ logits,
-                                              int topK, float topP, float minP, float m, const float (&l)[EPT], const float (&w)[EPT],
+                                              float topP, float minP, float m, const float (&l)[EPT], const float (&w)[EPT],
                                               const float (&g)[EPT], ID idOf, LOF lOf) {
     u64 wb = 0, zb = 0;
 #pragma unroll
@@ -6519,31 +6516,26 @@ __device__ __forceinline__ bool sample_winner(int* __restrict__ state, SampleScr
             wb += sample_mass(w[e]);
             zb = max(zb, sample_key(__fadd_rn(l[e], g[e]), idOf(e)));
         }
-    sample_add_max(wb, 0, zb, &s->total, nullptr, &s->win);
+    sample_add_max(wb, zb, &s->total, &s->win);
     sample_sync<G>(s);
     const u64 zk = __ldcg(&s->win), W = __ldcg(&s->total);
     const int id = (int)(0xFFFFFFFFu - (uint32_t)zk);
     const float ls = lOf(id, logits[id]);
     const u64 lk = sample_key(ls, id);
-    u64 a = 0, c = 0;
+    u64 a = 0;
 #pragma unroll
     for (int e = 0; e < EPT; e++)
-        if (idOf(e) < V && sample_key(l[e], idOf(e)) > lk) {
-            a += sample_mass(w[e]);
-            c++;
-        }
-    sample_add_max(a, c, 0, &s->above, &s->aboveN, &s->win);
+        if (idOf(e) < V && sample_key(l[e], idOf(e)) > lk) a += sample_mass(w[e]);
+    sample_add_max(a, 0, &s->above, &s->win);
     sample_sync<G>(s);
-    const u64 A = __ldcg(&s->above), C = __ldcg(&s->aboveN);
+    const u64 A = __ldcg(&s->above);
     const float ws = sample_exp(ls == m ? 0.f : __fsub_rn(ls, m));
-    const bool kept = (topK == 0 || C < (u64)topK) && (topP == 0.f || (double)A < (double)topP * (double)W) && ws >= minP;
-    if (!kept) return false;
+    if (!((double)A < (double)topP * (double)W && ws >= minP)) return false;
     __syncthreads();  // the block's reads, before thread 0's ticket
     if (sample_last(&s->ticket)) {
         *(u64*)(state + SLOT + 4) = zk;
         s->win = 0;
         s->above = 0;
-        s->aboveN = 0;
         s->total = 0;
     }
     return true;
@@ -6580,7 +6572,7 @@ __device__ __forceinline__ void sample_general(const float* __restrict__ logits,
     const int* penCounts = pens.counts;
     // The noise of every id, while the LM head runs, for sample_winner and
     // for a draw over every id (min-p or penalties alone).
-    const bool winner = temp > 0.f && st[STEP_HEAD_KEYED] && (topK > 0) != (topP > 0.f);
+    const bool winner = temp > 0.f && st[STEP_HEAD_KEYED] && topK == 0 && topP > 0.f;
     const bool prefix = topK > 0 || topP > 0.f;
     float g[EPT];
 #pragma unroll
@@ -6653,7 +6645,7 @@ __device__ __forceinline__ void sample_general(const float* __restrict__ logits,
             // The winner check, where m came without a barrier (the
             // decision is every block's: the state block's words).
             const bool winnerRan = winner && maxFromHead && m != INF;
-            if (winnerRan && sample_winner<V, G, EPT, SLOT>(state, s, logits, topK, topP, minP, m, l, w, g, idOf, lOf)) return;
+            if (winnerRan && sample_winner<V, G, EPT, SLOT>(state, s, logits, topP, minP, m, l, w, g, idOf, lOf)) return;
             if (!prefix) {  // every id (min-p, penalties alone); g dies here, before the histograms
 #pragma unroll
                 for (int e = 0; e < EPT; e++)
@@ -6710,7 +6702,6 @@ __device__ __forceinline__ void sample_general(const float* __restrict__ logits,
                 if (winnerRan && blockIdx.x == 0 && tid == 0) {  // every block has read them
                     s->win = 0;
                     s->above = 0;
-                    s->aboveN = 0;
                 }
                 const bool both = topK > 0 && topP > 0.f;
                 uint32_t c0 = 0;
