@@ -1,6 +1,7 @@
 package cuda_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -24,7 +25,7 @@ import (
 // after the passes): µs a launch, (t₈ − t₁)/7 over plans of 8 and 1
 // linears of distinct weights (TestGPUGEMV's method), and the step of one
 // (embed, linear; linear_q8's with its quantize_x8 launch, as a down after
-// swiglu_mma has).
+// swiglu_mma has); ORC_SLAB_VARIANTS adds other geometries (slabVariants).
 func TestGPULinearSlabs(t *testing.T) {
 	gpuOnly(t)
 	bench := os.Getenv("ORC_GPU_BENCH") == "1"
@@ -87,6 +88,18 @@ func TestGPULinearSlabs(t *testing.T) {
 			mmas, q8 := (step8-step)/7, (q8Step8-q8Step)/7
 			us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 			t.Logf("%-22s %-5s %10d %12.2f %12.2f %12.2f %12.2f   (error %.1e, linear_q8's %.1e)", s.name, gt, len(weight), us(mmas), us(q8), us(step), us(q8Step), e, relErr(q8Got, want))
+			for _, v := range slabVariants(t, gt) {
+				var times [2]time.Duration
+				var vGot []float32
+				for i, k := range []int{1, 8} {
+					g, man := slabGraph(t, dt, k, s.out, s.in)
+					v.apply(g, man, gt)
+					dev := openGPUPlan(t, g, man, 16, data)
+					times[i], vGot = timeDecode(t, dev, tok+1, tok)
+					dev.Close()
+				}
+				t.Logf("%-22s %-5s %d warps, %d stages: %.2f µs a launch, step %.2f (error %.1e)", s.name, gt, v.nw, v.stages, us((times[1]-times[0])/7), us(times[0]), relErr(vGot, want))
+			}
 		}
 	}
 }
@@ -120,4 +133,40 @@ func TestGPUSlabsMatchCPU(t *testing.T) {
 		{preset: "llama-3.1-8b", layers: 2, quant: synth.QuantQ4KM},
 		{preset: "qwen3-8b", layers: 1, quant: synth.QuantQ4KM},
 	}, agreeTolerance)
+}
+
+// slabVariant is a linear_mmas geometry other than the pass's, timed beside
+// it: nw warps (a slab of nw super-blocks) and stages stages.
+type slabVariant struct{ nw, stages int64 }
+
+// slabVariants are ORC_SLAB_VARIANTS' geometries ("8x3,4x8": warps x
+// stages) that weights of type gt can take: a Q6_K slab's 2-byte scales
+// are whole 16-byte units only in slabs of 8 super-blocks.
+func slabVariants(t *testing.T, gt gguf.Type) []slabVariant {
+	var vs []slabVariant
+	for _, f := range strings.Split(os.Getenv("ORC_SLAB_VARIANTS"), ",") {
+		if f == "" {
+			continue
+		}
+		var v slabVariant
+		if _, err := fmt.Sscanf(f, "%dx%d", &v.nw, &v.stages); err != nil {
+			t.Fatalf("ORC_SLAB_VARIANTS %q: want warps x stages, as 8x3", f)
+		}
+		if gt != gguf.Q6_K || v.nw%8 == 0 {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
+// apply records the variant's geometry on g's linear_mmas nodes (the
+// pass's records, edited as the pass would write them).
+func (v slabVariant) apply(g *ir.Graph, man *plans.Manifest, gt gguf.Type) {
+	for _, n := range g.Nodes {
+		if n.Op == ir.OpLinear && n.Str("kernel") == ir.KernelMMA {
+			n.Attrs["mma_warps"], n.Attrs["mma_slab"], n.Attrs["mma_stages"] = v.nw, 256*v.nw, v.stages
+			n.Attrs["stream_smem"] = v.stages * 16 * v.nw * gt.RowBytes(256)
+		}
+	}
+	man.Graph = ir.Print(g)
 }
