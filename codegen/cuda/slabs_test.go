@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/llama-orch/orc/codegen/cuda"
+	"github.com/llama-orch/orc/compiler/synth"
 	"github.com/llama-orch/orc/gguf"
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/plans"
@@ -110,5 +111,43 @@ func TestLinearSlabs(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestPresetLinearSlabs: in the full-size presets' decode step (Q4_K_M,
+// real widths, 2 layers: one Q4_K and one Q6_K down under use_more_bits),
+// every down and o-proj that the rule takes runs linear_mmas, and no
+// quantize_x8 launch is left (the downs quantize their slabs; the o-proj
+// reads the attention's codes): Qwen3-8B's downs and o-projs (Llama-3.1-8B's
+// shapes, TestLinearSlabs: a file of zeros has no RoPE frequency factors),
+// Gemma-3-4B's downs (its o-proj of 8 super-blocks a row keeps linear_q8).
+func TestPresetLinearSlabs(t *testing.T) {
+	for _, c := range []struct {
+		preset      string
+		mmas, q8    int // decode launches of linear_mmas, and of linear_q8 besides the LM head
+		quantizeX8s int
+	}{
+		{"qwen3-8b", 4, 0, 0},
+		{"gemma-3-4b", 2, 2, 0},
+	} {
+		t.Run(c.preset, func(t *testing.T) {
+			path := writeShapes(t, c.preset, 2, synth.QuantQ4KM)
+			g, man, _ := lowerFor(t, path, fullWidthMaxTokens, cuda.DefaultArch)
+			out := generate(t, g, man, cuda.DefaultArch)
+			var mmas, q8, quant int
+			for _, l := range out.Kernels.Decode {
+				switch {
+				case strings.HasPrefix(l.Kernel, "linear_mmas"):
+					mmas++
+				case strings.HasPrefix(l.Kernel, "linear_q8"):
+					q8++
+				case strings.HasPrefix(l.Kernel, "quantize_x8"):
+					quant++
+				}
+			}
+			if mmas != c.mmas || q8-1 != c.q8 || quant != c.quantizeX8s {
+				t.Errorf("decode launches %d linear_mmas, %d linear_q8 besides the head, %d quantize_x8; want %d, %d, %d", mmas, q8-1, quant, c.mmas, c.q8, c.quantizeX8s)
+			}
+		})
 	}
 }
