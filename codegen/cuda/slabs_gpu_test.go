@@ -16,7 +16,7 @@ import (
 )
 
 // TestGPULinearSlabs runs the decode linears of slabShapes that take
-// linear_mmas (down and o-proj of Llama-3.1-8B, Qwen3-8B and Gemma-3-4B;
+// linear_mmas (the downs of Llama-3.1-8B, Qwen3-8B and Gemma-3-4B;
 // Q4_K, Q5_K, Q6_K) against a float64 reference: random 64-row slabs tiled
 // to the rows, x an embedding's output (no codes: each warp quantizes its
 // slabs). ORC_SLAB_SHAPES (names, comma-separated, e.g. "llama-3.1-8b
@@ -122,16 +122,18 @@ func linearQ8Again(g *ir.Graph, man *plans.Manifest) {
 	man.Graph = ir.Print(g)
 }
 
-// TestGPUSlabsMatchCPU is TestGPUFullPresetsMatchCPU for the models whose
-// decode linears take linear_mmas, in llama.cpp's Q4_K_M: Llama-3.1-8B cut
-// to 2 layers (layer 0's down Q4_K, layer 1's Q6_K: use_more_bits; the
-// o-proj adds the residual and writes the add_rmsnorm's sum) and Qwen3-8B
-// cut to 1.
+// TestGPUSlabsMatchCPU is TestGPUFullPresetsMatchCPU for models whose
+// decode downs take linear_mmas, in llama.cpp's Q4_K_M: Llama-3.1-8B cut to
+// 2 layers (layer 0's down Q4_K, layer 1's Q6_K: use_more_bits; each
+// quantizes its slabs of the SwiGLU's f32 output), Qwen3-8B cut to 1, and
+// Phi-3-mini cut to 2, whose downs add the residual and write the
+// add_rmsnorm's sum that the next qkv_mma's folded norm reads.
 func TestGPUSlabsMatchCPU(t *testing.T) {
 	gpuOnly(t)
 	matchCPU(t, []agreeConfig{
 		{preset: "llama-3.1-8b", layers: 2, quant: synth.QuantQ4KM},
 		{preset: "qwen3-8b", layers: 1, quant: synth.QuantQ4KM},
+		{preset: "phi-3-mini-4k", layers: 2, quant: synth.QuantQ4KM},
 	}, agreeTolerance)
 }
 

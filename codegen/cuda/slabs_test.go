@@ -24,19 +24,15 @@ type slabShape struct {
 }
 
 // slabShapes: Llama-3.1-8B's down and o-proj (Qwen3-8B's o-proj is the
-// same), Qwen3-8B's down, Gemma-3-4B's down and o-proj. Stages are as
-// many as two blocks an SM hold (113 KiB each), at most 8 and the block's
-// slabs: Llama's down has 7 slabs a tile (a block) of 8 warps, 18,432
-// bytes a stage of Q4_K, 20,480 of Q5_K, 26,880 of Q6_K; its o-proj 4 of
-// 4 warps (2 of 8 would not pipeline), except Q6_K's, whose 2-byte scales
-// of 4 super-blocks are not whole 16-byte units (llama.cpp's Q4_K_M
-// o-proj is Q4_K). Gemma's o-proj (8 super-blocks a row: 2 slabs of 4
-// warps) keeps linear_q8.
+// same), Qwen3-8B's down, Gemma-3-4B's down and o-proj. The downs take 8
+// warps (slabs of 8 super-blocks: Llama's 7 a tile, Qwen3's 6, Gemma's 5)
+// in 3 stages, 18,432 bytes a stage of Q4_K, 22,528 of Q5_K, 26,880 of
+// Q6_K; the o-projs (2 and 1 slabs a tile) keep linear_q8.
 var slabShapes = []slabShape{
-	{"llama-3.1-8b down", 4096, 14336, 8, map[ir.DType]int64{ir.Q4_K: 6, ir.Q5_K: 5, ir.Q6_K: 4}},
-	{"llama-3.1-8b o-proj", 4096, 4096, 4, map[ir.DType]int64{ir.Q4_K: 4, ir.Q5_K: 4}},
-	{"qwen3-8b down", 4096, 12288, 8, map[ir.DType]int64{ir.Q4_K: 6, ir.Q5_K: 5, ir.Q6_K: 4}},
-	{"gemma-3-4b down", 2560, 10240, 8, map[ir.DType]int64{ir.Q4_K: 5, ir.Q5_K: 5, ir.Q6_K: 4}},
+	{"llama-3.1-8b down", 4096, 14336, 8, map[ir.DType]int64{ir.Q4_K: 3, ir.Q5_K: 3, ir.Q6_K: 3}},
+	{"llama-3.1-8b o-proj", 4096, 4096, 0, nil},
+	{"qwen3-8b down", 4096, 12288, 8, map[ir.DType]int64{ir.Q4_K: 3, ir.Q5_K: 3, ir.Q6_K: 3}},
+	{"gemma-3-4b down", 2560, 10240, 8, map[ir.DType]int64{ir.Q4_K: 3, ir.Q5_K: 3, ir.Q6_K: 3}},
 	{"gemma-3-4b o-proj", 2560, 2048, 0, nil},
 }
 
@@ -116,18 +112,18 @@ func TestLinearSlabs(t *testing.T) {
 
 // TestPresetLinearSlabs: in the full-size presets' decode step (Q4_K_M,
 // real widths, 2 layers: one Q4_K and one Q6_K down under use_more_bits),
-// every down and o-proj that the rule takes runs linear_mmas, and no
-// quantize_x8 launch is left (the downs quantize their slabs; the o-proj
-// reads the attention's codes): Qwen3-8B's downs and o-projs (Llama-3.1-8B's
-// shapes, TestLinearSlabs: a file of zeros has no RoPE frequency factors),
-// Gemma-3-4B's downs (its o-proj of 8 super-blocks a row keeps linear_q8).
+// the downs run linear_mmas, the o-projs linear_q8 (too few slabs a
+// block), and no quantize_x8 launch is left (the downs quantize their
+// slabs; the o-proj reads the attention's codes): Qwen3-8B (Llama-3.1-8B's
+// shapes, TestLinearSlabs: a file of zeros has no RoPE frequency factors)
+// and Gemma-3-4B.
 func TestPresetLinearSlabs(t *testing.T) {
 	for _, c := range []struct {
 		preset      string
 		mmas, q8    int // decode launches of linear_mmas, and of linear_q8 besides the LM head
 		quantizeX8s int
 	}{
-		{"qwen3-8b", 4, 0, 0},
+		{"qwen3-8b", 2, 2, 0},
 		{"gemma-3-4b", 2, 2, 0},
 	} {
 		t.Run(c.preset, func(t *testing.T) {

@@ -2380,7 +2380,7 @@ __device__ __forceinline__ void qkv_mma(const uint8_t* __restrict__ wq, const ui
     });
 }
 
-// Decode linears with long rows (the downs, o-proj) on tensor cores,
+// Decode linears with long rows (the downs: passes, LinearSlabs) on tensor cores,
 // streamed in K-slabs. linear_q8's blocks are one DRAM round trip each,
 // their bytes in flight bounded by registers (ncu, Llama-3.1-8B's down
 // 14336 → 4096: 23.5 µs, DRAM 30 % busy); swiglu_mma streams whole rows,

@@ -106,6 +106,10 @@ extern "C" __global__ void __launch_bounds__(256, 2) qkv_mma_XNorm_Norm_0_W_f32_
     grid_dep_launch();
     qkv_mma<XNorm<Norm_0, W_f32<4096>, false>, W_q4_k<65536>, W_q4_k<65536>, W_q6_k_split<65536>, B_none, B_none, B_none, Rope_1, 4096, 4096, 4096, 4096, true, 8, 2, false, 0, 1, 107712>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, kc, vc, state);
 }
+extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_8_1_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    grid_dep_launch();
+    attend_decode<Attn_2, B_none, false, true, 8, 1, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+}
 extern "C" __global__ void __launch_bounds__(256) swiglu_mma_XNorm_Norm_0_W_f32_4096_false_W_q4_k_176128_4096_11008_0_8_2_false_0_1_73792(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ a, const uint8_t* __restrict__ nw, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     swiglu_mma<XNorm<Norm_0, W_f32<4096>, false>, W_q4_k<176128>, 4096, 11008, 0, 8, 2, false, 0, 1, 73792>(wg, wu, nullptr, nullptr, a, nullptr, nw, nullptr, y, state);
@@ -135,11 +139,8 @@ extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_k_512000_32000
     acquire(ids);
     embed_rows<W_q4_k<512000>, 32000, 4096>(table, ids, y);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_8_1_1_128_at_end(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
-    attend_decode<Attn_2, B_none, false, true, 8, 1, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
-}
-extern "C" __global__ void __launch_bounds__(128) linear_mmas_W_q4_k_65536_B_none_4096_4096_4_1_4_false_1_0_1_36864_at_end(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
-    linear_mmas<W_q4_k<65536>, B_none, 4096, 4096, 4, 1, 4, false, 1, 0, 1, 36864>(w, nullptr, nullptr, xq, xs, y, r, state);
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_65536_B_none_4096_4096_64_false_false_2_true_0_1_at_end(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
+    linear_q8<W_q4_k_dot<65536>, B_none, 4096, 4096, 64, false, false, 2, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, r, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_176128_B_none_11008_4096_256_false_false_2_false_0_1_at_end(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
     linear_q8<W_q6_k_split_dot<176128>, B_none, 11008, 4096, 256, false, false, 2, false, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, r, state);

@@ -116,9 +116,9 @@ extern "C" __global__ void __launch_bounds__(256) linear_mmas_W_q6_k_split_98304
     grid_dep_launch();
     linear_mmas<W_q6_k_split<98304>, B_none, 8192, 3072, 8, 1, 3, true, 1, 0, 1, 80640>(w, nullptr, x, nullptr, nullptr, y, r, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_mmas_W_q4_k_98304_B_none_8192_3072_8_1_4_true_1_0_1_73728(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_mmas_W_q4_k_98304_B_none_8192_3072_8_1_3_true_1_0_1_55296(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmas<W_q4_k<98304>, B_none, 8192, 3072, 8, 1, 4, true, 1, 0, 1, 73728>(w, nullptr, x, nullptr, nullptr, y, r, state);
+    linear_mmas<W_q4_k<98304>, B_none, 8192, 3072, 8, 1, 3, true, 1, 0, 1, 55296>(w, nullptr, x, nullptr, nullptr, y, r, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_mmas_W_q6_k_split_98304_B_none_8192_3072_8_1_3_true_0_0_1_80640(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
