@@ -1466,6 +1466,19 @@ __host__ __device__ constexpr int max_span() {
     return m;
 }
 
+// init_stage_bars: with ORC_BULK, thread 0 initialises the STAGES stages'
+// mbarriers full, which the block then sees.
+template <int STAGES>
+__device__ __forceinline__ void init_stage_bars(u64* full) {
+#ifdef ORC_BULK
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; s++) mbar_init(&full[s]);
+        mbar_init_fence();
+    }
+    __syncthreads();
+#endif
+}
+
 // stream_layouts: the chunk loop above for a block of THREADS threads whose
 // chunks are NSPAN spans of at most NMAX rows each, of accessors whose
 // spans take at most SPAN bytes (max_span). spans(blk, f) calls f(i,
@@ -1484,13 +1497,7 @@ __device__ __forceinline__ void stream_layouts(int chunks, Spans spans, Ready re
     static_assert(SMEM == STAGES * STAGE && STAGES >= 2, "codegen's stages are whole stages of span_bytes");
     extern __shared__ __align__(16) uint8_t stage_mem[];
     __shared__ u64 full[STAGES];  // with ORC_BULK: stage k % STAGES's bytes are in
-#ifdef ORC_BULK
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; s++) mbar_init(&full[s]);
-        mbar_init_fence();
-    }
-    __syncthreads();
-#endif
+    init_stage_bars<STAGES>(full);
     // stage k of this block (chunk blockIdx.x + k·gridDim.x): its copies
     // (copy) or its spans' sections.
     auto stage = [&](int k, bool copy, const uint8_t* (*sec)[4]) {
@@ -2511,13 +2518,7 @@ __device__ __forceinline__ void linear_mmas(const uint8_t* __restrict__ w, const
     block_tokens<ROWS, 1>(state, &tok);
     const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
     const int items = (TILES - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x * SLABS;  // the block's (tile, slab)s
-#ifdef ORC_BULK
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; s++) mbar_init(&full[s]);
-        mbar_init_fence();
-    }
-    __syncthreads();
-#endif
+    init_stage_bars<STAGES>(full);
     // Item k: slab k % SLABS of tile blockIdx.x + (k / SLABS)·gridDim.x.
     auto issue = [&](int k) {
         if (k < items) {
