@@ -21,10 +21,12 @@ const (
 
 // The attributes that describe a kernel choice beside the families: a
 // tensor-core kernel's warps, super-blocks a warp and weight stream
-// (mma_warps, mma_upw, stream_smem, stream_blocks, all > 0); fold_norm, on
+// (mma_warps, mma_upw, stream_smem, stream_blocks, all > 0), and a decode
+// mma linear's K-slab and stages (mma_slab: 256·mma_warps·mma_upw elements,
+// whole slabs a row; mma_stages ≥ 2, stream_smem whole stages); fold_norm, on
 // a decode mma kernel that normalizes its input itself (its input the
 // normed row of an rmsnorm or add_rmsnorm); writes_sum, on a decode q8
-// linear that writes the sum of the add_rmsnorm reading it; stages_x and
+// or mma linear that writes the sum of the add_rmsnorm reading it; stages_x and
 // prefill_stages_x, on a q8 linear that quantizes its own input in that
 // schedule; pick_early, on a q8 MoE whose decode down kernel picks its
 // experts before its wait; starts_late, on a decode mma kernel or a linear
@@ -42,7 +44,7 @@ const (
 // and the choices of decisionOps.
 var kernelAttrKinds = map[string]string{
 	"kernel": "string", "prefill_kernel": "string", "batch_kernel": "string", "batch_decode_kernel": "string",
-	"mma_warps": "int64", "mma_upw": "int64", "stream_smem": "int64", "stream_blocks": "int64",
+	"mma_warps": "int64", "mma_upw": "int64", "stream_smem": "int64", "stream_blocks": "int64", "mma_slab": "int64", "mma_stages": "int64",
 	"fold_norm": "bool", "writes_sum": "bool", "stages_x": "bool", "prefill_stages_x": "bool", "pick_early": "bool", "starts_late": "bool",
 	"quantize_at_end": "bool", "launch_at_end": "bool", "residual_before_wait": "bool",
 	"router_logits": "bool", "row_in_place": "bool", "writes_codes": "bool", "prefill_writes_codes": "bool",
@@ -92,7 +94,7 @@ func launchingOps() []Op {
 
 // kernelFamilies are the families each op may take, by schedule.
 var kernelFamilies = map[Op][2][]string{ // decode, prefill
-	OpLinear:       {{KernelGEMV, KernelQ8}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMATokens}},
+	OpLinear:       {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMATokens}},
 	OpQKV:          {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA, KernelMMATokens}},
 	OpSwiGLULinear: {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA, KernelMMATokens}},
 	OpMoE:          {{KernelGEMV, KernelQ8}, {KernelGEMM, KernelMMATokens}},
@@ -145,6 +147,9 @@ func verifyKernelChoice(n *Node) error {
 			return fmt.Errorf("attr %s = %v with kernels %s, %s (a tensor-core kernel's shape, > 0)", k, n.Attrs[k], n.Str("kernel"), n.Str("prefill_kernel"))
 		}
 	}
+	if err := verifyLinearSlabs(n); err != nil {
+		return err
+	}
 	if _, ok := n.Attrs["mmat_slab"]; ok && (n.Int("mmat_slab") <= 0 || !slices.ContainsFunc([]string{"prefill_kernel", "batch_kernel", "batch_decode_kernel"}, func(k string) bool { return n.Str(k) == KernelMMATokens })) {
 		return fmt.Errorf("mmat_slab = %d on a %s whose kernels are %s, %s, %s: an mma_tokens kernel streams slabs of > 0 elements", n.Int("mmat_slab"), n.Op, n.Str("prefill_kernel"), n.Str("batch_kernel"), n.Str("batch_decode_kernel"))
 	}
@@ -158,8 +163,8 @@ func verifyKernelChoice(n *Node) error {
 			return fmt.Errorf("fold_norm on a %s kernel over %s: a decode mma kernel folds the rmsnorm of its input", n.Str("kernel"), x.Op)
 		}
 	}
-	if n.Bool("writes_sum") && (n.Op != OpLinear || n.Str("kernel") != KernelQ8) {
-		return fmt.Errorf("writes_sum on a %s %s: a decode q8 linear writes a sum", n.Str("kernel"), n.Op)
+	if n.Bool("writes_sum") && (n.Op != OpLinear || n.Str("kernel") != KernelQ8 && n.Str("kernel") != KernelMMA) {
+		return fmt.Errorf("writes_sum on a %s %s: a decode q8 or mma linear writes a sum", n.Str("kernel"), n.Op)
 	}
 	for stages, kernel := range map[string]string{"stages_x": "kernel", "prefill_stages_x": "prefill_kernel"} {
 		if n.Bool(stages) && (n.Op != OpLinear || n.Str(kernel) != KernelQ8) {
@@ -213,3 +218,27 @@ func verifyLateStarts(g *Graph) error {
 // inputs, weights, views, a last row in place, a norm folded into its
 // reader, a q/k norm_rope folded into its attention (fold_qk_norm).
 var mayLaunchNothing = []Op{OpInput, OpWeight, OpView, OpLast, OpRMSNorm, OpAddRMSNorm, OpNormRoPE}
+
+// verifyLinearSlabs checks a decode mma linear's slabs (mma_slab,
+// mma_stages), which it alone records: whole slabs of 256·mma_warps·mma_upw
+// elements a row, at least two stages, its shared memory whole stages.
+func verifyLinearSlabs(n *Node) error {
+	_, slab := n.Attrs["mma_slab"]
+	_, stages := n.Attrs["mma_stages"]
+	linear := n.Op == OpLinear && n.Str("kernel") == KernelMMA
+	if slab != linear || stages != linear {
+		return fmt.Errorf("mma_slab = %v, mma_stages = %v on a %s %s: a decode mma linear records both", n.Attrs["mma_slab"], n.Attrs["mma_stages"], n.Str("kernel"), n.Op)
+	}
+	if !linear {
+		return nil
+	}
+	in := n.Inputs[0].Shape[len(n.Inputs[0].Shape)-1]
+	s, st := n.Int("mma_slab"), n.Int("mma_stages")
+	if s != 256*n.Int("mma_warps")*n.Int("mma_upw") || s <= 0 || in%s != 0 {
+		return fmt.Errorf("mma_slab = %d with %d warps of %d super-blocks over rows of %d: a slab is a super-block a warp's, whole slabs a row", s, n.Int("mma_warps"), n.Int("mma_upw"), in)
+	}
+	if st < 2 || n.Int("stream_smem")%st != 0 {
+		return fmt.Errorf("mma_stages = %d with stream_smem %d: at least two whole stages", st, n.Int("stream_smem"))
+	}
+	return nil
+}

@@ -103,3 +103,33 @@ func TestVerifyKernelChoice(t *testing.T) {
 		t.Errorf("a kernel on an add: got %v", err)
 	}
 }
+
+// TestVerifyLinearSlabs: a decode mma linear (linear_mmas) records its
+// K-slab and stages, whole slabs of a super-block a warp's, at least two
+// stages filling its shared memory; no other node records them. Each case
+// edits the down %27 (rows of 512: two super-blocks) of a fixture.
+func TestVerifyLinearSlabs(t *testing.T) {
+	const down = `%27 = linear(%26, %23) f32[T,256]`
+	const shape = ` mma_upw=1 mma_warps=2 prefill_kernel="gemm" stream_blocks=16 stream_smem=26880`
+	text := readFixture(t, "dense.ir")
+	if !strings.Contains(text, down) {
+		t.Fatalf("fixture lacks %q", down)
+	}
+	for _, c := range []struct{ name, attrs, want string }{
+		{"a slab of two super-blocks in 2 stages", `{kernel="mma" mma_slab=512 mma_stages=2` + shape + `}`, ""},
+		{"no slab", `{kernel="mma" mma_stages=2` + shape + `}`, `mma_slab = <nil>, mma_stages = 2 on a mma linear: a decode mma linear records both`},
+		{"a slab on a q8 linear", `{kernel="q8" mma_slab=512 mma_stages=2 prefill_kernel="gemm"}`, `a decode mma linear records both`},
+		{"a slab that is not the warps' super-blocks", `{kernel="mma" mma_slab=256 mma_stages=2` + shape + `}`, `mma_slab = 256 with 2 warps of 1 super-blocks over rows of 512`},
+		{"one stage", `{kernel="mma" mma_slab=512 mma_stages=1` + shape + `}`, `mma_stages = 1 with stream_smem 26880: at least two whole stages`},
+		{"stages not dividing the stream", `{kernel="mma" mma_slab=512 mma_stages=11` + shape + `}`, `mma_stages = 11 with stream_smem 26880`},
+		{"a sum written by an mma linear", `{kernel="mma" mma_slab=512 mma_stages=2` + shape + ` writes_sum=true}`, ""},
+	} {
+		g, err := Parse(strings.Replace(text, down, down+" "+c.attrs, 1))
+		if err == nil {
+			err = Verify(g)
+		}
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
+		}
+	}
+}

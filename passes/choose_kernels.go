@@ -6,7 +6,7 @@ import (
 
 // kernelAttrs are the attributes chooseKernels records (ir/kernels.go);
 // it drops them first, so that it can run again.
-var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_decode_kernel", "mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits", "mmat_slab", "mmat_stage_x"}
+var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_decode_kernel", "mma_warps", "mma_upw", "mma_slab", "mma_stages", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits", "mmat_slab", "mmat_stage_x"}
 
 // chooseKernels decides, for the graph's GPU target (the graph attribute
 // target), which kernel family serves each matrix node and MoE in each
@@ -22,8 +22,13 @@ var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_de
 //     and stream (a SwiGLU whose output feeds the integer path keeps q8,
 //     which quantizes it), else q8; else gemv. moe: q8 or gemv in decode,
 //     gemm (the experts' GEMMs over their slots) in a prefill.
+//     A decode linear before the graph's last row takes mma (linear_mmas:
+//     tiles of 16 rows streamed in K-slabs) where GPU.LinearSlabs says its
+//     blocks have slabs to pipeline; the LM head keeps q8 (its greedy pick).
 //   - mma_warps, mma_upw, stream_smem, stream_blocks: a tensor-core
-//     kernel's warps, super-blocks a warp and stream.
+//     kernel's warps, super-blocks a warp and stream; mma_slab and
+//     mma_stages, a linear's K-slab (elements, 256·mma_warps·mma_upw) and
+//     its stages (stream_smem is whole stages).
 //   - fold_norm: a decode mma kernel whose input is the RMSNorm row only it
 //     reads (NormBehind) normalizes it itself; the norm launches nothing,
 //     and the kernel reads the norm's inputs.
@@ -62,7 +67,10 @@ func chooseKernels(g *ir.Graph) error {
 	if err != nil {
 		return err
 	}
-	c := &kernelChooser{gpu: gpu, users: users(g)}
+	c := &kernelChooser{gpu: gpu, users: users(g), head: map[*ir.Node]bool{}}
+	for _, n := range afterLast(g) {
+		c.head[n] = true
+	}
 	for _, n := range g.Nodes {
 		for _, k := range kernelAttrs {
 			delete(n.Attrs, k)
@@ -126,14 +134,14 @@ func chooseKernels(g *ir.Graph) error {
 		}
 	}
 	for _, n := range g.Nodes {
-		if n.Str("kernel") == ir.KernelMMA {
+		if n.Str("kernel") == ir.KernelMMA && n.Op != ir.OpLinear {
 			if x := n.Inputs[0]; NormBehind(x) != nil && len(c.users[x]) == 1 {
 				n.Attrs["fold_norm"] = true
 			}
 		}
 	}
 	for _, n := range g.Nodes {
-		if l, _ := residualWriter(n, c.users); l != nil && l.Str("kernel") == ir.KernelQ8 {
+		if l, _ := residualWriter(n, c.users); l != nil && (l.Str("kernel") == ir.KernelQ8 || l.Str("kernel") == ir.KernelMMA) {
 			l.Attrs["writes_sum"] = true
 		}
 		if routesMoE(n, c.users) {
@@ -206,6 +214,7 @@ func isMatrix(n *ir.Node) bool {
 type kernelChooser struct {
 	gpu   GPU
 	users map[*ir.Node][]*ir.Node
+	head  map[*ir.Node]bool // the nodes after the graph's last row
 }
 
 // family is matrix node n's kernel family in a prefill or in decode,
@@ -340,6 +349,16 @@ func (c *kernelChooser) mma(n *ir.Node, prefill bool) bool {
 			return false
 		}
 		st = c.gpu.Streams(x, n.Inputs[1], prefill, in, ceilDiv(f, MMAChunk), 2, MMAChunk)
+	case ir.OpLinear:
+		if prefill || c.head[n] || TokenTile(x, prefill) != 1 {
+			return false
+		}
+		ls, ok := c.gpu.LinearSlabs(n.Inputs[1], in, n.Shape[len(n.Shape)-1])
+		if !ok {
+			return false
+		}
+		nw, upw, st = ls.NW, 1, Stream{Smem: ls.Smem, Blocks: ls.Blocks}
+		n.Attrs["mma_slab"], n.Attrs["mma_stages"] = 256*ls.NW, ls.Stages
 	default:
 		return false
 	}

@@ -82,6 +82,9 @@ func (s *scratchWalk) step(n *ir.Node) (quantizes bool) {
 	case kernel == ir.KernelGEMM || n.Op == ir.OpMoE && (s.prefill || kernel != ir.KernelQ8):
 		s.held = nil // gemm_x_f16's input, or the MoE scratch, over the codes
 	case n.Op == ir.OpLinear && kernel == ir.KernelQ8 && n.Bool(s.key("stages_x")):
+	case n.Op == ir.OpLinear && kernel == ir.KernelMMA:
+		// linear_mmas reads the codes where the scratch holds them, else
+		// quantizes its slabs of the f32 row itself (QX): no quantize_x8.
 	case isMatrix(n) && kernel == ir.KernelQ8 || n.Op == ir.OpMoE && kernel == ir.KernelQ8 ||
 		isMatrix(n) && kernel == ir.KernelMMA && !(n.Bool("fold_norm") && !s.prefill):
 		x := s.value(n.Inputs[0])

@@ -333,3 +333,70 @@ const (
 func DecodeAttnStageBytes(hd int64) int64 {
 	return DecodeAttnWarps * 2 * DecodeAttnKeys * (ceilDiv(hd, 16)*16 + 8) * 2
 }
+
+// linear_mmas (codegen/cuda, mma_slabs.cu.tmpl) streams a decode linear's
+// tiles of 16 rows in K-slabs of one super-block a warp. It pays only where
+// a block has slabs to pipeline and keeps enough bytes in flight: the
+// integer GEMV's blocks are one DRAM round trip each, their bytes in
+// flight bounded by registers (ncu, H200: Llama-3.1-8B's down 14336 → 4096
+// DRAM 30 % busy, its o-proj 22 %), and one chunk a block on tensor cores
+// (o-proj and downs, one round) gained nothing. Little's law puts the bytes
+// an SM must keep in flight at bandwidth × latency / SMs: 4.8 TB/s × about
+// 1 µs / 132 ≈ 36 KB on an H200. More stages than that lost: Llama-3.1-8B's
+// down in a chain of 8 (H200, µs a launch; linear_q8 18.47 and 24.87 with
+// its quantize_x8 shared) took Q4_K 14.94 in 3 stages, 19.97 in 6, 22.88
+// at 4 warps in 8 (pieces of 576 bytes a row); Q6_K 24.12 in 3, 24.63 in 4.
+// The o-proj's 4-warp slabs are not timed, so it keeps linear_q8.
+const (
+	linearSlabsBlocksPerSM = 2        // blocks of 8 warps an SM, as the other streams
+	linearSlabsWarps       = 8        // a slab of 8 super-blocks: pieces of 1,152 bytes a row of Q4_K
+	linearSlabsPerBlock    = 4        // the fewest slabs a block that stream
+	linearSlabsInFlight    = 32 << 10 // the fewest stage bytes in flight an SM
+	linearSlabsMaxStages   = 3
+)
+
+// LinearSlabs is a linear_mmas geometry: NW warps of one super-block a
+// slab each (a slab of 256·NW elements), Stages stages of Stage bytes
+// (Smem in all) a block, Blocks blocks.
+type LinearSlabs struct{ NW, Stages, Stage, Smem, Blocks int64 }
+
+// SlabBytes is a linear_mmas stage: 16 rows of slab super-blocks of each
+// section of units (mma_slabs.cu.tmpl, slab_bytes).
+func SlabBytes(units []int64, slab int64) int64 {
+	var b int64
+	for _, u := range units {
+		b += 16 * slab * u
+	}
+	return b
+}
+
+// LinearSlabs decides whether decode linear w [out, in] streams in K-slabs
+// on the tensor cores, and its geometry: its weights with MmaCodes (Q4_K,
+// Q5_K and Q6_K in their GPU layouts), out in whole tiles of 16 rows, each
+// section's row pieces whole aligned 16-byte units (bulk copies); of
+// linearSlabsWarps warps where each block gets at least
+// linearSlabsPerBlock slabs and keeps at least linearSlabsInFlight bytes in
+// flight an SM with its stages, as many as fit linearSlabsBlocksPerSM
+// blocks an SM beside each block's 2 KiB (the reserved 1 KiB, its static
+// partial sums and barriers), at most linearSlabsMaxStages and the block's
+// slabs.
+func (g GPU) LinearSlabs(w *ir.Node, in, out int64) (LinearSlabs, bool) {
+	units, ok := streamUnits[w.DType]
+	if !ok || !layoutOf(w).qkvMMALayout() || in%256 != 0 || out%16 != 0 {
+		return LinearSlabs{}, false
+	}
+	nb, tiles, nw := in/256, out/16, int64(linearSlabsWarps)
+	aligned := nb%nw == 0
+	for _, u := range units {
+		aligned = aligned && nb*u%16 == 0 && nw*u%16 == 0
+	}
+	blocks := min(tiles, linearSlabsBlocksPerSM*g.SMs)
+	slabs := ceilDiv(tiles, blocks) * (nb / nw)
+	stage := SlabBytes(units, nw)
+	stages := min(slabs, linearSlabsMaxStages, (g.SmemPerSM/linearSlabsBlocksPerSM-2<<10)/stage)
+	perSM := min(linearSlabsBlocksPerSM, ceilDiv(blocks, g.SMs))
+	if !aligned || slabs < linearSlabsPerBlock || stages < 2 || perSM*(stages-1)*stage < linearSlabsInFlight {
+		return LinearSlabs{}, false
+	}
+	return LinearSlabs{NW: nw, Stages: stages, Stage: stage, Smem: stages * stage, Blocks: blocks}, true
+}

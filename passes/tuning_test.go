@@ -118,3 +118,38 @@ func TestMMATokensStreams(t *testing.T) {
 		}
 	}
 }
+
+// TestLinearSlabs checks which decode linears stream in K-slabs on the
+// tensor cores (linear_mmas) on sm_90, and their geometry: 8 warps where a
+// block then has at least linearSlabsPerBlock slabs, in at most 3 stages
+// (more lost on an H200) and the block's slabs; the integer path kept
+// where a block would have too few slabs (the o-projs of 16, 12 and 8
+// super-blocks a row), rows are not whole super-blocks (Qwen2.5-0.5B's
+// 896), or the weights have no MmaCodes.
+func TestLinearSlabs(t *testing.T) {
+	w := tuningWeight
+	for _, c := range []struct {
+		name            string
+		w               *ir.Node
+		nw, stages, blk int64
+		ok              bool
+	}{
+		{"Llama-3.1-8B down Q4_K (56 super-blocks: 7 slabs a block)", w(ir.Q4_K, "gpu_q4_k", 4096, 14336), 8, 3, 256, true},
+		{"Llama-3.1-8B down Q6_K", w(ir.Q6_K, "gpu_q6_k", 4096, 14336), 8, 3, 256, true},
+		{"Qwen3-8B down Q5_K", w(ir.Q5_K, "gpu_q5_k", 4096, 12288), 8, 3, 256, true},
+		{"Gemma-3-4B down Q4_K (160 tiles: 5 slabs a block)", w(ir.Q4_K, "gpu_q4_k", 2560, 10240), 8, 3, 160, true},
+		{"Phi-3 down Q6_K (32 super-blocks: 4 slabs a block)", w(ir.Q6_K, "gpu_q6_k", 3072, 8192), 8, 3, 192, true},
+		{"Llama-3.1-8B o-proj Q4_K (2 slabs a block)", w(ir.Q4_K, "gpu_q4_k", 4096, 4096), 0, 0, 0, false},
+		{"Phi-3 o-proj (12 super-blocks)", w(ir.Q4_K, "gpu_q4_k", 3072, 3072), 0, 0, 0, false},
+		{"Gemma-3-4B o-proj (8 super-blocks)", w(ir.Q4_K, "gpu_q4_k", 2560, 2048), 0, 0, 0, false},
+		{"Qwen2.5-0.5B down (896 rows of 4864: 19 super-blocks)", w(ir.Q4_K, "gpu_q4_k", 896, 4864), 0, 0, 0, false},
+		{"Q5_K in GGUF order (no MmaCodes)", w(ir.Q5_K, "", 4096, 14336), 0, 0, 0, false},
+		{"Q8_0 (no MmaCodes)", w(ir.Q8_0, "", 4096, 14336), 0, 0, 0, false},
+		{"rows not whole 16-row tiles", w(ir.Q4_K, "gpu_q4_k", 4100, 14336), 0, 0, 0, false},
+	} {
+		ls, ok := gpus["sm_90"].LinearSlabs(c.w, c.w.Shape[1], c.w.Shape[0])
+		if ok != c.ok || ok && (ls.NW != c.nw || ls.Stages != c.stages || ls.Blocks != c.blk || ls.Smem != ls.Stages*ls.Stage) {
+			t.Errorf("%s: %+v, %v; want %d warps, %d stages, %d blocks, %v", c.name, ls, ok, c.nw, c.stages, c.blk, c.ok)
+		}
+	}
+}

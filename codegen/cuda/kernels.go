@@ -70,7 +70,7 @@ func (k *instance) Signature() string {
 // Every other kernel's wrapper waits before its body (wrappers.cu.tmpl);
 // TestEveryKernelWaits checks that each kernel reaches grid_dep_wait in
 // exactly one of the two places.
-var waitsInside = map[string]bool{"linear_q8": true, "swiglu_q8": true, "swiglu_mma": true, "qkv_mma": true, "qkv_q8": true, "attend_decode": true, "moe_logits": true, "rmsnorm_logits": true, "moe_down_sum_q8": true, "sample_draw": true,
+var waitsInside = map[string]bool{"linear_q8": true, "swiglu_q8": true, "swiglu_mma": true, "qkv_mma": true, "linear_mmas": true, "qkv_q8": true, "attend_decode": true, "moe_logits": true, "rmsnorm_logits": true, "moe_down_sum_q8": true, "sample_draw": true,
 	"linear_mmat_stream": true, "swiglu_mmat_stream": true, "qkv_mmat_stream": true}
 
 // WaitsInside says the wrapper leaves grid_dep_wait to the device function.

@@ -36,6 +36,9 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 			return a
 		})
 	}
+	if kernel == ir.KernelMMA {
+		return e.linearSlabs(c, n, x, in, out, wa, ba)
+	}
 	g := gridRowsY(ceilDiv(out, 4), rowsOf(x))
 	if kernel == ir.KernelGEMV {
 		c.ptr(e, cIn, "x", x)
@@ -138,4 +141,41 @@ func (e *emitter) linearWeights(c *call, n *ir.Node, in int64) (wa, ba accessor,
 		b = n.Inputs[2]
 	}
 	return wa, e.bias(c, b, out, "b"), out, nil
+}
+
+// linearSlabs emits decode linear n as linear_mmas (mma_slabs.cu.tmpl), in
+// the geometry the chooseKernels pass recorded (mma_warps, mma_upw,
+// mma_stages, stream_smem, stream_blocks): it reads x's int16 codes where
+// the scratch holds them, else x itself, quantizing each slab (QX), as the
+// passes' scratch walk expects (no quantize_x8 launch either way); with
+// writes_sum it adds the residual and writes the add's sum (sumWriter).
+func (e *emitter) linearSlabs(c *call, n, x *ir.Node, in, out int64, wa, ba accessor) ([]plans.Launch, error) {
+	mma := mmaShapeOf(n)
+	stages := n.Int("mma_stages")
+	qx := !e.scratchHoldsX(x)
+	if qx {
+		c.ptr(e, cIn, "x", x)
+		c.null()
+		c.null()
+	} else {
+		c.null()
+		if _, err := e.quantizedX(c, x, in); err != nil {
+			return nil, err
+		}
+	}
+	y, residual := n, (*ir.Node)(nil)
+	if sum, r := e.sumWriter(n); sum != nil {
+		y, residual = sum, r
+	}
+	c.ptr(e, cOut, "y", y)
+	if residual != nil {
+		c.ptr(e, cIn, "r", residual)
+	} else {
+		c.null()
+	}
+	e.stateArg(c)
+	c.startsLate = n.Bool("starts_late")
+	return stream(mma.st).launch(e.emit(c, "linear_mmas", int(mma.nw*32), gridTokenTiles(mma.st.Blocks, rowsOf(x), 1), linearMMASArgs{
+		W: wa, B: ba, In: in, Out: out, NW: mma.nw, UPW: mma.upw, Stages: stages, QX: qx, Res: resReadOf(residual != nil),
+		Rows: rowsOf(x), TT: 1, Smem: mma.st.Smem}))
 }

@@ -312,6 +312,15 @@ type (
 		NW, UPW                int64
 		dotTail
 	}
+	// linear_mmas (mma_slabs.cu.tmpl): NW warps of UPW super-blocks a slab,
+	// Stages stages in Smem bytes.
+	linearMMASArgs struct {
+		W, B                     accessor
+		In, Out, NW, UPW, Stages int64
+		QX                       bool
+		Res                      resRead
+		Rows, TT, Smem           int64
+	}
 	swigluMMAArgs struct {
 		X                      mmaX
 		W                      accessor

@@ -1469,6 +1469,19 @@ __host__ __device__ constexpr int max_span() {
     return m;
 }
 
+// init_stage_bars: with ORC_BULK, thread 0 initialises the STAGES stages'
+// mbarriers full, which the block then sees.
+template <int STAGES>
+__device__ __forceinline__ void init_stage_bars(u64* full) {
+#ifdef ORC_BULK
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; s++) mbar_init(&full[s]);
+        mbar_init_fence();
+    }
+    __syncthreads();
+#endif
+}
+
 // stream_layouts: the chunk loop above for a block of THREADS threads whose
 // chunks are NSPAN spans of at most NMAX rows each, of accessors whose
 // spans take at most SPAN bytes (max_span). spans(blk, f) calls f(i,
@@ -1487,13 +1500,7 @@ __device__ __forceinline__ void stream_layouts(int chunks, Spans spans, Ready re
     static_assert(SMEM == STAGES * STAGE && STAGES >= 2, "codegen's stages are whole stages of span_bytes");
     extern __shared__ __align__(16) uint8_t stage_mem[];
     __shared__ u64 full[STAGES];  // with ORC_BULK: stage k % STAGES's bytes are in
-#ifdef ORC_BULK
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; s++) mbar_init(&full[s]);
-        mbar_init_fence();
-    }
-    __syncthreads();
-#endif
+    init_stage_bars<STAGES>(full);
     // stage k of this block (chunk blockIdx.x + k·gridDim.x): its copies
     // (copy) or its spans' sections.
     auto stage = [&](int k, bool copy, const uint8_t* (*sec)[4]) {
@@ -2066,18 +2073,51 @@ template <int IN, int UPW> struct MmaX {
 #pragma unroll
         for (int u = 0; u < UPW; u++) {
             const int sb = warp * UPW + u;
-#pragma unroll
-            for (int q = 0; q < 4; q++) {
-                uint4 x = make_uint4(0, 0, 0, 0);
-                if (g / 2 == q) x = *(const uint4*)(xq + (i64)tok * IN + (sb * 4 + q) * 64 + 32 * (g % 2) + 8 * t);
-                bh[u][q][0] = __byte_perm(x.x, x.y, 0x7531);
-                bh[u][q][1] = __byte_perm(x.z, x.w, 0x7531);
-                bl[u][q][0] = __byte_perm(x.x, x.y, 0x6420);
-                bl[u][q][1] = __byte_perm(x.z, x.w, 0x6420);
-            }
+            set_codes(u, *(const uint4*)(xq + (i64)tok * IN + (sb * 4 + g / 2) * 64 + 32 * (g % 2) + 8 * t), g);
             s[u][0] = xs[(i64)tok * (IN / 32) + (sb * 4 + t) * 2];
             s[u][1] = xs[(i64)tok * (IN / 32) + (sb * 4 + t) * 2 + 1];
         }
+    }
+    // set_codes: super-block u's B words from the lane's 8 codes x of group
+    // g (elements 8t .. 8t + 7), which are step g/2's, zero in the others.
+    __device__ __forceinline__ void set_codes(int u, uint4 x, int g) {
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const bool mine = g / 2 == q;
+            bh[u][q][0] = mine ? __byte_perm(x.x, x.y, 0x7531) : 0u;
+            bh[u][q][1] = mine ? __byte_perm(x.z, x.w, 0x7531) : 0u;
+            bl[u][q][0] = mine ? __byte_perm(x.x, x.y, 0x6420) : 0u;
+            bl[u][q][1] = mine ? __byte_perm(x.z, x.w, 0x6420) : 0u;
+        }
+    }
+    // quantize_group: super-block u's B words and scales from the lane's 8
+    // values v of group g (a lane quad holds the group), with quantize32's
+    // codes and scales: the group's scales from lane 8t (g = 2t) and
+    // 8t + 4 land in lane t's s[u].
+    __device__ __forceinline__ void quantize_group(int u, const float* v, int g, int t) {
+        float amax = 0.f;
+#pragma unroll
+        for (int k = 0; k < 8; k++) amax = fmaxf(amax, fabsf(v[k]));
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+        const float kq = amax == 0.f ? 0.f : 32767.f / amax;
+        int c[8], sum = 0;
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            c[k] = __float2int_rn(v[k] * kq);
+            sum += c[k];
+        }
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        uint4 p;
+        p.x = (uint32_t)(c[0] & 0xFFFF) | ((uint32_t)c[1] << 16);
+        p.y = (uint32_t)(c[2] & 0xFFFF) | ((uint32_t)c[3] << 16);
+        p.z = (uint32_t)(c[4] & 0xFFFF) | ((uint32_t)c[5] << 16);
+        p.w = (uint32_t)(c[6] & 0xFFFF) | ((uint32_t)c[7] << 16);
+        set_codes(u, p, g);
+        const float dx = amax / 32767.f, dsum = dx * (float)sum;
+        s[u][0] = make_float2(__shfl_sync(0xffffffffu, dx, 8 * t), __shfl_sync(0xffffffffu, dsum, 8 * t));
+        s[u][1] = make_float2(__shfl_sync(0xffffffffu, dx, 8 * t + 4), __shfl_sync(0xffffffffu, dsum, 8 * t + 4));
     }
     // norm_weights: load_normed's norm weights w (accessor WN) of the lane's
     // elements, whole groups of WN's at a time (weights: before the wait).
@@ -2122,39 +2162,12 @@ template <int IN, int UPW> struct MmaX {
                 }
             }
             float v[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
-            float amax = 0.f;
 #pragma unroll
             for (int k = 0; k < 8; k++) {
                 ss += v[k] * v[k];
                 v[k] *= wn[u][k];
-                amax = fmaxf(amax, fabsf(v[k]));
             }
-            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
-            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
-            const float kq = amax == 0.f ? 0.f : 32767.f / amax;
-            int c[8], sum = 0;
-#pragma unroll
-            for (int k = 0; k < 8; k++) {
-                c[k] = __float2int_rn(v[k] * kq);
-                sum += c[k];
-            }
-            sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-            sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-            uint32_t p[4];
-#pragma unroll
-            for (int k = 0; k < 4; k++) p[k] = (uint32_t)(c[2 * k] & 0xFFFF) | ((uint32_t)c[2 * k + 1] << 16);
-#pragma unroll
-            for (int q = 0; q < 4; q++) {
-                const bool mine = g / 2 == q;
-                bh[u][q][0] = mine ? __byte_perm(p[0], p[1], 0x7531) : 0u;
-                bh[u][q][1] = mine ? __byte_perm(p[2], p[3], 0x7531) : 0u;
-                bl[u][q][0] = mine ? __byte_perm(p[0], p[1], 0x6420) : 0u;
-                bl[u][q][1] = mine ? __byte_perm(p[2], p[3], 0x6420) : 0u;
-            }
-            // Group 2t's scales from lane 8t (g = 2t), group 2t + 1's from 8t + 4.
-            const float dx = amax / 32767.f, dsum = dx * (float)sum;
-            s[u][0] = make_float2(__shfl_sync(0xffffffffu, dx, 8 * t), __shfl_sync(0xffffffffu, dsum, 8 * t));
-            s[u][1] = make_float2(__shfl_sync(0xffffffffu, dx, 8 * t + 4), __shfl_sync(0xffffffffu, dsum, 8 * t + 4));
+            quantize_group(u, v, g, t);
         }
         return ss;
     }
@@ -2395,6 +2408,198 @@ __device__ __forceinline__ void qkv_mma(const uint8_t* __restrict__ wq, const ui
         qkv_finish<NQ, NK, KV>(part, part == 0 ? NQ : part == 1 ? NK : NV, tok, pos, d0, d1, s.x * inv + b0, s.y * inv + b1, R::MODE != 0 && part < 2, c, sn,
                                y, kc, vc, state);
     });
+}
+
+// Decode linears with long rows (the downs: passes, LinearSlabs) on tensor cores,
+// streamed in K-slabs. linear_q8's blocks are one DRAM round trip each,
+// their bytes in flight bounded by registers (ncu, Llama-3.1-8B's down
+// 14336 → 4096: 23.5 µs, DRAM 30 % busy); swiglu_mma streams whole rows,
+// which for a down are 129 KB of Q4_K a 16-row tile. Here a block owns
+// tiles of 16 rows (tile t = blockIdx.x, + gridDim.x, ...) and walks each
+// tile's K in slabs of NW·UPW super-blocks through a ring of STAGES
+// shared-memory stages, so a block keeps STAGES − 1 slabs in flight while
+// its warps multiply the slab before (mma_rows, the products of the other
+// tensor-core kernels, exactly the integer path's); warp w takes
+// super-blocks w·UPW .. of each slab, its partial sums of rows g and g + 8
+// carried across the tile's slabs and reduced once (mma_pair_sums).
+
+// slab_bytes: a stage, the 16 rows × SBS super-blocks of each section of
+// an accessor with Units U..., row-major, section after section.
+template <int SBS, int... U>
+__host__ __device__ constexpr int slab_bytes(units<U...>) { return (0 + ... + (16 * SBS * U)); }
+
+// slab_copy: slab s of tile rows [r0, r0 + 16) of weight w (accessor W,
+// rows of NB super-blocks) into the stage dst, each section's 16 row
+// pieces of SBS·U bytes at dst + section start + row·SBS·U, so that
+// MmaCodes<W, SBS> reads the staged rows 0..15 where MmaCodes<W, NB> reads
+// the tensor's. Every piece is whole 16-byte units at 16-byte aligned
+// addresses (passes, linearSlabs, checks NB·U and SBS·U). With ORC_BULK,
+// lanes 0..15 of warp 0 issue one bulk copy a row and section, counted in
+// at bar, and lane 0 arrives; else every thread issues cp.async pieces.
+template <class W, int NB, int SBS, int THREADS, int... U>
+__device__ __forceinline__ void slab_copy(units<U...>, const uint8_t* w, i64 r0, int s, uint8_t* dst, u64* bar) {
+    const uint8_t* base[4];
+    W::sections(units<U...>{}, w, base);
+    int i = 0, at = 0;
+    auto section = [&](auto unit) {
+        constexpr int u = decltype(unit)::value, RB = SBS * u;  // a row piece's bytes
+#ifdef ORC_BULK
+        const int lane = threadIdx.x;  // < 16
+        bulk_copy(dst + at + lane * RB, base[i] + ((r0 + lane) * NB + (i64)s * SBS) * u, RB, bar);
+#else
+        constexpr int PIECES = 16 * RB / 16;
+#pragma unroll
+        for (int k = 0; k < (PIECES + THREADS - 1) / THREADS; k++) {
+            const int p = k * THREADS + (int)threadIdx.x, r = p / (RB / 16), o = p % (RB / 16);
+            if (p < PIECES) {
+                cp_async16(dst + at + r * RB + 16 * o, base[i] + ((r0 + r) * NB + (i64)s * SBS) * u + 16 * o, 16);
+            }
+        }
+#endif
+        at += 16 * RB;
+        i++;
+    };
+#ifdef ORC_BULK
+    if (threadIdx.x >= 16) return;
+    (section(i64_constant<U>{}), ...);
+    __syncwarp(0xffffu);  // every lane's expect_tx before the arrival
+    if (threadIdx.x == 0) mbar_arrive(bar);
+#else
+    (section(i64_constant<U>{}), ...);
+#endif
+}
+
+// slab_sections: the staged sections' starts of the stage at dst.
+template <int SBS, int... U>
+__device__ __forceinline__ void slab_sections(units<U...>, const uint8_t* dst, const uint8_t** sec) {
+    int i = 0, at = 0;
+    ((sec[i++] = dst + at, at += 16 * SBS * U), ...);
+}
+
+// SlabX: a warp's activations of one slab before they become mma operands
+// (MmaX): with QX the f32 row's 8 elements the lane quantizes (its group
+// g of each super-block, elements 8t .. 8t + 7: MmaX::quantize_group),
+// else the int16 codes and scales that x's producer wrote. load issues the
+// loads (a slab ahead of its use, so their latency overlaps a slab's
+// products); into turns them into x's B words and scales.
+template <bool QX, int UPW> struct SlabX {
+    float4 v[UPW][2];
+    uint4 c[UPW];
+    float2 s[UPW][2];
+    __device__ __forceinline__ void load(const float* __restrict__ xf, const xq_t* __restrict__ xq, const float2* __restrict__ xs, int sb0, int g,
+                                         int t) {
+#pragma unroll
+        for (int u = 0; u < UPW; u++) {
+            const i64 sb = sb0 + u;
+            if constexpr (QX) {
+                const float* p = xf + (sb * 8 + g) * 32 + 8 * t;
+                v[u][0] = *(const float4*)p;
+                v[u][1] = *(const float4*)(p + 4);
+            } else {
+                c[u] = *(const uint4*)(xq + (sb * 4 + g / 2) * 64 + 32 * (g % 2) + 8 * t);
+                s[u][0] = xs[(sb * 4 + t) * 2];
+                s[u][1] = xs[(sb * 4 + t) * 2 + 1];
+            }
+        }
+    }
+    template <int IN>
+    __device__ __forceinline__ void into(MmaX<IN, UPW>& x, int g, int t) const {
+#pragma unroll
+        for (int u = 0; u < UPW; u++) {
+            if constexpr (QX) {
+                const float e[8] = {v[u][0].x, v[u][0].y, v[u][0].z, v[u][0].w, v[u][1].x, v[u][1].y, v[u][1].z, v[u][1].w};
+                x.quantize_group(u, e, g, t);
+            } else {
+                x.set_codes(u, c[u], g);
+                x.s[u][0] = s[u][0];
+                x.s[u][1] = s[u][1];
+            }
+        }
+    }
+};
+
+// linear_mmas: y = W·x (+ bias) (+ r with RES, linear_q8's RES: y is then
+// an add_rmsnorm's sum) for one token, W [OUT, IN] in a K-quant accessor
+// with MmaCodes, in blocks of NW warps over tiles of 16 rows (OUT % 16 ==
+// 0) and slabs of SBS = NW·UPW super-blocks (IN % (256·SBS) == 0), STAGES
+// stages of slab_bytes in SMEM. QX: x is the f32 row, each warp quantizing
+// its slab's groups (quantize32's codes, so the sums are those of
+// linear_q8 after quantize_x8); else xq, xs its producer's codes. The first
+// STAGES − 1 slabs' copies precede the wait for the grid before.
+template <class W, class B, int IN, int OUT, int NW, int UPW, int STAGES, bool QX, int RES, int ROWS, int TT, int SMEM>
+__device__ __forceinline__ void linear_mmas(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x,
+                                            const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y,
+                                            const float* __restrict__ r, const int* __restrict__ state) {
+    constexpr int NB = IN / 256, SBS = NW * UPW, SLABS = NB / SBS, SLAB = 256 * SBS, TILES = OUT / 16;
+    constexpr int STAGE = slab_bytes<SBS>(typename W::Units{});
+    static_assert(TT == 1, "one token a block");
+    static_assert(IN % SLAB == 0 && OUT % 16 == 0, "whole slabs of whole tiles");
+    static_assert(SMEM == STAGES * STAGE && STAGES >= 2, "codegen's stages are whole stages of slab_bytes");
+    extern __shared__ __align__(16) uint8_t stage_mem[];
+    __shared__ u64 full[STAGES];  // with ORC_BULK: stage k % STAGES's bytes are in
+    int tok;
+    block_tokens<ROWS, 1>(state, &tok);
+    const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+    const int items = (TILES - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x * SLABS;  // the block's (tile, slab)s
+    init_stage_bars<STAGES>(full);
+    // Item k: slab k % SLABS of tile blockIdx.x + (k / SLABS)·gridDim.x.
+    auto issue = [&](int k) {
+        if (k < items) {
+            const i64 r0 = 16 * ((i64)blockIdx.x + (i64)(k / SLABS) * gridDim.x);
+            slab_copy<W, NB, SBS, NW * 32>(typename W::Units{}, w, r0, k % SLABS, stage_mem + (k % STAGES) * STAGE, &full[k % STAGES]);
+        }
+#ifndef ORC_BULK
+        cp_async_commit();
+#endif
+    };
+#pragma unroll 1
+    for (int k = 0; k < STAGES - 1; k++) issue(k);
+    grid_dep_wait();
+    acquire(x, xq, xs, r);
+    if constexpr (QX) {  // the token's row
+        x += (i64)tok * IN;
+    } else {
+        xq += (i64)tok * IN;
+        xs += (i64)tok * (IN / 32);
+    }
+    SlabX<QX, UPW> next;
+    next.load(x, xq, xs, warp * UPW, g, t);
+    float2 acc = make_float2(0.f, 0.f);
+    int round = 0;
+#pragma unroll 1
+    for (int k = 0; k < items; k++) {
+        issue(k + STAGES - 1);
+        MmaX<SLAB, UPW> xk;
+        next.into(xk, g, t);
+        if (k + 1 < items) next.load(x, xq, xs, ((k + 1) % SLABS * NW + warp) * UPW, g, t);
+#ifdef ORC_BULK
+        mbar_wait(&full[k % STAGES], (k / STAGES) & 1);
+#else
+        cp_async_wait<STAGES - 1>();
+        __syncthreads();
+#endif
+        const uint8_t* sec[4];
+        slab_sections<SBS>(typename W::Units{}, stage_mem + (k % STAGES) * STAGE, sec);
+        const float2 p = mma_rows<W, SLAB, UPW>(sec, g, sec, g + 8, xk, warp, g, t);
+        acc.x += p.x;
+        acc.y += p.y;
+        if (k % SLABS != SLABS - 1) {
+            __syncthreads();  // every read of this slab's stage is done before it is refilled
+            continue;
+        }
+        const float2 sum = mma_pair_sums<NW>(acc, round++);  // its barrier ends the stage's reads too
+        acc = make_float2(0.f, 0.f);
+        if (threadIdx.x < 8) {
+            const i64 row = 16 * ((i64)blockIdx.x + (i64)(k / SLABS) * gridDim.x) + threadIdx.x;
+            float a0 = sum.x + B::at(b, row), a1 = sum.y + B::at(b, row + 8);
+            if constexpr (RES != 0) {
+                a0 += r[(i64)tok * OUT + row];
+                a1 += r[(i64)tok * OUT + row + 8];
+            }
+            y[(i64)tok * OUT + row] = a0;
+            y[(i64)tok * OUT + row + 8] = a1;
+        }
+    }
 }
 
 // Matrix products of a few tokens on tensor cores (a batched decode step's
