@@ -6,7 +6,7 @@ import (
 
 // kernelAttrs are the attributes chooseKernels records (ir/kernels.go);
 // it drops them first, so that it can run again.
-var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_decode_kernel", "mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits", "mmat_slab", "mmat_stage_x"}
+var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_decode_kernel", "mma_warps", "mma_upw", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits", "mmat_slab", "mmat_stage_x", "mmah_cluster", "mmah_warps", "mmah_clusters"}
 
 // chooseKernels decides, for the graph's GPU target (the graph attribute
 // target), which kernel family serves each matrix node and MoE in each
@@ -46,7 +46,12 @@ var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_de
 //     tokens, the n dimension of the tensor cores — else q8 where the
 //     integer path serves it (each block's weight groups used for
 //     PrefillTile tokens, where the prefill's tensor-core GEMM tiles of 64
-//     rows launch out/128 latency-bound blocks), else its prefill_kernel.
+//     rows launch out/128 latency-bound blocks), else its prefill_kernel;
+//     but mma_halves ahead of them where its weights are K-quants with
+//     MmaH fragments (Q4_K, Q5_K and Q6_K laid out; mmaHalves) and a shape
+//     fits (GPU.MMAHalvesShape, recorded as mmah_cluster, mmah_warps,
+//     mmah_clusters): no scale product per 32 elements, each activation
+//     read from L2 once a block, no quantize launch.
 //     An MoE's: mma_tokens where its experts' weights have tensor-core
 //     fragments (moeTokens: each routed expert's weights read once for
 //     its slots of the step, the slots the n dimension), else its prefill
@@ -63,6 +68,7 @@ func chooseKernels(g *ir.Graph) error {
 		return err
 	}
 	c := &kernelChooser{gpu: gpu, users: users(g)}
+	maxTokens, _ := g.Attrs["max_tokens"].(int64)
 	for _, n := range g.Nodes {
 		for _, k := range kernelAttrs {
 			delete(n.Attrs, k)
@@ -107,7 +113,12 @@ func chooseKernels(g *ir.Graph) error {
 		switch {
 		case isMatrix(n):
 			n.Attrs["batch_decode_kernel"] = n.Str("prefill_kernel")
+			x := n.Inputs[0]
+			shape, halves := gpu.MMAHalvesShape(x.Shape[len(x.Shape)-1], MMATokenTiles(n), maxTokens)
 			switch {
+			case mmaHalves(n) && halves:
+				n.Attrs["batch_decode_kernel"] = ir.KernelMMAHalves
+				n.Attrs["mmah_cluster"], n.Attrs["mmah_warps"], n.Attrs["mmah_clusters"] = shape.Cluster, shape.Warps, shape.Clusters
 			case mmaTokens(n):
 				n.Attrs["batch_decode_kernel"] = ir.KernelMMATokens
 			case intDot(n):

@@ -5,12 +5,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/llama-orch/orc/codegen/cuda"
 	"github.com/llama-orch/orc/gguf"
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -23,8 +25,14 @@ import (
 // (mmat_stream) of the layouts that stream, over more tiles than their
 // grids have blocks (each block walks two or three): a linear of each,
 // SwiGLUs and a qkv, each in slabs of one super-block (two chunks a tile)
-// and of the row, activations staged and read from global memory.
+// and of the row, activations staged and read from global memory. And the
+// f16 tensor-core kernels (mma_halves.cu.tmpl) of the K-quant layouts
+// with their fragments: a linear of each, SwiGLUs and a qkv with biases,
+// in clusters of one and of two blocks (each a super-block of the row).
 const mmaTokIn, mmaTokOut, mmaTokF, mmaTokSlab = 512, 200, 100, 64
+
+// mmaHalvesClusters are the harness's mma_halves cluster sizes.
+var mmaHalvesClusters = []int64{1, 2}
 
 // The streamed products' rows: 282 tiles of 16 (SwiGLU: 288 of 8
 // columns; qkv: 250 + 32 + 32 of 8 pairs), more than the 264 blocks of a
@@ -160,6 +168,42 @@ func newMMATokHarness(t *testing.T, tokens int) *mmaTokHarness {
 	}
 	var outs []pending
 	streamed := map[*ir.Node]mmaTokStream{} // the nodes that record mmat_slab, before the passes
+	halves := map[*ir.Node]int64{}          // the nodes that take mma_halves, before the passes: their clusters
+	for _, c := range mmaHalvesClusters {
+		for _, gt := range []gguf.Type{gguf.Q4_K, gguf.Q5_K, gguf.Q6_K} {
+			w := newMMATokWeight(t, r, fmt.Sprintf("h%d_%s", c, gt), gt, mmaTokOut, false)
+			y := g.Add(ir.OpLinear, ir.F32, ir.Shape{ir.T, mmaTokOut}, nil, x, weight(w))
+			halves[y] = c
+			outs = append(outs, pending{fmt.Sprintf("halves %d %s", c, gt), y, 0, mmaTokOut, w.dots(table)})
+		}
+		for _, gt := range []gguf.Type{gguf.Q4_K, gguf.Q6_K} {
+			gate := newMMATokWeight(t, r, fmt.Sprintf("hgate%d_%s", c, gt), gt, mmaTokF, false)
+			up := newMMATokWeight(t, r, fmt.Sprintf("hup%d_%s", c, gt), gt, mmaTokF, false)
+			y := g.Add(ir.OpSwiGLULinear, ir.F32, ir.Shape{ir.T, mmaTokF}, nil, x, weight(gate), weight(up))
+			halves[y] = c
+			outs = append(outs, pending{fmt.Sprintf("halves %d swiglu %s", c, gt), y, 0, mmaTokF, swigluOf(gate.dots(table), up.dots(table))})
+		}
+		inputs := []*ir.Node{x}
+		var biases []*ir.Node
+		var refs [3][]float64
+		for i := range mmaTokQKV {
+			w := newMMATokWeight(t, r, fmt.Sprintf("h%dw%s", c, "qkv"[i:i+1]), gguf.Q5_K, mmaTokQKV[i], false)
+			inputs = append(inputs, weight(w))
+			b, bv := bias(fmt.Sprintf("h%db%s", c, "qkv"[i:i+1]), mmaTokQKV[i])
+			biases = append(biases, b)
+			refs[i] = w.dots(table)
+			for k := range refs[i] {
+				refs[i][k] += float64(bv[k%int(w.out)])
+			}
+		}
+		y := g.Add(ir.OpQKV, ir.F32, ir.Shape{ir.T, mmaTokQKV[0] + mmaTokQKV[1] + mmaTokQKV[2]}, map[string]any{"parts": mmaTokQKV[:]}, append(inputs, biases...)...)
+		halves[y] = c
+		var off int64
+		for i := range mmaTokQKV {
+			outs = append(outs, pending{fmt.Sprintf("halves %d qkv %s Q5_K", c, "qkv"[i:i+1]), y, off, int(mmaTokQKV[i]), refs[i]})
+			off += int64(tokens) * mmaTokQKV[i]
+		}
+	}
 	// Each variant its own weights: the passes merge equal nodes.
 	for _, gt := range []gguf.Type{gguf.Q4_K, gguf.Q5_K, gguf.Q6_K} {
 		for k, st := range mmaTokStreams {
@@ -239,6 +283,10 @@ func newMMATokHarness(t *testing.T, tokens int) *mmaTokHarness {
 	}
 	before := slices.Clone(g.Outputs)
 	runGPUPasses(t, g, man)
+	gpu, err := passes.GPUTarget("sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, n := range g.Nodes {
 		switch {
 		case n.Op == ir.OpLinear || n.Op == ir.OpSwiGLULinear || n.Op == ir.OpQKV:
@@ -247,6 +295,14 @@ func newMMATokHarness(t *testing.T, tokens int) *mmaTokHarness {
 				if st, ok := streamed[before[i]]; ok {
 					n.Attrs["mmat_slab"] = st.slab
 					n.Attrs["mmat_stage_x"] = st.stageX
+				}
+				if c, ok := halves[before[i]]; ok {
+					sh, ok := gpu.MMAHalvesCluster(mmaTokIn, passes.MMATokenTiles(n), int64(tokens), c)
+					if !ok {
+						t.Fatalf("%s %%%d: no mma_halves shape of clusters of %d", n.Op, n.ID, c)
+					}
+					n.Attrs["prefill_kernel"] = ir.KernelMMAHalves
+					n.Attrs["mmah_cluster"], n.Attrs["mmah_warps"], n.Attrs["mmah_clusters"] = sh.Cluster, sh.Warps, sh.Clusters
 				}
 			}
 		case n.Op == ir.OpWeight && slices.Contains(ggufOrder, n.Str("name")):
@@ -288,9 +344,10 @@ func (h *mmaTokHarness) logitsAt() int64 {
 // TestMMATokensHarnessPlans: the harness plans' prefill schedules launch
 // the mma_tokens kernels (one a node, grid y ceil(T/16): two n-tiles a
 // block; a streamed one's grid fewer blocks than its tiles, with the
-// shared memory of its stages), each kernel waiting for the grid before
-// it once, and compile with nvcc for sm_80 and sm_90, every fragment
-// accessor included.
+// shared memory of its stages) and the mma_halves kernels (their
+// activations' shared memory, a grid row of whole clusters, clusters of
+// one and two), each kernel waiting for the grid before it once, and
+// compile with nvcc for sm_80 and sm_90, every fragment accessor included.
 func TestMMATokensHarnessPlans(t *testing.T) {
 	for _, c := range []struct{ tokens, div int64 }{{16, 16}, {64, 16}} {
 		h := newMMATokHarness(t, int(c.tokens))
@@ -298,13 +355,21 @@ func TestMMATokensHarnessPlans(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		counts := map[string]int{}
+		counts, clusters := map[string]int{}, map[int]int{}
 		for _, l := range out.Kernels.Prefill {
-			for _, fn := range []string{"linear_mmat_stream", "swiglu_mmat_stream", "qkv_mmat_stream", "linear_mmat", "swiglu_mmat", "qkv_mmat"} {
+			for _, fn := range []string{"linear_mmat_stream", "swiglu_mmat_stream", "qkv_mmat_stream", "linear_mmat", "swiglu_mmat", "qkv_mmat", "linear_mmah", "swiglu_mmah", "qkv_mmah"} {
 				if strings.HasPrefix(l.Kernel, fn) {
 					counts[fn]++
 					if l.GridA[1] != 1 || l.GridDiv[1] != c.div {
 						t.Errorf("max_tokens %d: %s's grid y is %d·T over %d, want T over %d", c.tokens, l.Kernel, l.GridA[1], l.GridDiv[1], c.div)
+					}
+					if strings.HasSuffix(fn, "_mmah") {
+						cl, _ := strconv.Atoi(strings.Split(l.Kernel, "_")[len(strings.Split(l.Kernel, "_"))-4])
+						if l.Smem == 0 || cl < 1 || l.GridB[0]%int64(cl) != 0 {
+							t.Errorf("max_tokens %d: %s has %d blocks a row (clusters of %d), %d bytes of shared memory", c.tokens, l.Kernel, l.GridB[0], cl, l.Smem)
+						}
+						clusters[cl]++
+						break
 					}
 					if streams := strings.HasSuffix(fn, "_stream"); streams != (l.Smem > 0) || streams && l.GridB[0] >= 282 {
 						t.Errorf("max_tokens %d: %s has %d blocks a row, %d bytes of shared memory", c.tokens, l.Kernel, l.GridB[0], l.Smem)
@@ -314,12 +379,21 @@ func TestMMATokensHarnessPlans(t *testing.T) {
 			}
 		}
 		kernelsWait(t, fmt.Sprintf("max_tokens %d", c.tokens), out.Source)
-		if want := map[string]int{"linear_mmat": 11, "swiglu_mmat": 2, "qkv_mmat": 1, "linear_mmat_stream": 6, "swiglu_mmat_stream": 2, "qkv_mmat_stream": 2}; fmt.Sprint(counts) != fmt.Sprint(want) {
+		if want := map[string]int{"linear_mmat": 11, "swiglu_mmat": 2, "qkv_mmat": 1, "linear_mmat_stream": 6, "swiglu_mmat_stream": 2, "qkv_mmat_stream": 2,
+			"linear_mmah": 6, "swiglu_mmah": 4, "qkv_mmah": 2}; fmt.Sprint(counts) != fmt.Sprint(want) {
 			t.Errorf("max_tokens %d: the prefill launches %v, want %v", c.tokens, counts, want)
+		}
+		if want := map[int]int{1: 6, 2: 6}; fmt.Sprint(clusters) != fmt.Sprint(want) {
+			t.Errorf("max_tokens %d: mma_halves launches by cluster %v, want %v", c.tokens, clusters, want)
 		}
 		for _, acc := range []string{"W_q4_0_split<", "W_q4_0<", "W_q5_0_split<", "W_q5_0<", "W_q8_0_split<", "W_q8_0<", "W_q4_k<", "W_q5_k_split<", "W_q5_k<", "W_q6_k_split<", "W_q6_k<"} {
 			if !strings.Contains(out.Source, "linear_mmat<"+acc) {
 				t.Errorf("max_tokens %d: no linear_mmat over %s…> in the source", c.tokens, acc)
+			}
+		}
+		for _, acc := range []string{"W_q4_k<", "W_q5_k_split<", "W_q6_k_split<"} {
+			if !strings.Contains(out.Source, "linear_mmah<"+acc) {
+				t.Errorf("max_tokens %d: no linear_mmah over %s…> in the source", c.tokens, acc)
 			}
 		}
 		if c.tokens == 64 { // the same kernels in both plans
