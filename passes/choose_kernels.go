@@ -35,7 +35,8 @@ var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_de
 //     computes that MoE's router logits itself (rmsnorm_logits).
 //   - batch_kernel: a matrix node after the graph's one last node (the LM
 //     head) runs in a batched step once per sequence, over the step's
-//     rows: mma_tokens where its weights have tensor-core fragments
+//     rows: mma_halves as batch_decode_kernel takes it below, else
+//     mma_tokens where its weights have tensor-core fragments
 //     (mmaTokens: the rows, at most 64, are a few n-tiles of 8), else the
 //     prefill's rule for rows of T, gemm where the width is whole float4
 //     pairs (the weights read once for all rows), else gemv.
@@ -101,7 +102,12 @@ func chooseKernels(g *ir.Graph) error {
 	for _, n := range afterLast(g) {
 		if isMatrix(n) {
 			n.Attrs["batch_kernel"] = ir.KernelGEMV
-			switch x := n.Inputs[0]; {
+			x := n.Inputs[0]
+			shape, halves := gpu.MMAHalvesShape(x.Shape[len(x.Shape)-1], MMATokenTiles(n), maxTokens)
+			switch {
+			case mmaHalves(n) && halves:
+				n.Attrs["batch_kernel"] = ir.KernelMMAHalves
+				n.Attrs["mmah_cluster"], n.Attrs["mmah_warps"], n.Attrs["mmah_clusters"] = shape.Cluster, shape.Warps, shape.Clusters
 			case mmaTokens(n):
 				n.Attrs["batch_kernel"] = ir.KernelMMATokens
 			case x.Shape[len(x.Shape)-1]%8 == 0:

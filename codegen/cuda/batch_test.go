@@ -57,17 +57,25 @@ func TestBatchSchedule(t *testing.T) {
 }
 
 // The per-row part's matrix kernels are chooseKernels' batch_kernel: the
-// head's, mma_tokens (its weights have tensor-core fragments), is
-// linear_mmat over the rows; a gemv record gives a gemv head, and a graph
-// without the record is refused.
+// head's, mma_halves (Q6_K laid out), is linear_mmah over the gathered
+// rows, with no quantize launch; mma_tokens, linear_mmat after one; a
+// gemv record gives a gemv head, and a graph without the record is
+// refused.
 func TestBatchRowsKernelIsRecorded(t *testing.T) {
 	g, man, _ := tinyPlan(t, "llama-tiny", synth.QuantQ4KM)
 	head := g.Outputs[0]
-	if head.Str("batch_kernel") != ir.KernelMMATokens {
+	if head.Str("batch_kernel") != ir.KernelMMAHalves {
 		t.Fatalf("the head's batch_kernel is %q", head.Str("batch_kernel"))
 	}
-	if rows := generate(t, g, man, "").Kernels.BatchRows; !strings.HasPrefix(rows[2].Kernel, "linear_mmat") {
+	if rows := generate(t, g, man, "").Kernels.BatchRows; !strings.HasPrefix(rows[1].Kernel, "linear_mmah") {
 		t.Errorf("the per-row launches are %s, %s, %s", rows[0].Kernel, rows[1].Kernel, rows[2].Kernel)
+	}
+	for _, k := range []string{"mmah_cluster", "mmah_warps", "mmah_clusters"} {
+		delete(head.Attrs, k)
+	}
+	head.Attrs["batch_kernel"] = ir.KernelMMATokens
+	if rows := generate(t, g, man, "").Kernels.BatchRows; !strings.HasPrefix(rows[1].Kernel, "quantize_x8") || !strings.HasPrefix(rows[2].Kernel, "linear_mmat") {
+		t.Errorf("an mma_tokens batch_kernel gives the per-row launches %s, %s, %s", rows[0].Kernel, rows[1].Kernel, rows[2].Kernel)
 	}
 	head.Attrs["batch_kernel"] = ir.KernelGEMV
 	out := generate(t, g, man, "")

@@ -180,15 +180,9 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_768(const float* _
     grid_dep_launch();
     gather_rows<768>(x, last, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_768(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(x, state);
+extern "C" __global__ void __launch_bounds__(256, 1) linear_mmah_W_q6_k_split_150771_B_none_768_50257_1_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    quantize_x8<0, 768>(x, xq, xs, state);
-}
-extern "C" __global__ void __launch_bounds__(256, 2) linear_mmat_stream_W_q6_k_split_150771_B_none_768_50257_8_2_0_768_true_44032(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_launch();
-    linear_mmat_stream<W_q6_k_split<150771>, B_none, 768, 50257, 8, 2, 0, 768, true, 44032>(w, nullptr, xq, xs, y, state);
+    linear_mmah<W_q6_k_split<150771>, B_none, 768, 50257, 1, 8, 2, 0>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_50257(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();
