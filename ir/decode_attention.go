@@ -27,20 +27,8 @@ const (
 // it has one: all four attributes, splits in whole clusters within the
 // limits, at least one stage, chunks of whole rounds.
 func verifyDecodeAttention(n *Node) error {
-	has := 0
-	for _, k := range decodeAttnAttrs {
-		if _, ok := n.Attrs[k]; ok {
-			has++
-		}
-	}
-	if has == 0 {
-		return nil
-	}
-	if n.Op != OpAttention {
-		return fmt.Errorf("decode attention geometry on a %s", n.Op)
-	}
-	if has != len(decodeAttnAttrs) {
-		return fmt.Errorf("decode attention geometry: %d of %v", has, decodeAttnAttrs)
+	if has, err := attrGroup(n, decodeAttnAttrs, OpAttention, "decode attention geometry"); !has || err != nil {
+		return err
 	}
 	splits, cluster := n.Int("decode_splits"), n.Int("decode_cluster")
 	stages, keys := n.Int("decode_stages"), n.Int("decode_min_keys")

@@ -13,7 +13,8 @@ var attrKinds = kindsOf(map[string][]string{
 	"float64": {"eps", "base", "scale", "limit", "alpha", "yarn_factor", "yarn_beta_fast", "yarn_beta_slow",
 		"factor", "freq_scale"},
 	"int64": {"heads", "kv_heads", "head_dim", "rot_dim", "layer", "window", "experts", "top_k",
-		"part", "offset", "yarn_orig_ctx", "decode_splits", "decode_cluster", "decode_stages", "decode_min_keys"},
+		"part", "offset", "yarn_orig_ctx", "decode_splits", "decode_cluster", "decode_stages", "decode_min_keys",
+		"moe_tile_m", "moe_tile_n", "moe_stages"},
 	"[]int64":   {"parts", "rows"},
 	"[]float64": {"freq_factors"},
 })

@@ -96,6 +96,12 @@ func verifyNode(n *Node, ids map[int]bool, defined map[*Node]bool) error {
 	if err := verifyDecodeAttention(n); err != nil {
 		return err
 	}
+	if err := verifyPrefillSplits(n); err != nil {
+		return err
+	}
+	if err := verifyMoETiles(n); err != nil {
+		return err
+	}
 	for _, k := range info.Attrs {
 		if _, ok := n.Attrs[k]; !ok {
 			return fmt.Errorf("attr %s missing", k)

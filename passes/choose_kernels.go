@@ -56,7 +56,7 @@ var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_de
 //     An MoE's: mma_tokens where its experts' weights have tensor-core
 //     fragments (moeTokens: each routed expert's weights read once for
 //     its slots of the step, the slots the n dimension), else its prefill
-//     GEMMs, tiled for 64 slots an expert.
+//     GEMMs (tiled by chooseMoETiles).
 //   - mmat_slab, mmat_stage_x: a node whose batch_kernel or
 //     batch_decode_kernel is mma_tokens streams its weight tiles through
 //     shared memory in K-slabs of mmat_slab elements where its weights

@@ -49,6 +49,8 @@ var Pipeline = []Pass{
 	{"layoutMXFP4", layoutMXFP4, GPUTargets},
 	{"chooseKernels", chooseKernels, GPUTargets},
 	{"chooseDecodeAttention", chooseDecodeAttention, GPUTargets},
+	{"choosePrefillSplits", choosePrefillSplits, GPUTargets},
+	{"chooseMoETiles", chooseMoETiles, GPUTargets},
 	{"schedule", schedule, AllTargets},
 	{"planMemory", planMemory, AllTargets},
 	{"chooseCodes", chooseCodes, GPUTargets},
@@ -103,6 +105,8 @@ var constraints = func() []constraint {
 		constraint{"chooseCodes", "chooseStaging"}, constraint{"chooseStaging", "verifyFinal"},
 		// The decode attentions' geometry is checked with the planned graph.
 		constraint{"chooseDecodeAttention", "verifyFinal"},
+		// An MoE's GEMM tiles are checked with the planned graph.
+		constraint{"chooseMoETiles", "verifyFinal"},
 		// An MoE picks early by its kernel.
 		constraint{"chooseKernels", "chooseEarlyPicks"}, constraint{"chooseEarlyPicks", "verifyFinal"},
 		// A linear starts late where it stages its input, and which launch
@@ -110,7 +114,9 @@ var constraints = func() []constraint {
 		constraint{"chooseStaging", "chooseLateStarts"}, constraint{"chooseLateStarts", "verifyFinal"},
 		// A residual's writer completes by the launches between it and its
 		// reader, the late starts' at-end launches among them.
-		constraint{"chooseLateStarts", "chooseEarlyResiduals"}, constraint{"chooseEarlyResiduals", "verifyFinal"})
+		constraint{"chooseLateStarts", "chooseEarlyResiduals"}, constraint{"chooseEarlyResiduals", "verifyFinal"},
+		// The prefill attentions' splits are chosen for the final node set.
+		constraint{"eliminateDead", "choosePrefillSplits"}, constraint{"choosePrefillSplits", "verifyFinal"})
 	return c
 }()
 

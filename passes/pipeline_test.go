@@ -19,7 +19,7 @@ func TestPipelineOrder(t *testing.T) {
 		if p.Fn == nil {
 			t.Errorf("pass %s has no function", p.Name)
 		}
-		if want := strings.HasPrefix(p.Name, "layout") || p.Name == "chooseKernels" || p.Name == "chooseDecodeAttention" || p.Name == "chooseCodes" || p.Name == "chooseStaging" || p.Name == "chooseEarlyPicks" || p.Name == "chooseLateStarts" || p.Name == "chooseEarlyResiduals"; (p.Targets == GPUTargets) != want {
+		if want := strings.HasPrefix(p.Name, "layout") || strings.HasPrefix(p.Name, "choose"); (p.Targets == GPUTargets) != want {
 			t.Errorf("pass %s: GPU-only is %v, want %v", p.Name, p.Targets == GPUTargets, want)
 		}
 	}

@@ -92,9 +92,9 @@ func (c agreeConfig) write(t *testing.T, path string) {
 	}
 }
 
-// agreePrompt is agreePromptLen fixed ids spread over the vocabulary.
-func agreePrompt(vocab int) []int32 {
-	p := make([]int32, agreePromptLen)
+// agreePrompt is n fixed ids spread over the vocabulary.
+func agreePrompt(n, vocab int) []int32 {
+	p := make([]int32, n)
 	for i := range p {
 		p[i] = int32((i*7919 + 13) % vocab)
 	}
@@ -107,22 +107,30 @@ func agreePrompt(vocab int) []int32 {
 type cpuRun struct {
 	model  string // the GGUF
 	prompt []int32
+	ctx    int // the sequences' capacity
 	rows   [][]float32
 	took   time.Duration
 }
 
 func runCPU(t *testing.T, model string) *cpuRun {
 	t.Helper()
+	return runCPUPrompt(t, model, agreePromptLen, agreeCtx, agreeSteps)
+}
+
+// runCPUPrompt is runCPU with a prompt of n tokens, sequences of capacity
+// ctx and steps decode steps.
+func runCPUPrompt(t *testing.T, model string, n, ctx, steps int) *cpuRun {
+	t.Helper()
 	start := time.Now()
-	dev := openCPU(t, model, agreePromptLen)
-	seq, err := dev.NewSequence(agreeCtx)
+	dev := openCPU(t, model, n)
+	seq, err := dev.NewSequence(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer seq.Close()
-	r := &cpuRun{model: model, prompt: agreePrompt(dev.Info().Vocab)}
+	r := &cpuRun{model: model, prompt: agreePrompt(n, dev.Info().Vocab), ctx: ctx}
 	in := r.prompt
-	for range agreeSteps + 1 {
+	for range steps + 1 {
 		row, err := seq.Forward(context.Background(), in)
 		if err != nil {
 			t.Fatal(err)
@@ -139,7 +147,7 @@ func runCPU(t *testing.T, model string) *cpuRun {
 // the CPU's argmax.
 func (r *cpuRun) compare(t *testing.T, gdev runtime.Device) (worst float64, agree, within int) {
 	t.Helper()
-	seq, err := gdev.NewSequence(agreeCtx)
+	seq, err := gdev.NewSequence(r.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -357,16 +357,18 @@ const attnTolerance = 5e-3
 
 // TestGPUAttention checks the decode and prefill attention kernels against
 // a float64 reference along one sequence: decode steps at positions 0, 1,
-// 17, 127, 128, 300, 1023, 1024, 4000, 4600, 16384 and 30000, prefills of
-// 5, 128 and 512 tokens after 301 cached ones, and of 512 after 4001. The
-// decodes run under each of decodeTunings, whose geometries take them
-// alone, through one cluster, and through several, whose partials merge
-// through global memory; the target's chunks of 128 keys split at 129
-// keys, fill one cluster of 8 at 1,024 and start a second at 1,025, and
-// grow to 256 keys past 128 splits (16,385 keys). The prefills run under
-// the target's only: they do not depend on it. Every checked step's rows
-// were last written by a different step (the output buffer is reused), so
-// a row the kernels skip shows as an error.
+// 17, 127, 128, 300, 1023, 1024, 4000 and 30000 and after the deep chunks
+// where they leave a gap, prefills of 5, 128 and 512 tokens after 301
+// cached ones, and the deep chunks after 4,001 to 16,379 (deepChunks, the
+// last ending at 16,384), whose keys split across blocks. The decodes run
+// under each of decodeTunings, whose geometries take them alone, through
+// one cluster, and through several, whose partials merge through global
+// memory; the target's chunks of 128 keys split at 129 keys, fill one
+// cluster of 8 at 1,024 and start a second at 1,025, and grow to 256 keys
+// past 128 splits (16,385 keys). The prefills run under the target's only:
+// they do not depend on it. Every checked step's rows were last written by
+// a different step (the output buffer is reused), so a row the kernels
+// skip shows as an error.
 func TestGPUAttention(t *testing.T) {
 	gpuOnly(t)
 	const ctx = 30208
@@ -425,11 +427,15 @@ func TestGPUAttention(t *testing.T) {
 				for _, p := range []int{1023, 1024, 4000} {
 					check(fmt.Sprintf("decode at %d", p), p, p+1)
 				}
-				if prefills {
-					check("prefill 512 at 4001", 4001, 4513)
+				for i, c := range deepChunks {
+					end := c[0] + c[1]
+					if prefills {
+						check(fmt.Sprintf("prefill %d at %d", c[1], c[0]), c[0], end)
+					}
+					if i+1 == len(deepChunks) || deepChunks[i+1][0] > end { // the next chunk does not go on from here
+						check(fmt.Sprintf("decode at %d", end), end, end+1)
+					}
 				}
-				check("decode at 4600", 4600, 4601)
-				check("decode at 16384", 16384, 16385)
 				check("decode at 30000", 30000, 30001)
 			})
 		}
@@ -504,21 +510,7 @@ func TestGPUAttentionTiming(t *testing.T) {
 					if ti > 0 {
 						break
 					}
-					var ts []time.Duration
-					for range reps {
-						s, err := dev.NewSequence(ctx)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if p > 0 {
-							forward(t, s, attnTokens(0, p), 0)
-						}
-						start := time.Now()
-						forward(t, s, attnTokens(p, p+attnMaxTokens), 0)
-						ts = append(ts, time.Since(start))
-						s.Close()
-					}
-					times[pi] = append(times[pi], median(ts))
+					times[pi] = append(times[pi], timePrefill(t, dev, ctx, p, attnMaxTokens, reps))
 				}
 				dev.Close()
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
 	"github.com/llama-orch/orc/runtime/batching/batchtest"
+	"github.com/llama-orch/orc/runtime/cpu"
 )
 
 // The batched step's GPU acceptance (codegen/cuda/batch.go, runtime/cuda's
@@ -49,12 +50,15 @@ func batchChunk(i, step int) int { return 1 + (i+step)%4 }
 
 // TestGPUBatchMatchesCPU: per config, (1) the GPU's batched step fed the
 // CPU batched step's tokens gives every row within agreeTolerance of the
-// CPU's, with its argmax on 99 % of the rows; (2) fed its own greedy
-// picks, each sequence's 65 greedy ids equal those of the sequence alone
-// on the GPU's prefill and decode schedules; (3) StepGreedy's picks equal
-// the greedy picks of Step's logits; (4) a sequence whose table starts
-// with another's two prompt blocks, prefilling only the rest, gives the
-// ids of its cold run.
+// CPU's, the CPU's MoE routings of margin below agreeTolerance turned
+// where a row needs it (batchtest.ExplainByTurns: qwen3-30b-a3b-tiny's
+// router ties to 1e-5 of its logits, and one token's expert turned moves
+// rows by up to 1.6e-1), with its argmax on 99 % of the rows; (2) fed its
+// own greedy picks, each sequence's 65 greedy ids equal those of the
+// sequence alone on the GPU's prefill and decode schedules; (3)
+// StepGreedy's picks equal the greedy picks of Step's logits; (4) a
+// sequence whose table starts with another's two prompt blocks,
+// prefilling only the rest, gives the ids of its cold run.
 func TestGPUBatchMatchesCPU(t *testing.T) {
 	gpuOnly(t)
 	dir := t.TempDir()
@@ -73,7 +77,8 @@ func TestGPUBatchMatchesCPU(t *testing.T) {
 	for i := range batchConfigs {
 		t.Run(names[i], func(t *testing.T) {
 			model := filepath.Join(dir, names[i]+".gguf")
-			cdev := openCPU(t, model, batchMaxTokens)
+			turns := &batchtest.Turns{Bound: agreeTolerance}
+			cdev := openCPUWith(t, model, batchMaxTokens, cpu.Options{Route: func(r *cpu.Routing) { turns.Route(r.MoE, r.Pos, r.Margin(), r.Turn) }})
 			g, man, f := lowerGPU(t, model, batchMaxTokens)
 			gdev := openGPUPlan(t, g, man, batchCtx, ggufData(f))
 			vocab := gdev.Info().Vocab
@@ -108,19 +113,31 @@ func TestGPUBatchMatchesCPU(t *testing.T) {
 			if dr, q := out.Kernels.BatchDecodeMaxRows, batchConfigs[i].quant; (q != synth.QuantF16) != (dr >= batchSeqs) {
 				t.Errorf("a %s plan's batched decode step takes %d rows", q, dr)
 			}
-			worst, agree := 0.0, 0
+			worst, worstSeq, worstRow, agree := 0.0, 0, 0, 0
+			var outside []int // sequences with a row outside agreeTolerance
 			for k, s := range gseqs {
 				for r, row := range s.Logits {
-					worst = max(worst, relErr(row, cseqs[k].Logits[r]))
+					e := relErr(row, cseqs[k].Logits[r])
+					if e > worst {
+						worst, worstSeq, worstRow = e, k, r
+					}
+					if e > agreeTolerance && !slices.Contains(outside, k) {
+						outside = append(outside, k)
+					}
 					if argmax(row) == argmax(cseqs[k].Logits[r]) {
 						agree++
 					}
 				}
 			}
 			agreeAll, rowsAll = agreeAll+agree, rowsAll+batchSeqs*batchSteps
-			t.Logf("%-26s batched max|gpu-cpu|/max|cpu| %.2e (bound %.0e)  top-1 %d/%d", names[i], worst, agreeTolerance, agree, batchSeqs*batchSteps)
-			if worst > agreeTolerance {
-				t.Errorf("relative logit error %.2e exceeds %.0e", worst, agreeTolerance)
+			t.Logf("%-26s batched max|gpu-cpu|/max|cpu| %.2e (bound %.0e; sequence %d, row %d)  top-1 %d/%d", names[i], worst, agreeTolerance, worstSeq, worstRow, agree, batchSeqs*batchSteps)
+			for _, k := range outside {
+				turned, err := batchtest.ExplainByTurns(cpuB, vocab, batchMaxTokens, gseqs[k], cseqs[k].Blocks, turns, agreeTolerance)
+				if err != nil {
+					t.Errorf("sequence %d (prompt %d tokens): %v", k, len(gseqs[k].Prompt), err)
+					continue
+				}
+				t.Logf("sequence %d: every row within %.0e of the CPU device's with the routings of %v turned", k, agreeTolerance, turned)
 			}
 
 			// (2) Its own picks, against each sequence alone on the

@@ -64,11 +64,13 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("codegen/cuda: %w", err)
 	}
+	prefillAttn := newPrefillArea(g, maxTokens, attn.end)
 	e := &emitter{
 		tuning:      t,
 		maxTokens:   maxTokens,
 		attn:        attn,
-		scratchBase: attn.end,
+		prefillAttn: prefillAttn,
+		scratchBase: prefillAttn.end,
 		model:       m.Model,
 		state:       StateLayout(maxTokens),
 		output:      g.Outputs[0],
@@ -164,7 +166,8 @@ type emitter struct {
 	tuning
 	maxTokens    int64
 	attn         attnScratch // the decode attentions' partials and counters, after the planned buffers
-	scratchBase  int64       // arena offset of codegen's scratch (quantized activations, MoE), after attn
+	prefillAttn  prefillArea // the prefill attentions' partials and counters, after attn
+	scratchBase  int64       // arena offset of codegen's scratch (quantized activations, MoE), after prefillAttn
 	scratchBytes int64       // the most scratch one launch pair needs
 	prefill      bool        // emitting the prefill schedule (else decode)
 	// batching: emitting the batched step (with prefill set: its kernels

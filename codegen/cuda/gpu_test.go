@@ -145,6 +145,12 @@ func openPlanDir(t *testing.T, dir string, o rcuda.Options) *rcuda.Device {
 // openCPU compiles a GGUF model for the CPU reference device and opens it.
 func openCPU(t *testing.T, path string, maxTokens int) *cpu.Device {
 	t.Helper()
+	return openCPUWith(t, path, maxTokens, cpu.Options{})
+}
+
+// openCPUWith is openCPU with the device's options o.
+func openCPUWith(t *testing.T, path string, maxTokens int, o cpu.Options) *cpu.Device {
+	t.Helper()
 	cdir := filepath.Join(t.TempDir(), "cpu")
 	if err := compiler.Compile(compiler.Options{Model: path, Out: cdir, Target: "cpu", MaxTokens: maxTokens}); err != nil {
 		t.Fatal(err)
@@ -153,7 +159,7 @@ func openCPU(t *testing.T, path string, maxTokens int) *cpu.Device {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cdev, err := cpu.Open(cp, cpu.Options{})
+	cdev, err := cpu.Open(cp, o)
 	if err != nil {
 		t.Fatal(err)
 	}

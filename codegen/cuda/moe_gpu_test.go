@@ -260,7 +260,7 @@ func checkMoESteps(t *testing.T, w *moeWeights, dev *rcuda.Device, k int) {
 }
 
 // TestGPUMoELongPrefill: prefill steps of up to 512 tokens, so that an
-// expert's slots fill more than one GEMM tile (moeBM) and its last slot sits
+// expert's slots fill more than one GEMM tile (moe_tile_m) and its last slot sits
 // at different places in its last tile; each step's last row against the
 // float64 reference.
 func TestGPUMoELongPrefill(t *testing.T) {

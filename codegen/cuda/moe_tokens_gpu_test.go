@@ -90,12 +90,18 @@ func newMoETokHarness(t *testing.T, s moeTokShape) *moeTokHarness {
 // y an output, the MoEs' prefill kernel mma_tokens; the plan's "logits"
 // are y_0 [moeTokMax, D].
 func moeTokGraph(t *testing.T, s moeTokShape, blocks int) (*ir.Graph, *plans.Manifest, int64) {
+	return moeTokGraphSteps(t, s, blocks, moeTokMax, ir.KernelMMATokens)
+}
+
+// moeTokGraphSteps is moeTokGraph for steps of up to maxTokens tokens, the
+// MoEs' prefill kernel prefill ("": chooseKernels' GEMMs).
+func moeTokGraphSteps(t *testing.T, s moeTokShape, blocks, maxTokens int, prefill string) (*ir.Graph, *plans.Manifest, int64) {
 	t.Helper()
 	g := ir.New()
-	g.Attrs["max_tokens"] = int64(moeTokMax)
+	g.Attrs["max_tokens"] = int64(maxTokens)
 	man := &plans.Manifest{CompilerVersion: "codegen/cuda test", Target: "sm_90",
-		Model:  plans.Model{Name: "moe_tokens", Arch: "moe_tokens", NLayer: 1, Vocab: moeTokMax * s.d, ContextLength: 4096},
-		Memory: plans.Memory{MaxTokens: moeTokMax}}
+		Model:  plans.Model{Name: "moe_tokens", Arch: "moe_tokens", NLayer: 1, Vocab: maxTokens * s.d, ContextLength: 4096},
+		Memory: plans.Memory{MaxTokens: maxTokens}}
 	weight := func(name string, dt ir.DType, shape ir.Shape) *ir.Node {
 		gt, _ := gguf.TypeByName(dt.String())
 		man.Tensors = append(man.Tensors, plans.Tensor{Name: name, DType: dt.String(), Shape: shape, Bytes: gt.RowBytes(shape.Elems(1))})
@@ -130,7 +136,9 @@ func moeTokGraph(t *testing.T, s moeTokShape, blocks int) (*ir.Graph, *plans.Man
 			if n.Str("batch_decode_kernel") != "" {
 				t.Fatalf("a graph without a last row recorded batch_decode_kernel %q", n.Str("batch_decode_kernel"))
 			}
-			n.Attrs["prefill_kernel"] = ir.KernelMMATokens
+			if prefill != "" {
+				n.Attrs["prefill_kernel"] = prefill
+			}
 		}
 	}
 	if err := ir.Verify(g); err != nil {
@@ -261,38 +269,48 @@ func TestGPUMoETokens(t *testing.T) {
 			h := newMoETokHarness(t, s)
 			dev := h.open(t, 1)
 			defer dev.Close()
-			for _, T := range []int{1, 3, 16, 33, 64} {
-				seq, err := dev.NewSequence(2 * moeTokMax)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := seq.Forward(context.Background(), moeTokTokens(moeTokMax, 101)); err != nil {
-					t.Fatal(err)
-				}
-				tokens := moeTokTokens(T, T)
-				got, err := seq.Forward(context.Background(), tokens)
-				if err != nil {
-					t.Fatal(err)
-				}
-				seq.Close()
-				var wg sync.WaitGroup
-				for _, tok := range tokens {
-					wg.Add(1)
-					go func() { defer wg.Done(); h.reference(int(tok)) }()
-				}
-				wg.Wait()
-				var want []float64
-				for _, tok := range tokens {
-					y, _ := h.reference(int(tok))
-					want = append(want, y...)
-				}
-				e := relErr64(got[:T*s.d], want)
-				t.Logf("T=%d: relative error %.2e", T, e)
-				if e > moeDecodeTolerance {
-					t.Errorf("T=%d: relative error %.2e, bound %.0e", T, e, moeDecodeTolerance)
-				}
-			}
+			h.checkSteps(t, dev, moeTokMax, []int{1, 3, 16, 33, 64}, moeDecodeTolerance)
 		})
+	}
+}
+
+// checkSteps runs steps of ts tokens on dev (a plan of one block over h's
+// weights whose logits are y_0, for steps of up to maxTokens) and checks
+// every row of each against the float64 reference within bound; each step
+// follows a full step of other tokens, so that a value the kernels fail to
+// write keeps another token's.
+func (h *moeTokHarness) checkSteps(t *testing.T, dev *rcuda.Device, maxTokens int, ts []int, bound float64) {
+	t.Helper()
+	for _, T := range ts {
+		seq, err := dev.NewSequence(2 * maxTokens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := seq.Forward(context.Background(), moeTokTokens(maxTokens, 101)); err != nil {
+			t.Fatal(err)
+		}
+		tokens := moeTokTokens(T, T)
+		got, err := seq.Forward(context.Background(), tokens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq.Close()
+		var wg sync.WaitGroup
+		for _, tok := range tokens {
+			wg.Add(1)
+			go func() { defer wg.Done(); h.reference(int(tok)) }()
+		}
+		wg.Wait()
+		var want []float64
+		for _, tok := range tokens {
+			y, _ := h.reference(int(tok))
+			want = append(want, y...)
+		}
+		e := relErr64(got[:T*h.s.d], want)
+		t.Logf("T=%d: relative error %.2e", T, e)
+		if e > bound {
+			t.Errorf("T=%d: relative error %.2e, bound %.0e", T, e, bound)
+		}
 	}
 }
 

@@ -14,10 +14,8 @@ import (
 // 32 keys per warp, split over the keys (flash-decoding) as the node's
 // decode geometry says (passes.DecodeAttention).
 const (
-	attWarps    = passes.DecodeAttnWarps
-	prefillRows = 16 * attWarps
-	prefillKeys = 64
-	decodeRows  = 16
+	attWarps   = passes.DecodeAttnWarps
+	decodeRows = 16
 )
 
 // kvArgs are the K and V cache arguments of attention node n's layer
@@ -69,13 +67,6 @@ func (d decodeShape) smem() int64 {
 	tiles := d.stages * passes.DecodeAttnStageBytes(d.hd)
 	merge := (attWarps*decodeRows*(hdp+4) + 3*attWarps*decodeRows + decodeRows*(hdp+4) + 4*decodeRows + decodeRows*d.cluster) * 4
 	return max(tiles, merge)
-}
-
-// prefillSmem is attend_prefill's dynamic shared memory: two stages of K and
-// V tiles, later the block's rows (o, m, l).
-func prefillSmem(hd int64) int64 {
-	hdp := paddedHD(hd)
-	return max(2*2*prefillKeys*(hdp+8)*2, (prefillRows*(hdp+4)+2*prefillRows)*4)
 }
 
 // paddedHD is the tensor-core tiles' width: head_dim rounded up to 16.
@@ -167,12 +158,7 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	targs := attendArgs{A: cfg, S: sinks, Sinks: len(n.Inputs) == 4, Q8: q8}
 	var la []plans.Launch
 	if e.prefill {
-		e.stateArg(att)
-		g := grid{a: [3]int64{heads / kvh, 0, 0}, b: [3]int64{0, kvh, 1}, div: [3]int64{prefillRows, 0, 0}}
-		la, err = e.emit(att, "attend_prefill", attWarps*32, g, targs)
-		if err == nil {
-			la[0].Smem = int(prefillSmem(hd))
-		}
+		la, err = e.attendPrefill(att, n, targs)
 	} else {
 		d, err := e.decodeShapeOf(n)
 		if err != nil {

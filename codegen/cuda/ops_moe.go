@@ -8,14 +8,6 @@ import (
 	"github.com/llama-orch/orc/plans"
 )
 
-// The prefill's expert GEMMs (moe_gate_up_gemm, moe_down_gemm) take
-// moeBM of an expert's slots per CTA (about what each expert gets of a
-// 512-token step with gpt-oss's 4 of 32) and moeBN weight rows.
-const (
-	moeBM = 64
-	moeBN = 128
-)
-
 // moeWarps is MOE_WARPS (moe.cu.tmpl): the rows one expert-GEMV block owns.
 const moeWarps = passes.MoEWarps
 
@@ -357,18 +349,30 @@ func (e *emitter) moeTokens(n *ir.Node, cfg string, s moeScratch, accs, biasAccs
 }
 
 // moeGEMMs are a prefill MoE's expert products on tensor cores
-// (moe.cu.tmpl): x to f16, then per expert over its listed slots gate+up
-// with the experts' SwiGLU into h in f16, and down with its bias into ys.
+// (moe_gemm.cu.tmpl): x to f16, then per expert over its listed slots gate+up
+// with the experts' SwiGLU into h in f16, and down with its bias into ys,
+// in the tiles the chooseMoETiles pass recorded.
 func (e *emitter) moeGEMMs(n *ir.Node, cfg string, s moeScratch, accs, biasAccs [3]accessor, d, f, experts int64) ([]plans.Launch, error) {
+	t, err := moeTilesOf(n)
+	if err != nil {
+		return nil, err
+	}
 	var ls launches
 	if err := ls.add(e.xToF16(n.Inputs[0], d, s.xh)); err != nil {
 		return nil, err
 	}
-	// The GEMMs' grid: column tiles × ceil(T/moeBM) × the experts.
+	// The GEMMs' grid: column tiles × ceil(T/M) × the experts.
 	tiles := func(cols int64) grid {
-		g := gridTokenTiles(cols, 0, moeBM)
+		g := gridTokenTiles(cols, 0, t.M)
 		g.b[2] = experts
 		return g
+	}
+	gemm := func(c *call, fn string, cols int64, w, b accessor) error {
+		l, err := e.emitBounded(c, fn, gemmThreads, passes.MoEGEMMBlocks, tiles(cols), moeGEMMArgs{Cfg: cfg, W: w, B: b, BM: t.M, BN: t.N, Stages: t.Stages})
+		if err == nil {
+			l[0].Smem = int(passes.MoEGEMMSmem(t))
+		}
+		return ls.add(l, err)
 	}
 	hh := s.h // f16 here, half of the decode's f32 h
 	mw := ir.MoEInputs(n)
@@ -378,8 +382,7 @@ func (e *emitter) moeGEMMs(n *ir.Node, cfg string, s moeScratch, accs, biasAccs 
 	gateUp.arg(cInts, "cnt", s.cnt)
 	gateUp.arg(cInts, "list", s.list)
 	gateUp.arg("__half* __restrict__", "hh", hh)
-	if err := ls.add(e.emitBounded(gateUp, "moe_gate_up_gemm", gemmThreads, gemmMinBlocks(moeBM), tiles(ceilDiv(2*f, moeBN)),
-		moeGEMMArgs{Cfg: cfg, W: accs[0], B: biasAccs[0], BM: moeBM, BN: moeBN})); err != nil {
+	if err := gemm(gateUp, "moe_gate_up_gemm", ceilDiv(2*f, t.N), accs[0], biasAccs[0]); err != nil {
 		return nil, err
 	}
 	down := &call{}
@@ -388,9 +391,17 @@ func (e *emitter) moeGEMMs(n *ir.Node, cfg string, s moeScratch, accs, biasAccs 
 	down.arg(cInts, "cnt", s.cnt)
 	down.arg(cInts, "list", s.list)
 	down.arg(cOut, "ys", s.ys)
-	err := ls.add(e.emitBounded(down, "moe_down_gemm", gemmThreads, gemmMinBlocks(moeBM), tiles(ceilDiv(d, moeBN)),
-		moeGEMMArgs{Cfg: cfg, W: accs[2], B: biasAccs[2], BM: moeBM, BN: moeBN}))
+	err = gemm(down, "moe_down_gemm", ceilDiv(d, t.N), accs[2], biasAccs[2])
 	return ls, err
+}
+
+// moeTilesOf is MoE node n's GEMM tiles as the chooseMoETiles pass
+// recorded them.
+func moeTilesOf(n *ir.Node) (passes.MoETiles, error) {
+	if _, ok := n.Attrs["moe_tile_m"]; !ok {
+		return passes.MoETiles{}, fmt.Errorf("moe %%%d has no GEMM tiles (moe_tile_m, ...): the GPU passes choose them", n.ID)
+	}
+	return passes.MoETiles{M: n.Int("moe_tile_m"), N: n.Int("moe_tile_n"), Stages: n.Int("moe_stages")}, nil
 }
 
 // moeDecodeQ8 is a decode MoE on the integer path (moe.cu.tmpl): router

@@ -343,9 +343,9 @@ type (
 	}
 	// moeGEMMArgs serve moe_gate_up_gemm and moe_down_gemm.
 	moeGEMMArgs struct {
-		Cfg    string
-		W, B   accessor
-		BM, BN int64
+		Cfg            string
+		W, B           accessor
+		BM, BN, Stages int64
 	}
 	// moeMMATArgs serve moe_gate_up_mmat and moe_down_mmat; moeCodesArgs
 	// moe_codes.

@@ -51,6 +51,7 @@ func (d *Device) NewBatch(cfg runtime.BatchConfig) (runtime.Batch, error) {
 	if err != nil {
 		return nil, err
 	}
+	pr.route = d.prog.route
 	perBlock := kvBytes(pr.kv, cfg.BlockTokens)
 	blocks := cfg.Sequences * ((d.info.ContextLength + cfg.BlockTokens - 1) / cfg.BlockTokens)
 	if cfg.KVBytes > 0 {

@@ -14,7 +14,7 @@ import (
 // whatever the step's other rows and however its prompt is chunked, and
 // those logits are the single-sequence Forward's to float32 rounding.
 func TestBatchRowsMatchAlone(t *testing.T) {
-	for _, name := range []string{"stories", "qwen2.5-0.5b-tiny", "gpt2-small-tiny", "gpt-oss-20b-tiny"} {
+	for _, name := range []string{"stories", "qwen2.5-0.5b-tiny", "gpt2-small-tiny", "gpt-oss-20b-tiny", "qwen3-30b-a3b-tiny"} {
 		t.Run(name, func(t *testing.T) {
 			var dev *Device
 			if name == "stories" {

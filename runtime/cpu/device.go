@@ -21,6 +21,13 @@ import (
 type Options struct {
 	Threads int // goroutines per matmul; 0 = GOMAXPROCS
 	Ctx     int // the context a Sequence may reach; 0 = the model's context length
+	// Route, when set, sees each token's routing by each mixture of
+	// experts before its experts run, in sequences and batches alike, and
+	// may change the picks. Where the router's logits nearly tie (a small
+	// Margin), another device's rounding may route the token otherwise;
+	// tests that compare it with this one turn those routings here
+	// (batchtest.ExplainByTurns) to compute what it computed.
+	Route func(*Routing)
 }
 
 // Device is a plan loaded for the CPU. Steps of all its sequences run one
@@ -60,6 +67,7 @@ func Open(p *plans.Plan, o Options) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
+	prog.route = o.Route
 	if mt := m.Memory.MaxTokens; mt != 0 && mt != prog.maxTokens {
 		return nil, fmt.Errorf("cpu: the manifest says max_tokens %d, the graph %d", mt, prog.maxTokens)
 	}

@@ -23,6 +23,10 @@ type program struct {
 	kv      []kvShape // by layer; width 0 where no attention node is
 	steps   []step
 	output  *ir.Node // [1, vocab]
+	// route is the device's Route option (nil: none); moes counts the
+	// MoE nodes bound so far, each one's index for it.
+	route func(*Routing)
+	moes  int
 }
 
 // kvShape is one layer's cache row width: kv_heads·head_dim.

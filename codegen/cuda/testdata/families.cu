@@ -451,6 +451,28 @@ __device__ __forceinline__ void dq_mxfp4(const Raw_mxfp4& r, float* v) {
         v[j + 16] = e2m1x2(b >> 4) * s;
     }
 }
+// dq_mxfp4_h2: the group as f16 pairs h[i] = (v[2i], v[2i+1]) without f32:
+// a code's magnitude bits at f16 bits 9..11 (exponent's low two and the
+// mantissa's top) are its E2M1 value times 2^-14, exactly (E2M1's
+// subnormal 0.5 is f16's 2^-15), its sign at bit 15; one f16 multiply by
+// 2^(e-113) then rounds the exact product once, as packing the f32 path's
+// does. About 2 instructions an element against dq_mxfp4's 8 and a
+// conversion; false (nothing written) where that scale is no f16 (e
+// outside 89..128), which the caller takes through dq_mxfp4.
+__device__ __forceinline__ bool dq_mxfp4_h2(const Raw_mxfp4& r, uint32_t* h) {
+    if (r.e < 89 || r.e > 128) return false;
+    const __half2 s = __float2half2_rn(__uint_as_float((r.e + 14) << 23));
+#pragma unroll
+    for (int m = 0; m < 8; m++) {  // bytes 2m, 2m + 1: elements 2m, 2m + 1 (low nibbles) and 2m + 16, 2m + 17 (high)
+        const uint32_t x = __byte_perm(r.q[m >> 1], 0, (m & 1) ? 0x4342 : 0x4140);  // the two bytes at bits 0 and 16
+        const uint32_t lo = ((x << 9) & 0x0E000E00u) | ((x << 12) & 0x80008000u);
+        const uint32_t hi = ((x << 5) & 0x0E000E00u) | ((x << 8) & 0x80008000u);
+        const __half2 a = __hmul2(*(const __half2*)&lo, s), b = __hmul2(*(const __half2*)&hi, s);
+        h[m] = *(const uint32_t*)&a;
+        h[m + 8] = *(const uint32_t*)&b;
+    }
+    return true;
+}
 template <i64 NBLK> struct W_mxfp4 : W_loads<W_mxfp4<NBLK>> {  // GGUF order: 17-byte blocks
     static constexpr int GROUP = 32;
     using Raw = Raw_mxfp4;
@@ -3096,15 +3118,26 @@ template <class W, int IN>
 __device__ __forceinline__ void gemm_fetch_group(const uint8_t* __restrict__ w, i64 row, int k, typename W::Raw& r) {
     if (k < IN) W::fetch(w, row * (IN / W::GROUP) + k / W::GROUP, r);
 }
+template <class A, class B> struct same_type { static constexpr bool value = false; };
+template <class A> struct same_type<A, A> { static constexpr bool value = true; };
+// gemm_dequant_h2: group r as f16 pairs h[i] = (v[2i], v[2i+1]); MXFP4 in
+// f16 arithmetic where its scale allows (dq_mxfp4_h2, the same values).
+template <class W>
+__device__ __forceinline__ void gemm_dequant_h2(const typename W::Raw& r, uint32_t* h) {
+    if constexpr (same_type<typename W::Raw, Raw_mxfp4>::value) {
+        if (dq_mxfp4_h2(r, h)) return;
+    }
+    float v[W::GROUP];
+    W::dequant(r, v);
+#pragma unroll
+    for (int i = 0; i < W::GROUP / 2; i++) h[i] = pack_h2(v[2 * i], v[2 * i + 1]);
+}
 template <class W, int IN>
 __device__ __forceinline__ void gemm_store_group(const typename W::Raw& r, int k, __half* dst) {
     constexpr int G = W::GROUP;
     uint32_t h[G / 2];
     if (k < IN) {
-        float v[G];
-        W::dequant(r, v);
-#pragma unroll
-        for (int i = 0; i < G / 2; i++) h[i] = pack_h2(v[2 * i], v[2 * i + 1]);
+        gemm_dequant_h2<W>(r, h);
     } else {
 #pragma unroll
         for (int i = 0; i < G / 2; i++) h[i] = 0;
@@ -3185,26 +3218,17 @@ struct GemmTile {
     }
 };
 
-// GemmAllRows: a product's x rows are the step's T tokens in order (the
-// dense products). A gathering Rows type (ALL false) has n rows, row i
-// reading x row rows(i) (the MoE's expert GEMMs: an expert's slots).
-struct GemmAllRows {
-    static constexpr bool ALL = true;
-    int n;
-    __device__ __forceinline__ int operator()(int i) const { return i; }
-};
-
 // The core: tile (a GemmTile) fetches and stores the weight tile's columns
-// k0..k0+GEMM_BK-1; epi(t, n, a, b) gets the results of row t (< rows.n)
-// for tile rows n and n+1 (n even). gemm_tc is it over the step's tokens.
-template <int BM, int BN, int IN, class Rows, class Tile, class Epi>
-__device__ __forceinline__ void gemm_tc_rows(const __half* __restrict__ x, Rows rows, Tile tile, Epi epi) {
+// k0..k0+GEMM_BK-1; epi(t, n, a, b) gets the results of token t (< T)
+// for tile rows n and n+1 (n even).
+template <int BM, int BN, int IN, class Tile, class Epi>
+__device__ __forceinline__ void gemm_tc(const __half* __restrict__ x, const int* __restrict__ state, Tile tile, Epi epi) {
     constexpr int MT = BM / 32;                                     // m16 tiles per warp
     constexpr int NT = BN / 32;                                     // n8 tiles per warp
     constexpr int XV = BM * GEMM_BK / 8 / GEMM_THREADS;             // 8-half chunks of x per thread and step
     __shared__ __align__(16) __half xs[BM * GEMM_LD];
     __shared__ __align__(16) __half ws[BN * GEMM_LD];
-    const int T = rows.n, t0 = blockIdx.y * BM;
+    const int T = STATE_T(state), t0 = blockIdx.y * BM;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wm = warp & 1, wn = warp >> 1;
     float acc[MT][NT][4];
 #pragma unroll
@@ -3218,23 +3242,12 @@ __device__ __forceinline__ void gemm_tc_rows(const __half* __restrict__ x, Rows 
     constexpr int XSTEP = GEMM_THREADS / (GEMM_BK / 8);
     const int xrow = threadIdx.x / (GEMM_BK / 8), xcol = threadIdx.x % (GEMM_BK / 8) * 8;
     const __half* xp = x + (i64)(t0 + xrow) * IN + xcol;
-    const __half* xg[Rows::ALL ? 1 : XV];  // gathered: each chunk's own x row
-    if constexpr (!Rows::ALL) {
-#pragma unroll
-        for (int j = 0; j < XV; j++) {
-            const int t = t0 + xrow + j * XSTEP;
-            xg[j] = x + (i64)(t < T ? rows(t) : 0) * IN + xcol;
-        }
-    }
     uint4 xr[XV];
     auto fetch_x = [&](int k0) {
 #pragma unroll
         for (int j = 0; j < XV; j++) {
             xr[j] = make_uint4(0, 0, 0, 0);
-            if (t0 + xrow + j * XSTEP < T && k0 + xcol < IN) {
-                if constexpr (Rows::ALL) xr[j] = *(const uint4*)(xp + (i64)j * XSTEP * IN + k0);
-                else xr[j] = *(const uint4*)(xg[j] + k0);
-            }
+            if (t0 + xrow + j * XSTEP < T && k0 + xcol < IN) xr[j] = *(const uint4*)(xp + (i64)j * XSTEP * IN + k0);
         }
     };
     fetch_x(0);
@@ -3276,11 +3289,6 @@ __device__ __forceinline__ void gemm_tc_rows(const __half* __restrict__ x, Rows 
             if (t < T) epi(t, col, acc[m][n][0], acc[m][n][1]);
             if (t + 8 < T) epi(t + 8, col, acc[m][n][2], acc[m][n][3]);
         }
-}
-
-template <int BM, int BN, int IN, class Tile, class Epi>
-__device__ __forceinline__ void gemm_tc(const __half* __restrict__ x, const int* __restrict__ state, Tile tile, Epi epi) {
-    gemm_tc_rows<BM, BN, IN>(x, GemmAllRows{STATE_T(state)}, tile, epi);
 }
 
 // gemm_linear: y = x·Wᵀ (+ b); the CTA's rows are n0..n0+BN-1.
@@ -3901,20 +3909,58 @@ __device__ __forceinline__ void att_store(const float* os, const float* ms, cons
     }
 }
 
-// attend_prefill: one block of ATT_WARPS warps per 64 rows of a kv head's
-// group; K/V tiles of 64 keys double-buffered in dynamic shared memory
-// (2 · 2 · 64 · (HDP + 8) halves), every warp using each tile for its 16
-// rows. Grid (ceil(T·G / 64), KVH).
-template <class A, class S, bool SINKS, bool Q8>
+// att_arrives_last: counts the block in at *counter once its partials are
+// written, and reports whether it is the last of n, in which case the
+// others' partials are visible to it (read them with __ldcg).
+__device__ __forceinline__ bool att_arrives_last(int* counter, int n) {
+    __threadfence();
+    __syncthreads();
+    __shared__ int last;
+    if (threadIdx.x == 0) last = atomicAdd(counter, 1) == n - 1;
+    __syncthreads();
+    if (last) __threadfence();
+    return last;
+}
+
+// attend_prefill: block (x, kvh, split) takes the 64 rows x·64.. of kv
+// head kvh's group, 16 a warp, and a split of the keys they see; K/V tiles
+// of 64 keys double-buffered in dynamic shared memory (2 · 2 · 64 · (HDP +
+// 8) halves), every warp using each tile for its 16 rows and skipping the
+// tiles none of them sees (causal, window). The grid is (ceil(T·G / 64),
+// KVH, SPLITS). choosePrefillSplits (passes) records SPLITS, KEYS, BLOCKS
+// and PARTS; a step takes the splits of its row blocks that finish in the
+// fewest waves of BLOCKS per unit of work (passes.PrefillSplits, computed
+// here alike from the grid), at most PARTS blocks, and a row block only
+// as many as give each at least KEYS keys, in whole tiles: a fresh chunk
+// keeps one split, one after a long context fills the GPU. Blocks past
+// their row block's splits exit at once. With more than one, each leaves
+// its rows' (o, m, l) in part and the last of the row block's to finish
+// (counters, reset by it) merges them in split order.
+template <class A, class S, bool SINKS, bool Q8, int SPLITS, int KEYS, int BLOCKS, int PARTS>
 __device__ __forceinline__ void attend_prefill(const float* __restrict__ q, const __half* __restrict__ kc, const __half* __restrict__ vc,
                                                const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y,
-                                               xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
-    constexpr int HDP = (A::HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = 64, SROW = HDP + 8, NT = ATT_WARPS * 32;
+                                               xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters,
+                                               const int* __restrict__ state) {
+    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = 64, SROW = HDP + 8, NT = ATT_WARPS * 32;
+    constexpr int R = 16 * ATT_WARPS, OROW = HDP + 4, SLOT = R * (HD + 2);  // a partial: o [R][HD], then (m, l) [R]
+    const int grp = blockIdx.y * gridDim.x + blockIdx.x, split = blockIdx.z;
+    const int base = gridDim.x * gridDim.y;
+    int most = 1, waves = (base + BLOCKS - 1) / BLOCKS;  // this step's splits, from the grid alone
+    for (int s = 2; s <= SPLITS && base * s <= PARTS; s++) {
+        const int w = (base * s + BLOCKS - 1) / BLOCKS;
+        if (32 * w * most < 31 * waves * s) most = s, waves = w;
+    }
+    if (split >= most) return;
     extern __shared__ __align__(16) unsigned char att_smem[];
     __half* kvs = (__half*)att_smem;  // [stage][K, V][KT][SROW]
-    const int rows = STATE_T(state) * G, row0 = blockIdx.x * 16 * ATT_WARPS, kvh = blockIdx.y, warp = threadIdx.x >> 5;
+    const int rows = STATE_T(state) * G, row0 = blockIdx.x * R, kvh = blockIdx.y, warp = threadIdx.x >> 5;
     const int kmin = A::WINDOW > 0 ? max(0, positions[row0 / G] - A::WINDOW + 1) : 0;
-    const int kmax = positions[(min(row0 + 16 * ATT_WARPS, rows) - 1) / G] + 1;
+    const int kmax = positions[(min(row0 + R, rows) - 1) / G] + 1;
+    const int n = kmax - kmin, want = min(most, (n + KEYS - 1) / KEYS);
+    const int chunk = ((n + want - 1) / want + KT - 1) / KT * KT;  // whole tiles, so fewer splits may do
+    const int nsplit = (n + chunk - 1) / chunk;
+    if (split >= nsplit) return;
+    const int kbegin = kmin + split * chunk, kend = min(kmax, kbegin + chunk);
     uint32_t qf[HDP / 16][4];
     int pos[2], lo[2];
     att_load_q<A>(q, positions, rows, row0 + 16 * warp, kvh, qf, pos, lo);
@@ -3924,28 +3970,61 @@ __device__ __forceinline__ void attend_prefill(const float* __restrict__ q, cons
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, o[HDP / 8][4];
 #pragma unroll
     for (int d = 0; d < HDP / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
-    const int tiles = (kmax - kmin + KT - 1) / KT;
-    att_load_kv<A, KT, NT>(kc, vc, kvh, kmin, kmax, kvs, kvs + KT * SROW, threadIdx.x, false);
+    const int tiles = (kend - kbegin + KT - 1) / KT;
+    att_load_kv<A, KT, NT>(kc, vc, kvh, kbegin, kend, kvs, kvs + KT * SROW, threadIdx.x, false);
     for (int i = 0; i < tiles; i++) {
         __half* ks = kvs + (i & 1) * 2 * KT * SROW;
         if (i + 1 < tiles) {
             __half* next = kvs + ((i + 1) & 1) * 2 * KT * SROW;
-            att_load_kv<A, KT, NT>(kc, vc, kvh, kmin + (i + 1) * KT, kmax, next, next + KT * SROW, threadIdx.x, false);
+            att_load_kv<A, KT, NT>(kc, vc, kvh, kbegin + (i + 1) * KT, kend, next, next + KT * SROW, threadIdx.x, false);
             cp_async_wait<1>();
         } else {
             cp_async_wait<0>();
         }
         __syncthreads();
-        const int k0 = kmin + i * KT;
-        if (k0 <= wlast && k0 + KT > wfirst) att_tile<HDP, KT, false>(qf, ks, ks + KT * SROW, k0, kmax, pos, lo, m, l, o);
+        const int k0 = kbegin + i * KT;
+        if (k0 <= wlast && k0 + KT > wfirst) att_tile<HDP, KT, false>(qf, ks, ks + KT * SROW, k0, kend, pos, lo, m, l, o);
         __syncthreads();  // the next iteration's copy overwrites this stage
     }
-    float* os = (float*)att_smem;  // [64][HDP + 4], then ms, ls [64]
-    float* ms = os + 16 * ATT_WARPS * (HDP + 4);
-    float* ls = ms + 16 * ATT_WARPS;
+    float* os = (float*)att_smem;  // [R][OROW], then ms, ls [R], the merge's weights [SPLITS][R]
+    float* ms = os + R * OROW;
+    float* ls = ms + R;
     att_rows_out<HDP>(os, ms, ls, 16 * warp, m, l, o);
     __syncthreads();
-    att_store<A, S, SINKS, Q8>(os, ms, ls, 16 * ATT_WARPS, row0, kvh, rows, sinks, y, xq, xs);
+    if (nsplit == 1) {
+        att_store<A, S, SINKS, Q8>(os, ms, ls, R, row0, kvh, rows, sinks, y, xq, xs);
+        return;
+    }
+    const int nrows = min(R, rows - row0);
+    float* slots = part + (i64)grp * most * SLOT;  // the row block's partials, split by split
+    for (int i = threadIdx.x; i < nrows * HD / 4; i += NT) {
+        const int r = i / (HD / 4), d = i % (HD / 4) * 4;
+        *(float4*)(slots + split * SLOT + r * HD + d) = *(const float4*)(os + r * OROW + d);
+    }
+    if (threadIdx.x < nrows) ((float2*)(slots + split * SLOT + R * HD))[threadIdx.x] = make_float2(ms[threadIdx.x], ls[threadIdx.x]);
+    if (!att_arrives_last(counters + grp, nsplit)) return;
+    float* wt = ls + R;
+    if (threadIdx.x < nrows) {  // row r's max and sum over the splits, and split s's weight in it
+        const int r = threadIdx.x;
+        float mm = -INFINITY, ll = 0.f;
+        for (int s = 0; s < nsplit; s++) mm = fmaxf(mm, __ldcg((const float2*)(slots + s * SLOT + R * HD) + r).x);
+        for (int s = 0; s < nsplit; s++) {
+            const float2 ml = __ldcg((const float2*)(slots + s * SLOT + R * HD) + r);
+            wt[s * R + r] = att_exp2(ml.x, mm);
+            ll += wt[s * R + r] * ml.y;
+        }
+        ms[r] = mm, ls[r] = ll;
+    }
+    if (threadIdx.x == 0) counters[grp] = 0;
+    __syncthreads();
+    for (int i = threadIdx.x; i < nrows * HD / 4; i += NT) {
+        const int r = i / (HD / 4), d = i % (HD / 4) * 4;
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int s = 0; s < nsplit; s++) acc = f4_fma(wt[s * R + r], __ldcg((const float4*)(slots + s * SLOT + r * HD + d)), acc);
+        *(float4*)(os + r * OROW + d) = acc;
+    }
+    __syncthreads();
+    att_store<A, S, SINKS, Q8>(os, ms, ls, R, row0, kvh, rows, sinks, y, xq, xs);
 }
 
 // Thread-block clusters (sm_90): the blocks of a cluster read each other's
@@ -4960,6 +5039,7 @@ __device__ __forceinline__ void batch_argmax(const float* __restrict__ logits, i
 //                    sel[k])
 //   gemm_x_f16, moe_gate_up_gemm, moe_down_gemm (prefill): the same on tensor
 //                    cores, per expert over its listed slots, h in f16
+//                    (moe_gemm.cu.tmpl)
 //   moe_sum          out[t] = Σ_k gw[t·K+k]·ys[t·K+k], k in order
 // A batched decode step of a few tokens (mma_tokens: chooseKernels'
 // batch_decode_kernel) reads each routed expert's weights once for all its
@@ -5389,67 +5469,6 @@ __device__ __forceinline__ void moe_down_sum_q8(const uint8_t* __restrict__ wd, 
     y[o0 + threadIdx.x] = out;
 }
 
-// The prefill's expert products are tensor-core GEMMs (gemm.cu.tmpl's
-// gemm_tc_rows) over each expert's slots: grid (column tiles, ceil(T/BM),
-// E), so CTA (x, y, e) takes rows y·BM.. of expert e's slot list; CTAs past
-// the expert's count return at once. Only routed experts' weights are read,
-// each tile once for up to BM of its slots.
-
-// MoeRows: expert e's slots (list, n of them) as GEMM rows; row i reads
-// x row list[i]'s token (TOKENS: gate and up read x) or the slot itself
-// (down reads h).
-template <class Cfg, bool TOKENS>
-struct MoeRows {
-    static constexpr bool ALL = false;
-    const int* list;
-    int n;
-    __device__ __forceinline__ int operator()(int i) const { return TOKENS ? list[i] / Cfg::K : list[i]; }
-};
-
-// moe_gate_up_gemm: hh[slot, F] = the experts' SwiGLU (moe_glu) of the biased gate and
-// up rows of the slot's expert against its token's row of xh (x in f16),
-// in f16 for the down GEMM. The tile interleaves gate and up rows (even
-// shared rows gate, odd up), as gemm_swiglu.
-template <class Cfg, class W, class B, int BM, int BN>
-__device__ __forceinline__ void moe_gate_up_gemm(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ bg,
-                                                 const uint8_t* __restrict__ wu, const uint8_t* __restrict__ bu,
-                                                 const __half* __restrict__ xh, const int* __restrict__ cnt,
-                                                 const int* __restrict__ list, __half* __restrict__ hh) {
-    constexpr int D = Cfg::D, F = Cfg::F;
-    const int e = blockIdx.z, n = cnt[e];
-    if ((int)blockIdx.y * BM >= n) return;  // the whole CTA
-    const int* slots = list + (i64)e * Cfg::MT;
-    const int f0 = blockIdx.x * (BN / 2), r = (int)threadIdx.x % BN, f = f0 + r / 2, up = r & 1;
-    gemm_tc_rows<BM, BN, D>(xh, MoeRows<Cfg, true>{slots, n}, GemmTile<D, BN, W, W>{ {wg, wu}, f < F ? up : -1, (i64)e * F + f },
-        [&](int i, int c, float g, float u) {
-            const int f = f0 + c / 2;
-            if (f < F) {
-                const i64 row = (i64)e * F + f;
-                hh[(i64)slots[i] * F + f] = __float2half(moe_glu<Cfg>(g + B::at(bg, row), u + B::at(bu, row)));
-            }
-        });
-}
-
-// moe_down_gemm: ys[slot, D] = the slot's expert's down rows against its
-// row of hh, plus the bias; moe_sum weights and adds the slots.
-template <class Cfg, class W, class B, int BM, int BN>
-__device__ __forceinline__ void moe_down_gemm(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd,
-                                              const __half* __restrict__ hh, const int* __restrict__ cnt,
-                                              const int* __restrict__ list, float* __restrict__ ys) {
-    constexpr int D = Cfg::D, F = Cfg::F;
-    const int e = blockIdx.z, n = cnt[e];
-    if ((int)blockIdx.y * BM >= n) return;  // the whole CTA
-    const int* slots = list + (i64)e * Cfg::MT;
-    const int o0 = blockIdx.x * BN, o = o0 + (int)threadIdx.x % BN;
-    gemm_tc_rows<BM, BN, F>(hh, MoeRows<Cfg, false>{slots, n}, GemmTile<F, BN, W>{ {wd}, o < D ? 0 : -1, (i64)e * D + o },
-        [&](int i, int c, float a0, float a1) {
-            const int o = o0 + c;
-            float* y = ys + (i64)slots[i] * D;
-            if (o < D) y[o] = a0 + B::at(bd, (i64)e * D + o);
-            if (o + 1 < D) y[o + 1] = a1 + B::at(bd, (i64)e * D + o + 1);
-        });
-}
-
 // The batched decode step's expert products on tensor cores (mmat_tile,
 // mma_tokens.cu.tmpl), over the step's slots in expert order.
 //
@@ -5625,6 +5644,243 @@ __device__ __forceinline__ void moe_sum(const float* __restrict__ ys, const floa
 #pragma unroll
     for (int k = 0; k < K; k++) acc += gw[t * K + k] * ys[(t * K + k) * D + c];
     y[i] = acc;
+}
+
+// The prefill's expert products on tensor cores (moe_gate_up_gemm,
+// moe_down_gemm; ops_moe.go): per expert over its listed slots, grid
+// (column tiles, ceil(MT/BM), E), so CTA (x, y, e) takes rows y·BM.. of
+// expert e's slot list and returns at once past its count. Only routed
+// experts' weights are read, each tile once for up to BM of its slots.
+//
+// A CTA (8 warps, 2 along the slots × 4 along the weight rows) walks K in
+// steps of GEMM_BK through dynamic shared memory: a ring of STAGES x tiles
+// filled by cp.async (the gathered rows of xh or hh, already f16), and two
+// weight tiles, dequantized once by all threads for all warps. One barrier
+// a step: after it, a step's x copies are issued STAGES − 1 steps ahead,
+// the next step's weights are dequantized into the other tile from the
+// raw groups fetched DIST steps before, the raw groups DIST steps ahead
+// are fetched into registers, and the warps multiply this step's tiles, so
+// one warp's dequantization overlaps another's MMAs and no load waits for
+// the step it feeds. The m16 tiles of a warp interleave (wm, wm + 2, ...)
+// and those past the slots this CTA holds are skipped, so a 128-slot tile
+// costs a 64-slot expert no MMAs and its weights are dequantized once for
+// every slot up to 128 (chooseMoETiles picks BM, BN and STAGES).
+
+// MoeRows: expert e's slots (list, n of them) as GEMM rows; row i reads
+// x row list[i]'s token (TOKENS: gate and up read x) or the slot itself
+// (down reads h).
+template <class Cfg, bool TOKENS>
+struct MoeRows {
+    const int* list;
+    int n;
+    __device__ __forceinline__ int operator()(int i) const { return TOKENS ? list[i] / Cfg::K : list[i]; }
+};
+
+// moe_gemm_smem: the dynamic shared memory of a CTA, STAGES x tiles of BM
+// rows then two weight tiles of BN, GEMM_LD halves a row (ops_moe.go's
+// moeGEMMSmem).
+template <int BM, int BN, int STAGES>
+__host__ __device__ constexpr int moe_gemm_smem() { return (STAGES * BM + 2 * BN) * GEMM_LD * 2; }
+
+// MoeWeightTile: the weight side of a CTA's step. Each of a step's BN rows
+// has STEP threads, thread i staging local row rho() and its groups g0(),
+// g0() + STEP, ... of the step into shared row srow: where every thread
+// has a group (MXFP4: two of 32 a step), lanes 2ρ and 2ρ + 1 share a row,
+// reading its 32 contiguous code bytes; where not (K-quants: one group of
+// 64), the threads past the groups are whole warps (planes of BN threads),
+// which skip the staging rather than idle half their lanes. Paired (gate
+// and up): local rows come in runs of one warp's rows (RUN) of gate rows,
+// then up rows of the same columns, and column c's gate goes to shared row
+// 2c, its up to 2c + 1, so each accumulator pair of the MMA's output is
+// one column's (g, u) while a warp reads one tensor (lanes alternating gate
+// and up once ran both tensors' loads and dequantization a warp). Raw
+// groups wait in registers from their fetch, DIST steps ahead (one where
+// they are large: K-quants), to their store.
+template <class W, int IN, int BN>
+struct MoeWeightTile {
+    static constexpr int G = W::GROUP, NG = GEMM_BK / G, STEP = GEMM_THREADS / BN, UNITS = (NG + STEP - 1) / STEP;
+    static constexpr bool PLANES = NG < STEP;
+    static constexpr int RUN = PLANES ? 32 : 32 / STEP;
+    static constexpr int DIST = sizeof(typename W::Raw) * UNITS <= 48 ? 2 : 1;
+    const uint8_t* w;  // the tensor of this thread's row (nullptr: a row past the matrix)
+    i64 row;           // that row
+    int srow;          // its shared row
+    typename W::Raw raw[DIST][UNITS];
+
+    static __device__ __forceinline__ int rho() { return PLANES ? (int)threadIdx.x % BN : (int)threadIdx.x / STEP; }
+    static __device__ __forceinline__ int g0() { return PLANES ? (int)threadIdx.x / BN : (int)threadIdx.x % STEP; }
+    // Local row rho's place: paired, column c of part p (0 gate, 1 up).
+    static __device__ __forceinline__ void paired(int rho, int* c, int* p) {
+        const int q = rho / RUN;
+        *c = RUN * (q >> 1) + rho % RUN;
+        *p = q & 1;
+    }
+    __device__ __forceinline__ void fetch(int slot, int k0) {
+#pragma unroll
+        for (int u = 0; u < UNITS; u++) {
+            const int gi = g0() + u * STEP;
+            if (w != nullptr && gi < NG) gemm_fetch_group<W, IN>(w, row, k0 + gi * G, raw[slot][u]);
+        }
+    }
+    __device__ __forceinline__ void store(int slot, __half* ws, int k0) const {
+#pragma unroll
+        for (int u = 0; u < UNITS; u++) {
+            const int gi = g0() + u * STEP;
+            if (w != nullptr && gi < NG) gemm_store_group<W, IN>(raw[slot][u], k0 + gi * G, ws + srow * GEMM_LD + gi * G);
+        }
+    }
+};
+
+// moe_gemm_rows: out = rows' x · tile's rowsᵀ over IN; epi(i, c, a, b) gets
+// the results of row i (< rows.n) for tile rows c and c + 1 (c even).
+template <int BM, int BN, int STAGES, int IN, class Rows, class Tile, class Epi>
+__device__ __forceinline__ void moe_gemm_rows(const __half* __restrict__ x, Rows rows, Tile& tile, Epi epi) {
+    constexpr int MJ = BM / 32;                          // m16 tiles a warp
+    constexpr int NT = BN / 32;                          // n8 tiles a warp
+    constexpr int XV = BM * (GEMM_BK / 8) / GEMM_THREADS;  // 16-byte x chunks a thread and step
+    constexpr int NK = (IN + GEMM_BK - 1) / GEMM_BK, DIST = Tile::DIST;
+    static_assert(STAGES >= 2 && BM % 32 == 0 && BN % 64 == 0 && IN % 8 == 0, "moe_gemm_rows: tile");
+    extern __shared__ __align__(16) unsigned char moe_smem[];
+    __half* xs = (__half*)moe_smem;          // [STAGES][BM][GEMM_LD]
+    __half* ws = xs + STAGES * BM * GEMM_LD;  // [2][BN][GEMM_LD]
+    const int t0 = blockIdx.y * BM, held = min(BM, rows.n - t0), mtiles = (held + 15) / 16;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wm = warp & 1, wn = warp >> 1;
+
+    // This thread's x chunks: tile rows xr + 32j, columns xc..xc+7 of a
+    // step; rows past the slots stay uncopied (their results are dropped,
+    // and an MMA's output row reads only its own input row).
+    const int xr = threadIdx.x / (GEMM_BK / 8), xc = threadIdx.x % (GEMM_BK / 8) * 8;
+    const __half* xrow[XV];
+#pragma unroll
+    for (int j = 0; j < XV; j++) xrow[j] = xr + 32 * j < held ? x + (i64)rows(t0 + xr + 32 * j) * IN + xc : nullptr;
+    auto copy_x = [&](int s) {
+        if (s < NK) {
+            __half* dst = xs + (s % STAGES) * BM * GEMM_LD + xr * GEMM_LD + xc;
+            const int k = s * GEMM_BK;
+#pragma unroll
+            for (int j = 0; j < XV; j++)
+                if (xrow[j] != nullptr) cp_async16(dst + 32 * j * GEMM_LD, xrow[j] + (k + xc < IN ? k : 0), k + xc < IN ? 16 : 0);
+        }
+        cp_async_commit();
+    };
+
+    float acc[MJ][NT][4];
+#pragma unroll
+    for (int j = 0; j < MJ; j++)
+#pragma unroll
+        for (int n = 0; n < NT; n++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) acc[j][n][i] = 0.f;
+
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) copy_x(s);
+    tile.fetch(0, 0);
+    tile.store(0, ws, 0);
+#pragma unroll
+    for (int s = 1; s <= DIST; s++) tile.fetch(s % DIST, s * GEMM_BK);
+
+#pragma unroll 1
+    for (int s0 = 0; s0 < NK; s0 += DIST) {
+#pragma unroll
+        for (int d = 0; d < DIST; d++) {
+            const int s = s0 + d;
+            if (s >= NK) break;
+            cp_async_wait<STAGES - 2>();
+            __syncthreads();  // step s's x and weights are in; every warp is past step s − 1's MMAs
+            copy_x(s + STAGES - 1);
+            if (s + 1 < NK) {
+                tile.store((d + 1) % DIST, ws + ((s + 1) & 1) * BN * GEMM_LD, (s + 1) * GEMM_BK);
+                tile.fetch((d + 1) % DIST, (s + 1 + DIST) * GEMM_BK);
+            }
+            const __half* xt = xs + (s % STAGES) * BM * GEMM_LD;
+            const __half* wt = ws + (s & 1) * BN * GEMM_LD;
+            if (wm >= mtiles) continue;  // a warp with no slots here
+#pragma unroll
+            for (int kk = 0; kk < GEMM_BK; kk += 16) {
+                uint32_t b[NT][2];
+#pragma unroll
+                for (int p = 0; p < NT / 2; p++) {
+                    uint32_t r[4];
+                    ldsm_x4(r, wt + (wn * (BN / 4) + p * 16 + (lane & 7) + ((lane >> 4) << 3)) * GEMM_LD + kk + ((lane >> 3) & 1) * 8);
+                    b[2 * p][0] = r[0]; b[2 * p][1] = r[1];
+                    b[2 * p + 1][0] = r[2]; b[2 * p + 1][1] = r[3];
+                }
+#pragma unroll
+                for (int j = 0; j < MJ; j++) {
+                    if (wm + 2 * j >= mtiles) continue;  // the same for the whole warp
+                    uint32_t a[4];
+                    ldsm_x4(a, xt + ((wm + 2 * j) * 16 + (lane & 15)) * GEMM_LD + kk + (lane >> 4) * 8);
+#pragma unroll
+                    for (int n = 0; n < NT; n++) mma_16816(acc[j][n], a, b[n]);
+                }
+            }
+        }
+    }
+    cp_async_wait<0>();  // nothing is left in flight past the kernel (the last groups are empty)
+#pragma unroll
+    for (int j = 0; j < MJ; j++) {
+        if (wm + 2 * j >= mtiles) continue;
+#pragma unroll
+        for (int n = 0; n < NT; n++) {
+            const int i = t0 + (wm + 2 * j) * 16 + (lane >> 2), c = wn * (BN / 4) + n * 8 + (lane & 3) * 2;
+            if (i < rows.n) epi(i, c, acc[j][n][0], acc[j][n][1]);
+            if (i + 8 < rows.n) epi(i + 8, c, acc[j][n][2], acc[j][n][3]);
+        }
+    }
+}
+
+// moe_gate_up_gemm: hh[slot, F] = the experts' SwiGLU (moe_glu) of the
+// biased gate and up rows of the slot's expert against its token's row of
+// xh (x in f16), in f16 for the down GEMM. The CTA's columns are
+// f0..f0+BN/2-1, gate and up paired in the tile (MoeWeightTile).
+template <class Cfg, class W, class B, int BM, int BN, int STAGES>
+__device__ __forceinline__ void moe_gate_up_gemm(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ bg,
+                                                 const uint8_t* __restrict__ wu, const uint8_t* __restrict__ bu,
+                                                 const __half* __restrict__ xh, const int* __restrict__ cnt,
+                                                 const int* __restrict__ list, __half* __restrict__ hh) {
+    constexpr int D = Cfg::D, F = Cfg::F;
+    const int e = blockIdx.z, n = cnt[e];
+    if ((int)blockIdx.y * BM >= n) return;  // the whole CTA
+    const int* slots = list + (i64)e * Cfg::MT;
+    const int f0 = blockIdx.x * (BN / 2);
+    using Tile = MoeWeightTile<W, D, BN>;
+    Tile tile;
+    int c, p;
+    Tile::paired(Tile::rho(), &c, &p);
+    tile.w = f0 + c < F ? (p ? wu : wg) : nullptr;
+    tile.row = (i64)e * F + f0 + c;
+    tile.srow = 2 * c + p;
+    moe_gemm_rows<BM, BN, STAGES, D>(xh, MoeRows<Cfg, true>{slots, n}, tile, [&](int i, int c, float g, float u) {
+        const int f = f0 + c / 2;
+        if (f < F) {
+            const i64 row = (i64)e * F + f;
+            hh[(i64)slots[i] * F + f] = __float2half(moe_glu<Cfg>(g + B::at(bg, row), u + B::at(bu, row)));
+        }
+    });
+}
+
+// moe_down_gemm: ys[slot, D] = the slot's expert's down rows against its
+// row of hh, plus the bias; moe_sum weights and adds the slots.
+template <class Cfg, class W, class B, int BM, int BN, int STAGES>
+__device__ __forceinline__ void moe_down_gemm(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd,
+                                              const __half* __restrict__ hh, const int* __restrict__ cnt,
+                                              const int* __restrict__ list, float* __restrict__ ys) {
+    constexpr int D = Cfg::D, F = Cfg::F;
+    const int e = blockIdx.z, n = cnt[e];
+    if ((int)blockIdx.y * BM >= n) return;  // the whole CTA
+    const int* slots = list + (i64)e * Cfg::MT;
+    using Tile = MoeWeightTile<W, F, BN>;
+    const int o0 = blockIdx.x * BN, r = Tile::rho();
+    Tile tile;
+    tile.w = o0 + r < D ? wd : nullptr;
+    tile.row = (i64)e * D + o0 + r;
+    tile.srow = r;
+    moe_gemm_rows<BM, BN, STAGES, F>(hh, MoeRows<Cfg, false>{slots, n}, tile, [&](int i, int c, float a0, float a1) {
+        const int o = o0 + c;
+        float* y = ys + (i64)slots[i] * D;
+        if (o < D) y[o] = a0 + B::at(bd, (i64)e * D + o);
+        if (o + 1 < D) y[o + 1] = a1 + B::at(bd, (i64)e * D + o + 1);
+    });
 }
 
 // sample_draw: one step's token from its logits by runtime/sample's method

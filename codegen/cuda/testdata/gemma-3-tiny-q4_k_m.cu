@@ -65,11 +65,11 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_Attn_3(const float* _
     grid_dep_launch();
     kv_store<Attn_3>(k, v, positions, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_3_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_3_B_none_false_false_16_512_396_64(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(q, positions, state);
     grid_dep_launch();
-    attend_prefill<Attn_3, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, state);
+    attend_prefill<Attn_3, B_none, false, false, 16, 512, 396, 64>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_256(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
@@ -143,11 +143,11 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_Attn_5(const float* _
     grid_dep_launch();
     kv_store<Attn_5>(k, v, positions, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_5_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_5_B_none_false_false_16_512_396_64(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(q, positions, state);
     grid_dep_launch();
-    attend_prefill<Attn_5, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, state);
+    attend_prefill<Attn_5, B_none, false, false, 16, 512, 396, 64>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_192_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();

@@ -57,11 +57,11 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_Attn_2(const float* _
     grid_dep_launch();
     kv_store<Attn_2>(k, v, positions, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_2_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_2_B_none_false_false_32_512_396_124(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(q, positions, state);
     grid_dep_launch();
-    attend_prefill<Attn_2, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, state);
+    attend_prefill<Attn_2, B_none, false, false, 32, 512, 396, 124>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_256_B_none_256_256_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -87,17 +87,17 @@ extern "C" __global__ void __launch_bounds__(512) moe_lists_Moe_3(const int* __r
     grid_dep_launch();
     moe_lists<Moe_3>(sel, cnt, list, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) moe_gate_up_gemm_Moe_3_W_q4_k_4096_B_none_64_128(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ xh, const int* __restrict__ cnt, const int* __restrict__ list, __half* __restrict__ hh) {
+extern "C" __global__ void __launch_bounds__(256, 2) moe_gate_up_gemm_Moe_3_W_q4_k_4096_B_none_64_64_4(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ xh, const int* __restrict__ cnt, const int* __restrict__ list, __half* __restrict__ hh) {
     grid_dep_wait();
     acquire(xh, cnt, list);
     grid_dep_launch();
-    moe_gate_up_gemm<Moe_3, W_q4_k<4096>, B_none, 64, 128>(wg, nullptr, wu, nullptr, xh, cnt, list, hh);
+    moe_gate_up_gemm<Moe_3, W_q4_k<4096>, B_none, 64, 64, 4>(wg, nullptr, wu, nullptr, xh, cnt, list, hh);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) moe_down_gemm_Moe_3_W_q4_k_4096_B_none_64_128(const uint8_t* __restrict__ wd, const __half* __restrict__ hh, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ ys) {
+extern "C" __global__ void __launch_bounds__(256, 2) moe_down_gemm_Moe_3_W_q4_k_4096_B_none_64_64_4(const uint8_t* __restrict__ wd, const __half* __restrict__ hh, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ ys) {
     grid_dep_wait();
     acquire(hh, cnt, list);
     grid_dep_launch();
-    moe_down_gemm<Moe_3, W_q4_k<4096>, B_none, 64, 128>(wd, nullptr, hh, cnt, list, ys);
+    moe_down_gemm<Moe_3, W_q4_k<4096>, B_none, 64, 64, 4>(wd, nullptr, hh, cnt, list, ys);
 }
 extern "C" __global__ void __launch_bounds__(256) moe_sum_Moe_3(const float* __restrict__ ys, const float* __restrict__ gw, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -111,11 +111,11 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q4_k_256_W_q4_k_
     grid_dep_launch();
     gemm_qkv<W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, 256, 256, 128, 128, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) moe_down_gemm_Moe_3_W_q6_k_split_4096_B_none_64_128(const uint8_t* __restrict__ wd, const __half* __restrict__ hh, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ ys) {
+extern "C" __global__ void __launch_bounds__(256, 2) moe_down_gemm_Moe_3_W_q6_k_split_4096_B_none_64_64_4(const uint8_t* __restrict__ wd, const __half* __restrict__ hh, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ ys) {
     grid_dep_wait();
     acquire(hh, cnt, list);
     grid_dep_launch();
-    moe_down_gemm<Moe_3, W_q6_k_split<4096>, B_none, 64, 128>(wd, nullptr, hh, cnt, list, ys);
+    moe_down_gemm<Moe_3, W_q6_k_split<4096>, B_none, 64, 64, 4>(wd, nullptr, hh, cnt, list, ys);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_256_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();

@@ -46,11 +46,11 @@ extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_4096_512
     grid_dep_launch();
     qkv_rope_store<Rope_1, 4096, 512, 512, true>(positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_2_W_f32_64_true_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_2_W_f32_64_true_false_8_512_396_1568(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(q, positions, state);
     grid_dep_launch();
-    attend_prefill<Attn_2, W_f32<64>, true, false>(q, kc, vc, sinks, positions, y, nullptr, nullptr, state);
+    attend_prefill<Attn_2, W_f32<64>, true, false, 8, 512, 396, 1568>(q, kc, vc, sinks, positions, y, nullptr, nullptr, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_4096(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
@@ -82,17 +82,17 @@ extern "C" __global__ void __launch_bounds__(1024) moe_lists_Moe_3(const int* __
     grid_dep_launch();
     moe_lists<Moe_3>(sel, cnt, list, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) moe_gate_up_gemm_Moe_3_W_mxfp4_split_8294400_W_f32_92160_64_128(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ bg, const uint8_t* __restrict__ wu, const uint8_t* __restrict__ bu, const __half* __restrict__ xh, const int* __restrict__ cnt, const int* __restrict__ list, __half* __restrict__ hh) {
+extern "C" __global__ void __launch_bounds__(256, 2) moe_gate_up_gemm_Moe_3_W_mxfp4_split_8294400_W_f32_92160_128_128_4(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ bg, const uint8_t* __restrict__ wu, const uint8_t* __restrict__ bu, const __half* __restrict__ xh, const int* __restrict__ cnt, const int* __restrict__ list, __half* __restrict__ hh) {
     grid_dep_wait();
     acquire(xh, cnt, list);
     grid_dep_launch();
-    moe_gate_up_gemm<Moe_3, W_mxfp4_split<8294400>, W_f32<92160>, 64, 128>(wg, bg, wu, bu, xh, cnt, list, hh);
+    moe_gate_up_gemm<Moe_3, W_mxfp4_split<8294400>, W_f32<92160>, 128, 128, 4>(wg, bg, wu, bu, xh, cnt, list, hh);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) moe_down_gemm_Moe_3_W_mxfp4_split_8294400_W_f32_92160_64_128(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const __half* __restrict__ hh, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ ys) {
+extern "C" __global__ void __launch_bounds__(256, 2) moe_down_gemm_Moe_3_W_mxfp4_split_8294400_W_f32_92160_128_128_4(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const __half* __restrict__ hh, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ ys) {
     grid_dep_wait();
     acquire(hh, cnt, list);
     grid_dep_launch();
-    moe_down_gemm<Moe_3, W_mxfp4_split<8294400>, W_f32<92160>, 64, 128>(wd, bd, hh, cnt, list, ys);
+    moe_down_gemm<Moe_3, W_mxfp4_split<8294400>, W_f32<92160>, 128, 128, 4>(wd, bd, hh, cnt, list, ys);
 }
 extern "C" __global__ void __launch_bounds__(256) moe_sum_Moe_3(const float* __restrict__ ys, const float* __restrict__ gw, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -100,11 +100,11 @@ extern "C" __global__ void __launch_bounds__(256) moe_sum_Moe_3(const float* __r
     grid_dep_launch();
     moe_sum<Moe_3>(ys, gw, y, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_4_W_f32_64_true_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_4_W_f32_64_true_false_8_512_396_1568(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(q, positions, state);
     grid_dep_launch();
-    attend_prefill<Attn_4, W_f32<64>, true, false>(q, kc, vc, sinks, positions, y, nullptr, nullptr, state);
+    attend_prefill<Attn_4, W_f32<64>, true, false, 8, 512, 396, 1568>(q, kc, vc, sinks, positions, y, nullptr, nullptr, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_2880_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();

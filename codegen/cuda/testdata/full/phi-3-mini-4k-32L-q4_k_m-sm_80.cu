@@ -44,11 +44,11 @@ extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_3072_307
     grid_dep_launch();
     qkv_rope_store<Rope_1, 3072, 3072, 3072, true>(positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_prefill_Attn_2_B_none_false_false(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_2_B_none_false_false_8_512_324_1280(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(q, positions, state);
     grid_dep_launch();
-    attend_prefill<Attn_2, B_none, false, false>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, state);
+    attend_prefill<Attn_2, B_none, false, false, 8, 512, 324, 1280>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_36864_B_none_3072_3072_64_128(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();

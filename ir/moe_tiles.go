@@ -1,0 +1,34 @@
+package ir
+
+import "fmt"
+
+// The prefill GEMM tiles of an MoE node, which a GPU target's pass (passes,
+// chooseMoETiles) records for codegen/cuda's moe_gate_up_gemm and
+// moe_down_gemm: moe_tile_m, the slots of one expert a CTA takes;
+// moe_tile_n, the weight rows it takes (gate and up: half of them each);
+// moe_stages, the x tiles its ring of shared memory holds.
+var moeTileAttrs = []string{"moe_tile_m", "moe_tile_n", "moe_stages"}
+
+// The MoE GEMM tiles the kernels have: tile_m 64 or 128 slots (two warps
+// along the slots, m16 tiles of 32 a pair), tile_n 64 or 128 rows (four
+// warps along the rows, whole ldmatrix pairs of 8), 2 to MaxMoEStages x
+// tiles.
+const MaxMoEStages = 4
+
+// verifyMoETiles checks an MoE node's GEMM tiles, where it has them: all
+// three attributes, of the shapes the kernels have.
+func verifyMoETiles(n *Node) error {
+	if has, err := attrGroup(n, moeTileAttrs, OpMoE, "MoE GEMM tiles"); !has || err != nil {
+		return err
+	}
+	m, nn, s := n.Int("moe_tile_m"), n.Int("moe_tile_n"), n.Int("moe_stages")
+	switch {
+	case m != 64 && m != 128:
+		return fmt.Errorf("moe_tile_m %d: want 64 or 128 slots", m)
+	case nn != 64 && nn != 128:
+		return fmt.Errorf("moe_tile_n %d: want 64 or 128 rows", nn)
+	case s < 2 || s > MaxMoEStages:
+		return fmt.Errorf("moe_stages %d: want 2 to %d", s, MaxMoEStages)
+	}
+	return nil
+}

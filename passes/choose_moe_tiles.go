@@ -1,0 +1,92 @@
+package passes
+
+import (
+	"fmt"
+
+	"github.com/llama-orch/orc/ir"
+)
+
+// chooseMoETiles decides, for the graph's GPU target, the tiles of each
+// MoE's expert GEMMs (codegen/cuda's moe_gate_up_gemm and moe_down_gemm,
+// which a prefill, a batched step and, where the experts have no
+// tensor-core fragments, a batched decode step run) from the slots a full
+// step gives an expert, and records them on the node (ir/moe_tiles.go):
+// MoETiles.
+func chooseMoETiles(g *ir.Graph) error {
+	gpu, err := graphGPU(g)
+	if err != nil {
+		return err
+	}
+	mt, _ := g.Attrs["max_tokens"].(int64)
+	if mt < 1 {
+		return fmt.Errorf("graph attr max_tokens missing or not positive")
+	}
+	for _, n := range g.Nodes {
+		if n.Op != ir.OpMoE {
+			continue
+		}
+		w := ir.MoEInputs(n)
+		if len(w.Gate.Shape) != 3 {
+			return fmt.Errorf("moe %%%d: gate experts are %v, want [E, F, D]", n.ID, w.Gate.Shape)
+		}
+		f, d := w.Gate.Shape[1], w.Gate.Shape[2]
+		wide := MoEWideTileTypes[w.Gate.DType] && MoEWideTileTypes[w.Down.DType]
+		t := gpu.MoETiles(mt, n.Int("experts"), n.Int("top_k"), min(2*f, d), wide)
+		n.Attrs["moe_tile_m"], n.Attrs["moe_tile_n"], n.Attrs["moe_stages"] = t.M, t.N, t.Stages
+	}
+	return nil
+}
+
+// MoETiles are an MoE's GEMM tiles (ir/moe_tiles.go): M slots of one
+// expert and N weight rows a CTA, Stages x tiles in flight.
+type MoETiles struct{ M, N, Stages int64 }
+
+// MoEGEMMBlocks is the CTAs an SM the MoE GEMMs are bounded to
+// (__launch_bounds__: 128 registers a thread).
+const MoEGEMMBlocks = 2
+
+// MoEGEMMSmem is the dynamic shared memory of an MoE GEMM CTA of tiles t
+// (moe_gemm.cu.tmpl, moe_gemm_smem): Stages x tiles of M rows and two
+// weight tiles of N, 144 bytes a row (64 halves and 8 of padding, so that
+// ldmatrix's 8 rows hit distinct banks).
+func MoEGEMMSmem(t MoETiles) int64 { return (t.Stages*t.M + 2*t.N) * 144 }
+
+// MoEWideTileTypes are the expert weight types whose GEMMs take 128-slot
+// tiles: those whose raw groups in flight and dequantized values leave a
+// thread room for the tile's 64 accumulators in 128 registers (nvcc 11.8:
+// no spills on sm_90, MXFP4's 16 bytes on sm_80). K-quants' 64-element
+// groups spilled 24 to 80 bytes on sm_90.
+var MoEWideTileTypes = map[ir.DType]bool{ir.MXFP4: true, ir.F16: true, ir.BF16: true}
+
+// MoETiles are the tiles of an MoE of E experts, top_k k, whose narrower
+// product has rows weight rows (min(2F, D)), in plans whose steps take up
+// to maxTokens tokens; wide: its weight types take 128-slot tiles
+// (MoEWideTileTypes):
+//
+//   - M: 128 where wide and an expert may hold more than 64 slots of a step
+//     (it holds at most one a token), else 64. A CTA's warps skip the m16
+//     tiles past its slots, so a 128-slot tile costs an expert of 64 slots
+//     or fewer no more MMAs than a 64-slot one, and one of more half the
+//     dequantized weight tiles (gpt-oss at pp2048: 256 slots an expert).
+//   - N: 128 rows where a full step's GEMM of rows, at the average
+//     maxTokens·k/E slots an expert, still gives every SM MoEGEMMBlocks
+//     CTAs; else 64, twice the CTAs.
+//   - Stages: the most up to ir.MaxMoEStages whose shared memory lets
+//     MoEGEMMBlocks CTAs share an SM (each also reserves 1 KiB), at least
+//     2: 4 on an H100 or H200; on an A100 2 at 128 × 128, 4 at 64 × 128.
+func (gpu GPU) MoETiles(maxTokens, experts, k, rows int64, wide bool) MoETiles {
+	t := MoETiles{M: 64, N: 128, Stages: 2}
+	if wide && maxTokens > 64 {
+		t.M = 128
+	}
+	avg := ceilDiv(maxTokens*k, experts)
+	if ceilDiv(rows, t.N)*experts*ceilDiv(avg, t.M) < MoEGEMMBlocks*gpu.SMs {
+		t.N = 64
+	}
+	for s := int64(3); s <= ir.MaxMoEStages; s++ {
+		if u := (MoETiles{t.M, t.N, s}); MoEGEMMBlocks*(MoEGEMMSmem(u)+1024) <= gpu.SmemPerSM {
+			t.Stages = s
+		}
+	}
+	return t
+}

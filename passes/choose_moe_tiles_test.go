@@ -1,0 +1,39 @@
+package passes
+
+import "testing"
+
+// TestMoETiles holds the MoE GEMM tile rule to what the MoE note says of
+// the real models: 128-slot tiles wherever an expert may get more than 64
+// slots a step and its weight type leaves the registers (MXFP4, not
+// Qwen3-30B-A3B's K-quants), 128 rows where a full step still fills the SMs twice, 64
+// where it does not (a tiny plan), and the most stages two CTAs' shared
+// memory allows: on sm_90 4, on sm_80's 164 KiB 2 at 128 × 128, 4 at 64 × 128.
+func TestMoETiles(t *testing.T) {
+	sm90, _ := GPUTarget("sm_90")
+	sm80, _ := GPUTarget("sm_80")
+	cases := []struct {
+		name                  string
+		gpu                   GPU
+		maxTokens, e, k, rows int64
+		wide                  bool
+		m, n, stages          int64
+	}{
+		{"gpt-oss-20b, 2,048 tokens", sm90, 2048, 32, 4, 2880, true, 128, 128, 4},
+		{"gpt-oss-20b, 512 tokens", sm90, 512, 32, 4, 2880, true, 128, 128, 4},
+		{"gpt-oss-20b, sm_80", sm80, 2048, 32, 4, 2880, true, 128, 128, 2},
+		{"gpt-oss-20b, 64 tokens", sm90, 64, 32, 4, 2880, true, 64, 128, 4},
+		{"Qwen3-30B-A3B (K-quants), 2,048 tokens", sm90, 2048, 128, 8, 1536, false, 64, 128, 4},
+		{"Qwen3-30B-A3B, sm_80", sm80, 2048, 128, 8, 1536, false, 64, 128, 4},
+		{"a tiny plan", sm90, 64, 4, 2, 192, true, 64, 64, 4},
+		{"a tiny plan, sm_80", sm80, 64, 4, 2, 192, true, 64, 64, 4},
+	}
+	for _, c := range cases {
+		got := c.gpu.MoETiles(c.maxTokens, c.e, c.k, c.rows, c.wide)
+		if want := (MoETiles{c.m, c.n, c.stages}); got != want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, want)
+		}
+		if s := MoEGEMMBlocks * (MoEGEMMSmem(got) + 1024); s > c.gpu.SmemPerSM {
+			t.Errorf("%s: %d bytes of shared memory an SM, the SM has %d", c.name, s, c.gpu.SmemPerSM)
+		}
+	}
+}
