@@ -28,11 +28,25 @@ import (
 // and of the row, activations staged and read from global memory. And the
 // f16 tensor-core kernels (mma_halves.cu.tmpl) of the K-quant layouts
 // with their fragments: a linear of each, SwiGLUs and a qkv with biases,
-// in clusters of one and of two blocks (each a super-block of the row).
+// in clusters of one and of two blocks (a block the row's two super-blocks,
+// or one); and a linear of each over activations of other widths
+// (mmaHalvesWide), in clusters that leave a block one to four super-blocks
+// of the row.
 const mmaTokIn, mmaTokOut, mmaTokF, mmaTokSlab = 512, 200, 100, 64
 
-// mmaHalvesClusters are the harness's mma_halves cluster sizes.
+// mmaHalvesClusters are the harness's mma_halves cluster sizes over x.
 var mmaHalvesClusters = []int64{1, 2}
+
+// mmaHalvesWide are the other widths of activations the harness's
+// mma_halves linears take, each with its cluster sizes: a block of one
+// super-block without a cluster; blocks of three (an odd count: the
+// double-buffered walk's last one alone) and of one; of four (two rounds
+// of the walk's pairs), two and one. So clusters of one and blocks of
+// more than one super-block are each tested apart from the other.
+var mmaHalvesWide = []struct {
+	in       int64
+	clusters []int64
+}{{256, []int64{1}}, {768, []int64{1, 3}}, {1024, []int64{1, 2, 4}}}
 
 // The streamed products' rows: 282 tiles of 16 (SwiGLU: 288 of 8
 // columns; qkv: 250 + 32 + 32 of 8 pairs), more than the 264 blocks of a
@@ -57,46 +71,54 @@ var mmaTokQKV = [3]int64{100, 32, 32}
 var mmaTokTypes = []gguf.Type{gguf.Q4_0, gguf.Q5_0, gguf.Q8_0, gguf.Q4_K, gguf.Q5_K, gguf.Q6_K}
 
 // mmaTokWeight is one weight of the harness: GGUF bytes of slab distinct
-// rows tiled, their dequantized values, and whether it keeps GGUF order.
+// rows of in elements tiled, their dequantized values, and whether it
+// keeps GGUF order.
 type mmaTokWeight struct {
 	name    string
 	dt      ir.DType
 	gt      gguf.Type
-	out     int64
+	out, in int64
 	data    []byte
-	deq     []float32 // [mmaTokSlab, mmaTokIn]
+	deq     []float32 // [mmaTokSlab, in]
 	ggufOrd bool
 }
 
 func newMMATokWeight(t *testing.T, r *rand.Rand, name string, gt gguf.Type, out int64, ggufOrd bool) *mmaTokWeight {
 	t.Helper()
+	return newMMATokWeightOf(t, r, name, gt, out, mmaTokIn, ggufOrd)
+}
+
+// newMMATokWeightOf is newMMATokWeight with rows of in elements.
+func newMMATokWeightOf(t *testing.T, r *rand.Rand, name string, gt gguf.Type, out, in int64, ggufOrd bool) *mmaTokWeight {
+	t.Helper()
 	dt, ok := ir.ParseDType(strings.ToLower(gt.String()))
 	if !ok {
 		t.Fatalf("no ir dtype for %s", gt)
 	}
-	b, deq := randomSlab(t, r, gt, mmaTokSlab*mmaTokIn)
+	b, deq := randomSlab(t, r, gt, mmaTokSlab*int(in))
 	rowBytes := len(b) / mmaTokSlab
 	var data []byte
 	for o := range int(out) {
 		data = append(data, b[(o%mmaTokSlab)*rowBytes:(o%mmaTokSlab+1)*rowBytes]...)
 	}
-	return &mmaTokWeight{name: name, dt: dt, gt: gt, out: out, data: data, deq: deq, ggufOrd: ggufOrd}
+	return &mmaTokWeight{name: name, dt: dt, gt: gt, out: out, in: in, data: data, deq: deq, ggufOrd: ggufOrd}
 }
 
-// dots is x·wᵀ in float64 for every token of table [tokens, mmaTokIn]:
+// dots is x·wᵀ in float64 for every token of table [tokens, w.in]:
 // [tokens, w.out] (row o is the slab's row o % mmaTokSlab).
 func (w *mmaTokWeight) dots(table []float32) []float64 {
-	tokens := len(table) / mmaTokIn
+	in := int(w.in)
+	tokens := len(table) / in
 	out := make([]float64, tokens*int(w.out))
 	for tok := range tokens {
-		x := table[tok*mmaTokIn : (tok+1)*mmaTokIn]
+		x := table[tok*in : (tok+1)*in]
 		for o := range int(w.out) {
 			if o >= mmaTokSlab {
 				out[tok*int(w.out)+o] = out[tok*int(w.out)+o%mmaTokSlab]
 				continue
 			}
 			var s float64
-			for i, v := range w.deq[o*mmaTokIn : (o+1)*mmaTokIn] {
+			for i, v := range w.deq[o*in : (o+1)*in] {
 				s += float64(v) * float64(x[i])
 			}
 			out[tok*int(w.out)+o] = s
@@ -146,8 +168,8 @@ func newMMATokHarness(t *testing.T, tokens int) *mmaTokHarness {
 	x := g.Add(ir.OpEmbed, ir.F32, ir.Shape{ir.T, mmaTokIn}, nil, tab, tok)
 	weight := func(w *mmaTokWeight) *ir.Node {
 		h.data[w.name] = w.data
-		man.Tensors = append(man.Tensors, plans.Tensor{Name: w.name, DType: w.dt.String(), Shape: []int64{w.out, mmaTokIn}, Bytes: int64(len(w.data))})
-		return g.Add(ir.OpWeight, w.dt, ir.Shape{w.out, mmaTokIn}, map[string]any{"name": w.name})
+		man.Tensors = append(man.Tensors, plans.Tensor{Name: w.name, DType: w.dt.String(), Shape: []int64{w.out, w.in}, Bytes: int64(len(w.data))})
+		return g.Add(ir.OpWeight, w.dt, ir.Shape{w.out, w.in}, map[string]any{"name": w.name})
 	}
 	bias := func(name string, n int64) (*ir.Node, []float32) {
 		b := make([]float32, n)
@@ -202,6 +224,24 @@ func newMMATokHarness(t *testing.T, tokens int) *mmaTokHarness {
 		for i := range mmaTokQKV {
 			outs = append(outs, pending{fmt.Sprintf("halves %d qkv %s Q5_K", c, "qkv"[i:i+1]), y, off, int(mmaTokQKV[i]), refs[i]})
 			off += int64(tokens) * mmaTokQKV[i]
+		}
+	}
+	for _, wide := range mmaHalvesWide {
+		name := fmt.Sprintf("table%d", wide.in)
+		wt := make([]float32, tokens*int(wide.in))
+		for i := range wt {
+			wt[i] = float32(r.NormFloat64())
+		}
+		h.data[name] = f32Bytes(wt)
+		man.Tensors = append(man.Tensors, plans.Tensor{Name: name, DType: "f32", Shape: []int64{int64(tokens), wide.in}, Bytes: int64(4 * len(wt))})
+		xw := g.Add(ir.OpEmbed, ir.F32, ir.Shape{ir.T, wide.in}, nil, g.Add(ir.OpWeight, ir.F32, ir.Shape{int64(tokens), wide.in}, map[string]any{"name": name}), tok)
+		for _, c := range wide.clusters {
+			for _, gt := range []gguf.Type{gguf.Q4_K, gguf.Q5_K, gguf.Q6_K} {
+				w := newMMATokWeightOf(t, r, fmt.Sprintf("h%d_%d_%s", wide.in, c, gt), gt, mmaTokOut, wide.in, false)
+				y := g.Add(ir.OpLinear, ir.F32, ir.Shape{ir.T, mmaTokOut}, nil, xw, weight(w))
+				halves[y] = c
+				outs = append(outs, pending{fmt.Sprintf("halves %d of %d %s", c, wide.in, gt), y, 0, mmaTokOut, w.dots(wt)})
+			}
 		}
 	}
 	// Each variant its own weights: the passes merge equal nodes.
@@ -297,7 +337,8 @@ func newMMATokHarness(t *testing.T, tokens int) *mmaTokHarness {
 					n.Attrs["mmat_stage_x"] = st.stageX
 				}
 				if c, ok := halves[before[i]]; ok {
-					sh, ok := gpu.MMAHalvesCluster(mmaTokIn, passes.MMATokenTiles(n), int64(tokens), c)
+					in := n.Inputs[0].Shape[len(n.Inputs[0].Shape)-1]
+					sh, ok := gpu.MMAHalvesCluster(in, passes.MMATokenTiles(n), int64(tokens), c)
 					if !ok {
 						t.Fatalf("%s %%%d: no mma_halves shape of clusters of %d", n.Op, n.ID, c)
 					}
@@ -346,7 +387,8 @@ func (h *mmaTokHarness) logitsAt() int64 {
 // block; a streamed one's grid fewer blocks than its tiles, with the
 // shared memory of its stages) and the mma_halves kernels (their
 // activations' shared memory, a grid row of whole clusters, clusters of
-// one and two), each kernel waiting for the grid before it once, and
+// one to four blocks of one to four super-blocks), each kernel waiting for
+// the grid before it once, and
 // compile with nvcc for sm_80 and sm_90, every fragment accessor included.
 func TestMMATokensHarnessPlans(t *testing.T) {
 	for _, c := range []struct{ tokens, div int64 }{{16, 16}, {64, 16}} {
@@ -380,10 +422,10 @@ func TestMMATokensHarnessPlans(t *testing.T) {
 		}
 		kernelsWait(t, fmt.Sprintf("max_tokens %d", c.tokens), out.Source)
 		if want := map[string]int{"linear_mmat": 11, "swiglu_mmat": 2, "qkv_mmat": 1, "linear_mmat_stream": 6, "swiglu_mmat_stream": 2, "qkv_mmat_stream": 2,
-			"linear_mmah": 6, "swiglu_mmah": 4, "qkv_mmah": 2}; fmt.Sprint(counts) != fmt.Sprint(want) {
+			"linear_mmah": 24, "swiglu_mmah": 4, "qkv_mmah": 2}; fmt.Sprint(counts) != fmt.Sprint(want) {
 			t.Errorf("max_tokens %d: the prefill launches %v, want %v", c.tokens, counts, want)
 		}
-		if want := map[int]int{1: 6, 2: 6}; fmt.Sprint(clusters) != fmt.Sprint(want) {
+		if want := map[int]int{1: 15, 2: 9, 3: 3, 4: 3}; fmt.Sprint(clusters) != fmt.Sprint(want) {
 			t.Errorf("max_tokens %d: mma_halves launches by cluster %v, want %v", c.tokens, clusters, want)
 		}
 		for _, acc := range []string{"W_q4_0_split<", "W_q4_0<", "W_q5_0_split<", "W_q5_0<", "W_q8_0_split<", "W_q8_0<", "W_q4_k<", "W_q5_k_split<", "W_q5_k<", "W_q6_k_split<", "W_q6_k<"} {
