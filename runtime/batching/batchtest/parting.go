@@ -37,7 +37,9 @@ func NearTie(row []float32, a, b int32, tol float64) bool {
 // fed the runs' common picks, with routings of margin below ts.Bound
 // turned (ExplainByTurns); the two must turn different routings; and the
 // reference so turned must pick each run's id at that row, or hold it in a
-// near-tie (NearTie, tol) with the pick. Any other parting is an error.
+// near-tie with the pick (NearTie, 2·tol: a row within tol of the
+// reference's may pick either of two ids that near). Any other parting is
+// an error.
 func ExplainParting(b runtime.Batch, vocab, stepTokens int, prompt, blocks []int32, a, c [][]float32, ts *Turns, tol float64) (Parting, error) {
 	ia, ic := Greedy(a), Greedy(c)
 	j := -1
@@ -61,7 +63,7 @@ func ExplainParting(b runtime.Batch, vocab, stepTokens int, prompt, blocks []int
 		if err != nil {
 			return nil, err
 		}
-		if pick := Greedy(ref[j:])[0]; pick != ids[j] && !NearTie(ref[j], pick, ids[j], tol) {
+		if pick := Greedy(ref[j:])[0]; pick != ids[j] && !NearTie(ref[j], pick, ids[j], 2*tol) {
 			return nil, fmt.Errorf("run %s picks %d at row %d; the reference with routings %v turned picks %d, %.3g of its largest logit above it",
 				name, ids[j], j, turns, pick, gap(ref[j], pick, ids[j]))
 		}
