@@ -1,6 +1,9 @@
 package ir
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // prefillSplitAttrs are the prefill attention's geometry, which a GPU
 // target's choosePrefillSplits (passes) records on each attention node:
@@ -11,7 +14,7 @@ var prefillSplitAttrs = []string{"prefill_splits", "prefill_split_keys", "prefil
 // verifyPrefillSplits checks that a node records the prefill attention's
 // geometry only on an attention, all of it or none, each a positive int64.
 func verifyPrefillSplits(n *Node) error {
-	if has, err := attrGroup(n, prefillSplitAttrs, OpAttention, fmt.Sprint(prefillSplitAttrs)); !has || err != nil {
+	if has, err := attrGroup(n, prefillSplitAttrs, fmt.Sprint(prefillSplitAttrs), OpAttention); !has || err != nil {
 		return err
 	}
 	for _, k := range prefillSplitAttrs {
@@ -23,8 +26,9 @@ func verifyPrefillSplits(n *Node) error {
 }
 
 // attrGroup reports whether n records the attribute group attrs (what:
-// its name in errors), which only an op node records, all of it or none.
-func attrGroup(n *Node, attrs []string, op Op, what string) (bool, error) {
+// its name in errors), which only a node of one of ops records, all of it
+// or none.
+func attrGroup(n *Node, attrs []string, what string, ops ...Op) (bool, error) {
 	has := 0
 	for _, k := range attrs {
 		if _, ok := n.Attrs[k]; ok {
@@ -34,7 +38,7 @@ func attrGroup(n *Node, attrs []string, op Op, what string) (bool, error) {
 	switch {
 	case has == 0:
 		return false, nil
-	case n.Op != op:
+	case !slices.Contains(ops, n.Op):
 		return false, fmt.Errorf("%s on a %s", what, n.Op)
 	case has != len(attrs):
 		return false, fmt.Errorf("%s: %d of %v", what, has, attrs)

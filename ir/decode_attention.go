@@ -27,7 +27,7 @@ const (
 // it has one: all four attributes, splits in whole clusters within the
 // limits, at least one stage, chunks of whole rounds.
 func verifyDecodeAttention(n *Node) error {
-	if has, err := attrGroup(n, decodeAttnAttrs, OpAttention, "decode attention geometry"); !has || err != nil {
+	if has, err := attrGroup(n, decodeAttnAttrs, "decode attention geometry", OpAttention); !has || err != nil {
 		return err
 	}
 	splits, cluster := n.Int("decode_splits"), n.Int("decode_cluster")

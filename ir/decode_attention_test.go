@@ -1,9 +1,6 @@
 package ir
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestVerifyDecodeAttention: the verifier takes a whole decode geometry
 // within its limits on an attention and refuses a part of one, splits not
@@ -13,12 +10,7 @@ func TestVerifyDecodeAttention(t *testing.T) {
 	geometry := func(splits, cluster, stages, keys int64) map[string]any {
 		return map[string]any{"decode_splits": splits, "decode_cluster": cluster, "decode_stages": stages, "decode_min_keys": keys}
 	}
-	cases := []struct {
-		name  string
-		op    Op
-		attrs map[string]any
-		want  string // "": accepted
-	}{
+	checkVerifier(t, verifyDecodeAttention, []verifierCase{
 		{"none", OpAttention, map[string]any{}, ""},
 		{"Qwen's", OpAttention, geometry(128, 8, 1, 128), ""},
 		{"part of one", OpAttention, map[string]any{"decode_splits": int64(8)}, "1 of"},
@@ -28,11 +20,5 @@ func TestVerifyDecodeAttention(t *testing.T) {
 		{"no stage", OpAttention, geometry(8, 1, 0, 128), "decode_stages 0"},
 		{"chunks of 100 keys", OpAttention, geometry(8, 1, 1, 100), "whole rounds"},
 		{"on a linear", OpLinear, geometry(8, 1, 1, 128), "on a linear"},
-	}
-	for _, c := range cases {
-		err := verifyDecodeAttention(&Node{Op: c.op, Attrs: c.attrs})
-		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
-			t.Errorf("%s: %v, want %q", c.name, err, c.want)
-		}
-	}
+	})
 }

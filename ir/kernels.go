@@ -56,11 +56,12 @@ var kernelAttrKinds = map[string]string{
 	"batch_decode_writes_codes": "bool",
 	"mmat_slab":                 "int64", "mmat_stage_x": "bool",
 	"mmah_cluster": "int64", "mmah_warps": "int64", "mmah_clusters": "int64",
+	foldQKNorm: "bool",
 }
 
 // codeWriters are the ops whose kernels can write their output's int16
 // codes too.
-var codeWriters = []Op{OpRMSNorm, OpLayerNorm, OpAddRMSNorm, OpAddLayerNorm, OpAttention, OpLast, OpSwiGLULinear}
+var codeWriters = []Op{OpRMSNorm, OpLayerNorm, OpAddRMSNorm, OpAddLayerNorm, OpAddPostNorm, OpAttention, OpLast, OpSwiGLULinear}
 
 // decisionOps are the ops each of the choices that need no kernel family
 // may be recorded on: router_logits, on an rmsnorm or add_rmsnorm that
@@ -71,14 +72,17 @@ var codeWriters = []Op{OpRMSNorm, OpLayerNorm, OpAddRMSNorm, OpAddLayerNorm, OpA
 // in a batched step of decode tokens alone (a norm: rmsnorm_rows' Q8, the
 // batched step's one code writer); launch_at_end, on a node
 // whose last decode launch lets the next grid, which starts late, launch
-// only at its end (verifyLateStarts).
+// only at its end (verifyLateStarts); fold_qk_norm, on an attention whose
+// decode kernel normalizes and rotates its q and k itself
+// (verifyQKNormFolds).
 var decisionOps = map[string][]Op{
 	"router_logits":             {OpRMSNorm, OpAddRMSNorm},
 	"row_in_place":              {OpLast},
 	"writes_codes":              codeWriters,
 	"prefill_writes_codes":      codeWriters,
-	"batch_decode_writes_codes": {OpRMSNorm, OpLayerNorm, OpAddRMSNorm, OpAddLayerNorm},
+	"batch_decode_writes_codes": {OpRMSNorm, OpLayerNorm, OpAddRMSNorm, OpAddLayerNorm, OpAddPostNorm},
 	"launch_at_end":             launchingOps(),
+	foldQKNorm:                  {OpAttention},
 }
 
 // launchingOps are the ops that may launch a kernel: all but inputs,
@@ -221,5 +225,5 @@ func verifyLateStarts(g *Graph) error {
 
 // mayLaunchNothing are the ops whose nodes may launch nothing in decode:
 // inputs, weights, views, a last row in place, a norm folded into its
-// reader.
-var mayLaunchNothing = []Op{OpInput, OpWeight, OpView, OpLast, OpRMSNorm, OpAddRMSNorm}
+// reader, a q/k norm_rope folded into its attention (fold_qk_norm).
+var mayLaunchNothing = []Op{OpInput, OpWeight, OpView, OpLast, OpRMSNorm, OpAddRMSNorm, OpNormRoPE}

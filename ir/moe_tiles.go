@@ -18,7 +18,7 @@ const MaxMoEStages = 4
 // verifyMoETiles checks an MoE node's GEMM tiles, where it has them: all
 // three attributes, of the shapes the kernels have.
 func verifyMoETiles(n *Node) error {
-	if has, err := attrGroup(n, moeTileAttrs, OpMoE, "MoE GEMM tiles"); !has || err != nil {
+	if has, err := attrGroup(n, moeTileAttrs, "MoE GEMM tiles", OpMoE); !has || err != nil {
 		return err
 	}
 	m, nn, s := n.Int("moe_tile_m"), n.Int("moe_tile_n"), n.Int("moe_stages")
@@ -29,6 +29,20 @@ func verifyMoETiles(n *Node) error {
 		return fmt.Errorf("moe_tile_n %d: want 64 or 128 rows", nn)
 	case s < 2 || s > MaxMoEStages:
 		return fmt.Errorf("moe_stages %d: want 2 to %d", s, MaxMoEStages)
+	}
+	return nil
+}
+
+// verifyMoEDownRows checks an MoE node's moe_down_rows, which the same
+// pass records for codegen/cuda's moe_down_sum_q8 (the down rows a warp
+// takes of its expert), where it has one: a power of two no more than
+// top_k (a block's warps split its rows among the top_k experts).
+func verifyMoEDownRows(n *Node) error {
+	if has, err := attrGroup(n, []string{"moe_down_rows"}, "MoE down rows", OpMoE); !has || err != nil {
+		return err
+	}
+	if r, k := n.Int("moe_down_rows"), n.Int("top_k"); r < 1 || r&(r-1) != 0 || r > k {
+		return fmt.Errorf("moe_down_rows %d: want a power of two up to top_k %d", r, k)
 	}
 	return nil
 }

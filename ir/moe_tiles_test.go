@@ -1,9 +1,6 @@
 package ir
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestVerifyMoETiles: the verifier takes whole MoE GEMM tiles of the shapes
 // the kernels have on an MoE and refuses a part of them, other tile
@@ -12,12 +9,7 @@ func TestVerifyMoETiles(t *testing.T) {
 	tiles := func(m, n, stages int64) map[string]any {
 		return map[string]any{"moe_tile_m": m, "moe_tile_n": n, "moe_stages": stages}
 	}
-	cases := []struct {
-		name  string
-		op    Op
-		attrs map[string]any
-		want  string // "": accepted
-	}{
+	checkVerifier(t, verifyMoETiles, []verifierCase{
 		{"none", OpMoE, map[string]any{}, ""},
 		{"gpt-oss's", OpMoE, tiles(128, 128, 4), ""},
 		{"a tiny plan's", OpMoE, tiles(64, 64, 2), ""},
@@ -27,11 +19,21 @@ func TestVerifyMoETiles(t *testing.T) {
 		{"one stage", OpMoE, tiles(128, 128, 1), "moe_stages 1"},
 		{"five stages", OpMoE, tiles(128, 128, 5), "moe_stages 5"},
 		{"on a linear", OpLinear, tiles(128, 128, 4), "on a linear"},
-	}
-	for _, c := range cases {
-		err := verifyMoETiles(&Node{Op: c.op, Attrs: c.attrs})
-		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
-			t.Errorf("%s: %v, want %q", c.name, err, c.want)
-		}
-	}
+	})
+}
+
+// TestVerifyMoEDownRows: the verifier takes moe_down_rows on an MoE within
+// its range and refuses down rows that are not a power of two or exceed
+// top_k, and the attribute on another op.
+func TestVerifyMoEDownRows(t *testing.T) {
+	rows := func(r int64) map[string]any { return map[string]any{"moe_down_rows": r, "top_k": int64(8)} }
+	checkVerifier(t, verifyMoEDownRows, []verifierCase{
+		{"none", OpMoE, map[string]any{"top_k": int64(8)}, ""},
+		{"Qwen3-30B-A3B's", OpMoE, rows(2), ""},
+		{"a whole expert's rows", OpMoE, rows(8), ""},
+		{"0 rows", OpMoE, rows(0), "moe_down_rows 0"},
+		{"3 rows", OpMoE, rows(3), "moe_down_rows 3"},
+		{"16 rows of top-8", OpMoE, rows(16), "moe_down_rows 16"},
+		{"on a linear", OpLinear, rows(2), "on a linear"},
+	})
 }

@@ -97,14 +97,21 @@ const (
 	//   freq_scale float64, freq_factors []float64  copied likewise
 	// The positions input is present exactly when rope_mode is.
 	OpQKV Op = "qkv"
-	// swiglu_linear(x, wg, wu) or swiglu_linear(x, wgu): silu(x·wgᵀ)·(x·wuᵀ)
-	// in one kernel; the one-weight form takes phi3's packed [2F, in].
+	// swiglu_linear(x, wg, wu) or swiglu_linear(x, wgu){act}: act(x·wgᵀ)·(x·wuᵀ)
+	// in one kernel; the one-weight form takes phi3's packed [2F, in]. The
+	// gate's activation is SiLU, or GELU's tanh approximation where act is
+	// "gelu_tanh" (of a geglu; see GateAct).
 	OpSwiGLULinear Op = "swiglu_linear"
 	// add_rmsnorm(a, b, w){eps}: packed parts [cols, cols]: a+b, then
 	// rmsnorm(a+b)·w.
 	OpAddRMSNorm Op = "add_rmsnorm"
 	// add_layernorm(a, b, w, bias){eps}: the same with LayerNorm.
 	OpAddLayerNorm Op = "add_layernorm"
+	// add_post_rmsnorm(a, b, wb, w){eps}: packed parts [cols, cols]:
+	// s = a + rmsnorm(b)·wb, then rmsnorm(s)·w — a branch's post-norm
+	// (Gemma's after attention and after the FFN), the residual add and the
+	// next pre-norm in one kernel (fusePostNorms). One eps serves both.
+	OpAddPostNorm Op = "add_post_rmsnorm"
 	// norm_rope(x, w, positions){eps, and rope's attributes}: head_rmsnorm
 	// then rope in one kernel (foldRoPE makes it of a q/k norm between a
 	// qkv's part and its rope).
@@ -153,6 +160,7 @@ var Ops = map[Op]OpInfo{
 	OpSwiGLULinear: {2, 3, nil, false},
 	OpAddRMSNorm:   {3, 3, []string{"eps", "parts"}, true},
 	OpAddLayerNorm: {4, 4, []string{"eps", "parts"}, true},
+	OpAddPostNorm:  {4, 4, []string{"eps", "parts"}, true},
 }
 
 // MoEWeights are a moe node's weight inputs; the biases are nil in the

@@ -9,12 +9,12 @@ import (
 // rejects a node whose attribute has another type, so passes and backends
 // can read them with Int/Float/Str/Ints without guessing.
 var attrKinds = kindsOf(map[string][]string{
-	"string": {"name", "layout", "mode", "rope_mode"},
+	"string": {"name", "layout", "mode", "rope_mode", "act"},
 	"float64": {"eps", "base", "scale", "limit", "alpha", "yarn_factor", "yarn_beta_fast", "yarn_beta_slow",
 		"factor", "freq_scale"},
 	"int64": {"heads", "kv_heads", "head_dim", "rot_dim", "layer", "window", "experts", "top_k",
 		"part", "offset", "yarn_orig_ctx", "decode_splits", "decode_cluster", "decode_stages", "decode_min_keys",
-		"moe_tile_m", "moe_tile_n", "moe_stages"},
+		"paged_stages", "paged_splits", "moe_tile_m", "moe_tile_n", "moe_stages", "moe_down_rows", "gemm_tile_m", "gemm_tile_n", "gemm_splits"},
 	"[]int64":   {"parts", "rows"},
 	"[]float64": {"freq_factors"},
 })
@@ -74,6 +74,7 @@ var shapeRules = map[Op]func(n *Node) error{
 	OpQKV:          ruleQKV,
 	OpSwiGLULinear: ruleSwiGLULinear,
 	OpAddRMSNorm:   ruleAddNorm,
+	OpAddPostNorm:  ruleAddPostNorm,
 	OpAddLayerNorm: ruleAddNorm,
 }
 
@@ -522,6 +523,9 @@ func ruleSwiGLULinear(n *Node) error {
 	if err != nil {
 		return err
 	}
+	if a, ok := n.Attrs["act"]; ok && a != string(GateGELUTanh) {
+		return fmt.Errorf("attr act %q, want %s (absent: silu)", a, GateGELUTanh)
+	}
 	if len(n.Inputs) == 2 {
 		out, err := matrix(n, 1, in, "gate·up weight")
 		if err != nil {
@@ -546,24 +550,41 @@ func ruleSwiGLULinear(n *Node) error {
 	return result(n, F32, Shape{rows, fg})
 }
 
-// ruleAddNorm covers add_rmsnorm(a, b, w) and add_layernorm(a, b, w, bias).
-func ruleAddNorm(n *Node) error {
-	rows, cols, err := activation(n, 0, "a")
+// ruleAddPostNorm is add_post_rmsnorm(a, b, wb, w): add_rmsnorm's rule,
+// and b's norm weight wb of the same width.
+func ruleAddPostNorm(n *Node) error {
+	cols, err := addNorm(n, 3)
 	if err != nil {
 		return err
+	}
+	return vector(n, 2, cols, "post-norm weight")
+}
+
+// ruleAddNorm covers add_rmsnorm(a, b, w) and add_layernorm(a, b, w, bias).
+func ruleAddNorm(n *Node) error {
+	_, err := addNorm(n, 2)
+	return err
+}
+
+// addNorm checks an add-and-norm of a, b whose norm weight (then bias) is
+// input w, and returns the row width.
+func addNorm(n *Node, w int) (int64, error) {
+	rows, cols, err := activation(n, 0, "a")
+	if err != nil {
+		return 0, err
 	}
 	br, bc, err := activation(n, 1, "b")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if br != rows || bc != cols {
-		return fmt.Errorf("operands [%s,%d] and [%s,%d] differ", dimString(rows), cols, dimString(br), bc)
+		return 0, fmt.Errorf("operands [%s,%d] and [%s,%d] differ", dimString(rows), cols, dimString(br), bc)
 	}
-	if err := checkNormParams(n, 2, cols); err != nil {
-		return err
+	if err := checkNormParams(n, w, cols); err != nil {
+		return 0, err
 	}
 	if parts := n.Ints("parts"); !Shape(parts).Equal(Shape{cols, cols}) {
-		return fmt.Errorf("parts %v, want [%d,%d] (sum, normed)", parts, cols, cols)
+		return 0, fmt.Errorf("parts %v, want [%d,%d] (sum, normed)", parts, cols, cols)
 	}
-	return result(n, F32, Shape{rows, 2 * cols})
+	return cols, result(n, F32, Shape{rows, 2 * cols})
 }

@@ -51,6 +51,9 @@ func Verify(g *Graph) error {
 			return fmt.Errorf("graph: output %d is not a node of the graph", i)
 		}
 	}
+	if err := verifyQKNormFolds(g); err != nil {
+		return err
+	}
 	return verifyLateStarts(g)
 }
 
@@ -96,10 +99,19 @@ func verifyNode(n *Node, ids map[int]bool, defined map[*Node]bool) error {
 	if err := verifyDecodeAttention(n); err != nil {
 		return err
 	}
+	if err := verifyPagedAttention(n); err != nil {
+		return err
+	}
 	if err := verifyPrefillSplits(n); err != nil {
 		return err
 	}
 	if err := verifyMoETiles(n); err != nil {
+		return err
+	}
+	if err := verifyMoEDownRows(n); err != nil {
+		return err
+	}
+	if err := verifyGEMMTiles(n); err != nil {
 		return err
 	}
 	for _, k := range info.Attrs {

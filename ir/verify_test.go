@@ -47,6 +47,9 @@ func TestVerifyRejects(t *testing.T) {
 		{"two writers of one KV cache", "fused.ir", `%39 = layernorm(%38, %4, %5) f32[T,64] {eps=1e-05}`, `%39 = attention(%38, %16, %17) f32[T,64] {head_dim=16 heads=4 kv_heads=2 layer=0 scale=0.25 window=0}`, "%39 attention: layer 0's KV cache is already written by %19"},
 		{"attention window", "dense.ir", `window=0`, `window=-1`, "%15 attention: layer 0 and window -1"},
 		{"swiglu operands", "dense.ir", `swiglu(%24, %25)`, `swiglu(%24, %20)`, "%26 swiglu: gate [T,512] and up [T,256] differ"},
+		{"add_post_rmsnorm post-norm weight", "fused.ir", `%6 = add_layernorm(%3, %3, %4, %5)`, `%6 = add_post_rmsnorm(%3, %3, %2, %4)`, "%6 add_post_rmsnorm: post-norm weight (%2) is f16[100,64], want a float vector [64]"},
+		{"add_post_rmsnorm norm weight", "fused.ir", `%6 = add_layernorm(%3, %3, %4, %5)`, `%6 = add_post_rmsnorm(%3, %3, %4, %2)`, "%6 add_post_rmsnorm: norm weight (%2) is f16[100,64], want a float vector [64]"},
+		{"swiglu_linear gate activation", "fused.ir", `%27 = swiglu_linear(%23, %26, %26) f32[T,48]`, `%27 = swiglu_linear(%23, %26, %26) f32[T,48] {act="relu"}`, "%27 swiglu_linear: attr act \"relu\", want gelu_tanh (absent: silu)"},
 		{"last result", "dense.ir", `%29 = last(%28) f32[1,256]`, `%29 = last(%28) f32[T,256]`, "%29 last: result f32[T,256], want f32[1,256]"},
 		{"packed parts sum", "fused.ir", `f32[T,128] {eps=1e-05 parts=[64,64]}
 %7`, `f32[T,128] {eps=1e-05 parts=[64,32]}
@@ -130,6 +133,25 @@ func TestVerifyRejectsStructure(t *testing.T) {
 		c.mutate(g, tok, e)
 		if err := Verify(g); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+// verifierCase is a node a verifier of attributes takes (want "") or
+// refuses with an error containing want.
+type verifierCase struct {
+	name  string
+	op    Op
+	attrs map[string]any
+	want  string
+}
+
+func checkVerifier(t *testing.T, verify func(*Node) error, cases []verifierCase) {
+	t.Helper()
+	for _, c := range cases {
+		err := verify(&Node{Op: c.op, Attrs: c.attrs})
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
 }

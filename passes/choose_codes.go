@@ -58,7 +58,7 @@ func chooseCodes(g *ir.Graph) error {
 	}
 	for _, n := range beforeLast(g) {
 		switch n.Op {
-		case ir.OpRMSNorm, ir.OpLayerNorm, ir.OpAddRMSNorm, ir.OpAddLayerNorm:
+		case ir.OpRMSNorm, ir.OpLayerNorm, ir.OpAddRMSNorm, ir.OpAddLayerNorm, ir.OpAddPostNorm:
 			if v, cols := codesOf(n, users); v != nil && cols%32 == 0 && feedsTokenCodes(v, users) {
 				n.Attrs["batch_decode_writes_codes"] = true
 			}
@@ -84,7 +84,7 @@ func codesOf(n *ir.Node, users map[*ir.Node][]*ir.Node) (*ir.Node, int64) {
 	switch n.Op {
 	case ir.OpRMSNorm, ir.OpLayerNorm, ir.OpLast, ir.OpSwiGLULinear:
 		return n, width(n)
-	case ir.OpAddRMSNorm, ir.OpAddLayerNorm:
+	case ir.OpAddRMSNorm, ir.OpAddLayerNorm, ir.OpAddPostNorm:
 		if v := NormedPart(n, users); v != nil {
 			return v, width(v)
 		}

@@ -324,9 +324,9 @@ func (c *kernelChooser) moeIntDot(n *ir.Node) bool {
 }
 
 // mma reports whether integer-path qkv or swiglu_linear n takes the tensor
-// cores in the schedule, and records their shape: a qkv of q, k and v in
-// one layout with MmaCodes (v with k's rows: whole heads), NeoX rotation of
-// whole heads of a multiple of 16 dims, whose stages fit; a swiglu_linear
+// cores in the schedule, and records their shape: a qkv whose q, k and v
+// each have MmaCodes (each its own accessor: grouped k and v, Q6_K's v),
+// whose pairs qkv_mma forms (qkvMMAPairs) and whose stages fit; a swiglu_linear
 // with MmaCodes whose rows stream in chunks of MMAChunk columns and whose
 // output is not quantized for the integer path (swiglu_q8's Q8).
 func (c *kernelChooser) mma(n *ir.Node, prefill bool) bool {
@@ -336,14 +336,18 @@ func (c *kernelChooser) mma(n *ir.Node, prefill bool) bool {
 	var st Stream
 	switch n.Op {
 	case ir.OpQKV:
-		hd, rot := n.Int("head_dim"), n.Int("rot_dim")
 		var ok bool
-		nw, upw, ok = MMAWarps(n.Inputs[1], n.Inputs[2], in)
-		if !ok || layoutOf(n.Inputs[2]) != layoutOf(n.Inputs[3]) || n.Str("rope_mode") != "neox" || (rot != 0 && rot != hd) || hd%16 != 0 {
+		if nw, upw, ok = mmaWarps(in); !ok || !qkvMMAPairs(n) {
 			return false
 		}
+		ws := n.Inputs[1:4]
+		for _, w := range ws {
+			if !layoutOf(w).qkvMMALayout() {
+				return false
+			}
+		}
 		parts := n.Ints("parts")
-		st = c.gpu.MMAStreams(x, n.Inputs[1], prefill, in, (parts[0]+parts[1]+parts[2])/16, 2, 8) // chunks of 8 pairs
+		st = c.gpu.MMAStreams(x, ws, prefill, in, (parts[0]+parts[1]+parts[2])/16, 2, 8) // chunks of 8 pairs
 	case ir.OpSwiGLULinear:
 		up := n.Inputs[len(n.Inputs)-1]
 		var ok bool
@@ -362,6 +366,26 @@ func (c *kernelChooser) mma(n *ir.Node, prefill bool) bool {
 	n.Attrs["mma_warps"], n.Attrs["mma_upw"] = nw, upw
 	n.Attrs["stream_smem"], n.Attrs["stream_blocks"] = st.Smem, st.Blocks
 	return true
+}
+
+// qkvMMAPairs reports whether qkv n's parts are chunks of 8 rotation
+// pairs, 16 rows, as qkv_mma takes them: parts of whole chunks, and with
+// RoPE the rotation of whole heads of a multiple of 16 dims (NeoX pairs
+// within a head's chunk, normal pairs consecutive).
+func qkvMMAPairs(n *ir.Node) bool {
+	for _, p := range n.Ints("parts") {
+		if p%16 != 0 {
+			return false
+		}
+	}
+	hd, rot := n.Int("head_dim"), n.Int("rot_dim")
+	switch n.Str("rope_mode") {
+	case "":
+		return true
+	case "neox", "normal":
+		return (rot == 0 || rot == hd) && hd%16 == 0
+	}
+	return false
 }
 
 // swigluQuantizes reports whether integer-path swiglu_linear n quantizes

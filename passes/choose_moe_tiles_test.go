@@ -37,3 +37,14 @@ func TestMoETiles(t *testing.T) {
 		}
 	}
 }
+
+// TestMoEDownRows: a warp takes top_k rows up to gpt-oss's 4 (its tuned
+// geometry; gpt-oss-20b-tiny's 2) and MoEDownRows past it (Qwen3-30B-A3B's
+// 8).
+func TestMoEDownRows(t *testing.T) {
+	for _, c := range []struct{ k, want int64 }{{1, 1}, {2, 2}, {4, 4}, {8, MoEDownRows}} {
+		if got := MoEDownRowsOf(c.k); got != c.want {
+			t.Errorf("top_k %d: %d rows a warp, want %d", c.k, got, c.want)
+		}
+	}
+}

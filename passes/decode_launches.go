@@ -20,13 +20,16 @@ func newDecodeLaunches(g *ir.Graph, gpu GPU) decodeLaunches {
 }
 
 // none reports whether n launches nothing in decode: an input, weight or
-// view, a last row in place (row_in_place), a norm its reader folds in.
+// view, a last row in place (row_in_place), a norm its reader folds in, a
+// q/k norm_rope its attention folds in (fold_qk_norm).
 func (d decodeLaunches) none(n *ir.Node) bool {
 	switch n.Op {
 	case ir.OpInput, ir.OpWeight, ir.OpView:
 		return true
 	case ir.OpLast:
 		return n.Bool("row_in_place")
+	case ir.OpNormRoPE:
+		return QKNormFolded(n, d.users)
 	}
 	return normFolded(n, d.users)
 }
@@ -35,7 +38,8 @@ func (d decodeLaunches) none(n *ir.Node) bool {
 // before it in its wrapper (wrappers.cu.tmpl): its quantize_x8, and every
 // launch but those whose device function waits (codegen/cuda's
 // waitsInside): a matrix node's integer-path kernel, the attend_decode of
-// an attention whose k and v its qkv kernel stores, a router norm's
+// an attention whose k and v its qkv kernel or itself (fold_qk_norm)
+// stores, a router norm's
 // rmsnorm_logits.
 func (d decodeLaunches) waitsInWrapper(n *ir.Node) bool {
 	switch {
@@ -45,7 +49,7 @@ func (d decodeLaunches) waitsInWrapper(n *ir.Node) bool {
 		return true
 	case isMatrix(n) && (n.Str("kernel") == ir.KernelQ8 || n.Str("kernel") == ir.KernelMMA):
 		return false
-	case n.Op == ir.OpAttention && qkvStoresKV(n):
+	case n.Op == ir.OpAttention && (qkvStoresKV(n) || n.Bool("fold_qk_norm")):
 		return false
 	}
 	return !n.Bool("router_logits")

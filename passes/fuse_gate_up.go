@@ -2,17 +2,20 @@ package passes
 
 import "github.com/llama-orch/orc/ir"
 
-// fuseGateUp turns the SwiGLU feed-forward's input side into one kernel:
+// fuseGateUp turns a gated feed-forward's input side into one kernel:
 // swiglu(linear(x, wg), linear(x, wu)) → swiglu_linear(x, wg, wu), and
 // phi3's swiglu(linear(x, wgu)) with the packed gate·up weight →
 // swiglu_linear(x, wgu). The kernel computes both dot products of a column
-// together and writes only silu(g)·u, so the [T, 2F] intermediate never
-// reaches memory. Projections with a bias, or read by anything else, stay.
+// together and writes only act(g)·u, so the [T, 2F] intermediate never
+// reaches memory. A geglu (Gemma's tanh-GELU gate) fuses the same way, its
+// activation recorded as act="gelu_tanh" on the swiglu_linear. Projections
+// with a bias, or read by anything else, stay.
 func fuseGateUp(g *ir.Graph) error {
 	use := users(g)
 	dead := map[*ir.Node]bool{}
 	for _, s := range g.Nodes {
-		if s.Op != ir.OpSwiGLU {
+		act, gated := gateActs[s.Op]
+		if !gated {
 			continue
 		}
 		var lin []*ir.Node
@@ -31,7 +34,11 @@ func fuseGateUp(g *ir.Graph) error {
 			inputs = append(inputs, l.Inputs[1])
 			dead[l] = true
 		}
-		fused := g.Add(ir.OpSwiGLULinear, ir.F32, s.Shape, nil, inputs...)
+		var attrs map[string]any
+		if act != ir.GateSiLU {
+			attrs = map[string]any{"act": string(act)}
+		}
+		fused := g.Add(ir.OpSwiGLULinear, ir.F32, s.Shape, attrs, inputs...)
 		replaceUses(g, s, fused)
 		dead[s] = true
 	}
@@ -41,3 +48,7 @@ func fuseGateUp(g *ir.Graph) error {
 	}
 	return nil
 }
+
+// gateActs are the gated activations fuseGateUp fuses, and the gate
+// activation each gives its swiglu_linear.
+var gateActs = map[ir.Op]ir.GateAct{ir.OpSwiGLU: ir.GateSiLU, ir.OpGEGLU: ir.GateGELUTanh}

@@ -47,7 +47,7 @@ func mmahLayout(w *ir.Node) bool {
 // (q, k and v's accessors differ in their blocks alone), rows of whole
 // super-blocks.
 func mmaHalves(n *ir.Node) bool {
-	if !intDot(n) {
+	if !intDot(n) || n.GateAct() != ir.GateSiLU { // swiglu_mmah's gate is SiLU's
 		return false
 	}
 	x, w := n.Inputs[0], n.Inputs[1]

@@ -94,3 +94,22 @@ func TestMMAHalvesWeights(t *testing.T) {
 		}
 	}
 }
+
+// swiglu_mmah's gate is SiLU's: a SwiGLU linear of another gate activation
+// (Gemma's tanh GELU) keeps mma_tokens.
+func TestMMAHalvesGate(t *testing.T) {
+	x := &ir.Node{Op: ir.OpRMSNorm, DType: ir.F32, Shape: ir.Shape{ir.T, 512}}
+	w := &ir.Node{Op: ir.OpWeight, DType: ir.Q4_K, Shape: ir.Shape{128, 512}, Attrs: map[string]any{}}
+	for _, c := range []struct {
+		act  string
+		want bool
+	}{{"", true}, {string(ir.GateSiLU), true}, {string(ir.GateGELUTanh), false}} {
+		n := &ir.Node{Op: ir.OpSwiGLULinear, DType: ir.F32, Shape: ir.Shape{ir.T, 64}, Inputs: []*ir.Node{x, w}, Attrs: map[string]any{}}
+		if c.act != "" {
+			n.Attrs["act"] = c.act
+		}
+		if got := mmaHalves(n); got != c.want {
+			t.Errorf("act %q: mmaHalves %v, want %v", c.act, got, c.want)
+		}
+	}
+}

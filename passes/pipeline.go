@@ -39,6 +39,7 @@ var Pipeline = []Pass{
 	{"foldRoPE", foldRoPE, AllTargets},
 	{"fuseGateUp", fuseGateUp, AllTargets},
 	{"fuseResidualNorm", fuseResidualNorm, AllTargets},
+	{"fusePostNorms", fusePostNorms, AllTargets},
 	{"eliminateDead", eliminateDead, AllTargets},
 	{"layoutQ4_0", layoutQ4_0, GPUTargets},
 	{"layoutQ5_0", layoutQ5_0, GPUTargets},
@@ -49,8 +50,11 @@ var Pipeline = []Pass{
 	{"layoutMXFP4", layoutMXFP4, GPUTargets},
 	{"chooseKernels", chooseKernels, GPUTargets},
 	{"chooseDecodeAttention", chooseDecodeAttention, GPUTargets},
+	{"choosePagedAttention", choosePagedAttention, GPUTargets},
+	{"chooseQKNormFolds", chooseQKNormFolds, GPUTargets},
 	{"choosePrefillSplits", choosePrefillSplits, GPUTargets},
 	{"chooseMoETiles", chooseMoETiles, GPUTargets},
+	{"chooseGEMMTiles", chooseGEMMTiles, GPUTargets},
 	{"schedule", schedule, AllTargets},
 	{"planMemory", planMemory, AllTargets},
 	{"chooseCodes", chooseCodes, GPUTargets},
@@ -81,6 +85,10 @@ var constraints = func() []constraint {
 		{"foldRoPE", "eliminateDead"},
 		{"fuseGateUp", "eliminateDead"},
 		{"fuseResidualNorm", "eliminateDead"},
+		// fusePostNorms extends the add_rmsnorm nodes fuseResidualNorm
+		// makes, and orphans nothing itself but is cleaned after likewise.
+		{"fuseResidualNorm", "fusePostNorms"},
+		{"fusePostNorms", "eliminateDead"},
 		// Offsets follow the final order and the final node set.
 		{"eliminateDead", "schedule"},
 		{"schedule", "planMemory"},
@@ -95,6 +103,7 @@ var constraints = func() []constraint {
 	// The kernels are chosen for the final node set, and planMemory keeps
 	// the buffers their choices read alive.
 	c = append(c, constraint{"eliminateDead", "chooseKernels"}, constraint{"fuseResidualNorm", "chooseKernels"},
+		constraint{"fusePostNorms", "chooseKernels"},
 		constraint{"chooseKernels", "planMemory"},
 		// The codes' producers follow the kernels that read codes, and a
 		// last row is its input in place only where offsets allow.
@@ -104,9 +113,17 @@ var constraints = func() []constraint {
 		// which the codes' producers and the offsets say.
 		constraint{"chooseCodes", "chooseStaging"}, constraint{"chooseStaging", "verifyFinal"},
 		// The decode attentions' geometry is checked with the planned graph.
-		constraint{"chooseDecodeAttention", "verifyFinal"},
+		constraint{"chooseDecodeAttention", "verifyFinal"}, constraint{"choosePagedAttention", "verifyFinal"},
+		// An attention folds its q/k norms in decode where it has a decode
+		// geometry; planMemory keeps the raw parts it then reads alive, and
+		// the overlap passes know its norms launch nothing.
+		constraint{"chooseDecodeAttention", "chooseQKNormFolds"}, constraint{"chooseQKNormFolds", "planMemory"},
+		constraint{"chooseQKNormFolds", "chooseLateStarts"}, constraint{"chooseQKNormFolds", "verifyFinal"},
 		// An MoE's GEMM tiles are checked with the planned graph.
 		constraint{"chooseMoETiles", "verifyFinal"},
+		// A matrix node's GEMM tiles are chosen where its kernels are the
+		// GEMM, and checked with the planned graph.
+		constraint{"chooseKernels", "chooseGEMMTiles"}, constraint{"chooseGEMMTiles", "verifyFinal"},
 		// An MoE picks early by its kernel.
 		constraint{"chooseKernels", "chooseEarlyPicks"}, constraint{"chooseEarlyPicks", "verifyFinal"},
 		// A linear starts late where it stages its input, and which launch

@@ -50,8 +50,13 @@ func normFolded(n *ir.Node, users map[*ir.Node][]*ir.Node) bool {
 
 // readsOf are the values whose buffers node n reads: its inputs, and where
 // n's decode kernel folds the norm of its row in (fold_norm, chooseKernels),
-// the norm's inputs too.
+// the norm's inputs too; where an attention folds its q/k norms
+// (fold_qk_norm, chooseQKNormFolds), the norm_ropes' inputs.
 func readsOf(n *ir.Node) []*ir.Node {
+	if n.Bool("fold_qk_norm") {
+		qn, kn, _ := ir.QKNormInputs(n)
+		return append(slices.Concat(n.Inputs, qn.Inputs), kn.Inputs...)
+	}
 	if !n.Bool("fold_norm") {
 		return n.Inputs
 	}

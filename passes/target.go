@@ -21,8 +21,7 @@ type GPU struct {
 	// block reserves 1 KiB.
 	SmemPerSM int64
 	// GEMMFill is the CTAs a prefill GEMM of 128-token tiles must still
-	// give (ops_gemm.go, gemmBM): about one an SM, 128 as measured on an
-	// H100.
+	// give (GEMMTiles): about one an SM, 128 as measured on an H100.
 	GEMMFill int64
 	// DecodeAttnBlocks is the blocks a decode attention aims at over long
 	// contexts: about two an SM.
@@ -38,6 +37,12 @@ type GPU struct {
 	// thread-block cluster, which split its rows' super-blocks (sm_90's
 	// portable 8; 1: no clusters).
 	TokensCluster int64
+	// PagedAttnStages is the most key tiles the batched step's attention
+	// (attend_paged) keeps in flight a block and PagedAttnSmem the most
+	// shared memory their ring may take (two stages whatever it says);
+	// PagedAttnWaves is the resident grids' worth of blocks its splits
+	// give a batched decode step (choosePagedAttention).
+	PagedAttnStages, PagedAttnSmem, PagedAttnWaves int64
 	// DependentLaunch: the architecture has programmatic dependent launch
 	// (griddepcontrol), so a kernel may start while the grid before it
 	// finishes, waiting for it in grid_dep_wait.
@@ -47,9 +52,9 @@ type GPU struct {
 // gpus are the CUDA targets the kernels are tuned for.
 var gpus = map[string]GPU{
 	"sm_80": {Arch: "sm_80", SMs: 108, SmemPerSM: 164 << 10, GEMMFill: 108, DecodeAttnBlocks: 216,
-		DecodeAttnCluster: 1, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10, TokensCluster: 1},
+		DecodeAttnCluster: 1, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10, PagedAttnStages: 4, PagedAttnSmem: 40 << 10, PagedAttnWaves: 2, TokensCluster: 1},
 	"sm_90": {Arch: "sm_90", SMs: 132, SmemPerSM: 228 << 10, GEMMFill: 128, DecodeAttnBlocks: 256, DependentLaunch: true,
-		DecodeAttnCluster: 8, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10, TokensCluster: 8},
+		DecodeAttnCluster: 8, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10, PagedAttnStages: 4, PagedAttnSmem: 56 << 10, PagedAttnWaves: 2, TokensCluster: 8},
 }
 
 // GPUTarget is the description of CUDA target arch.
@@ -70,6 +75,20 @@ func graphGPU(g *ir.Graph) (GPU, error) {
 		return GPU{}, fmt.Errorf("graph target: %w", err)
 	}
 	return gpu, nil
+}
+
+// graphGPUTokens is graphGPU and the graph's max_tokens, the tokens a step
+// takes, which the GEMM tiles are chosen for.
+func graphGPUTokens(g *ir.Graph) (GPU, int64, error) {
+	gpu, err := graphGPU(g)
+	if err != nil {
+		return GPU{}, 0, err
+	}
+	mt, _ := g.Attrs["max_tokens"].(int64)
+	if mt < 1 {
+		return GPU{}, 0, fmt.Errorf("graph attr max_tokens missing or not positive")
+	}
+	return gpu, mt, nil
 }
 
 // GPUArchs lists the CUDA targets, sorted.

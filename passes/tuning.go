@@ -209,10 +209,18 @@ func layoutOf(w *ir.Node) weightLayout {
 // laidOut reports whether w has its dtype's GPU layout.
 func (w weightLayout) laidOut() bool { return w.layout == LayoutName(w.dtype) }
 
-// mmaLayout reports whether weight w has MmaCodes (mma.cu.tmpl): Q4_K,
-// whose GPU layout is GGUF order, or Q5_K in its GPU layout.
+// mmaLayout reports whether weight w has the MmaCodes of swiglu_mma
+// (mma.cu.tmpl): Q4_K, whose GPU layout is GGUF order, or Q5_K in its GPU
+// layout.
 func (w weightLayout) mmaLayout() bool {
 	return w.dtype == ir.Q4_K || w.dtype == ir.Q5_K && w.laidOut()
+}
+
+// qkvMMALayout reports whether weight w has the MmaCodes of qkv_mma: those
+// of mmaLayout, or Q6_K in its GPU layout (the v of llama.cpp's Q4_K_M in
+// half the layers).
+func (w weightLayout) qkvMMALayout() bool {
+	return w.mmaLayout() || w.dtype == ir.Q6_K && w.laidOut()
 }
 
 // MMAWarps reports whether weights ga, ua over rows of in take the
@@ -221,7 +229,17 @@ func (w weightLayout) mmaLayout() bool {
 // (their activations' B words stay in registers); and the warps and
 // super-blocks a warp, the fewest a warp.
 func MMAWarps(ga, ua *ir.Node, in int64) (nw, upw int64, ok bool) {
-	if layoutOf(ga) != layoutOf(ua) || !layoutOf(ga).mmaLayout() || in%256 != 0 {
+	if layoutOf(ga) != layoutOf(ua) || !layoutOf(ga).mmaLayout() {
+		return 0, 0, false
+	}
+	return mmaWarps(in)
+}
+
+// mmaWarps is a tensor-core kernel's warps and super-blocks a warp over
+// rows of in: whole super-blocks that at most 8 warps share alike, at most
+// 3 a warp, the fewest a warp.
+func mmaWarps(in int64) (nw, upw int64, ok bool) {
+	if in%256 != 0 {
 		return 0, 0, false
 	}
 	for nb, upw := in/256, int64(1); upw <= 3; upw++ {
@@ -269,23 +287,31 @@ func (g GPU) Streams(x, w *ir.Node, prefill bool, in, chunks, spans, chunkRows i
 	if chunks < streamChunksPerBlock*streamBlocksPerSM*g.SMs {
 		return Stream{}
 	}
-	return g.MMAStreams(x, w, prefill, in, chunks, spans, chunkRows)
+	return g.MMAStreams(x, []*ir.Node{w}, prefill, in, chunks, spans, chunkRows)
 }
 
 // MMAStreams is Streams without the rule of chunks a block, for the
 // tensor-core kernels (mma.cu.tmpl), whose chunks take a fraction of the
 // integer path's instructions: Phi-3-mini's qkv streams its 576 chunks (2.2
-// a block) and gained.
-func (g GPU) MMAStreams(x, w *ir.Node, prefill bool, in, chunks, spans, chunkRows int64) Stream {
-	units, ok := streamUnits[w.DType]
-	if !ok || w.DType != ir.Q4_K && !layoutOf(w).laidOut() || TokenTile(x, prefill) != 1 {
+// a block) and gained. A chunk's spans are of one of weights ws, each
+// staged in room for the widest (q8_stream.cu.tmpl's max_span).
+func (g GPU) MMAStreams(x *ir.Node, ws []*ir.Node, prefill bool, in, chunks, spans, chunkRows int64) Stream {
+	if TokenTile(x, prefill) != 1 {
 		return Stream{}
 	}
-	var span int64 // q8_stream.cu.tmpl's span_bytes
-	for _, u := range units {
-		span += ((chunkRows*in/256*u+15)/16 + 1) * 16
+	var widest int64
+	for _, w := range ws {
+		units, ok := streamUnits[w.DType]
+		if !ok || w.DType != ir.Q4_K && !layoutOf(w).laidOut() {
+			return Stream{}
+		}
+		var span int64 // q8_stream.cu.tmpl's span_bytes
+		for _, u := range units {
+			span += ((chunkRows*in/256*u+15)/16 + 1) * 16
+		}
+		widest = max(widest, span)
 	}
-	smem := streamStages * spans * span
+	smem := streamStages * spans * widest
 	if streamBlocksPerSM*(smem+1<<10) > g.SmemPerSM {
 		return Stream{}
 	}

@@ -83,13 +83,13 @@ model() { # synth + compile a full-size preset (once per host)
 }
 step_qwen() { # bench, then GPU sampling against the CPU sampler on the full-size plan
 	model qwen2.5-0.5b q4_k_m && $b/orcrun bench --plan $work/qwen2.5-0.5b.plan --runs 3 --json | tee "$out/bench-qwen.json" &&
-		ORC_GPU_TESTS=1 ORC_SAMPLE_PLANS=$work/qwen2.5-0.5b.plan $b/cuda.test -test.run 'GPUSampleMatches|GPUGenerateSampled|GPUHeadPicks|GPUDecodeDrawsInGraph' -test.v
+		ORC_GPU_TESTS=1 ORC_SAMPLE_PLANS=$work/qwen2.5-0.5b.plan $b/cuda.test -test.run 'GPUSampleMatches|GPUSampleTopKPath|GPUGenerateSampled|GPUHeadPicks|GPUDecodeDrawsInGraph' -test.v
 }
 step_sample() { # the GPU sampler against the CPU's, id for id, and its distribution (100,000 draws a case), small and large vocabulary
 	{ [ -f $work/stories.plan/manifest.bin ] || $b/orcc compile $b/stories260k-f32.gguf -o $work/stories.plan --device cuda --max-tokens 4; } &&
 		model qwen2.5-0.5b q4_k_m &&
 		ORC_GPU_TESTS=1 ORC_SAMPLE_PLANS=$work/stories.plan,$work/qwen2.5-0.5b.plan $b/cuda.test -test.v -test.timeout 20m \
-			-test.run 'GPUSampleMatches|GPUSampleDistribution|GPUHeadPicks|GPUGenerateSampled|GPUDecodeDrawsInGraph'
+			-test.run 'GPUSampleMatches|GPUSampleTopKPath|GPUSampleDistribution|GPUHeadPicks|GPUGenerateSampled|GPUDecodeDrawsInGraph'
 }
 step_phi3() {
 	model phi-3-mini-4k q4_k_m && $b/orcrun bench --plan $work/phi-3-mini-4k.plan --runs 3 --json | tee "$out/bench-phi3.json"

@@ -53,6 +53,8 @@ func TestCommandLine(t *testing.T) {
 		{Name: "inspect json in snake_case", Args: []string{"inspect", model, "--json"}, Stdout: `"n_layer": 5,`, NotOut: "NLayer"},
 		{Name: "tokenize without a source", Args: []string{"tokenize", "hi"}, Code: 2, Stderr: "give --model FILE.gguf or --tokenizer tokenizer.json"},
 		{Name: "tokenize usage shows alternatives", Args: []string{"tokenize", "--help"}, Stdout: "Usage: orcc tokenize [<text>] [flags]"},
+		{Name: "launches of a CPU plan", Args: []string{"compile", model, "-o", plan, "--device", "cpu", "--launches"}, Code: 1,
+			Stderr: "orcc: --launches lists a CUDA plan's decode schedule: it needs --device cuda and no --emit-only"},
 		{Name: "compile's output flag", Args: []string{"compile", "--help"}, Stdout: "-o, --output=STRING"},
 		{Name: "synth's output flag", Args: []string{"synth", "--help"}, Stdout: "-o, --output=STRING"},
 		{Name: "compile", Args: []string{"compile", model, "-o", plan, "--device", "cpu"}, Stdout: "wrote plan " + plan + " (llama F32, target cpu): 48 weights"},

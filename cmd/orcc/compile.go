@@ -22,12 +22,16 @@ type compileCmd struct {
 	DumpAfter string `help:"Print the IR after this pass to stderr."`
 	EmitOnly  bool   `help:"CUDA: write the kernel sources without running nvcc."`
 	Verify    bool   `help:"Verify the IR after every pass (slower; for debugging the compiler)."`
+	Launches  bool   `help:"CUDA: also print the decode step's kernel launches, counted by kernel."`
 }
 
 func (c *compileCmd) Run() error {
 	target := c.Arch
 	if c.device() == "cpu" {
 		target = "cpu"
+	}
+	if c.Launches && (target == "cpu" || c.EmitOnly) {
+		return errors.New("--launches lists a CUDA plan's decode schedule: it needs --device cuda and no --emit-only")
 	}
 	err := compiler.Compile(compiler.Options{
 		Model: c.Model, Out: c.Output, Force: c.Force, Target: target, MaxTokens: c.MaxTokens, Tokenizer: c.Tokenizer,
@@ -60,6 +64,9 @@ func (c *compileCmd) Run() error {
 		fmt.Printf("; %s per decode step", cli.Count(len(k.Decode), "kernel launch", "kernel launches"))
 	}
 	fmt.Println()
+	if c.Launches && m.Kernels != nil {
+		fmt.Print(launchTable(m.Kernels.Decode))
+	}
 	return nil
 }
 

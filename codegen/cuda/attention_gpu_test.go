@@ -2,6 +2,7 @@ package cuda_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -39,9 +40,10 @@ var attnCases = []attnCase{
 	{"stories260K", 8, 4, 8, 0, false, false},
 }
 
-// decodeTuning is a decode attention tuning the harness generates plans
-// with: tune edits the target's description that the geometry is chosen
-// from (passes.ChooseDecodeAttention; nil: the target's own).
+// decodeTuning is a decode (or batched-step) attention tuning the harness
+// generates plans with: tune edits the target's description that the
+// geometry is chosen from (passes.ChooseDecodeAttention,
+// ChoosePagedAttention; nil: the target's own).
 type decodeTuning struct {
 	name string
 	tune func(*passes.GPU)
@@ -313,7 +315,7 @@ func newAttnPlan(t *testing.T, c attnCase, layers int, whole bool, ctx int, tu d
 			t.Fatal(err)
 		}
 		tu.tune(&gpu)
-		if err := passes.ChooseDecodeAttention(g, gpu); err != nil {
+		if err := errors.Join(passes.ChooseDecodeAttention(g, gpu), passes.ChoosePagedAttention(g, gpu)); err != nil {
 			t.Fatal(err)
 		}
 		man.Graph = ir.Print(g)

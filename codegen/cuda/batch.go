@@ -25,12 +25,13 @@ import (
 // changes, and one schedule serves every mix of prefill chunks and decode
 // tokens (T is the step's tokens). The block size, the table stride and
 // the tables are state fields, so nothing in the schedule depends on them.
-// attend_paged is flash-decoding on the CUDA cores, fp32: each (token,
-// kv head)'s keys split over as many blocks as fill the GPU for the
-// step's T (one for a long chunk, up to pagedSplits for a decode step),
-// their partials in the batch region's start merged by
-// attend_paged_merge; a long chunk reads its sequence's keys once per
-// token.
+// attend_paged is flash attention on the tensor cores over tiles of a
+// row's tokens (up to 16 (token, head) rows share each K/V tile loaded; a
+// decode token is a tile of its own), each tile's 64-key tiles dealt to
+// the node's paged_splits blocks by their absolute position, so a row's
+// sums run in one order however its sequence was chunked or batched;
+// their partials in the batch region's start are merged by the last of a
+// tile's splits to arrive.
 //
 // A step of decode tokens alone of at most passes.BatchDecodeRows rows
 // runs the per-token part as batchDecodeTokens emits it instead: the same
@@ -47,40 +48,55 @@ import (
 // logits: 39 MB).
 const batchMaxRows = 64
 
-// pagedThreads is attend_paged's PAGED_WARPS·32, argmaxThreads
-// ARGMAX_THREADS (paged.cu.tmpl). pagedSplits is the most blocks a
-// (token, kv head)'s keys split over; pagedGroupFloats bounds a kv head's
-// group's output (G·HD floats), which attend_paged merges its warps' of
-// in 32 KiB of shared memory.
+// pagedThreads is attend_paged's PAGED_WARPS·32, pagedTileRows the
+// (token, head) rows of its tiles (one 16-row fragment), argmaxThreads
+// ARGMAX_THREADS (paged.cu.tmpl).
 const (
-	pagedThreads     = 128
-	argmaxThreads    = 512
-	pagedSplits      = 16
-	pagedGroupFloats = 2048
+	pagedThreads  = 128
+	pagedTileRows = 16
+	argmaxThreads = 512
 )
 
-// pagedTarget is the blocks attend_paged's split rule (paged_splits)
-// aims a step at: four per SM, so its 128-thread blocks fill each SM's
-// warps several times over while a split's keys stay many.
-func (t tuning) pagedTarget() int64 { return 4 * t.SMs }
+// pagedShape is the batched-step attention geometry node n records
+// (passes.choosePagedAttention): the key tiles a block keeps in flight and
+// the blocks a tile's key tiles are dealt to.
+type pagedShape struct{ stages, splits, hd int64 }
 
-// pagedPartBytes is the batch region's first bytes, attend_paged's
-// partials: per (token, kv head, split) a group's o [G·HD] and (m, l) per
-// head [G] floats, for the largest attention of g's first at nodes. The
-// splits rule gives several splits only where T·KVH < target, so fewer
-// than 2·target partials (paged_splits), and never more than
-// maxTokens·KVH·pagedSplits.
-func (e *emitter) pagedPartBytes(g *ir.Graph, at int) int64 {
-	var most int64
+func pagedShapeOf(n *ir.Node) (pagedShape, error) {
+	if _, ok := n.Attrs["paged_stages"]; !ok {
+		return pagedShape{}, fmt.Errorf("attention %%%d has no batched-step geometry (paged_stages, paged_splits): the GPU passes choose it", n.ID)
+	}
+	return pagedShape{stages: n.Int("paged_stages"), splits: n.Int("paged_splits"), hd: n.Int("head_dim")}, nil
+}
+
+// smem is attend_paged's dynamic shared memory: its ring of K and V
+// tiles, later the four warps' 16 rows (o, m, l).
+func (p pagedShape) smem() int64 {
+	hdp := paddedHD(p.hd)
+	return max(p.stages*passes.PagedAttnStageBytes(p.hd), (4*16*(hdp+4)+2*4*16)*4)
+}
+
+// pagedScratch is the batch region's first bytes: attend_paged's
+// partials, per (token, kv head, split) a group's o [G·HD] and (m, l) per
+// head [G] floats (any tile of a step may take all its splits), for the
+// largest attention of g's first at nodes, then its arrival counters, one
+// per (token, kv head) (a tile's at its first token), at counters.
+func (e *emitter) pagedScratch(g *ir.Graph, at int) (counters, bytes int64, err error) {
+	var part, kvhs int64
 	for _, n := range g.Nodes[:at] {
 		if n.Op != ir.OpAttention || n.Int("kv_heads") < 1 {
 			continue
 		}
+		p, err := pagedShapeOf(n)
+		if err != nil {
+			return 0, 0, err
+		}
 		kvh, grp := n.Int("kv_heads"), n.Int("heads")/n.Int("kv_heads")
-		parts := min(2*e.pagedTarget(), e.maxTokens*kvh*pagedSplits)
-		most = max(most, parts*(grp*n.Int("head_dim")+2*grp)*4)
+		parts := e.maxTokens * kvh * p.splits
+		part, kvhs = max(part, parts*(grp*n.Int("head_dim")+2*grp)*4), max(kvhs, kvh)
 	}
-	return alignUp(most, plans.Alignment)
+	counters = alignUp(part, plans.Alignment)
+	return counters, counters + alignUp(4*e.maxTokens*kvhs, plans.Alignment), nil
 }
 
 // batchSchedules is what the batched step adds to a plan.
@@ -135,11 +151,15 @@ func (e *emitter) batch(g *ir.Graph) (*batchSchedules, error) {
 	if at < 0 {
 		return nil, nil
 	}
-	b := &batchSchedules{maxRows: min(e.maxTokens, batchMaxRows), bytes: e.pagedPartBytes(g, at)}
+	counters, scratch, err := e.pagedScratch(g, at)
+	if err != nil {
+		return nil, err
+	}
+	e.pagedCounters = counters
+	b := &batchSchedules{maxRows: min(e.maxTokens, batchMaxRows), bytes: scratch}
 	e.state = batchState(e.state, e.maxTokens, b.maxRows)
 	e.prefill, e.batching, e.scratchHolds = true, true, scratchNone
 	defer func() { e.batching, e.stateAt, e.batchValues = false, 0, nil }()
-	var err error
 	for _, n := range g.Nodes[:at] {
 		ls, err := e.node(n)
 		if err != nil {
@@ -300,33 +320,51 @@ func (e *emitter) batchTail(g *ir.Graph, at int, b *batchSchedules) (*ir.Node, [
 	return gathered, tail, nil
 }
 
+// pagedGrid is attend_paged's grid (x, KVH) for attentions of group query
+// heads a kv head: x bounds a step's tiles times the splits (paged_tile),
+// whose blocks past them exit. A row of n tokens is ceil(n/TQ) tiles, so
+// a step of T tokens in at most rows rows has at most (T +
+// rows·(TQ−1))/TQ, and a step of decode tokens alone (decode) T.
+func pagedGrid(p pagedShape, group, kvh, rows int64, decode bool) (grid, error) {
+	tq := pagedTileRows / group // TQ
+	if tq < 1 {
+		return grid{}, fmt.Errorf("attend_paged takes a kv head's group of at most %d query heads, not %d", pagedTileRows, group)
+	}
+	if decode {
+		return grid{a: [3]int64{p.splits, 0, 0}, b: [3]int64{0, kvh, 1}}, nil
+	}
+	return grid{a: [3]int64{p.splits, 0, 0}, b: [3]int64{p.splits * rows * (tq - 1), kvh, 1}, div: [3]int64{tq, 0, 0}}, nil
+}
+
 // attendPaged: a batched step's attention node n (config cfg): its k, v to
-// the paged pool, then attend_paged over each token's own sequence, its
-// splits' partials at the batch region's start, and attend_paged_merge.
+// the paged pool, then attend_paged over each token's own sequence in the
+// node's geometry, its splits' partials and counters at the batch region's
+// start (pagedScratch).
 func (e *emitter) attendPaged(n *ir.Node, cfg string) ([]plans.Launch, error) {
 	q, k, v := n.Inputs[0], n.Inputs[1], n.Inputs[2]
 	heads, kvh, hd := n.Int("heads"), n.Int("kv_heads"), n.Int("head_dim")
 	nl := int64(e.model.NLayer)
-	if g := heads / kvh; g*hd > pagedGroupFloats {
-		return nil, fmt.Errorf("attend_paged merges a kv head's group's outputs in 32 KiB; %d heads of %d dims take more", g, hd)
+	shape, err := pagedShapeOf(n)
+	if err != nil {
+		return nil, err
 	}
-	paging := func(c *call) {
-		c.arg(cInts, "positions", plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions})
-		c.arg(cInts, "row_of", plans.Arg{Kind: plans.ArgState, Offset: e.state.RowOf})
-		c.arg(cInts, "paging", plans.Arg{Kind: plans.ArgState, Offset: e.state.Paging})
-		c.arg(cInts, "tables", plans.Arg{Kind: plans.ArgState, Offset: e.state.Tables})
-	}
+	state := func(off int64) plans.Arg { return plans.Arg{Kind: plans.ArgState, Offset: off} }
+	positions, rowOf, last := state(e.state.Positions), state(e.state.RowOf), state(e.state.LastTokens)
+	paging, tables := state(e.state.Paging), state(e.state.Tables)
 	layer := plans.Arg{Kind: plans.ArgInt, Value: n.Int("layer")}
 	pool := plans.Arg{Kind: plans.ArgKVPool}
-	part := plans.Arg{Kind: plans.ArgBatch, Offset: 0} // pagedPartBytes
+	part := plans.Arg{Kind: plans.ArgBatch, Offset: 0} // pagedScratch
 	store := &call{}
 	store.ptr(e, cIn, "k", k)
 	store.ptr(e, cIn, "v", v)
-	paging(store)
+	store.arg(cInts, "positions", positions)
+	store.arg(cInts, "row_of", rowOf)
+	store.arg(cInts, "paging", paging)
+	store.arg(cInts, "tables", tables)
 	store.arg(cCache, "pool", pool)
 	store.arg("int", "layer", layer)
 	e.stateArg(store)
-	ls, err := e.emit(store, "kv_store_paged", 256, gridElems(0, kvh*hd, 256), pagedArgs{A: cfg, NL: nl})
+	ls, err := e.emit(store, "kv_store_paged", 256, gridElems(0, kvh*hd/8, 256), pagedArgs{A: cfg, NL: nl})
 	if err != nil {
 		return nil, err
 	}
@@ -337,29 +375,26 @@ func (e *emitter) attendPaged(n *ir.Node, cfg string) ([]plans.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	paging(att)
+	att.arg(cInts, "positions", positions)
+	att.arg(cInts, "last", last)
+	att.arg(cInts, "nrows", state(e.state.Rows))
+	att.arg(cInts, "paging", paging)
+	att.arg(cInts, "tables", tables)
 	att.arg("int", "layer", layer)
 	att.ptr(e, cOut, "y", n)
 	att.arg(cOut, "part", part)
+	att.arg("int* __restrict__", "counters", plans.Arg{Kind: plans.ArgBatch, Offset: e.pagedCounters})
 	e.stateArg(att)
-	// Grid (T, KVH, pagedSplits); blocks past a token's splits exit.
-	g := grid{a: [3]int64{1, 0, 0}, b: [3]int64{0, kvh, pagedSplits}}
-	hasSinks := len(n.Inputs) == 4
-	la, err := e.emit(att, "attend_paged", pagedThreads, g,
-		attendPagedArgs{A: cfg, S: sinks, Sinks: hasSinks, NL: nl, Splits: pagedSplits, Target: e.pagedTarget()})
+	g, err := pagedGrid(shape, heads/kvh, kvh, min(e.maxTokens, batchMaxRows), e.batchDecode)
 	if err != nil {
 		return nil, err
 	}
-	merge := &call{}
-	merge.arg(cIn, "part", part)
-	if _, err := e.sinks(merge, n, heads); err != nil {
+	hasSinks := len(n.Inputs) == 4
+	la, err := e.emitBounded(att, "attend_paged", pagedThreads, int(e.PagedAttnBlocksPerSM(shape.stages, hd)), g,
+		attendPagedArgs{A: cfg, S: sinks, Sinks: hasSinks, NL: nl, Splits: shape.splits, Stages: shape.stages, Decode: e.batchDecode})
+	if err != nil {
 		return nil, err
 	}
-	merge.arg(cInts, "positions", plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions})
-	merge.arg(cInts, "paging", plans.Arg{Kind: plans.ArgState, Offset: e.state.Paging})
-	merge.ptr(e, cOut, "y", n)
-	e.stateArg(merge)
-	lm, err := e.emit(merge, "attend_paged_merge", pagedThreads, grid{a: [3]int64{1, 0, 0}, b: [3]int64{0, kvh, 1}},
-		attendPagedMergeArgs{A: cfg, S: sinks, Sinks: hasSinks, Splits: pagedSplits, Target: e.pagedTarget()})
-	return append(append(ls, la...), lm...), err
+	la[0].Smem = int(shape.smem())
+	return append(ls, la...), nil
 }

@@ -1,12 +1,14 @@
 package cuda_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/llama-orch/orc/codegen/cuda"
 	"github.com/llama-orch/orc/compiler/synth"
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -90,31 +92,40 @@ func TestBatchRowsKernelIsRecorded(t *testing.T) {
 
 // checkPagedTokens checks a batched step's per-token launches ls: each
 // attention stores and reads the paged pool (never a sequence's cache),
-// one store, attention and merge a layer, and only the attention's split
-// partials lie in the batch region, at its start.
+// one store and attention a layer (the attention merges its splits
+// itself), and only the attention's split partials, at the batch region's
+// start, and its counters after them lie in the batch region.
 func checkPagedTokens(t *testing.T, name, what string, ls []plans.Launch, layers int) {
 	t.Helper()
-	stores, attends, merges := 0, 0, 0
+	stores, attends := 0, 0
 	for _, l := range ls {
-		paged := false
+		var batch []int64 // the launch's batch region offsets
+		for _, a := range l.Args {
+			if a.Kind == plans.ArgKV {
+				t.Errorf("%s: the %s's per-token launch %s reads a sequence's cache", name, what, l.Kernel)
+			}
+			if a.Kind == plans.ArgBatch {
+				batch = append(batch, a.Offset)
+			}
+		}
 		switch {
 		case strings.HasPrefix(l.Kernel, "kv_store_paged"):
 			stores++
-		case strings.HasPrefix(l.Kernel, "attend_paged_merge"):
-			merges, paged = merges+1, true
 		case strings.HasPrefix(l.Kernel, "attend_paged"):
-			attends, paged = attends+1, true
+			attends++
+			if len(batch) != 2 || batch[0] != 0 || batch[1] <= 0 {
+				t.Errorf("%s: the %s's %s has its partials and counters at %v of the batch region, want 0 and past them", name, what, l.Kernel, batch)
+			}
+			continue
 		case strings.HasPrefix(l.Kernel, "attend_") || strings.HasPrefix(l.Kernel, "kv_store"):
 			t.Errorf("%s: the %s launches %s", name, what, l.Kernel)
 		}
-		for _, a := range l.Args {
-			if a.Kind == plans.ArgKV || a.Kind == plans.ArgBatch && !(paged && a.Offset == 0) {
-				t.Errorf("%s: the %s's per-token launch %s has a %s argument at %d", name, what, l.Kernel, a.Kind, a.Offset)
-			}
+		if len(batch) > 0 {
+			t.Errorf("%s: the %s's per-token launch %s has batch region arguments at %v", name, what, l.Kernel, batch)
 		}
 	}
-	if stores != layers || attends != layers || merges != layers {
-		t.Errorf("%s: the %s has %d paged stores, %d paged attentions and %d merges for %d layers", name, what, stores, attends, merges, layers)
+	if stores != layers || attends != layers {
+		t.Errorf("%s: the %s has %d paged stores and %d paged attentions for %d layers", name, what, stores, attends, layers)
 	}
 }
 
@@ -323,5 +334,43 @@ func TestBatchDecodeMoEKernelIsRecorded(t *testing.T) {
 	}
 	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "serve steps of at most 64 tokens; the plan's prefill takes 128") {
 		t.Errorf("an mma_tokens MoE in a prefill of 128 tokens: %v", err)
+	}
+}
+
+// attend_paged takes the geometry its node records (choosePagedAttention):
+// the ring's stages size its shared memory and the recorded splits deal
+// its key tiles (both template arguments); another record changes the
+// launch, and a graph without one is refused.
+func TestAttendPagedTakesRecordedGeometry(t *testing.T) {
+	g, man, _ := tinyPlan(t, "phi-3-mini-4k-tiny", synth.QuantQ4KM)
+	var atts []*ir.Node
+	for _, n := range g.Nodes {
+		if n.Op == ir.OpAttention {
+			atts = append(atts, n)
+		}
+	}
+	launch := func() plans.Launch {
+		for _, l := range generate(t, g, man, "").Kernels.Batch {
+			if strings.HasPrefix(l.Kernel, "attend_paged_Attn") {
+				return l
+			}
+		}
+		t.Fatal("no attend_paged launch in the batched step")
+		return plans.Launch{}
+	}
+	hd := atts[0].Int("head_dim")
+	for _, c := range []struct{ stages, splits int64 }{{atts[0].Int("paged_stages"), atts[0].Int("paged_splits")}, {4, 11}} {
+		for _, n := range atts {
+			n.Attrs["paged_stages"], n.Attrs["paged_splits"] = c.stages, c.splits
+		}
+		l := launch()
+		if want := c.stages * passes.PagedAttnStageBytes(hd); int64(l.Smem) != want || !strings.Contains(l.Kernel, fmt.Sprintf("_%d_%d_", c.splits, c.stages)) {
+			t.Errorf("%d stages, %d splits: %s with %d bytes of shared memory, want %d", c.stages, c.splits, l.Kernel, l.Smem, want)
+		}
+	}
+	delete(atts[0].Attrs, "paged_stages")
+	delete(atts[0].Attrs, "paged_splits")
+	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "no batched-step geometry") {
+		t.Errorf("an attention without its batched-step geometry: %v", err)
 	}
 }

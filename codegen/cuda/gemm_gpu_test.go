@@ -13,6 +13,7 @@ import (
 
 	"github.com/llama-orch/orc/gguf"
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 	rcuda "github.com/llama-orch/orc/runtime/cuda"
 )
@@ -61,14 +62,18 @@ type gemmCheck struct {
 // dtype at 4096×14336, for the dtypes of 32-element groups at 4096×160 (a
 // K tail), a Q4_K swiglu_linear (separate gate and up, F = 2000) and a qkv
 // of Q4_K q, k and Q6_K v (one tile mixing accessor types), against a
-// float64 reference from quant.Dequantize, at T = 1, 7, 64, 333 and 512. One
-// plan holds them all (one nvcc run); its decode schedule is replaced by the
-// prefill schedule so that T = 1 runs the GEMM too, and its "logits" span
+// float64 reference from quant.Dequantize, at T = 1, 7, 64, 333 and 512,
+// each product in two forms (gemmForms): its K split (3 splits of 14336,
+// 2 of the tails' 160: neither a whole number of splits of 64) and whole.
+// One plan holds them all (one nvcc run); its decode schedule is replaced
+// by the prefill schedule so that T = 1 runs the GEMM too (and the split
+// kernels' counters serve launch after launch), and its "logits" span
 // every output, so one Forward reads them all back. Before each checked
-// step the same sequence runs 512 other tokens, so a row the kernel fails to
-// write keeps another token's values. Timing: the last steps are 512-token
-// prefills; run under ncu (see the log) for per-kernel times, the harness
-// reports only the whole step.
+// step the same sequence runs 512 other tokens, so a row the kernel fails
+// to write keeps another token's values. Timing: the last steps are
+// 512-token prefills; run under ncu (see the log) for per-kernel times, the
+// harness reports only the whole step (TestGPUGEMMSplitTiming times the
+// split products alone).
 func TestGPUGEMM(t *testing.T) {
 	gpuOnly(t)
 	r := rand.New(rand.NewPCG(7, 8))
@@ -93,41 +98,50 @@ func TestGPUGEMM(t *testing.T) {
 	}
 	table, tailTable := randomTable(r, gemmIn), randomTable(r, gemmTailIn)
 
-	pl := gemmGraph(t, ws, tails, gate, up, qkv)
-	byName := map[string][]byte{"table": f32Bytes(table), "tail_table": f32Bytes(tailTable), gate.name: gate.data, up.name: up.data}
-	for _, w := range append(append(slices.Clone(ws), tails...), qkv[:]...) {
-		byName[w.name] = w.data
+	g, man, forms := gemmGraph(t, ws, tails, gate, up, qkv)
+	byName := map[string][]byte{"table": f32Bytes(table), "tail_table": f32Bytes(tailTable)}
+	for _, f := range gemmForms {
+		for _, w := range append(append(slices.Clone(ws), tails...), gate, up, qkv[0], qkv[1], qkv[2]) {
+			byName[w.name+f.suffix] = w.data
+		}
 	}
 	// The "logits" are the arena span holding every output.
-	lo, hi := int64(math.MaxInt64), int64(0)
-	for _, y := range pl.g.Outputs {
-		off := y.Attrs["offset"].(int64)
-		lo, hi = min(lo, off), max(hi, off+4*gemmT*y.Shape[1])
-	}
-	pl.man.Model.Vocab = int((hi - lo) / 4)
-	dev := openEditedPlan(t, pl.g, pl.man, 2*gemmT, func(name string) []byte { return byName[name] }, func(k *plans.Kernels) {
+	lo, hi := outputSpan(g, gemmT)
+	man.Model.Vocab = int((hi - lo) / 4)
+	dev := openEditedPlan(t, g, man, 2*gemmT, func(name string) []byte { return byName[name] }, func(k *plans.Kernels) {
 		k.Decode = k.Prefill
 		k.Logits = lo
 	})
 
-	var checks []gemmCheck
-	for i, w := range ws {
-		checks = append(checks, gemmCheck{w.gt.String(), pl.ys[i], 0, int(w.out), gemmRef(table, w)})
-	}
-	for i, w := range tails {
-		checks = append(checks, gemmCheck{w.gt.String() + " K tail", pl.tails[i], 0, int(w.out), gemmRef(tailTable, w)})
-	}
 	gu := [][]float64{gemmRef(table, gate), gemmRef(table, up)}
 	swiRef := make([]float64, gemmT*gemmF)
 	for i := range swiRef {
 		gv, uv := gu[0][i], gu[1][i]
 		swiRef[i] = gv / (1 + math.Exp(-gv)) * uv
 	}
-	checks = append(checks, gemmCheck{"swiglu Q4_K", pl.sw, 0, gemmF, swiRef})
-	var partOff int64
-	for i, w := range qkv {
-		checks = append(checks, gemmCheck{"qkv " + "qkv"[i:i+1] + " " + w.gt.String(), pl.qkv, partOff, int(w.out), gemmRef(table, w)})
-		partOff += gemmT * w.out // MAX_TOKENS = gemmT
+	refs, tailRefs := make([][]float64, len(ws)), make([][]float64, len(tails))
+	for i, w := range ws {
+		refs[i] = gemmRef(table, w)
+	}
+	for i, w := range tails {
+		tailRefs[i] = gemmRef(tailTable, w)
+	}
+	qkvRefs := [3][]float64{gemmRef(table, qkv[0]), gemmRef(table, qkv[1]), gemmRef(table, qkv[2])}
+	var checks []gemmCheck
+	for fi, f := range gemmForms {
+		pl := forms[fi]
+		for i, w := range ws {
+			checks = append(checks, gemmCheck{w.gt.String() + f.suffix, pl.ys[i], 0, int(w.out), refs[i]})
+		}
+		for i, w := range tails {
+			checks = append(checks, gemmCheck{w.gt.String() + " K tail" + f.suffix, pl.tails[i], 0, int(w.out), tailRefs[i]})
+		}
+		checks = append(checks, gemmCheck{"swiglu Q4_K" + f.suffix, pl.sw, 0, gemmF, swiRef})
+		var partOff int64
+		for i, w := range qkv {
+			checks = append(checks, gemmCheck{"qkv " + "qkv"[i:i+1] + " " + w.gt.String() + f.suffix, pl.qkv, partOff, int(w.out), qkvRefs[i]})
+			partOff += gemmT * w.out // MAX_TOKENS = gemmT
+		}
 	}
 
 	worst := make([]float64, len(checks))
@@ -168,7 +182,7 @@ func TestGPUGEMM(t *testing.T) {
 		seq.Close()
 	}
 	slices.Sort(ts)
-	t.Logf("512-token step of %d GEMMs + swiglu + qkv (with read-back of %d MB): median %v", len(ws)+len(tails), (hi-lo)>>20, ts[len(ts)/2])
+	t.Logf("512-token step of %d linears + swiglu + qkv in each of %d forms (with read-back of %d MB): median %v", len(ws)+len(tails), len(gemmForms), (hi-lo)>>20, ts[len(ts)/2])
 }
 
 // gemmStep runs 512 poison tokens, then tokens 0..T-1, in one sequence and
@@ -269,20 +283,33 @@ func gemmRef(table []float32, w *gemmWeight) []float64 {
 	return out
 }
 
-// gemmPlan is the GEMM test's graph after the passes, with its outputs: the
-// linears ys (x [T, gemmIn]) and tails (x [T, gemmTailIn]), the swiglu sw and
-// the qkv.
+// gemmForm is one form of the GEMM test's products: its weights' names end
+// in suffix, and its K is cut into splits (a linear of x, of the tails' xt)
+// over 128 × 128 tiles, or, unsplit, in GEMMTiles' whole-K tiles.
+type gemmForm struct {
+	suffix             string
+	splits, tailSplits int64
+}
+
+// gemmForms: split where the K-steps do not divide evenly (14336 = 224
+// steps in 3, 160 = 2.5 steps in 2, the half step in the last split), and
+// whole.
+var gemmForms = []gemmForm{{" split", 3, 2}, {" whole", 1, 1}}
+
+// gemmPlan is one form's outputs in the GEMM test's graph: the linears ys
+// (x [T, gemmIn]) and tails (x [T, gemmTailIn]), the swiglu sw and the qkv.
 type gemmPlan struct {
-	g         *ir.Graph
-	man       *plans.Manifest
 	ys, tails []*ir.Node
 	sw, qkv   *ir.Node
 }
 
 // gemmGraph is x = embed(table, tokens), xt = embed(tail_table, tokens);
-// y_i = linear(x, w_i) for each weight of ws, linear(xt, w) for each of
-// tails; s = swiglu_linear(x, gate, up); qkv(x, wq, wk, wv). All are outputs.
-func gemmGraph(t *testing.T, ws, tails []*gemmWeight, gate, up *gemmWeight, qkv [3]*gemmWeight) gemmPlan {
+// and for each of gemmForms, y_i = linear(x, w_i) for each weight of ws,
+// linear(xt, w) for each of tails; s = swiglu_linear(x, gate, up); qkv(x,
+// wq, wk, wv), each form's weights their own (the names suffixed), its
+// GEMM tiles recorded as the form says over the passes' record. All are
+// outputs.
+func gemmGraph(t *testing.T, ws, tails []*gemmWeight, gate, up *gemmWeight, qkv [3]*gemmWeight) (*ir.Graph, *plans.Manifest, []gemmPlan) {
 	t.Helper()
 	g := ir.New()
 	g.Attrs["max_tokens"] = int64(gemmT)
@@ -296,25 +323,53 @@ func gemmGraph(t *testing.T, ws, tails []*gemmWeight, gate, up *gemmWeight, qkv 
 		return g.Add(ir.OpEmbed, ir.F32, ir.Shape{ir.T, in}, nil, tab, tok)
 	}
 	x, xt := embed("table", gemmIn), embed("tail_table", gemmTailIn)
-	weight := func(w *gemmWeight) *ir.Node {
-		man.Tensors = append(man.Tensors, plans.Tensor{Name: w.name, DType: w.dt.String(), Shape: []int64{w.out, w.in}, Bytes: int64(len(w.data))})
-		return g.Add(ir.OpWeight, w.dt, ir.Shape{w.out, w.in}, map[string]any{"name": w.name})
-	}
 	var outs []*ir.Node
-	for _, w := range ws {
-		outs = append(outs, g.Add(ir.OpLinear, ir.F32, ir.Shape{ir.T, w.out}, nil, x, weight(w)))
+	for _, f := range gemmForms {
+		weight := func(w *gemmWeight) *ir.Node {
+			name := w.name + f.suffix
+			man.Tensors = append(man.Tensors, plans.Tensor{Name: name, DType: w.dt.String(), Shape: []int64{w.out, w.in}, Bytes: int64(len(w.data))})
+			return g.Add(ir.OpWeight, w.dt, ir.Shape{w.out, w.in}, map[string]any{"name": name})
+		}
+		for _, w := range ws {
+			outs = append(outs, g.Add(ir.OpLinear, ir.F32, ir.Shape{ir.T, w.out}, nil, x, weight(w)))
+		}
+		for _, w := range tails {
+			outs = append(outs, g.Add(ir.OpLinear, ir.F32, ir.Shape{ir.T, w.out}, nil, xt, weight(w)))
+		}
+		outs = append(outs, g.Add(ir.OpSwiGLULinear, ir.F32, ir.Shape{ir.T, gemmF}, nil, x, weight(gate), weight(up)))
+		outs = append(outs, g.Add(ir.OpQKV, ir.F32, ir.Shape{ir.T, gemmQKV[0] + gemmQKV[1] + gemmQKV[2]},
+			map[string]any{"parts": gemmQKV[:]}, x, weight(qkv[0]), weight(qkv[1]), weight(qkv[2])))
 	}
-	for _, w := range tails {
-		outs = append(outs, g.Add(ir.OpLinear, ir.F32, ir.Shape{ir.T, w.out}, nil, xt, weight(w)))
-	}
-	outs = append(outs, g.Add(ir.OpSwiGLULinear, ir.F32, ir.Shape{ir.T, gemmF}, nil, x, weight(gate), weight(up)))
-	outs = append(outs, g.Add(ir.OpQKV, ir.F32, ir.Shape{ir.T, gemmQKV[0] + gemmQKV[1] + gemmQKV[2]},
-		map[string]any{"parts": gemmQKV[:]}, x, weight(qkv[0]), weight(qkv[1]), weight(qkv[2])))
 	g.Outputs = outs
 	runGPUPasses(t, g, man)
 	outs = g.Outputs // the passes may have replaced nodes
-	n := len(ws) + len(tails)
-	return gemmPlan{g: g, man: man, ys: outs[:len(ws)], tails: outs[len(ws):n], sw: outs[n], qkv: outs[n+1]}
+	gpu, err := passes.GPUTarget("sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(ws) + len(tails) + 2
+	var forms []gemmPlan
+	for i, f := range gemmForms {
+		o := outs[i*n : (i+1)*n]
+		for _, y := range o {
+			splits := f.splits
+			if y.Inputs[0].Shape[1] == gemmTailIn {
+				splits = f.tailSplits
+			}
+			t.Logf("%s%s: the pass recorded %d splits of %d × %d", y.Op, f.suffix, y.Int("gemm_splits"), y.Int("gemm_tile_m"), y.Int("gemm_tile_n"))
+			tl := passes.GEMMTiles{M: 128, N: 128, Splits: splits}
+			if splits == 1 {
+				tl = gpu.WholeKTiles(gemmT, passes.GEMMRows(y))
+			}
+			y.Attrs["gemm_tile_m"], y.Attrs["gemm_tile_n"], y.Attrs["gemm_splits"] = tl.M, tl.N, tl.Splits
+		}
+		forms = append(forms, gemmPlan{ys: o[:len(ws)], tails: o[len(ws) : n-2], sw: o[n-2], qkv: o[n-1]})
+	}
+	if err := ir.Verify(g); err != nil {
+		t.Fatal(err)
+	}
+	man.Graph = ir.Print(g)
+	return g, man, forms
 }
 
 // relErr64 is max|got-want| / max|want|; NaN counts as infinitely wrong.

@@ -65,12 +65,14 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 		return nil, fmt.Errorf("codegen/cuda: %w", err)
 	}
 	prefillAttn := newPrefillArea(g, maxTokens, attn.end)
+	gemmSplit := newGEMMSplitArea(g, maxTokens, prefillAttn.end)
 	e := &emitter{
 		tuning:      t,
 		maxTokens:   maxTokens,
 		attn:        attn,
 		prefillAttn: prefillAttn,
-		scratchBase: prefillAttn.end,
+		gemmSplit:   gemmSplit,
+		scratchBase: gemmSplit.end,
 		model:       m.Model,
 		state:       StateLayout(maxTokens),
 		output:      g.Outputs[0],
@@ -165,17 +167,21 @@ type tuning struct{ passes.GPU }
 type emitter struct {
 	tuning
 	maxTokens    int64
-	attn         attnScratch // the decode attentions' partials and counters, after the planned buffers
-	prefillAttn  prefillArea // the prefill attentions' partials and counters, after attn
-	scratchBase  int64       // arena offset of codegen's scratch (quantized activations, MoE), after prefillAttn
-	scratchBytes int64       // the most scratch one launch pair needs
-	prefill      bool        // emitting the prefill schedule (else decode)
+	attn         attnScratch   // the decode attentions' partials and counters, after the planned buffers
+	prefillAttn  prefillArea   // the prefill attentions' partials and counters, after attn
+	gemmSplit    gemmSplitArea // the split GEMMs' partials and counters, after prefillAttn
+	scratchBase  int64         // arena offset of codegen's scratch (quantized activations, MoE), after gemmSplit
+	scratchBytes int64         // the most scratch one launch pair needs
+	prefill      bool          // emitting the prefill schedule (else decode)
 	// batching: emitting the batched step (with prefill set: its kernels
 	// are the prefill's but where a step holds several sequences).
 	batching bool
 	// batchDecode: emitting the batched step's schedule for decode tokens
 	// alone (with batching set: its matrix kernels are batch_decode_kernel).
 	batchDecode bool
+	// pagedCounters: where the batch region holds attend_paged's arrival
+	// counters, after its partials (pagedScratch).
+	pagedCounters int64
 	// stateAt is where the state argument of each launch points in the
 	// state block: 0, or the batch's rows header for its per-row launches.
 	stateAt int64
@@ -235,7 +241,7 @@ func (e *emitter) node(n *ir.Node) ([]plans.Launch, error) {
 		return e.swigluLinear(n)
 	case ir.OpEmbed:
 		return e.embed(n)
-	case ir.OpRMSNorm, ir.OpAddRMSNorm, ir.OpLayerNorm, ir.OpAddLayerNorm:
+	case ir.OpRMSNorm, ir.OpAddRMSNorm, ir.OpLayerNorm, ir.OpAddLayerNorm, ir.OpAddPostNorm:
 		return e.norm(n)
 	case ir.OpAdd, ir.OpSwiGLU, ir.OpGELU, ir.OpSplit, ir.OpLast:
 		return e.elementwise(n)

@@ -64,6 +64,18 @@ func openGPUPlan(t *testing.T, g *ir.Graph, man *plans.Manifest, ctx int, data f
 	return openEditedPlan(t, g, man, ctx, data, func(*plans.Kernels) {})
 }
 
+// outputSpan is the arena span [lo, hi) holding g's outputs at rows rows
+// each, which a test plan's "logits" cover so that one Forward reads them
+// all back.
+func outputSpan(g *ir.Graph, rows int64) (lo, hi int64) {
+	lo = math.MaxInt64
+	for _, y := range g.Outputs {
+		off := y.Attrs["offset"].(int64)
+		lo, hi = min(lo, off), max(hi, off+4*rows*y.Shape[1])
+	}
+	return lo, hi
+}
+
 // openEditedPlan is openGPUPlan with edit applied to the generated schedules
 // before the plan is written (the source is unchanged).
 func openEditedPlan(t *testing.T, g *ir.Graph, man *plans.Manifest, ctx int, data func(name string) []byte, edit func(*plans.Kernels)) *rcuda.Device {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -193,43 +192,19 @@ func TestGPUMMATokensTiming(t *testing.T) {
 	if err := ir.Verify(g); err != nil {
 		t.Fatal(err)
 	}
-	lo, hi := int64(1<<62), int64(0)
-	for _, y := range g.Outputs {
-		off := y.Attrs["offset"].(int64)
-		lo, hi = min(lo, off), max(hi, off+4*maxTokens*y.Shape[1])
-	}
+	lo, hi := outputSpan(g, maxTokens)
 	man.Model.Vocab = int((hi - lo) / 4)
 	dir := writeEditedPlan(t, g, man, func(name string) []byte { return data[name] }, func(k *plans.Kernels) { k.Logits = lo })
 
 	for _, T := range []int{1, 2, 4, 8, 16} {
-		profile := filepath.Join(t.TempDir(), fmt.Sprintf("profile-%d.txt", T))
-		dev := openPlanDir(t, dir, rcuda.Options{Ctx: 64, ProfileFile: profile})
-		tokens := make([]int32, T)
-		for i := range tokens {
-			tokens[i] = int32(i)
-		}
-		var got []float32
-		for range 6 {
-			seq, err := dev.NewSequence(T)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, err = seq.Forward(context.Background(), tokens); err != nil {
-				t.Fatal(err)
-			}
-			got = slices.Clone(got)
-			seq.Close()
-		}
-		if err := dev.Close(); err != nil { // writes the profile
-			t.Fatal(err)
-		}
-		us := mmatProfileTimes(t, profile)
+		got, schedules := profiledSchedules(t, dir, 64, T)
+		us := schedules["prefill"]
 		if T == 1 { // the decode schedule's single-token kernels of the same weights
 			t.Logf("T = 1: %-16s %10s %9s %8s  %s", "matrix", "bytes", "µs", "TB/s", "kernel")
 			for _, sh := range mmatShapes {
 				for _, p := range prods {
 					if p.shape == sh {
-						kernel, u := mmatSingleTime(us["decode"], sh)
+						kernel, u := mmatSingleTime(schedules["decode"], sh)
 						t.Logf("T = 1: %-16s %10d %9.1f %8.2f  %s", sh.name, p.bytes, u, float64(p.bytes)/u/1e6, kernel)
 						break
 					}
@@ -249,7 +224,7 @@ func TestGPUMMATokensTiming(t *testing.T) {
 			if e > tol {
 				t.Errorf("T = %d, %s, %s: relative error %.2e", T, p.shape.name, p.variant.name, e)
 			}
-			kernel, u := mmatKernelTime(us["prefill"], p.shape, p.variant, passes.MMATokensSlab(p.y.Inputs[1], p.shape.in), p.cluster)
+			kernel, u := mmatKernelTime(us, p.shape, p.variant, passes.MMATokensSlab(p.y.Inputs[1], p.shape.in), p.cluster)
 			t.Logf("T = %d: %-16s %-17s %10d %9.1f %8.2f %9.1e  %s", T, p.shape.name, p.variant.name, p.bytes, u, float64(p.bytes)/u/1e6, e, kernel)
 		}
 	}
@@ -279,36 +254,50 @@ func mmatRef(sh mmatShape, deq, table []float32, T int) []float64 {
 	return out
 }
 
-// mmatProfileTimes reads a launch profile: µs a launch by schedule and
-// kernel.
-func mmatProfileTimes(t *testing.T, path string) map[string]map[string]float64 {
+// profiledSteps opens the plan in dir with a context of ctx under a launch
+// profile, runs 6 steps of tokens 0..T-1, each in a new sequence, and
+// returns the last step's logits and the profile's µs a prefill launch by
+// kernel (launchMicros).
+func profiledSteps(t *testing.T, dir string, ctx, T int) ([]float32, map[string]float64) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
+	got, schedules := profiledSchedules(t, dir, ctx, T)
+	us := schedules["prefill"]
+	if len(us) == 0 {
+		t.Fatalf("no prefill kernels in the profile of %d tokens", T)
+	}
+	return got, us
+}
+
+// profiledSchedules is profiledSteps with every schedule's µs a launch by
+// kernel (a step of one token runs the decode schedule).
+func profiledSchedules(t *testing.T, dir string, ctx, T int) ([]float32, map[string]map[string]float64) {
+	t.Helper()
+	profile := filepath.Join(t.TempDir(), fmt.Sprintf("profile-%d.txt", T))
+	dev := openPlanDir(t, dir, rcuda.Options{Ctx: ctx, ProfileFile: profile})
+	tokens := make([]int32, T)
+	for i := range tokens {
+		tokens[i] = int32(i)
+	}
+	var got []float32
+	for range 6 {
+		seq, err := dev.NewSequence(T)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err = seq.Forward(context.Background(), tokens); err != nil {
+			t.Fatal(err)
+		}
+		got = slices.Clone(got)
+		seq.Close()
+	}
+	if err := dev.Close(); err != nil { // writes the profile
 		t.Fatal(err)
 	}
-	us := map[string]map[string]float64{}
-	schedule := ""
-	for _, line := range strings.Split(string(b), "\n") {
-		if name, ok := strings.CutPrefix(line, "# "); ok {
-			schedule, _, _ = strings.Cut(name, ":")
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) != 5 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(f[2], 64); err == nil {
-			if us[schedule] == nil {
-				us[schedule] = map[string]float64{}
-			}
-			us[schedule][f[4]] = v
-		}
-	}
+	us := launchMicros(t, profile)
 	if len(us["prefill"]) == 0 && len(us["decode"]) == 0 {
-		t.Fatalf("no prefill or decode kernels in the profile:\n%s", b)
+		t.Fatalf("no prefill or decode kernels in the profile %s", profile)
 	}
-	return us
+	return got, us
 }
 
 // mmatDims is the part of shape sh's kernel names that its widths and

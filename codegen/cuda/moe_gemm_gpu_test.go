@@ -1,11 +1,9 @@
 package cuda_test
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -88,38 +86,14 @@ func TestGPUMoEGEMMSpeed(t *testing.T) {
 	}
 }
 
-// prefillLaunchMicros reads a launch profile (runtime/cuda's launchProfile
-// table) and gives the prefill schedule's µs a launch by kernel function,
-// its name up to the config's "_Moe".
+// prefillLaunchMicros gives a launch profile's prefill µs a launch by
+// kernel function, its name up to the config's "_Moe".
 func prefillLaunchMicros(t *testing.T, path string) map[string]float64 {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	us := map[string]float64{}
-	prefill := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "# ") {
-			prefill = strings.HasPrefix(line, "# prefill:")
-			continue
-		}
-		fs := strings.Fields(line)
-		if !prefill || len(fs) != 5 || fs[0] == "launches" {
-			continue
-		}
-		each, err := strconv.ParseFloat(fs[2], 64)
-		if err != nil {
-			t.Fatalf("%s: %q: %v", path, line, err)
-		}
-		fn, _, _ := strings.Cut(fs[4], "_Moe")
+	for k, each := range launchMicros(t, path)["prefill"] {
+		fn, _, _ := strings.Cut(k, "_Moe")
 		us[fn] = each
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return us
 }

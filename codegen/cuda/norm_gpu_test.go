@@ -45,7 +45,8 @@ func normCases(t *testing.T) []normCase {
 	}
 	// Two tables of 4 rows (a row a token), the norm's weight and bias.
 	ta, tb, w, b := random(4*normCols, 3), random(4*normCols, 1), random(normCols, 1), random(normCols, 0.5)
-	rms := func(x []float64) []float64 {
+	wb := random(normCols, 1) // a post-norm's weight
+	rmsBy := func(x []float64, w []float32) []float64 {
 		var ss float64
 		for _, v := range x {
 			ss += v * v
@@ -57,6 +58,7 @@ func normCases(t *testing.T) []normCase {
 		}
 		return y
 	}
+	rms := func(x []float64) []float64 { return rmsBy(x, w) }
 	layer := func(x []float64) []float64 {
 		var m, v float64
 		for _, e := range x {
@@ -83,7 +85,7 @@ func normCases(t *testing.T) []normCase {
 	vecTensor := func(name string) plans.Tensor {
 		return plans.Tensor{Name: name, DType: "f32", Shape: []int64{normCols}, Bytes: 4 * normCols}
 	}
-	data := map[string][]byte{"table": f32Bytes(ta), "table_b": f32Bytes(tb), "w": f32Bytes(w), "b": f32Bytes(b)}
+	data := map[string][]byte{"table": f32Bytes(ta), "table_b": f32Bytes(tb), "w": f32Bytes(w), "b": f32Bytes(b), "wb": f32Bytes(wb)}
 	var cases []normCase
 	attrs := map[string]any{"eps": float64(eps)}
 
@@ -113,6 +115,26 @@ func normCases(t *testing.T) []normCase {
 		a, b := tokRow(ta, tok), tokRow(tb, tok)
 		for i := range a {
 			a[i] += b[i]
+		}
+		return rms(a)
+	}})
+
+	// Gemma's post-norm: rmsnorm(x + rmsnorm(x_b)·wb)·w, which
+	// fuseResidualNorm and fusePostNorms make one add_post_rmsnorm.
+	g, x, man = tableGraph("add_post_rmsnorm", normCols, normCols)
+	tabB = g.Add(ir.OpWeight, ir.F32, ir.Shape{4, normCols}, map[string]any{"name": "table_b"})
+	xb = g.Add(ir.OpEmbed, ir.F32, ir.Shape{ir.T, normCols}, nil, tabB, g.Nodes[0])
+	wbn := g.Add(ir.OpWeight, ir.F32, ir.Shape{normCols}, map[string]any{"name": "wb"})
+	post := g.Add(ir.OpRMSNorm, ir.F32, ir.Shape{ir.T, normCols}, attrs, xb, wbn)
+	sum = g.Add(ir.OpAdd, ir.F32, ir.Shape{ir.T, normCols}, nil, x, post)
+	wn = g.Add(ir.OpWeight, ir.F32, ir.Shape{normCols}, map[string]any{"name": "w"})
+	g.Outputs = []*ir.Node{g.Add(ir.OpRMSNorm, ir.F32, ir.Shape{ir.T, normCols}, attrs, sum, wn), sum}
+	man.Tensors = append(man.Tensors, plans.Tensor{Name: "table_b", DType: "f32", Shape: []int64{4, normCols}, Bytes: 4 * 4 * normCols},
+		vecTensor("wb"), vecTensor("w"))
+	cases = append(cases, normCase{"add_post_rmsnorm", ir.OpAddPostNorm, "rmsnorm_post_rows", g, man, data, func(tok int) []float64 {
+		a, p := tokRow(ta, tok), rmsBy(tokRow(tb, tok), wb)
+		for i := range a {
+			a[i] += p[i]
 		}
 		return rms(a)
 	}})

@@ -122,10 +122,11 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	}
 	kc, vc := kvArgs(n)
 	positions := plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions}
+	fold := !e.prefill && n.Bool("fold_qk_norm") // attend_decode norms, rotates and stores
 
 	var ls []plans.Launch
 	var err error
-	if !e.kvStored[n] { // else the qkv kernel stored k and v
+	if !e.kvStored[n] && !fold { // else the qkv kernel, or attend_decode, stored k and v
 		store := &call{}
 		store.ptr(e, cIn, "k", k)
 		store.ptr(e, cIn, "v", v)
@@ -139,7 +140,19 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	}
 
 	att := &call{}
-	att.ptr(e, cIn, "q", q)
+	var qk string
+	if fold {
+		if qk, err = e.foldQKNorm(att, n); err != nil {
+			return nil, err
+		}
+	} else {
+		att.ptr(e, cIn, "q", q)
+		if !e.prefill {
+			for range 4 { // kn, vn, qw, kw: attend_decode's folded q/k norms
+				att.null()
+			}
+		}
+	}
 	att.arg(cCache, "kc", kc)
 	att.arg(cCache, "vc", vc)
 	sinks, err := e.sinks(att, n, heads)
@@ -170,7 +183,7 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 		g := grid{b: [3]int64{d.splits, kvh, d.groups}}
 		att.cluster = d.cluster
 		la, err = e.emit(att, "attend_decode", attWarps*32, g,
-			attendDecodeArgs{attendArgs: targs, Splits: d.splits, Cluster: d.cluster, Stages: d.stages, MinKeys: d.minKeys})
+			attendDecodeArgs{attendArgs: targs, Splits: d.splits, Cluster: d.cluster, Stages: d.stages, MinKeys: d.minKeys, QK: qk})
 		if err == nil {
 			la[0].Smem = int(d.smem())
 		}
@@ -188,4 +201,34 @@ func (e *emitter) sinks(c *call, n *ir.Node, heads int64) (accessor, error) {
 	acc, err := e.vectorAccessor(n.Inputs[3], heads)
 	c.ptr(e, cWeight, "sinks", n.Inputs[3])
 	return acc, err
+}
+
+// foldQKNorm adds to c what attend_decode reads where attention n folds its
+// q/k norms, RoPE and kv store in (fold_qk_norm, the chooseQKNormFolds
+// pass): the qkv's raw parts q, k and v and the norms' weights, and
+// returns its QK template argument (QKNorm, attention.cu.tmpl).
+func (e *emitter) foldQKNorm(c *call, n *ir.Node) (string, error) {
+	qn, kn, _ := ir.QKNormInputs(n)
+	if qn == nil {
+		return "", fmt.Errorf("attention %%%d records fold_qk_norm, but does not read q and k norm_ropes of one qkv", n.ID)
+	}
+	hd := n.Int("head_dim")
+	r, err := e.ropeConfig(qn, qn.Str("mode"))
+	if err != nil {
+		return "", err
+	}
+	wq, err := e.vectorAccessor(qn.Inputs[1], hd)
+	if err != nil {
+		return "", err
+	}
+	wk, err := e.vectorAccessor(kn.Inputs[1], hd)
+	if err != nil {
+		return "", err
+	}
+	c.ptr(e, cIn, "q", qn.Inputs[0])
+	c.ptr(e, cIn, "kn", kn.Inputs[0])
+	c.ptr(e, cIn, "vn", n.Inputs[2])
+	c.ptr(e, cWeight, "qw", qn.Inputs[1])
+	c.ptr(e, cWeight, "kw", kn.Inputs[1])
+	return fmt.Sprintf("QKNorm<%s, %s, %s, %s>", r, e.normConfig(qn), wq, wk), nil
 }

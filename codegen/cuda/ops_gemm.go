@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -20,7 +21,8 @@ const gemmThreads = 256
 // thread holds the next K-step's raw loads across the MMAs, which left
 // unbounded took a mixed-type qkv to 212 registers (one CTA per SM, nvcc
 // 11.8) for a spill of 80 bytes bounded. The bm = 128 tiles hold twice the
-// accumulators and run where the grid is about one CTA per SM: 1.
+// accumulators: 1 (bounded to 2, a split Q4_K linear spilled 184 bytes and
+// a Q6_K one 968, nvcc 11.8 for sm_90).
 func gemmMinBlocks(bm int64) int {
 	if bm == 128 {
 		return 1
@@ -28,31 +30,56 @@ func gemmMinBlocks(bm int64) int {
 	return 2
 }
 
-// gemmBN is the weight rows per CTA for a product with rows weight rows:
-// 128 (more reuse of each staged x tile) when that still gives 192 CTAs or
-// more at max_tokens (Phi-3's 3072-row o and down projections at 512
-// tokens: pp512 40.2 → 36.0 ms on the H100 against a 256 threshold), else
-// 64, so that narrow products (Qwen2.5's 896 outputs) keep the SMs busy.
-func (e *emitter) gemmBN(rows int64) int64 {
-	if ceilDiv(rows, 128)*ceilDiv(e.maxTokens, 64) >= 192 {
-		return 128
+// gemmTilesOf is matrix node n's GEMM tiles as the chooseGEMMTiles pass
+// recorded them, of a product of rows weight rows over in elements;
+// it refuses none, or splits that leave a CTA no K-step.
+func gemmTilesOf(n *ir.Node, rows, in int64) (passes.GEMMTiles, error) {
+	if _, ok := n.Attrs["gemm_tile_m"]; !ok {
+		return passes.GEMMTiles{}, fmt.Errorf("%s %%%d has no GEMM tiles (gemm_tile_m, ...): the GPU passes choose them (chooseGEMMTiles)", n.Op, n.ID)
 	}
-	return 64
+	t := passes.GEMMTiles{M: n.Int("gemm_tile_m"), N: n.Int("gemm_tile_n"), Splits: n.Int("gemm_splits")}
+	if rows != passes.GEMMRows(n) {
+		return t, fmt.Errorf("GEMM tiles recorded for %d weight rows, the product has %d", passes.GEMMRows(n), rows)
+	}
+	if t.Splits > ceilDiv(in, passes.GEMMStep) {
+		return t, fmt.Errorf("gemm_splits %d: more than the %d K-steps of a %d-wide product", t.Splits, ceilDiv(in, passes.GEMMStep), in)
+	}
+	return t, nil
 }
 
-// gemmBM is the tokens per CTA of a product with rows weight rows in tiles
-// of bn: 128 (each dequantized weight tile serves twice the tokens, and the
-// CTA reads half the weight bytes per MMA) when that still gives about a
-// CTA per SM (the target's GEMMFill) at max_tokens, else 64.
-func (e *emitter) gemmBM(rows, bn int64) int64 {
-	if ceilDiv(rows, bn)*ceilDiv(e.maxTokens, 128) >= e.GEMMFill {
-		return 128
+// gemmSplitArea is the arena the split GEMMs share after the prefill
+// attentions': the partial tiles of the one that leaves the most (a split
+// of a tile, BM·BN floats, at max_tokens), and one arrival counter a tile,
+// zero between launches (the arena starts zeroed and a tile's merging CTA
+// resets its counter).
+type gemmSplitArea struct{ part, counters, end int64 }
+
+func newGEMMSplitArea(g *ir.Graph, maxTokens, base int64) gemmSplitArea {
+	var part, counters int64
+	for _, n := range g.Nodes {
+		if n.Int("gemm_splits") < 2 {
+			continue
+		}
+		t := passes.GEMMTiles{M: n.Int("gemm_tile_m"), N: n.Int("gemm_tile_n"), Splits: n.Int("gemm_splits")}
+		tiles := gemmTileCount(t, passes.GEMMRows(n), maxTokens)
+		part, counters = max(part, tiles*t.Splits*t.M*t.N*4), max(counters, tiles*4)
 	}
-	return 64
+	cnt := base + alignUp(part, plans.Alignment)
+	return gemmSplitArea{part: base, counters: cnt, end: cnt + alignUp(counters, plans.Alignment)}
 }
 
-// gemmGrid is (ceil(rows/bn), ceil(T/bm)).
-func gemmGrid(rows, bm, bn int64) grid { return gridTokenTiles(ceilDiv(rows, bn), 0, bm) }
+// gemmTileCount is the output tiles of tiles t over rows weight rows at
+// tokens tokens: the grid's x·y.
+func gemmTileCount(t passes.GEMMTiles, rows, tokens int64) int64 {
+	return ceilDiv(rows, t.N) * ceilDiv(tokens, t.M)
+}
+
+// gemmGrid is (ceil(rows/N), ceil(T/M), Splits).
+func gemmGrid(rows int64, t passes.GEMMTiles) grid {
+	g := gridTokenTiles(ceilDiv(rows, t.N), 0, t.M)
+	g.b[2] = t.Splits
+	return g
+}
 
 // gemmX adds the GEMM's f16 x parameter to c: the scratch after the planned
 // arena, and returns the gemm_x_f16 launch converting x [T, in] into it.
@@ -75,18 +102,31 @@ func (e *emitter) xToF16(x *ir.Node, in int64, xh plans.Arg) ([]plans.Launch, er
 }
 
 // emitGEMM emits GEMM kernel fn of node n over rows weight rows: x [T, in]
-// converted to f16 (gemmX), the output y and the step state after c's
-// weights, its template arguments targs given the tile sizes.
-func (e *emitter) emitGEMM(c *call, n *ir.Node, in, rows int64, fn string, targs func(bm, bn int64) any) ([]plans.Launch, error) {
+// converted to f16 (gemmX), the output y, the split partials and counters
+// (nullptr unsplit) and the step state after c's weights, in the tiles the
+// chooseGEMMTiles pass recorded; targs are its template arguments given
+// the tiles and the splits (0 unsplit: the template's default 1).
+func (e *emitter) emitGEMM(c *call, n *ir.Node, in, rows int64, fn string, targs func(bm, bn, splits int64) any) ([]plans.Launch, error) {
+	t, err := gemmTilesOf(n, rows, in)
+	if err != nil {
+		return nil, err
+	}
 	conv, err := e.gemmX(c, n.Inputs[0], in)
 	if err != nil {
 		return nil, err
 	}
 	c.ptr(e, cOut, "y", n)
+	splits := int64(0)
+	if t.Splits > 1 {
+		splits = t.Splits
+		c.arg(cOut, "part", plans.Arg{Kind: plans.ArgArena, Offset: e.gemmSplit.part})
+		c.arg("int* __restrict__", "counters", plans.Arg{Kind: plans.ArgArena, Offset: e.gemmSplit.counters})
+	} else {
+		c.null()
+		c.null()
+	}
 	e.stateArg(c)
-	bn := e.gemmBN(rows)
-	bm := e.gemmBM(rows, bn)
-	ls, err := e.emitBounded(c, fn, gemmThreads, gemmMinBlocks(bm), gemmGrid(rows, bm, bn), targs(bm, bn))
+	ls, err := e.emitBounded(c, fn, gemmThreads, gemmMinBlocks(t.M), gemmGrid(rows, t), targs(t.M, t.N, splits))
 	return append(conv, ls...), err
 }
 
@@ -95,9 +135,9 @@ func (e *emitter) emitGEMM(c *call, n *ir.Node, in, rows int64, fn string, targs
 // and v go to the cache.
 func (e *emitter) gemmQKV(c *call, n *ir.Node, in int64, q qkvParts, bAccs []accessor) ([]plans.Launch, error) {
 	rows := q.outs[0] + q.outs[1] + q.outs[2]
-	ls, err := e.emitGEMM(c, n, in, rows, "gemm_qkv", func(bm, bn int64) any {
+	ls, err := e.emitGEMM(c, n, in, rows, "gemm_qkv", func(bm, bn, splits int64) any {
 		return gemmQKVArgs{WQ: q.accs[0], WK: q.accs[1], WV: q.accs[2], BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
-			In: in, NQ: q.outs[0], NK: q.outs[1], NV: q.outs[2], BM: bm, BN: bn}
+			In: in, NQ: q.outs[0], NK: q.outs[1], NV: q.outs[2], BM: bm, BN: bn, Splits: splits}
 	})
 	if err != nil {
 		return nil, err

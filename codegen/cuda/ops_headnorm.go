@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 )
 
@@ -32,6 +33,9 @@ func (e *emitter) headNorm(n *ir.Node) ([]plans.Launch, error) {
 		c.ptr(e, cOut, "y", n)
 		e.stateArg(c)
 		return e.emit(c, "head_rmsnorm_rows", 128, g, headNormArgs{N: e.normConfig(n), W: wa, Rows: rows, Heads: heads, HD: hd})
+	}
+	if !e.prefill && !e.batching && passes.QKNormFolded(n, e.users) {
+		return nil, nil // its attention's attend_decode norms and rotates (fold_qk_norm)
 	}
 	r, err := e.ropeConfig(n, n.Str("mode"))
 	if err != nil {

@@ -23,8 +23,8 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 	}
 	kernel := e.kernelOf(n)
 	if kernel == ir.KernelGEMM {
-		return e.emitGEMM(c, n, in, out, "gemm_linear", func(bm, bn int64) any {
-			return gemmLinearArgs{W: wa, B: ba, In: in, Out: out, BM: bm, BN: bn}
+		return e.emitGEMM(c, n, in, out, "gemm_linear", func(bm, bn, splits int64) any {
+			return gemmLinearArgs{W: wa, B: ba, In: in, Out: out, BM: bm, BN: bn, Splits: splits}
 		})
 	}
 	if kernel == ir.KernelMMAHalves {

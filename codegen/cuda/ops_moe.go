@@ -404,6 +404,20 @@ func moeTilesOf(n *ir.Node) (passes.MoETiles, error) {
 	return passes.MoETiles{M: n.Int("moe_tile_m"), N: n.Int("moe_tile_n"), Stages: n.Int("moe_stages")}, nil
 }
 
+// moeDownRowsOf is the down rows a warp takes (moe_down_rows) that the
+// chooseMoETiles pass recorded on MoE n of width d, checked against what
+// moe_down_sum_q8 takes: whole blocks of rows.
+func moeDownRowsOf(n *ir.Node, d int64) (int64, error) {
+	if _, ok := n.Attrs["moe_down_rows"]; !ok {
+		return 0, fmt.Errorf("moe %%%d has no moe_down_rows: the GPU passes choose it", n.ID)
+	}
+	r, k := n.Int("moe_down_rows"), n.Int("top_k")
+	if moeWarps%k != 0 || d%(moeWarps/k*r) != 0 {
+		return 0, fmt.Errorf("moe %%%d: %d down rows a warp at top_k %d do not divide width %d into whole blocks", n.ID, r, k, d)
+	}
+	return r, nil
+}
+
 // moeDecodeQ8 is a decode MoE on the integer path (moe.cu.tmpl): router
 // logits (unless x's norm computed them: routerOf), gate+up with the SwiGLU
 // and h's quantization, down with the weighted sum; both GEMV kernels pick
@@ -434,6 +448,10 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 	gateUp.arg("xq_t* __restrict__", "hq", s.hq)
 	gateUp.arg("float2* __restrict__", "hs", s.hs)
 	k := n.Int("top_k")
+	r, err := moeDownRowsOf(n, d)
+	if err != nil {
+		return nil, err
+	}
 	if err := ls.add(e.emit(gateUp, "moe_gate_up_q8", moeWarps*32, grid{b: [3]int64{f / 32, k, 1}}, moeGateUpArgs{Cfg: cfg, W: wa, B: ba})); err != nil {
 		return nil, err
 	}
@@ -443,7 +461,7 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 	down.arg(cScales, "hs", s.hs)
 	down.arg(cIn, "logit", s.logit)
 	down.ptr(e, cOut, "y", n)
-	if err := ls.add(e.emit(down, "moe_down_sum_q8", moeWarps*32, gridFixed(d/moeWarps), moeDownArgs{Cfg: cfg, W: da, B: dba})); err != nil {
+	if err := ls.add(e.emit(down, "moe_down_sum_q8", moeWarps*32, gridFixed(d/(moeWarps/k*r)), moeDownArgs{Cfg: cfg, W: da, B: dba, Rows: r})); err != nil {
 		return nil, err
 	}
 	// The scratch still holds x's int16 form (the MoE scratch starts past it).

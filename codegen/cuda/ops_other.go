@@ -29,9 +29,11 @@ func (e *emitter) embed(n *ir.Node) ([]plans.Launch, error) {
 	return e.emit(c, "embed_rows", 128, gridRowsX(rowsOf(ids)), embedArgs{W: acc, Rows: table.Shape[0], Cols: table.Shape[1]})
 }
 
-// norm: rmsnorm, layernorm and their add_ fusions; one block per row.
+// norm: rmsnorm, layernorm and their add_ fusions (add_post_rmsnorm's b
+// normed first, by wb); one block per row.
 func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
-	add := n.Op == ir.OpAddRMSNorm || n.Op == ir.OpAddLayerNorm
+	post := n.Op == ir.OpAddPostNorm
+	add := n.Op == ir.OpAddRMSNorm || n.Op == ir.OpAddLayerNorm || post
 	layer := n.Op == ir.OpLayerNorm || n.Op == ir.OpAddLayerNorm
 	in := n.Inputs
 	cols, err := activation(in[0])
@@ -48,6 +50,14 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 		in = in[1:]
 	} else {
 		c.null()
+	}
+	var wba accessor
+	if post {
+		if wba, err = e.vectorAccessor(in[1], cols); err != nil {
+			return nil, err
+		}
+		c.ptr(e, cWeight, "wb", in[1])
+		in = in[1:]
 	}
 	wa, err := e.vectorAccessor(in[1], cols)
 	if err != nil {
@@ -90,6 +100,9 @@ func (e *emitter) norm(n *ir.Node) ([]plans.Launch, error) {
 	}
 	threads := normThreads(cols)
 	g := gridRowsX(rowsOf(n.Inputs[0]))
+	if post {
+		return e.emit(c, "rmsnorm_post_rows", threads, g, rmsNormPostArgs{N: cfg, WB: wba, W: wa, Cols: cols, Threads: int64(threads), Q8: q8})
+	}
 	if layer {
 		return e.emit(c, "layernorm_rows", threads, g, layerNormArgs{N: cfg, W: wa, B: ba, Cols: cols, Threads: int64(threads), Add: add, Q8: q8})
 	}

@@ -90,8 +90,12 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 	if kernel == ir.KernelMMA {
 		mma := mmaShapeOf(n)
 		c.startsLate = n.Bool("starts_late")
-		ls, err := stream(mma.st).launch(e.emit(c, "qkv_mma", int(mma.nw*32), gridTokenTiles(mma.st.Blocks, rowsOf(x), 1), qkvMMAArgs{
-			X: xt, W: accs[0], BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
+		// Its registers must let the stream's blocks share an SM: Q6_K's
+		// codes took a Q4_K_M qkv (Llama-3.1-8B's v) to 166 registers,
+		// one block an SM, two waves.
+		perSM := int(ceilDiv(mma.st.Blocks, e.SMs))
+		ls, err := stream(mma.st).launch(e.emitBounded(c, "qkv_mma", int(mma.nw*32), perSM, gridTokenTiles(mma.st.Blocks, rowsOf(x), 1), qkvMMAArgs{
+			X: xt, WQ: accs[0], WK: accs[1], WV: accs[2], BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
 			R: rope, In: in, NQ: outs[0], NK: outs[1], NV: outs[2], KV: kv, NW: mma.nw, UPW: mma.upw,
 			dotTail: dotTail{Rows: rowsOf(x), TT: 1, Smem: mma.st.Smem}}))
 		return append(quant, ls...), err

@@ -9,8 +9,8 @@ import (
 )
 
 // swiglu_linear(x, wg, wu) or (x, wgu [2F, in]): gate and up rows of one
-// output column per warp, SiLU product epilogue; a prefill takes gemm_swiglu
-// (emitGEMM).
+// output column per warp, an act(g)·u epilogue of the node's gate activation
+// (each family's GATE parameter); a prefill takes gemm_swiglu (emitGEMM).
 func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 	x := n.Inputs[0]
 	in, err := activation(x)
@@ -22,10 +22,17 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 	if err != nil {
 		return nil, err
 	}
+	gate, err := gateOf(n)
+	if err != nil {
+		return nil, err
+	}
 	kernel := e.kernelOf(n)
 	if kernel == ir.KernelGEMM {
-		return e.emitGEMM(c, n, in, 2*f, "gemm_swiglu", func(bm, bn int64) any {
-			return gemmSwiGLUArgs{WG: ga, WU: ua, In: in, F: f, UpRow0: upRow0, BM: bm, BN: bn}
+		return e.emitGEMM(c, n, in, 2*f, "gemm_swiglu", func(bm, bn, splits int64) any {
+			if gate != gateSiLU {
+				splits = max(splits, 1) // GATE follows SPLITS
+			}
+			return gemmSwiGLUArgs{WG: ga, WU: ua, In: in, F: f, UpRow0: upRow0, BM: bm, BN: bn, Splits: splits, Gate: gate}
 		})
 	}
 	if kernel == ir.KernelMMAHalves {
@@ -35,17 +42,17 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 	}
 	if kernel == ir.KernelMMATokens {
 		return e.mmaTokens(c, n, n, x, n.Inputs[1], in, "swiglu_mmat", ceilDiv(f, 8), func(nw, nt, rows int64, st mmatStream) any {
-			a := swigluMMATArgs{W: ga, In: in, F: f, UpRow0: upRow0, NW: nw, NT: nt, Rows: rows}
+			a := swigluMMATShape{W: ga, In: in, F: f, UpRow0: upRow0, NW: nw, NT: nt, Rows: rows}
 			if st.KSL > 0 {
-				return swigluMMATStreamArgs{a, st}
+				return swigluMMATStreamArgs{a, st, gate}
 			}
-			return a
+			return swigluMMATArgs{a, gate}
 		})
 	}
 	if kernel == ir.KernelGEMV {
 		c.ptr(e, cIn, "x", x)
 		c.ptr(e, cOut, "y", n)
-		return e.emit(c, "swiglu_gemv", 128, gridRowsY(ceilDiv(f, 4), rowsOf(x)), swigluGEMVArgs{WG: ga, WU: ua, In: in, F: f, UpRow0: upRow0})
+		return e.emit(c, "swiglu_gemv", 128, gridRowsY(ceilDiv(f, 4), rowsOf(x)), swigluGEMVArgs{WG: ga, WU: ua, In: in, F: f, UpRow0: upRow0, Gate: gate})
 	}
 	if kernel == ir.KernelMMA {
 		mma := mmaShapeOf(n)
@@ -58,7 +65,7 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 		c.startsLate = n.Bool("starts_late")
 		ls, err := stream(mma.st).launch(e.emit(c, "swiglu_mma", int(mma.nw*32), gridTokenTiles(mma.st.Blocks, rowsOf(x), 1), swigluMMAArgs{
 			X: xt, W: ga, In: in, F: f, UpRow0: upRow0, NW: mma.nw, UPW: mma.upw,
-			dotTail: dotTail{Rows: rowsOf(x), TT: 1, Smem: mma.st.Smem}}))
+			dotTail: dotTail{Rows: rowsOf(x), TT: 1, Smem: mma.st.Smem}, Gate: gate}))
 		return append(quant, ls...), err
 	}
 	s, q8 := e.swigluLanes(n, x, in, f)
@@ -83,7 +90,7 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 		st = e.Streams(x, n.Inputs[1], e.prefill, in, blocks, 2, 2*sets)
 	}
 	return e.intDot(c, n, x, in, "swiglu_q8", threads, blocks, st, false, false, outs, func(t dotTail) any {
-		return swigluQ8Args{W: ga.dotted(), In: in, F: f, UpRow0: upRow0, S: s, Warps: threads / 32, Q8: q8, dotTail: t}
+		return swigluQ8Args{W: ga.dotted(), In: in, F: f, UpRow0: upRow0, S: s, Warps: threads / 32, Q8: q8, dotTail: t, Gate: gate}
 	})
 }
 

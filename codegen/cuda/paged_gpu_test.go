@@ -59,10 +59,11 @@ func pagedOutput(t *testing.T, c attnCase) *cuda.Output {
 // to 300 tokens beside single decode tokens, past gpt-oss's window of 128,
 // with block tables interleaved and descending, and decode-only steps
 // (graphs, padded); each row's output (its last token's attention over its
-// own sequence) is checked against the float64 reference. The steps of
-// 300-odd tokens give attend_paged one split a (token, kv head), which
-// writes y itself, and the steps of a few tokens several, which
-// attend_paged_merge combines (paged_splits).
+// own sequence) is checked against the float64 reference. A chunk is tiles
+// of 16/G tokens, a decode token one, whose warps take quarters of each
+// key tile; a tile's key tiles are dealt to the node's splits, so one
+// whose keys lie in one key tile writes y itself and a longer one (most
+// here) leaves partials that the last of its splits to arrive merges.
 func TestGPUPagedAttention(t *testing.T) {
 	gpuOnly(t)
 	r := rand.New(rand.NewPCG(7, 9))
@@ -77,7 +78,8 @@ func TestGPUPagedAttention(t *testing.T) {
 	// Each step's tokens per sequence (0: the sequence sits out).
 	// Decode-only steps replay their bucket's graph: 4 rows, 3 padded to
 	// 4, 1.
-	steps := [][pagedSeqs]int{{200, 37, 1, 129}, {1, 1, 1, 1}, {300, 0, 5, 1}, {1, 90, 1, 0}, {1, 1, 1, 200}, {1, 1, 1, 1}, {1, 1, 0, 1}, {0, 0, 1, 0}, {1, 1, 1, 1}}
+	steps := [][pagedSeqs]int{{200, 37, 1, 129}, {1, 1, 1, 1}, {300, 0, 5, 1}, {1, 90, 1, 0}, {20, 2, 3, 1}, {1, 1, 1, 200}, {1, 1, 1, 1}, {1, 1, 0, 1},
+		{0, 0, 1, 0}, {1, 1, 1, 1}}
 	for i, d := range ds {
 		t.Run(d.c.name, func(t *testing.T) {
 			dev := openGPUPlan(t, gs[i], mans[i], pagedCtx, d.bytes)

@@ -77,13 +77,13 @@ func TestReadsBeforeWait(t *testing.T) {
 	linear := linearQ8Args{W: w, B: noWeight, In: 64, Out: 64, S: 32, Res: resAfterWait, dotTail: dotTail{Early: true, TT: 1}}
 	early := linear
 	early.Res = resBeforeWait
-	down := moeDownArgs{Cfg: "Cfg", W: w, B: noWeight}
+	down := moeDownArgs{Cfg: "Cfg", W: w, B: noWeight, Rows: 4}
 	readers := []struct {
 		fn, param, record string
 		after, early      any
 	}{
 		{"linear_q8", "r", "residual_before_wait", linear, early},
-		{"moe_down_sum_q8", "logit", "pick_early", down, moeDownArgs{Cfg: "Cfg", W: w, B: noWeight, PickEarly: true}},
+		{"moe_down_sum_q8", "logit", "pick_early", down, moeDownArgs{Cfg: "Cfg", W: w, B: noWeight, PickEarly: true, Rows: 4}},
 	}
 	for _, r := range readers {
 		for _, c := range cases {

@@ -58,7 +58,7 @@ func dropLateStart(g *ir.Graph, n *ir.Node) {
 // the chooseStaging pass recorded it: without the records each staged
 // linear takes a quantize_x8 launch instead.
 func TestStagingFollowsRecord(t *testing.T) {
-	g, man, _ := tinyPlan(t, "gemma-3-tiny", synth.QuantQ4KM)
+	g, man, _ := tinyPlan(t, "gpt2-small-tiny", synth.QuantQ4KM)
 	staged := stagedLinears(t, g)
 	before := quantizeLaunches(generate(t, g, man, ""))
 	for _, n := range staged {
@@ -93,19 +93,19 @@ func TestStagingRefusesHeldCodes(t *testing.T) {
 
 // TestStagingNewValueAtHeldOffset: the scratch holds a value's codes, not
 // an offset's: a staged linear whose input the memory plan puts where the
-// value whose codes the scratch holds was (Gemma's GEGLU at its FFN norm's
+// value whose codes the scratch holds was (GPT-2's GELU at its FFN norm's
 // row) still stages it, rather than reading the norm's codes as its own.
 func TestStagingNewValueAtHeldOffset(t *testing.T) {
-	g, man, _ := tinyPlan(t, "gemma-3-tiny", synth.QuantQ4KM)
+	g, man, _ := tinyPlan(t, "gpt2-small-tiny", synth.QuantQ4KM)
 	l := stagedLinears(t, g)[0]
-	geglu := l.Inputs[0]
-	if geglu.Op != ir.OpGEGLU || geglu.Inputs[0].Op != ir.OpLinear {
-		t.Fatalf("staged linear %d reads a %s, want a geglu of linears", l.ID, geglu.Op)
+	act := l.Inputs[0]
+	if act.Op != ir.OpGELU || act.Inputs[0].Op != ir.OpLinear {
+		t.Fatalf("staged linear %d reads a %s, want a gelu of a linear", l.ID, act.Op)
 	}
-	normed := geglu.Inputs[0].Inputs[0] // whose codes the gate's kernel read
+	normed := act.Inputs[0].Inputs[0] // whose codes the fc's kernel read
 	before := quantizeLaunches(generate(t, g, man, ""))
-	geglu.Attrs["offset"] = normed.Attrs["offset"]
+	act.Attrs["offset"] = normed.Attrs["offset"]
 	if got := quantizeLaunches(generate(t, g, man, "")); got != before {
-		t.Errorf("%d quantize_x8 launches with the GEGLU at its norm's offset, want %d", got, before)
+		t.Errorf("%d quantize_x8 launches with the GELU at its norm's offset, want %d", got, before)
 	}
 }

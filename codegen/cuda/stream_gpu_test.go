@@ -22,36 +22,15 @@ func TestGPUSwiGLUStreams(t *testing.T) {
 	const slab, tok = 64, 1
 	for _, gt := range []gguf.Type{gguf.Q4_K, gguf.Q5_K, gguf.Q6_K} {
 		dt, _ := ir.ParseDType(strings.ToLower(gt.String()))
-		gRows, gDeq := randomSlab(t, r, gt, slab*streamIn)
-		uRows, uDeq := randomSlab(t, r, gt, slab*streamIn)
-		table := make([]float32, 4*streamIn)
-		for i := range table {
-			table[i] = float32(r.NormFloat64())
-		}
-		wg, wu := tile(gRows, streamF/slab), tile(uRows, streamF/slab)
-		data := func(name string) []byte {
-			return map[string][]byte{"table": f32Bytes(table), "wg": wg, "wu": wu}[name]
-		}
-		x := table[tok*streamIn : (tok+1)*streamIn]
-		dot := func(deq []float32, o int) float64 {
-			var s float64
-			for i, w := range deq[(o%slab)*streamIn : (o%slab+1)*streamIn] {
-				s += float64(w) * float64(x[i])
-			}
-			return s
-		}
-		want := make([]float32, streamF)
-		for o := range want {
-			g := dot(gDeq, o)
-			want[o] = float32(g / (1 + math.Exp(-g)) * dot(uDeq, o))
-		}
-		g, man := swigluGraph(t, dt, streamF, streamIn, int64(len(wg)))
+		h := newGatedHarness(t, r, gt, slab, streamIn, streamF)
+		want := h.want(tok, func(g float64) float64 { return g / (1 + math.Exp(-g)) })
+		g, man := swigluGraph(t, dt, streamF, streamIn, int64(len(h.wg)))
 		out, err := cuda.Generate(g, man, cuda.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		l := streamedSwiGLU(t, out, dt)
-		dev := openGPUPlan(t, g, man, 16, data)
+		dev := openGPUPlan(t, g, man, 16, h.data)
 		step, got := timeDecode(t, dev, tok+1, tok)
 		dev.Close()
 		e := relErr(got, want)
@@ -62,15 +41,22 @@ func TestGPUSwiGLUStreams(t *testing.T) {
 	}
 }
 
-// TestGPUQKVOnTensorCores runs Phi-3-mini's decode qkv (qkv_mma, Q5_K)
-// against a float64 reference: random slabs tiled to [3072, 3072] for each
-// of q, k and v, the second token of a sequence (position 1, so that q and
-// k turn by NeoX pairs), each part checked in its own plan.
+// TestGPUQKVOnTensorCores runs decode qkvs on the tensor cores (qkv_mma)
+// against a float64 reference: Phi-3-mini's (Q5_K, NeoX), Llama-3.1-8B's
+// (grouped k and v, Q4_K q and k, Q6_K v, normal RoPE) and Qwen3-8B's
+// (Llama-3.1's without RoPE), random slabs tiled to each part's rows over
+// rows of 3072, the second token of a sequence (position 1, so that q and
+// k turn), each part checked in its own plan.
 func TestGPUQKVOnTensorCores(t *testing.T) {
 	gpuOnly(t)
+	for name, s := range map[string]qkvShape{"phi-3": phi3QKV, "llama-3.1": llama3QKV, "qk-norm": qkNormQKV} {
+		t.Run(name, func(t *testing.T) { checkGPUQKV(t, s) })
+	}
+}
+
+func checkGPUQKV(t *testing.T, s qkvShape) {
 	const slab, tok = 64, 1
-	s := phi3QKV
-	n := int(s.heads * s.hd)
+	parts := []int{int(s.heads * s.hd), int(s.kvHeads * s.hd), int(s.vRows)}
 	r := rand.New(rand.NewPCG(11, 12))
 	table := make([]float32, 4*streamIn)
 	for i := range table {
@@ -80,27 +66,31 @@ func TestGPUQKVOnTensorCores(t *testing.T) {
 	data := map[string][]byte{"table": f32Bytes(table)}
 	var want [3][]float64
 	for p, name := range []string{"wq", "wk", "wv"} {
-		rows, deq := randomSlab(t, r, gguf.Q5_K, slab*streamIn)
-		data[name] = tile(rows, n/slab)
-		want[p] = make([]float64, n)
+		gt, _ := gguf.TypeByName(s.types[p].String())
+		rows, deq := randomSlab(t, r, gt, slab*streamIn)
+		data[name] = tile(rows, parts[p]/slab)
+		want[p] = make([]float64, parts[p])
 		for o := range want[p] {
 			for i, w := range deq[(o%slab)*streamIn : (o%slab+1)*streamIn] {
 				want[p][o] += float64(w) * float64(x[i])
 			}
 		}
-		if p < 2 { // NeoX at position 1: pair (i, i + 48) of each head turns by 10000^(-2i/96)
+		if p < 2 && s.rope != "" { // at position 1, pair i of each head turns by 10000^(-2i/hd)
 			hd := int(s.hd)
-			for h := 0; h < int(s.heads); h++ {
+			for h := 0; h < parts[p]/hd; h++ {
 				for i := 0; i < hd/2; i++ {
 					sn, c := math.Sincos(math.Pow(10000, -2*float64(i)/float64(hd)))
-					a, b := &want[p][h*hd+i], &want[p][h*hd+i+hd/2]
+					a, b := &want[p][h*hd+2*i], &want[p][h*hd+2*i+1]
+					if s.rope == "neox" {
+						a, b = &want[p][h*hd+i], &want[p][h*hd+i+hd/2]
+					}
 					*a, *b = *a*c-*b*sn, *a*sn+*b*c
 				}
 			}
 		}
 	}
 	for p := range want {
-		g, man := qkvGraph(t, ir.Q5_K, s, int64(p))
+		g, man := qkvGraph(t, s, int64(p))
 		out, err := cuda.Generate(g, man, cuda.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -120,8 +110,9 @@ func TestGPUQKVOnTensorCores(t *testing.T) {
 		e := relErr64(got, want[p]) // before Close: got is the device's output buffer
 		seq.Close()
 		dev.Close()
-		t.Logf("part %d, %s: relative error %.1e", p, l.Kernel, e)
-		if e > gemvTolerance(gguf.Q5_K) {
+		gt, _ := gguf.TypeByName(s.types[p].String())
+		t.Logf("part %d (%s), %s: relative error %.1e", p, gt, l.Kernel, e)
+		if e > gemvTolerance(gt) {
 			t.Errorf("qkv part %d: relative error %.2e", p, e)
 		}
 	}

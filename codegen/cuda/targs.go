@@ -11,14 +11,17 @@ import (
 // Each kernel family's template arguments are one struct below whose
 // exported fields are the device template's parameters in order
 // (templates/*.cu.tmpl); renderTArgs writes them. A field tagged
-// `targ:"omitzero"` is a trailing parameter whose default is zero,
-// left out when zero. Embedded structs contribute their fields in place.
+// `targ:"omitzero"` is a trailing parameter whose default is zero: the
+// trailing run of such fields that are zero is left out (one that is zero
+// before a non-zero one is written). Embedded structs contribute their
+// fields in place.
 
 // renderTArgs writes a family's argument struct as C template arguments:
 // a fmt.Stringer as its String, integers in decimal, bools as true/false,
 // strings (config struct names) as they are.
 func renderTArgs(args any) []string {
 	var out []string
+	defaulted := 0 // the trailing run of zero omitzero fields in out
 	var walk func(v reflect.Value)
 	walk = func(v reflect.Value) {
 		t := v.Type()
@@ -31,14 +34,38 @@ func renderTArgs(args any) []string {
 			if !f.IsExported() {
 				continue
 			}
-			if f.Tag.Get("targ") == "omitzero" && fv.IsZero() {
-				continue
-			}
 			out = append(out, renderTArg(fv))
+			if f.Tag.Get("targ") == "omitzero" && fv.IsZero() {
+				defaulted++
+			} else {
+				defaulted = 0
+			}
 		}
 	}
 	walk(reflect.ValueOf(args))
-	return out
+	return out[:len(out)-defaulted]
+}
+
+// gateAct is a gated FFN kernel's GATE parameter, its gate activation's
+// struct (common.cu.tmpl); the zero value is the templates' default SiLU.
+type gateAct int
+
+const (
+	gateSiLU gateAct = iota
+	gateGELUTanh
+)
+
+func (a gateAct) String() string { return [...]string{"GateSiLU", "GateGELUTanh"}[a] }
+
+// gateOf is swiglu_linear n's gate activation.
+func gateOf(n *ir.Node) (gateAct, error) {
+	switch n.GateAct() {
+	case ir.GateSiLU:
+		return gateSiLU, nil
+	case ir.GateGELUTanh:
+		return gateGELUTanh, nil
+	}
+	return 0, fmt.Errorf("swiglu_linear: gate activation %q has no kernel", n.GateAct())
 }
 
 var stringer = reflect.TypeFor[fmt.Stringer]()
@@ -151,6 +178,12 @@ type (
 		Cols, Threads int64
 		Add, Q8       bool
 	}
+	rmsNormPostArgs struct {
+		N             string
+		WB, W         accessor
+		Cols, Threads int64
+		Q8            bool
+	}
 	layerNormArgs struct {
 		N             string
 		W, B          accessor
@@ -184,10 +217,12 @@ type (
 		Sinks, Q8 bool
 	}
 	// attendDecodeArgs serve attend_decode: its grid's splits, their
-	// clusters, each warp's tiles in flight and a split's fewest keys.
+	// clusters, each warp's tiles in flight, a split's fewest keys and
+	// the q/k norms it folds in.
 	attendDecodeArgs struct {
 		attendArgs
 		Splits, Cluster, Stages, MinKeys int64
+		QK                               string `targ:"omitzero"` // QKNorm<...> where it folds the q/k norms
 	}
 	// pagedArgs serve kv_store_paged; attendPagedArgs attend_paged (NL,
 	// the model's layers, places a row in the paged pool).
@@ -195,21 +230,17 @@ type (
 		A  string
 		NL int64
 	}
-	// Splits and Target are the paged attention's split rule
-	// (pagedSplits, tuning.pagedTarget); attendPagedMergeArgs serve
-	// attend_paged_merge.
+	// Splits are the blocks a tile's key tiles are dealt to (the node's
+	// paged_splits), Stages its ring's key tiles (paged_stages), Decode
+	// says every row of the step is one token (the batched decode
+	// schedule).
 	attendPagedArgs struct {
 		A              string
 		S              accessor
 		Sinks          bool
 		NL             int64
-		Splits, Target int64
-	}
-	attendPagedMergeArgs struct {
-		A              string
-		S              accessor
-		Sinks          bool
-		Splits, Target int64
+		Splits, Stages int64
+		Decode         bool
 	}
 	gatherArgs     struct{ Cols int64 }
 	argmaxArgs     struct{ V int64 }
@@ -217,14 +248,18 @@ type (
 	gemmLinearArgs struct {
 		W, B            accessor
 		In, Out, BM, BN int64
+		Splits          int64 `targ:"omitzero"` // the K splits where 2 or more, else 0 (the template's default 1)
 	}
 	gemmSwiGLUArgs struct {
 		WG, WU                accessor
 		In, F, UpRow0, BM, BN int64
+		Splits                int64   `targ:"omitzero"`
+		Gate                  gateAct `targ:"omitzero"` // after Splits: a GELU gate gives Splits at least 1
 	}
 	gemmQKVArgs struct {
 		WQ, WK, WV, BQ, BK, BV accessor
 		In, NQ, NK, NV, BM, BN int64
+		Splits                 int64 `targ:"omitzero"`
 	}
 	qkvRopeStoreArgs struct {
 		R          string
@@ -238,6 +273,7 @@ type (
 	swigluGEMVArgs struct {
 		WG, WU        accessor
 		In, F, UpRow0 int64
+		Gate          gateAct `targ:"omitzero"`
 	}
 	qkvGEMVArgs struct {
 		WQ, WK, WV, BQ, BK, BV accessor
@@ -257,6 +293,7 @@ type (
 		In, F, UpRow0, S, Warps int64
 		Q8                      bool
 		dotTail
+		Gate gateAct `targ:"omitzero"`
 	}
 	qkvQ8Args struct {
 		WQ, WK, WV, BQ, BK, BV accessor
@@ -267,12 +304,12 @@ type (
 		dotTail
 	}
 	qkvMMAArgs struct {
-		X              mmaX
-		W, BQ, BK, BV  accessor
-		R              string
-		In, NQ, NK, NV int64
-		KV             bool
-		NW, UPW        int64
+		X                      mmaX
+		WQ, WK, WV, BQ, BK, BV accessor
+		R                      string
+		In, NQ, NK, NV         int64
+		KV                     bool
+		NW, UPW                int64
 		dotTail
 	}
 	swigluMMAArgs struct {
@@ -280,6 +317,7 @@ type (
 		W                      accessor
 		In, F, UpRow0, NW, UPW int64
 		dotTail
+		Gate gateAct `targ:"omitzero"`
 	}
 	// The mma_tokens kernels' (mma_tokens.cu.tmpl): NW warps, NT n-tiles.
 	linearMMATArgs struct {
@@ -287,6 +325,10 @@ type (
 		In, Out, NW, NT, Rows int64
 	}
 	swigluMMATArgs struct {
+		swigluMMATShape
+		Gate gateAct `targ:"omitzero"`
+	}
+	swigluMMATShape struct {
 		W                           accessor
 		In, F, UpRow0, NW, NT, Rows int64
 	}
@@ -304,8 +346,9 @@ type (
 		mmatStream
 	}
 	swigluMMATStreamArgs struct {
-		swigluMMATArgs
+		swigluMMATShape
 		mmatStream
+		Gate gateAct `targ:"omitzero"`
 	}
 	qkvMMATStreamArgs struct {
 		qkvMMATArgs
@@ -368,6 +411,7 @@ type (
 		Cfg       string
 		W, B      accessor
 		PickEarly bool
+		Rows      int64 // rows a warp (moe_down_rows)
 	}
 	sampleDrawArgs struct{ V, G, EPT, Slot, Scratch int64 }
 	// headnorm.cu.tmpl

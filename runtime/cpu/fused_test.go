@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/llama-orch/orc/ir"
@@ -36,8 +37,22 @@ func TestFusedMatchUnfused(t *testing.T) {
 	swiFused := h.add(ir.OpSwiGLULinear, sh, nil, x, wg, wu)
 	packed := h.add(ir.OpSwiGLU, sh, nil, h.add(ir.OpLinear, ir.Shape{ir.T, 2 * ff}, nil, x, wgu))
 	packedFused := h.add(ir.OpSwiGLULinear, sh, nil, x, wgu)
+	geglu := h.add(ir.OpGEGLU, sh, nil, h.add(ir.OpLinear, sh, nil, x, wg), h.add(ir.OpLinear, sh, nil, x, wu))
+	gegluFused := h.add(ir.OpSwiGLULinear, sh, map[string]any{"act": string(ir.GateGELUTanh)}, x, wg, wu)
 
-	pr := h.build(t, packedFused)
+	// Gemma's post-norm: add_rmsnorm(x, rmsnorm(y, wb), w) and its fusion.
+	y, wb, wn := h.act(t, "y", d), h.weight(t, "wb", ir.F32, 1, d), h.weight(t, "wn", ir.F32, 1, d)
+	normAttrs := map[string]any{"eps": 1e-6, "parts": []int64{d, d}}
+	post := h.add(ir.OpAddRMSNorm, ir.Shape{ir.T, 2 * d}, normAttrs, x, h.add(ir.OpRMSNorm, ir.Shape{ir.T, d}, map[string]any{"eps": 1e-6}, y, wb), wn)
+	postFused := h.add(ir.OpAddPostNorm, ir.Shape{ir.T, 2 * d}, normAttrs, x, y, wb, wn)
+	var postParts, postFusedParts [2]*ir.Node
+	for i := range 2 {
+		part := map[string]any{"part": int64(i)}
+		postParts[i] = h.add(ir.OpView, ir.Shape{ir.T, d}, part, post)
+		postFusedParts[i] = h.add(ir.OpView, ir.Shape{ir.T, d}, part, postFused)
+	}
+
+	pr := h.build(t, gegluFused)
 	for _, tokens := range [][]int32{stepTokens, {9}} {
 		get := func(n *ir.Node) []float64 { return f64(runStep(t, pr, nil, tokens, 4, n.ID)) }
 		near(t, "qkv q", runStep(t, pr, nil, tokens, 4, views[0].ID), get(q)[:len(tokens)*heads*hd], 1e-5)
@@ -45,5 +60,9 @@ func TestFusedMatchUnfused(t *testing.T) {
 		near(t, "qkv v", runStep(t, pr, nil, tokens, 4, views[2].ID), get(v)[:len(tokens)*kvHeads*hd], 1e-5)
 		near(t, "swiglu_linear", runStep(t, pr, nil, tokens, 4, swiFused.ID), get(swi)[:len(tokens)*ff], 1e-5)
 		near(t, "swiglu_linear packed", runStep(t, pr, nil, tokens, 4, packedFused.ID), get(packed)[:len(tokens)*ff], 1e-5)
+		for i, v := range postFusedParts {
+			near(t, fmt.Sprintf("add_post_rmsnorm part %d", i), runStep(t, pr, nil, tokens, 4, v.ID), get(postParts[i])[:len(tokens)*d], 0)
+		}
+		near(t, "swiglu_linear tanh-GELU", runStep(t, pr, nil, tokens, 4, gegluFused.ID), get(geglu)[:len(tokens)*ff], 1e-5)
 	}
 }

@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/llama-orch/orc/ir"
+import (
+	"fmt"
+
+	"github.com/llama-orch/orc/ir"
+)
 
 // geglu is gelu(g)·u (Gemma's gated FFN).
 func (pr *program) geglu(n *ir.Node) func(*stepState) error {
@@ -22,4 +26,15 @@ func (pr *program) scale(n *ir.Node) func(*stepState) error {
 		}
 		return nil
 	}
+}
+
+// gateActivation is the function of a swiglu_linear's gate activation.
+func gateActivation(a ir.GateAct) (func(float32) float32, error) {
+	switch a {
+	case ir.GateSiLU:
+		return silu, nil
+	case ir.GateGELUTanh:
+		return gelu, nil
+	}
+	return nil, fmt.Errorf("swiglu_linear: gate activation %q has no CPU kernel", a)
 }

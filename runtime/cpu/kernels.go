@@ -24,7 +24,7 @@ func (pr *program) kernel(n *ir.Node) (func(*stepState) error, error) {
 		return pr.add(n), nil
 	case ir.OpRMSNorm, ir.OpLayerNorm:
 		return pr.norm(n)
-	case ir.OpAddRMSNorm, ir.OpAddLayerNorm:
+	case ir.OpAddRMSNorm, ir.OpAddLayerNorm, ir.OpAddPostNorm:
 		return pr.addNorm(n)
 	case ir.OpLinear:
 		return pr.linear(n)
@@ -165,9 +165,20 @@ func (pr *program) norm(n *ir.Node) (func(*stepState) error, error) {
 	}, nil
 }
 
-// addNorm writes part 0 = a+b and part 1 = norm(a+b).
+// addNorm writes part 0 = a+b and part 1 = norm(a+b); add_post_rmsnorm's
+// b is rmsnorm(b)·wb first, as the unfused rmsnorm and add_rmsnorm compute
+// them.
 func (pr *program) addNorm(n *ir.Node) (func(*stepState) error, error) {
-	w, bias, err := pr.normParams(n, 2, n.Op == ir.OpAddLayerNorm)
+	wAt := 2
+	var wb []float32
+	if n.Op == ir.OpAddPostNorm {
+		var err error
+		if wb, err = pr.dense(n.Inputs[2]); err != nil {
+			return nil, err
+		}
+		wAt = 3
+	}
+	w, bias, err := pr.normParams(n, wAt, n.Op == ir.OpAddLayerNorm)
 	if err != nil {
 		return nil, err
 	}
@@ -176,9 +187,13 @@ func (pr *program) addNorm(n *ir.Node) (func(*stepState) error, error) {
 	sum, normed := out[:pr.partOffset(n, 1)], out[pr.partOffset(n, 1):]
 	return func(st *stepState) error {
 		for r := range rows(n, st.t) {
-			s := sum[r*c : (r+1)*c]
+			s, br := sum[r*c:(r+1)*c], b[r*c:(r+1)*c]
+			if wb != nil {
+				normRow(br, wb, nil, s, eps)
+				br = s
+			}
 			for i := range s {
-				s[i] = a[r*c+i] + b[r*c+i]
+				s[i] = br[i] + a[r*c+i]
 			}
 			normRow(s, w, bias, normed[r*c:(r+1)*c], eps)
 		}

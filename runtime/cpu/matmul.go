@@ -158,8 +158,9 @@ func (pr *program) qkv(n *ir.Node) (func(*stepState) error, error) {
 	}, nil
 }
 
-// swigluLinear is silu(x·wgᵀ)·(x·wuᵀ); the one-weight form takes phi3's
-// packed [2F, in] whose first F rows are the gate.
+// swigluLinear is act(x·wgᵀ)·(x·wuᵀ), act its gate activation (SiLU or
+// tanh-GELU); the one-weight form takes phi3's packed [2F, in] whose first F
+// rows are the gate.
 func (pr *program) swigluLinear(n *ir.Node) (func(*stepState) error, error) {
 	wg, err := pr.matrixInput(n, 1)
 	if err != nil {
@@ -173,6 +174,10 @@ func (pr *program) swigluLinear(n *ir.Node) (func(*stepState) error, error) {
 		upFirst = 0
 	}
 	x, out, f := pr.bufs[n.Inputs[0]], pr.bufs[n], cols(n)
+	act, err := gateActivation(n.GateAct())
+	if err != nil {
+		return nil, err
+	}
 	var gate, up []float32 // scratch [max_tokens, F]
 	return func(st *stepState) error {
 		nRows := rows(n, st.t)
@@ -186,7 +191,7 @@ func (pr *program) swigluLinear(n *ir.Node) (func(*stepState) error, error) {
 			return err
 		}
 		for i := range out[:nRows*f] {
-			out[i] = silu(gate[i]) * up[i]
+			out[i] = act(gate[i]) * up[i]
 		}
 		return nil
 	}, nil

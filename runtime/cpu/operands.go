@@ -21,6 +21,7 @@ var weightInputs = map[ir.Op][]int{
 	ir.OpSwiGLULinear: {1, 2},
 	ir.OpAddRMSNorm:   {2},
 	ir.OpAddLayerNorm: {2, 3},
+	ir.OpAddPostNorm:  {2, 3},
 	ir.OpHeadRMSNorm:  {1},
 	ir.OpNormRoPE:     {1},
 }

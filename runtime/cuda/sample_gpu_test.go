@@ -96,16 +96,7 @@ func headPicksOf(logits []float32, st *sample.Step) *stepPicks {
 			h.bad = true
 			continue
 		}
-		b := math.Float32bits(v)
-		switch {
-		case v == 0:
-			b = 0x80000000 // -0 as +0
-		case b&0x80000000 != 0:
-			b = ^b
-		default:
-			b |= 0x80000000
-		}
-		k := uint64(b)<<32 | uint64(0xFFFFFFFF-uint32(i))
+		k := sampleKey(v, i)
 		h.greedy = max(h.greedy, k)
 		if len(penalised) > 0 && !penalised[int32(i)] {
 			h.free = max(h.free, k)
@@ -378,8 +369,9 @@ func TestGPUGenerateSampledOnGPU(t *testing.T) {
 
 // TestGPUSampleCost times the sampler over one step's logits against
 // copying them back and sampling on the host, over flat (σ 0.5) and peaked
-// (σ 15) normal logits. ORC_GPU_BENCH=1; it prints, asserts nothing about
-// speed.
+// (σ 15) normal logits; top_k 65, past the top-k path's bound
+// (sample_topk), times the general path's top-k beside it. ORC_GPU_BENCH=1;
+// it prints, asserts nothing about speed.
 func TestGPUSampleCost(t *testing.T) {
 	if os.Getenv("ORC_GPU_BENCH") != "1" {
 		t.Skip("set ORC_GPU_TESTS=1 ORC_GPU_BENCH=1 and ORC_SAMPLE_PLANS on a GPU host")
@@ -408,7 +400,8 @@ func TestGPUSampleCost(t *testing.T) {
 				l[i] = float32(r.NormFloat64() * spread)
 			}
 			drawOnGPU(t, seq, l, sample.New(sample.Params{}), nil, 0)
-			for _, p := range []sample.Params{{}, {Temperature: 1}, {Temperature: 0.7, TopK: 40}, {Temperature: 0.7, TopP: 0.9}, {Temperature: 0.7, TopK: 40, TopP: 0.9, MinP: 0.05}} {
+			for _, p := range []sample.Params{{}, {Temperature: 1}, {Temperature: 0.7, TopK: 40}, {Temperature: 0.7, TopK: topkMax + 1}, {Temperature: 0.7, TopP: 0.9},
+				{Temperature: 0.7, TopK: 40, TopP: 0.9, MinP: 0.05}, {Temperature: 0.7, TopK: topkMax + 1, TopP: 0.9, MinP: 0.05}} {
 				p.RepetitionPenalty = 1.1
 				sm := sample.New(p)
 				onGPU := median(func() { drawOnGPU(t, seq, nil, sm, recent, 5) })

@@ -74,7 +74,9 @@ func TestGPUDecodeDrawsInGraph(t *testing.T) {
 // step's graph (ReplayDecode) with each bench setting's draw against the
 // greedy step's: what a draw adds to a step on the GPU, without the host's
 // work between steps; greedy with a penalty runs the sampler's shortest
-// path, its floor. ORC_GPU_BENCH=1; it prints, asserts nothing about
+// path, its floor. top_k 65 is past the top-k path's bound (sample_topk):
+// the general path's top-k, which top_k 40 took before that path, beside
+// it in the same run. ORC_GPU_BENCH=1; it prints, asserts nothing about
 // speed.
 func TestGPUDrawInGraphCost(t *testing.T) {
 	if os.Getenv("ORC_GPU_BENCH") != "1" {
@@ -86,8 +88,9 @@ func TestGPUDrawInGraphCost(t *testing.T) {
 		history := fedRandom(t, seq, 64, 31)
 		greedyUs := 0.0
 		for _, p := range []sample.Params{{}, {Temperature: 1, Seed: 1}, {Temperature: 0.7, TopP: 0.9, Seed: 1},
-			{Temperature: 0.7, TopK: 40, RepetitionPenalty: 1.1, Seed: 1}, {Temperature: 1, MinP: 0.05, Seed: 1},
-			{RepetitionPenalty: 1.1}} {
+			{Temperature: 0.7, TopK: 40, RepetitionPenalty: 1.1, Seed: 1}, {Temperature: 0.7, TopK: topkMax + 1, RepetitionPenalty: 1.1, Seed: 1},
+			{Temperature: 0.7, TopK: 40, TopP: 0.9, Seed: 1}, {Temperature: 0.7, TopK: topkMax + 1, TopP: 0.9, Seed: 1},
+			{Temperature: 1, MinP: 0.05, Seed: 1}, {RepetitionPenalty: 1.1}} {
 			id, err := seq.ForwardSample(context.Background(), history[len(history)-1:], sample.New(p), history)
 			if err != nil {
 				t.Fatal(err)

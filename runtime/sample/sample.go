@@ -32,7 +32,8 @@
 //
 // Masses are integers so that every sum is the same in any order: the GPU
 // finds the top-k and top-p boundaries by a radix select over the logits'
-// ordered bits with parallel histograms, the CPU by sorting, and both land
+// ordered bits with parallel histograms (for top-k up to 64, from a bound
+// on the k largest keys and their ranks), the CPU by sorting, and both land
 // on the same prefix.
 package sample
 

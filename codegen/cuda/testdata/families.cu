@@ -52,6 +52,18 @@ __device__ __forceinline__ void grid_dep_launch() {
 __device__ __forceinline__ float h2f(uint32_t h) { return __half2float(__ushort_as_half((unsigned short)h)); }
 __device__ __forceinline__ float bf2f(uint32_t b) { return __uint_as_float(b << 16); }
 
+// The gate activations of the gated FFN kernels (their GATE parameter, last
+// and SiLU by default): act(g) of act(g)·u.
+struct GateSiLU {
+    static __device__ __forceinline__ float of(float g) { return g / (1.f + expf(-g)); }
+};
+// GELU's tanh approximation (GPT-2's gelu_ew; Gemma's gelu_pytorch_tanh).
+struct GateGELUTanh {
+    static __device__ __forceinline__ float of(float g) {
+        return 0.5f * g * (1.f + tanhf(0.7978845608028654f * (g + 0.044715f * g * g * g)));
+    }
+};
+
 // Loads N bytes (N a multiple of 4) from a 2-byte aligned address as 32-bit
 // words: GGUF blocks of 18, 22, 34 and 210 bytes are only 2-byte aligned.
 template <int N>
@@ -833,10 +845,10 @@ __device__ __forceinline__ void linear_gemv(const uint8_t* __restrict__ w, const
     }
 }
 
-// swiglu_linear: y[t, F] = silu(x·wgᵀ) · (x·wuᵀ); one warp per output column
+// swiglu_linear: y[t, F] = GATE(x·wgᵀ) · (x·wuᵀ); one warp per output column
 // computes its gate and up rows. With one packed weight [2F, IN], wu is wg
 // and UP_ROW0 = F.
-template <class WG, class WU, int IN, int F, int UP_ROW0>
+template <class WG, class WU, int IN, int F, int UP_ROW0, class GATE = GateSiLU>
 __device__ __forceinline__ void swiglu_gemv(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu,
                                             const float* __restrict__ x, float* __restrict__ y) {
     const i64 r = (i64)blockIdx.x * GEMV_WARPS + (threadIdx.x >> 5);
@@ -844,7 +856,7 @@ __device__ __forceinline__ void swiglu_gemv(const uint8_t* __restrict__ wg, cons
     if (r >= F) return;
     float g, u;
     row_dot2<WG, WU, IN>(wg, r, wu, r + UP_ROW0, x + t * IN, g, u);
-    if ((threadIdx.x & 31) == 0) y[t * F + r] = g / (1.f + expf(-g)) * u;
+    if ((threadIdx.x & 31) == 0) y[t * F + r] = GATE::of(g) * u;
 }
 
 // qkv: three projections of one x in one launch, packed result (part offsets
@@ -1442,19 +1454,33 @@ __device__ __forceinline__ void stage_span(units<U...>, const uint8_t* w, i64 r0
     (section(i64_constant<(i64)(IN / W::QK) * U>{}), ...);
 }
 
-// stream_chunks: the chunk loop above for a block of THREADS threads whose
-// chunks are NSPAN spans of at most NMAX rows each. spans(blk, f) calls
-// f(i, w, r0, n) for span i of chunk blk, i a constant (an indexed section
-// table lands in local memory); ready() runs once after the wait for the
-// grid before (the activations' loads); body(blk, sec) computes chunk blk
-// from its staged spans (sec[i]: span i's section starts, as W_sections
-// gives them, translated into the stage) and syncs the block after its
-// last read of them, before the chunk's stage is refilled. The stages are
-// the launch's SMEM bytes of dynamic shared memory (ops_stream.go, streams,
+// layout<W>: a span's accessor, as stream_layouts' spans name it.
+template <class W> struct layout { using type = W; };
+
+// max_span: the largest span_bytes of NMAX rows among accessors W... (a
+// stage's room for a span of any of them).
+template <int IN, int NMAX, class... W>
+__host__ __device__ constexpr int max_span() {
+    int m = 0;
+    ((m = m > span_bytes<IN, W::QK>(typename W::Units{}, NMAX) ? m : span_bytes<IN, W::QK>(typename W::Units{}, NMAX)), ...);
+    return m;
+}
+
+// stream_layouts: the chunk loop above for a block of THREADS threads whose
+// chunks are NSPAN spans of at most NMAX rows each, of accessors whose
+// spans take at most SPAN bytes (max_span). spans(blk, f) calls f(i,
+// layout<W>{}, w, r0, n) for span i of chunk blk, i a constant (an indexed
+// section table lands in local memory), W its weight's accessor (a chunk
+// may read one of several); ready() runs once after the wait for the grid
+// before (the activations' loads); body(blk, sec) computes chunk blk from
+// its staged spans (sec[i]: span i's section starts, as W_sections gives
+// them, translated into the stage) and syncs the block after its last read
+// of them, before the chunk's stage is refilled. The stages are the
+// launch's SMEM bytes of dynamic shared memory (ops_stream.go, streams,
 // which sizes them as span_bytes does).
-template <class W, int IN, int THREADS, int NSPAN, int NMAX, int SMEM, class Spans, class Ready, class Body>
-__device__ __forceinline__ void stream_chunks(int chunks, Spans spans, Ready ready, Body body) {
-    constexpr int SPAN = span_bytes<IN, W::QK>(typename W::Units{}, NMAX), STAGE = NSPAN * SPAN, STAGES = SMEM / STAGE;
+template <int SPAN, int IN, int THREADS, int NSPAN, int NMAX, int SMEM, class Spans, class Ready, class Body>
+__device__ __forceinline__ void stream_layouts(int chunks, Spans spans, Ready ready, Body body) {
+    constexpr int STAGE = NSPAN * SPAN, STAGES = SMEM / STAGE;
     static_assert(SMEM == STAGES * STAGE && STAGES >= 2, "codegen's stages are whole stages of span_bytes");
     extern __shared__ __align__(16) uint8_t stage_mem[];
     __shared__ u64 full[STAGES];  // with ORC_BULK: stage k % STAGES's bytes are in
@@ -1471,7 +1497,8 @@ __device__ __forceinline__ void stream_chunks(int chunks, Spans spans, Ready rea
         const int blk = blockIdx.x + k * gridDim.x;
         if (blk >= chunks) return;
         uint8_t* dst = stage_mem + (k % STAGES) * STAGE;
-        spans(blk, [&](int n, const uint8_t* w, i64 r0, int rows) {
+        spans(blk, [&](int n, auto lay, const uint8_t* w, i64 r0, int rows) {
+            using W = typename decltype(lay)::type;
             stage_span<W, IN, THREADS, NMAX>(typename W::Units{}, w, r0, rows, dst + n * SPAN, copy, sec[n], &full[k % STAGES]);
         });
 #ifdef ORC_BULK
@@ -1501,6 +1528,15 @@ __device__ __forceinline__ void stream_chunks(int chunks, Spans spans, Ready rea
         stage(k, false, sec);
         body(blockIdx.x + k * gridDim.x, sec);
     }
+}
+
+// stream_chunks: stream_layouts for spans of one accessor W; spans(blk, f)
+// calls f(i, w, r0, n).
+template <class W, int IN, int THREADS, int NSPAN, int NMAX, int SMEM, class Spans, class Ready, class Body>
+__device__ __forceinline__ void stream_chunks(int chunks, Spans spans, Ready ready, Body body) {
+    stream_layouts<max_span<IN, NMAX, W>(), IN, THREADS, NSPAN, NMAX, SMEM>(chunks, [&](int blk, auto f) {
+        spans(blk, [&](int n, const uint8_t* w, i64 r0, int rows) { f(n, layout<W>{}, w, r0, rows); });
+    }, ready, body);
 }
 
 // stream_rows: stream_chunks for blocks of LIN_WARPS warps in lane sets of
@@ -1656,8 +1692,8 @@ __device__ __forceinline__ void linear_q8(const uint8_t* __restrict__ w, const u
 // after its wait (quantize_row), or a quantize_x8 launch does.
 // SMEM > 0: the block streams its rows (stream_rows) through SMEM bytes of
 // stages, chunk blk being what block blk computes without (gate and up
-// spans of 2·SETS rows).
-template <class W, int IN, int F, int UP_ROW0, int S, int WARPS, bool Q8, bool EARLY, int ROWS, int TT, int SMEM = 0>
+// spans of 2·SETS rows). GATE: the gate's activation.
+template <class W, int IN, int F, int UP_ROW0, int S, int WARPS, bool Q8, bool EARLY, int ROWS, int TT, int SMEM = 0, class GATE = GateSiLU>
 __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
                                           const float2* __restrict__ xs, float* __restrict__ y, xq_t* __restrict__ yq,
                                           float2* __restrict__ ys, const int* __restrict__ state) {
@@ -1687,7 +1723,7 @@ __device__ __forceinline__ void swiglu_q8(const uint8_t* __restrict__ wg, const 
         float h = 0.f;
         if (col < F && tt < ntok) {
             const float g = gu[set * N + c * TT + tt], u = gu[set * N + (2 + c) * TT + tt];
-            h = g / (1.f + expf(-g)) * u;
+            h = GATE::of(g) * u;
             y[(i64)tok[tt] * F + col] = h;
         }
         if constexpr (Q8) quantize32(h, (i64)tok[0] * F + b0, yq, ys);
@@ -1826,7 +1862,8 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
                            rot, c, sn, y, kc, vc, state);
 }
 
-// Decode SwiGLU and qkv on tensor cores (Q4_K or Q5_K rows, streamed). The
+// Decode SwiGLU and qkv on tensor cores (Q4_K or Q5_K rows, and Q6_K's for
+// qkv, streamed). The
 // integer path's dots (q8_dot.cu.tmpl) spend about two SASS instructions a
 // weight on dp2a, masks and scales: Phi-3-mini's streamed SwiGLU issued 757
 // a thread for a chunk of 16 rows × 3072, and its schedulers, not DRAM, set
@@ -1848,11 +1885,20 @@ __device__ __forceinline__ void qkv_q8(const uint8_t* __restrict__ wq, const uin
 // for rows g and g + 8, where mma leaves them in lane (g, t): each lane
 // scales one group of two rows, none idles.
 
-// mma_u8: c += a · b, m16n8k32, a the 16 × 32 unsigned-byte codes (row),
-// b the 32 × 8 activation bytes (column), signed (H) or unsigned.
-template <bool H>
+// mma_u8: c += a · b, m16n8k32, a the 16 × 32 code bytes (row), unsigned
+// or signed (SA), b the 32 × 8 activation bytes (column), signed (H) or
+// unsigned.
+template <bool H, bool SA = false>
 __device__ __forceinline__ void mma_u8(int* c, const uint32_t* a, const uint32_t* b) {
-    if constexpr (H)
+    if constexpr (SA && H)
+        asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+            : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else if constexpr (SA)
+        asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+            : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else if constexpr (H)
         asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
             : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
@@ -1868,6 +1914,16 @@ __device__ __forceinline__ uint2 lds64(uint32_t a) {
     asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(a));
     return v;
 }
+__device__ __forceinline__ uint32_t lds32(uint32_t a) {
+    uint32_t v;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(a));
+    return v;
+}
+__device__ __forceinline__ uint16_t lds16(uint32_t a) {
+    uint16_t v;
+    asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(a));
+    return v;
+}
 __device__ __forceinline__ uint4 lds128(uint32_t a) {
     uint4 v;
     asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a));
@@ -1876,11 +1932,31 @@ __device__ __forceinline__ uint4 lds128(uint32_t a) {
 
 // MmaCodes<W, NB>: a K-quant accessor's staged rows (NB super-blocks a row)
 // as mma operands: codes(sec, row, sb, q, t, lo, hi), the lane's k slots
-// (words 2t and 2t + 1 of group q's 32 code bytes) of super-block sb of
-// row; header(sec, row, sb), the super-block's d, dmin and scales; HI, the
+// (elements 8t .. 8t + 7 of two 32-element slices) of super-block sb of
+// row at the super-block's step q (of 4), two A operands, signed where S8;
+// bmask(g, t), the masks of the B words each takes (all of B, or a half);
+// sums(sec, row, sb, t, xs, lo0, lo1, hi0, hi1), the lane's share of the
+// row's dot from the int32 sums of columns 2t (lo0, hi0) and 2t + 1 (lo1,
+// hi1) of the two operands' accumulators, xs the activation scales of
+// 32-groups 2t and 2t + 1 of four (MmaX::s).
+//
+// Q4_K and Q5_K (MmaK4): step q is group q, its two 32-element
+// sub-blocks' codes the low and high nibbles, against all of B; the low
+// sub-block's sum is column 2t of lo's, the high one's column 2t + 1 of
+// hi's. header(sec, row, sb), the super-block's d, dmin and scales; HI, the
 // scale of the high sub-block's codes (1/16 where they stay in place).
+template <class K> struct MmaK4 {
+    static constexpr bool S8 = false;
+    static __device__ __forceinline__ uint2 bmask(int, int) { return make_uint2(~0u, ~0u); }
+    static __device__ __forceinline__ float sums(const uint8_t* const* sec, i64 row, int sb, int t, const float2* xs, int lo0, int, int, int hi1) {
+        const uint4 hd = K::header(sec, row, sb);
+        float s0, m0, s1, m1;
+        k4_group_scales(hd, t, &s0, &m0, &s1, &m1);
+        return h2f(hd.x & 0xFFFF) * (s0 * xs[0].x * (float)lo0 + K::HI * s1 * xs[1].x * (float)hi1) - h2f(hd.x >> 16) * (m0 * xs[0].y + m1 * xs[1].y);
+    }
+};
 template <class W, int NB> struct MmaCodes;
-template <i64 NBLK, int NB> struct MmaCodes<W_q4_k<NBLK>, NB> {  // 144-byte blocks
+template <i64 NBLK, int NB> struct MmaCodes<W_q4_k<NBLK>, NB> : MmaK4<MmaCodes<W_q4_k<NBLK>, NB>> {  // 144-byte blocks
     static constexpr float HI = 0.0625f;
     static __device__ __forceinline__ uint32_t block(const uint8_t* const* sec, i64 row, int sb) {
         return (uint32_t)__cvta_generic_to_shared(sec[0] + (row * NB + sb) * 144);
@@ -1896,7 +1972,7 @@ template <i64 NBLK, int NB> struct MmaCodes<W_q4_k<NBLK>, NB> {  // 144-byte blo
 };
 // Q5_K split (weights.cu.tmpl): the fifth bit of word i's bytes is bit i of
 // h.x's (low nibbles) or h.y's (high) bytes.
-template <i64 NBLK, int NB> struct MmaCodes<W_q5_k_split<NBLK>, NB> {
+template <i64 NBLK, int NB> struct MmaCodes<W_q5_k_split<NBLK>, NB> : MmaK4<MmaCodes<W_q5_k_split<NBLK>, NB>> {
     static constexpr float HI = 1.f;
     static __device__ __forceinline__ void codes(const uint8_t* const* sec, i64 row, int sb, int q, int t, uint32_t* lo, uint32_t* hi) {
         const i64 grp = (row * NB + sb) * 4 + q;
@@ -1912,6 +1988,45 @@ template <i64 NBLK, int NB> struct MmaCodes<W_q5_k_split<NBLK>, NB> {
     }
     static __device__ __forceinline__ uint4 header(const uint8_t* const* sec, i64 row, int sb) {
         return lds128((uint32_t)__cvta_generic_to_shared(sec[2] + (row * NB + sb) * 16));
+    }
+};
+// Q6_K split (weights.cu.tmpl; ql + qh in GGUF order): step q is the
+// slices 2q and 2q + 1 (elements 64q .. 64q + 63; see dq_q6_k: half q/2,
+// ql bytes 64h + 8t (2q) and 64h + 32 + 8t (2q + 1) at nibble 4(q%2), qh
+// bits 4(q%2) and 4(q%2) + 2), signed codes q − 32, a scale a 16 elements,
+// so a slice's sum is two: lanes t < 2 hold a slice's first 16 elements,
+// t ≥ 2 its last. Operand lo takes slice 2q's codes in lanes t < 2 and
+// 2q + 1's in t ≥ 2 against B's words where g%2 == t/2 (column 2q: slice
+// 2q's first half, 2q + 1: slice 2q + 1's second), hi the other slice in
+// each lane against the other words (2q: slice 2q's second half, 2q + 1:
+// slice 2q + 1's first), so the four halves land in four sums, no product
+// wasted on B's zeros beyond Q4_K's.
+template <i64 NBLK, int NB> struct MmaCodes<W_q6_k_split<NBLK>, NB> {
+    static constexpr bool S8 = true;
+    static __device__ __forceinline__ void codes(const uint8_t* const* sec, i64 row, int sb, int q, int t, uint32_t* lo, uint32_t* hi) {
+        const uint32_t b = (uint32_t)__cvta_generic_to_shared(sec[0] + (row * NB + sb) * 192) + 64 * (q >> 1) + 8 * t;
+        const uint2 l0 = lds64(b), l1 = lds64(b + 32), h = lds64(b + 128 - 32 * (q >> 1));
+        const int sh = 4 * (q & 1);
+        const uint32_t a0[2] = {l0.x, l0.y}, a1[2] = {l1.x, l1.y}, qh[2] = {h.x, h.y};
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            const uint32_t c0 = q6_signed(((a0[k] >> sh) & 0x0F0F0F0Fu) | (((qh[k] >> sh) & 0x03030303u) << 4));
+            const uint32_t c1 = q6_signed(((a1[k] >> sh) & 0x0F0F0F0Fu) | (((qh[k] >> (sh + 2)) & 0x03030303u) << 4));
+            lo[k] = t < 2 ? c0 : c1;
+            hi[k] = t < 2 ? c1 : c0;
+        }
+    }
+    static __device__ __forceinline__ uint2 bmask(int g, int t) {
+        const uint32_t m = g % 2 == t / 2 ? ~0u : 0u;
+        return make_uint2(m, ~m);
+    }
+    // lo0: slice 2t's first half, hi0 its second; hi1: slice 2t + 1's
+    // first half, lo1 its second; scale bytes 4t .. 4t + 3 in that order.
+    static __device__ __forceinline__ float sums(const uint8_t* const* sec, i64 row, int sb, int t, const float2* xs, int lo0, int lo1, int hi0, int hi1) {
+        const i64 blk = row * NB + sb;
+        const uint32_t sc = lds32((uint32_t)__cvta_generic_to_shared(sec[1] + blk * 16) + 4 * t);
+        const float d = h2f(lds16((uint32_t)__cvta_generic_to_shared(sec[2] + blk * 2)));
+        return d * (xs[0].x * (i8f(sc) * (float)lo0 + i8f(sc >> 8) * (float)hi0) + xs[1].x * (i8f(sc >> 16) * (float)hi1 + i8f(sc >> 24) * (float)lo1));
     }
 };
 
@@ -2071,8 +2186,10 @@ template <class N, class WN, bool ADD> struct XNorm {
 // w's super-blocks: group t of each, summed with the other lanes of its
 // quad and warps by mma_pair_sums.
 template <class W, int IN, int UPW>
-__device__ __forceinline__ float2 mma_rows(const uint8_t* const* sa, i64 ra, const uint8_t* const* sb, i64 rb, const MmaX<IN, UPW>& x, int warp, int t) {
+__device__ __forceinline__ float2 mma_rows(const uint8_t* const* sa, i64 ra, const uint8_t* const* sb, i64 rb, const MmaX<IN, UPW>& x, int warp, int g,
+                                           int t) {
     using K = MmaCodes<W, IN / 256>;
+    const uint2 m = K::bmask(g, t);
     float2 s = make_float2(0.f, 0.f);
 #pragma unroll
     for (int u = 0; u < UPW; u++) {
@@ -2084,21 +2201,16 @@ __device__ __forceinline__ float2 mma_rows(const uint8_t* const* sa, i64 ra, con
             K::codes(sa, ra, blk, q, t, la, ha);
             K::codes(sb, rb, blk, q, t, lb, hb);
             const uint32_t lo[4] = {la[0], lb[0], la[1], lb[1]}, hi[4] = {ha[0], hb[0], ha[1], hb[1]};  // a0..a3
-            mma_u8<true>(clo_h, lo, x.bh[u][q]);
-            mma_u8<false>(clo_l, lo, x.bl[u][q]);
-            mma_u8<true>(chi_h, hi, x.bh[u][q]);
-            mma_u8<false>(chi_l, hi, x.bl[u][q]);
+            const uint32_t loh[2] = {x.bh[u][q][0] & m.x, x.bh[u][q][1] & m.x}, lol[2] = {x.bl[u][q][0] & m.x, x.bl[u][q][1] & m.x};
+            const uint32_t hih[2] = {x.bh[u][q][0] & m.y, x.bh[u][q][1] & m.y}, hil[2] = {x.bl[u][q][0] & m.y, x.bl[u][q][1] & m.y};
+            mma_u8<true, K::S8>(clo_h, lo, loh);
+            mma_u8<false, K::S8>(clo_l, lo, lol);
+            mma_u8<true, K::S8>(chi_h, hi, hih);
+            mma_u8<false, K::S8>(chi_l, hi, hil);
         }
-        // Group t of this super-block: row g in c[0] (low) and c[1]
-        // (high), row g + 8 in c[2] and c[3].
-        auto group = [&](const uint4& hd, int lo_sum, int hi_sum) {
-            float s0, m0, s1, m1;
-            k4_group_scales(hd, t, &s0, &m0, &s1, &m1);
-            return h2f(hd.x & 0xFFFF) * (s0 * x.s[u][0].x * (float)lo_sum + K::HI * s1 * x.s[u][1].x * (float)hi_sum) -
-                   h2f(hd.x >> 16) * (m0 * x.s[u][0].y + m1 * x.s[u][1].y);
-        };
-        s.x += group(K::header(sa, ra, blk), 256 * clo_h[0] + clo_l[0], 256 * chi_h[1] + chi_l[1]);
-        s.y += group(K::header(sb, rb, blk), 256 * clo_h[2] + clo_l[2], 256 * chi_h[3] + chi_l[3]);
+        // Row g's columns 2t, 2t + 1 in c[0], c[1]; row g + 8's in c[2], c[3].
+        s.x += K::sums(sa, ra, blk, t, x.s[u], 256 * clo_h[0] + clo_l[0], 256 * clo_h[1] + clo_l[1], 256 * chi_h[0] + chi_l[0], 256 * chi_h[1] + chi_l[1]);
+        s.y += K::sums(sb, rb, blk, t, x.s[u], 256 * clo_h[2] + clo_l[2], 256 * clo_h[3] + clo_l[3], 256 * chi_h[2] + chi_l[2], 256 * chi_h[3] + chi_l[3]);
     }
     return s;
 }
@@ -2131,8 +2243,8 @@ __device__ __forceinline__ float2 mma_pair_sums(float2 s, int round) {
 
 // swiglu_mma: swiglu_q8's streamed decode (one token, gate and up rows of
 // IN = 256·NW·UPW in one layout W with MmaCodes) in chunks of 8 columns,
-// blocks of NW warps.
-template <class X, class W, int IN, int F, int UP_ROW0, int NW, int UPW, bool EARLY, int ROWS, int TT, int SMEM>
+// blocks of NW warps. GATE: the gate's activation.
+template <class X, class W, int IN, int F, int UP_ROW0, int NW, int UPW, bool EARLY, int ROWS, int TT, int SMEM, class GATE = GateSiLU>
 __device__ __forceinline__ void swiglu_mma(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
                                            const float2* __restrict__ xs, const float* __restrict__ a, const float* __restrict__ b,
                                            const uint8_t* __restrict__ nw, float* __restrict__ s_out, float* __restrict__ y,
@@ -2156,74 +2268,109 @@ __device__ __forceinline__ void swiglu_mma(const uint8_t* __restrict__ wg, const
         X::load(x, xq, xs, a, b, s_out, nsq, tok, warp, g, t);
     }, [&](int blk, auto sec) {
         const i64 c0 = (i64)blk * CHUNK, col = min(c0 + g, (i64)F - 1);  // past the end: a duplicate, not written
-        float2 s = mma_pair_sums<NW>(mma_rows<W, IN, UPW>(sec[0], col, sec[1], UP_ROW0 + col, x, warp, t), round++);
+        float2 s = mma_pair_sums<NW>(mma_rows<W, IN, UPW>(sec[0], col, sec[1], UP_ROW0 + col, x, warp, g, t), round++);
         if (threadIdx.x < CHUNK && c0 + threadIdx.x < F) {
             const float inv = X::template inv<IN, NW>(nsq);
             s.x *= inv;
             s.y *= inv;
-            y[(i64)tok * F + c0 + threadIdx.x] = s.x / (1.f + expf(-s.x)) * s.y;
+            y[(i64)tok * F + c0 + threadIdx.x] = GATE::of(s.x) * s.y;
         }
     });
 }
 
-// qkv_mma: qkv_q8's decode (one token; q, k and v in one K-quant layout W,
-// rows of IN = 256·NW·UPW) streamed in chunks of 8 rotation pairs of one
-// head, NeoX's pairs (i, i + HD/2) over the whole head (ROT = HD; v's rows
-// pair alike, unrotated): tile rows g and g + 8 are the two rows of pair
-// i0 + g, so the epilogue's thread i finishes pair i0 + i as qkv_q8's do
-// (bias, rotation, the fp16 cache).
-template <class X, class W, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV, int NW, int UPW, bool EARLY, int ROWS, int TT, int SMEM>
+// qkv_mma: qkv_q8's decode (one token; q, k and v each in a K-quant
+// accessor with MmaCodes, WQ, WK and WV, rows of IN = 256·NW·UPW) streamed
+// in chunks of 8 rotation pairs, 16 rows of one part: with NeoX (R::MODE
+// 2) the pairs (i, i + HD/2) of one head of q or k (ROT = HD), else
+// (normal RoPE's pairs (2i, 2i + 1), no RoPE, and v always) 16 consecutive
+// rows. Tile rows g and g + 8 are the two rows of pair i0 + g, so the
+// epilogue's thread i finishes pair i0 + i as qkv_q8's do (bias, rotation,
+// the fp16 cache). A chunk's two spans are 8 rows each of its part's
+// weight, staged in room for the widest of the three (max_span).
+template <class X, class WQ, class WK, class WV, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV, int NW, int UPW,
+          bool EARLY, int ROWS, int TT, int SMEM>
 __device__ __forceinline__ void qkv_mma(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
                                         const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
                                         const xq_t* __restrict__ xq, const float2* __restrict__ xs, const float* __restrict__ a,
                                         const float* __restrict__ b, const uint8_t* __restrict__ nw, float* __restrict__ s_out,
                                         const int* __restrict__ positions,
                                         float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    constexpr int HD = R::HD, TILES = HD / 16;  // TILES: chunks a head
+    constexpr bool NEOX = R::MODE == 2;
+    constexpr int HD = R::HD;
     static_assert(TT == 1 && IN == 256 * NW * UPW, "one token; warps × their super-blocks are the row");
     static_assert(!EARLY, "it copies its first chunk before the wait instead");
-    static_assert(R::MODE == 2 && R::ROT == HD && HD % 16 == 0 && NQ % HD == 0 && NK % HD == 0 && NV % HD == 0,
-                  "pairs (i, i + HD/2) of whole heads");
+    static_assert(R::MODE == 0 || (R::ROT == HD && HD % 16 == 0 && NQ % HD == 0 && NK % HD == 0), "pairs of whole heads");
+    static_assert(NQ % 16 == 0 && NK % 16 == 0 && NV % 16 == 0, "chunks of 16 rows of one part");
     constexpr int CQ = NQ / 16, CK = NK / 16;  // chunks of q, of k
     int tok;
     block_tokens<ROWS, 1>(state, &tok);
     const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
-    // Chunk blk: its part, that part's weight, and the row of its first
-    // pair's first dim.
-    auto where = [&](int blk, int* part, const uint8_t** w) {
+    // Chunk blk: its part, and the first rows of its two spans (the
+    // second's in *r1).
+    auto where = [&](int blk, int* part, i64* r1) {
         *part = blk < CQ ? 0 : blk < CQ + CK ? 1 : 2;
-        *w = *part == 0 ? wq : *part == 1 ? wk : wv;
         const int c = blk - (*part == 0 ? 0 : *part == 1 ? CQ : CQ + CK);
-        return (i64)(c / TILES) * HD + (c % TILES) * 8;
+        if (NEOX && *part < 2) {
+            const i64 r0 = (i64)(c / (HD / 16)) * HD + (c % (HD / 16)) * 8;
+            *r1 = r0 + HD / 2;
+            return r0;
+        }
+        *r1 = 16 * (i64)c + 8;
+        return 16 * (i64)c;
     };
     MmaX<IN, UPW> x;
     X::before(x, nw, warp, g, t);
     __shared__ float nsq[NW];
     int pos = 0, round = 0;
-    stream_chunks<W, IN, NW * 32, 2, 8, SMEM>((NQ + NK + NV) / 16, [&](int blk, auto span) {
+    stream_layouts<max_span<IN, 8, WQ, WK, WV>(), IN, NW * 32, 2, 8, SMEM>((NQ + NK + NV) / 16, [&](int blk, auto span) {
         int part;
-        const uint8_t* w;
-        const i64 r0 = where(blk, &part, &w);
-        span(0, w, r0, 8);
-        span(1, w, r0 + HD / 2, 8);
+        i64 r1;
+        const i64 r0 = where(blk, &part, &r1);
+        if (part == 0) {
+            span(0, layout<WQ>{}, wq, r0, 8);
+            span(1, layout<WQ>{}, wq, r1, 8);
+        } else if (part == 1) {
+            span(0, layout<WK>{}, wk, r0, 8);
+            span(1, layout<WK>{}, wk, r1, 8);
+        } else {
+            span(0, layout<WV>{}, wv, r0, 8);
+            span(1, layout<WV>{}, wv, r1, 8);
+        }
     }, [&] {
         acquire(positions);
         X::load(x, xq, xs, a, b, s_out, nsq, tok, warp, g, t);
         pos = positions[tok];
     }, [&](int blk, auto sec) {
         int part;
-        const uint8_t* w;
-        const i64 r0 = where(blk, &part, &w);
-        const float2 s = mma_pair_sums<NW>(mma_rows<W, IN, UPW>(sec[0], r0 + g, sec[1], r0 + HD / 2 + g, x, warp, t), round++);
+        i64 r1;
+        const i64 r0 = where(blk, &part, &r1);
+        const bool neox = NEOX && part < 2;
+        // Tile row g: pair g's first row; g + 8 its second. Consecutive
+        // pairs 0..3 are span 0's rows, 4..7 span 1's.
+        const i64 ra = neox ? r0 + g : r0 + 2 * g, rb = neox ? r1 + g : ra + 1;
+        const uint8_t* sa[4];
+        const uint8_t* sb[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            sa[k] = neox || g < 4 ? sec[0][k] : sec[1][k];
+            sb[k] = neox || g >= 4 ? sec[1][k] : sec[0][k];
+        }
+        const float2 s = mma_pair_sums<NW>(part == 0   ? mma_rows<WQ, IN, UPW>(sa, ra, sb, rb, x, warp, g, t)
+                                           : part == 1 ? mma_rows<WK, IN, UPW>(sa, ra, sb, rb, x, warp, g, t)
+                                                       : mma_rows<WV, IN, UPW>(sa, ra, sb, rb, x, warp, g, t),
+                                           round++);
         if (threadIdx.x >= 8) return;
         const float inv = X::template inv<IN, NW>(nsq);
-        const i64 d0 = r0 + threadIdx.x, d1 = d0 + HD / 2;
+        const i64 d0 = neox ? r0 + threadIdx.x : r0 + 2 * threadIdx.x, d1 = neox ? d0 + HD / 2 : d0 + 1;
         float b0, b1, c = 1.f, sn = 0.f;
         if (part == 0) { b0 = BQ::at(bq, d0); b1 = BQ::at(bq, d1); }
         else if (part == 1) { b0 = BK::at(bk, d0); b1 = BK::at(bk, d1); }
         else { b0 = BV::at(bv, d0); b1 = BV::at(bv, d1); }
-        if (part < 2) rope_cos_sin<R>(pos, (int)(d0 % HD), &c, &sn);
-        qkv_finish<NQ, NK, KV>(part, part == 0 ? NQ : part == 1 ? NK : NV, tok, pos, d0, d1, s.x * inv + b0, s.y * inv + b1, part < 2, c, sn, y, kc, vc, state);
+        if constexpr (R::MODE != 0) {
+            if (part < 2) rope_cos_sin<R>(pos, NEOX ? (int)(d0 % HD) : (int)(d0 % HD) / 2, &c, &sn);
+        }
+        qkv_finish<NQ, NK, KV>(part, part == 0 ? NQ : part == 1 ? NK : NV, tok, pos, d0, d1, s.x * inv + b0, s.y * inv + b1, R::MODE != 0 && part < 2, c, sn,
+                               y, kc, vc, state);
     });
 }
 
@@ -2940,14 +3087,14 @@ __device__ __forceinline__ void linear_mmat_out(i64 r0, int tok0, int rows, cons
 }
 
 // swiglu_mmat_out: columns c0 .. c0 + 7, gate rows 0..7, up rows 8..15.
-template <int F, int NT, class Sum>
+template <int F, int NT, class GATE, class Sum>
 __device__ __forceinline__ void swiglu_mmat_out(i64 c0, int tok0, int rows, float* __restrict__ y, Sum sum) {
     for (int i = threadIdx.x; i < 8 * 8 * NT; i += blockDim.x) {
         const int c = i / (8 * NT), tt = i % (8 * NT);
         const int tok = tok0 + tt;
         if (c0 + c < F && tok < rows) {
             const float gv = sum(c, tt), uv = sum(8 + c, tt);
-            y[(i64)tok * F + c0 + c] = gv / (1.f + expf(-gv)) * uv;
+            y[(i64)tok * F + c0 + c] = GATE::of(gv) * uv;
         }
     }
 }
@@ -3001,8 +3148,8 @@ __device__ __forceinline__ void linear_mmat_stream(const uint8_t* __restrict__ w
 
 // swiglu_mmat: swiglu_q8 of up to 8·NT tokens a block on tensor cores; a
 // block owns 8 output columns, whose gate rows are its tile's rows 0..7
-// and up rows 8..15.
-template <class W, int IN, int F, int UP_ROW0, int NW, int NT, int ROWS>
+// and up rows 8..15. GATE: the gate's activation.
+template <class W, int IN, int F, int UP_ROW0, int NW, int NT, int ROWS, class GATE = GateSiLU>
 __device__ __forceinline__ void swiglu_mmat(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
                                             const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     int tile, rows, nt;
@@ -3010,18 +3157,18 @@ __device__ __forceinline__ void swiglu_mmat(const uint8_t* __restrict__ wg, cons
     const i64 c0 = (i64)tile * 8, col = min(c0 + threadIdx.x % 32 / 4, (i64)F - 1);  // past the end: a duplicate, not written
     __shared__ MmatShared<NW, NT> sh;
     mmat_tile<W, IN, NW, NT>(wg, col, wu, UP_ROW0 + col, xq, xs, tok0, rows, nt, sh);
-    swiglu_mmat_out<F, NT>(c0, tok0, rows, y, [&](int r, int tt) { return sh.sums[r][tt]; });
+    swiglu_mmat_out<F, NT, GATE>(c0, tok0, rows, y, [&](int r, int tt) { return sh.sums[r][tt]; });
 }
 
 // swiglu_mmat_stream: swiglu_mmat streamed (mmat_stream) over tiles of 8
 // columns.
-template <class W, int IN, int F, int UP_ROW0, int NW, int NT, int ROWS, int KSL, bool XS, int SMEM>
+template <class W, int IN, int F, int UP_ROW0, int NW, int NT, int ROWS, int KSL, bool XS, int SMEM, class GATE = GateSiLU>
 __device__ __forceinline__ void swiglu_mmat_stream(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
                                                    const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     mmat_stream<W, IN, KSL, NW, NT, XS, SMEM, ROWS>((F + 7) / 8, xq, xs, state, [&](int tile, int j, const uint8_t** rs) {
         const i64 col = min((i64)tile * 8 + (j & 7), (i64)F - 1);  // past the end: a duplicate, not written
         mmat_row_sections<W, IN>(j < 8 ? wg : wu, j < 8 ? col : UP_ROW0 + col, rs);
-    }, [&](int tile, int tok0, int rows, auto sum) { swiglu_mmat_out<F, NT>((i64)tile * 8, tok0, rows, y, sum); });
+    }, [&](int tile, int tok0, int rows, auto sum) { swiglu_mmat_out<F, NT, GATE>((i64)tile * 8, tok0, rows, y, sum); });
 }
 
 // qkv_mmat: qkv_q8 of up to 8·NT tokens a block on tensor cores: a block
@@ -3091,7 +3238,15 @@ __device__ __forceinline__ void qkv_mmat_stream(const uint8_t* __restrict__ wq, 
 // kernels are bounded to 2 CTAs per SM (ops_gemm.go), so the held loads cost
 // registers, not occupancy. (A variant with producer and consumer warps and
 // 32-token tiles measured slower at T = 512: codegen/cuda/notes/tried.md.)
-// grid (ceil(OUT/BN), ceil(T/BM)): consecutive CTAs share a token tile.
+// grid (ceil(OUT/BN), ceil(T/BM), SPLITS): consecutive CTAs share a token
+// tile. Where the tiles are too few to fill the SMs and IN is long (a down
+// projection: Llama-3.1-8B's 128 tiles of 224 K-steps at 512 tokens, one
+// CTA an SM walking the whole chain), SPLITS > 1 cuts IN into that many
+// ranges of whole K-steps, one a CTA (blockIdx.z): each writes its f32
+// partial tile to part, and the last of a tile's CTAs to arrive (counters,
+// one a tile, zero between launches: the arena starts zeroed and that CTA
+// resets it) sums the SPLITS partials in split order, so the result does
+// not depend on which arrives last, and applies the epilogue.
 #define GEMM_BK 64
 #define GEMM_THREADS 256
 #define GEMM_LD (GEMM_BK + 8)  // halves per shared row: 144 bytes, so ldmatrix's 8 rows hit distinct banks
@@ -3218,11 +3373,50 @@ struct GemmTile {
     }
 };
 
+// gemm_split_end: a split CTA's accumulators acc (F float4 fragments a
+// thread) go to its slot of part, slots [tile][SPLITS][F][GEMM_THREADS] of
+// float4, each thread's fragments side by side with its neighbours' (whole
+// 512-byte rows a warp). Returns false for all but the tile's last CTA to
+// arrive, which resets the tile's counter and leaves in acc the sum of the
+// SPLITS slots in split order, its own read back like the others, so the
+// sum is the same whichever CTA is last.
+template <int F, int SPLITS>
+__device__ __forceinline__ bool gemm_split_end(float* __restrict__ part, int* __restrict__ counters, float* acc) {
+    __shared__ int last;
+    const int tile = (int)(blockIdx.y * gridDim.x + blockIdx.x);
+    float4* slots = (float4*)part + (i64)tile * SPLITS * F * GEMM_THREADS;
+    float4* mine = slots + (i64)blockIdx.z * F * GEMM_THREADS + threadIdx.x;
+#pragma unroll
+    for (int f = 0; f < F; f++) __stcg(mine + f * GEMM_THREADS, make_float4(acc[4 * f], acc[4 * f + 1], acc[4 * f + 2], acc[4 * f + 3]));
+    __threadfence();  // the slot is visible before the count says so
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        last = atomicAdd(counters + tile, 1) == SPLITS - 1;
+        if (last) counters[tile] = 0;  // for the next launch, which follows this grid's completion
+    }
+    __syncthreads();
+    if (!last) return false;
+    __threadfence();  // the others' slots, counted before, are read after
+#pragma unroll
+    for (int f = 0; f < F; f++) {
+        float4 s = __ldcg(slots + f * GEMM_THREADS + threadIdx.x);
+#pragma unroll
+        for (int z = 1; z < SPLITS; z++) {
+            const float4 v = __ldcg(slots + ((i64)z * F + f) * GEMM_THREADS + threadIdx.x);
+            s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
+        }
+        acc[4 * f] = s.x; acc[4 * f + 1] = s.y; acc[4 * f + 2] = s.z; acc[4 * f + 3] = s.w;
+    }
+    return true;
+}
+
 // The core: tile (a GemmTile) fetches and stores the weight tile's columns
 // k0..k0+GEMM_BK-1; epi(t, n, a, b) gets the results of token t (< T)
-// for tile rows n and n+1 (n even).
-template <int BM, int BN, int IN, class Tile, class Epi>
-__device__ __forceinline__ void gemm_tc(const __half* __restrict__ x, const int* __restrict__ state, Tile tile, Epi epi) {
+// for tile rows n and n+1 (n even). With SPLITS > 1 the CTA walks its
+// split's K-steps and the tile's last CTA applies epi (gemm_split_end).
+template <int BM, int BN, int IN, int SPLITS, class Tile, class Epi>
+__device__ __forceinline__ void gemm_tc(const __half* __restrict__ x, float* __restrict__ part, int* __restrict__ counters,
+                                        const int* __restrict__ state, Tile tile, Epi epi) {
     constexpr int MT = BM / 32;                                     // m16 tiles per warp
     constexpr int NT = BN / 32;                                     // n8 tiles per warp
     constexpr int XV = BM * GEMM_BK / 8 / GEMM_THREADS;             // 8-half chunks of x per thread and step
@@ -3250,18 +3444,26 @@ __device__ __forceinline__ void gemm_tc(const __half* __restrict__ x, const int*
             if (t0 + xrow + j * XSTEP < T && k0 + xcol < IN) xr[j] = *(const uint4*)(xp + (i64)j * XSTEP * IN + k0);
         }
     };
-    fetch_x(0);
-    tile.fetch(0);
+    // This CTA's K-steps: split z takes steps [z·STEPS/SPLITS, (z+1)·STEPS/SPLITS),
+    // none empty where SPLITS ≤ STEPS (the pass's rule).
+    constexpr int STEPS = (IN + GEMM_BK - 1) / GEMM_BK;
+    const int kb = SPLITS > 1 ? (int)blockIdx.z * STEPS / SPLITS * GEMM_BK : 0;
+    const int ke = SPLITS > 1 ? ((int)blockIdx.z + 1) * STEPS / SPLITS * GEMM_BK : IN;
+    fetch_x(kb);
+    tile.fetch(kb);
 #pragma unroll 1  // an unrolled walk would hold two steps' raw loads
-    for (int k0 = 0; k0 < IN; k0 += GEMM_BK) {
+    for (int k0 = kb; k0 < ke; k0 += GEMM_BK) {
 #pragma unroll
         for (int j = 0; j < XV; j++)
             *(uint4*)(xs + (xrow + j * XSTEP) * GEMM_LD + xcol) = xr[j];
         tile.store(ws, k0);
         __syncthreads();
-        // The next step's loads, in flight during these MMAs (past IN none).
-        fetch_x(k0 + GEMM_BK);
-        tile.fetch(k0 + GEMM_BK);
+        // The next step's loads, in flight during these MMAs (past IN none;
+        // none past a split's range, the next split's).
+        if (SPLITS == 1 || k0 + GEMM_BK < ke) {
+            fetch_x(k0 + GEMM_BK);
+            tile.fetch(k0 + GEMM_BK);
+        }
 #pragma unroll
         for (int kk = 0; kk < GEMM_BK; kk += 16) {
             uint32_t a[MT][4], b[NT][2];
@@ -3281,6 +3483,9 @@ __device__ __forceinline__ void gemm_tc(const __half* __restrict__ x, const int*
         }
         __syncthreads();
     }
+    if constexpr (SPLITS > 1) {
+        if (!gemm_split_end<MT * NT, SPLITS>(part, counters, &acc[0][0][0])) return;
+    }
 #pragma unroll
     for (int m = 0; m < MT; m++)
 #pragma unroll
@@ -3292,11 +3497,12 @@ __device__ __forceinline__ void gemm_tc(const __half* __restrict__ x, const int*
 }
 
 // gemm_linear: y = x·Wᵀ (+ b); the CTA's rows are n0..n0+BN-1.
-template <class W, class B, int IN, int OUT, int BM, int BN>
+template <class W, class B, int IN, int OUT, int BM, int BN, int SPLITS = 1>
 __device__ __forceinline__ void gemm_linear(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x,
-                                            float* __restrict__ y, const int* __restrict__ state) {
+                                            float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters,
+                                            const int* __restrict__ state) {
     const int n0 = blockIdx.x * BN, o = n0 + (int)threadIdx.x % BN;
-    gemm_tc<BM, BN, IN>(x, state, GemmTile<IN, BN, W>{ {w}, o < OUT ? 0 : -1, o },
+    gemm_tc<BM, BN, IN, SPLITS>(x, part, counters, state, GemmTile<IN, BN, W>{ {w}, o < OUT ? 0 : -1, o },
         [&](int t, int n, float a0, float a1) {
             const int o = n0 + n;
             if (o < OUT) y[(i64)t * OUT + o] = a0 + B::at(b, o);
@@ -3304,18 +3510,19 @@ __device__ __forceinline__ void gemm_linear(const uint8_t* __restrict__ w, const
         });
 }
 
-// gemm_swiglu: y[T, F] = silu(x·wgᵀ) · (x·wuᵀ). The tile interleaves gate
+// gemm_swiglu: y[T, F] = GATE(x·wgᵀ) · (x·wuᵀ). The tile interleaves gate
 // and up rows of the CTA's BN/2 columns (even shared rows gate, odd up), so
 // each accumulator pair of the MMA's output is one column's (g, u). With one
 // packed weight [2F, IN], wu is wg and UP_ROW0 = F.
-template <class WG, class WU, int IN, int F, int UP_ROW0, int BM, int BN>
+template <class WG, class WU, int IN, int F, int UP_ROW0, int BM, int BN, int SPLITS = 1, class GATE = GateSiLU>
 __device__ __forceinline__ void gemm_swiglu(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x,
-                                            float* __restrict__ y, const int* __restrict__ state) {
+                                            float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters,
+                                            const int* __restrict__ state) {
     const int f0 = blockIdx.x * (BN / 2), n = (int)threadIdx.x % BN, f = f0 + n / 2, up = n & 1;
-    gemm_tc<BM, BN, IN>(x, state, GemmTile<IN, BN, WG, WU>{ {wg, wu}, f < F ? up : -1, f + up * UP_ROW0 },
+    gemm_tc<BM, BN, IN, SPLITS>(x, part, counters, state, GemmTile<IN, BN, WG, WU>{ {wg, wu}, f < F ? up : -1, f + up * UP_ROW0 },
         [&](int t, int n, float g, float u) {
             const int f = f0 + n / 2;
-            if (f < F) y[(i64)t * F + f] = g / (1.f + expf(-g)) * u;
+            if (f < F) y[(i64)t * F + f] = GATE::of(g) * u;
         });
 }
 
@@ -3325,13 +3532,14 @@ __device__ __forceinline__ void gemm_swiglu(const uint8_t* __restrict__ wg, cons
 // each part a segment of its own weight. The parts being even, the pair
 // (o, o+1) of an accumulator never straddles two. RoPE and the cache store
 // follow in qkv_rope_store.
-template <class WQ, class WK, class WV, class BQ, class BK, class BV, int IN, int NQ, int NK, int NV, int BM, int BN>
+template <class WQ, class WK, class WV, class BQ, class BK, class BV, int IN, int NQ, int NK, int NV, int BM, int BN, int SPLITS = 1>
 __device__ __forceinline__ void gemm_qkv(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
                                          const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
-                                         const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+                                         const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters,
+                                         const int* __restrict__ state) {
     const int o0 = blockIdx.x * BN, o = o0 + (int)threadIdx.x % BN;  // o: this thread's row of the concatenation
-    const int part = o < NQ ? 0 : o < NQ + NK ? 1 : o < NQ + NK + NV ? 2 : -1;
-    gemm_tc<BM, BN, IN>(x, state, GemmTile<IN, BN, WQ, WK, WV>{ {wq, wk, wv}, part, o - (part == 2 ? NQ + NK : part == 1 ? NQ : 0) },
+    const int p = o < NQ ? 0 : o < NQ + NK ? 1 : o < NQ + NK + NV ? 2 : -1;
+    gemm_tc<BM, BN, IN, SPLITS>(x, part, counters, state, GemmTile<IN, BN, WQ, WK, WV>{ {wq, wk, wv}, p, o - (p == 2 ? NQ + NK : p == 1 ? NQ : 0) },
         [&](int t, int n, float a0, float a1) {
             const int o = o0 + n;
             if (o < NQ) {
@@ -3481,6 +3689,30 @@ __device__ __forceinline__ void rmsnorm_rows(const float* __restrict__ a, const 
     norm_store<COLS, THREADS, Q8>(v, off, y, xq, xs);
 }
 
+// rmsnorm_post_rows (add_post_rmsnorm): s = a + rmsnorm(b)·wb, stored, then
+// y = rmsnorm(s)·w — a branch's post-norm (Gemma's), the residual add and
+// the next pre-norm, the row held in registers throughout.
+template <class N, class WB, class W, int COLS, int THREADS, bool Q8>
+__device__ __forceinline__ void rmsnorm_post_rows(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ wb,
+                                                  const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y,
+                                                  xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    using R = NormRow<COLS, THREADS>;
+    __shared__ float scratch[32];
+    const i64 off = (i64)blockIdx.x * COLS;
+    float v[R::PER], wv[R::PER];
+    norm_load<WB, COLS, THREADS, false>(b, nullptr, wb, off, v, wv);
+    rms_scale<N, COLS, THREADS>(v, wv, scratch);
+#pragma unroll
+    for (int k = 0; k < R::PER; k++)
+        if (R::in(k)) {
+            v[k] += a[off + R::col(k)];
+            wv[k] = W::at(w, R::col(k));
+        }
+    norm_store_row<COLS, THREADS>(v, off, s);
+    rms_scale<N, COLS, THREADS>(v, wv, scratch);
+    norm_store<COLS, THREADS, Q8>(v, off, y, xq, xs);
+}
+
 // layernorm: y = (x - mean) / sqrt(var + eps) · w + bias; ADD as above.
 template <class N, class W, class B, int COLS, int THREADS, bool ADD, bool Q8>
 __device__ __forceinline__ void layernorm_rows(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w,
@@ -3521,21 +3753,19 @@ __device__ __forceinline__ void add_ew(const float* __restrict__ a, const float*
     EW_INDEX(COLS)
     y[i] = a[i] + b[i];
 }
-__device__ __forceinline__ float silu(float g) { return g / (1.f + expf(-g)); }
 // swiglu(g, u) with G_STRIDE = U_STRIDE = F, or swiglu(gu) of one [T, 2F]
 // input: g at column c, u at column F+c of a row of 2F.
 template <int ROWS, int F, int IN_STRIDE>
 __device__ __forceinline__ void swiglu_ew(const float* __restrict__ g, const float* __restrict__ u, float* __restrict__ y, const int* __restrict__ state) {
     EW_INDEX(F)
     const i64 t = i / F, c = i % F;
-    y[i] = silu(g[t * IN_STRIDE + c]) * u[t * IN_STRIDE + c];
+    y[i] = GateSiLU::of(g[t * IN_STRIDE + c]) * u[t * IN_STRIDE + c];
 }
 // gelu, tanh approximation.
 template <int ROWS, int COLS>
 __device__ __forceinline__ void gelu_ew(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     EW_INDEX(COLS)
-    const float v = x[i];
-    y[i] = 0.5f * v * (1.f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+    y[i] = GateGELUTanh::of(x[i]);
 }
 // split: columns [C0, C0+N) of x [T, IN] to a part [T, N] at y.
 template <int ROWS, int IN, int C0, int N>
@@ -3582,18 +3812,19 @@ __device__ __forceinline__ void head_rmsnorm_rows(const float* __restrict__ x, c
     for (int d = threadIdx.x % 32; d < HD; d += 32) y[head * HD + d] = x[head * HD + d] * inv * W::at(w, d);
 }
 
-// norm_rope: the head normed, then rotated by config R (rope.cu.tmpl): a
-// lane takes rotation pairs hp, hp+32, ... of its head.
-template <class R, class N, class W, int ROWS, int HEADS>
-__device__ __forceinline__ void norm_rope_rows(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions,
-                                               float* __restrict__ y, const int* __restrict__ state) {
+// norm_rope_head: one warp's head xr (R::HD floats) normed by weights w
+// (config N) and rotated by config R at position pos, each dim d's value v
+// given to put(d, v): a lane takes rotation pairs hp, hp+32, ... (norm_rope,
+// and attend_decode's folded q/k norms, attention.cu.tmpl).
+template <class R, class N, class W, class Put>
+__device__ __forceinline__ void norm_rope_head(const float* __restrict__ xr, const uint8_t* __restrict__ w, int pos, Put put) {
     constexpr int HD = R::HD;
-    i64 head;
-    const float inv = head_rms<N, ROWS, HEADS, HD>(x, &head, state);
-    if (head >= (i64)ROWS_OR_T(ROWS, state) * HEADS) return;  // the whole warp
-    const int pos = positions[head / HEADS];
-    const float* xr = x + head * HD;
-    float* yr = y + head * HD;
+    float ss = 0.f;
+    for (int d = threadIdx.x % 32; d < HD; d += 32) {
+        const float v = xr[d];
+        ss += v * v;
+    }
+    const float inv = rsqrtf(warp_sum(ss) / (float)HD + N::EPS);
     for (int hp = threadIdx.x % 32; hp < HD / 2; hp += 32) {
         int d0, d1;
         const bool rot = rope_pair<R>(hp, &d0, &d1);
@@ -3601,21 +3832,32 @@ __device__ __forceinline__ void norm_rope_rows(const float* __restrict__ x, cons
         if (rot) {
             float c, s;
             rope_cos_sin<R>(pos, hp, &c, &s);
-            yr[d0] = a * c - b * s;
-            yr[d1] = a * s + b * c;
+            put(d0, a * c - b * s);
+            put(d1, a * s + b * c);
         } else {
-            yr[d0] = a;
-            yr[d1] = b;
+            put(d0, a);
+            put(d1, b);
         }
     }
+}
+
+// norm_rope: the head normed, then rotated (norm_rope_head), one warp a
+// (token, head); y may be x (a lane writes only the dims it read).
+template <class R, class N, class W, int ROWS, int HEADS>
+__device__ __forceinline__ void norm_rope_rows(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions,
+                                               float* __restrict__ y, const int* __restrict__ state) {
+    constexpr int HD = R::HD;
+    const i64 head = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    if (head >= (i64)ROWS_OR_T(ROWS, state) * HEADS) return;  // the whole warp
+    float* yr = y + head * HD;
+    norm_rope_head<R, N, W>(x + head * HD, w, positions[head / HEADS], [&](int d, float v) { yr[d] = v; });
 }
 
 // geglu: y = gelu(g)·u, GELU's tanh approximation (Gemma's gated FFN).
 template <int ROWS, int F>
 __device__ __forceinline__ void geglu_ew(const float* __restrict__ g, const float* __restrict__ u, float* __restrict__ y, const int* __restrict__ state) {
     EW_INDEX(F)
-    const float v = g[i];
-    y[i] = 0.5f * v * (1.f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v))) * u[i];
+    y[i] = GateGELUTanh::of(g[i]) * u[i];
 }
 
 // scale: y = x·S::FACTOR (Gemma's embedding scale).
@@ -3726,10 +3968,11 @@ __device__ __forceinline__ void att_load_kv(const __half* __restrict__ kc, const
 // att_load_q: the Q fragments (A operand, 16 rows × HDP) of the warp's rows
 // rbase.. rbase+15 of kv head kvh's group, scaled, and each lane's two rows'
 // (lane/4 and lane/4+8) positions and first keys; rows past T·G get
-// position -1, which masks every key.
+// position -1, which masks every key. q holds the heads from head0 on (a
+// block's own heads, staged: attend_decode's folded q/k norms).
 template <class A>
 __device__ __forceinline__ void att_load_q(const float* __restrict__ q, const int* __restrict__ positions, int rows, int rbase, int kvh,
-                                           uint32_t (&qf)[(A::HD + 15) / 16][4], int (&pos)[2], int (&lo)[2]) {
+                                           uint32_t (&qf)[(A::HD + 15) / 16][4], int (&pos)[2], int (&lo)[2], int head0 = 0) {
     constexpr int HD = A::HD, G = A::HEADS / A::KVH;
     constexpr float SC = A::SCALE * ATT_LOG2E;
     const int lane = threadIdx.x & 31, c = lane & 3;
@@ -3740,7 +3983,7 @@ __device__ __forceinline__ void att_load_q(const float* __restrict__ q, const in
         const int t = valid ? r0 / G : 0, g = r0 % G;
         pos[h] = valid ? positions[t] : -1;
         lo[h] = A::WINDOW > 0 ? pos[h] - A::WINDOW + 1 : 0;
-        const float* qr = q + (i64)t * A::HEADS * HD + (kvh * G + g) * HD + 2 * c;
+        const float* qr = q + (i64)t * A::HEADS * HD + (kvh * G + g - head0) * HD + 2 * c;
 #pragma unroll
         for (int kk = 0; kk < (HD + 15) / 16; kk++) {  // dim pairs lie wholly inside or past HD (HD % 8 == 0)
             const float2 a = valid && kk * 16 + 2 * c < HD ? *(const float2*)(qr + kk * 16) : make_float2(0.f, 0.f);
@@ -4080,6 +4323,50 @@ __device__ __forceinline__ T* att_peer(T* p, int c) {
     return p;
 }
 
+// QKRaw: attend_decode's q comes normed and rotated, and the step's k and v
+// are in the cache (a norm_rope and the kv store, or the qkv kernel, put
+// them there). QKNorm: attend_decode folds a q/k per-head norm (config N,
+// q's weights WQ, k's WK), RoPE (config R) and the kv store in
+// (fold_qk_norm; its q, kn and vn are the qkv's raw parts).
+struct QKRaw { static constexpr bool FOLD = false; };
+template <class R, class N, class WQ, class WK> struct QKNorm {
+    static constexpr bool FOLD = true;
+    using Rope = R;
+    using Norm = N;
+    using Q = WQ;
+    using K = WK;
+};
+
+// att_fold_qk: attend_decode's folded q/k norms (QKNorm) for the step's one
+// token at position pos (a decode step): warps take the group's G query
+// heads of kv head kvh from the raw q, normed and rotated into qs [G][HD],
+// and where holds (this block's keys hold pos) one more warp the kv head's
+// new key from kn, normed and rotated, and its value from vn, into the
+// cache rows at pos. The block syncs after: its copies of the step's key
+// tiles (cp.async.cg, from L2) then read what it stored.
+template <class A, class QK>
+__device__ __forceinline__ void att_fold_qk(const float* __restrict__ q, const float* __restrict__ kn, const float* __restrict__ vn,
+                                            const uint8_t* __restrict__ qw, const uint8_t* __restrict__ kw, int pos, int kvh, bool holds,
+                                            __half* __restrict__ kc, __half* __restrict__ vc, float* qs) {
+    constexpr int HD = A::HD, G = A::HEADS / A::KVH, KV = A::KVH * HD;
+    using R = typename QK::Rope;
+    using N = typename QK::Norm;
+    static_assert(R::HD == HD && R::ROT == HD, "whole heads rotated");
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    for (int h = warp; h <= G; h += ATT_WARPS) {
+        if (h < G) {
+            float* qr = qs + h * HD;
+            norm_rope_head<R, N, typename QK::Q>(q + (i64)(kvh * G + h) * HD, qw, pos, [&](int d, float v) { qr[d] = v; });
+        } else if (holds) {
+            __half* kr = kc + (i64)pos * KV + kvh * HD;
+            __half* vr = vc + (i64)pos * KV + kvh * HD;
+            norm_rope_head<R, N, typename QK::K>(kn + (i64)kvh * HD, kw, pos, [&](int d, float v) { kr[d] = __float2half(v); });
+            for (int d = lane; d < HD; d += 32) vr[d] = __float2half(vn[kvh * HD + d]);
+        }
+    }
+    __syncthreads();
+}
+
 // attend_decode (flash-decoding): block (split, kvh, z) takes the 16 rows
 // z·16.. of kv head kvh's group (T = 1: its first 16 query heads) and one
 // chunk of their keys. The grid is fixed at codegen (SPLITS × KVH ×
@@ -4106,9 +4393,13 @@ __device__ __forceinline__ T* att_peer(T* p, int c) {
 // step's positions (the step-state block) and the keys below the step's
 // first position, which earlier steps cached, need no wait, so the first
 // STAGES tiles' copies of them start before it, and only the query and this
-// step's keys are fetched after it.
-template <class A, class S, bool SINKS, bool Q8, int SPLITS, int CLUSTER, int STAGES, int MINKEYS>
-__device__ __forceinline__ void attend_decode(const float* __restrict__ q, const __half* __restrict__ kc, const __half* __restrict__ vc,
+// step's keys are fetched after it. With QKNorm (att_fold_qk) it normalizes
+// and rotates its q heads itself after the wait, and the block whose keys
+// hold the step's position (each of its z blocks) also its new key, which
+// it stores in the cache with the new value before copying that tile.
+template <class A, class S, bool SINKS, bool Q8, int SPLITS, int CLUSTER, int STAGES, int MINKEYS, class QK = QKRaw>
+__device__ __forceinline__ void attend_decode(const float* __restrict__ q, const float* __restrict__ kn, const float* __restrict__ vn,
+                                              const uint8_t* __restrict__ qw, const uint8_t* __restrict__ kw, __half* __restrict__ kc, __half* __restrict__ vc,
                                               const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y,
                                               xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters,
                                               const int* __restrict__ state) {
@@ -4152,6 +4443,16 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     }
     grid_dep_wait();
     acquire(q);
+    const float* qsrc = q;
+    int qhead0 = 0;
+    if constexpr (QK::FOLD) {
+        static_assert(G <= 16, "one block's rows hold the step's group (z = 0)");
+        __shared__ __align__(16) float qs[G * HD];  // att_load_q reads float2s
+        acquire(kn, vn);
+        att_fold_qk<A, QK>(q, kn, vn, qw, kw, first, kvh, kbegin <= first && first < kend && first < STATE_CTX(state), kc, vc, qs);
+        qsrc = qs;
+        qhead0 = kvh * G;
+    }
 #pragma unroll
     for (int s = 0; s < STAGES; s++) {
         const int k0 = k1 + s * ROUND;
@@ -4163,7 +4464,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 
     uint32_t qf[HDP / 16][4];
     int pos[2], lo[2];
-    att_load_q<A>(q, positions, rows, row0, kvh, qf, pos, lo);
+    att_load_q<A>(qsrc, positions, rows, row0, kvh, qf, pos, lo, qhead0);
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, o[HDP / 8][4];
 #pragma unroll
     for (int d = 0; d < HDP / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
@@ -4727,7 +5028,7 @@ __device__ __forceinline__ void swiglu_mmah(const uint8_t* __restrict__ wg, cons
     mmah_run<W, IN, C, NW, NT, ROWS>((F + 7) / 8, x, state, [&](int tile, int j, const uint8_t** rs) {
         const i64 col = min((i64)tile * 8 + (j & 7), (i64)F - 1);  // past the end: a duplicate, not written
         mmat_row_sections<W, IN>(j < 8 ? wg : wu, j < 8 ? col : UP_ROW0 + col, rs);
-    }, [&](int tile, int tok0, int rows, auto sum) { swiglu_mmat_out<F, NT>((i64)tile * 8, tok0, rows, y, sum); });
+    }, [&](int tile, int tok0, int rows, auto sum) { swiglu_mmat_out<F, NT, GateSiLU>((i64)tile * 8, tok0, rows, y, sum); });
 }
 
 // qkv_mmah: qkv_mmat over tiles of 8 rotation pairs, q, k and v in one
@@ -4765,212 +5066,273 @@ __device__ __forceinline__ void qkv_mmah(const uint8_t* __restrict__ wq, const u
 // paged_key: the pool index of position pos's K row of layer layer in the
 // sequence whose table is table; its V row is BT·KVH·HD further. The layer
 // is a launch argument, so the layers of one config share their kernels.
+// paged_row is the same once the table's entry for pos, blk, is read.
+template <class A, int NL>
+__device__ __forceinline__ i64 paged_row(int blk, int pos, int bt, int layer) {
+    return (((i64)blk * NL + layer) * 2) * bt * (A::KVH * A::HD) + (i64)(pos % bt) * (A::KVH * A::HD);
+}
 template <class A, int NL>
 __device__ __forceinline__ i64 paged_key(const int* __restrict__ table, int pos, int bt, int layer) {
-    return (((i64)table[pos / bt] * NL + layer) * 2) * bt * (A::KVH * A::HD) + (i64)(pos % bt) * (A::KVH * A::HD);
+    return paged_row<A, NL>(table[pos / bt], pos, bt, layer);
 }
 
 // kv_store_paged: this step's k, v rows [T][KVH·HD] to their sequences'
-// blocks at their positions; one thread per element.
+// blocks at their positions; one thread per 8 elements (HD % 8 == 0, so
+// they lie in one row): two 16-byte loads of each and a 16-byte store.
 template <class A, int NL>
 __device__ __forceinline__ void kv_store_paged(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions,
                                                const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables,
                                                __half* __restrict__ pool, int layer, const int* __restrict__ state) {
     constexpr int KV = A::KVH * A::HD;
-    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    static_assert(A::HD % 8 == 0, "kv_store_paged stores 8 dims a thread");
+    const i64 i = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * 8;
     if (i >= (i64)STATE_T(state) * KV) return;
     const int t = (int)(i / KV), c = (int)(i % KV), bt = paging[0];
     const i64 at = paged_key<A, NL>(tables + (i64)row_of[t] * paging[1], positions[t], bt, layer) + c;
-    pool[at] = __float2half(k[i]);
-    pool[at + (i64)bt * KV] = __float2half(v[i]);
+#pragma unroll
+    for (int part = 0; part < 2; part++) {
+        const float* src = (part ? v : k) + i;
+        const float4 a = *(const float4*)src, b = *(const float4*)(src + 4);
+        uint4 h;
+        h.x = pack_half2(a.x, a.y), h.y = pack_half2(a.z, a.w), h.z = pack_half2(b.x, b.y), h.w = pack_half2(b.z, b.w);
+        *(uint4*)(pool + at + (part ? (i64)bt * KV : 0)) = h;
+    }
 }
 
-// attend_paged (flash-decoding over the pool): token t's G = HEADS/KVH
-// query heads of kv head kvh attend to its own sequence's positions from
-// its window's start lo to its own, pos. A step of T tokens cuts each
-// (token, kv head)'s keys into splits (paged_splits: enough blocks to fill
-// the GPU, so a 512-token chunk takes one a pair and a decode step of 16
-// tokens many), each a run of whole pool blocks (paged_span); block
-// (t, kvh, z) takes split z, blocks past the token's last non-empty split
-// exit at once. In a block each warp takes PAGED_KEYS keys at a time, lanes
-// hold dim pairs (coalesced K and V row loads), scores reduce by warp
-// shuffles, and each warp keeps its own online softmax (log2 domain as
-// attend_prefill) and P·V for the group's heads, so the key loop has no
-// block barrier; the warps merge in shared memory at the end. One split
-// writes y; several leave (o, m, l) in part for attend_paged_merge. fp32
-// throughout; K and V fp16 as stored.
+// attend_paged (flash attention over the pool, on tensor cores as
+// attend_prefill: att_load_q, att_tile, att_rows_out): token t's G =
+// HEADS/KVH query heads of kv head kvh attend to its own sequence's
+// positions from its window's start lo to its own, pos; rows are (token,
+// head) pairs, r = t·G + g. A step's work is tiles, runs of up to TQ =
+// 16/G consecutive tokens of one row (paged_tile: a tile's rows fill at
+// most one 16-row fragment; a decode token is a tile of its own), each
+// dealt over its keys to SPLITS blocks (paged_keys). Block (x, kvh) takes
+// tile x / SPLITS, split z = x % SPLITS; blocks past the step's tiles or
+// without keys exit at once. DECODE: the step's rows are a token each
+// (batch.go's decode schedule), so tile x is row x and token x, found
+// without paged_tile's scan.
+//
+// The order of a row's sums depends on its position and the cache alone,
+// never on which tokens share its tile or step, so a sequence prefilled
+// in other chunks, beside other rows or after a cached prefix gives the
+// same outputs bit for bit: keys come in PAGED_KT-key tiles at absolute
+// positions (key tile j is keys [64j, 64j + 64)), split z takes the key
+// tiles j ≡ z (mod SPLITS) in ascending order, warp w a quarter of each,
+// its keys [64j + 16w, 64j + 16w + 16), in its own online softmax; the
+// four warps' sums merge in shared memory in warp order, and the splits'
+// partials in ascending z. Keys a row does not see (past it, before its
+// window, another row's) are masked to exact no-ops, and a split or a
+// quarter with none of them is skipped. K/V key tiles come through the
+// row's block table by 16-byte cp.async into a ring of STAGES in dynamic
+// shared memory (paged_load_kv). Where the tile has keys in one split it
+// writes y; else each split leaves (o, m, l) in part and the last to
+// arrive merges them. fp16 operands, fp32 accumulators and softmax.
 #define PAGED_WARPS 4
-#define PAGED_KEYS 4
+#define PAGED_KT 64
 
-// paged_splits: the splits of a step of T tokens: ceil(TARGET blocks over
-// its T·KVH pairs), 1 to SPLITS. With more than one, T·KVH < TARGET, so
-// T·KVH·splits < 2·TARGET partials (pagedPartBytes sizes part so).
-template <class A, int SPLITS, int TARGET>
-__device__ __forceinline__ int paged_splits(int T) {
-    const int pairs = T * A::KVH;
-    return min(SPLITS, max(1, (TARGET + pairs - 1) / pairs));
-}
-
-// paged_span: keys [lo, pos] in splits of chunk keys from base (lo's pool
-// block's first position), whole pool blocks of bt each; n is the
-// non-empty splits, the first n of splits.
-struct PagedSpan {
-    int base, chunk, n;
+// PagedTile: tokens [t0, t0 + nt) of row row (nt 0: no tile).
+struct PagedTile {
+    int row, t0, nt;
 };
-__device__ __forceinline__ PagedSpan paged_span(int lo, int pos, int bt, int splits) {
-    const int base = lo / bt * bt, blocks = (pos + 1 - base + bt - 1) / bt, per = (blocks + splits - 1) / splits;
-    return {base, per * bt, (blocks + per - 1) / per};
+
+// paged_tile: the step's w-th tile, row i's tokens being (last[i-1],
+// last[i]] (runtime/cuda writes rows in order) cut into tiles of TQ from
+// the row's first, a row's tiles numbered from its last: a scan of the
+// rows' tile counts, 32 rows a round. The whole warp calls it.
+template <int TQ>
+__device__ __forceinline__ PagedTile paged_tile(const int* __restrict__ last, int nrows, int w) {
+    const int lane = threadIdx.x & 31;
+    int before = 0;  // the tiles of the rounds before
+    for (int base = 0; base < nrows; base += 32) {
+        const int i = base + lane;
+        const int first = i > 0 && i < nrows ? last[i - 1] + 1 : 0, n = i < nrows ? last[i] + 1 - first : 0, c = (n + TQ - 1) / TQ;
+        int inc = c;  // inclusive prefix sum of the round's tile counts
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            const int u = __shfl_up_sync(0xffffffffu, inc, off);
+            if (lane >= off) inc += u;
+        }
+        const unsigned hit = __ballot_sync(0xffffffffu, w < before + inc);
+        if (hit) {  // row base + L's tiles last first: the most keys start first
+            const int L = __ffs(hit) - 1, j = __shfl_sync(0xffffffffu, inc, L) - 1 - (w - before);
+            const int f = __shfl_sync(0xffffffffu, first, L), nn = __shfl_sync(0xffffffffu, n, L);
+            return {base + L, f + j * TQ, min(TQ, nn - j * TQ)};
+        }
+        before += __shfl_sync(0xffffffffu, inc, 31);
+    }
+    return {0, 0, 0};
 }
 
-// paged_part: partial e's o [G·HD], then its (m, l) per head [G] (float2).
-template <class A, class F>
-__device__ __forceinline__ F* paged_part(F* part, int t, int kvh, int splits, int z) {
+// PagedKeys: a tile's key tiles [j0, j0 + span) (from its first token's
+// window start to its last token's position; keys below end) and split
+// z's share of them: tiles key tiles from first, SPLITS apart.
+struct PagedKeys {
+    int j0, span, end, first, tiles;
+};
+template <class A, int SPLITS>
+__device__ __forceinline__ PagedKeys paged_keys(const int* __restrict__ positions, PagedTile tl, int z) {
+    const int end = positions[tl.t0 + tl.nt - 1] + 1, lo = A::WINDOW > 0 ? max(0, positions[tl.t0] - A::WINDOW + 1) : 0;
+    const int j0 = lo / PAGED_KT, span = (end + PAGED_KT - 1) / PAGED_KT - j0, first = j0 + (z - j0 % SPLITS + SPLITS) % SPLITS;
+    return {j0, span, end, first, first < j0 + span ? (j0 + span - first + SPLITS - 1) / SPLITS : 0};
+}
+
+// paged_has_keys: whether split z takes any of key tiles [j0, j0 + span).
+template <int SPLITS>
+__device__ __forceinline__ bool paged_has_keys(int j0, int span, int z) {
+    return (z - j0 % SPLITS + SPLITS) % SPLITS < span;
+}
+
+// paged_part: split z's partial for token t, kv head kvh: its o [G·HD],
+// then its (m, l) per head [G] (float2).
+template <class A, int SPLITS, class F>
+__device__ __forceinline__ F* paged_part(F* part, int t, int kvh, int z) {
     constexpr int G = A::HEADS / A::KVH;
-    return part + ((i64)(t * A::KVH + kvh) * splits + z) * (G * A::HD + 2 * G);
+    return part + ((i64)(t * A::KVH + kvh) * SPLITS + z) * (G * A::HD + 2 * G);
 }
 
-template <class A, class S, bool SINKS, int NL, int SPLITS, int TARGET>
-__device__ __forceinline__ void attend_paged(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks,
-                                             const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging,
-                                             const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part,
-                                             const int* __restrict__ state) {
-    constexpr int HD = A::HD, G = A::HEADS / A::KVH, KV = A::KVH * HD, NW = PAGED_WARPS, KW = PAGED_KEYS;
-    constexpr int NP = (HD / 2 + 31) / 32;  // dim pairs a lane holds: pair lane + 32·j
-    constexpr float SC = A::SCALE * ATT_LOG2E;
-    static_assert(G * HD <= 2048, "attend_paged merges its warps' group outputs in 32 KiB of shared memory");
-    __shared__ __align__(16) float wo[NW][G * HD];  // each warp's unnormalised o; wm, wl its max and sum per head
-    __shared__ float wm[NW][G], wl[NW][G];
-    const int t = blockIdx.x, kvh = blockIdx.y, z = blockIdx.z, T = STATE_T(state), warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (t >= T) return;  // block-uniform, as below
-    const int splits = paged_splits<A, SPLITS, TARGET>(T), pos = positions[t], bt = paging[0];
-    const int lo = A::WINDOW > 0 ? max(0, pos - A::WINDOW + 1) : 0;
-    const PagedSpan sp = paged_span(lo, pos, bt, splits);
-    if (z >= sp.n) return;
-    const int kbegin = max(lo, sp.base + z * sp.chunk), kend = min(pos + 1, sp.base + (z + 1) * sp.chunk);
-    const int* table = tables + (i64)row_of[t] * paging[1];
+// paged_load_kv: keys [k0, k0 + PAGED_KT) of kv head kvh in layer layer
+// of the sequence whose block table is table, to ks, vs ([PAGED_KT][HDP +
+// 8] halves) as 16-byte async copies by the block's threads, one copy
+// group; keys at or past kend and the padding dims are zero-filled. A
+// thread reads the table entries of all its copies before it issues any
+// (a copy's "memory" clobber keeps a later load from moving above it), so
+// those loads wait one latency together instead of one each.
+template <class A, int NL>
+__device__ __forceinline__ void paged_load_kv(const __half* __restrict__ pool, const int* __restrict__ table, int bt, int layer, int kvh,
+                                              int k0, int kend, __half* ks, __half* vs) {
+    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, CH = HDP / 8, SROW = HDP + 8, KV = A::KVH * HD;
+    constexpr int NT = PAGED_WARPS * 32, N = (PAGED_KT * CH + NT - 1) / NT;  // a thread's copies
+    int blk[N];
+#pragma unroll
+    for (int c = 0; c < N; c++) {
+        const int i = threadIdx.x + c * NT, key = k0 + i / CH;
+        blk[c] = i < PAGED_KT * CH && key < kend ? table[key / bt] : 0;
+    }
+#pragma unroll
+    for (int c = 0; c < N; c++) {
+        const int i = threadIdx.x + c * NT, row = i / CH, ch = i % CH, key = k0 + row;
+        if (i < PAGED_KT * CH) {
+            const bool real = key < kend && ch * 8 < HD;
+            const __half* src = real ? pool + paged_row<A, NL>(blk[c], key, bt, layer) + kvh * HD + ch * 8 : pool;
+            cp_async16(ks + row * SROW + ch * 8, src, real ? 16 : 0);
+            cp_async16(vs + row * SROW + ch * 8, real ? src + (i64)bt * KV : pool, real ? 16 : 0);
+        }
+    }
+    cp_async_commit();
+}
 
-    float2 qr[G][NP], o[G][NP];
-    float m[G], l[G];
-#pragma unroll
-    for (int g = 0; g < G; g++) {
-        m[g] = -INFINITY, l[g] = 0.f;
-#pragma unroll
-        for (int j = 0; j < NP; j++) {
-            const int p = lane + 32 * j;
-            const float2 x = p < HD / 2 ? *(const float2*)(q + (i64)t * A::HEADS * HD + (kvh * G + g) * HD + 2 * p) : make_float2(0.f, 0.f);
-            qr[g][j] = make_float2(x.x * SC, x.y * SC);
-            o[g][j] = make_float2(0.f, 0.f);
-        }
-    }
-    for (int k0 = kbegin + warp * KW; k0 < kend; k0 += NW * KW) {  // warp-uniform
-        // The KW keys' K and V rows, all loads issued before any use.
-        float2 kf[KW][NP], vf[KW][NP];
-#pragma unroll
-        for (int c = 0; c < KW; c++) {
-            const bool real = k0 + c < kend;
-            const i64 kr = real ? paged_key<A, NL>(table, k0 + c, bt, layer) + kvh * HD : 0;
-#pragma unroll
-            for (int j = 0; j < NP; j++) {
-                const int p = lane + 32 * j;
-                const bool in = real && p < HD / 2;
-                kf[c][j] = in ? __half22float2(*(const __half2*)(pool + kr + 2 * p)) : make_float2(0.f, 0.f);
-                vf[c][j] = in ? __half22float2(*(const __half2*)(pool + kr + (i64)bt * KV + 2 * p)) : make_float2(0.f, 0.f);
-            }
-        }
-        float s[KW][G];
-#pragma unroll
-        for (int c = 0; c < KW; c++) {
-#pragma unroll
-            for (int g = 0; g < G; g++) {
-                float d = 0.f;
-#pragma unroll
-                for (int j = 0; j < NP; j++) d = fmaf(qr[g][j].x, kf[c][j].x, fmaf(qr[g][j].y, kf[c][j].y, d));
-#pragma unroll
-                for (int off = 16; off > 0; off >>= 1) d += __shfl_xor_sync(0xffffffffu, d, off);
-                s[c][g] = k0 + c < kend ? d : -INFINITY;
-            }
-        }
-#pragma unroll
-        for (int g = 0; g < G; g++) {
-            float mx = m[g];
-#pragma unroll
-            for (int c = 0; c < KW; c++) mx = fmaxf(mx, s[c][g]);  // finite: key k0 is real
-            const float corr = att_exp2(m[g], mx);
-            m[g] = mx;
-            l[g] *= corr;
-#pragma unroll
-            for (int j = 0; j < NP; j++) o[g][j] = make_float2(o[g][j].x * corr, o[g][j].y * corr);
-#pragma unroll
-            for (int c = 0; c < KW; c++) {
-                const float p = exp2f(s[c][g] - mx);  // 0 for a key past kend
-                l[g] += p;
-#pragma unroll
-                for (int j = 0; j < NP; j++) o[g][j] = make_float2(fmaf(p, vf[c][j].x, o[g][j].x), fmaf(p, vf[c][j].y, o[g][j].y));
-            }
-        }
-    }
-#pragma unroll
-    for (int g = 0; g < G; g++) {
-#pragma unroll
-        for (int j = 0; j < NP; j++) {
-            const int p = lane + 32 * j;
-            if (p < HD / 2) *(float2*)&wo[warp][g * HD + 2 * p] = o[g][j];
-        }
-        if (lane == 0) wm[warp][g] = m[g], wl[warp][g] = l[g];  // a warp without keys: -inf, 0
-    }
-    __syncthreads();
-    // The block's (m, l) per head over its warps, warp w weighted
-    // exp2(m_w - m); the output scale too where the block has all the keys.
-    float* pt = sp.n > 1 ? paged_part<A>(part, t, kvh, splits, z) : nullptr;
-    for (int i = threadIdx.x; i < G * HD; i += blockDim.x) {
-        const int g = i / HD, h = kvh * G + g;
+// paged_merge: tile tl's rows of kv head kvh over its splits' partials
+// (those of key tiles [j0, j0 + span)) to y, in ascending split: split z
+// weighs exp2(m_z - m) over their running max m (0 where it saw no key of
+// the row, which leaves the sums as they were), the sink joins the
+// denominator.
+template <class A, class S, bool SINKS, int SPLITS>
+__device__ __forceinline__ void paged_merge(const float* __restrict__ part, const uint8_t* __restrict__ sinks, PagedTile tl, int kvh, int j0,
+                                            int span, float* __restrict__ y) {
+    constexpr int HD = A::HD, G = A::HEADS / A::KVH;
+    for (int i = threadIdx.x; i < tl.nt * G * HD; i += blockDim.x) {
+        const int r = i / HD, d = i % HD, t = tl.t0 + r / G, g = r % G, h = kvh * G + g;
         float mm = -INFINITY, ll = 0.f, acc = 0.f;
 #pragma unroll
-        for (int w = 0; w < NW; w++) mm = fmaxf(mm, wm[w][g]);
-#pragma unroll
-        for (int w = 0; w < NW; w++) {
-            const float wt = att_exp2(wm[w][g], mm);
-            ll = fmaf(wt, wl[w][g], ll);
-            acc = fmaf(wt, wo[w][i], acc);
+        for (int z = 0; z < SPLITS; z++) {
+            if (!paged_has_keys<SPLITS>(j0, span, z)) continue;
+            const float* ps = paged_part<A, SPLITS>(part, t, kvh, z);
+            const float2 ml = __ldcg((const float2*)(ps + G * HD + 2 * g));
+            const float mx = fmaxf(mm, ml.x), c = att_exp2(mm, mx), wt = att_exp2(ml.x, mx);
+            ll = fmaf(ll, c, ml.y * wt);
+            acc = fmaf(acc, c, wt * __ldcg(ps + g * HD + d));
+            mm = mx;
         }
-        if (sp.n == 1) {
-            y[(i64)t * A::HEADS * HD + (i64)h * HD + i % HD] = acc * att_scale<S, SINKS>(mm, ll, sinks, h);
-        } else {
-            pt[i] = acc;
-            if (i % HD == 0) *(float2*)(pt + G * HD + 2 * g) = make_float2(mm, ll);
-        }
+        y[(i64)t * A::HEADS * HD + (i64)h * HD + d] = acc * att_scale<S, SINKS>(mm, ll, sinks, h);
     }
 }
 
-// attend_paged_merge: block (t, kvh) combines the splits attend_paged left
-// in part for token t's kv head kvh (none where one split wrote y): split
-// s weighs exp2(m_s - m) over their max m, the sink joins the denominator.
-template <class A, class S, bool SINKS, int SPLITS, int TARGET>
-__device__ __forceinline__ void attend_paged_merge(const float* __restrict__ part, const uint8_t* __restrict__ sinks,
-                                                   const int* __restrict__ positions, const int* __restrict__ paging, float* __restrict__ y,
-                                                   const int* __restrict__ state) {
-    constexpr int HD = A::HD, G = A::HEADS / A::KVH;
-    __shared__ float wt[SPLITS][G];  // split s's weight in head g, the output scale included
-    const int t = blockIdx.x, kvh = blockIdx.y, T = STATE_T(state);
-    if (t >= T) return;
-    const int splits = paged_splits<A, SPLITS, TARGET>(T), pos = positions[t];
-    const PagedSpan sp = paged_span(A::WINDOW > 0 ? max(0, pos - A::WINDOW + 1) : 0, pos, paging[0], splits);
-    if (sp.n == 1) return;
-    const float* p0 = paged_part<A>(part, t, kvh, splits, 0);
-    const i64 stride = G * HD + 2 * G;
-    for (int g = threadIdx.x; g < G; g += blockDim.x) {
-        float mm = -INFINITY, ll = 0.f;
-        for (int s = 0; s < sp.n; s++) mm = fmaxf(mm, p0[s * stride + G * HD + 2 * g]);
-        for (int s = 0; s < sp.n; s++) ll = fmaf(att_exp2(p0[s * stride + G * HD + 2 * g], mm), p0[s * stride + G * HD + 2 * g + 1], ll);
-        const float sc = att_scale<S, SINKS>(mm, ll, sinks, kvh * G + g);
-        for (int s = 0; s < sp.n; s++) wt[s][g] = att_exp2(p0[s * stride + G * HD + 2 * g], mm) * sc;
+template <class A, class S, bool SINKS, int NL, int SPLITS, int STAGES, bool DECODE>
+__device__ __forceinline__ void attend_paged(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks,
+                                             const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows,
+                                             const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y,
+                                             float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = PAGED_KT, SROW = HDP + 8, STAGE = 2 * KT * SROW;
+    constexpr int TQ = 16 / G;
+    static_assert(TQ >= 1, "attend_paged takes a kv head's group of at most 16 query heads");
+    static_assert(STAGES >= 1, "attend_paged keeps a key tile in flight");
+    static_assert(KT == 16 * PAGED_WARPS, "attend_paged's warps take a 16-key quarter of each key tile");
+    extern __shared__ __align__(16) unsigned char paged_smem[];
+    __half* ring = (__half*)paged_smem;  // [STAGES][K, V][KT][SROW]
+    const int T = STATE_T(state), R = DECODE ? T : nrows[0], kvh = blockIdx.y, warp = threadIdx.x >> 5;
+    if ((int)blockIdx.x >= SPLITS * (DECODE ? T : min(T, (T + R * (TQ - 1)) / TQ))) return;  // past any step's tiles (block-uniform, as below)
+    const int w = blockIdx.x / SPLITS, z = blockIdx.x % SPLITS;
+    const PagedTile tl = DECODE ? PagedTile{w, w, w < T ? 1 : 0} : paged_tile<TQ>(last, R, w);
+    if (tl.nt == 0) return;
+    const PagedKeys kr = paged_keys<A, SPLITS>(positions, tl, z);
+    if (kr.tiles == 0) return;
+    const int* table = tables + (i64)tl.row * paging[1];
+    const int bt = paging[0], rows = tl.nt * G;
+
+    // The ring's first key tiles in flight before the Q rows are read, so
+    // their latencies overlap.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + s * SPLITS) * KT, kr.end, ring + s * STAGE, ring + s * STAGE + KT * SROW);
+        else cp_async_commit();
     }
+    uint32_t qf[HDP / 16][4];
+    int pos[2], lo[2];
+    att_load_q<A>(q + (i64)tl.t0 * A::HEADS * HD, positions + tl.t0, rows, 0, kvh, qf, pos, lo);
+    // The rows' key span, to skip quarters none of them sees (rows past
+    // the tile: none).
+    const int wlast = __reduce_max_sync(0xffffffffu, max(pos[0], pos[1]));
+    const int wfirst = __reduce_min_sync(0xffffffffu, min(pos[0] < 0 ? 0x7fffffff : lo[0], pos[1] < 0 ? 0x7fffffff : lo[1]));
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, o[HDP / 8][4];
+#pragma unroll
+    for (int d = 0; d < HDP / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
+    for (int i = 0; i < kr.tiles; i++) {
+        const int nx = i + STAGES - 1;  // its stage was freed by the barrier that ended iteration i - 1
+        __half* nb = ring + nx % STAGES * STAGE;
+        if (nx < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + nx * SPLITS) * KT, kr.end, nb, nb + KT * SROW);
+        else cp_async_commit();
+        cp_async_wait<STAGES - 1>();
+        __syncthreads();
+        const __half* kb = ring + i % STAGES * STAGE;
+        const int kw = (kr.first + i * SPLITS) * KT + 16 * warp;
+        if (kw < kr.end && kw <= wlast && kw + 16 > wfirst)
+            att_tile<HDP, 16, false>(qf, kb + 16 * warp * SROW, kb + (KT + 16 * warp) * SROW, kw, kr.end, pos, lo, m, l, o);
+        __syncthreads();  // the next iteration's copy overwrites a stage; the last's, the ring with os
+    }
+    float* os = (float*)paged_smem;  // [4·16][HDP + 4], then ms, ls [4·16]
+    float* ms = os + 16 * PAGED_WARPS * (HDP + 4);
+    float* ls = ms + 16 * PAGED_WARPS;
+    att_rows_out<HDP>(os, ms, ls, 16 * warp, m, l, o);
     __syncthreads();
-    for (int i = threadIdx.x; i < G * HD; i += blockDim.x) {
-        float acc = 0.f;
-        for (int s = 0; s < sp.n; s++) acc = fmaf(wt[s][i / HD], p0[s * stride + i], acc);
-        y[(i64)t * A::HEADS * HD + (i64)(kvh * G) * HD + i] = acc;
+    // Row r's four copies, warp c's weighted exp2(m_c - m) over their max m.
+    const int splits = min(SPLITS, kr.span);  // the tile's splits with keys
+    for (int i = threadIdx.x; i < rows * HD; i += blockDim.x) {
+        const int r = i / HD, d = i % HD, t = tl.t0 + r / G, g = r % G, h = kvh * G + g;
+        float mm = -INFINITY, ll = 0.f, acc = 0.f;
+#pragma unroll
+        for (int c = 0; c < PAGED_WARPS; c++) mm = fmaxf(mm, ms[c * 16 + r]);
+#pragma unroll
+        for (int c = 0; c < PAGED_WARPS; c++) {
+            const float wt = att_exp2(ms[c * 16 + r], mm);
+            ll = fmaf(wt, ls[c * 16 + r], ll);
+            acc = fmaf(wt, os[(c * 16 + r) * (HDP + 4) + d], acc);
+        }
+        if (splits == 1) {
+            y[(i64)t * A::HEADS * HD + (i64)h * HD + d] = acc * att_scale<S, SINKS>(mm, ll, sinks, h);
+        } else {  // a row without keys in this split leaves (0, -inf, 0)
+            float* pt = paged_part<A, SPLITS>(part, t, kvh, z);
+            pt[g * HD + d] = acc;
+            if (d == 0) *(float2*)(pt + G * HD + 2 * g) = make_float2(mm, ll);
+        }
     }
+    if (splits == 1) return;
+    // The tile's last split to arrive (a counter per tile and kv head, at
+    // its first token, zero between launches: the batch region starts
+    // zeroed and the last block resets it) merges the splits' partials.
+    int* counter = counters + (i64)tl.t0 * A::KVH + kvh;
+    if (!att_arrives_last(counter, splits)) return;
+    if (threadIdx.x == 0) *counter = 0;
+    paged_merge<A, S, SINKS, SPLITS>(part, sinks, tl, kvh, kr.j0, kr.span, y);
 }
 
 // gather_rows: row r of y [rows][COLS] is row last[r] of x [T][COLS]: each
@@ -5063,9 +5425,9 @@ __device__ __forceinline__ void batch_argmax(const float* __restrict__ logits, i
 //                    logits (moe_pick), the block computes 32 columns of
 //                    slot k's h from x's int16 codes (by its producer, or
 //                    quantize_x8) and quantizes them (a whole 32-group)
-//   moe_down_sum_q8  grid D/MOE_WARPS: a block computes MOE_WARPS output rows
-//                    of all K experts (a warp K rows of one expert) and sums
-//                    them weighted, in order
+//   moe_down_sum_q8  grid D/O: a block computes O output rows of all K
+//                    experts (a warp R rows of one expert) and sums them
+//                    weighted, in order
 // Every output element is written by one thread in a fixed order: the
 // result does not depend on scheduling (no atomics).
 #define MOE_WARPS 8
@@ -5130,6 +5492,26 @@ __device__ __forceinline__ void moe_pick(const float* logit, int* idx, float* w)
     }
 #pragma unroll
     for (int k = 0; k < K; k++) w[k] /= sum;
+}
+
+// moe_pick_block: moe_pick by the block's first warp, its answer shared
+// with every thread through shared memory: a pick is E dependent-free
+// broadcasts a warp, and Qwen3-30B-A3B's decode GEMVs run 8 warps in each
+// of up to 1,024 blocks.
+template <class Cfg, bool L2 = false>
+__device__ __forceinline__ void moe_pick_block(const float* logit, int* idx, float* w) {
+    constexpr int K = Cfg::K;
+    __shared__ int sidx[K];
+    __shared__ float sw[K];
+    if (threadIdx.x < 32) {
+        moe_pick<Cfg, L2>(logit, idx, w);
+        if (threadIdx.x == 0)
+#pragma unroll
+            for (int k = 0; k < K; k++) sidx[k] = idx[k], sw[k] = w[k];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < K; k++) idx[k] = sidx[k], w[k] = sw[k];
 }
 
 // router_acc: acc plus the dot of a router group's values v (G) with the
@@ -5214,7 +5596,7 @@ __device__ __forceinline__ void moe_lists(const int* __restrict__ sel, int* __re
 template <class Cfg>
 __device__ __forceinline__ float moe_glu(float gate, float up) {
     if constexpr (!moe_clamped<Cfg>::value) {
-        return gate / (1.f + expf(-gate)) * up;
+        return GateSiLU::of(gate) * up;
     } else {
         const float g = fminf(gate, Cfg::LIMIT);
         const float u = fminf(fmaxf(up, -Cfg::LIMIT), Cfg::LIMIT);
@@ -5395,7 +5777,7 @@ __device__ __forceinline__ void moe_gate_up_q8(const uint8_t* __restrict__ wg, c
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, slot = blockIdx.y;
     int idx[K];
     float gw[K];
-    moe_pick<Cfg>(logit, idx, gw);
+    moe_pick_block<Cfg>(logit, idx, gw);
     const i64 col0 = (i64)blockIdx.x * 32 + warp * C, row0 = (i64)moe_expert_of<K>(idx, slot) * F + col0;
     const uint8_t* ws[2 * C];
     i64 rows[2 * C];
@@ -5416,32 +5798,35 @@ __device__ __forceinline__ void moe_gate_up_q8(const uint8_t* __restrict__ wg, c
 }
 
 // moe_down_sum_q8 (decode, one token): block b computes output rows
-// o = b·MOE_WARPS + i (i < MOE_WARPS) of each of the K experts' down
+// o = b·O + i (i < O, O = MOE_WARPS / K · R) of each of the K experts' down
 // matrices from slot k's row of hq, hs, and writes y[o] = Σ_k gw[k]·(dot_k +
 // bias_k), k in order (moe_sum's arithmetic). Warp w takes expert w % K and
-// K of the block's rows (MOE_WARPS / K warps an expert), so its rows share
+// R of the block's rows (MOE_WARPS / K warps an expert), so its rows share
 // slot k's activations: a warp taking one row of all K experts loaded K
 // activation rows for each weight group (ncu: L1-bound, 0.94-1.07 TB/s).
+// R is the moe_down_rows a pass recorded (passes.MoEDownRowsOf): gpt-oss's
+// top-4 takes 4 (8 rows a block); Qwen3-30B-A3B's top-8 takes 2 (at 8: 252
+// registers, one block an SM, 0.3 TB/s on an H200).
 // With PICK_EARLY it picks the experts and fetches their weight groups
 // before it waits for the grid before it (kernels.go, waitsInside), so
 // their DRAM round trip overlaps gate+up's last blocks: codegen sets it
 // where the grid writing the logits has completed when this one starts
 // (readsBeforeWait). Without, it waits first.
-template <class Cfg, class W, class B, bool PICK_EARLY>
+template <class Cfg, class W, class B, bool PICK_EARLY, int R>
 __device__ __forceinline__ void moe_down_sum_q8(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd,
                                                 const xq_t* __restrict__ hq, const float2* __restrict__ hs,
                                                 const float* __restrict__ logit, float* __restrict__ y) {
-    constexpr int D = Cfg::D, F = Cfg::F, K = Cfg::K, R = K;  // R: rows a warp
-    static_assert(D % MOE_WARPS == 0 && F % W::GROUP == 0 && MOE_WARPS % K == 0, "whole warps of output rows");
+    constexpr int D = Cfg::D, F = Cfg::F, K = Cfg::K, O = MOE_WARPS / K * R;
+    static_assert(D % O == 0 && F % W::GROUP == 0 && MOE_WARPS % K == 0, "whole warps of output rows");
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, k = warp % K;
-    const i64 o0 = (i64)blockIdx.x * MOE_WARPS, r0 = o0 + warp / K * R;
+    const i64 o0 = (i64)blockIdx.x * O, r0 = o0 + warp / K * R;
     int idx[K];
     float gw[K], acc[R] = {};
     if constexpr (!PICK_EARLY) {
         grid_dep_wait();
         acquire(logit);
     }
-    moe_pick<Cfg, true>(logit, idx, gw);
+    moe_pick_block<Cfg, true>(logit, idx, gw);
     const i64 e = moe_expert_of<K>(idx, k);
     const uint8_t* ws[R];
     i64 rows[R];
@@ -5455,14 +5840,14 @@ __device__ __forceinline__ void moe_down_sum_q8(const uint8_t* __restrict__ wd, 
     if constexpr (PICK_EARLY) grid_dep_wait();
     acquire(hq, hs);
     wt.dots(k, hq, hs, acc);
-    __shared__ float part[K][MOE_WARPS];  // expert k's dot + bias of row o0 + i
+    __shared__ float part[K][O];  // expert k's dot + bias of row o0 + i
 #pragma unroll
     for (int r = 0; r < R; r++) {
         const float s = warp_sum(acc[r]);
         if (lane == 0) part[k][r0 - o0 + r] = s + bias[r];
     }
     __syncthreads();
-    if (threadIdx.x >= MOE_WARPS) return;
+    if (threadIdx.x >= O) return;
     float out = 0.f;
 #pragma unroll
     for (int kk = 0; kk < K; kk++) out += gw[kk] * part[kk][threadIdx.x];
@@ -5916,10 +6301,20 @@ __device__ __forceinline__ void moe_down_gemm(const uint8_t* __restrict__ wd, co
 //     and a barrier a level) finds it across the grid: top-k by count, then
 //     top-p by mass against top_p·W, W the top-k prefix's mass. A prefix
 //     that ends inside a run of equal l takes its first ids.
+// A draw with top-k up to SAMPLE_TOPK_MAX at a temperature above 0 takes
+// sample_topk instead (at the end of this file: a bound on the k largest,
+// two barriers, no histogram), which leaves it to these steps
+// (sample_general) where its list would overflow.
 // The scratch starts zeroed (the runtime clears it once) and every launch
 // leaves it so.
 #define SAMPLE_THREADS 512
 #define SAMPLE_CAND 2048  // the fast path's candidates at most
+#define SAMPLE_TOPK_MAX 64    // sample_topk's largest k
+#define SAMPLE_TOPK_CHUNK 8   // its blocks take ids in runs of 8 (a 32-byte sector), block b every G-th run from b
+#define SAMPLE_TOPK_CAP 512   // the keys it lists at most
+#define SAMPLE_TOPK_ROOM 32   // and a block
+// the keys each of its G blocks publishes: G of them at least 64 from 16 blocks
+#define SAMPLE_TOPK_PUB(G) ((G) >= 32 ? 2 : (G) >= 16 ? 4 : 8)
 struct SampleHist {
     uint32_t c[2048];
     u64 m[2048];
@@ -5955,6 +6350,9 @@ struct SampleScratch {
     uint32_t candKey[SAMPLE_CAND], candID[SAMPLE_CAND];
     float candW[SAMPLE_CAND], candZ[SAMPLE_CAND];
     SampleHist h[5];  // the radix path's level 1 (or sample_fine's sub-bins); top-k's levels 2 and 3; top-p's
+    u64 top[128];                          // sample_topk: each block's SAMPLE_TOPK_PUB(G) largest keys
+    unsigned listed[64];                   // how many keys each block listed
+    u64 cand[64 * SAMPLE_TOPK_ROOM];       // and the keys, SAMPLE_TOPK_ROOM a block
 };
 
 // sample_sync is a barrier of the whole grid (all G blocks resident).
@@ -6446,14 +6844,41 @@ __device__ __forceinline__ float sample_l(float v, int id, const int* ids, const
     return v != v ? -__int_as_float(0x7f800000) : v;
 }
 
-template <int V, int G, int EPT, int SLOT, int SCRATCH>
-__device__ __forceinline__ void sample_draw(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ s) {
-    static_assert(sizeof(SampleScratch) == SCRATCH, "the runtime allocates the scratch codegen sized");
+// SamplePens: the step's penalised ids and their counts (the state block's
+// words, which the host writes, so read before the wait for the LM head's
+// grid), and a bit for each of the block's PB ids that is one, by its place
+// in the block (most ids then skip the search).
+template <int PB>
+struct SamplePens {
+    int ids[SAMPLE_RECENT], counts[SAMPLE_RECENT];
+    uint32_t bits[(PB + 31) / 32];
+    // load reads n of them from the step's settings st; at(id) is id's
+    // place in the block, or −1 for another block's.
+    template <class At>
+    __device__ __forceinline__ void load(const int* st, int n, At at) {
+        const int tid = threadIdx.x;
+        for (int i = tid; i < (PB + 31) / 32; i += SAMPLE_THREADS) bits[i] = 0;
+        for (int i = tid; i < n; i += SAMPLE_THREADS) {
+            ids[i] = st[STEP_IDS + i];
+            counts[i] = st[STEP_IDS + SAMPLE_RECENT + i];
+        }
+        __syncthreads();
+        const int j = tid < n ? at(ids[tid]) : -1;
+        if (j >= 0) atomicOr(&bits[j >> 5], 1u << (j & 31));
+        __syncthreads();
+    }
+    __device__ __forceinline__ bool has(int j) const { return (bits[j >> 5] >> (j & 31)) & 1u; }
+};
+
+// sample_general is every draw sample_topk does not end (the steps in this
+// file's opening comment); sh and pens are sample_draw's.
+template <int V, int G, int EPT, int SLOT>
+__device__ __forceinline__ void sample_general(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ s,
+                                               SampleShared& sh, SamplePens<SAMPLE_THREADS * EPT>& pens) {
     static_assert(G <= 64, "ties[] holds a count per block");
     constexpr int PB = SAMPLE_THREADS * EPT, NW = SAMPLE_THREADS / 32;
     static_assert(EPT * NW * 4 <= 4096, "rowTies fits beside the histogram");
     const float INF = __int_as_float(0x7f800000);
-    __shared__ SampleShared sh;
     __shared__ uint32_t wc[NW], rowTies[EPT][NW];
     __shared__ u64 wm[NW];
     __shared__ int found;
@@ -6468,30 +6893,20 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
     const int lo = blockIdx.x * PB, tid = threadIdx.x;
     auto idOf = [&](int e) { return lo + e * SAMPLE_THREADS + tid; };
 
-    // The penalised ids, and a bit for each of the block's ids that is one
-    // (most ids then skip the search): the state block's words, which the
-    // host writes, so read before the wait for the LM head's grid, as the
-    // first histogram's zeroing.
-    __shared__ int penIDs[SAMPLE_RECENT], penCounts[SAMPLE_RECENT];
-    __shared__ uint32_t penBits[(PB + 31) / 32];
-    for (int i = tid; i < (PB + 31) / 32; i += SAMPLE_THREADS) penBits[i] = 0;
-    sh.zero();  // for the first histogram
-    for (int i = tid; i < npen; i += SAMPLE_THREADS) {
-        penIDs[i] = st[STEP_IDS + i];
-        penCounts[i] = st[STEP_IDS + SAMPLE_RECENT + i];
-    }
-    __syncthreads();
-    if (tid < npen && penIDs[tid] >= lo && penIDs[tid] < lo + PB) atomicOr(&penBits[(penIDs[tid] - lo) >> 5], 1u << ((penIDs[tid] - lo) & 31));
-    __syncthreads();
+    // The penalised ids, and the first histogram's zeroing, before the
+    // wait: block b holds ids [b·PB, +PB).
+    sh.zero();
+    pens.load(st, npen, [&](int id) { return id >= lo && id < lo + PB ? id - lo : -1; });
+    const int* penIDs = pens.ids;
+    const int* penCounts = pens.counts;
     grid_dep_wait();
     acquire(logits);
     auto lOf = [&](int id, float v) { return sample_l(v, id, penIDs, penCounts, npen, rp, freq, pres, temp); };
     float l[EPT];
 #pragma unroll
     for (int e = 0; e < EPT; e++) {
-        const int id = idOf(e), i = e * SAMPLE_THREADS + tid;
-        const bool pen = (penBits[i >> 5] >> (i & 31)) & 1u;
-        l[e] = sample_l(id < V ? logits[id] : -INF, id, penIDs, penCounts, pen ? npen : 0, rp, freq, pres, temp);
+        const int id = idOf(e);
+        l[e] = sample_l(id < V ? logits[id] : -INF, id, penIDs, penCounts, pens.has(e * SAMPLE_THREADS + tid) ? npen : 0, rp, freq, pres, temp);
     }
     // m from the head's picks: the same decision in every block (the
     // state block's words), so that all or none meet at the barrier.
@@ -6688,4 +7103,283 @@ __device__ __forceinline__ void sample_draw(const float* __restrict__ logits, in
         s->best = 0;
     }
     sample_zero<G>(s);
+}
+
+// sample_top_insert puts key x into t, the P largest keys so far in
+// descending order (0 for none).
+template <int P>
+__device__ __forceinline__ void sample_top_insert(u64 (&t)[P], u64 x) {
+#pragma unroll
+    for (int i = 0; i < P; i++) {
+        const u64 hi = max(t[i], x);
+        x = min(t[i], x);
+        t[i] = hi;
+    }
+}
+// sample_top_merge makes t the P largest of t and u (both descending, P a
+// power of two): the larger of t[i] and u[P−1−i] are those P, in a bitonic
+// order, which a bitonic merge sorts.
+template <int P>
+__device__ __forceinline__ void sample_top_merge(u64 (&t)[P], const u64 (&u)[P]) {
+#pragma unroll
+    for (int i = 0; i < P; i++) t[i] = max(t[i], u[P - 1 - i]);
+#pragma unroll
+    for (int len = P / 2; len > 0; len /= 2)
+#pragma unroll
+        for (int i = 0; i < P; i++)
+            if ((i & len) == 0) {
+                const u64 hi = max(t[i], t[i + len]);
+                t[i + len] = min(t[i], t[i + len]);
+                t[i] = hi;
+            }
+}
+// sample_top_warp makes every lane's t its warp's P largest keys.
+template <int P>
+__device__ __forceinline__ void sample_top_warp(u64 (&t)[P]) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        u64 u[P];
+#pragma unroll
+        for (int i = 0; i < P; i++) u[i] = __shfl_xor_sync(0xffffffffu, t[i], o);
+        sample_top_merge<P>(t, u);
+    }
+}
+
+// sample_rank_each calls f(i, r) for each of the n distinct keys v[i] in
+// shared memory (n ≤ SAMPLE_TOPK_CAP), r how many of them are larger: each
+// key by a group of up to 32 lanes, which split the count. Every thread
+// calls it.
+template <class F>
+__device__ __forceinline__ void sample_rank_each(const u64* v, int n, F f) {
+    int sh = 0;  // log2 of a key's lanes
+    while (sh < 5 && (n << (sh + 1)) <= SAMPLE_THREADS) sh++;
+    const int per = 1 << sh, sub = threadIdx.x & (per - 1);
+    for (int base = 0; base < n; base += SAMPLE_THREADS >> sh) {
+        const int i = base + (threadIdx.x >> sh);
+        uint32_t r = 0;
+        if (i < n) {
+            const u64 x = v[i];
+            for (int j = sub; j < n; j += per) r += v[j] > x;
+        }
+        for (int o = per >> 1; o > 0; o >>= 1) r += __shfl_xor_sync(0xffffffffu, r, o);
+        if (i < n && sub == 0) f(i, r);
+    }
+}
+
+// SampleTopKShared is sample_topk's shared memory, in sample_general's
+// histogram's place.
+struct SampleTopKShared {
+    u64 pub[128];                  // the blocks' published keys
+    u64 cand[SAMPLE_TOPK_CAP];     // the listed keys (block 0)
+    u64 sorted[SAMPLE_TOPK_MAX];   // the k largest, in order
+    u64 warps[SAMPLE_THREADS / 32][8];  // each warp's largest keys
+    u64 T;
+    unsigned inBlock, n;  // the block's listed keys; all blocks' (0 where they do not fit: else at least k)
+    unsigned cnt[64], at[64];  // block b's listed keys, and their first place side by side
+};
+union SampleSharedMem {
+    SampleShared h;
+    SampleTopKShared t;
+};
+
+// sample_topk draws with top-k for k ≤ SAMPLE_TOPK_MAX, temperature > 0
+// (any top-p, min-p and penalties): the k largest keys (sample_key of l:
+// the CPU's sorted order, larger l then lower id) are found by a bound,
+// not a sort. Block b holds every G-th run of SAMPLE_TOPK_CHUNK ids from
+// run b, so that a run of equal or close logits spreads over the blocks.
+//  1. Each block computes its ids' l and keys and publishes its P largest
+//     (SAMPLE_TOPK_PUB: 2 for Qwen's 64 blocks, 4 for Phi-3's 16); a grid
+//     barrier.
+//  2. Every block finds T, the k-th largest of the G·P published keys: k
+//     distinct ids have a key ≥ T, so the k largest all do. A block lists
+//     its keys ≥ T in its own SAMPLE_TOPK_ROOM places and their count; a
+//     grid barrier.
+//  3. Where no block lists more than SAMPLE_TOPK_ROOM keys and all of them
+//     SAMPLE_TOPK_CAP at most (random logits: k and a few; flat ones:
+//     8·k/P), block 0 ranks them, takes the k largest in order and, in one
+//     warp, their weights, top-p's prefix (the shortest whose mass
+//     ⌊w·2³¹⌋, summed as the CPU does, reaches top_p·W, W the k's mass),
+//     min-p and the largest noisy value z. Else it returns false in every
+//     block (all read the counts after the barrier), and sample_general
+//     draws.
+// Every launch writes the counts it reads: the scratch needs no zeroing.
+// Not inlined: inlined, the kernel took 103 registers (nvcc 11.8, sm_90;
+// sample_general alone 90), and its blocks, resident while they wait for
+// the LM head, no longer fitted beside one of its blocks (64 registers ×
+// 256 threads).
+template <int V, int G, int EPT, int SLOT>
+__device__ __noinline__ bool sample_topk(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ s,
+                                            SampleTopKShared& sh, SamplePens<SAMPLE_THREADS * EPT>& pens) {
+    constexpr int PB = SAMPLE_THREADS * EPT, C = SAMPLE_TOPK_CHUNK, P = SAMPLE_TOPK_PUB(G), NPUB = G * P;
+    static_assert(NPUB <= 128 && P <= 8, "top[] and warps[] hold the published keys");
+    static_assert(PB % C == 0, "a block holds whole runs");
+    const float INF = __int_as_float(0x7f800000);
+    const int* st = state + SAMPLE_STEP;
+    const float temp = __int_as_float(st[0]), topP = __int_as_float(st[2]), minP = __int_as_float(st[3]);
+    const float rp = __int_as_float(st[4]), freq = __int_as_float(st[5]), pres = __int_as_float(st[6]);
+    const int topK = st[1], npen = min(st[7], SAMPLE_RECENT);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    // Element e of thread t is the block's place j = e·SAMPLE_THREADS + t,
+    // in run j / C of the block's, its (j / C)·G + b-th of the vocabulary.
+    auto idOf = [&](int e) {
+        const int j = e * SAMPLE_THREADS + tid;
+        return ((j / C) * G + (int)blockIdx.x) * C + j % C;
+    };
+    pens.load(st, npen, [&](int id) {
+        const int r = id / C;
+        return r % G == (int)blockIdx.x ? r / G * C + id % C : -1;
+    });
+    grid_dep_wait();
+    acquire(logits);
+    u64 k[EPT], top[P];  // the keys (0 past the vocabulary), the P largest
+#pragma unroll
+    for (int i = 0; i < P; i++) top[i] = 0;
+#pragma unroll
+    for (int e = 0; e < EPT; e++) {
+        const int id = idOf(e);
+        k[e] = id < V ? sample_key(sample_l(logits[id], id, pens.ids, pens.counts, pens.has(e * SAMPLE_THREADS + tid) ? npen : 0, rp, freq, pres, temp), id)
+                      : 0;
+        sample_top_insert<P>(top, k[e]);
+    }
+    sample_top_warp<P>(top);
+    if (lane == 0)
+#pragma unroll
+        for (int i = 0; i < P; i++) sh.warps[warp][i] = top[i];
+    __syncthreads();
+    if (warp == 0) {
+#pragma unroll
+        for (int i = 0; i < P; i++) top[i] = lane < SAMPLE_THREADS / 32 ? sh.warps[lane][i] : 0;
+        sample_top_warp<P>(top);
+        if (lane == 0)
+#pragma unroll
+            for (int i = 0; i < P; i++) s->top[P * blockIdx.x + i] = top[i];
+    }
+    sample_sync<G>(s);
+
+    // T: the published key of rank k − 1 (0 where fewer than k are keys:
+    // then every id is listed, too many but for a small vocabulary).
+    for (int i = tid; i < NPUB; i += SAMPLE_THREADS) sh.pub[i] = __ldcg(&s->top[i]);
+    if (tid == 0) {
+        sh.T = 0;
+        sh.inBlock = 0;
+    }
+    __syncthreads();
+    sample_rank_each(sh.pub, NPUB, [&](int i, uint32_t r) {
+        if (r == (uint32_t)topK - 1) sh.T = sh.pub[i];
+    });
+    __syncthreads();
+    const u64 T = sh.T;
+    uint32_t bal[EPT], inWarp = 0;
+#pragma unroll
+    for (int e = 0; e < EPT; e++) {
+        bal[e] = __ballot_sync(0xffffffffu, k[e] != 0 && k[e] >= T);
+        inWarp += __popc(bal[e]);
+    }
+    uint32_t at = 0;
+    if (lane == 0 && inWarp) at = atomicAdd(&sh.inBlock, inWarp);
+    at = __shfl_sync(0xffffffffu, at, 0);
+    u64* room = s->cand + blockIdx.x * SAMPLE_TOPK_ROOM;
+    if (inWarp)
+#pragma unroll
+        for (int e = 0; e < EPT; e++) {
+            const uint32_t i = at + __popc(bal[e] & ((1u << lane) - 1));
+            if ((bal[e] >> lane) & 1u && i < SAMPLE_TOPK_ROOM) room[i] = k[e];
+            at += __popc(bal[e]);
+        }
+    __syncthreads();
+    if (tid == 0) s->listed[blockIdx.x] = sh.inBlock;
+    sample_sync<G>(s);
+    // Every block: the counts, two a lane (blocks lane and lane + 32), and
+    // for block 0 where each block's keys go.
+    if (warp == 0) {
+        const uint32_t c0 = lane < G ? __ldcg(&s->listed[lane]) : 0u, c1 = lane + 32 < G ? __ldcg(&s->listed[lane + 32]) : 0u;
+        const uint32_t total = __reduce_add_sync(0xffffffffu, c0 + c1), most = __reduce_max_sync(0xffffffffu, max(c0, c1));
+        uint32_t i0 = c0, i1 = c1;  // inclusive prefixes
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const uint32_t t0 = __shfl_up_sync(0xffffffffu, i0, o), t1 = __shfl_up_sync(0xffffffffu, i1, o);
+            if (lane >= o) {
+                i0 += t0;
+                i1 += t1;
+            }
+        }
+        sh.at[lane] = i0 - c0;
+        sh.at[lane + 32] = __shfl_sync(0xffffffffu, i0, 31) + i1 - c1;
+        sh.cnt[lane] = c0;
+        sh.cnt[lane + 32] = c1;
+        if (lane == 0) sh.n = most <= SAMPLE_TOPK_ROOM && total <= SAMPLE_TOPK_CAP ? total : 0u;
+    }
+    __syncthreads();
+    const int n = (int)sh.n;
+    if (n == 0) return false;
+    if (blockIdx.x != 0) return true;
+
+    // Block 0: the listed keys side by side, then the k largest in order.
+    for (int i = tid; i < G * SAMPLE_TOPK_ROOM; i += SAMPLE_THREADS) {
+        const int b = i / SAMPLE_TOPK_ROOM, j = i % SAMPLE_TOPK_ROOM;
+        if (j < (int)sh.cnt[b]) sh.cand[sh.at[b] + j] = __ldcg(&s->cand[i]);
+    }
+    __syncthreads();
+    sample_rank_each(sh.cand, n, [&](int i, uint32_t r) {
+        if (r < (uint32_t)topK) sh.sorted[r] = sh.cand[i];
+    });
+    __syncthreads();
+    if (warp != 0) return true;
+    // One warp: the 2i-th and (2i+1)-th largest in lane i.
+    const float m = sample_unordered((uint32_t)(sh.sorted[0] >> 32));
+    u64 best = 0xFFFFFFFFull;  // id 0, where m is −∞
+    if (m != -INF) {
+        const u64 key = *(const u64*)(st + 8);
+        u64 x[2];
+        float l[2], w[2];
+        uint32_t q[2];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int i = 2 * lane + h;
+            x[h] = i < topK ? sh.sorted[i] : 0;
+            l[h] = sample_unordered((uint32_t)(x[h] >> 32));
+            w[h] = sample_exp(l[h] == m ? 0.f : __fsub_rn(l[h], m));
+            q[h] = x[h] ? sample_mass(w[h]) : 0u;
+        }
+        int endAt = topK - 1;  // the prefix's last place
+        if (topP > 0.f) {
+            u64 run = (u64)q[0] + q[1];
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const u64 t = __shfl_up_sync(0xffffffffu, run, o);
+                if (lane >= o) run += t;
+            }
+            const double target = (double)topP * (double)__shfl_sync(0xffffffffu, run, 31);
+            const bool r0 = x[0] && (double)(run - q[1]) >= target, r1 = x[1] && (double)run >= target;
+            const int first = __ffs(__ballot_sync(0xffffffffu, r0 || r1)) - 1;  // never −1: the k's mass reaches top_p·W
+            endAt = 2 * first + (__shfl_sync(0xffffffffu, r0, first) ? 0 : 1);
+        }
+        best = 0;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int id = (int)(0xFFFFFFFFu - (uint32_t)x[h]);
+            if (x[h] && 2 * lane + h <= endAt && w[h] >= minP) {
+                const float g = sample_gumbel(key, id);
+                best = max(best, sample_key(m == INF ? (l[h] == m ? g : -INF) : __fadd_rn(l[h], g), id));
+            }
+        }
+        best = warp_max_u64(best);
+    }
+    if (lane == 0) *(u64*)(state + SLOT + 4) = best;
+    return true;
+}
+
+// sample_draw: sample_topk where it applies and its list holds the k,
+// else sample_general.
+template <int V, int G, int EPT, int SLOT, int SCRATCH>
+__device__ __forceinline__ void sample_draw(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ s) {
+    static_assert(sizeof(SampleScratch) == SCRATCH, "the runtime allocates the scratch codegen sized");
+    __shared__ __align__(16) SampleSharedMem sh;
+    __shared__ SamplePens<SAMPLE_THREADS * EPT> pens;
+    const int* st = state + SAMPLE_STEP;
+    if (__int_as_float(st[0]) > 0.f && st[1] > 0 && st[1] <= SAMPLE_TOPK_MAX) {
+        if (sample_topk<V, G, EPT, SLOT>(logits, state, s, sh.t, pens)) return;
+        __syncthreads();  // sh.t's last reads, before sample_general zeroes sh.h
+    }
+    sample_general<V, G, EPT, SLOT>(logits, state, s, sh.h, pens);
 }

@@ -45,7 +45,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_1536_
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<384>, W_q5_0_split<384>, B_none, B_none, B_none, 192, 256, 64, 64, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<384>, W_q5_0_split<384>, B_none, B_none, B_none, 192, 256, 64, 64, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(128) norm_rope_rows_Rope_2_Norm_1_W_f32_64_0_4(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -81,25 +81,19 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_192_B_no
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<192>, B_none, 256, 192, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q4_k<192>, B_none, 256, 192, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_1_W_f32_192_192_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_post_rows_Norm_1_W_f32_192_W_f32_192_192_64_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ wb, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
     acquire(a, b);
     grid_dep_launch();
-    rmsnorm_rows<Norm_1, W_f32<192>, 192, 64, true, false>(a, b, w, s, y, nullptr, nullptr);
+    rmsnorm_post_rows<Norm_1, W_f32<192>, W_f32<192>, 192, 64, false>(a, b, wb, w, s, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q5_0_split_3072_B_none_192_512_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q5_0_split_3072_W_q5_0_split_3072_192_512_0_64_64_1_GateGELUTanh(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q5_0_split<3072>, B_none, 192, 512, 64, 64>(w, nullptr, x, y, state);
-}
-extern "C" __global__ void __launch_bounds__(256) geglu_ew_0_512(const float* __restrict__ g, const float* __restrict__ u, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(g, u, state);
-    grid_dep_launch();
-    geglu_ew<0, 512>(g, u, y, state);
+    gemm_swiglu<W_q5_0_split<3072>, W_q5_0_split<3072>, 192, 512, 0, 64, 64, 1, GateGELUTanh>(wg, wu, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_512(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
@@ -111,19 +105,19 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_384_B_no
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<384>, B_none, 512, 192, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q4_k<384>, B_none, 512, 192, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_1536_W_q5_0_split_384_W_q8_0_split_384_B_none_B_none_B_none_192_256_64_64_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<384>, W_q8_0_split<384>, B_none, B_none, B_none, 192, 256, 64, 64, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<384>, W_q8_0_split<384>, B_none, B_none, B_none, 192, 256, 64, 64, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_384_B_none_512_192_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q6_k_split<384>, B_none, 512, 192, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q6_k_split<384>, B_none, 512, 192, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(128) norm_rope_rows_Rope_4_Norm_1_W_f32_64_0_4(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -169,44 +163,39 @@ extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_0_split_dot_1536_W
     grid_dep_launch();
     qkv_q8<W_q5_0_split_dot<1536>, W_q5_0_split_dot<384>, W_q5_0_split_dot<384>, B_none, B_none, B_none, Rope_none, 192, 256, 64, 64, false, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_3_B_none_false_true_1_1_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_3_B_none_false_true_1_1_1_128_QKNorm_Rope_2_Norm_1_W_f32_64_W_f32_64(const float* __restrict__ q, const float* __restrict__ kn, const float* __restrict__ vn, const uint8_t* __restrict__ qw, const uint8_t* __restrict__ kw, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_3, B_none, false, true, 1, 1, 1, 128>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_3, B_none, false, true, 1, 1, 1, 128, QKNorm<Rope_2, Norm_1, W_f32<64>, W_f32<64>>>(q, kn, vn, qw, kw, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_192_B_none_256_192_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     linear_q8<W_q4_k_dot<192>, B_none, 256, 192, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_1_W_f32_192_192_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+extern "C" __global__ void __launch_bounds__(64) rmsnorm_post_rows_Norm_1_W_f32_192_W_f32_192_192_64_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ wb, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
     acquire(a, b);
     grid_dep_launch();
-    rmsnorm_rows<Norm_1, W_f32<192>, 192, 64, true, true>(a, b, w, s, y, xq, xs);
+    rmsnorm_post_rows<Norm_1, W_f32<192>, W_f32<192>, 192, 64, true>(a, b, wb, w, s, y, xq, xs);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q5_0_split_dot_3072_B_none_192_512_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(512) swiglu_q8_W_q5_0_split_dot_3072_192_512_0_32_16_true_true_0_1_0_GateGELUTanh(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, xq_t* __restrict__ yq, float2* __restrict__ ys, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q5_0_split_dot<3072>, B_none, 192, 512, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+    swiglu_q8<W_q5_0_split_dot<3072>, 192, 512, 0, 32, 16, true, true, 0, 1, 0, GateGELUTanh>(wg, wu, xq, xs, y, yq, ys, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_384_B_none_512_192_32_true_false_0_false_0_1(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_384_B_none_512_192_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q4_k_dot<384>, B_none, 512, 192, 32, true, false, 0, false, 0, 1>(w, nullptr, x, nullptr, nullptr, y, nullptr, nullptr, state);
+    linear_q8<W_q4_k_dot<384>, B_none, 512, 192, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_0_split_dot_1536_W_q5_0_split_dot_384_W_q8_0_split_dot_384_B_none_B_none_B_none_Rope_none_192_256_64_64_false_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     qkv_q8<W_q5_0_split_dot<1536>, W_q5_0_split_dot<384>, W_q8_0_split_dot<384>, B_none, B_none, B_none, Rope_none, 192, 256, 64, 64, false, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_384_B_none_512_192_32_true_false_0_false_0_1(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_384_B_none_512_192_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q6_k_split_dot<384>, B_none, 512, 192, 32, true, false, 0, false, 0, 1>(w, nullptr, x, nullptr, nullptr, y, nullptr, nullptr, state);
+    linear_q8<W_q6_k_split_dot<384>, B_none, 512, 192, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_5_B_none_false_true_64_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_5_B_none_false_true_64_8_1_128_QKNorm_Rope_4_Norm_1_W_f32_64_W_f32_64(const float* __restrict__ q, const float* __restrict__ kn, const float* __restrict__ vn, const uint8_t* __restrict__ qw, const uint8_t* __restrict__ kw, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_5, B_none, false, true, 64, 8, 1, 128>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
-}
-extern "C" __global__ void __launch_bounds__(256) geglu_ew_0_512_at_end(const float* __restrict__ g, const float* __restrict__ u, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(g, u, state);
-    geglu_ew<0, 512>(g, u, y, state);
+    attend_decode<Attn_5, B_none, false, true, 64, 8, 1, 128, QKNorm<Rope_4, Norm_1, W_f32<64>, W_f32<64>>>(q, kn, vn, qw, kw, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_3_6(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, __half* __restrict__ pool, int layer, const int* __restrict__ state) {
     grid_dep_wait();
@@ -214,17 +203,11 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_3_6(const 
     grid_dep_launch();
     kv_store_paged<Attn_3, 6>(k, v, positions, row_of, paging, tables, pool, layer, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_3_B_none_false_6_16_528(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_3_B_none_false_6_16_3_false(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
-    acquire(q, pool, positions, row_of, paging, tables, state);
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
     grid_dep_launch();
-    attend_paged<Attn_3, B_none, false, 6, 16, 528>(q, pool, nullptr, positions, row_of, paging, tables, layer, y, part, state);
-}
-extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_3_B_none_false_16_528(const float* __restrict__ part, const int* __restrict__ positions, const int* __restrict__ paging, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(part, positions, paging, state);
-    grid_dep_launch();
-    attend_paged_merge<Attn_3, B_none, false, 16, 528>(part, nullptr, positions, paging, y, state);
+    attend_paged<Attn_3, B_none, false, 6, 16, 3, false>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_5_6(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, __half* __restrict__ pool, int layer, const int* __restrict__ state) {
     grid_dep_wait();
@@ -232,17 +215,11 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_5_6(const 
     grid_dep_launch();
     kv_store_paged<Attn_5, 6>(k, v, positions, row_of, paging, tables, pool, layer, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_5_B_none_false_6_16_528(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_5_B_none_false_6_16_3_false(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
-    acquire(q, pool, positions, row_of, paging, tables, state);
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
     grid_dep_launch();
-    attend_paged<Attn_5, B_none, false, 6, 16, 528>(q, pool, nullptr, positions, row_of, paging, tables, layer, y, part, state);
-}
-extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_5_B_none_false_16_528(const float* __restrict__ part, const int* __restrict__ positions, const int* __restrict__ paging, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(part, positions, paging, state);
-    grid_dep_launch();
-    attend_paged_merge<Attn_5, B_none, false, 16, 528>(part, nullptr, positions, paging, y, state);
+    attend_paged<Attn_5, B_none, false, 6, 16, 3, false>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(192) qkv_mmat_W_q5_0_split_1536_W_q5_0_split_384_W_q5_0_split_384_B_none_B_none_B_none_Rope_none_192_256_64_64_false_6_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -250,15 +227,21 @@ extern "C" __global__ void __launch_bounds__(192) qkv_mmat_W_q5_0_split_1536_W_q
     grid_dep_launch();
     qkv_mmat<W_q5_0_split<1536>, W_q5_0_split<384>, W_q5_0_split<384>, B_none, B_none, B_none, Rope_none, 192, 256, 64, 64, false, 6, 2, 0>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
 }
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_3_B_none_false_6_16_3_true(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
+    grid_dep_launch();
+    attend_paged<Attn_3, B_none, false, 6, 16, 3, true>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
+}
 extern "C" __global__ void __launch_bounds__(256, 1) linear_mmah_W_q4_k_192_B_none_256_192_1_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     linear_mmah<W_q4_k<192>, B_none, 256, 192, 1, 8, 2, 0>(w, nullptr, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(192) linear_mmat_W_q5_0_split_3072_B_none_192_512_6_2_0(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(192) swiglu_mmat_W_q5_0_split_3072_192_512_0_6_2_0_GateGELUTanh(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(xq, xs, state);
     grid_dep_launch();
-    linear_mmat<W_q5_0_split<3072>, B_none, 192, 512, 6, 2, 0>(w, nullptr, xq, xs, y, state);
+    swiglu_mmat<W_q5_0_split<3072>, 192, 512, 0, 6, 2, 0, GateGELUTanh>(wg, wu, xq, xs, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(2) linear_mmah_W_q4_k_384_B_none_512_192_2_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -273,6 +256,12 @@ extern "C" __global__ void __launch_bounds__(192) qkv_mmat_W_q5_0_split_1536_W_q
 extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(2) linear_mmah_W_q6_k_split_384_B_none_512_192_2_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     linear_mmah<W_q6_k_split<384>, B_none, 512, 192, 2, 8, 2, 0>(w, nullptr, x, y, state);
+}
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_5_B_none_false_6_16_3_true(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
+    grid_dep_launch();
+    attend_paged<Attn_5, B_none, false, 6, 16, 3, true>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gather_rows_192(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -298,6 +287,6 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_262144(const floa
     grid_dep_launch();
     batch_argmax<262144>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_262144_64_8_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<262144, 64, 8, 132, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_262144_64_8_132_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<262144, 64, 8, 132, 198656>(logits, state, scratch);
 }

@@ -38,7 +38,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_1536_
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<768>, W_q5_0_split<768>, W_f32<256>, W_f32<128>, W_f32<128>, 192, 256, 128, 128, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
+    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<768>, W_q5_0_split<768>, W_f32<256>, W_f32<128>, W_f32<128>, 192, 256, 128, 128, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_256_128_128_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -62,7 +62,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_192_W_f3
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<192>, W_f32<192>, 256, 192, 64, 64>(w, b, x, y, state);
+    gemm_linear<W_q4_k<192>, W_f32<192>, 256, 192, 64, 64>(w, b, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_192_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -104,7 +104,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_1536_
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<768>, W_q8_0_split<768>, W_f32<256>, W_f32<128>, W_f32<128>, 192, 256, 128, 128, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
+    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<768>, W_q8_0_split<768>, W_f32<256>, W_f32<128>, W_f32<128>, 192, 256, 128, 128, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_4_W_f32_4_true_false_16_512_396_64(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
@@ -140,7 +140,7 @@ extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_0_split_dot_1536_W
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_W_f32_4_true_true_1_1_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_2, W_f32<4>, true, true, 1, 1, 1, 128>(q, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_2, W_f32<4>, true, true, 1, 1, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_192_W_f32_192_256_192_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -168,15 +168,15 @@ extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_0_split_dot_1536_W
 }
 extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_4_W_f32_4_true_true_64_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_4, W_f32<4>, true, true, 64, 8, 1, 128>(q, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_4, W_f32<4>, true, true, 64, 8, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q4_k_dot_768_W_f32_768_true(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q4_k_dot_768_W_f32_768_true_2(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
     grid_dep_launch();
-    moe_down_sum_q8<Moe_3, W_q4_k_dot<768>, W_f32<768>, true>(wd, bd, hq, hs, logit, y);
+    moe_down_sum_q8<Moe_3, W_q4_k_dot<768>, W_f32<768>, true, 2>(wd, bd, hq, hs, logit, y);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q6_k_split_dot_768_W_f32_768_true(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q6_k_split_dot_768_W_f32_768_true_2(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
     grid_dep_launch();
-    moe_down_sum_q8<Moe_3, W_q6_k_split_dot<768>, W_f32<768>, true>(wd, bd, hq, hs, logit, y);
+    moe_down_sum_q8<Moe_3, W_q6_k_split_dot<768>, W_f32<768>, true, 2>(wd, bd, hq, hs, logit, y);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_256_128_128_false(const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -190,17 +190,11 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_2_2(const 
     grid_dep_launch();
     kv_store_paged<Attn_2, 2>(k, v, positions, row_of, paging, tables, pool, layer, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_2_W_f32_4_true_2_16_528(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_W_f32_4_true_2_16_3_false(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
-    acquire(q, pool, positions, row_of, paging, tables, state);
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
     grid_dep_launch();
-    attend_paged<Attn_2, W_f32<4>, true, 2, 16, 528>(q, pool, sinks, positions, row_of, paging, tables, layer, y, part, state);
-}
-extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_2_W_f32_4_true_16_528(const float* __restrict__ part, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, const int* __restrict__ paging, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(part, positions, paging, state);
-    grid_dep_launch();
-    attend_paged_merge<Attn_2, W_f32<4>, true, 16, 528>(part, sinks, positions, paging, y, state);
+    attend_paged<Attn_2, W_f32<4>, true, 2, 16, 3, false>(q, pool, sinks, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_4_2(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, __half* __restrict__ pool, int layer, const int* __restrict__ state) {
     grid_dep_wait();
@@ -208,23 +202,23 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_4_2(const 
     grid_dep_launch();
     kv_store_paged<Attn_4, 2>(k, v, positions, row_of, paging, tables, pool, layer, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_4_W_f32_4_true_2_16_528(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_4_W_f32_4_true_2_16_3_false(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
-    acquire(q, pool, positions, row_of, paging, tables, state);
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
     grid_dep_launch();
-    attend_paged<Attn_4, W_f32<4>, true, 2, 16, 528>(q, pool, sinks, positions, row_of, paging, tables, layer, y, part, state);
-}
-extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_4_W_f32_4_true_16_528(const float* __restrict__ part, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, const int* __restrict__ paging, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(part, positions, paging, state);
-    grid_dep_launch();
-    attend_paged_merge<Attn_4, W_f32<4>, true, 16, 528>(part, sinks, positions, paging, y, state);
+    attend_paged<Attn_4, W_f32<4>, true, 2, 16, 3, false>(q, pool, sinks, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(192) qkv_mmat_W_q5_0_split_1536_W_q5_0_split_768_W_q5_0_split_768_W_f32_256_W_f32_128_W_f32_128_Rope_1_192_256_128_128_false_6_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(xq, xs, positions, state);
     grid_dep_launch();
     qkv_mmat<W_q5_0_split<1536>, W_q5_0_split<768>, W_q5_0_split<768>, W_f32<256>, W_f32<128>, W_f32<128>, Rope_1, 192, 256, 128, 128, false, 6, 2, 0>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_W_f32_4_true_2_16_3_true(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
+    grid_dep_launch();
+    attend_paged<Attn_2, W_f32<4>, true, 2, 16, 3, true>(q, pool, sinks, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 1) linear_mmah_W_q4_k_192_W_f32_192_256_192_1_8_2_0(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -266,6 +260,12 @@ extern "C" __global__ void __launch_bounds__(192) qkv_mmat_W_q5_0_split_1536_W_q
     grid_dep_launch();
     qkv_mmat<W_q5_0_split<1536>, W_q5_0_split<768>, W_q8_0_split<768>, W_f32<256>, W_f32<128>, W_f32<128>, Rope_1, 192, 256, 128, 128, false, 6, 2, 0>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, nullptr, nullptr, state);
 }
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_4_W_f32_4_true_2_16_3_true(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
+    grid_dep_launch();
+    attend_paged<Attn_4, W_f32<4>, true, 2, 16, 3, true>(q, pool, sinks, positions, last, nrows, paging, tables, layer, y, part, counters, state);
+}
 extern "C" __global__ void __launch_bounds__(256) moe_codes_Moe_3_W_q6_k_split_768_256_false(const float* __restrict__ x, const int* __restrict__ order, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, order, state);
@@ -302,6 +302,6 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_201088(const floa
     grid_dep_launch();
     batch_argmax<201088>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_201088_64_7_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<201088, 64, 7, 132, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_201088_64_7_132_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<201088, 64, 7, 132, 198656>(logits, state, scratch);
 }

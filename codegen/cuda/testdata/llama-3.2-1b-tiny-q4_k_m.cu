@@ -37,7 +37,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q4_k_256_W_q4_k_
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, 256, 256, 128, 128, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+    gemm_qkv<W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, 256, 256, 128, 128, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_2_256_128_128_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -55,7 +55,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_256_B_no
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<256>, B_none, 256, 256, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q4_k<256>, B_none, 256, 256, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -67,7 +67,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q4_k_768_W_q4
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_swiglu<W_q4_k<768>, W_q4_k<768>, 256, 768, 0, 64, 64>(wg, wu, x, y, state);
+    gemm_swiglu<W_q4_k<768>, W_q4_k<768>, 256, 768, 0, 64, 64>(wg, wu, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_768(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
@@ -75,23 +75,23 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_768(const float* __
     grid_dep_launch();
     gemm_x_f16<768>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_768_B_none_768_256_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_768_B_none_768_256_64_128_3(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<768>, B_none, 768, 256, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q4_k<768>, B_none, 768, 256, 64, 128, 3>(w, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q4_k_256_W_q4_k_128_W_q6_k_split_128_B_none_B_none_B_none_256_256_128_128_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, 256, 256, 128, 128, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+    gemm_qkv<W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, 256, 256, 128, 128, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_768_B_none_768_256_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_768_B_none_768_256_64_128_3(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q6_k_split<768>, B_none, 768, 256, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q6_k_split<768>, B_none, 768, 256, 64, 128, 3>(w, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_256_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
@@ -103,19 +103,13 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_128
     grid_dep_launch();
     linear_q8<W_q6_k_split_dot<128256>, B_none, 256, 128256, 32, false, true, 0, false, 1, 1>(w, nullptr, nullptr, xq, xs, y, greedy, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
-    grid_dep_wait();
-    acquire(a);
+extern "C" __global__ void __launch_bounds__(32, 1) qkv_mma_XNorm_Norm_0_W_f32_256_false_W_q4_k_256_W_q4_k_128_W_q4_k_128_B_none_B_none_B_none_Rope_2_256_256_128_128_true_1_1_false_0_1_4672(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const uint8_t* __restrict__ nw, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
-    rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, false, true>(a, nullptr, w, nullptr, y, xq, xs);
-}
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_256_W_q4_k_dot_128_W_q4_k_dot_128_B_none_B_none_B_none_Rope_2_256_256_128_128_true_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    grid_dep_launch();
-    qkv_q8<W_q4_k_dot<256>, W_q4_k_dot<128>, W_q4_k_dot<128>, B_none, B_none, B_none, Rope_2, 256, 256, 128, 128, true, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
+    qkv_mma<XNorm<Norm_0, W_f32<256>, false>, W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, Rope_2, 256, 256, 128, 128, true, 1, 1, false, 0, 1, 4672>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_3_B_none_false_true_128_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_3, B_none, false, true, 128, 8, 1, 128>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_3, B_none, false, true, 128, 8, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_256_256_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -131,17 +125,21 @@ extern "C" __global__ void __launch_bounds__(512) swiglu_q8_W_q4_k_dot_768_256_7
     grid_dep_launch();
     swiglu_q8<W_q4_k_dot<768>, 256, 768, 0, 32, 16, true, true, 0, 1>(wg, wu, xq, xs, y, yq, ys, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_768_B_none_768_256_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(32, 1) qkv_mma_XNorm_Norm_0_W_f32_256_false_W_q4_k_256_W_q4_k_128_W_q6_k_split_128_B_none_B_none_B_none_Rope_2_256_256_128_128_true_1_1_false_0_1_6912(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const uint8_t* __restrict__ nw, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_q8<W_q4_k_dot<768>, B_none, 768, 256, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
-}
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_256_W_q4_k_dot_128_W_q6_k_split_dot_128_B_none_B_none_B_none_Rope_2_256_256_128_128_true_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    grid_dep_launch();
-    qkv_q8<W_q4_k_dot<256>, W_q4_k_dot<128>, W_q6_k_split_dot<128>, B_none, B_none, B_none, Rope_2, 256, 256, 128, 128, true, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
+    qkv_mma<XNorm<Norm_0, W_f32<256>, false>, W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, Rope_2, 256, 256, 128, 128, true, 1, 1, false, 0, 1, 6912>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_768_B_none_768_256_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     linear_q8<W_q6_k_split_dot<768>, B_none, 768, 256, 32, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q6_k_split_128256_128256_256_at_end(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
+    grid_dep_wait();
+    acquire(ids);
+    embed_rows<W_q6_k_split<128256>, 128256, 256>(table, ids, y);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_768_B_none_768_256_32_false_false_1_true_0_1_at_end(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
+    linear_q8<W_q4_k_dot<768>, B_none, 768, 256, 32, false, false, 1, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, r, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_2_256_128_128_false(const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -155,21 +153,21 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_3_2(const 
     grid_dep_launch();
     kv_store_paged<Attn_3, 2>(k, v, positions, row_of, paging, tables, pool, layer, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_3_B_none_false_2_16_528(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_3_B_none_false_2_16_3_false(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
-    acquire(q, pool, positions, row_of, paging, tables, state);
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
     grid_dep_launch();
-    attend_paged<Attn_3, B_none, false, 2, 16, 528>(q, pool, nullptr, positions, row_of, paging, tables, layer, y, part, state);
-}
-extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_3_B_none_false_16_528(const float* __restrict__ part, const int* __restrict__ positions, const int* __restrict__ paging, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(part, positions, paging, state);
-    grid_dep_launch();
-    attend_paged_merge<Attn_3, B_none, false, 16, 528>(part, nullptr, positions, paging, y, state);
+    attend_paged<Attn_3, B_none, false, 2, 16, 3, false>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 1) qkv_mmah_W_q4_k_256_W_q4_k_128_W_q4_k_128_B_none_B_none_B_none_Rope_2_256_256_128_128_false_1_8_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     qkv_mmah<W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, Rope_2, 256, 256, 128, 128, false, 1, 8, 2, 0>(wq, wk, wv, nullptr, nullptr, nullptr, x, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_3_B_none_false_2_16_3_true(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
+    grid_dep_launch();
+    attend_paged<Attn_3, B_none, false, 2, 16, 3, true>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 1) linear_mmah_W_q4_k_256_B_none_256_256_1_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -209,6 +207,6 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_128256(const floa
     grid_dep_launch();
     batch_argmax<128256>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_128256_63_4_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<128256, 63, 4, 132, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_128256_63_4_132_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<128256, 63, 4, 132, 198656>(logits, state, scratch);
 }

@@ -36,7 +36,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_k_split_256_W
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_k_split<256>, W_q5_k_split<256>, W_q5_k_split<256>, B_none, B_none, B_none, 256, 256, 256, 256, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+    gemm_qkv<W_q5_k_split<256>, W_q5_k_split<256>, W_q5_k_split<256>, B_none, B_none, B_none, 256, 256, 256, 256, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_256_256_256_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -54,7 +54,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_256_B_no
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<256>, B_none, 256, 256, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q4_k<256>, B_none, 256, 256, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -66,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q4_k_1024_W_q
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_swiglu<W_q4_k<1024>, W_q4_k<1024>, 256, 512, 512, 64, 64>(wg, wg, x, y, state);
+    gemm_swiglu<W_q4_k<1024>, W_q4_k<1024>, 256, 512, 512, 64, 64>(wg, wg, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_512(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
@@ -78,13 +78,13 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_512_B_no
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<512>, B_none, 512, 256, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q4_k<512>, B_none, 512, 256, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_512_B_none_512_256_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q6_k_split<512>, B_none, 512, 256, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q6_k_split<512>, B_none, 512, 256, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_256_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
@@ -96,13 +96,13 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_320
     grid_dep_launch();
     linear_q8<W_q6_k_split_dot<32064>, B_none, 256, 32064, 32, false, true, 0, false, 1, 1>(w, nullptr, nullptr, xq, xs, y, greedy, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(32) qkv_mma_XNorm_Norm_0_W_f32_256_false_W_q5_k_split_256_B_none_B_none_B_none_Rope_1_256_256_256_256_true_1_1_false_0_1_5824(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const uint8_t* __restrict__ nw, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(32, 1) qkv_mma_XNorm_Norm_0_W_f32_256_false_W_q5_k_split_256_W_q5_k_split_256_W_q5_k_split_256_B_none_B_none_B_none_Rope_1_256_256_256_256_true_1_1_false_0_1_5824(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const uint8_t* __restrict__ nw, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_mma<XNorm<Norm_0, W_f32<256>, false>, W_q5_k_split<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 1, 1, false, 0, 1, 5824>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, kc, vc, state);
+    qkv_mma<XNorm<Norm_0, W_f32<256>, false>, W_q5_k_split<256>, W_q5_k_split<256>, W_q5_k_split<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 1, 1, false, 0, 1, 5824>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_2_B_none_false_true_16_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_2, B_none, false, true, 16, 8, 1, 128>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_2, B_none, false, true, 16, 8, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_256_256_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -142,21 +142,21 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_2_2(const 
     grid_dep_launch();
     kv_store_paged<Attn_2, 2>(k, v, positions, row_of, paging, tables, pool, layer, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_2_B_none_false_2_16_528(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_B_none_false_2_16_3_false(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
-    acquire(q, pool, positions, row_of, paging, tables, state);
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
     grid_dep_launch();
-    attend_paged<Attn_2, B_none, false, 2, 16, 528>(q, pool, nullptr, positions, row_of, paging, tables, layer, y, part, state);
-}
-extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_2_B_none_false_16_528(const float* __restrict__ part, const int* __restrict__ positions, const int* __restrict__ paging, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(part, positions, paging, state);
-    grid_dep_launch();
-    attend_paged_merge<Attn_2, B_none, false, 16, 528>(part, nullptr, positions, paging, y, state);
+    attend_paged<Attn_2, B_none, false, 2, 16, 3, false>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 1) qkv_mmah_W_q5_k_split_256_W_q5_k_split_256_W_q5_k_split_256_B_none_B_none_B_none_Rope_1_256_256_256_256_false_1_8_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     qkv_mmah<W_q5_k_split<256>, W_q5_k_split<256>, W_q5_k_split<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, false, 1, 8, 2, 0>(wq, wk, wv, nullptr, nullptr, nullptr, x, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_B_none_false_2_16_3_true(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
+    grid_dep_launch();
+    attend_paged<Attn_2, B_none, false, 2, 16, 3, true>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 1) linear_mmah_W_q4_k_256_B_none_256_256_1_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -190,6 +190,6 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_32064(const float
     grid_dep_launch();
     batch_argmax<32064>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_32064_16_4_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<32064, 16, 4, 132, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_32064_16_4_132_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<32064, 16, 4, 132, 198656>(logits, state, scratch);
 }

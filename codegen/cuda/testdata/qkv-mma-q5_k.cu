@@ -24,11 +24,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_3072(const float* _
     grid_dep_launch();
     gemm_x_f16<3072>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q5_k_split_36864_W_q5_k_split_36864_W_q5_k_split_36864_B_none_B_none_B_none_3072_3072_3072_3072_128_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_k_split_36864_W_q5_k_split_36864_W_q5_k_split_36864_B_none_B_none_B_none_3072_3072_3072_3072_64_128_3(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, 3072, 3072, 3072, 3072, 128, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+    gemm_qkv<W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, 3072, 3072, 3072, 3072, 64, 128, 3>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_0_3072_3072_3072_false(const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -42,15 +42,15 @@ extern "C" __global__ void __launch_bounds__(256) last_row_0_3072_false(const fl
     grid_dep_launch();
     last_row<0, 3072, false>(x, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(192) qkv_mma_XCodes_W_q5_k_split_36864_B_none_B_none_B_none_Rope_0_3072_3072_3072_3072_false_6_2_false_0_1_67776(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(192, 2) qkv_mma_XCodes_W_q5_k_split_36864_W_q5_k_split_36864_W_q5_k_split_36864_B_none_B_none_B_none_Rope_0_3072_3072_3072_3072_false_6_2_false_0_1_67776(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_mma<XCodes, W_q5_k_split<36864>, B_none, B_none, B_none, Rope_0, 3072, 3072, 3072, 3072, false, 6, 2, false, 0, 1, 67776>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, nullptr, nullptr, nullptr, nullptr, positions, y, nullptr, nullptr, state);
+    qkv_mma<XCodes, W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, Rope_0, 3072, 3072, 3072, 3072, false, 6, 2, false, 0, 1, 67776>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, nullptr, nullptr, nullptr, nullptr, positions, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_3072_at_end(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     quantize_x8<0, 3072>(x, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_9216_5_4_12_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<9216, 5, 4, 12, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_9216_5_4_12_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<9216, 5, 4, 12, 198656>(logits, state, scratch);
 }

@@ -37,7 +37,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q4_k_256_W_q4_k_
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, 256, 256, 128, 128, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+    gemm_qkv<W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, 256, 256, 128, 128, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(128) norm_rope_rows_Rope_1_Norm_0_W_f32_64_0_4(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -67,7 +67,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_256_B_no
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<256>, B_none, 256, 256, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q4_k<256>, B_none, 256, 256, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -109,7 +109,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q4_k_256_W_q4_k_
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, 256, 256, 128, 128, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+    gemm_qkv<W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, 256, 256, 128, 128, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) moe_down_gemm_Moe_3_W_q6_k_split_4096_B_none_64_64_4(const uint8_t* __restrict__ wd, const __half* __restrict__ hh, const int* __restrict__ cnt, const int* __restrict__ list, float* __restrict__ ys) {
     grid_dep_wait();
@@ -127,19 +127,13 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_151
     grid_dep_launch();
     linear_q8<W_q6_k_split_dot<151936>, B_none, 256, 151936, 32, false, true, 0, false, 1, 1>(w, nullptr, nullptr, xq, xs, y, greedy, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
-    grid_dep_wait();
-    acquire(a);
+extern "C" __global__ void __launch_bounds__(32, 1) qkv_mma_XNorm_Norm_0_W_f32_256_false_W_q4_k_256_W_q4_k_128_W_q4_k_128_B_none_B_none_B_none_Rope_none_256_256_128_128_false_1_1_false_0_1_4672(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const uint8_t* __restrict__ nw, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, false, true>(a, nullptr, w, nullptr, y, xq, xs);
+    qkv_mma<XNorm<Norm_0, W_f32<256>, false>, W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, Rope_none, 256, 256, 128, 128, false, 1, 1, false, 0, 1, 4672>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_256_W_q4_k_dot_128_W_q4_k_dot_128_B_none_B_none_B_none_Rope_none_256_256_128_128_false_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_2_B_none_false_true_128_8_1_128_QKNorm_Rope_1_Norm_0_W_f32_64_W_f32_64(const float* __restrict__ q, const float* __restrict__ kn, const float* __restrict__ vn, const uint8_t* __restrict__ qw, const uint8_t* __restrict__ kw, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_q8<W_q4_k_dot<256>, W_q4_k_dot<128>, W_q4_k_dot<128>, B_none, B_none, B_none, Rope_none, 256, 256, 128, 128, false, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
-}
-extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_2_B_none_false_true_128_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
-    grid_dep_launch();
-    attend_decode<Attn_2, B_none, false, true, 128, 8, 1, 128>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_2, B_none, false, true, 128, 8, 1, 128, QKNorm<Rope_1, Norm_0, W_f32<64>, W_f32<64>>>(q, kn, vn, qw, kw, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_256_B_none_256_256_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -155,23 +149,27 @@ extern "C" __global__ void __launch_bounds__(256) moe_gate_up_q8_Moe_3_W_q4_k_do
     grid_dep_launch();
     moe_gate_up_q8<Moe_3, W_q4_k_dot<4096>, B_none>(wg, nullptr, wu, nullptr, xq, xs, logit, hq, hs);
 }
+extern "C" __global__ void __launch_bounds__(32, 1) qkv_mma_XNorm_Norm_0_W_f32_256_true_W_q4_k_256_W_q4_k_128_W_q6_k_split_128_B_none_B_none_B_none_Rope_none_256_256_128_128_false_1_1_false_0_1_6912(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ nw, float* __restrict__ s, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    qkv_mma<XNorm<Norm_0, W_f32<256>, true>, W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, Rope_none, 256, 256, 128, 128, false, 1, 1, false, 0, 1, 6912>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, b, nw, s, positions, y, nullptr, nullptr, state);
+}
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
     acquire(a, b);
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, true, true>(a, b, w, s, y, xq, xs);
 }
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_k_dot_256_W_q4_k_dot_128_W_q6_k_split_dot_128_B_none_B_none_B_none_Rope_none_256_256_128_128_false_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_launch();
-    qkv_q8<W_q4_k_dot<256>, W_q4_k_dot<128>, W_q6_k_split_dot<128>, B_none, B_none, B_none, Rope_none, 256, 256, 128, 128, false, 32, true, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
+extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_k_151936_151936_256_at_end(const uint8_t* __restrict__ table, const int* __restrict__ ids, float* __restrict__ y) {
+    grid_dep_wait();
+    acquire(ids);
+    embed_rows<W_q4_k<151936>, 151936, 256>(table, ids, y);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q4_k_dot_4096_B_none_true(const uint8_t* __restrict__ wd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
-    grid_dep_launch();
-    moe_down_sum_q8<Moe_3, W_q4_k_dot<4096>, B_none, true>(wd, nullptr, hq, hs, logit, y);
+extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q4_k_dot_4096_B_none_true_4_at_end(const uint8_t* __restrict__ wd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
+    moe_down_sum_q8<Moe_3, W_q4_k_dot<4096>, B_none, true, 4>(wd, nullptr, hq, hs, logit, y);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q6_k_split_dot_4096_B_none_true(const uint8_t* __restrict__ wd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q6_k_split_dot_4096_B_none_true_4(const uint8_t* __restrict__ wd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
     grid_dep_launch();
-    moe_down_sum_q8<Moe_3, W_q6_k_split_dot<4096>, B_none, true>(wd, nullptr, hq, hs, logit, y);
+    moe_down_sum_q8<Moe_3, W_q6_k_split_dot<4096>, B_none, true, 4>(wd, nullptr, hq, hs, logit, y);
 }
 extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_2_2(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, __half* __restrict__ pool, int layer, const int* __restrict__ state) {
     grid_dep_wait();
@@ -179,21 +177,21 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_2_2(const 
     grid_dep_launch();
     kv_store_paged<Attn_2, 2>(k, v, positions, row_of, paging, tables, pool, layer, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_2_B_none_false_2_16_528(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_B_none_false_2_16_3_false(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
-    acquire(q, pool, positions, row_of, paging, tables, state);
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
     grid_dep_launch();
-    attend_paged<Attn_2, B_none, false, 2, 16, 528>(q, pool, nullptr, positions, row_of, paging, tables, layer, y, part, state);
-}
-extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_2_B_none_false_16_528(const float* __restrict__ part, const int* __restrict__ positions, const int* __restrict__ paging, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(part, positions, paging, state);
-    grid_dep_launch();
-    attend_paged_merge<Attn_2, B_none, false, 16, 528>(part, nullptr, positions, paging, y, state);
+    attend_paged<Attn_2, B_none, false, 2, 16, 3, false>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 1) qkv_mmah_W_q4_k_256_W_q4_k_128_W_q4_k_128_B_none_B_none_B_none_Rope_none_256_256_128_128_false_1_8_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     qkv_mmah<W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, Rope_none, 256, 256, 128, 128, false, 1, 8, 2, 0>(wq, wk, wv, nullptr, nullptr, nullptr, x, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_B_none_false_2_16_3_true(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
+    grid_dep_launch();
+    attend_paged<Attn_2, B_none, false, 2, 16, 3, true>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 1) linear_mmah_W_q4_k_256_B_none_256_256_1_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -263,6 +261,6 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_151936(const floa
     grid_dep_launch();
     batch_argmax<151936>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_151936_64_5_132_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<151936, 64, 5, 132, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_151936_64_5_132_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<151936, 64, 5, 132, 198656>(logits, state, scratch);
 }

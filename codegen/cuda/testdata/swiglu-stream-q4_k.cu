@@ -23,11 +23,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_3072(const float* _
     grid_dep_launch();
     gemm_x_f16<3072>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_swiglu_W_q4_k_98304_W_q4_k_98304_3072_8192_0_128_64(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q4_k_98304_W_q4_k_98304_3072_8192_0_64_128_2(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_swiglu<W_q4_k<98304>, W_q4_k<98304>, 3072, 8192, 0, 128, 64>(wg, wu, x, y, state);
+    gemm_swiglu<W_q4_k<98304>, W_q4_k<98304>, 3072, 8192, 0, 64, 128, 2>(wg, wu, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_8192_false(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -44,6 +44,6 @@ extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_3072_at_end(cons
     acquire(x, state);
     quantize_x8<0, 3072>(x, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_8192_4_4_12_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<8192, 4, 4, 12, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_8192_4_4_12_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<8192, 4, 4, 12, 198656>(logits, state, scratch);
 }

@@ -23,11 +23,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_3072(const float* _
     grid_dep_launch();
     gemm_x_f16<3072>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_swiglu_W_q6_k_split_98304_W_q6_k_split_98304_3072_8192_0_128_64(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q6_k_split_98304_W_q6_k_split_98304_3072_8192_0_64_128_2(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_swiglu<W_q6_k_split<98304>, W_q6_k_split<98304>, 3072, 8192, 0, 128, 64>(wg, wu, x, y, state);
+    gemm_swiglu<W_q6_k_split<98304>, W_q6_k_split<98304>, 3072, 8192, 0, 64, 128, 2>(wg, wu, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_8192_false(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -45,6 +45,6 @@ extern "C" __global__ void __launch_bounds__(256) swiglu_q8_W_q6_k_split_dot_983
     grid_dep_launch();
     swiglu_q8<W_q6_k_split_dot<98304>, 3072, 8192, 0, 64, 8, false, false, 0, 1, 80832>(wg, wu, xq, xs, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_8192_4_4_12_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<8192, 4, 4, 12, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_8192_4_4_12_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<8192, 4, 4, 12, 198656>(logits, state, scratch);
 }

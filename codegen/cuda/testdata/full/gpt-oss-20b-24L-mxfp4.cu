@@ -38,7 +38,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q8_0_split_36864
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q8_0_split<368640>, W_q8_0_split<46080>, W_q8_0_split<46080>, W_f32<4096>, W_f32<512>, W_f32<512>, 2880, 4096, 512, 512, 128, 128>(wq, wk, wv, bq, bk, bv, x, y, state);
+    gemm_qkv<W_q8_0_split<368640>, W_q8_0_split<46080>, W_q8_0_split<46080>, W_f32<4096>, W_f32<512>, W_f32<512>, 2880, 4096, 512, 512, 128, 128>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_4096_512_512_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -58,11 +58,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_4096(const float* _
     grid_dep_launch();
     gemm_x_f16<4096>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q8_0_split_368640_W_f32_2880_4096_2880_128_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q8_0_split_368640_W_f32_2880_4096_2880_128_128_2(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q8_0_split<368640>, W_f32<2880>, 4096, 2880, 128, 64>(w, b, x, y, state);
+    gemm_linear<W_q8_0_split<368640>, W_f32<2880>, 4096, 2880, 128, 128, 2>(w, b, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(736) rmsnorm_rows_Norm_0_W_f32_2880_2880_736_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -128,7 +128,7 @@ extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q8_0_split_dot_368640
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_W_f32_64_true_true_1_1_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_2, W_f32<64>, true, true, 1, 1, 1, 128>(q, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_2, W_f32<64>, true, true, 1, 1, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q8_0_split_dot_368640_W_f32_2880_4096_2880_128_false_false_0_true_0_1(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -152,11 +152,11 @@ extern "C" __global__ void __launch_bounds__(736) rmsnorm_rows_Norm_0_W_f32_2880
 }
 extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_4_W_f32_64_true_true_32_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_4, W_f32<64>, true, true, 32, 8, 1, 128>(q, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_4, W_f32<64>, true, true, 32, 8, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_mxfp4_split_dot_8294400_W_f32_92160_true(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_mxfp4_split_dot_8294400_W_f32_92160_true_4(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
     grid_dep_launch();
-    moe_down_sum_q8<Moe_3, W_mxfp4_split_dot<8294400>, W_f32<92160>, true>(wd, bd, hq, hs, logit, y);
+    moe_down_sum_q8<Moe_3, W_mxfp4_split_dot<8294400>, W_f32<92160>, true, 4>(wd, bd, hq, hs, logit, y);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_4096_512_512_false(const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -170,17 +170,11 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_2_24(const
     grid_dep_launch();
     kv_store_paged<Attn_2, 24>(k, v, positions, row_of, paging, tables, pool, layer, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_2_W_f32_64_true_24_16_528(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_W_f32_64_true_24_9_3_false(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
-    acquire(q, pool, positions, row_of, paging, tables, state);
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
     grid_dep_launch();
-    attend_paged<Attn_2, W_f32<64>, true, 24, 16, 528>(q, pool, sinks, positions, row_of, paging, tables, layer, y, part, state);
-}
-extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_2_W_f32_64_true_16_528(const float* __restrict__ part, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, const int* __restrict__ paging, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(part, positions, paging, state);
-    grid_dep_launch();
-    attend_paged_merge<Attn_2, W_f32<64>, true, 16, 528>(part, sinks, positions, paging, y, state);
+    attend_paged<Attn_2, W_f32<64>, true, 24, 9, 3, false>(q, pool, sinks, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_4_24(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, __half* __restrict__ pool, int layer, const int* __restrict__ state) {
     grid_dep_wait();
@@ -188,23 +182,23 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_4_24(const
     grid_dep_launch();
     kv_store_paged<Attn_4, 24>(k, v, positions, row_of, paging, tables, pool, layer, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_4_W_f32_64_true_24_16_528(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_4_W_f32_64_true_24_9_3_false(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
-    acquire(q, pool, positions, row_of, paging, tables, state);
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
     grid_dep_launch();
-    attend_paged<Attn_4, W_f32<64>, true, 24, 16, 528>(q, pool, sinks, positions, row_of, paging, tables, layer, y, part, state);
-}
-extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_4_W_f32_64_true_16_528(const float* __restrict__ part, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, const int* __restrict__ paging, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(part, positions, paging, state);
-    grid_dep_launch();
-    attend_paged_merge<Attn_4, W_f32<64>, true, 16, 528>(part, sinks, positions, paging, y, state);
+    attend_paged<Attn_4, W_f32<64>, true, 24, 9, 3, false>(q, pool, sinks, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_mmat_W_q8_0_split_368640_W_q8_0_split_46080_W_q8_0_split_46080_W_f32_4096_W_f32_512_W_f32_512_Rope_1_2880_4096_512_512_false_8_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(xq, xs, positions, state);
     grid_dep_launch();
     qkv_mmat<W_q8_0_split<368640>, W_q8_0_split<46080>, W_q8_0_split<46080>, W_f32<4096>, W_f32<512>, W_f32<512>, Rope_1, 2880, 4096, 512, 512, false, 8, 2, 0>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_W_f32_64_true_24_9_3_true(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
+    grid_dep_launch();
+    attend_paged<Attn_2, W_f32<64>, true, 24, 9, 3, true>(q, pool, sinks, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_4096(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
@@ -248,6 +242,12 @@ extern "C" __global__ void __launch_bounds__(256) moe_down_mmat_Moe_3_W_mxfp4_sp
     grid_dep_launch();
     moe_down_mmat<Moe_3, W_mxfp4_split<8294400>, W_f32<92160>, 8, 2>(wd, bd, xq, xs, act, order, y);
 }
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_4_W_f32_64_true_24_9_3_true(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
+    grid_dep_launch();
+    attend_paged<Attn_4, W_f32<64>, true, 24, 9, 3, true>(q, pool, sinks, positions, last, nrows, paging, tables, layer, y, part, counters, state);
+}
 extern "C" __global__ void __launch_bounds__(256) gather_rows_2880(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, last, state);
@@ -272,6 +272,6 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_201088(const floa
     grid_dep_launch();
     batch_argmax<201088>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_201088_64_7_1028_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<201088, 64, 7, 1028, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_201088_64_7_1028_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<201088, 64, 7, 1028, 198656>(logits, state, scratch);
 }

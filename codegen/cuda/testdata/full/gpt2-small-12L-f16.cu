@@ -37,11 +37,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_768(const float* __
     grid_dep_launch();
     gemm_x_f16<768>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_f16_589824_W_f16_589824_W_f16_589824_W_f32_768_W_f32_768_W_f32_768_768_768_768_768_128_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_f16_589824_W_f16_589824_W_f16_589824_W_f32_768_W_f32_768_W_f32_768_768_768_768_768_128_128_3(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_f16<589824>, W_f16<589824>, W_f16<589824>, W_f32<768>, W_f32<768>, W_f32<768>, 768, 768, 768, 768, 128, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
+    gemm_qkv<W_f16<589824>, W_f16<589824>, W_f16<589824>, W_f32<768>, W_f32<768>, W_f32<768>, 768, 768, 768, 768, 128, 128, 3>(wq, wk, wv, bq, bk, bv, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_none_768_768_768_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -55,17 +55,17 @@ extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_1_B_non
     grid_dep_launch();
     attend_prefill<Attn_1, B_none, false, false, 2, 512, 396, 192>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_589824_W_f32_768_768_768_64_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_589824_W_f32_768_768_768_128_128_3(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<589824>, W_f32<768>, 768, 768, 64, 64>(w, b, x, y, state);
+    gemm_linear<W_f16<589824>, W_f32<768>, 768, 768, 128, 128, 3>(w, b, x, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_2359296_W_f32_3072_768_3072_64_128(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_2359296_W_f32_3072_768_3072_128_128_2(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<2359296>, W_f32<3072>, 768, 3072, 64, 128>(w, b, x, y, state);
+    gemm_linear<W_f16<2359296>, W_f32<3072>, 768, 3072, 128, 128, 2>(w, b, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gelu_ew_0_3072(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -79,11 +79,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_3072(const float* _
     grid_dep_launch();
     gemm_x_f16<3072>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_2359296_W_f32_768_3072_768_64_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_2359296_W_f32_768_3072_768_128_128_6(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<2359296>, W_f32<768>, 3072, 768, 64, 64>(w, b, x, y, state);
+    gemm_linear<W_f16<2359296>, W_f32<768>, 3072, 768, 128, 128, 6>(w, b, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_768_false(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -105,7 +105,7 @@ extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_f16_589824_W_f16_58
 }
 extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_1_B_none_false_false_8_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_1, B_none, false, false, 8, 8, 1, 128>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
+    attend_decode<Attn_1, B_none, false, false, 8, 8, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_589824_W_f32_768_768_768(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y) {
     grid_dep_wait();
@@ -131,17 +131,11 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_1_12(const
     grid_dep_launch();
     kv_store_paged<Attn_1, 12>(k, v, positions, row_of, paging, tables, pool, layer, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_1_B_none_false_12_16_528(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_1_B_none_false_12_6_3_false(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
-    acquire(q, pool, positions, row_of, paging, tables, state);
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
     grid_dep_launch();
-    attend_paged<Attn_1, B_none, false, 12, 16, 528>(q, pool, nullptr, positions, row_of, paging, tables, layer, y, part, state);
-}
-extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_1_B_none_false_16_528(const float* __restrict__ part, const int* __restrict__ positions, const int* __restrict__ paging, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(part, positions, paging, state);
-    grid_dep_launch();
-    attend_paged_merge<Attn_1, B_none, false, 16, 528>(part, nullptr, positions, paging, y, state);
+    attend_paged<Attn_1, B_none, false, 12, 6, 3, false>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gather_rows_768(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -153,7 +147,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_38597376_
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<38597376>, B_none, 768, 50257, 128, 128>(w, nullptr, x, y, state);
+    gemm_linear<W_f16<38597376>, B_none, 768, 50257, 128, 128>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_50257(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();
@@ -161,6 +155,6 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_50257(const float
     grid_dep_launch();
     batch_argmax<50257>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_50257_25_4_1028_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<50257, 25, 4, 1028, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_50257_25_4_1028_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<50257, 25, 4, 1028, 198656>(logits, state, scratch);
 }

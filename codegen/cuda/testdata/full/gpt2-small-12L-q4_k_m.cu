@@ -37,11 +37,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_768(const float* __
     grid_dep_launch();
     gemm_x_f16<768>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q5_k_split_2304_W_q5_k_split_2304_W_q5_k_split_2304_W_f32_768_W_f32_768_W_f32_768_768_768_768_768_128_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q5_k_split_2304_W_q5_k_split_2304_W_q5_k_split_2304_W_f32_768_W_f32_768_W_f32_768_768_768_768_768_128_128_3(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_k_split<2304>, W_q5_k_split<2304>, W_q5_k_split<2304>, W_f32<768>, W_f32<768>, W_f32<768>, 768, 768, 768, 768, 128, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
+    gemm_qkv<W_q5_k_split<2304>, W_q5_k_split<2304>, W_q5_k_split<2304>, W_f32<768>, W_f32<768>, W_f32<768>, 768, 768, 768, 768, 128, 128, 3>(wq, wk, wv, bq, bk, bv, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_none_768_768_768_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -55,17 +55,17 @@ extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_1_B_non
     grid_dep_launch();
     attend_prefill<Attn_1, B_none, false, false, 2, 512, 396, 192>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_2304_W_f32_768_768_768_64_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q4_k_2304_W_f32_768_768_768_128_128_3(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<2304>, W_f32<768>, 768, 768, 64, 64>(w, b, x, y, state);
+    gemm_linear<W_q4_k<2304>, W_f32<768>, 768, 768, 128, 128, 3>(w, b, x, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_9216_W_f32_3072_768_3072_64_128(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q4_k_9216_W_f32_3072_768_3072_128_128_2(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<9216>, W_f32<3072>, 768, 3072, 64, 128>(w, b, x, y, state);
+    gemm_linear<W_q4_k<9216>, W_f32<3072>, 768, 3072, 128, 128, 2>(w, b, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gelu_ew_0_3072(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -79,17 +79,17 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_3072(const float* _
     grid_dep_launch();
     gemm_x_f16<3072>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_9216_W_f32_768_3072_768_64_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q6_k_split_9216_W_f32_768_3072_768_128_128_6(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q6_k_split<9216>, W_f32<768>, 3072, 768, 64, 64>(w, b, x, y, state);
+    gemm_linear<W_q6_k_split<9216>, W_f32<768>, 3072, 768, 128, 128, 6>(w, b, x, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_9216_W_f32_768_3072_768_64_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q4_k_9216_W_f32_768_3072_768_128_128_6(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<9216>, W_f32<768>, 3072, 768, 64, 64>(w, b, x, y, state);
+    gemm_linear<W_q4_k<9216>, W_f32<768>, 3072, 768, 128, 128, 6>(w, b, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_768_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
@@ -107,13 +107,13 @@ extern "C" __global__ void __launch_bounds__(192) layernorm_rows_Norm_0_W_f32_76
     grid_dep_launch();
     layernorm_rows<Norm_0, W_f32<768>, W_f32<768>, 768, 192, true, true>(a, b, w, bias, s, y, xq, xs);
 }
-extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_k_split_dot_2304_W_q5_k_split_dot_2304_W_q5_k_split_dot_2304_W_f32_768_W_f32_768_W_f32_768_Rope_none_768_768_768_768_true_32_true_0_1(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(96, 2) qkv_mma_XCodes_W_q5_k_split_2304_W_q5_k_split_2304_W_q5_k_split_2304_W_f32_768_W_f32_768_W_f32_768_Rope_none_768_768_768_768_true_3_1_false_0_1_17088(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_q8<W_q5_k_split_dot<2304>, W_q5_k_split_dot<2304>, W_q5_k_split_dot<2304>, W_f32<768>, W_f32<768>, W_f32<768>, Rope_none, 768, 768, 768, 768, true, 32, true, 0, 1>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, kc, vc, state);
+    qkv_mma<XCodes, W_q5_k_split<2304>, W_q5_k_split<2304>, W_q5_k_split<2304>, W_f32<768>, W_f32<768>, W_f32<768>, Rope_none, 768, 768, 768, 768, true, 3, 1, false, 0, 1, 17088>(wq, wk, wv, bq, bk, bv, xq, xs, nullptr, nullptr, nullptr, nullptr, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_1_B_none_false_true_8_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_1, B_none, false, true, 8, 8, 1, 128>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_1, B_none, false, true, 8, 8, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_2304_W_f32_768_768_768_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -131,6 +131,11 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_9216_W_f3
     grid_dep_launch();
     linear_q8<W_q4_k_dot<9216>, W_f32<768>, 3072, 768, 64, true, false, 0, false, 0, 1>(w, b, x, nullptr, nullptr, y, nullptr, nullptr, state);
 }
+extern "C" __global__ void __launch_bounds__(192) layernorm_rows_Norm_0_W_f32_768_W_f32_768_768_192_true_true_at_end(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, const uint8_t* __restrict__ bias, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    grid_dep_wait();
+    acquire(a, b);
+    layernorm_rows<Norm_0, W_f32<768>, W_f32<768>, 768, 192, true, true>(a, b, w, bias, s, y, xq, xs);
+}
 extern "C" __global__ void __launch_bounds__(256) gelu_ew_0_3072_at_end(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
@@ -142,21 +147,21 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_1_12(const
     grid_dep_launch();
     kv_store_paged<Attn_1, 12>(k, v, positions, row_of, paging, tables, pool, layer, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_1_B_none_false_12_16_528(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_1_B_none_false_12_6_3_false(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
-    acquire(q, pool, positions, row_of, paging, tables, state);
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
     grid_dep_launch();
-    attend_paged<Attn_1, B_none, false, 12, 16, 528>(q, pool, nullptr, positions, row_of, paging, tables, layer, y, part, state);
-}
-extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_1_B_none_false_16_528(const float* __restrict__ part, const int* __restrict__ positions, const int* __restrict__ paging, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(part, positions, paging, state);
-    grid_dep_launch();
-    attend_paged_merge<Attn_1, B_none, false, 16, 528>(part, nullptr, positions, paging, y, state);
+    attend_paged<Attn_1, B_none, false, 12, 6, 3, false>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(3) qkv_mmah_W_q5_k_split_2304_W_q5_k_split_2304_W_q5_k_split_2304_W_f32_768_W_f32_768_W_f32_768_Rope_none_768_768_768_768_false_3_8_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     qkv_mmah<W_q5_k_split<2304>, W_q5_k_split<2304>, W_q5_k_split<2304>, W_f32<768>, W_f32<768>, W_f32<768>, Rope_none, 768, 768, 768, 768, false, 3, 8, 2, 0>(wq, wk, wv, bq, bk, bv, x, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_1_B_none_false_12_6_3_true(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
+    grid_dep_launch();
+    attend_paged<Attn_1, B_none, false, 12, 6, 3, true>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(3) linear_mmah_W_q4_k_2304_W_f32_768_768_768_3_8_2_0(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -190,6 +195,6 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_50257(const float
     grid_dep_launch();
     batch_argmax<50257>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_50257_25_4_1028_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<50257, 25, 4, 1028, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_50257_25_4_1028_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<50257, 25, 4, 1028, 198656>(logits, state, scratch);
 }

@@ -36,7 +36,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_f16_9437184_W_f1
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_f16<9437184>, W_f16<9437184>, W_f16<9437184>, B_none, B_none, B_none, 3072, 3072, 3072, 3072, 128, 128>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+    gemm_qkv<W_f16<9437184>, W_f16<9437184>, W_f16<9437184>, B_none, B_none, B_none, 3072, 3072, 3072, 3072, 128, 128>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_3072_3072_3072_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -50,11 +50,11 @@ extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_2_B_non
     grid_dep_launch();
     attend_prefill<Attn_2, B_none, false, false, 8, 512, 396, 1568>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_9437184_B_none_3072_3072_64_128(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_9437184_B_none_3072_3072_128_128_2(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<9437184>, B_none, 3072, 3072, 64, 128>(w, nullptr, x, y, state);
+    gemm_linear<W_f16<9437184>, B_none, 3072, 3072, 128, 128, 2>(w, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(768) rmsnorm_rows_Norm_0_W_f32_3072_3072_768_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -66,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_swiglu_W_f16_50331648_
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_swiglu<W_f16<50331648>, W_f16<50331648>, 3072, 8192, 8192, 128, 128>(wg, wg, x, y, state);
+    gemm_swiglu<W_f16<50331648>, W_f16<50331648>, 3072, 8192, 8192, 128, 128>(wg, wg, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_8192(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
@@ -74,11 +74,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_8192(const float* _
     grid_dep_launch();
     gemm_x_f16<8192>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_25165824_B_none_8192_3072_64_128(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_25165824_B_none_8192_3072_128_128_2(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<25165824>, B_none, 8192, 3072, 64, 128>(w, nullptr, x, y, state);
+    gemm_linear<W_f16<25165824>, B_none, 8192, 3072, 128, 128, 2>(w, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_3072_false(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -100,7 +100,7 @@ extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_f16_9437184_W_f16_9
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_false_8_1_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_2, B_none, false, false, 8, 1, 1, 128>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
+    attend_decode<Attn_2, B_none, false, false, 8, 1, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_9437184_B_none_3072_3072(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y) {
     grid_dep_wait();
@@ -132,17 +132,11 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_2_32(const
     grid_dep_launch();
     kv_store_paged<Attn_2, 32>(k, v, positions, row_of, paging, tables, pool, layer, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_2_B_none_false_32_16_528(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_B_none_false_32_3_2_false(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
-    acquire(q, pool, positions, row_of, paging, tables, state);
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
     grid_dep_launch();
-    attend_paged<Attn_2, B_none, false, 32, 16, 528>(q, pool, nullptr, positions, row_of, paging, tables, layer, y, part, state);
-}
-extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_2_B_none_false_16_528(const float* __restrict__ part, const int* __restrict__ positions, const int* __restrict__ paging, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(part, positions, paging, state);
-    grid_dep_launch();
-    attend_paged_merge<Attn_2, B_none, false, 16, 528>(part, nullptr, positions, paging, y, state);
+    attend_paged<Attn_2, B_none, false, 32, 3, 2, false>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gather_rows_3072(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -154,7 +148,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_98500608_
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<98500608>, B_none, 3072, 32064, 128, 128>(w, nullptr, x, y, state);
+    gemm_linear<W_f16<98500608>, B_none, 3072, 32064, 128, 128>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_32064(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();
@@ -162,6 +156,6 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_32064(const float
     grid_dep_launch();
     batch_argmax<32064>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_32064_16_4_1028_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<32064, 16, 4, 1028, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_32064_16_4_1028_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<32064, 16, 4, 1028, 198656>(logits, state, scratch);
 }

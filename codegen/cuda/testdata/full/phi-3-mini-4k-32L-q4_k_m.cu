@@ -36,7 +36,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q5_k_split_36864
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, 3072, 3072, 3072, 3072, 128, 128>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, state);
+    gemm_qkv<W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, 3072, 3072, 3072, 3072, 128, 128>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_3072_3072_3072_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -50,11 +50,11 @@ extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_2_B_non
     grid_dep_launch();
     attend_prefill<Attn_2, B_none, false, false, 8, 512, 396, 1568>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_36864_B_none_3072_3072_64_128(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q4_k_36864_B_none_3072_3072_128_128_2(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<36864>, B_none, 3072, 3072, 64, 128>(w, nullptr, x, y, state);
+    gemm_linear<W_q4_k<36864>, B_none, 3072, 3072, 128, 128, 2>(w, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(768) rmsnorm_rows_Norm_0_W_f32_3072_3072_768_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -66,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_swiglu_W_q4_k_196608_W
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_swiglu<W_q4_k<196608>, W_q4_k<196608>, 3072, 8192, 8192, 128, 128>(wg, wg, x, y, state);
+    gemm_swiglu<W_q4_k<196608>, W_q4_k<196608>, 3072, 8192, 8192, 128, 128>(wg, wg, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_8192(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
@@ -74,17 +74,17 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_8192(const float* _
     grid_dep_launch();
     gemm_x_f16<8192>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_98304_B_none_8192_3072_64_128(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q6_k_split_98304_B_none_8192_3072_128_128_2(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q6_k_split<98304>, B_none, 8192, 3072, 64, 128>(w, nullptr, x, y, state);
+    gemm_linear<W_q6_k_split<98304>, B_none, 8192, 3072, 128, 128, 2>(w, nullptr, x, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_98304_B_none_8192_3072_64_128(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q4_k_98304_B_none_8192_3072_128_128_2(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<98304>, B_none, 8192, 3072, 64, 128>(w, nullptr, x, y, state);
+    gemm_linear<W_q4_k<98304>, B_none, 8192, 3072, 128, 128, 2>(w, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_3072_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
@@ -96,13 +96,13 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_384
     grid_dep_launch();
     linear_q8<W_q6_k_split_dot<384768>, B_none, 3072, 32064, 64, false, true, 0, false, 1, 1>(w, nullptr, nullptr, xq, xs, y, greedy, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(192) qkv_mma_XNorm_Norm_0_W_f32_3072_false_W_q5_k_split_36864_B_none_B_none_B_none_Rope_1_3072_3072_3072_3072_true_6_2_false_0_1_67776(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const uint8_t* __restrict__ nw, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(192, 2) qkv_mma_XNorm_Norm_0_W_f32_3072_false_W_q5_k_split_36864_W_q5_k_split_36864_W_q5_k_split_36864_B_none_B_none_B_none_Rope_1_3072_3072_3072_3072_true_6_2_false_0_1_67776(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const uint8_t* __restrict__ nw, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_mma<XNorm<Norm_0, W_f32<3072>, false>, W_q5_k_split<36864>, B_none, B_none, B_none, Rope_1, 3072, 3072, 3072, 3072, true, 6, 2, false, 0, 1, 67776>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, kc, vc, state);
+    qkv_mma<XNorm<Norm_0, W_f32<3072>, false>, W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, Rope_1, 3072, 3072, 3072, 3072, true, 6, 2, false, 0, 1, 67776>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_8_1_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_2, B_none, false, true, 8, 1, 1, 128>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_2, B_none, false, true, 8, 1, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 3) linear_q8_W_q6_k_split_dot_98304_true_B_none_8192_3072_128_true_false_0_false_0_1(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -143,21 +143,21 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_2_32(const
     grid_dep_launch();
     kv_store_paged<Attn_2, 32>(k, v, positions, row_of, paging, tables, pool, layer, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_2_B_none_false_32_16_528(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_B_none_false_32_3_2_false(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
-    acquire(q, pool, positions, row_of, paging, tables, state);
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
     grid_dep_launch();
-    attend_paged<Attn_2, B_none, false, 32, 16, 528>(q, pool, nullptr, positions, row_of, paging, tables, layer, y, part, state);
-}
-extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_2_B_none_false_16_528(const float* __restrict__ part, const int* __restrict__ positions, const int* __restrict__ paging, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(part, positions, paging, state);
-    grid_dep_launch();
-    attend_paged_merge<Attn_2, B_none, false, 16, 528>(part, nullptr, positions, paging, y, state);
+    attend_paged<Attn_2, B_none, false, 32, 3, 2, false>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(6) qkv_mmah_W_q5_k_split_36864_W_q5_k_split_36864_W_q5_k_split_36864_B_none_B_none_B_none_Rope_1_3072_3072_3072_3072_false_6_8_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     qkv_mmah<W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, Rope_1, 3072, 3072, 3072, 3072, false, 6, 8, 2, 0>(wq, wk, wv, nullptr, nullptr, nullptr, x, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_B_none_false_32_3_2_true(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
+    grid_dep_launch();
+    attend_paged<Attn_2, B_none, false, 32, 3, 2, true>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(4) linear_mmah_W_q4_k_36864_B_none_3072_3072_4_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -191,6 +191,6 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_32064(const float
     grid_dep_launch();
     batch_argmax<32064>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_32064_16_4_1028_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<32064, 16, 4, 1028, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_32064_16_4_1028_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<32064, 16, 4, 1028, 198656>(logits, state, scratch);
 }

@@ -32,11 +32,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_896(const float* __
     grid_dep_launch();
     gemm_x_f16<896>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_f16_802816_W_f16_114688_W_f16_114688_W_f32_896_W_f32_128_W_f32_128_896_896_128_128_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_f16_802816_W_f16_114688_W_f16_114688_W_f32_896_W_f32_128_W_f32_128_896_896_128_128_128_128_3(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_f16<802816>, W_f16<114688>, W_f16<114688>, W_f32<896>, W_f32<128>, W_f32<128>, 896, 896, 128, 128, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
+    gemm_qkv<W_f16<802816>, W_f16<114688>, W_f16<114688>, W_f32<896>, W_f32<128>, W_f32<128>, 896, 896, 128, 128, 128, 128, 3>(wq, wk, wv, bq, bk, bv, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_896_128_128_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -50,11 +50,11 @@ extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_2_B_non
     grid_dep_launch();
     attend_prefill<Attn_2, B_none, false, false, 32, 512, 396, 1566>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_802816_B_none_896_896_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_802816_B_none_896_896_128_128_3(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<802816>, B_none, 896, 896, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_f16<802816>, B_none, 896, 896, 128, 128, 3>(w, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(224) rmsnorm_rows_Norm_0_W_f32_896_896_224_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -66,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_swiglu_W_f16_4358144_W
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_swiglu<W_f16<4358144>, W_f16<4358144>, 896, 4864, 0, 128, 128>(wg, wu, x, y, state);
+    gemm_swiglu<W_f16<4358144>, W_f16<4358144>, 896, 4864, 0, 128, 128>(wg, wu, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_4864(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
@@ -74,11 +74,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_4864(const float* _
     grid_dep_launch();
     gemm_x_f16<4864>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_4358144_B_none_4864_896_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_4358144_B_none_4864_896_128_128_7(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<4358144>, B_none, 4864, 896, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_f16<4358144>, B_none, 4864, 896, 128, 128, 7>(w, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_896_false(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -100,7 +100,7 @@ extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_f16_802816_W_f16_11
 }
 extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_2_B_none_false_false_128_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_2, B_none, false, false, 128, 8, 1, 128>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
+    attend_decode<Attn_2, B_none, false, false, 128, 8, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_802816_B_none_896_896(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y) {
     grid_dep_wait();
@@ -132,17 +132,11 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_2_24(const
     grid_dep_launch();
     kv_store_paged<Attn_2, 24>(k, v, positions, row_of, paging, tables, pool, layer, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_2_B_none_false_24_16_528(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_B_none_false_24_16_3_false(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
-    acquire(q, pool, positions, row_of, paging, tables, state);
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
     grid_dep_launch();
-    attend_paged<Attn_2, B_none, false, 24, 16, 528>(q, pool, nullptr, positions, row_of, paging, tables, layer, y, part, state);
-}
-extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_2_B_none_false_16_528(const float* __restrict__ part, const int* __restrict__ positions, const int* __restrict__ paging, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(part, positions, paging, state);
-    grid_dep_launch();
-    attend_paged_merge<Attn_2, B_none, false, 16, 528>(part, nullptr, positions, paging, y, state);
+    attend_paged<Attn_2, B_none, false, 24, 16, 3, false>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gather_rows_896(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -154,7 +148,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_136134656
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<136134656>, B_none, 896, 151936, 128, 128>(w, nullptr, x, y, state);
+    gemm_linear<W_f16<136134656>, B_none, 896, 151936, 128, 128>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_151936(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();
@@ -162,6 +156,6 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_151936(const floa
     grid_dep_launch();
     batch_argmax<151936>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_151936_64_5_1028_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<151936, 64, 5, 1028, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_151936_64_5_1028_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<151936, 64, 5, 1028, 198656>(logits, state, scratch);
 }

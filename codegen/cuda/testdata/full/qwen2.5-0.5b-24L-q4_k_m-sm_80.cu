@@ -32,11 +32,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_896(const float* __
     grid_dep_launch();
     gemm_x_f16<896>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_25088_W_q5_0_split_3584_W_q8_0_split_3584_W_f32_896_W_f32_128_W_f32_128_896_896_128_128_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q5_0_split_25088_W_q5_0_split_3584_W_q8_0_split_3584_W_f32_896_W_f32_128_W_f32_128_896_896_128_128_128_128_3(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<25088>, W_q5_0_split<3584>, W_q8_0_split<3584>, W_f32<896>, W_f32<128>, W_f32<128>, 896, 896, 128, 128, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
+    gemm_qkv<W_q5_0_split<25088>, W_q5_0_split<3584>, W_q8_0_split<3584>, W_f32<896>, W_f32<128>, W_f32<128>, 896, 896, 128, 128, 128, 128, 3>(wq, wk, wv, bq, bk, bv, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_896_128_128_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -50,11 +50,11 @@ extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_2_B_non
     grid_dep_launch();
     attend_prefill<Attn_2, B_none, false, false, 30, 512, 324, 1296>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q5_0_split_25088_B_none_896_896_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q5_0_split_25088_B_none_896_896_128_128_3(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q5_0_split<25088>, B_none, 896, 896, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q5_0_split<25088>, B_none, 896, 896, 128, 128, 3>(w, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(224) rmsnorm_rows_Norm_0_W_f32_896_896_224_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -66,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_swiglu_W_q5_0_split_13
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_swiglu<W_q5_0_split<136192>, W_q5_0_split<136192>, 896, 4864, 0, 128, 128>(wg, wu, x, y, state);
+    gemm_swiglu<W_q5_0_split<136192>, W_q5_0_split<136192>, 896, 4864, 0, 128, 128>(wg, wu, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_4864(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
@@ -74,23 +74,23 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_4864(const float* _
     grid_dep_launch();
     gemm_x_f16<4864>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_17024_B_none_4864_896_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q6_k_split_17024_B_none_4864_896_128_128_7(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q6_k_split<17024>, B_none, 4864, 896, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q6_k_split<17024>, B_none, 4864, 896, 128, 128, 7>(w, nullptr, x, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_25088_W_q5_0_split_3584_W_q5_0_split_3584_W_f32_896_W_f32_128_W_f32_128_896_896_128_128_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q5_0_split_25088_W_q5_0_split_3584_W_q5_0_split_3584_W_f32_896_W_f32_128_W_f32_128_896_896_128_128_128_128_3(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<25088>, W_q5_0_split<3584>, W_q5_0_split<3584>, W_f32<896>, W_f32<128>, W_f32<128>, 896, 896, 128, 128, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, state);
+    gemm_qkv<W_q5_0_split<25088>, W_q5_0_split<3584>, W_q5_0_split<3584>, W_f32<896>, W_f32<128>, W_f32<128>, 896, 896, 128, 128, 128, 128, 3>(wq, wk, wv, bq, bk, bv, x, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_17024_B_none_4864_896_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q4_k_17024_B_none_4864_896_128_128_7(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<17024>, B_none, 4864, 896, 64, 64>(w, nullptr, x, y, state);
+    gemm_linear<W_q4_k<17024>, B_none, 4864, 896, 128, 128, 7>(w, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_896_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
@@ -114,7 +114,7 @@ extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q5_0_split_dot_25088_
 }
 extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_64_1_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_2, B_none, false, true, 64, 1, 1, 128>(q, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_2, B_none, false, true, 64, 1, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q5_0_split_dot_25088_B_none_896_896_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -154,23 +154,23 @@ extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_2_24(const
     grid_dep_launch();
     kv_store_paged<Attn_2, 24>(k, v, positions, row_of, paging, tables, pool, layer, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_paged_Attn_2_B_none_false_24_16_432(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_B_none_false_24_16_2_false(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
-    acquire(q, pool, positions, row_of, paging, tables, state);
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
     grid_dep_launch();
-    attend_paged<Attn_2, B_none, false, 24, 16, 432>(q, pool, nullptr, positions, row_of, paging, tables, layer, y, part, state);
-}
-extern "C" __global__ void __launch_bounds__(128) attend_paged_merge_Attn_2_B_none_false_16_432(const float* __restrict__ part, const int* __restrict__ positions, const int* __restrict__ paging, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(part, positions, paging, state);
-    grid_dep_launch();
-    attend_paged_merge<Attn_2, B_none, false, 16, 432>(part, nullptr, positions, paging, y, state);
+    attend_paged<Attn_2, B_none, false, 24, 16, 2, false>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_mmat_W_q5_0_split_25088_W_q5_0_split_3584_W_q8_0_split_3584_W_f32_896_W_f32_128_W_f32_128_Rope_1_896_896_128_128_false_8_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(xq, xs, positions, state);
     grid_dep_launch();
     qkv_mmat<W_q5_0_split<25088>, W_q5_0_split<3584>, W_q8_0_split<3584>, W_f32<896>, W_f32<128>, W_f32<128>, Rope_1, 896, 896, 128, 128, false, 8, 2, 0>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, nullptr, nullptr, state);
+}
+extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_B_none_false_24_16_2_true(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(q, pool, positions, last, nrows, paging, tables, state);
+    grid_dep_launch();
+    attend_paged<Attn_2, B_none, false, 24, 16, 2, true>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_896(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
@@ -232,6 +232,6 @@ extern "C" __global__ void __launch_bounds__(512) batch_argmax_151936(const floa
     grid_dep_launch();
     batch_argmax<151936>(logits, picks, state);
 }
-extern "C" __global__ void __launch_bounds__(512) sample_draw_151936_64_5_1028_180992_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
-    sample_draw<151936, 64, 5, 1028, 180992>(logits, state, scratch);
+extern "C" __global__ void __launch_bounds__(512) sample_draw_151936_64_5_1028_198656_at_end(const float* __restrict__ logits, int* __restrict__ state, SampleScratch* __restrict__ scratch) {
+    sample_draw<151936, 64, 5, 1028, 198656>(logits, state, scratch);
 }

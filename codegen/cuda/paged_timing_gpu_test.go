@@ -1,0 +1,212 @@
+package cuda_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/llama-orch/orc/compiler/synth"
+	"github.com/llama-orch/orc/passes"
+	"github.com/llama-orch/orc/plans"
+	"github.com/llama-orch/orc/runtime"
+	rcuda "github.com/llama-orch/orc/runtime/cuda"
+)
+
+// pagedSweep are the batched-step attention tunings (the target's
+// description that passes.ChoosePagedAttention reads, edited)
+// TestGPUPagedAttentionTiming times with ORC_PAGED_SWEEP=1: the target's,
+// then each of its choices moved.
+var pagedSweep = []decodeTuning{
+	{"target", nil},
+	{"one wave", func(g *passes.GPU) { g.PagedAttnWaves = 1 }},
+	{"four waves", func(g *passes.GPU) { g.PagedAttnWaves = 4 }},
+	{"3 stages", func(g *passes.GPU) { g.PagedAttnSmem = 3 * passes.PagedAttnStageBytes(96) }},
+	{"4 stages", func(g *passes.GPU) { g.PagedAttnSmem = 4 * passes.PagedAttnStageBytes(96) }},
+}
+
+// TestGPUPagedAttentionTiming times the batched step's attention kernels
+// alone, at Phi-3-mini's and Qwen2.5-0.5B's widths (one layer): 16 decode
+// rows at 512, 576 and 2,048 keys each, and one row's 512-token prompt
+// chunk after 0 and 1,536 cached keys. Each launch is timed between two
+// events (rcuda.Options.ProfileFile; a kernel's own time, its ramp and
+// tail included); it prints µs a launch of attend_paged (its splits'
+// merge included) and kv_store_paged, attend_paged's K+V read rate in
+// decode and its tensor-core rate in the chunk. The harness's plans have
+// no batched decode schedule, so its decode rows run the general kernel
+// (TestGPUPagedDecodeTiming times the decode schedule's). The pool is not
+// filled: rows name their positions, and its contents do not change the
+// work.
+// ORC_PAGED_SWEEP=1 times the decode under pagedSweep's tunings too. Speed
+// is printed, never asserted.
+func TestGPUPagedAttentionTiming(t *testing.T) {
+	gpuOnly(t)
+	const ctx, seqs, steps = 4096, 16, 20
+	tunings := pagedSweep[:1]
+	if os.Getenv("ORC_PAGED_SWEEP") == "1" {
+		tunings = pagedSweep
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	type plan struct {
+		attnPlan
+		d  *attnData
+		tu decodeTuning
+	}
+	var ps []plan
+	var aps []attnPlan
+	for _, c := range attnCases[:2] { // Qwen2.5-0.5B, Phi-3-mini
+		d := newAttnData(c, r)
+		for _, tu := range tunings {
+			p := newAttnPlan(t, c, 1, false, ctx, tu)
+			ps, aps = append(ps, plan{p, d, tu}), append(aps, p)
+		}
+	}
+	compilePlans(t, aps)
+	for _, p := range ps {
+		c := p.d.c
+		dir := writeGenerated(t, p.out, p.man, p.d.bytes)
+		// measure opens the plan with a launch profile, runs steps steps of
+		// rows (rows(s): sequence s's row, nil: it sits out) and returns µs
+		// a launch by kernel family.
+		measure := func(name string, rows func(s int, blocks []int32) *runtime.BatchRow) map[string]float64 {
+			prof := filepath.Join(t.TempDir(), name+".prof")
+			dev := openPlanDir(t, dir, rcuda.Options{Ctx: ctx, ProfileFile: prof})
+			perSeq := ctx / pagedBlock
+			perBlock := int64(2 * pagedBlock * c.kvh * c.hd * 2)
+			b, err := dev.NewBatch(runtime.BatchConfig{Sequences: seqs, StepTokens: attnMaxTokens, BlockTokens: pagedBlock,
+				KVBytes: int64(seqs*perSeq+1) * perBlock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var step []runtime.BatchRow
+			for s := range seqs {
+				blocks := make([]int32, perSeq)
+				for j := range blocks {
+					blocks[j] = int32(s*perSeq + j)
+				}
+				if row := rows(s, blocks); row != nil {
+					step = append(step, *row)
+				}
+			}
+			for range steps {
+				if _, err := b.Step(context.Background(), step); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b.Close()
+			if err := dev.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return pagedMicros(t, prof, "batch")
+		}
+		for _, keys := range []int{512, 576, 2048} {
+			us := measure("decode", func(s int, blocks []int32) *runtime.BatchRow {
+				return &runtime.BatchRow{Tokens: []int32{pagedToken(s, attnRows)(keys - 1)}, Pos: keys - 1, Blocks: blocks}
+			})
+			kv := float64(seqs * keys * c.kvh * c.hd * 2 * 2)
+			t.Logf("%-13s %-10s %2d rows × %4d keys: attend_paged %6.1f µs (K+V %6.1f MB, %4.2f TB/s), kv_store %5.1f µs",
+				c.name, p.tu.name, seqs, keys, us["attend_paged"], kv/1e6, kv/us["attend_paged"]/1e6, us["kv_store_paged"])
+		}
+		if p.tu.tune != nil {
+			continue
+		}
+		for _, cached := range []int{0, 1536} {
+			us := measure("prefill", func(s int, blocks []int32) *runtime.BatchRow {
+				if s > 0 {
+					return nil
+				}
+				ts := make([]int32, attnMaxTokens)
+				for j := range ts {
+					ts[j] = pagedToken(s, attnRows)(cached + j)
+				}
+				return &runtime.BatchRow{Tokens: ts, Pos: cached, Blocks: blocks}
+			})
+			var flops float64
+			for j := cached; j < cached+attnMaxTokens; j++ {
+				flops += float64((j + 1) * c.heads * c.hd * 4)
+			}
+			t.Logf("%-13s chunk of %d after %4d: attend_paged %7.1f µs (%5.1f TFLOP/s, causal q·k and p·v), kv_store %5.1f µs",
+				c.name, attnMaxTokens, cached, us["attend_paged"], flops/us["attend_paged"]/1e6, us["kv_store_paged"])
+		}
+	}
+}
+
+// pagedMicros gives a launch profile's µs a launch of the paged
+// attention's kernels by family (attend_paged, kv_store_paged) in its
+// schedule schedule ("batch", "batch decode").
+func pagedMicros(t *testing.T, path, schedule string) map[string]float64 {
+	t.Helper()
+	us := map[string]float64{}
+	for k, each := range launchMicros(t, path)[schedule] {
+		for _, fam := range []string{"attend_paged", "kv_store_paged"} {
+			if strings.HasPrefix(k, fam+"_") {
+				us[fam] = each
+			}
+		}
+	}
+	if us["attend_paged"] == 0 {
+		t.Fatalf("%s: no attend_paged launch in the %s schedule", path, schedule)
+	}
+	return us
+}
+
+// TestGPUPagedDecodeTiming times attend_paged where batched decode steps
+// of a quantized model run it: the batched decode schedule's kernel (a
+// token a row, batch.go's batchDecodeTokens), which the harness's plans
+// (no matrix products) lack. One layer of Phi-3-mini and Qwen2.5-0.5B at
+// their real widths, weights of zeros (writeShapes: the work does not
+// depend on them), 16 rows (and 64 of Qwen) at 512, 640 and 2,048 keys
+// each; it prints µs a launch of attend_paged (its splits' merge
+// included) and kv_store_paged and the K+V read rate. Speed is printed,
+// never asserted.
+func TestGPUPagedDecodeTiming(t *testing.T) {
+	gpuOnly(t)
+	const ctx, steps = 4096, 20
+	for _, c := range []struct {
+		preset string
+		rows   []int
+	}{{"phi-3-mini-4k", []int{16}}, {"qwen2.5-0.5b", []int{16, 64}}} {
+		path := writeShapes(t, c.preset, 1, synth.QuantQ4KM)
+		g, man, f := lowerGPU(t, path, batchMaxTokens)
+		dir := writeEditedPlan(t, g, man, ggufData(f), func(*plans.Kernels) {})
+		if man.Kernels.BatchDecodeMaxRows < slices.Max(c.rows) {
+			t.Fatalf("%s: the batched decode schedule takes %d rows", c.preset, man.Kernels.BatchDecodeMaxRows)
+		}
+		for _, rows := range c.rows {
+			for _, keys := range []int{512, 640, 2048} {
+				prof := filepath.Join(t.TempDir(), "decode.prof")
+				dev := openPlanDir(t, dir, rcuda.Options{Ctx: ctx, ProfileFile: prof})
+				perSeq := ctx / batchBlock
+				b, err := dev.NewBatch(runtime.BatchConfig{Sequences: rows, StepTokens: batchMaxTokens, BlockTokens: batchBlock,
+					KVBytes: int64(rows*perSeq+1) * kvBlockBytes(man)}) // and the block the batch reserves
+				if err != nil {
+					t.Fatal(err)
+				}
+				step := make([]runtime.BatchRow, rows)
+				for s := range step {
+					blocks := make([]int32, perSeq)
+					for j := range blocks {
+						blocks[j] = int32(s*perSeq + j)
+					}
+					step[s] = runtime.BatchRow{Tokens: []int32{1}, Pos: keys - 1, Blocks: blocks}
+				}
+				for range steps {
+					if _, err := b.Step(context.Background(), step); err != nil {
+						t.Fatal(err)
+					}
+				}
+				b.Close()
+				if err := dev.Close(); err != nil { // writes the profile
+					t.Fatal(err)
+				}
+				us := pagedMicros(t, prof, "batch decode")
+				kv := float64(rows*keys*man.Model.NHeadKV*man.Model.HeadDim) * 2 * 2
+				t.Logf("%-13s %2d rows × %4d keys: attend_paged %6.1f µs (K+V %6.1f MB, %4.2f TB/s), kv_store %5.1f µs",
+					c.preset, rows, keys, us["attend_paged"], kv/1e6, kv/us["attend_paged"]/1e6, us["kv_store_paged"])
+			}
+		}
+	}
+}

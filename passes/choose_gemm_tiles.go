@@ -1,0 +1,153 @@
+package passes
+
+import "github.com/llama-orch/orc/ir"
+
+// gemmTileAttrs are the attributes chooseGEMMTiles records (ir/gemm_tiles.go);
+// it drops them first, so that it can run again.
+var gemmTileAttrs = []string{"gemm_tile_m", "gemm_tile_n", "gemm_splits"}
+
+// chooseGEMMTiles decides, for the graph's GPU target, the tiles and K
+// splits of the tensor-core GEMM (codegen/cuda's gemm_linear, gemm_swiglu,
+// gemm_qkv) of every matrix node whose prefill, batched-step or batched
+// decode kernel is that GEMM, from its weight rows, its K and the tokens a
+// step takes (max_tokens), and records them on the node: GEMMTiles.
+func chooseGEMMTiles(g *ir.Graph) error {
+	gpu, mt, err := graphGPUTokens(g)
+	if err != nil {
+		return err
+	}
+	for _, n := range g.Nodes {
+		for _, k := range gemmTileAttrs {
+			delete(n.Attrs, k)
+		}
+		if !isMatrix(n) || !takesGEMM(n) {
+			continue
+		}
+		x := n.Inputs[0]
+		t := gpu.GEMMTiles(mt, GEMMRows(n), x.Shape[len(x.Shape)-1])
+		n.Attrs["gemm_tile_m"], n.Attrs["gemm_tile_n"], n.Attrs["gemm_splits"] = t.M, t.N, t.Splits
+	}
+	return nil
+}
+
+// takesGEMM reports whether a schedule runs n's product as the GEMM.
+func takesGEMM(n *ir.Node) bool {
+	for _, k := range []string{"prefill_kernel", "batch_kernel", "batch_decode_kernel"} {
+		if n.Str(k) == ir.KernelGEMM {
+			return true
+		}
+	}
+	return false
+}
+
+// GEMMRows is the weight rows matrix node n's GEMM walks: a linear's
+// outputs, a SwiGLU's gate and up rows (two an output), a qkv's q, k and v
+// rows.
+func GEMMRows(n *ir.Node) int64 {
+	out := n.Shape[len(n.Shape)-1]
+	if n.Op == ir.OpSwiGLULinear {
+		return 2 * out
+	}
+	return out
+}
+
+// GEMMTiles are a GEMM's tiles (ir/gemm_tiles.go): M tokens and N weight
+// rows a CTA, its K cut into Splits ranges of whole K-steps.
+type GEMMTiles struct{ M, N, Splits int64 }
+
+const (
+	// GEMMStep is the K-step of the GEMM (gemm.cu.tmpl's GEMM_BK).
+	GEMMStep = 64
+	// gemmResident is the GEMM CTAs an SM runs at once: the 64-token tiles
+	// are bounded to 2 (__launch_bounds__); the 128-token ones are bounded
+	// to 1, but Llama-3.1-8B's prefill profile (H200, nvcc 13) reads as 2:
+	// its 896-CTA SwiGLU took 0.8 µs a K-step an SM where the 128-CTA down
+	// and o projections, one CTA an SM, took 1.4, and its 192-CTA qkv 1.8
+	// µs a K-step of one round. (nvcc 11.8 gives them 168 to 255
+	// registers: one an SM; there a split product of one round of 2 an SM
+	// takes two rounds of one, about its whole-K time.)
+	gemmResident = 2
+	// gemmMinSplitSteps is the fewest K-steps a split takes.
+	gemmMinSplitSteps = 4
+)
+
+// GEMMTiles are the tiles of a product of rows weight rows over in
+// elements, in plans whose steps take up to maxTokens tokens.
+//
+// A CTA's K-step is a latency chain (load, dequantize, store, barrier,
+// MMA) of about the same time whatever its tiles, so a product takes about
+// its waves of CTAs (gemmResident an SM) times each CTA's K-steps. Without
+// splits (the tiles where the grid is full):
+//
+//   - N: 128 rows (more reuse of each staged x tile) where that still gives
+//     192 CTAs or more of 64 tokens at maxTokens (Phi-3's 3072-row o and
+//     down projections at 512 tokens: pp512 40.2 → 36.0 ms on the H100
+//     against a 256 threshold), else 64, so that narrow products (Qwen2.5's
+//     896 outputs) keep the SMs busy.
+//   - M: 128 tokens (each dequantized weight tile serves twice the tokens,
+//     and the CTA reads half the weight bytes per MMA) where that still
+//     gives the target's GEMMFill CTAs (about one an SM), else 64.
+//
+// Where those CTAs are fewer than the SMs run at once (a down projection:
+// Llama-3.1-8B's 128 tiles of 224 K-steps at 512 tokens, each SM walking
+// one CTA's whole K), K is cut into splits over tiles of 128 × 128 (64
+// tokens where a step takes no more), each split a CTA, so that the SMs
+// run more, shorter chains: at most as many splits as keep the CTAs within
+// one round of the SMs (more would add rounds and partials, not CTAs at
+// once), each of at least gemmMinSplitSteps K-steps. With s splits the
+// last CTA of a tile reads s partial tiles after the others wrote theirs,
+// which costs about s+1 K-steps (gemmCost). The splits are the count of
+// least cost, where that is at most 4/5 of the unsplit tiles'. At 512
+// tokens on an H100 or H200: Llama-3.1-8B's down and o projections take 2
+// splits (256 CTAs of 112 and 32 K-steps), Gemma-3-4B's down 3 (240 of 53
+// or 54), Phi-3's down 2, Qwen2.5-0.5B's 7; the SwiGLUs and Llama's qkv
+// fill the SMs unsplit.
+func (gpu GPU) GEMMTiles(maxTokens, rows, in int64) GEMMTiles {
+	t := gpu.WholeKTiles(maxTokens, rows)
+	slots, steps := gemmResident*gpu.SMs, ceilDiv(in, GEMMStep)
+	if gemmCTAs(t, maxTokens, rows) >= slots {
+		return t
+	}
+	unsplit := gemmCost(t, maxTokens, rows, steps, slots)
+	best, bestCost := t, unsplit
+	wide := GEMMTiles{M: 128, N: 128, Splits: 1}
+	if maxTokens <= 64 {
+		wide.M = 64
+	}
+	tiles := gemmCTAs(wide, maxTokens, rows)
+	for s := int64(2); s <= ir.MaxGEMMSplits && s*gemmMinSplitSteps <= steps && s*tiles <= slots; s++ {
+		wide.Splits = s
+		if c := gemmCost(wide, maxTokens, rows, steps, slots); 5*c <= 4*unsplit && c < bestCost {
+			best, bestCost = wide, c
+		}
+	}
+	return best
+}
+
+// WholeKTiles are GEMMTiles' tiles without splits (N, then M).
+func (gpu GPU) WholeKTiles(maxTokens, rows int64) GEMMTiles {
+	t := GEMMTiles{M: 64, N: 64, Splits: 1}
+	if ceilDiv(rows, 128)*ceilDiv(maxTokens, 64) >= 192 {
+		t.N = 128
+	}
+	if ceilDiv(rows, t.N)*ceilDiv(maxTokens, 128) >= gpu.GEMMFill {
+		t.M = 128
+	}
+	return t
+}
+
+// gemmCTAs is the CTAs of tiles t at maxTokens.
+func gemmCTAs(t GEMMTiles, maxTokens, rows int64) int64 {
+	return ceilDiv(rows, t.N) * ceilDiv(maxTokens, t.M) * t.Splits
+}
+
+// gemmCost is a product's time in K-steps of one CTA: its rounds of slots
+// CTAs, each walking its split's K-steps, and with s splits s+1 more, for
+// writing the partial tiles and the merge's reading them.
+func gemmCost(t GEMMTiles, maxTokens, rows, steps, slots int64) int64 {
+	c := ceilDiv(gemmCTAs(t, maxTokens, rows), slots) * ceilDiv(steps, t.Splits)
+	if t.Splits > 1 {
+		c += t.Splits + 1
+	}
+	return c
+}
