@@ -103,11 +103,8 @@ func chooseKernels(g *ir.Graph) error {
 		if isMatrix(n) {
 			n.Attrs["batch_kernel"] = ir.KernelGEMV
 			x := n.Inputs[0]
-			shape, halves := gpu.MMAHalvesShape(x.Shape[len(x.Shape)-1], MMATokenTiles(n), maxTokens)
 			switch {
-			case mmaHalves(n) && halves:
-				n.Attrs["batch_kernel"] = ir.KernelMMAHalves
-				n.Attrs["mmah_cluster"], n.Attrs["mmah_warps"], n.Attrs["mmah_clusters"] = shape.Cluster, shape.Warps, shape.Clusters
+			case recordMMAHalves(gpu, n, "batch_kernel", maxTokens):
 			case mmaTokens(n):
 				n.Attrs["batch_kernel"] = ir.KernelMMATokens
 			case x.Shape[len(x.Shape)-1]%8 == 0:
@@ -119,12 +116,8 @@ func chooseKernels(g *ir.Graph) error {
 		switch {
 		case isMatrix(n):
 			n.Attrs["batch_decode_kernel"] = n.Str("prefill_kernel")
-			x := n.Inputs[0]
-			shape, halves := gpu.MMAHalvesShape(x.Shape[len(x.Shape)-1], MMATokenTiles(n), maxTokens)
 			switch {
-			case mmaHalves(n) && halves:
-				n.Attrs["batch_decode_kernel"] = ir.KernelMMAHalves
-				n.Attrs["mmah_cluster"], n.Attrs["mmah_warps"], n.Attrs["mmah_clusters"] = shape.Cluster, shape.Warps, shape.Clusters
+			case recordMMAHalves(gpu, n, "batch_decode_kernel", maxTokens):
 			case mmaTokens(n):
 				n.Attrs["batch_decode_kernel"] = ir.KernelMMATokens
 			case intDot(n):
@@ -418,4 +411,18 @@ func feedsIntDot(v *ir.Node, users map[*ir.Node][]*ir.Node, prefill bool) bool {
 		}
 	}
 	return false
+}
+
+// recordMMAHalves records mma_halves as node n's kernel attr, with its
+// shape for steps of at most maxTokens tokens, where n can run so; it
+// reports whether it did.
+func recordMMAHalves(gpu GPU, n *ir.Node, attr string, maxTokens int64) bool {
+	x := n.Inputs[0]
+	shape, ok := gpu.MMAHalvesShape(x.Shape[len(x.Shape)-1], MMATokenTiles(n), maxTokens)
+	if !mmaHalves(n) || !ok {
+		return false
+	}
+	n.Attrs[attr] = ir.KernelMMAHalves
+	n.Attrs["mmah_cluster"], n.Attrs["mmah_warps"], n.Attrs["mmah_clusters"] = shape.Cluster, shape.Warps, shape.Clusters
+	return true
 }
