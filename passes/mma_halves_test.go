@@ -13,7 +13,7 @@ import (
 // the o-proj's 192 tiles of 3072 split over clusters (a block a tile
 // would leave most SMs idle); none for rows of no whole super-blocks, nor
 // on sm_80 where a block's whole row of activations passes its shared
-// memory.
+// memory; no clusters of one over rows of 512 (mmahRefused).
 func TestMMAHalvesShape(t *testing.T) {
 	for _, arch := range []string{"sm_90", "sm_80"} {
 		g, err := GPUTarget(arch)
@@ -53,6 +53,14 @@ func TestMMAHalvesShape(t *testing.T) {
 		}
 		if _, ok := g.MMAHalvesCluster(3072, 576, 512, 5); ok {
 			t.Errorf("%s: clusters of 5 for 12 super-blocks a row", arch)
+		}
+		for _, tokens := range []int64{16, 64, 512} { // mmahRefused
+			if sh, ok := g.MMAHalvesShape(512, 13, tokens); ok && sh.Cluster == 1 {
+				t.Errorf("%s: %+v for rows of 512 at %d tokens, clusters of one", arch, sh, tokens)
+			}
+			if _, ok := g.MMAHalvesCluster(512, 13, tokens, 1); ok {
+				t.Errorf("%s: clusters of one for rows of 512 at %d tokens", arch, tokens)
+			}
 		}
 	}
 }
