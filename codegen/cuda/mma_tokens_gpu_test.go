@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -160,9 +161,10 @@ type mmaTokBuilder struct {
 	man      *plans.Manifest
 	tok      *ir.Node
 	outs     []mmaTokPending
-	streamed map[*ir.Node]mmaTokStream // the nodes that record mmat_slab
-	halves   map[*ir.Node]int64        // the nodes that take mma_halves: their clusters
-	gguf     []string                  // the weights left in GGUF order
+	streamed map[*ir.Node]mmaTokStream     // the nodes that record mmat_slab
+	halves   map[*ir.Node]int64            // the nodes that take mma_halves: their clusters
+	shapes   map[*ir.Node]passes.MMAHalves // mma_halves shapes given, not chosen
+	gguf     []string                      // the weights left in GGUF order
 }
 
 // mmaTokPending is an output to check: its part at off (floats) of node
@@ -179,7 +181,7 @@ type mmaTokPending struct {
 // by seed and tokens).
 func newMMATokBuilder(tokens int, seed uint64) *mmaTokBuilder {
 	b := &mmaTokBuilder{r: rand.New(rand.NewPCG(seed, uint64(tokens))), h: &mmaTokHarness{data: map[string][]byte{}, tokens: tokens}, g: ir.New(),
-		streamed: map[*ir.Node]mmaTokStream{}, halves: map[*ir.Node]int64{}}
+		streamed: map[*ir.Node]mmaTokStream{}, halves: map[*ir.Node]int64{}, shapes: map[*ir.Node]passes.MMAHalves{}}
 	b.g.Attrs["max_tokens"] = int64(tokens)
 	b.tok = b.g.Add(ir.OpInput, ir.I32, ir.Shape{ir.T}, map[string]any{"name": "tokens"})
 	b.man = &plans.Manifest{CompilerVersion: "codegen/cuda test", Target: "sm_90",
@@ -310,6 +312,9 @@ func (b *mmaTokBuilder) build(t *testing.T) *mmaTokHarness {
 				if c, ok := b.halves[before[i]]; ok {
 					in := n.Inputs[0].Shape[len(n.Inputs[0].Shape)-1]
 					sh, ok := gpu.MMAHalvesCluster(in, passes.MMATokenTiles(n), int64(tokens), c)
+					if given, has := b.shapes[before[i]]; has {
+						sh, ok = given, true
+					}
 					if !ok {
 						t.Fatalf("%s %%%d: no mma_halves shape of clusters of %d", n.Op, n.ID, c)
 					}
@@ -570,4 +575,26 @@ func mmatWhere(got []float32, ref []float64, n, T, cols int, tol float64) string
 		return k
 	}
 	return fmt.Sprintf("%d of %d off: tiles %v, rows of a tile %v, tokens %v; %d hold the poison step's value", bad, T*cols, keys(tiles), keys(rows), keys(toks), stale)
+}
+
+// TestGPUMMAHalvesRefused runs the mma_halves shape the passes refuse
+// (clusters of one block over rows of two super-blocks, mmahRefused) on
+// the harness's first weights and activations (x [T, 512], the products
+// of a set, 8 warps, two clusters, as MMAHalvesShape chose it before),
+// against the float64 reference at T = 1, 3, 9 and 16 (max_tokens 16).
+// It fails on the H200 with CUDA 13.0 (Q4_K, Q5_K); it is to pass before
+// the refusal goes, under the toolchain or kernel that would lift it
+// (nvcc takes added flags from NVCC_APPEND_FLAGS). ORC_GPU_MMAH_REFUSED=1.
+func TestGPUMMAHalvesRefused(t *testing.T) {
+	gpuOnly(t)
+	if os.Getenv("ORC_GPU_MMAH_REFUSED") != "1" {
+		t.Skip("the refused mma_halves shape: set ORC_GPU_MMAH_REFUSED=1 too")
+	}
+	b := newMMATokBuilder(16, 35)
+	x, table := b.embed("table", mmaTokIn)
+	b.halvesSet(t, "refused", "h", x, table, 1)
+	for n := range b.halves {
+		b.shapes[n] = passes.MMAHalves{Cluster: 1, Warps: 8, Clusters: 2}
+	}
+	b.build(t).run(t, "clusters of one over rows of 512", []int{1, 3, 9, 16})
 }
