@@ -64,17 +64,17 @@ func mmaHalves(n *ir.Node) bool {
 
 // MMAHalvesShape chooses an mma_halves kernel's shape for tiles tiles of
 // 16 rows of in elements over steps of at most maxTokens tokens: of the
-// clusters (a divisor of the row's super-blocks, at most TokensCluster)
-// and their number (at most two blocks an SM, as their shared memory
-// allows, and a warp a tile), the one of least cost, counted in ninths of
-// a warp super-block (a 16-row tile's 256 elements, about 75 ns of an SM
-// at 16 tokens): the busiest SM's blocks (ceil(blocks / SMs)) times their
-// rounds' super-blocks and their staging's instructions (a ninth of a
-// super-block per 256 elements of a token), the staging's bytes through
-// L2 (every block's range of the f32 activations at about 5 TB/s), and
-// each round's barrier and epilogue (8 super-blocks for a cluster's, 2
-// without). Ties go to more blocks. The second result is false where no
-// shape fits.
+// clusters (a divisor of the row's super-blocks, at most TokensCluster,
+// none mmahRefused) and their number (at most two blocks an SM, as their
+// shared memory allows, and a warp a tile), the one of least cost,
+// counted in ninths of a warp super-block (a 16-row tile's 256 elements,
+// about 75 ns of an SM at 16 tokens): the busiest SM's blocks (ceil(blocks
+// / SMs)) times their rounds' super-blocks and their staging's
+// instructions (a ninth of a super-block per 256 elements of a token), the
+// staging's bytes through L2 (every block's range of the f32 activations
+// at about 5 TB/s), and each round's barrier and epilogue (8 super-blocks
+// for a cluster's, 2 without). Ties go to more blocks. The second result
+// is false where no shape fits.
 func (g GPU) MMAHalvesShape(in, tiles, maxTokens int64) (MMAHalves, bool) {
 	var best MMAHalves
 	bestCost := int64(-1)
