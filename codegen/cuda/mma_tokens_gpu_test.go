@@ -46,13 +46,14 @@ var mmaHalvesSets = []struct{ in, cluster int64 }{{mmaTokIn, 2}, {1024, 1}}
 // embedding) that the harness's mma_halves linears take, each width with
 // its cluster sizes: a block of one super-block without a cluster; blocks
 // of three (an odd count: the double-buffered walk's last one alone) and
-// of one; of four (two rounds of the walk's pairs), two and one. So
-// clusters of one and blocks of more than one super-block are each tested
-// apart from the other.
+// of one; of four (two rounds of the walk's pairs), two and one; and
+// Phi-3-mini's width in its qkv's and SwiGLU's clusters of six (blocks of
+// two). So clusters of one and blocks of more than one super-block are
+// each tested apart from the other.
 var mmaHalvesWide = []struct {
 	in       int64
 	clusters []int64
-}{{256, []int64{1}}, {768, []int64{1, 3}}, {1024, []int64{1, 2, 4}}}
+}{{256, []int64{1}}, {768, []int64{1, 3}}, {1024, []int64{1, 2, 4}}, {3072, []int64{6}}}
 
 // The streamed products' rows: 282 tiles of 16 (SwiGLU: 288 of 8
 // columns; qkv: 250 + 32 + 32 of 8 pairs), more than the 264 blocks of a
@@ -421,9 +422,9 @@ func (h *mmaTokHarness) logitsAt() int64 {
 // block; a streamed one's grid fewer blocks than its tiles, with the
 // shared memory of its stages) and the mma_halves kernels (their
 // activations' shared memory, a grid row of whole clusters, clusters of
-// one to four blocks of one to four super-blocks), each kernel waiting for
-// the grid before it once, and
-// compile with nvcc for sm_80 and sm_90, every fragment accessor included.
+// one to four and six blocks of one to four super-blocks), each kernel
+// waiting for the grid before it once, and compile with nvcc for sm_80
+// and sm_90, every fragment accessor included.
 func TestMMATokensHarnessPlans(t *testing.T) {
 	for _, c := range []struct{ tokens, div int64 }{{16, 16}, {64, 16}} {
 		h := newMMATokHarness(t, int(c.tokens))
@@ -456,10 +457,10 @@ func TestMMATokensHarnessPlans(t *testing.T) {
 		}
 		kernelsWait(t, fmt.Sprintf("max_tokens %d", c.tokens), out.Source)
 		if want := map[string]int{"linear_mmat": 11, "swiglu_mmat": 2, "qkv_mmat": 1, "linear_mmat_stream": 6, "swiglu_mmat_stream": 2, "qkv_mmat_stream": 2,
-			"linear_mmah": 24, "swiglu_mmah": 4, "qkv_mmah": 2}; fmt.Sprint(counts) != fmt.Sprint(want) {
+			"linear_mmah": 27, "swiglu_mmah": 4, "qkv_mmah": 2}; fmt.Sprint(counts) != fmt.Sprint(want) {
 			t.Errorf("max_tokens %d: the prefill launches %v, want %v", c.tokens, counts, want)
 		}
-		if want := map[int]int{1: 15, 2: 9, 3: 3, 4: 3}; fmt.Sprint(clusters) != fmt.Sprint(want) {
+		if want := map[int]int{1: 15, 2: 9, 3: 3, 4: 3, 6: 3}; fmt.Sprint(clusters) != fmt.Sprint(want) {
 			t.Errorf("max_tokens %d: mma_halves launches by cluster %v, want %v", c.tokens, clusters, want)
 		}
 		for _, acc := range []string{"W_q4_0_split<", "W_q4_0<", "W_q5_0_split<", "W_q5_0<", "W_q8_0_split<", "W_q8_0<", "W_q4_k<", "W_q5_k_split<", "W_q5_k<", "W_q6_k_split<", "W_q6_k<"} {
