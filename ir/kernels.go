@@ -17,6 +17,10 @@ const (
 	// KernelMMATokens: int8 tensor cores over a few tokens (the mma n
 	// dimension), the integer path's int16 activations.
 	KernelMMATokens = "mma_tokens"
+	// KernelMMAHalves: f16 tensor cores over a few tokens, the K-quants'
+	// integer scale·code times the f32 activations as two f16 halves, each
+	// row's super-blocks split over a thread-block cluster.
+	KernelMMAHalves = "mma_halves"
 )
 
 // The attributes that describe a kernel choice beside the families: a
@@ -40,7 +44,10 @@ const (
 // batched step of decode tokens alone (a prefill family); mmat_slab, on a
 // node whose mma_tokens kernel streams its weight tiles through shared
 // memory, the K-slab of a chunk (> 0), and mmat_stage_x, on one whose
-// stream also stages its activations there;
+// stream also stages its activations there; mmah_cluster, mmah_warps and
+// mmah_clusters, on a node whose mma_halves kernel runs in thread-block
+// clusters of mmah_cluster blocks (each a range of every row's
+// super-blocks) of mmah_warps warps, mmah_clusters of them (all > 0);
 // and the choices of decisionOps.
 var kernelAttrKinds = map[string]string{
 	"kernel": "string", "prefill_kernel": "string", "batch_kernel": "string", "batch_decode_kernel": "string",
@@ -50,6 +57,7 @@ var kernelAttrKinds = map[string]string{
 	"router_logits": "bool", "row_in_place": "bool", "writes_codes": "bool", "prefill_writes_codes": "bool",
 	"batch_decode_writes_codes": "bool",
 	"mmat_slab":                 "int64", "mmat_stage_x": "bool",
+	"mmah_cluster": "int64", "mmah_warps": "int64", "mmah_clusters": "int64",
 	foldQKNorm: "bool",
 }
 
@@ -94,9 +102,9 @@ func launchingOps() []Op {
 
 // kernelFamilies are the families each op may take, by schedule.
 var kernelFamilies = map[Op][2][]string{ // decode, prefill
-	OpLinear:       {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMATokens}},
-	OpQKV:          {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA, KernelMMATokens}},
-	OpSwiGLULinear: {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA, KernelMMATokens}},
+	OpLinear:       {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMATokens, KernelMMAHalves}},
+	OpQKV:          {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA, KernelMMATokens, KernelMMAHalves}},
+	OpSwiGLULinear: {{KernelGEMV, KernelQ8, KernelMMA}, {KernelGEMM, KernelGEMV, KernelQ8, KernelMMA, KernelMMATokens, KernelMMAHalves}},
 	OpMoE:          {{KernelGEMV, KernelQ8}, {KernelGEMM, KernelMMATokens}},
 }
 
@@ -152,6 +160,12 @@ func verifyKernelChoice(n *Node) error {
 	}
 	if _, ok := n.Attrs["mmat_slab"]; ok && (n.Int("mmat_slab") <= 0 || !slices.ContainsFunc([]string{"prefill_kernel", "batch_kernel", "batch_decode_kernel"}, func(k string) bool { return n.Str(k) == KernelMMATokens })) {
 		return fmt.Errorf("mmat_slab = %d on a %s whose kernels are %s, %s, %s: an mma_tokens kernel streams slabs of > 0 elements", n.Int("mmat_slab"), n.Op, n.Str("prefill_kernel"), n.Str("batch_kernel"), n.Str("batch_decode_kernel"))
+	}
+	halves := slices.ContainsFunc([]string{"prefill_kernel", "batch_kernel", "batch_decode_kernel"}, func(k string) bool { return n.Str(k) == KernelMMAHalves })
+	for _, k := range []string{"mmah_cluster", "mmah_warps", "mmah_clusters"} {
+		if _, has := n.Attrs[k]; has != halves || halves && n.Int(k) <= 0 {
+			return fmt.Errorf("attr %s = %v on a %s whose kernels are %s, %s, %s (an mma_halves kernel's shape, > 0)", k, n.Attrs[k], n.Op, n.Str("prefill_kernel"), n.Str("batch_kernel"), n.Str("batch_decode_kernel"))
+		}
 	}
 	if n.Bool("mmat_stage_x") && n.Int("mmat_slab") <= 0 {
 		return fmt.Errorf("mmat_stage_x on a %s that does not stream (mmat_slab): a streamed mma_tokens kernel stages its activations", n.Op)

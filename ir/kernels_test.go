@@ -23,6 +23,7 @@ func TestVerifyKernelChoice(t *testing.T) {
 		swiglu + ` {batch_kernel="gemm" kernel="q8" prefill_kernel="q8"}`,
 		swiglu + ` {batch_decode_kernel="q8" kernel="q8" prefill_kernel="gemm"}`,
 		swiglu + ` {batch_decode_kernel="mma_tokens" kernel="q8" mmat_slab=512 mmat_stage_x=true prefill_kernel="gemm"}`,
+		swiglu + ` {batch_decode_kernel="mma_halves" kernel="q8" mmah_cluster=3 mmah_clusters=44 mmah_warps=8 prefill_kernel="gemm"}`,
 		mma,
 	} {
 		g, err := Parse(strings.Replace(text, swiglu, ok, 1))
@@ -37,8 +38,8 @@ func TestVerifyKernelChoice(t *testing.T) {
 		{"decode only", swiglu + ` {kernel="q8"}`, `a swiglu_linear takes both or neither`},
 		{"gemm in decode", swiglu + ` {kernel="gemm" prefill_kernel="gemm"}`, `kernel "gemm": a swiglu_linear takes one of [gemv q8 mma]`},
 		{"unknown family", swiglu + ` {kernel="q8" prefill_kernel="wmma"}`, `prefill_kernel "wmma"`},
-		{"a batch kernel no prefill takes", swiglu + ` {batch_kernel="wmma" kernel="q8" prefill_kernel="gemm"}`, `batch_kernel "wmma": a swiglu_linear over a batched step's rows takes one of [gemm gemv q8 mma mma_tokens]`},
-		{"a batch decode kernel no prefill takes", swiglu + ` {batch_decode_kernel="wmma" kernel="q8" prefill_kernel="gemm"}`, `batch_decode_kernel "wmma": a swiglu_linear over a batched decode step's tokens takes one of [gemm gemv q8 mma mma_tokens]`},
+		{"a batch kernel no prefill takes", swiglu + ` {batch_kernel="wmma" kernel="q8" prefill_kernel="gemm"}`, `batch_kernel "wmma": a swiglu_linear over a batched step's rows takes one of [gemm gemv q8 mma mma_tokens mma_halves]`},
+		{"a batch decode kernel no prefill takes", swiglu + ` {batch_decode_kernel="wmma" kernel="q8" prefill_kernel="gemm"}`, `batch_decode_kernel "wmma": a swiglu_linear over a batched decode step's tokens takes one of [gemm gemv q8 mma mma_tokens mma_halves]`},
 		{"mma_tokens in decode", swiglu + ` {kernel="mma_tokens" prefill_kernel="gemm"}`, `kernel "mma_tokens": a swiglu_linear takes one of [gemv q8 mma]`},
 		{"a batch decode kernel of an int", swiglu + ` {batch_decode_kernel=1 kernel="q8" prefill_kernel="gemm"}`, `attr batch_decode_kernel has type int64, want string`},
 		{"family of a string", swiglu + ` {kernel=1 prefill_kernel="gemm"}`, `attr kernel has type int64, want string`},
@@ -60,6 +61,9 @@ func TestVerifyKernelChoice(t *testing.T) {
 		{"a residual read early without a sum", swiglu + ` {kernel="q8" prefill_kernel="gemm" residual_before_wait=true}`, `residual_before_wait on a q8 swiglu_linear`},
 		{"a quantize at its end, no late start", swiglu + ` {kernel="q8" prefill_kernel="gemm" quantize_at_end=true}`, `quantize_at_end on a q8 swiglu_linear`},
 		{"a stream of no mma_tokens kernel", swiglu + ` {batch_decode_kernel="q8" kernel="q8" mmat_slab=512 prefill_kernel="gemm"}`, `mmat_slab = 512 on a swiglu_linear whose kernels are gemm, , q8`},
+		{"a cluster shape of no mma_halves kernel", swiglu + ` {batch_decode_kernel="mma_tokens" kernel="q8" mmah_cluster=3 mmah_clusters=44 mmah_warps=8 prefill_kernel="gemm"}`, `attr mmah_cluster = 3 on a swiglu_linear whose kernels are gemm, , mma_tokens`},
+		{"an mma_halves kernel without its shape", swiglu + ` {batch_decode_kernel="mma_halves" kernel="q8" mmah_cluster=3 mmah_warps=8 prefill_kernel="gemm"}`, `attr mmah_clusters = <nil>`},
+		{"an empty cluster", swiglu + ` {batch_decode_kernel="mma_halves" kernel="q8" mmah_cluster=0 mmah_clusters=44 mmah_warps=8 prefill_kernel="gemm"}`, `attr mmah_cluster = 0`},
 		{"an empty slab", swiglu + ` {batch_decode_kernel="mma_tokens" kernel="q8" mmat_slab=0 prefill_kernel="gemm"}`, `mmat_slab = 0`},
 		{"staged activations without a stream", swiglu + ` {batch_decode_kernel="mma_tokens" kernel="q8" mmat_stage_x=true prefill_kernel="gemm"}`, `mmat_stage_x on a swiglu_linear that does not stream`},
 		{"a late start after no launch at its end", strings.Replace(mma, "}", " starts_late=true}", 1), `%25 swiglu_linear starts late, but no node before it records launch_at_end`},

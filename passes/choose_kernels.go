@@ -6,7 +6,7 @@ import (
 
 // kernelAttrs are the attributes chooseKernels records (ir/kernels.go);
 // it drops them first, so that it can run again.
-var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_decode_kernel", "mma_warps", "mma_upw", "mma_slab", "mma_stages", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits", "mmat_slab", "mmat_stage_x"}
+var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_decode_kernel", "mma_warps", "mma_upw", "mma_slab", "mma_stages", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits", "mmat_slab", "mmat_stage_x", "mmah_cluster", "mmah_warps", "mmah_clusters"}
 
 // chooseKernels decides, for the graph's GPU target (the graph attribute
 // target), which kernel family serves each matrix node and MoE in each
@@ -40,7 +40,8 @@ var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_de
 //     computes that MoE's router logits itself (rmsnorm_logits).
 //   - batch_kernel: a matrix node after the graph's one last node (the LM
 //     head) runs in a batched step once per sequence, over the step's
-//     rows: mma_tokens where its weights have tensor-core fragments
+//     rows: mma_halves as batch_decode_kernel takes it below, else
+//     mma_tokens where its weights have tensor-core fragments
 //     (mmaTokens: the rows, at most 64, are a few n-tiles of 8), else the
 //     prefill's rule for rows of T, gemm where the width is whole float4
 //     pairs (the weights read once for all rows), else gemv.
@@ -51,7 +52,12 @@ var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_de
 //     tokens, the n dimension of the tensor cores — else q8 where the
 //     integer path serves it (each block's weight groups used for
 //     PrefillTile tokens, where the prefill's tensor-core GEMM tiles of 64
-//     rows launch out/128 latency-bound blocks), else its prefill_kernel.
+//     rows launch out/128 latency-bound blocks), else its prefill_kernel;
+//     but mma_halves ahead of them where its weights are K-quants with
+//     MmaH fragments (Q4_K, Q5_K and Q6_K laid out; mmaHalves) and a shape
+//     fits (GPU.MMAHalvesShape, recorded as mmah_cluster, mmah_warps,
+//     mmah_clusters): no scale product per 32 elements, each activation
+//     read from L2 once a block, no quantize launch.
 //     An MoE's: mma_tokens where its experts' weights have tensor-core
 //     fragments (moeTokens: each routed expert's weights read once for
 //     its slots of the step, the slots the n dimension), else its prefill
@@ -71,6 +77,7 @@ func chooseKernels(g *ir.Graph) error {
 	for _, n := range afterLast(g) {
 		c.head[n] = true
 	}
+	maxTokens, _ := g.Attrs["max_tokens"].(int64)
 	for _, n := range g.Nodes {
 		for _, k := range kernelAttrs {
 			delete(n.Attrs, k)
@@ -103,7 +110,9 @@ func chooseKernels(g *ir.Graph) error {
 	for _, n := range afterLast(g) {
 		if isMatrix(n) {
 			n.Attrs["batch_kernel"] = ir.KernelGEMV
-			switch x := n.Inputs[0]; {
+			x := n.Inputs[0]
+			switch {
+			case recordMMAHalves(gpu, n, "batch_kernel", maxTokens):
 			case mmaTokens(n):
 				n.Attrs["batch_kernel"] = ir.KernelMMATokens
 			case x.Shape[len(x.Shape)-1]%8 == 0:
@@ -116,6 +125,7 @@ func chooseKernels(g *ir.Graph) error {
 		case isMatrix(n):
 			n.Attrs["batch_decode_kernel"] = n.Str("prefill_kernel")
 			switch {
+			case recordMMAHalves(gpu, n, "batch_decode_kernel", maxTokens):
 			case mmaTokens(n):
 				n.Attrs["batch_decode_kernel"] = ir.KernelMMATokens
 			case intDot(n):
@@ -420,4 +430,18 @@ func feedsIntDot(v *ir.Node, users map[*ir.Node][]*ir.Node, prefill bool) bool {
 		}
 	}
 	return false
+}
+
+// recordMMAHalves records mma_halves as node n's kernel attr, with its
+// shape for steps of at most maxTokens tokens, where n can run so; it
+// reports whether it did.
+func recordMMAHalves(gpu GPU, n *ir.Node, attr string, maxTokens int64) bool {
+	x := n.Inputs[0]
+	shape, ok := gpu.MMAHalvesShape(x.Shape[len(x.Shape)-1], MMATokenTiles(n), maxTokens)
+	if !mmaHalves(n) || !ok {
+		return false
+	}
+	n.Attrs[attr] = ir.KernelMMAHalves
+	n.Attrs["mmah_cluster"], n.Attrs["mmah_warps"], n.Attrs["mmah_clusters"] = shape.Cluster, shape.Warps, shape.Clusters
+	return true
 }

@@ -33,6 +33,10 @@ type GPU struct {
 	// keeps in flight, and DecodeAttnSmem the most shared memory their ring
 	// may take a block (chooseDecodeAttention).
 	DecodeAttnCluster, DecodeAttnStages, DecodeAttnSmem int64
+	// TokensCluster is the most blocks of an mma_halves kernel's
+	// thread-block cluster, which split its rows' super-blocks (sm_90's
+	// portable 8; 1: no clusters).
+	TokensCluster int64
 	// PagedAttnStages is the most key tiles the batched step's attention
 	// (attend_paged) keeps in flight a block and PagedAttnSmem the most
 	// shared memory their ring may take (two stages whatever it says);
@@ -48,9 +52,9 @@ type GPU struct {
 // gpus are the CUDA targets the kernels are tuned for.
 var gpus = map[string]GPU{
 	"sm_80": {Arch: "sm_80", SMs: 108, SmemPerSM: 164 << 10, GEMMFill: 108, DecodeAttnBlocks: 216,
-		DecodeAttnCluster: 1, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10, PagedAttnStages: 4, PagedAttnSmem: 40 << 10, PagedAttnWaves: 2},
+		DecodeAttnCluster: 1, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10, PagedAttnStages: 4, PagedAttnSmem: 40 << 10, PagedAttnWaves: 2, TokensCluster: 1},
 	"sm_90": {Arch: "sm_90", SMs: 132, SmemPerSM: 228 << 10, GEMMFill: 128, DecodeAttnBlocks: 256, DependentLaunch: true,
-		DecodeAttnCluster: 8, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10, PagedAttnStages: 4, PagedAttnSmem: 56 << 10, PagedAttnWaves: 2},
+		DecodeAttnCluster: 8, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10, PagedAttnStages: 4, PagedAttnSmem: 56 << 10, PagedAttnWaves: 2, TokensCluster: 8},
 }
 
 // GPUTarget is the description of CUDA target arch.

@@ -2,7 +2,6 @@ package cuda_test
 
 import (
 	"context"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,7 +54,9 @@ func batchChunk(i, step int) int { return 1 + (i+step)%4 }
 // router ties to 1e-5 of its logits, and one token's expert turned moves
 // rows by up to 1.6e-1), with its argmax on 99 % of the rows; (2) fed its
 // own greedy picks, each sequence's 65 greedy ids equal those of the
-// sequence alone on the GPU's prefill and decode schedules; (3)
+// sequence alone on the GPU's prefill and decode schedules up to a step
+// where the alone logits near-tie or where the CPU device shows a routing
+// near-tie turned between the two (batchtest.ExplainParting); (3)
 // StepGreedy's picks equal the greedy picks of Step's logits; (4) a
 // sequence whose table starts with another's two prompt blocks,
 // prefilling only the rest, gives the ids of its cold run.
@@ -148,8 +149,13 @@ func TestGPUBatchMatchesCPU(t *testing.T) {
 			if err := batchtest.Run(gpuB, vocab, gseqs, batchSteps, batchChunk); err != nil {
 				t.Fatal(err)
 			}
-			// Free-running greedy runs part at the first near-tie; up to it
-			// the ids must be equal, and the step they part at must be one.
+			// Free-running greedy runs part at the first near-tie, of the
+			// logits or of a MoE routing; up to it the ids must be equal,
+			// and the step they part at must be one: a near-tie of the alone
+			// logits, or else a routing near-tie the two schedules' sums
+			// turned (batchtest.ExplainParting: each run's rows are the CPU
+			// device's with near-tie routings turned, different ones, and
+			// the CPU device so turned picks each run's id).
 			for k, s := range gseqs {
 				got := batchtest.Greedy(s.Logits)
 				want, wantRows := aloneGreedy(t, gdev, s.Prompt, batchSteps)
@@ -157,11 +163,16 @@ func TestGPUBatchMatchesCPU(t *testing.T) {
 					if got[j] == want[j] {
 						continue
 					}
-					if !nearTie(wantRows[j], got[j], want[j]) {
-						t.Errorf("sequence %d (prompt %d tokens), step %d: batched greedy id %d, alone %d, not a near-tie of the alone logits\nbatched %v\nalone   %v",
-							k, len(s.Prompt), j, got[j], want[j], got, want)
-					} else {
+					if batchtest.NearTie(wantRows[j], got[j], want[j], agreeTolerance) {
 						t.Logf("sequence %d: batched and alone part at step %d of %d, a near-tie", k, j, len(want))
+						break
+					}
+					p, err := batchtest.ExplainParting(cpuB, vocab, batchMaxTokens, s.Prompt, cseqs[k].Blocks, s.Logits, wantRows, turns, agreeTolerance)
+					if err != nil {
+						t.Errorf("sequence %d (prompt %d tokens), step %d: batched greedy id %d, alone %d, not a near-tie of the alone logits nor a routing turned between them: %v\nbatched %v\nalone   %v",
+							k, len(s.Prompt), j, got[j], want[j], err, got, want)
+					} else {
+						t.Logf("sequence %d: batched and alone part at step %d of %d, a routing near-tie turned between them (the CPU device turns %v for the batched run, %v for the alone)", k, j, len(want), p.A, p.C)
 					}
 					break
 				}
@@ -252,17 +263,6 @@ func aloneGreedy(t *testing.T, dev runtime.Device, prompt []int32, steps int) ([
 		in = ids[len(ids)-1:]
 	}
 	return ids, rows
-}
-
-// nearTie says whether the alone run's logits row holds ids a and b within
-// agreeTolerance of its largest magnitude: the batched step's kernels (f16
-// GEMMs where the decode step runs int8 dot products) may then pick either.
-func nearTie(row []float32, a, b int32) bool {
-	m := 0.0
-	for _, v := range row {
-		m = max(m, math.Abs(float64(v)))
-	}
-	return math.Abs(float64(row[a])-float64(row[b])) <= agreeTolerance*m
 }
 
 // stepShapes is a Batch that records the row counts of the decode-only

@@ -59,17 +59,25 @@ func TestBatchSchedule(t *testing.T) {
 }
 
 // The per-row part's matrix kernels are chooseKernels' batch_kernel: the
-// head's, mma_tokens (its weights have tensor-core fragments), is
-// linear_mmat over the rows; a gemv record gives a gemv head, and a graph
-// without the record is refused.
+// head's, mma_halves (Q6_K laid out), is linear_mmah over the gathered
+// rows, with no quantize launch; mma_tokens, linear_mmat after one; a
+// gemv record gives a gemv head, and a graph without the record is
+// refused.
 func TestBatchRowsKernelIsRecorded(t *testing.T) {
 	g, man, _ := tinyPlan(t, "llama-tiny", synth.QuantQ4KM)
 	head := g.Outputs[0]
-	if head.Str("batch_kernel") != ir.KernelMMATokens {
+	if head.Str("batch_kernel") != ir.KernelMMAHalves {
 		t.Fatalf("the head's batch_kernel is %q", head.Str("batch_kernel"))
 	}
-	if rows := generate(t, g, man, "").Kernels.BatchRows; !strings.HasPrefix(rows[2].Kernel, "linear_mmat") {
+	if rows := generate(t, g, man, "").Kernels.BatchRows; !strings.HasPrefix(rows[1].Kernel, "linear_mmah") {
 		t.Errorf("the per-row launches are %s, %s, %s", rows[0].Kernel, rows[1].Kernel, rows[2].Kernel)
+	}
+	for _, k := range []string{"mmah_cluster", "mmah_warps", "mmah_clusters"} {
+		delete(head.Attrs, k)
+	}
+	head.Attrs["batch_kernel"] = ir.KernelMMATokens
+	if rows := generate(t, g, man, "").Kernels.BatchRows; !strings.HasPrefix(rows[1].Kernel, "quantize_x8") || !strings.HasPrefix(rows[2].Kernel, "linear_mmat") {
+		t.Errorf("an mma_tokens batch_kernel gives the per-row launches %s, %s, %s", rows[0].Kernel, rows[1].Kernel, rows[2].Kernel)
 	}
 	head.Attrs["batch_kernel"] = ir.KernelGEMV
 	out := generate(t, g, man, "")
@@ -125,8 +133,10 @@ func checkPagedTokens(t *testing.T, name, what string, ls []plans.Launch, layers
 // integer path has a batched decode schedule for all the rows of its
 // batched step (up to 64), whose
 // attentions are the batched step's (paged) and whose matrix products are
-// the tensor cores' over the step's tokens (mma_tokens: two n-tiles of 8 a
-// block, grid y = ceil(T/16)) or, for weights without their fragments
+// the tensor cores' over the step's tokens (mma_tokens, or mma_halves for
+// K-quants with its fragments, in clusters with their activations in
+// dynamic shared memory: two n-tiles of 8 a block, grid y = ceil(T/16))
+// or, for weights without their fragments
 // (MXFP4), the integer path's token tiles (grid y = ceil(T/8)), not the
 // prefill's GEMMs, and whose MoE experts (gpt-oss's MXFP4, K-quants) run
 // over their slots on the tensor cores (moe_gate_up_mmat, moe_down_mmat:
@@ -164,11 +174,15 @@ func TestBatchDecodeSchedule(t *testing.T) {
 					t.Errorf("%s: the batched decode step launches %s", name, l.Kernel)
 				}
 			}
-			for p, tile := range map[string]int64{"linear_q8": 8, "qkv_q8": 8, "swiglu_q8": 8, "linear_mmat": 16, "qkv_mmat": 16, "swiglu_mmat": 16} {
+			for p, tile := range map[string]int64{"linear_q8": 8, "qkv_q8": 8, "swiglu_q8": 8, "linear_mmat": 16, "qkv_mmat": 16, "swiglu_mmat": 16,
+				"linear_mmah": 16, "qkv_mmah": 16, "swiglu_mmah": 16} {
 				if strings.HasPrefix(l.Kernel, p) {
 					matrix++
 					if tile == 16 {
 						mmat++
+					}
+					if strings.Contains(p, "mmah") && l.Smem == 0 {
+						t.Errorf("%s: %s has no dynamic shared memory for its activations", name, l.Kernel)
 					}
 					if l.GridA[1] != 1 || l.GridB[1] != 0 || l.GridDiv[1] != tile {
 						t.Errorf("%s: %s's grid y is %d·T+%d over %d, want the token tiles ceil(T/%d)", name, l.Kernel, l.GridA[1], l.GridB[1], l.GridDiv[1], tile)
@@ -193,12 +207,12 @@ func TestBatchDecodeKernelIsRecorded(t *testing.T) {
 	g, man, _ := tinyPlan(t, "llama-tiny", synth.QuantQ4KM)
 	var down *ir.Node
 	for _, n := range g.Nodes {
-		if n.Op == ir.OpLinear && n.Str("batch_decode_kernel") == ir.KernelMMATokens {
+		if k := n.Str("batch_decode_kernel"); n.Op == ir.OpLinear && (k == ir.KernelMMATokens || k == ir.KernelMMAHalves) {
 			down = n
 		}
 	}
 	if down == nil {
-		t.Fatal("no mma_tokens linear in the batched decode step")
+		t.Fatal("no tensor-core linear in the batched decode step")
 	}
 	count := func(ls []plans.Launch, prefix string) int {
 		k := 0
@@ -211,6 +225,9 @@ func TestBatchDecodeKernelIsRecorded(t *testing.T) {
 	}
 	before := generate(t, g, man, "")
 	down.Attrs["batch_decode_kernel"] = ir.KernelGEMV
+	for _, k := range []string{"mmah_cluster", "mmah_warps", "mmah_clusters"} {
+		delete(down.Attrs, k)
+	}
 	after := generate(t, g, man, "")
 	if d := count(after.Kernels.BatchDecode, "linear_gemv") - count(before.Kernels.BatchDecode, "linear_gemv"); d != 1 {
 		t.Errorf("a gemv batch_decode_kernel adds %d linear_gemv launches to the batched decode step, want 1", d)
@@ -224,15 +241,16 @@ func TestBatchDecodeKernelIsRecorded(t *testing.T) {
 	}
 }
 
-// TestBatchDecodeNormsWriteCodes: in Phi-3-mini's batched decode step the
-// norms before the qkv and the SwiGLU write the int16 codes their
-// mma_tokens readers read, as chooseCodes recorded
+// TestBatchDecodeNormsWriteCodes: in Qwen2.5-0.5B's batched decode step
+// (896-wide rows: mma_tokens) the norms before the qkv and the SwiGLU write
+// the int16 codes their mma_tokens readers read, as chooseCodes recorded
 // (batch_decode_writes_codes): a layer launches two quantize_x8 (the
 // attention's output, the SwiGLU's), where without the records it
-// launches four.
+// launches four. Phi-3-mini's products (mma_halves) read the f32 rows
+// themselves: no quantize_x8 and no records; turned to mma_tokens, each of
+// the four quantizes its input.
 func TestBatchDecodeNormsWriteCodes(t *testing.T) {
-	g, man, _ := lowerGPU(t, writeShapes(t, "phi-3-mini-4k", 1, synth.QuantQ4KM), fullWidthMaxTokens)
-	quantizes := func() int {
+	quantizes := func(g *ir.Graph, man *plans.Manifest) int {
 		n := 0
 		for _, l := range generate(t, g, man, "").Kernels.BatchDecode {
 			if strings.HasPrefix(l.Kernel, "quantize_x8_") {
@@ -241,8 +259,9 @@ func TestBatchDecodeNormsWriteCodes(t *testing.T) {
 		}
 		return n
 	}
-	if got := quantizes(); got != 2 {
-		t.Errorf("recorded: %d quantize_x8 launches in the batched decode step of one layer, want 2", got)
+	g, man, _ := lowerGPU(t, writeShapes(t, "qwen2.5-0.5b", 1, synth.QuantQ4KM), fullWidthMaxTokens)
+	if got := quantizes(g, man); got != 2 {
+		t.Errorf("qwen2.5-0.5b: %d quantize_x8 launches in the batched decode step of one layer, want 2", got)
 	}
 	norms := 0
 	for _, n := range g.Nodes {
@@ -251,8 +270,32 @@ func TestBatchDecodeNormsWriteCodes(t *testing.T) {
 			norms++
 		}
 	}
-	if got := quantizes(); norms != 2 || got != 4 {
-		t.Errorf("without the records of %d norms: %d quantize_x8 launches, want 4", norms, got)
+	if got := quantizes(g, man); norms != 2 || got != 4 {
+		t.Errorf("qwen2.5-0.5b without the records of %d norms: %d quantize_x8 launches, want 4", norms, got)
+	}
+	g, man, _ = lowerGPU(t, writeShapes(t, "phi-3-mini-4k", 1, synth.QuantQ4KM), fullWidthMaxTokens)
+	halves := 0
+	for _, n := range g.Nodes {
+		if n.Bool("batch_decode_writes_codes") {
+			t.Errorf("phi-3-mini: %s %%%d writes codes in the batched decode step", n.Op, n.ID)
+		}
+		if n.Str("batch_decode_kernel") == ir.KernelMMAHalves {
+			halves++
+		}
+	}
+	if got := quantizes(g, man); halves != 4 || got != 0 {
+		t.Errorf("phi-3-mini: %d mma_halves products, %d quantize_x8 launches in the batched decode step, want 4 and 0", halves, got)
+	}
+	for _, n := range g.Nodes {
+		if n.Str("batch_decode_kernel") == ir.KernelMMAHalves {
+			n.Attrs["batch_decode_kernel"] = ir.KernelMMATokens
+			for _, k := range []string{"mmah_cluster", "mmah_warps", "mmah_clusters"} {
+				delete(n.Attrs, k)
+			}
+		}
+	}
+	if got := quantizes(g, man); got != 4 {
+		t.Errorf("phi-3-mini on mma_tokens: %d quantize_x8 launches, want 4", got)
 	}
 }
 

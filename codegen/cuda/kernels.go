@@ -66,12 +66,13 @@ func (k *instance) Signature() string {
 // router groups first, rmsnorm_logits its router values; moe_down_sum_q8
 // picks its experts and fetches their groups first; sample_draw reads its
 // settings and penalised ids from the state block first; the streamed
-// mma_tokens kernels (mmat_stream) issue their first stages' copies first.
+// mma_tokens kernels (mmat_stream) issue their first stages' copies first,
+// and the mma_halves kernels (mmah_run) their first weight fetches.
 // Every other kernel's wrapper waits before its body (wrappers.cu.tmpl);
 // TestEveryKernelWaits checks that each kernel reaches grid_dep_wait in
 // exactly one of the two places.
 var waitsInside = map[string]bool{"linear_q8": true, "swiglu_q8": true, "swiglu_mma": true, "qkv_mma": true, "linear_mmas": true, "qkv_q8": true, "attend_decode": true, "moe_logits": true, "rmsnorm_logits": true, "moe_down_sum_q8": true, "sample_draw": true,
-	"linear_mmat_stream": true, "swiglu_mmat_stream": true, "qkv_mmat_stream": true}
+	"linear_mmat_stream": true, "swiglu_mmat_stream": true, "qkv_mmat_stream": true, "linear_mmah": true, "swiglu_mmah": true, "qkv_mmah": true}
 
 // WaitsInside says the wrapper leaves grid_dep_wait to the device function.
 func (k *instance) WaitsInside() bool { return waitsInside[k.Fn] }

@@ -43,27 +43,43 @@ var mmatShapes = []mmatShape{
 
 // mmatVariant is one form of the kernel: the one-round kernel, or the
 // stream with its activations staged or read, in chunks of slabs slabs of
-// passes.MMATokensSlab's.
+// passes.MMATokensSlab's; or mma_halves (halves > 0: in clusters of that
+// many blocks, as passes.GPU.MMAHalvesCluster shapes them; -1: as
+// chooseKernels would, passes.GPU.MMAHalvesShape).
 type mmatVariant struct {
 	name           string
 	stream, stageX bool
 	slabs          int64
+	halves         int64
 }
 
 var mmatVariants = []mmatVariant{
-	{"one round", false, false, 0},
-	{"stream x staged", true, true, 1}, {"stream x read", true, false, 1},
-	{"stream x staged 2", true, true, 2}, {"stream x read 2", true, false, 2},
+	{"one round", false, false, 0, 0},
+	{"stream x staged", true, true, 1, 0}, {"stream x read", true, false, 1, 0},
+	{"stream x staged 2", true, true, 2, 0}, {"stream x read 2", true, false, 2, 0},
+	{"halves chosen", false, false, 0, -1},
+	{"halves C=1", false, false, 0, 1}, {"halves C=2", false, false, 0, 2}, {"halves C=4", false, false, 0, 4}, {"halves C=8", false, false, 0, 8},
+}
+
+// mmahShapeOf is variant v's mma_halves shape for a matrix of tiles tiles
+// of rows of in elements (false: it has none).
+func mmahShapeOf(gpu passes.GPU, v mmatVariant, in, tiles, maxTokens int64) (passes.MMAHalves, bool) {
+	if v.halves < 0 {
+		return gpu.MMAHalvesShape(in, tiles, maxTokens)
+	}
+	return gpu.MMAHalvesCluster(in, tiles, maxTokens, v.halves)
 }
 
 // mmatTimingSlab is the rows of distinct weights each matrix tiles.
 const mmatTimingSlab = 64
 
-// TestGPUMMATokensTiming times the mma_tokens kernels of the batched decode
-// step at the real shapes (mmatShapes), each form side by side
-// (mmatVariants), at 4, 8 and 16 tokens, and logs µs and GB/s of weights a
-// launch; it checks each product against float64 (2e-4 of the largest, 4e-4
-// for SwiGLU's two) and asserts nothing about speed. The times are
+// TestGPUMMATokensTiming times the token-product kernels of the batched
+// decode step at the real shapes (mmatShapes), each form side by side
+// (mmatVariants: mma_tokens' and mma_halves'), at 2, 4, 8 and 16 tokens,
+// beside the single-token decode kernel of the same weights (T = 1), and
+// logs µs and TB/s of weights a launch; it checks each product against
+// float64 (2e-4 of the largest, 4e-4 for SwiGLU's two) and asserts nothing
+// about speed. The times are
 // runtime/cuda's launch profile (Options.ProfileFile): each launch alone
 // between two events, its ramp included, none of the overlap a graph gives.
 // Every matrix of every form has its own weights (860 MB: far past L2), so
@@ -108,6 +124,7 @@ func TestGPUMMATokensTiming(t *testing.T) {
 		y       *ir.Node
 		deq     []float32 // [mmatTimingSlab, in]
 		bytes   int64
+		cluster int64 // mma_halves'
 	}
 	var prods []*product
 	for _, sh := range mmatShapes {
@@ -124,6 +141,10 @@ func TestGPUMMATokensTiming(t *testing.T) {
 		laid := &ir.Node{Op: ir.OpWeight, DType: dt, Shape: ir.Shape{rows, sh.in}, Attrs: map[string]any{"layout": passes.LayoutName(dt)}}
 		for _, v := range mmatVariants {
 			tiles := rows / 16 // of a linear; a SwiGLU's: columns / 8
+			if _, ok := mmahShapeOf(gpu, v, sh.in, tiles, maxTokens); v.halves != 0 && !ok {
+				t.Logf("%s, %s: no such shape", sh.name, v.name)
+				continue
+			}
 			if v.stream {
 				if _, ok := gpu.MMATokensStreams(laid, sh.in, tiles, v.slabs*passes.MMATokensSlab(laid, sh.in), v.stageX); !ok {
 					t.Logf("%s, %s: no such stream", sh.name, v.name)
@@ -149,6 +170,15 @@ func TestGPUMMATokensTiming(t *testing.T) {
 	for _, p := range prods {
 		p.y = g.Outputs[slices.Index(before, p.y)] // the passes may have replaced nodes
 		p.y.Attrs["prefill_kernel"] = ir.KernelMMATokens
+		if p.variant.halves != 0 {
+			sh, ok := mmahShapeOf(gpu, p.variant, p.shape.in, passes.MMATokenTiles(p.y), maxTokens)
+			if !ok {
+				t.Fatalf("%s, %s: no mma_halves shape", p.shape.name, p.variant.name)
+			}
+			p.y.Attrs["prefill_kernel"] = ir.KernelMMAHalves
+			p.y.Attrs["mmah_cluster"], p.y.Attrs["mmah_warps"], p.y.Attrs["mmah_clusters"] = sh.Cluster, sh.Warps, sh.Clusters
+			p.cluster = sh.Cluster
+		}
 		if p.variant.stream {
 			w := p.y.Inputs[1]
 			slab := p.variant.slabs * passes.MMATokensSlab(w, p.shape.in)
@@ -166,9 +196,23 @@ func TestGPUMMATokensTiming(t *testing.T) {
 	man.Model.Vocab = int((hi - lo) / 4)
 	dir := writeEditedPlan(t, g, man, func(name string) []byte { return data[name] }, func(k *plans.Kernels) { k.Logits = lo })
 
-	for _, T := range []int{4, 8, 16} {
-		got, us := profiledSteps(t, dir, 64, T)
-		t.Logf("T = %d: %-16s %-17s %10s %9s %8s %9s  %s", T, "matrix", "form", "bytes", "µs", "GB/s", "rel_err", "kernel")
+	for _, T := range []int{1, 2, 4, 8, 16} {
+		got, schedules := profiledSchedules(t, dir, 64, T)
+		us := schedules["prefill"]
+		if T == 1 { // the decode schedule's single-token kernels of the same weights
+			t.Logf("T = 1: %-16s %10s %9s %8s  %s", "matrix", "bytes", "µs", "TB/s", "kernel")
+			for _, sh := range mmatShapes {
+				for _, p := range prods {
+					if p.shape == sh {
+						kernel, u := mmatSingleTime(schedules["decode"], sh)
+						t.Logf("T = 1: %-16s %10d %9.1f %8.2f  %s", sh.name, p.bytes, u, float64(p.bytes)/u/1e6, kernel)
+						break
+					}
+				}
+			}
+			continue
+		}
+		t.Logf("T = %d: %-16s %-17s %10s %9s %8s %9s  %s", T, "matrix", "form", "bytes", "µs", "TB/s", "rel_err", "kernel")
 		for _, p := range prods {
 			ref := mmatRef(p.shape, p.deq, tables[p.shape.in], T)
 			off := (p.y.Attrs["offset"].(int64) - lo) / 4
@@ -180,8 +224,8 @@ func TestGPUMMATokensTiming(t *testing.T) {
 			if e > tol {
 				t.Errorf("T = %d, %s, %s: relative error %.2e", T, p.shape.name, p.variant.name, e)
 			}
-			kernel, u := mmatKernelTime(us, p.shape, p.variant, passes.MMATokensSlab(p.y.Inputs[1], p.shape.in))
-			t.Logf("T = %d: %-16s %-17s %10d %9.1f %8.0f %9.1e  %s", T, p.shape.name, p.variant.name, p.bytes, u, float64(p.bytes)/u/1e3, e, kernel)
+			kernel, u := mmatKernelTime(us, p.shape, p.variant, passes.MMATokensSlab(p.y.Inputs[1], p.shape.in), p.cluster)
+			t.Logf("T = %d: %-16s %-17s %10d %9.1f %8.2f %9.1e  %s", T, p.shape.name, p.variant.name, p.bytes, u, float64(p.bytes)/u/1e6, e, kernel)
 		}
 	}
 }
@@ -216,6 +260,18 @@ func mmatRef(sh mmatShape, deq, table []float32, T int) []float64 {
 // kernel (launchMicros).
 func profiledSteps(t *testing.T, dir string, ctx, T int) ([]float32, map[string]float64) {
 	t.Helper()
+	got, schedules := profiledSchedules(t, dir, ctx, T)
+	us := schedules["prefill"]
+	if len(us) == 0 {
+		t.Fatalf("no prefill kernels in the profile of %d tokens", T)
+	}
+	return got, us
+}
+
+// profiledSchedules is profiledSteps with every schedule's µs a launch by
+// kernel (a step of one token runs the decode schedule).
+func profiledSchedules(t *testing.T, dir string, ctx, T int) ([]float32, map[string]map[string]float64) {
+	t.Helper()
 	profile := filepath.Join(t.TempDir(), fmt.Sprintf("profile-%d.txt", T))
 	dev := openPlanDir(t, dir, rcuda.Options{Ctx: ctx, ProfileFile: profile})
 	tokens := make([]int32, T)
@@ -237,30 +293,57 @@ func profiledSteps(t *testing.T, dir string, ctx, T int) ([]float32, map[string]
 	if err := dev.Close(); err != nil { // writes the profile
 		t.Fatal(err)
 	}
-	us := launchMicros(t, profile)["prefill"]
-	if len(us) == 0 {
-		t.Fatalf("no prefill kernels in the profile %s", profile)
+	us := launchMicros(t, profile)
+	if len(us["prefill"]) == 0 && len(us["decode"]) == 0 {
+		t.Fatalf("no prefill or decode kernels in the profile %s", profile)
 	}
 	return got, us
 }
 
-// mmatKernelTime finds shape's kernel of variant v (slab: the shape's
-// passes.MMATokensSlab) in a profile's times: its name and µs a launch (0
-// where none matches).
-func mmatKernelTime(us map[string]float64, sh mmatShape, v mmatVariant, slab int64) (string, float64) {
-	fn, dims := "linear_mmat", fmt.Sprintf("_%d_%d_", sh.in, sh.out)
+// mmatDims is the part of shape sh's kernel names that its widths and
+// weight type give: the family's prefix ("linear_" or "swiglu_"), the
+// widths as template arguments, the accessor's type.
+func mmatDims(sh mmatShape) (family, dims, wtype string) {
+	family, dims = "linear_", fmt.Sprintf("_%d_%d_", sh.in, sh.out)
 	if sh.swiglu {
-		fn, dims = "swiglu_mmat", fmt.Sprintf("_%d_%d_%d_", sh.in, sh.out, sh.out)
+		family, dims = "swiglu_", fmt.Sprintf("_%d_%d_%d_", sh.in, sh.out, sh.out)
+	}
+	return family, dims, "_W_" + strings.ToLower(sh.gt.String()) + "_"
+}
+
+// mmatKernelTime finds shape's kernel of variant v (slab: the shape's
+// passes.MMATokensSlab; cluster: its mma_halves cluster) in a profile's
+// times: its name and µs a launch (0 where none matches).
+func mmatKernelTime(us map[string]float64, sh mmatShape, v mmatVariant, slab, cluster int64) (string, float64) {
+	family, dims, wtype := mmatDims(sh)
+	fn := family + "mmat"
+	if v.halves != 0 {
+		fn = family + "mmah"
 	}
 	for k, u := range us {
 		streams := strings.HasPrefix(k, fn+"_stream_")
-		if !strings.HasPrefix(k, fn+"_") || !strings.Contains(k, dims) || !strings.Contains(k, "_W_"+strings.ToLower(sh.gt.String())+"_") || streams != v.stream {
+		if !strings.HasPrefix(k, fn+"_") || !strings.Contains(k, dims) || !strings.Contains(k, wtype) || streams != v.stream {
 			continue
 		}
 		if v.stream && !strings.Contains(k, fmt.Sprintf("_%d_%v_", v.slabs*slab, v.stageX)) {
 			continue
 		}
+		if v.halves != 0 && !strings.Contains(k, fmt.Sprintf("_%d_8_", cluster)) {
+			continue
+		}
 		return k, u
+	}
+	return "", 0
+}
+
+// mmatSingleTime finds shape's single-token kernel (the decode schedule's
+// linear or SwiGLU over its weights) in a profile's decode times.
+func mmatSingleTime(us map[string]float64, sh mmatShape) (string, float64) {
+	family, dims, wtype := mmatDims(sh)
+	for k, u := range us {
+		if strings.HasPrefix(k, family) && strings.Contains(k, dims) && strings.Contains(k, wtype) {
+			return k, u
+		}
 	}
 	return "", 0
 }

@@ -27,6 +27,11 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 			return gemmLinearArgs{W: wa, B: ba, In: in, Out: out, BM: bm, BN: bn, Splits: splits}
 		})
 	}
+	if kernel == ir.KernelMMAHalves {
+		return e.mmaHalvesRows(c, n, x, in, "linear_mmah", ceilDiv(out, 16), func(sh mmahShape) any {
+			return linearMMAHArgs{W: wa, B: ba, In: in, Out: out, mmahShape: sh}
+		})
+	}
 	if kernel == ir.KernelMMATokens {
 		return e.mmaTokens(c, n, n, x, n.Inputs[1], in, "linear_mmat", ceilDiv(out, 16), func(nw, nt, rows int64, st mmatStream) any {
 			a := linearMMATArgs{W: wa, B: ba, In: in, Out: out, NW: nw, NT: nt, Rows: rows}

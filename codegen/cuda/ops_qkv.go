@@ -61,6 +61,13 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 			WQ: accs[0], WK: accs[1], WV: accs[2], BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
 			R: rope, In: in, NQ: outs[0], NK: outs[1], NV: outs[2], KV: kv})
 	}
+	if kernel == ir.KernelMMAHalves { // tiles of 8 rotation pairs, each within one part
+		tiles := ceilDiv(outs[0]/2, 8) + ceilDiv(outs[1]/2, 8) + ceilDiv(outs[2]/2, 8)
+		return e.mmaHalves(c, n, x, in, "qkv_mmah", tiles, func(sh mmahShape) any {
+			return qkvMMAHArgs{WQ: accs[0], WK: accs[1], WV: accs[2], BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
+				R: rope, In: in, NQ: outs[0], NK: outs[1], NV: outs[2], KV: kv, mmahShape: sh}
+		})
+	}
 	if kernel == ir.KernelMMATokens { // blocks of 8 rotation pairs, each within one part
 		blocks := ceilDiv(outs[0]/2, 8) + ceilDiv(outs[1]/2, 8) + ceilDiv(outs[2]/2, 8)
 		ls, err := e.mmaTokensLaunch(c, n, x, n.Inputs[1], in, "qkv_mmat", blocks, func(nw, nt, rows int64, st mmatStream) any {

@@ -35,6 +35,11 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 			return gemmSwiGLUArgs{WG: ga, WU: ua, In: in, F: f, UpRow0: upRow0, BM: bm, BN: bn, Splits: splits, Gate: gate}
 		})
 	}
+	if kernel == ir.KernelMMAHalves {
+		return e.mmaHalvesRows(c, n, x, in, "swiglu_mmah", ceilDiv(f, 8), func(sh mmahShape) any {
+			return swigluMMAHArgs{W: ga, In: in, F: f, UpRow0: upRow0, mmahShape: sh}
+		})
+	}
 	if kernel == ir.KernelMMATokens {
 		return e.mmaTokens(c, n, n, x, n.Inputs[1], in, "swiglu_mmat", ceilDiv(f, 8), func(nw, nt, rows int64, st mmatStream) any {
 			a := swigluMMATShape{W: ga, In: in, F: f, UpRow0: upRow0, NW: nw, NT: nt, Rows: rows}

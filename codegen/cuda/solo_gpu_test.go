@@ -128,7 +128,7 @@ func TestGPUSoloHandOver(t *testing.T) {
 					if c.r.ids[j] == want[j] {
 						continue
 					}
-					if !nearTie(rows[j], c.r.ids[j], want[j]) {
+					if !batchtest.NearTie(rows[j], c.r.ids[j], want[j], agreeTolerance) {
 						t.Errorf("%s request, token %d: %d across the hand-overs, %d alone, not a near-tie\ngot   %v\nalone %v", c.name, j, c.r.ids[j], want[j], c.r.ids, want)
 					} else {
 						t.Logf("%s request parts from its run alone at token %d of %d, a near-tie", c.name, j, len(want))

@@ -13,7 +13,7 @@ var templates = template.Must(template.ParseFS(templateFS, "templates/*.cu.tmpl"
 
 // families are the template bodies every source starts with, in dependency
 // order; a family costs nothing until a kernel instantiates it.
-var families = []string{"common", "weights", "rope", "gemv", "qkv", "q8_quant", "q8_dot", "q8_rows", "q8_stream", "q8_kernels", "mma", "mma_slabs", "mma_tokens", "gemm", "norm", "elementwise", "headnorm", "embed", "attention", "paged", "moe", "moe_gemm", "sample"}
+var families = []string{"common", "weights", "rope", "gemv", "qkv", "q8_quant", "q8_dot", "q8_rows", "q8_stream", "q8_kernels", "mma", "mma_slabs", "mma_tokens", "gemm", "norm", "elementwise", "headnorm", "embed", "attention", "mma_halves", "paged", "moe", "moe_gemm", "sample"}
 
 // sourceData is what the templates read.
 type sourceData struct {

@@ -363,6 +363,24 @@ type (
 		qkvMMATArgs
 		mmatStream
 	}
+	// The mma_halves kernels' (mma_halves.cu.tmpl).
+	linearMMAHArgs struct {
+		W, B    accessor
+		In, Out int64
+		mmahShape
+	}
+	swigluMMAHArgs struct {
+		W             accessor
+		In, F, UpRow0 int64
+		mmahShape
+	}
+	qkvMMAHArgs struct {
+		WQ, WK, WV, BQ, BK, BV accessor
+		R                      string
+		In, NQ, NK, NV         int64
+		KV                     bool
+		mmahShape
+	}
 	quantizeArgs struct{ Rows, In int64 }
 	// moeRouterArgs serve moe_route and moe_logits.
 	moeRouterArgs struct {

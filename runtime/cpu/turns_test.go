@@ -13,7 +13,10 @@ import (
 // A device whose rounding turned a near-tie of Qwen3-MoE's router computes
 // rows far outside the logits' tolerance of the CPU device's (the GPU's
 // batched step did, on the H200): ExplainByTurns finds the routing it
-// turned, and refuses rows that a turn of a decisive routing moved.
+// turned, and refuses rows that a turn of a decisive routing moved. And two
+// runs fed their own greedy picks, one of them so turned, part:
+// ExplainParting shows the turn between them, and refuses a parting at a
+// wrong id or at a decisive routing turned.
 func TestExplainByTurns(t *testing.T) {
 	const (
 		tol   = 2e-3 // the GPU agreement's bound (codegen/cuda's agreeTolerance)
@@ -109,6 +112,71 @@ func TestExplainByTurns(t *testing.T) {
 	t.Logf("turned the decisive %v: %v", want, err)
 	if err == nil {
 		t.Errorf("turning the decisive %v: ExplainByTurns explained it by %v", want, turns)
+	}
+
+	// Two runs fed their own picks part where one turned a near-tie
+	// routing: ExplainParting shows it. Sequence 0 (a prompt of 3 tokens)
+	// parts within a few steps of a turn; freeRun is its run of partSteps
+	// rows on b fed its own picks, with c turned on the other device.
+	const partSteps = 8
+	s0 := batchtest.Sequences(4, vocab, refB.Blocks())[0]
+	freeRun := func(b runtime.Batch, c *batchtest.Turn) [][]float32 {
+		turned = c
+		defer func() { turned = nil }()
+		r := &batchtest.Seq{Prompt: s0.Prompt, Blocks: s0.Blocks}
+		if err := batchtest.Run(b, vocab, []*batchtest.Seq{r}, partSteps, func(int, int) int { return len(s0.Prompt) }); err != nil {
+			t.Fatal(err)
+		}
+		return r.Logits
+	}
+	routings, recording = nil, true
+	base0 := freeRun(refB, nil)
+	recording = false
+	ids0 := batchtest.Greedy(base0)
+	// apart is the other device's run with the first of cands (in order)
+	// whose turn parts the greedy ids, and that turn.
+	apart := func(cands []batchtest.Turn) ([][]float32, batchtest.Turn, bool) {
+		for _, c := range cands {
+			if rows := freeRun(otherB, &c); !slices.Equal(batchtest.Greedy(rows), ids0) {
+				return rows, c, true
+			}
+		}
+		return nil, batchtest.Turn{}, false
+	}
+	near = slices.DeleteFunc(slices.Clone(routings), func(r batchtest.Turn) bool { return r.Margin >= bound })
+	slices.SortStableFunc(near, func(a, b batchtest.Turn) int { return cmp.Compare(a.Margin, b.Margin) })
+	rows, want, ok := apart(near)
+	if !ok {
+		t.Fatalf("no turn of the %d routings of margin below %.0e parts the greedy ids", len(near), bound)
+	}
+	p, err := batchtest.ExplainParting(refB, vocab, 16, s0.Prompt, s0.Blocks, base0, rows, ts, tol)
+	t.Logf("turned %v: the runs part at row %d; explained by %v and %v (%v)", want, p.Row, p.A, p.C, err)
+	if err != nil || len(p.A) != 0 || len(p.C) != 1 || p.C[0].Pos != want.Pos || p.C[0].MoE != want.MoE {
+		t.Errorf("the other device turned %v and parts at row %d: ExplainParting found %v and %v (%v)", want, p.Row, p.A, p.C, err)
+	}
+	// A wrong id at that row (its logit raised above the row's largest) is
+	// no routing turned.
+	wrong := slices.Clone(base0)
+	wrong[p.Row] = slices.Clone(base0[p.Row])
+	top := ids0[p.Row]
+	id := (top + 1) % int32(vocab)
+	wrong[p.Row][id] = wrong[p.Row][top] + 1
+	if q, err := batchtest.ExplainParting(refB, vocab, 16, s0.Prompt, s0.Blocks, base0, wrong, ts, tol); err == nil {
+		t.Errorf("id %d in place of %d at row %d: ExplainParting explained it by %v and %v", id, top, q.Row, q.A, q.C)
+	} else {
+		t.Logf("a wrong id at row %d: %v", q.Row, err)
+	}
+	// A decisive routing turned parts them past any near-tie's explaining:
+	// the most decisive whose turn parts the ids.
+	decisive := slices.DeleteFunc(slices.Clone(routings), func(r batchtest.Turn) bool { return r.Margin < 10*bound })
+	slices.SortStableFunc(decisive, func(a, b batchtest.Turn) int { return cmp.Compare(b.Margin, a.Margin) })
+	if rows, want, ok = apart(decisive); !ok {
+		t.Fatalf("no routing of margin above %.0e parts the greedy ids", 10*bound)
+	}
+	p, err = batchtest.ExplainParting(refB, vocab, 16, s0.Prompt, s0.Blocks, base0, rows, ts, tol)
+	t.Logf("turned the decisive %v: the runs part at row %d: %v", want, p.Row, err)
+	if err == nil {
+		t.Errorf("turning the decisive %v: ExplainParting explained the parting at row %d by %v and %v", want, p.Row, p.A, p.C)
 	}
 }
 

@@ -4846,6 +4846,444 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     if constexpr (CLUSTER > 1) cluster_wait();  // no block leaves while another reads its shared memory
 }
 
+// Matrix products of a few tokens on f16 tensor cores (a batched decode
+// step's linear, swiglu_linear and qkv over K-quant weights: Q4_K, Q5_K
+// and Q6_K in their GPU layouts). mma_tokens.cu.tmpl's int8 tensor-core
+// kernels take every 32-element slice's int32 through a scale product per
+// accumulator (the weight's slice scale times the token's), and read the
+// step's int16 activations again for every tile of 16 rows (at 16 tokens,
+// four times the tile's weight bytes); here neither:
+//
+//  - A is the weight's integer sc·q in f16 (exact: |sc·q| ≤ 63·31 < 2048
+//    for Q4_K and Q5_K; Q6_K's signed scales can pass 2048, so its A is
+//    q − 32 and a 16-element scale group is one k-step), B the tokens'
+//    activations as two f16 halves (x = hi + lo, hi = f16(x), lo = f16(x −
+//    hi): 22 bits), so one super-block's 16 k-steps accumulate in the mma's
+//    fp32 C, and the super-block takes d·C − dmin·Cmin once per accumulator,
+//    Cmin its mins (m16n8k8: the eight 6-bit mins times the tokens' slice
+//    sums, also two halves).
+//  - The blocks of a thread-block cluster (C of them, sm_90) split each
+//    row's super-blocks into C ranges; a block stages its range of the
+//    step's activations in shared memory once (from the f32 activation
+//    itself: no quantize launch, nothing for the producer to write) and
+//    walks tiles of 16 rows, each warp its own tile; after each round of
+//    tiles the cluster's ranks sum each tile's C partials through
+//    distributed shared memory in rank order (deterministic) and run the
+//    family's epilogue. So the activations come from L2 once per block for
+//    its range, C times less than a block walking whole rows would read.
+//
+// Fragments (m16n8k16, f16): lane (g, t) holds, of each k-step, elements
+// e0..e3 of rows g and g + 8 (A: words {row g: e0 e1, row g+8: e0 e1, row
+// g: e2 e3, row g+8: e2 e3}) and of token g (B: hi e0 e1, hi e2 e3, then
+// lo), the k order permuted alike on both sides. The lane's four elements
+// are consecutive, so B is one 16-byte shared load: staged rows of
+// activations are [elements / 4][tokens] uint4 {hi e0 e1, hi e2 e3, lo e0
+// e1, lo e2 e3}, the token index swizzled by mmah_swizzle so that a
+// quarter warp's eight loads hit distinct banks.
+
+// mma_1688: c += a · b, m16n8k8, f16 operands, f32 accumulators.
+__device__ __forceinline__ void mma_1688(float* c, const uint32_t* a, uint32_t b) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(b));
+}
+
+// mmah_codes_h2: codes bytes b0, b1 (sel 0x4140) or b2, b3 (0x4342) of
+// word c (each < 1024) as the f16 pair 1024 + b: the byte under the
+// exponent of 1024.
+__device__ __forceinline__ __half2 mmah_codes_h2(uint32_t c, uint32_t sel) {
+    const uint32_t h = __byte_perm(c, 0x64646464u, sel);
+    return *(const __half2*)&h;
+}
+__device__ __forceinline__ uint32_t mmah_u32(__half2 h) { return *(const uint32_t*)&h; }
+
+// mmah_swizzle: where in its row of tokens the activations of element
+// group r (r = element / 4 of the block's range) sit: token ^ this. The
+// lanes t of a k-step take groups 16 (Q4_K, Q5_K) or 1 (Q6_K) apart.
+__device__ __forceinline__ int mmah_swizzle(int r) { return ((r ^ (r >> 4)) & 3) << 1; }
+
+// mmah_lanes: lane (g, t)'s B loads of the staged activations (TP tokens
+// a row), as four offsets, one for each value q of a k-step's bits (r ^ (r
+// >> 4)) & 3 taken without the lane's share: at[q] + (its group less the
+// lane's share lr)·TP + 8j is token g of n-tile j, a constant offset from
+// one of four. lr is 16t (Q4_K, Q5_K: bits 4-5 of r) or t (Q6_K: bits
+// 0-1).
+template <int TP>
+__device__ __forceinline__ void mmah_lanes(int lr, int g, int* at) {
+    const int own = (lr ^ (lr >> 4)) & 3;
+#pragma unroll
+    for (int q = 0; q < 4; q++) at[q] = lr * TP + (g ^ (((q ^ own) & 3) << 1));
+}
+
+// MmaH<W>: a K-quant accessor's super-blocks as f16 fragments. fetch(rs,
+// sb, t, r): lane t's share of super-block sb of the row whose section
+// starts are rs (mmat_row_sections); lane_group(t): the lane's share of a
+// k-step's element groups (mmah_lanes' lr); dot<NT>(ra, rb, t, g, sbl, at,
+// xs, acc): acc[j] += that super-block of rows g (ra) and g + 8 (rb)
+// times n-tile j < NT of the staged activations (xh, at: mmah_lanes'
+// offsets; xs: the slice sums), sbl the super-block's index in the block's range;
+// n-tiles of tokens past the step's hold zeros.
+template <class W> struct MmaH;
+
+// Q4_K and Q5_K: lane t takes group t of each super-block (sub-blocks 2t,
+// the low nibbles of its 32 code bytes, and 2t + 1, the high): k-step kk
+// is word kk & 7's four bytes, low nibbles for kk < 8, so its elements are
+// 64t + 4kk .. + 3 (group r = 16t + kk).
+struct MmaHRaw_k4 { uint4 hd, q0, q1; uint2 h; };
+__device__ __forceinline__ uint32_t mmah_word(const MmaHRaw_k4& r, int i) {
+    const uint4& q = i < 4 ? r.q0 : r.q1;
+    const int k = i & 3;
+    return k == 0 ? q.x : k == 1 ? q.y : k == 2 ? q.z : q.w;
+}
+// mmah_k4: the dot of Q4_K (FIFTH false) or Q5_K split (fifth bits of word
+// i at bit i of h.x's bytes, low slice, or h.y's, high).
+template <bool FIFTH, int NT, int TP>
+__device__ __forceinline__ void mmah_k4(const MmaHRaw_k4& ra, const MmaHRaw_k4& rb, int t, int g, int sbl, const uint4* __restrict__ xh,
+                                        const int* at, const uint2* __restrict__ xs, float (*acc)[4]) {
+    float s[2][2], m[2][2];
+    k4_group_scales(ra.hd, t, &s[0][0], &m[0][0], &s[0][1], &m[0][1]);
+    k4_group_scales(rb.hd, t, &s[1][0], &m[1][0], &s[1][1], &m[1][1]);
+    __half2 sc[2][2], nb[2][2];  // [row][slice]: sc, −1024·sc (exact in f16)
+#pragma unroll
+    for (int i = 0; i < 2; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            sc[i][h] = __float2half2_rn(s[i][h]);
+            nb[i][h] = __float2half2_rn(-1024.f * s[i][h]);
+        }
+    const uint32_t amin[2] = {pack_h2(m[0][0], m[0][1]), pack_h2(m[1][0], m[1][1])};
+    float c[NT][4], cm[NT][4];  // the codes', the mins'
+#pragma unroll
+    for (int j = 0; j < NT; j++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) c[j][i] = cm[j][i] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < 16; kk++) {
+        const int i = kk & 7, h = kk >> 3;
+        uint32_t ca = mmah_word(ra, i), cb = mmah_word(rb, i);
+        ca = h ? (ca >> 4) & 0x0F0F0F0Fu : ca & 0x0F0F0F0Fu;
+        cb = h ? (cb >> 4) & 0x0F0F0F0Fu : cb & 0x0F0F0F0Fu;
+        if constexpr (FIFTH) {
+            ca |= (((h ? ra.h.y : ra.h.x) >> i) & 0x01010101u) << 4;
+            cb |= (((h ? rb.h.y : rb.h.x) >> i) & 0x01010101u) << 4;
+        }
+        const uint32_t a[4] = {mmah_u32(__hfma2(mmah_codes_h2(ca, 0x4140), sc[0][h], nb[0][h])),
+                               mmah_u32(__hfma2(mmah_codes_h2(cb, 0x4140), sc[1][h], nb[1][h])),
+                               mmah_u32(__hfma2(mmah_codes_h2(ca, 0x4342), sc[0][h], nb[0][h])),
+                               mmah_u32(__hfma2(mmah_codes_h2(cb, 0x4342), sc[1][h], nb[1][h]))};
+        const int r = sbl * 64 + kk;  // less the lane's 16t
+#pragma unroll
+        for (int j = 0; j < NT; j++) {
+            const uint4 b = xh[at[r & 3] + r * TP + 8 * j];
+            const uint32_t bh[2] = {b.x, b.y}, bl[2] = {b.z, b.w};
+            mma_16816(c[j], a, bh);
+            mma_16816(c[j], a, bl);
+        }
+    }
+    const float da = h2f(ra.hd.x & 0xFFFF), dma = h2f(ra.hd.x >> 16), db = h2f(rb.hd.x & 0xFFFF), dmb = h2f(rb.hd.x >> 16);
+#pragma unroll
+    for (int j = 0; j < NT; j++) {
+        const uint2 sm = xs[(sbl * 4 + t) * TP + 8 * j + g];  // slices 2t, 2t + 1 of token g: hi, lo
+        mma_1688(cm[j], amin, sm.x);
+        mma_1688(cm[j], amin, sm.y);
+        acc[j][0] += da * c[j][0] - dma * cm[j][0];
+        acc[j][1] += da * c[j][1] - dma * cm[j][1];
+        acc[j][2] += db * c[j][2] - dmb * cm[j][2];
+        acc[j][3] += db * c[j][3] - dmb * cm[j][3];
+    }
+}
+template <i64 NBLK> struct MmaH<W_q4_k<NBLK>> {  // 144-byte blocks: d, dmin, scales, qs
+    using Raw = MmaHRaw_k4;
+    static __device__ __forceinline__ void fetch(const uint8_t* const* rs, int sb, int t, Raw& r) {
+        const uint8_t* b = rs[0] + (i64)sb * 144;
+        r.hd = __ldg((const uint4*)b);
+        r.q0 = __ldg((const uint4*)(b + 16 + 32 * t));
+        r.q1 = __ldg((const uint4*)(b + 32 + 32 * t));
+    }
+    static __device__ __forceinline__ int lane_group(int t) { return 16 * t; }
+    template <int NT, int TP>
+    static __device__ __forceinline__ void dot(const Raw& ra, const Raw& rb, int t, int g, int sbl, const uint4* xh, const int* at, const uint2* xs, float (*acc)[4]) {
+        mmah_k4<false, NT, TP>(ra, rb, t, g, sbl, xh, at, xs, acc);
+    }
+};
+template <i64 NBLK> struct MmaH<W_q5_k_split<NBLK>> {  // [groups][32] qs, [groups][8] h, [NBLK][16] d, dmin, scales
+    using Raw = MmaHRaw_k4;
+    static __device__ __forceinline__ void fetch(const uint8_t* const* rs, int sb, int t, Raw& r) {
+        const i64 grp = (i64)sb * 4 + t;
+        r.q0 = __ldg((const uint4*)(rs[0] + grp * 32));
+        r.q1 = __ldg((const uint4*)(rs[0] + grp * 32 + 16));
+        r.h = __ldg((const uint2*)(rs[1] + grp * 8));
+        r.hd = __ldg((const uint4*)(rs[2] + (i64)sb * 16));
+    }
+    static __device__ __forceinline__ int lane_group(int t) { return 16 * t; }
+    template <int NT, int TP>
+    static __device__ __forceinline__ void dot(const Raw& ra, const Raw& rb, int t, int g, int sbl, const uint4* xh, const int* at, const uint2* xs, float (*acc)[4]) {
+        mmah_k4<true, NT, TP>(ra, rb, t, g, sbl, xh, at, xs, acc);
+    }
+};
+
+// Q6_K split ([NBLK][192] ql + qh, [NBLK][16] scales, [NBLK] d): the scale
+// group of half n, variant v (dq_q6_k: ql's low nibbles and qh bits 0-1
+// for v = 0, ql + 32's and bits 2-3 for 1, the high nibbles and bits 4-5,
+// 6-7 for 2, 3) and elements l = 16b .. 16b + 15 is one k-step; lane t
+// takes l = 16b + 4t .. + 3: ql words 64n + 16b + 4t and + 32, qh word 128
+// + 32n + 16b + 4t (group r = 32n + 8v + 4b + t).
+struct MmaHRaw_q6_k { uint32_t lo[2][2], hi[2][2], qh[2][2]; uint4 sc; uint32_t d; };
+template <i64 NBLK> struct MmaH<W_q6_k_split<NBLK>> {
+    using Raw = MmaHRaw_q6_k;
+    static __device__ __forceinline__ void fetch(const uint8_t* const* rs, int sb, int t, Raw& r) {
+        const uint8_t* b = rs[0] + (i64)sb * 192 + 4 * t;
+#pragma unroll
+        for (int n = 0; n < 2; n++)
+#pragma unroll
+            for (int k = 0; k < 2; k++) {
+                r.lo[n][k] = __ldg((const uint32_t*)(b + 64 * n + 16 * k));
+                r.hi[n][k] = __ldg((const uint32_t*)(b + 64 * n + 32 + 16 * k));
+                r.qh[n][k] = __ldg((const uint32_t*)(b + 128 + 32 * n + 16 * k));
+            }
+        r.sc = __ldg((const uint4*)(rs[1] + (i64)sb * 16));
+        r.d = __ldg((const uint16_t*)(rs[2] + (i64)sb * 2));
+    }
+    static __device__ __forceinline__ uint32_t codes(const Raw& r, int n, int k, int v) {
+        const uint32_t q = v & 1 ? r.hi[n][k] : r.lo[n][k];
+        return ((q >> (4 * (v >> 1))) & 0x0F0F0F0Fu) | (((r.qh[n][k] >> (2 * v)) & 0x03030303u) << 4);
+    }
+    static __device__ __forceinline__ float scale(const uint4& sc, int i) {
+        const uint32_t w = i < 4 ? sc.x : i < 8 ? sc.y : i < 12 ? sc.z : sc.w;
+        return i8f(w >> (8 * (i & 3)));
+    }
+    static __device__ __forceinline__ int lane_group(int t) { return t; }
+    template <int NT, int TP>
+    static __device__ __forceinline__ void dot(const Raw& ra, const Raw& rb, int t, int g, int sbl, const uint4* xh, const int* at, const uint2*, float (*acc)[4]) {
+        const __half2 off = __float2half2_rn(1056.f);  // 1024 + 32: the codes' bias
+        const float da = h2f(ra.d), db = h2f(rb.d);
+#pragma unroll
+        for (int n = 0; n < 2; n++)
+#pragma unroll
+            for (int k = 0; k < 2; k++)
+#pragma unroll
+                for (int v = 0; v < 4; v++) {
+                    const uint32_t ca = codes(ra, n, k, v), cb = codes(rb, n, k, v);
+                    const uint32_t a[4] = {mmah_u32(__hsub2(mmah_codes_h2(ca, 0x4140), off)), mmah_u32(__hsub2(mmah_codes_h2(cb, 0x4140), off)),
+                                           mmah_u32(__hsub2(mmah_codes_h2(ca, 0x4342), off)), mmah_u32(__hsub2(mmah_codes_h2(cb, 0x4342), off))};
+                    const int r = sbl * 64 + 32 * n + 8 * v + 4 * k, s = 8 * n + 2 * v + k;  // r less the lane's t
+                    const float sa = da * scale(ra.sc, s), sb = db * scale(rb.sc, s);
+#pragma unroll
+                    for (int j = 0; j < NT; j++) {
+                        const uint4 b = xh[at[(r ^ (r >> 4)) & 3] + r * TP + 8 * j];
+                        const uint32_t bh[2] = {b.x, b.y}, bl[2] = {b.z, b.w};
+                        float c[4] = {0.f, 0.f, 0.f, 0.f};
+                        mma_16816(c, a, bh);
+                        mma_16816(c, a, bl);
+                        acc[j][0] = fmaf(sa, c[0], acc[j][0]);
+                        acc[j][1] = fmaf(sa, c[1], acc[j][1]);
+                        acc[j][2] = fmaf(sb, c[2], acc[j][2]);
+                        acc[j][3] = fmaf(sb, c[3], acc[j][3]);
+                    }
+                }
+    }
+};
+
+// mmah_smem_bytes: a block's dynamic shared memory: its range's staged
+// activations (SR super-blocks, TP tokens: halves and slice sums) and two
+// rounds of each warp's tile sums.
+template <int SR, int TP, int NW>
+__host__ __device__ constexpr int mmah_smem_bytes() { return SR * 64 * TP * 16 + SR * 4 * TP * 8 + 2 * NW * 16 * TP * 4; }
+
+// mmah_stage: the block's range (elements k0 .. k0 + 256·SR of each row)
+// of tokens tok0 .. tok0 + TP − 1 of x (rows past the step's: zeros) as
+// halves into xh and each 32-slice's sum (f32, then two halves) into xs:
+// [slice / 2][token] {hi even, hi odd, lo even, lo odd}. Eight consecutive
+// threads hold a slice's eight float4 and sum it by shuffles.
+template <int IN, int SR, int TP>
+__device__ __forceinline__ void mmah_stage(const float* __restrict__ x, int k0, int tok0, int rows, uint4* xh, __half* xs) {
+    constexpr int KR = SR * 64, ALL = KR * TP;
+    static_assert(ALL % 32 == 0, "whole warps of float4");
+    for (int p = threadIdx.x; p < ALL; p += blockDim.x) {
+        const int k = p / KR, r = p % KR, tok = tok0 + k;
+        const float4 v = tok < rows ? *(const float4*)(x + (i64)tok * IN + k0 + 4 * r) : make_float4(0.f, 0.f, 0.f, 0.f);
+        const __half2 h01 = __floats2half2_rn(v.x, v.y), h23 = __floats2half2_rn(v.z, v.w);
+        const float2 f01 = __half22float2(h01), f23 = __half22float2(h23);
+        const __half2 l01 = __floats2half2_rn(v.x - f01.x, v.y - f01.y), l23 = __floats2half2_rn(v.z - f23.x, v.w - f23.y);
+        xh[r * TP + (k ^ mmah_swizzle(r))] = make_uint4(mmah_u32(h01), mmah_u32(h23), mmah_u32(l01), mmah_u32(l23));
+        float s = (v.x + v.y) + (v.z + v.w);
+        s += __shfl_xor_sync(0xFFFFFFFFu, s, 1);
+        s += __shfl_xor_sync(0xFFFFFFFFu, s, 2);
+        s += __shfl_xor_sync(0xFFFFFFFFu, s, 4);
+        if ((r & 7) == 0) {
+            const int slice = r / 8;
+            const __half hi = __float2half_rn(s);
+            __half* d = xs + ((slice / 2) * TP + k) * 4 + (slice & 1);
+            d[0] = hi;
+            d[2] = __float2half_rn(s - __half2float(hi));
+        }
+    }
+}
+
+// mmah_run: the cluster's tiles (of tiles; rows(tile, j, rs): tile row j's
+// mmat_row_sections) over the step's tokens blockIdx.y·8·NT .., each tile's
+// sums handed to out(tile, tok0, rows, sum) as mma_tokens' epilogues take
+// them (sum(row, tt): tile row row, token tok0 + tt). Rank ρ of a cluster
+// of C (consecutive x blocks) takes super-blocks ρ·S/C .. of each row; the
+// G clusters' NW·G warps take tiles in rounds (warp w of cluster c: tile
+// (round·NW + w)·G + c, so that a round short of tiles leaves warps, not
+// clusters, idle), and after each round rank ρ finishes the round's tiles
+// of warps w ≡ ρ (mod C). A warp holds two super-blocks'
+// fetches (the next in flight while it multiplies one); its first are
+// issued before the wait for the grid before.
+template <class W, int IN, int C, int NW, int NT, int ROWS, class Rows, class Out>
+__device__ __forceinline__ void mmah_run(int tiles, const float* __restrict__ x, const int* __restrict__ state, Rows rows_of, Out out) {
+    using M = MmaH<W>;
+    constexpr int S = IN / 256, SR = S / C, TP = 8 * NT;
+    static_assert(IN % 256 == 0 && S % C == 0 && NT <= 2, "rows of whole super-blocks, whole ranges a rank, one or two n-tiles");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+    if constexpr (C > 1) __trap();  // no clusters before sm_90: a plan for sm_90
+#endif
+    extern __shared__ __align__(16) uint8_t mmah_mem[];
+    uint4* xh = (uint4*)mmah_mem;                       // [SR·64][TP]
+    __half* xsh = (__half*)(xh + SR * 64 * TP);         // [SR·4][TP][4]
+    float* part = (float*)(xsh + SR * 4 * TP * 4);      // [2][NW][16][TP]
+    const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+    const int rank = (int)blockIdx.x % C, cl = (int)blockIdx.x / C, G = (int)gridDim.x / C, tok0 = (int)blockIdx.y * TP;
+    const int rounds = (tiles + G * NW - 1) / (G * NW);
+    typename M::Raw ra[2], rb[2];
+    const uint8_t *rsa[4], *rsb[4];
+    int tile = warp * G + cl;
+    if (tile < tiles) {
+        rows_of(tile, g, rsa);
+        rows_of(tile, g + 8, rsb);
+        M::fetch(rsa, rank * SR, t, ra[0]);
+        M::fetch(rsb, rank * SR, t, rb[0]);
+    }
+    grid_dep_wait();
+    acquire(x, state);
+    const int rows = ROWS_OR_T(ROWS, state), nt = min(NT, (rows - tok0 + 7) / 8);
+    mmah_stage<IN, SR, TP>(x, rank * SR * 256, tok0, rows, xh, xsh);
+    __syncthreads();
+    const uint2* xs = (const uint2*)xsh;
+    int at[4];
+    mmah_lanes<TP>(M::lane_group(t), g, at);
+    // The rounds for NA n-tiles of real tokens, a constant (a branch on a
+    // run-time count after each n-tile's mma kept them from interleaving).
+    auto run = [&](auto na) {
+        constexpr int NA = decltype(na)::value;
+#pragma unroll 1
+        for (int k = 0; k < rounds; k++) {
+            tile = (k * NW + warp) * G + cl;
+            float* mine = part + ((k & 1) * NW + warp) * 16 * TP;
+            if (tile < tiles) {
+                if (k > 0) {
+                    rows_of(tile, g, rsa);
+                    rows_of(tile, g + 8, rsb);
+                    M::fetch(rsa, rank * SR, t, ra[0]);
+                    M::fetch(rsb, rank * SR, t, rb[0]);
+                }
+                float acc[NA][4];
+#pragma unroll
+                for (int j = 0; j < NA; j++)
+#pragma unroll
+                    for (int i = 0; i < 4; i++) acc[j][i] = 0.f;
+                // Two super-blocks a step, each one's fetch in flight while
+                // the other multiplies (not unrolled: every fetch in flight
+                // at once took the registers of a second block an SM).
+#pragma unroll 1
+                for (int s = 0; s < SR; s += 2) {
+                    if (s + 1 < SR) {
+                        M::fetch(rsa, rank * SR + s + 1, t, ra[1]);
+                        M::fetch(rsb, rank * SR + s + 1, t, rb[1]);
+                    }
+                    M::template dot<NA, TP>(ra[0], rb[0], t, g, s, xh, at, xs, acc);
+                    if (s + 1 < SR) {
+                        if (s + 2 < SR) {
+                            M::fetch(rsa, rank * SR + s + 2, t, ra[0]);
+                            M::fetch(rsb, rank * SR + s + 2, t, rb[0]);
+                        }
+                        M::template dot<NA, TP>(ra[1], rb[1], t, g, s + 1, xh, at, xs, acc);
+                    }
+                }
+#pragma unroll
+                for (int j = 0; j < NT; j++) {  // n-tiles past NA: zeros
+                    mine[g * TP + 8 * j + 2 * t] = j < NA ? acc[j][0] : 0.f;
+                    mine[g * TP + 8 * j + 2 * t + 1] = j < NA ? acc[j][1] : 0.f;
+                    mine[(g + 8) * TP + 8 * j + 2 * t] = j < NA ? acc[j][2] : 0.f;
+                    mine[(g + 8) * TP + 8 * j + 2 * t + 1] = j < NA ? acc[j][3] : 0.f;
+                }
+            }
+            // Every rank's sums of the round in its shared memory; the round
+            // before's reads of this round's buffer ended before its ranks
+            // arrived here.
+            if constexpr (C > 1) {
+                cluster_arrive();
+                cluster_wait();
+            } else {
+                __syncthreads();
+            }
+            for (int w = rank; w < NW; w += C) {
+                const int tw = (k * NW + w) * G + cl;
+                if (tw >= tiles) break;
+                float* sums = part + ((k & 1) * NW + w) * 16 * TP;
+                out(tw, tok0, rows, [&](int r, int tt) {
+                    float v = 0.f;
+#pragma unroll
+                    for (int q = 0; q < C; q++) v += att_peer<C>(sums + r * TP + tt, q)[0];
+                    return v;
+                });
+            }
+        }
+    };
+    if (nt == NT) run(i64_constant<NT>{});
+    else run(i64_constant<1>{});
+    if constexpr (C > 1) {  // no block leaves while its peers read its shared memory
+        cluster_arrive_relaxed();
+        cluster_wait();
+    }
+}
+
+// linear_mmah: linear_mmat over tiles of 16 rows (mmah_run).
+template <class W, class B, int IN, int OUT, int C, int NW, int NT, int ROWS>
+__device__ __forceinline__ void linear_mmah(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y,
+                                            const int* __restrict__ state) {
+    mmah_run<W, IN, C, NW, NT, ROWS>((OUT + 15) / 16, x, state, [&](int tile, int j, const uint8_t** rs) {
+        mmat_row_sections<W, IN>(w, min((i64)tile * 16 + j, (i64)OUT - 1), rs);  // past the end: a duplicate, not written
+    }, [&](int tile, int tok0, int rows, auto sum) { linear_mmat_out<B, OUT, NT>((i64)tile * 16, tok0, rows, b, y, sum); });
+}
+
+// swiglu_mmah: swiglu_mmat over tiles of 8 columns (gate rows 0..7, up
+// rows 8..15).
+template <class W, int IN, int F, int UP_ROW0, int C, int NW, int NT, int ROWS>
+__device__ __forceinline__ void swiglu_mmah(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ x,
+                                            float* __restrict__ y, const int* __restrict__ state) {
+    mmah_run<W, IN, C, NW, NT, ROWS>((F + 7) / 8, x, state, [&](int tile, int j, const uint8_t** rs) {
+        const i64 col = min((i64)tile * 8 + (j & 7), (i64)F - 1);  // past the end: a duplicate, not written
+        mmat_row_sections<W, IN>(j < 8 ? wg : wu, j < 8 ? col : UP_ROW0 + col, rs);
+    }, [&](int tile, int tok0, int rows, auto sum) { swiglu_mmat_out<F, NT, GateSiLU>((i64)tile * 8, tok0, rows, y, sum); });
+}
+
+// qkv_mmah: qkv_mmat over tiles of 8 rotation pairs, q, k and v in one
+// layout (their accessors differ in NBLK alone).
+template <class WQ, class WK, class WV, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV, int C, int NW, int NT, int ROWS>
+__device__ __forceinline__ void qkv_mmah(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
+                                         const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
+                                         const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y,
+                                         __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    constexpr int BLK_Q = (NQ / 2 + 7) / 8, BLK_K = (NK / 2 + 7) / 8, BLK_V = (NV / 2 + 7) / 8;
+    mmah_run<WQ, IN, C, NW, NT, ROWS>(BLK_Q + BLK_K + BLK_V, x, state, [&](int tile, int j, const uint8_t** rs) {
+        int n;
+        const int part = qkv_block_part<BLK_Q, BLK_K, NQ, NK, NV>(&tile, &n);
+        int r0, r1;
+        qkv_pair_rows<R>(part, n, tile * 8 + (j & 7), &r0, &r1);
+        const int r = j < 8 ? r0 : r1;
+        if (part == 0) mmat_row_sections<WQ, IN>(wq, r, rs);
+        else if (part == 1) mmat_row_sections<WK, IN>(wk, r, rs);
+        else mmat_row_sections<WV, IN>(wv, r, rs);
+    }, [&](int tile, int tok0, int rows, auto sum) {
+        int n;
+        const int part = qkv_block_part<BLK_Q, BLK_K, NQ, NK, NV>(&tile, &n);
+        acquire(positions);
+        qkv_mmat_out<BQ, BK, BV, R, NQ, NK, KV, NT>(part, n, tile * 8, tok0, rows, bq, bk, bv, positions, y, kc, vc, state, sum);
+    });
+}
+
 // Batched steps over a paged KV pool (codegen/cuda/notes/batch.md). A
 // step's tokens belong to several sequences (rows): row_of[t] is token
 // t's row, its block table is tables[row·stride ..] (paging = {block

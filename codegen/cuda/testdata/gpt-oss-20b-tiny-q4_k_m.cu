@@ -220,17 +220,9 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_W_f32_4
     grid_dep_launch();
     attend_paged<Attn_2, W_f32<4>, true, 2, 16, 3, true>(q, pool, sinks, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_256(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(x, state);
+extern "C" __global__ void __launch_bounds__(256, 1) linear_mmah_W_q4_k_192_W_f32_192_256_192_1_8_2_0(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    quantize_x8<0, 256>(x, xq, xs, state);
-}
-extern "C" __global__ void __launch_bounds__(128) linear_mmat_W_q4_k_192_W_f32_192_256_192_4_2_0(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(xq, xs, state);
-    grid_dep_launch();
-    linear_mmat<W_q4_k<192>, W_f32<192>, 256, 192, 4, 2, 0>(w, b, xq, xs, y, state);
+    linear_mmah<W_q4_k<192>, W_f32<192>, 256, 192, 1, 8, 2, 0>(w, b, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(128) moe_order_Moe_3(const int* __restrict__ sel, int4* __restrict__ act, int* __restrict__ order, const int* __restrict__ state) {
     grid_dep_wait();

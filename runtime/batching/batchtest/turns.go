@@ -72,13 +72,7 @@ const turnTries = 16
 // the first row no turn explains.
 func ExplainByTurns(b runtime.Batch, vocab, stepTokens int, s *Seq, blocks []int32, ts *Turns, tol float64) ([]Turn, error) {
 	rerun := func(turns []Turn) ([][]float32, []Turn, error) {
-		ts.on, ts.turn, ts.near = true, turns, nil
-		defer func() { ts.on = false }()
-		r := &Seq{Prompt: s.Prompt, Blocks: blocks, Feed: s.Feed}
-		if err := Run(b, vocab, []*Seq{r}, len(s.Logits), func(int, int) int { return stepTokens }); err != nil {
-			return nil, nil, err
-		}
-		return r.Logits, ts.near, nil
+		return ts.rerun(b, vocab, stepTokens, s, blocks, turns)
 	}
 	// within is the first row of rows not within tol of s's, or -1.
 	within := func(rows [][]float32) int {
@@ -120,4 +114,17 @@ func ExplainByTurns(b runtime.Batch, vocab, stepTokens int, s *Seq, blocks []int
 				j, pos, Error(s.Logits[j], ref[j]), tol, turns, len(cands), ts.Bound, cands)
 		}
 	}
+}
+
+// rerun runs s alone on the reference b (in blocks, its prompt in steps of
+// stepTokens, s.Feed fed) for len(s.Logits) rows with the routings turns
+// turned, and returns its rows and the near-ties it saw.
+func (ts *Turns) rerun(b runtime.Batch, vocab, stepTokens int, s *Seq, blocks []int32, turns []Turn) ([][]float32, []Turn, error) {
+	ts.on, ts.turn, ts.near = true, turns, nil
+	defer func() { ts.on = false }()
+	r := &Seq{Prompt: s.Prompt, Blocks: blocks, Feed: s.Feed}
+	if err := Run(b, vocab, []*Seq{r}, len(s.Logits), func(int, int) int { return stepTokens }); err != nil {
+		return nil, nil, err
+	}
+	return r.Logits, ts.near, nil
 }

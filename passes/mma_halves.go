@@ -1,0 +1,131 @@
+package passes
+
+import "github.com/llama-orch/orc/ir"
+
+// MMAHalves is how a matrix node's mma_halves kernel (codegen/cuda's
+// mma_halves.cu.tmpl) runs, as chooseKernels records it (mmah_cluster,
+// mmah_warps, mmah_clusters): thread-block clusters of Cluster blocks,
+// each block a range of in/256/Cluster super-blocks of every row and
+// Warps warps, each warp a tile of 16 rows a round; Clusters of them.
+type MMAHalves struct{ Cluster, Warps, Clusters int64 }
+
+// mmahWarps is an mma_halves block's warps: 8, two blocks an SM at most
+// (the kernel holds two super-blocks' fetches a lane, about 110-130
+// registers).
+const mmahWarps = 8
+
+// MMATokensNTiles is the n-tiles of 8 tokens a block of the token
+// products (mma_tokens, mma_halves) takes in steps of at most maxTokens
+// tokens: MMATokensMaxTiles, fewer where the steps have fewer tokens.
+func MMATokensNTiles(maxTokens int64) int64 { return min(MMATokensMaxTiles, ceilDiv(maxTokens, 8)) }
+
+// MMAHalvesSmem is an mma_halves block's dynamic shared memory
+// (mmah_smem_bytes): its range of sr super-blocks of nt·8 tokens'
+// activations, as f16 halves (16 bytes four elements a token) and slice
+// sums (8 bytes two slices a token), and two rounds of its warps' tile
+// sums.
+func MMAHalvesSmem(sr, nt, nw int64) int64 {
+	tp := 8 * nt
+	return sr*64*tp*16 + sr*4*tp*8 + 2*nw*16*tp*4
+}
+
+// mmahLayout reports whether weight w has mma_halves fragments (MmaH):
+// Q4_K (its GPU layout is GGUF order), Q5_K and Q6_K in their split GPU
+// layouts.
+func mmahLayout(w *ir.Node) bool {
+	switch w.DType {
+	case ir.Q4_K:
+		return true
+	case ir.Q5_K, ir.Q6_K:
+		return layoutOf(w).laidOut()
+	}
+	return false
+}
+
+// mmaHalves reports whether matrix node n can run as mma_halves: on the
+// integer path, its weights of one dtype and layout with MmaH fragments
+// (q, k and v's accessors differ in their blocks alone), rows of whole
+// super-blocks.
+func mmaHalves(n *ir.Node) bool {
+	if !intDot(n) || n.GateAct() != ir.GateSiLU { // swiglu_mmah's gate is SiLU's
+		return false
+	}
+	x, w := n.Inputs[0], n.Inputs[1]
+	if !mmahLayout(w) || x.Shape[len(x.Shape)-1]%256 != 0 {
+		return false
+	}
+	for _, o := range n.Inputs[2:] {
+		if o.Op == ir.OpWeight && len(o.Shape) == 2 && (o.DType != w.DType || o.Str("layout") != w.Str("layout")) {
+			return false
+		}
+	}
+	return true
+}
+
+// MMAHalvesShape chooses an mma_halves kernel's shape for tiles tiles of
+// 16 rows of in elements over steps of at most maxTokens tokens: of the
+// clusters (a divisor of the row's super-blocks, at most TokensCluster,
+// none mmahRefused) and their number (at most two blocks an SM, as their
+// shared memory allows, and a warp a tile), the one of least cost,
+// counted in ninths of a warp super-block (a 16-row tile's 256 elements,
+// about 75 ns of an SM at 16 tokens): the busiest SM's blocks (ceil(blocks
+// / SMs)) times their rounds' super-blocks and their staging's
+// instructions (a ninth of a super-block per 256 elements of a token), the
+// staging's bytes through L2 (every block's range of the f32 activations
+// at about 5 TB/s), and each round's barrier and epilogue (8 super-blocks
+// for a cluster's, 2 without). Ties go to more blocks. The second result
+// is false where no shape fits.
+func (g GPU) MMAHalvesShape(in, tiles, maxTokens int64) (MMAHalves, bool) {
+	var best MMAHalves
+	bestCost := int64(-1)
+	for c := int64(1); c <= g.TokensCluster; c++ {
+		if sh, cost, ok := g.mmahClusters(in, tiles, maxTokens, c); ok && (bestCost < 0 || cost < bestCost || cost == bestCost && sh.Clusters*sh.Cluster > best.Clusters*best.Cluster) {
+			best, bestCost = sh, cost
+		}
+	}
+	return best, bestCost >= 0
+}
+
+// MMAHalvesCluster is MMAHalvesShape's choice among shapes of clusters of
+// c blocks (false where none fits; the timing harness compares them).
+func (g GPU) MMAHalvesCluster(in, tiles, maxTokens, c int64) (MMAHalves, bool) {
+	sh, _, ok := g.mmahClusters(in, tiles, maxTokens, c)
+	return sh, ok
+}
+
+// mmahClusters is the least costly shape of clusters of c blocks
+// (MMAHalvesShape's cost) and its cost.
+func (g GPU) mmahClusters(in, tiles, maxTokens, c int64) (MMAHalves, int64, bool) {
+	if in%256 != 0 || tiles <= 0 || c < 1 || c > g.TokensCluster || in/256%c != 0 || mmahRefused(in, c) {
+		return MMAHalves{}, 0, false
+	}
+	nt, nw := MMATokensNTiles(maxTokens), int64(mmahWarps)
+	sr := in / 256 / c
+	perSM := min(2, g.SmemPerSM/(MMAHalvesSmem(sr, nt, nw)+1<<10))
+	barrier := int64(2)
+	if c > 1 {
+		barrier = 8
+	}
+	var best MMAHalves
+	bestCost := int64(-1)
+	for cl := int64(1); cl*c <= perSM*g.SMs && cl <= ceilDiv(tiles, nw); cl++ {
+		rounds, blocks := ceilDiv(tiles, cl*nw), cl*c
+		cost := ceilDiv(blocks, g.SMs)*(9*rounds*nw*sr+8*nt*sr) + blocks*sr*8*nt/41 + 9*rounds*barrier
+		if bestCost < 0 || cost <= bestCost {
+			best, bestCost = MMAHalves{Cluster: c, Warps: nw, Clusters: cl}, cost
+		}
+	}
+	return best, bestCost, bestCost >= 0
+}
+
+// mmahRefused reports the shapes no mma_halves kernel takes: clusters of
+// one block over rows of two super-blocks (512 elements). On the H200
+// (CUDA 13.0) that kernel gave wrong Q4_K and Q5_K products (Q6_K's were
+// right): relative errors of 0.16 to 2.2 at every step size, on any
+// weights and activations, with its launches synchronised or not, in a
+// plan of its own or beside others; while its index arithmetic covers
+// every element and token once (TestMMAHalvesCover) and the same kernel
+// is right over one, three and four super-blocks a block, and over two in
+// clusters of two. Until the cause is found, those rows take clusters of
+// two, or mma_tokens where the target has no clusters.
+func mmahRefused(in, c int64) bool { return c == 1 && in/256 == 2 }
