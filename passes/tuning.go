@@ -346,11 +346,15 @@ func DecodeAttnStageBytes(hd int64) int64 {
 // down in a chain of 8 (H200, µs a launch; linear_q8 18.47 and 24.87 with
 // its quantize_x8 shared) took Q4_K 14.94 in 3 stages, 19.97 in 6, 22.88
 // at 4 warps in 8 (pieces of 576 bytes a row); Q6_K 24.12 in 3, 24.63 in 4.
-// The o-proj's 4-warp slabs are not timed, so it keeps linear_q8.
+// The o-proj's 4-warp slabs are not timed, so it keeps linear_q8. Whole
+// models' decode (H200, 2026-11-28, against linear_q8 in one call) set the
+// fewest slabs a block at 6: Phi-3-mini's downs (4 slabs) 723.2 → 695.6
+// tok/s, Gemma-3-4B's (5) 524.0 → 522.9, Qwen3-8B's (6) 370.3 → 396.1,
+// Llama-3.1-8B's (7) 409.6 → 437.3.
 const (
 	linearSlabsBlocksPerSM = 2        // blocks of 8 warps an SM, as the other streams
 	linearSlabsWarps       = 8        // a slab of 8 super-blocks: pieces of 1,152 bytes a row of Q4_K
-	linearSlabsPerBlock    = 4        // the fewest slabs a block that stream
+	linearSlabsPerBlock    = 6        // the fewest slabs a block that stream
 	linearSlabsInFlight    = 32 << 10 // the fewest stage bytes in flight an SM
 	linearSlabsMaxStages   = 3
 )

@@ -16,7 +16,7 @@ import (
 )
 
 // TestGPULinearSlabs runs the decode linears of slabShapes that take
-// linear_mmas (the downs of Llama-3.1-8B, Qwen3-8B and Gemma-3-4B;
+// linear_mmas (the downs of Llama-3.1-8B and Qwen3-8B;
 // Q4_K, Q5_K, Q6_K) against a float64 reference: random 64-row slabs tiled
 // to the rows, x an embedding's output (no codes: each warp quantizes its
 // slabs). ORC_SLAB_SHAPES (names, comma-separated, e.g. "llama-3.1-8b

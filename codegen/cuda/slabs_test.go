@@ -24,15 +24,16 @@ type slabShape struct {
 }
 
 // slabShapes: Llama-3.1-8B's down and o-proj (Qwen3-8B's o-proj is the
-// same), Qwen3-8B's down, Gemma-3-4B's down and o-proj. The downs take 8
-// warps (slabs of 8 super-blocks: Llama's 7 a tile, Qwen3's 6, Gemma's 5)
+// same), Qwen3-8B's down, Gemma-3-4B's down and o-proj. Llama's and
+// Qwen3's downs take 8 warps (slabs of 8 super-blocks: 7 and 6 a tile)
 // in 3 stages, 18,432 bytes a stage of Q4_K, 22,528 of Q5_K, 26,880 of
-// Q6_K; the o-projs (2 and 1 slabs a tile) keep linear_q8.
+// Q6_K; Gemma's down (5 slabs a tile) and the o-projs (2 and 1) keep
+// linear_q8.
 var slabShapes = []slabShape{
 	{"llama-3.1-8b down", 4096, 14336, 8, map[ir.DType]int64{ir.Q4_K: 3, ir.Q5_K: 3, ir.Q6_K: 3}},
 	{"llama-3.1-8b o-proj", 4096, 4096, 0, nil},
 	{"qwen3-8b down", 4096, 12288, 8, map[ir.DType]int64{ir.Q4_K: 3, ir.Q5_K: 3, ir.Q6_K: 3}},
-	{"gemma-3-4b down", 2560, 10240, 8, map[ir.DType]int64{ir.Q4_K: 3, ir.Q5_K: 3, ir.Q6_K: 3}},
+	{"gemma-3-4b down", 2560, 10240, 0, nil},
 	{"gemma-3-4b o-proj", 2560, 2048, 0, nil},
 }
 
@@ -116,7 +117,8 @@ func TestLinearSlabs(t *testing.T) {
 // block), and no quantize_x8 launch is left (the downs quantize their
 // slabs; the o-proj reads the attention's codes): Qwen3-8B (Llama-3.1-8B's
 // shapes, TestLinearSlabs: a file of zeros has no RoPE frequency factors)
-// and Gemma-3-4B.
+// and Gemma-3-4B, whose downs (5 slabs a block) keep linear_q8 after a
+// quantize_x8.
 func TestPresetLinearSlabs(t *testing.T) {
 	for _, c := range []struct {
 		preset      string
@@ -124,7 +126,7 @@ func TestPresetLinearSlabs(t *testing.T) {
 		quantizeX8s int
 	}{
 		{"qwen3-8b", 2, 2, 0},
-		{"gemma-3-4b", 2, 2, 0},
+		{"gemma-3-4b", 0, 4, 2},
 	} {
 		t.Run(c.preset, func(t *testing.T) {
 			path := writeShapes(t, c.preset, 2, synth.QuantQ4KM)

@@ -112,17 +112,23 @@ extern "C" __global__ void __launch_bounds__(192) swiglu_mma_XNorm_Norm_0_W_f32_
     grid_dep_launch();
     swiglu_mma<XNorm<Norm_0, W_f32<3072>, false>, W_q4_k<196608>, 3072, 8192, 8192, 6, 2, false, 0, 1, 55360>(wg, wg, nullptr, nullptr, a, nullptr, nw, nullptr, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_mmas_W_q6_k_split_98304_B_none_8192_3072_8_1_3_true_1_0_1_80640(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_8192(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
+    grid_dep_wait();
+    acquire(x, state);
     grid_dep_launch();
-    linear_mmas<W_q6_k_split<98304>, B_none, 8192, 3072, 8, 1, 3, true, 1, 0, 1, 80640>(w, nullptr, x, nullptr, nullptr, y, r, state);
+    quantize_x8<0, 8192>(x, xq, xs, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_mmas_W_q4_k_98304_B_none_8192_3072_8_1_3_true_1_0_1_55296(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_98304_B_none_8192_3072_128_false_false_1_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmas<W_q4_k<98304>, B_none, 8192, 3072, 8, 1, 3, true, 1, 0, 1, 55296>(w, nullptr, x, nullptr, nullptr, y, r, state);
+    linear_q8<W_q6_k_split_dot<98304>, B_none, 8192, 3072, 128, false, false, 1, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, r, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_mmas_W_q6_k_split_98304_B_none_8192_3072_8_1_3_true_0_0_1_80640(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_98304_B_none_8192_3072_128_false_false_1_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmas<W_q6_k_split<98304>, B_none, 8192, 3072, 8, 1, 3, true, 0, 0, 1, 80640>(w, nullptr, x, nullptr, nullptr, y, nullptr, state);
+    linear_q8<W_q4_k_dot<98304>, B_none, 8192, 3072, 128, false, false, 1, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, r, state);
+}
+extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_98304_B_none_8192_3072_128_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+    grid_dep_launch();
+    linear_q8<W_q6_k_split_dot<98304>, B_none, 8192, 3072, 128, false, false, 0, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(768) rmsnorm_rows_Norm_0_W_f32_3072_3072_768_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
@@ -177,12 +183,6 @@ extern "C" __global__ void __launch_bounds__(256, 1) linear_mmat_stream_W_q4_k_3
 extern "C" __global__ void __launch_bounds__(256, 1) swiglu_mmat_stream_W_q4_k_196608_3072_8192_8192_8_2_0_1536_true_28160(const uint8_t* __restrict__ wg, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     swiglu_mmat_stream<W_q4_k<196608>, 3072, 8192, 8192, 8, 2, 0, 1536, true, 28160>(wg, wg, xq, xs, y, state);
-}
-extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_8192(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
-    grid_dep_wait();
-    acquire(x, state);
-    grid_dep_launch();
-    quantize_x8<0, 8192>(x, xq, xs, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) linear_mmat_stream_W_q6_k_split_98304_B_none_8192_3072_8_2_0_1024_false_57344(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();

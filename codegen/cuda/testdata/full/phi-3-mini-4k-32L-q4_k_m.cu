@@ -104,9 +104,9 @@ extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_fa
     grid_dep_launch();
     attend_decode<Attn_2, B_none, false, true, 8, 1, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_mmas_W_q6_k_split_98304_B_none_8192_3072_8_1_3_true_0_0_1_80640(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 3) linear_q8_W_q6_k_split_dot_98304_true_B_none_8192_3072_128_true_false_0_false_0_1(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmas<W_q6_k_split<98304>, B_none, 8192, 3072, 8, 1, 3, true, 0, 0, 1, 80640>(w, nullptr, x, nullptr, nullptr, y, nullptr, state);
+    linear_q8<W_q6_k_split_dot<98304, true>, B_none, 8192, 3072, 128, true, false, 0, false, 0, 1>(w, nullptr, x, nullptr, nullptr, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(768) rmsnorm_rows_Norm_0_W_f32_3072_3072_768_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();
@@ -122,14 +122,14 @@ extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_k_384768_32064
 extern "C" __global__ void __launch_bounds__(192) swiglu_mma_XNorm_Norm_0_W_f32_3072_false_W_q4_k_196608_3072_8192_8192_6_2_false_0_1_55360_at_end(const uint8_t* __restrict__ wg, const float* __restrict__ a, const uint8_t* __restrict__ nw, float* __restrict__ y, const int* __restrict__ state) {
     swiglu_mma<XNorm<Norm_0, W_f32<3072>, false>, W_q4_k<196608>, 3072, 8192, 8192, 6, 2, false, 0, 1, 55360>(wg, wg, nullptr, nullptr, a, nullptr, nw, nullptr, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256) linear_mmas_W_q6_k_split_98304_B_none_8192_3072_8_1_3_true_1_0_1_80640_at_end(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
-    linear_mmas<W_q6_k_split<98304>, B_none, 8192, 3072, 8, 1, 3, true, 1, 0, 1, 80640>(w, nullptr, x, nullptr, nullptr, y, r, state);
-}
-extern "C" __global__ void __launch_bounds__(256) linear_mmas_W_q4_k_98304_B_none_8192_3072_8_1_3_true_1_0_1_55296_at_end(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
-    linear_mmas<W_q4_k<98304>, B_none, 8192, 3072, 8, 1, 3, true, 1, 0, 1, 55296>(w, nullptr, x, nullptr, nullptr, y, r, state);
-}
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_k_dot_36864_B_none_3072_3072_64_false_false_2_true_0_1_at_end(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
     linear_q8<W_q4_k_dot<36864>, B_none, 3072, 3072, 64, false, false, 2, true, 0, 1>(w, nullptr, nullptr, xq, xs, y, nullptr, r, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 3) linear_q8_W_q6_k_split_dot_98304_true_B_none_8192_3072_128_true_false_2_false_0_1_at_end(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
+    linear_q8<W_q6_k_split_dot<98304, true>, B_none, 8192, 3072, 128, true, false, 2, false, 0, 1>(w, nullptr, x, nullptr, nullptr, y, nullptr, r, state);
+}
+extern "C" __global__ void __launch_bounds__(256, 3) linear_q8_W_q4_k_dot_98304_B_none_8192_3072_128_true_false_2_false_0_1_at_end(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const float* __restrict__ r, const int* __restrict__ state) {
+    linear_q8<W_q4_k_dot<98304>, B_none, 8192, 3072, 128, true, false, 2, false, 0, 1>(w, nullptr, x, nullptr, nullptr, y, nullptr, r, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_3072_3072_3072_false(const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
