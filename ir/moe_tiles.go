@@ -11,9 +11,8 @@ var moeTileAttrs = []string{"moe_tile_m", "moe_tile_n", "moe_stages"}
 
 // The MoE GEMM tiles the kernels have: tile_m 64 or 128 slots (two warps
 // along the slots, m16 tiles of 32 a pair), tile_n 64 or 128 rows (four
-// warps along the rows, whole ldmatrix pairs of 8), 2 to MaxMoEStages x
+// warps along the rows, whole ldmatrix pairs of 8), 2 to MaxGEMMStages x
 // tiles.
-const MaxMoEStages = 4
 
 // verifyMoETiles checks an MoE node's GEMM tiles, where it has them: all
 // three attributes, of the shapes the kernels have.
@@ -27,8 +26,8 @@ func verifyMoETiles(n *Node) error {
 		return fmt.Errorf("moe_tile_m %d: want 64 or 128 slots", m)
 	case nn != 64 && nn != 128:
 		return fmt.Errorf("moe_tile_n %d: want 64 or 128 rows", nn)
-	case s < 2 || s > MaxMoEStages:
-		return fmt.Errorf("moe_stages %d: want 2 to %d", s, MaxMoEStages)
+	case s < 2 || s > MaxGEMMStages:
+		return fmt.Errorf("moe_stages %d: want 2 to %d", s, MaxGEMMStages)
 	}
 	return nil
 }

@@ -4,7 +4,7 @@ import "testing"
 
 // TestVerifyMoETiles: the verifier takes whole MoE GEMM tiles of the shapes
 // the kernels have on an MoE and refuses a part of them, other tile
-// shapes, stages outside 2..MaxMoEStages, and the tiles on another op.
+// shapes, stages outside 2..MaxGEMMStages, and the tiles on another op.
 func TestVerifyMoETiles(t *testing.T) {
 	tiles := func(m, n, stages int64) map[string]any {
 		return map[string]any{"moe_tile_m": m, "moe_tile_n": n, "moe_stages": stages}

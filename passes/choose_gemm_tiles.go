@@ -4,10 +4,10 @@ import "github.com/llama-orch/orc/ir"
 
 // gemmTileAttrs are the attributes chooseGEMMTiles records (ir/gemm_tiles.go);
 // it drops them first, so that it can run again.
-var gemmTileAttrs = []string{"gemm_tile_m", "gemm_tile_n", "gemm_splits"}
+var gemmTileAttrs = []string{"gemm_tile_m", "gemm_tile_n", "gemm_splits", "gemm_stages"}
 
-// chooseGEMMTiles decides, for the graph's GPU target, the tiles and K
-// splits of the tensor-core GEMM (codegen/cuda's gemm_linear, gemm_swiglu,
+// chooseGEMMTiles decides, for the graph's GPU target, the tiles, K splits
+// and x stages of the tensor-core GEMM (codegen/cuda's gemm_linear, gemm_swiglu,
 // gemm_qkv) of every matrix node whose prefill, batched-step or batched
 // decode kernel is that GEMM, from its weight rows, its K and the tokens a
 // step takes (max_tokens), and records them on the node: GEMMTiles.
@@ -25,7 +25,7 @@ func chooseGEMMTiles(g *ir.Graph) error {
 		}
 		x := n.Inputs[0]
 		t := gpu.GEMMTiles(mt, GEMMRows(n), x.Shape[len(x.Shape)-1])
-		n.Attrs["gemm_tile_m"], n.Attrs["gemm_tile_n"], n.Attrs["gemm_splits"] = t.M, t.N, t.Splits
+		n.Attrs["gemm_tile_m"], n.Attrs["gemm_tile_n"], n.Attrs["gemm_splits"], n.Attrs["gemm_stages"] = t.M, t.N, t.Splits, t.Stages
 	}
 	return nil
 }
@@ -52,8 +52,42 @@ func GEMMRows(n *ir.Node) int64 {
 }
 
 // GEMMTiles are a GEMM's tiles (ir/gemm_tiles.go): M tokens and N weight
-// rows a CTA, its K cut into Splits ranges of whole K-steps.
-type GEMMTiles struct{ M, N, Splits int64 }
+// rows a CTA, its K cut into Splits ranges of whole K-steps, Stages x tiles
+// in flight.
+type GEMMTiles struct{ M, N, Splits, Stages int64 }
+
+// GEMMBlocks is the CTAs an SM a dense GEMM of m tokens a CTA is bounded
+// to (__launch_bounds__): with m = 64, 2 (128 registers a thread), which
+// hold the tile's 32 accumulators and a K-step's raw weight groups in
+// flight; the m = 128 tiles hold twice the accumulators: 1 (bounded to 2,
+// a Q4_K SwiGLU spilled 244 bytes, a Q6_K down 692, nvcc 11.8 for sm_90).
+func GEMMBlocks(m int64) int64 {
+	if m == 128 {
+		return 1
+	}
+	return 2
+}
+
+// GEMMPipeSmem is the dynamic shared memory of a CTA of the GEMMs' pipeline
+// (codegen/cuda's gemm_pipe: the dense GEMMs and the MoE's) of m rows of x,
+// n weight rows and stages x tiles: the x tiles and two weight tiles, 144
+// bytes a row (64 halves and 8 of padding, so that ldmatrix's 8 rows hit
+// distinct banks).
+func GEMMPipeSmem(m, n, stages int64) int64 { return (stages*m + 2*n) * 144 }
+
+// GEMMStages is the most x stages, up to ir.MaxGEMMStages, whose shared
+// memory lets blocks CTAs of m × n tiles share an SM (each also reserves
+// 1 KiB), at least 2: 4 on an H100 or H200; on an A100 2 at 128 × 128 and
+// 2 CTAs, 4 at 64 × 128.
+func (gpu GPU) GEMMStages(m, n, blocks int64) int64 {
+	stages := int64(2)
+	for s := int64(3); s <= ir.MaxGEMMStages; s++ {
+		if blocks*(GEMMPipeSmem(m, n, s)+1024) <= gpu.SmemPerSM {
+			stages = s
+		}
+	}
+	return stages
+}
 
 const (
 	// GEMMStep is the K-step of the GEMM (gemm.cu.tmpl's GEMM_BK).
@@ -114,6 +148,7 @@ func (gpu GPU) GEMMTiles(maxTokens, rows, in int64) GEMMTiles {
 	if maxTokens <= 64 {
 		wide.M = 64
 	}
+	wide.Stages = gpu.GEMMStages(wide.M, wide.N, GEMMBlocks(wide.M))
 	tiles := gemmCTAs(wide, maxTokens, rows)
 	for s := int64(2); s <= ir.MaxGEMMSplits && s*gemmMinSplitSteps <= steps && s*tiles <= slots; s++ {
 		wide.Splits = s
@@ -124,7 +159,8 @@ func (gpu GPU) GEMMTiles(maxTokens, rows, in int64) GEMMTiles {
 	return best
 }
 
-// WholeKTiles are GEMMTiles' tiles without splits (N, then M).
+// WholeKTiles are GEMMTiles' tiles without splits (N, then M, then the
+// stages).
 func (gpu GPU) WholeKTiles(maxTokens, rows int64) GEMMTiles {
 	t := GEMMTiles{M: 64, N: 64, Splits: 1}
 	if ceilDiv(rows, 128)*ceilDiv(maxTokens, 64) >= 192 {
@@ -133,6 +169,7 @@ func (gpu GPU) WholeKTiles(maxTokens, rows int64) GEMMTiles {
 	if ceilDiv(rows, t.N)*ceilDiv(maxTokens, 128) >= gpu.GEMMFill {
 		t.M = 128
 	}
+	t.Stages = gpu.GEMMStages(t.M, t.N, GEMMBlocks(t.M))
 	return t
 }
 

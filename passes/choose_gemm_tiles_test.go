@@ -10,7 +10,8 @@ import "testing"
 // over 128 × 128 tiles, within one round of CTAs and at least
 // gemmMinSplitSteps K-steps a split. At 2,048 tokens the grids fill the
 // SMs unsplit but for Qwen2.5's 896-row products; an A100's fewer SMs
-// leave Llama's 128-tile down unsplit.
+// leave Llama's 128-tile down unsplit. Every tile takes 4 x stages
+// (TestGEMMStages).
 func TestGEMMTiles(t *testing.T) {
 	sm90, _ := GPUTarget("sm_90")
 	sm80, _ := GPUTarget("sm_80")
@@ -47,7 +48,7 @@ func TestGEMMTiles(t *testing.T) {
 	}
 	for _, c := range cases {
 		got := c.gpu.GEMMTiles(c.maxTokens, c.rows, c.in)
-		if want := (GEMMTiles{c.m, c.n, c.splits}); got != want {
+		if want := (GEMMTiles{c.m, c.n, c.splits, 4}); got != want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, want)
 		}
 		if got.Splits == 1 {
@@ -58,6 +59,33 @@ func TestGEMMTiles(t *testing.T) {
 		}
 		if steps := ceilDiv(c.in, GEMMStep) / got.Splits; steps < gemmMinSplitSteps {
 			t.Errorf("%s: %d K-steps a split", c.name, steps)
+		}
+	}
+}
+
+// TestGEMMStages holds the x stages of the GEMMs' ring to the shared
+// memory of the CTAs an SM runs: the most up to ir.MaxGEMMStages that fit.
+func TestGEMMStages(t *testing.T) {
+	sm90, _ := GPUTarget("sm_90")
+	sm80, _ := GPUTarget("sm_80")
+	cases := []struct {
+		gpu          GPU
+		m, n, blocks int64
+		want         int64
+	}{
+		{sm90, 128, 128, 2, 4}, // 2 × (110,592 + 1,024) ≤ 233,472
+		{sm90, 128, 128, 1, 4},
+		{sm80, 128, 128, 2, 2}, // 3 stages: 2 × (92,160 + 1,024) > 167,936
+		{sm80, 128, 128, 1, 4},
+		{sm80, 64, 128, 2, 4},
+		{sm80, 128, 64, 2, 3},
+	}
+	for _, c := range cases {
+		if got := c.gpu.GEMMStages(c.m, c.n, c.blocks); got != c.want {
+			t.Errorf("%s %d×%d, %d CTAs an SM: %d stages, want %d", c.gpu.Arch, c.m, c.n, c.blocks, got, c.want)
+		}
+		if got := c.gpu.GEMMStages(c.m, c.n, c.blocks); got > 2 && c.blocks*(GEMMPipeSmem(c.m, c.n, got)+1024) > c.gpu.SmemPerSM {
+			t.Errorf("%s %d×%d: %d stages overflow the SM", c.gpu.Arch, c.m, c.n, got)
 		}
 	}
 }

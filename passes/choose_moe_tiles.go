@@ -44,10 +44,8 @@ type MoETiles struct{ M, N, Stages int64 }
 const MoEGEMMBlocks = 2
 
 // MoEGEMMSmem is the dynamic shared memory of an MoE GEMM CTA of tiles t
-// (moe_gemm.cu.tmpl, moe_gemm_smem): Stages x tiles of M rows and two
-// weight tiles of N, 144 bytes a row (64 halves and 8 of padding, so that
-// ldmatrix's 8 rows hit distinct banks).
-func MoEGEMMSmem(t MoETiles) int64 { return (t.Stages*t.M + 2*t.N) * 144 }
+// (GEMMPipeSmem).
+func MoEGEMMSmem(t MoETiles) int64 { return GEMMPipeSmem(t.M, t.N, t.Stages) }
 
 // MoEWideTileTypes are the expert weight types whose GEMMs take 128-slot
 // tiles: those whose raw groups in flight and dequantized values leave a
@@ -69,11 +67,10 @@ var MoEWideTileTypes = map[ir.DType]bool{ir.MXFP4: true, ir.F16: true, ir.BF16: 
 //   - N: 128 rows where a full step's GEMM of rows, at the average
 //     maxTokens·k/E slots an expert, still gives every SM MoEGEMMBlocks
 //     CTAs; else 64, twice the CTAs.
-//   - Stages: the most up to ir.MaxMoEStages whose shared memory lets
-//     MoEGEMMBlocks CTAs share an SM (each also reserves 1 KiB), at least
-//     2: 4 on an H100 or H200; on an A100 2 at 128 × 128, 4 at 64 × 128.
+//   - Stages: the most whose shared memory lets MoEGEMMBlocks CTAs share
+//     an SM (GEMMStages).
 func (gpu GPU) MoETiles(maxTokens, experts, k, rows int64, wide bool) MoETiles {
-	t := MoETiles{M: 64, N: 128, Stages: 2}
+	t := MoETiles{M: 64, N: 128}
 	if wide && maxTokens > 64 {
 		t.M = 128
 	}
@@ -81,11 +78,7 @@ func (gpu GPU) MoETiles(maxTokens, experts, k, rows int64, wide bool) MoETiles {
 	if ceilDiv(rows, t.N)*experts*ceilDiv(avg, t.M) < MoEGEMMBlocks*gpu.SMs {
 		t.N = 64
 	}
-	for s := int64(3); s <= ir.MaxMoEStages; s++ {
-		if u := (MoETiles{t.M, t.N, s}); MoEGEMMBlocks*(MoEGEMMSmem(u)+1024) <= gpu.SmemPerSM {
-			t.Stages = s
-		}
-	}
+	t.Stages = gpu.GEMMStages(t.M, t.N, MoEGEMMBlocks)
 	return t
 }
 

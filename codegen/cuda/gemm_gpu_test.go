@@ -357,11 +357,11 @@ func gemmGraph(t *testing.T, ws, tails []*gemmWeight, gate, up *gemmWeight, qkv 
 				splits = f.tailSplits
 			}
 			t.Logf("%s%s: the pass recorded %d splits of %d × %d", y.Op, f.suffix, y.Int("gemm_splits"), y.Int("gemm_tile_m"), y.Int("gemm_tile_n"))
-			tl := passes.GEMMTiles{M: 128, N: 128, Splits: splits}
+			tl := passes.GEMMTiles{M: 128, N: 128, Splits: splits, Stages: gpu.GEMMStages(128, 128, passes.GEMMBlocks(128))}
 			if splits == 1 {
 				tl = gpu.WholeKTiles(gemmT, passes.GEMMRows(y))
 			}
-			y.Attrs["gemm_tile_m"], y.Attrs["gemm_tile_n"], y.Attrs["gemm_splits"] = tl.M, tl.N, tl.Splits
+			recordGEMMTiles(y, tl)
 		}
 		forms = append(forms, gemmPlan{ys: o[:len(ws)], tails: o[len(ws) : n-2], sw: o[n-2], qkv: o[n-1]})
 	}
@@ -370,6 +370,11 @@ func gemmGraph(t *testing.T, ws, tails []*gemmWeight, gate, up *gemmWeight, qkv 
 	}
 	man.Graph = ir.Print(g)
 	return g, man, forms
+}
+
+// recordGEMMTiles records tiles t on matrix node n, as chooseGEMMTiles does.
+func recordGEMMTiles(n *ir.Node, t passes.GEMMTiles) {
+	n.Attrs["gemm_tile_m"], n.Attrs["gemm_tile_n"], n.Attrs["gemm_splits"], n.Attrs["gemm_stages"] = t.M, t.N, t.Splits, t.Stages
 }
 
 // relErr64 is max|got-want| / max|want|; NaN counts as infinitely wrong.

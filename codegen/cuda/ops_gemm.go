@@ -16,20 +16,6 @@ import (
 // gemmThreads is GEMM_THREADS: 8 warps.
 const gemmThreads = 256
 
-// gemmMinBlocks is the CTAs per SM that the registers of a GEMM of bm
-// tokens per CTA must allow: with bm = 64, 2 (128 registers a thread): each
-// thread holds the next K-step's raw loads across the MMAs, which left
-// unbounded took a mixed-type qkv to 212 registers (one CTA per SM, nvcc
-// 11.8) for a spill of 80 bytes bounded. The bm = 128 tiles hold twice the
-// accumulators: 1 (bounded to 2, a split Q4_K linear spilled 184 bytes and
-// a Q6_K one 968, nvcc 11.8 for sm_90).
-func gemmMinBlocks(bm int64) int {
-	if bm == 128 {
-		return 1
-	}
-	return 2
-}
-
 // gemmTilesOf is matrix node n's GEMM tiles as the chooseGEMMTiles pass
 // recorded them, of a product of rows weight rows over in elements;
 // it refuses none, or splits that leave a CTA no K-step.
@@ -37,7 +23,7 @@ func gemmTilesOf(n *ir.Node, rows, in int64) (passes.GEMMTiles, error) {
 	if _, ok := n.Attrs["gemm_tile_m"]; !ok {
 		return passes.GEMMTiles{}, fmt.Errorf("%s %%%d has no GEMM tiles (gemm_tile_m, ...): the GPU passes choose them (chooseGEMMTiles)", n.Op, n.ID)
 	}
-	t := passes.GEMMTiles{M: n.Int("gemm_tile_m"), N: n.Int("gemm_tile_n"), Splits: n.Int("gemm_splits")}
+	t := passes.GEMMTiles{M: n.Int("gemm_tile_m"), N: n.Int("gemm_tile_n"), Splits: n.Int("gemm_splits"), Stages: n.Int("gemm_stages")}
 	if rows != passes.GEMMRows(n) {
 		return t, fmt.Errorf("GEMM tiles recorded for %d weight rows, the product has %d", passes.GEMMRows(n), rows)
 	}
@@ -105,8 +91,9 @@ func (e *emitter) xToF16(x *ir.Node, in int64, xh plans.Arg) ([]plans.Launch, er
 // converted to f16 (gemmX), the output y, the split partials and counters
 // (nullptr unsplit) and the step state after c's weights, in the tiles the
 // chooseGEMMTiles pass recorded; targs are its template arguments given
-// the tiles and the splits (0 unsplit: the template's default 1).
-func (e *emitter) emitGEMM(c *call, n *ir.Node, in, rows int64, fn string, targs func(bm, bn, splits int64) any) ([]plans.Launch, error) {
+// the tiles (passes.GEMMTiles; Splits 0 unsplit: the template's default 1).
+// Its CTAs take passes.GEMMPipeSmem of dynamic shared memory.
+func (e *emitter) emitGEMM(c *call, n *ir.Node, in, rows int64, fn string, targs func(t passes.GEMMTiles) any) ([]plans.Launch, error) {
 	t, err := gemmTilesOf(n, rows, in)
 	if err != nil {
 		return nil, err
@@ -116,9 +103,10 @@ func (e *emitter) emitGEMM(c *call, n *ir.Node, in, rows int64, fn string, targs
 		return nil, err
 	}
 	c.ptr(e, cOut, "y", n)
-	splits := int64(0)
+	ta := t
+	ta.Splits = 0
 	if t.Splits > 1 {
-		splits = t.Splits
+		ta.Splits = t.Splits
 		c.arg(cOut, "part", plans.Arg{Kind: plans.ArgArena, Offset: e.gemmSplit.part})
 		c.arg("int* __restrict__", "counters", plans.Arg{Kind: plans.ArgArena, Offset: e.gemmSplit.counters})
 	} else {
@@ -126,8 +114,12 @@ func (e *emitter) emitGEMM(c *call, n *ir.Node, in, rows int64, fn string, targs
 		c.null()
 	}
 	e.stateArg(c)
-	ls, err := e.emitBounded(c, fn, gemmThreads, gemmMinBlocks(t.M), gemmGrid(rows, t), targs(t.M, t.N, splits))
-	return append(conv, ls...), err
+	ls, err := e.emitBounded(c, fn, gemmThreads, int(passes.GEMMBlocks(t.M)), gemmGrid(rows, t), targs(ta))
+	if err != nil {
+		return nil, err
+	}
+	ls[0].Smem = int(passes.GEMMPipeSmem(t.M, t.N, t.Stages))
+	return append(conv, ls...), nil
 }
 
 // gemmQKV: qkv(x, wq, wk, wv [, bq, bk, bv] [, positions]) as gemm_qkv (c
@@ -135,9 +127,9 @@ func (e *emitter) emitGEMM(c *call, n *ir.Node, in, rows int64, fn string, targs
 // and v go to the cache.
 func (e *emitter) gemmQKV(c *call, n *ir.Node, in int64, q qkvParts, bAccs []accessor) ([]plans.Launch, error) {
 	rows := q.outs[0] + q.outs[1] + q.outs[2]
-	ls, err := e.emitGEMM(c, n, in, rows, "gemm_qkv", func(bm, bn, splits int64) any {
+	ls, err := e.emitGEMM(c, n, in, rows, "gemm_qkv", func(t passes.GEMMTiles) any {
 		return gemmQKVArgs{WQ: q.accs[0], WK: q.accs[1], WV: q.accs[2], BQ: bAccs[0], BK: bAccs[1], BV: bAccs[2],
-			In: in, NQ: q.outs[0], NK: q.outs[1], NV: q.outs[2], BM: bm, BN: bn, Splits: splits}
+			In: in, NQ: q.outs[0], NK: q.outs[1], NV: q.outs[2], BM: t.M, BN: t.N, Stages: t.Stages, Splits: t.Splits}
 	})
 	if err != nil {
 		return nil, err

@@ -23,8 +23,8 @@ func (e *emitter) linear(n *ir.Node) ([]plans.Launch, error) {
 	}
 	kernel := e.kernelOf(n)
 	if kernel == ir.KernelGEMM {
-		return e.emitGEMM(c, n, in, out, "gemm_linear", func(bm, bn, splits int64) any {
-			return gemmLinearArgs{W: wa, B: ba, In: in, Out: out, BM: bm, BN: bn, Splits: splits}
+		return e.emitGEMM(c, n, in, out, "gemm_linear", func(t passes.GEMMTiles) any {
+			return gemmLinearArgs{W: wa, B: ba, In: in, Out: out, BM: t.M, BN: t.N, Stages: t.Stages, Splits: t.Splits}
 		})
 	}
 	if kernel == ir.KernelMMAHalves {

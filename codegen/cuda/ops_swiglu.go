@@ -28,11 +28,11 @@ func (e *emitter) swigluLinear(n *ir.Node) ([]plans.Launch, error) {
 	}
 	kernel := e.kernelOf(n)
 	if kernel == ir.KernelGEMM {
-		return e.emitGEMM(c, n, in, 2*f, "gemm_swiglu", func(bm, bn, splits int64) any {
+		return e.emitGEMM(c, n, in, 2*f, "gemm_swiglu", func(t passes.GEMMTiles) any {
 			if gate != gateSiLU {
-				splits = max(splits, 1) // GATE follows SPLITS
+				t.Splits = max(t.Splits, 1) // GATE follows SPLITS
 			}
-			return gemmSwiGLUArgs{WG: ga, WU: ua, In: in, F: f, UpRow0: upRow0, BM: bm, BN: bn, Splits: splits, Gate: gate}
+			return gemmSwiGLUArgs{WG: ga, WU: ua, In: in, F: f, UpRow0: upRow0, BM: t.M, BN: t.N, Stages: t.Stages, Splits: t.Splits, Gate: gate}
 		})
 	}
 	if kernel == ir.KernelMMAHalves {

@@ -246,20 +246,20 @@ type (
 	argmaxArgs     struct{ V int64 }
 	gemmXArgs      struct{ In int64 }
 	gemmLinearArgs struct {
-		W, B            accessor
-		In, Out, BM, BN int64
-		Splits          int64 `targ:"omitzero"` // the K splits where 2 or more, else 0 (the template's default 1)
+		W, B                    accessor
+		In, Out, BM, BN, Stages int64
+		Splits                  int64 `targ:"omitzero"` // the K splits where 2 or more, else 0 (the template's default 1)
 	}
 	gemmSwiGLUArgs struct {
-		WG, WU                accessor
-		In, F, UpRow0, BM, BN int64
-		Splits                int64   `targ:"omitzero"`
-		Gate                  gateAct `targ:"omitzero"` // after Splits: a GELU gate gives Splits at least 1
+		WG, WU                        accessor
+		In, F, UpRow0, BM, BN, Stages int64
+		Splits                        int64   `targ:"omitzero"`
+		Gate                          gateAct `targ:"omitzero"` // after Splits: a GELU gate gives Splits at least 1
 	}
 	gemmQKVArgs struct {
-		WQ, WK, WV, BQ, BK, BV accessor
-		In, NQ, NK, NV, BM, BN int64
-		Splits                 int64 `targ:"omitzero"`
+		WQ, WK, WV, BQ, BK, BV         accessor
+		In, NQ, NK, NV, BM, BN, Stages int64
+		Splits                         int64 `targ:"omitzero"`
 	}
 	qkvRopeStoreArgs struct {
 		R          string

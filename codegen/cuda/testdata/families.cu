@@ -563,6 +563,51 @@ template <i64 NBLK> struct W_q4_k : W_loads<W_q4_k<NBLK>>, W_sections<W_q4_k<NBL
         dq_k4(r.hd, r.c, r.q, [](int) { return 0u; }, v);
     }
 };
+// f16_scale: s as an f16 pair at *h, where f16 holds it with an f32's
+// relative precision (zero, or a normal f16 of magnitude up to lim, which
+// keeps the group's products finite); false where not.
+__device__ __forceinline__ bool f16_scale(float s, float lim, __half2* h) {
+    const float a = fabsf(s);
+    *h = __float2half2_rn(s);
+    return a == 0.f || (a >= 6.103515625e-05f && a <= lim);
+}
+// f16_pairs: bytes 0, 1 and 2, 3 of q, less off (≤ 1024), as two f16
+// pairs exactly: byte b under the exponent byte 0x64 is the f16 1024 + b,
+// less 1024 + off in one f16 subtraction.
+__device__ __forceinline__ void f16_pairs(uint32_t q, float off, __half2* lo, __half2* hi) {
+    const uint32_t a = __byte_perm(q, 0x64646464u, 0x4140), b = __byte_perm(q, 0x64646464u, 0x4342);
+    const __half2 k = __float2half2_rn(1024.f + off);
+    *lo = __hsub2(*(const __half2*)&a, k);
+    *hi = __hsub2(*(const __half2*)&b, k);
+}
+__device__ __forceinline__ uint32_t h2_bits(__half2 h) { return *(const uint32_t*)&h; }
+// dq_q4_k_h2: dq_k4's Q4_K group as f16 pairs h[i] = (v[2i], v[2i+1])
+// without f32: the nibbles exactly in f16 (f16_pairs), then one f16 fma by
+// the sub-block's scale and min, each rounded to f16 first (within 2^-11
+// of dq_k4's, which rounds only the result). About 1.5 instructions an
+// element against dq_k4's 5 and a conversion; false (nothing written) where
+// a scale or min is no normal f16 (f16_scale), which the caller takes
+// through dq_k4.
+__device__ __forceinline__ bool dq_q4_k_h2(const Raw_q4_k& r, uint32_t* h) {
+    const float d = h2f(r.hd.x & 0xFFFF), dmin = h2f(r.hd.x >> 16);
+    float s0, m0, s1, m1;
+    k4_group_scales(r.hd, r.c, &s0, &m0, &s1, &m1);
+    __half2 a0, a1, n0, n1;
+    if (!(f16_scale(d * s0, 2048.f, &a0) & f16_scale(d * s1, 2048.f, &a1) & f16_scale(-dmin * m0, 2048.f, &n0) &
+          f16_scale(-dmin * m1, 2048.f, &n1)))
+        return false;
+#pragma unroll
+    for (int w = 0; w < 8; w++) {  // bytes 4w..4w+3: elements 4w.. (low nibbles) and 32 + 4w.. (high)
+        __half2 p0, p1, p2, p3;
+        f16_pairs(r.q[w] & 0x0F0F0F0Fu, 0.f, &p0, &p1);
+        f16_pairs((r.q[w] >> 4) & 0x0F0F0F0Fu, 0.f, &p2, &p3);
+        h[2 * w] = h2_bits(__hfma2(p0, a0, n0));
+        h[2 * w + 1] = h2_bits(__hfma2(p1, a0, n0));
+        h[16 + 2 * w] = h2_bits(__hfma2(p2, a1, n1));
+        h[16 + 2 * w + 1] = h2_bits(__hfma2(p3, a1, n1));
+    }
+    return true;
+}
 // Q5_K: 256 elements in 176 bytes (d, dmin, scales[12], qh[32], qs[128]);
 // groups as Q4_K, the fifth bits of group c in bits 2c and 2c+1 of qh.
 struct Raw_q5_k { uint4 hd; uint32_t qh[8], q[8]; int c; };
@@ -622,6 +667,38 @@ __device__ __forceinline__ void dq_q6_k(const Raw_q6_k& r, float* v) {
         v[l] = s0 * u2f((a & 15) | ((hb & 3) << 4), 32.f);
         v[l + 32] = s1 * u2f((b & 15) | (((hb >> 2) & 3) << 4), 32.f);
     }
+}
+// dq_q6_k_h2: dq_q6_k as f16 pairs h[i] = (v[2i], v[2i+1]) without f32:
+// each byte's 6-bit code (its nibble and its two high bits) exactly in f16
+// less 32 (f16_pairs), times the scale rounded to f16 first
+// (within 2^-11 of dq_q6_k's, which rounds only the result). About 2.6
+// instructions an element against dq_q6_k's 7 and a conversion; false
+// (nothing written) where a scale is no normal f16 (f16_scale), which the
+// caller takes through dq_q6_k.
+__device__ __forceinline__ bool dq_q6_k_h2(const Raw_q6_k& r, uint32_t* h) {
+    const int sh = 4 * r.p;
+    const float d = h2f(r.d);
+    const uint32_t s4 = r.p ? r.sc[1] : r.sc[0];
+    __half2 s[4];  // elements 0..15, 16..31, 32..47, 48..63
+    bool ok = true;
+#pragma unroll
+    for (int j = 0; j < 4; j++) ok &= f16_scale(d * i8f(s4 >> (8 * j)), 1024.f, &s[j]);
+    if (!ok) return false;
+#pragma unroll
+    for (int w = 0; w < 8; w++) {  // code bytes 4w..4w+3: elements 4w.. (ql bytes 4w.., qh bits sh, sh + 1) and 32 + 4w.. (ql 32 + 4w.., qh bits sh + 2, sh + 3)
+        const uint32_t hb = r.qh[w] >> sh;
+        const uint32_t lo = ((r.ql[w] >> sh) & 0x0F0F0F0Fu) | ((hb << 4) & 0x30303030u);
+        const uint32_t hi = ((r.ql[w + 8] >> sh) & 0x0F0F0F0Fu) | ((hb << 2) & 0x30303030u);
+        __half2 p0, p1, p2, p3;
+        f16_pairs(lo, 32.f, &p0, &p1);
+        f16_pairs(hi, 32.f, &p2, &p3);
+        const __half2 sl = s[w / 4], shi = s[2 + w / 4];
+        h[2 * w] = h2_bits(__hmul2(p0, sl));
+        h[2 * w + 1] = h2_bits(__hmul2(p1, sl));
+        h[16 + 2 * w] = h2_bits(__hmul2(p2, shi));
+        h[16 + 2 * w + 1] = h2_bits(__hmul2(p3, shi));
+    }
+    return true;
 }
 template <i64 NBLK> struct W_q6_k : W_loads<W_q6_k<NBLK>> {  // GGUF order: 210-byte blocks
     static constexpr int GROUP = 64;
@@ -3451,21 +3528,18 @@ __device__ __forceinline__ void qkv_mmat_stream(const uint8_t* __restrict__ wq, 
 // Prefill GEMM family: y[T, OUT] = x[T, IN] · Wᵀ on tensor cores
 // (mma.sync m16n8k16, f16 operands, f32 accumulate; sm_80+). x arrives in
 // f16 (gemm_x_f16 converts the f32 activation once per product into the
-// scratch), so the CTAs of a token tile load half the bytes they loaded as
-// f32 and convert nothing. A
-// CTA owns a tile of BM tokens × BN weight rows and walks IN in steps of
-// GEMM_BK: it stores its x tile and dequantizes its weight tile into shared
-// memory once, then all 8 warps (2 along the tokens × 4 along the rows, each
-// BM/2 × BN/4) read it with ldmatrix. BM = 128 where the grid still has a
-// CTA per SM (each dequantized weight tile then serves twice the tokens),
-// else 64. The global loads are software-pipelined through registers: the
-// raw bytes of step k+1 (x's halves and the weights' quantized groups,
-// W::fetch) are issued before the MMAs of step k and stored / dequantized
-// (W::dequant) into shared memory after them. The shared tile stays single:
-// a second one would pass the 48 KB of static shared memory. The BM = 64
-// kernels are bounded to 2 CTAs per SM (ops_gemm.go), so the held loads cost
-// registers, not occupancy. (A variant with producer and consumer warps and
-// 32-token tiles measured slower at T = 512: codegen/cuda/notes/tried.md.)
+// scratch). A CTA owns a tile of BM tokens × BN weight rows and walks IN in
+// steps of GEMM_BK through gemm_pipe, the core it shares with the MoE
+// GEMMs (moe_gemm.cu.tmpl): a ring of STAGES x tiles in dynamic shared
+// memory filled by cp.async, and two weight tiles, each dequantized once
+// by all threads for all 8 warps (2 along the tokens × 4 along the rows).
+// One barrier a step: after it the x copies STAGES − 1 steps ahead are
+// issued, the next step's weight tile is dequantized from raw groups
+// fetched into registers a step or two before, and the warps multiply this
+// step's tiles, so one warp's dequantization overlaps another's MMAs and
+// no load waits for the step it feeds (the former chain of load →
+// dequantize → store → barrier → MMA → barrier a step bounded the kernel).
+// chooseGEMMTiles records BM, BN, STAGES and the K splits.
 // grid (ceil(OUT/BN), ceil(T/BM), SPLITS): consecutive CTAs share a token
 // tile. Where the tiles are too few to fill the SMs and IN is long (a down
 // projection: Llama-3.1-8B's 128 tiles of 224 K-steps at 512 tokens, one
@@ -3503,12 +3577,20 @@ __device__ __forceinline__ void gemm_fetch_group(const uint8_t* __restrict__ w, 
 }
 template <class A, class B> struct same_type { static constexpr bool value = false; };
 template <class A> struct same_type<A, A> { static constexpr bool value = true; };
-// gemm_dequant_h2: group r as f16 pairs h[i] = (v[2i], v[2i+1]); MXFP4 in
-// f16 arithmetic where its scale allows (dq_mxfp4_h2, the same values).
+// gemm_dequant_h2: group r as f16 pairs h[i] = (v[2i], v[2i+1]); MXFP4
+// (dq_mxfp4_h2, the same values), Q6_K and Q4_K (dq_q6_k_h2, dq_q4_k_h2:
+// their scales rounded to f16 first) in f16 arithmetic where their scales
+// allow.
 template <class W>
 __device__ __forceinline__ void gemm_dequant_h2(const typename W::Raw& r, uint32_t* h) {
     if constexpr (same_type<typename W::Raw, Raw_mxfp4>::value) {
         if (dq_mxfp4_h2(r, h)) return;
+    }
+    if constexpr (same_type<typename W::Raw, Raw_q6_k>::value) {
+        if (dq_q6_k_h2(r, h)) return;
+    }
+    if constexpr (same_type<typename W::Raw, Raw_q4_k>::value) {
+        if (dq_q4_k_h2(r, h)) return;
     }
     float v[W::GROUP];
     W::dequant(r, v);
@@ -3547,59 +3629,86 @@ __host__ __device__ constexpr int gemm_max(int a) { return a; }
 template <class... R>
 __host__ __device__ constexpr int gemm_max(int a, int b, R... r) { return gemm_max(a > b ? a : b, r...); }
 
-// The weight tile of a CTA: BN shared rows, each a row of one of the parts'
-// weights w[i] (read through accessor Ws[i]) or of none (such rows feed only
-// columns epi never writes). Thread i stages shared row i % BN, groups
-// i / BN, i / BN + STEP, ... of the K-step, so its weight row, and so its
-// part, are fixed for the whole walk, and a warp reads consecutive rows.
-// Between fetch and store a thread holds its groups' raw bytes in raw, as
-// words, so that one slot serves whichever part's Raw type the thread has
-// (qkv may mix types, e.g. Q4_K_M's Q6_K v); the copies to and from it are
-// register moves.
+// GemmPipeTile: the weight side of a CTA's K-step, BN shared rows, each a
+// row of one of the parts' weights (accessor Ws[part]; qkv may mix types,
+// e.g. Q4_K_M's Q6_K v) or of none (w nullptr: such rows feed only columns
+// the epilogue never writes). Each row has STEP threads, thread i staging
+// local row rho() and its groups g0(), g0() + STEP, ... of the step into
+// shared row srow: where every thread has a group (32-element groups: two
+// of 64 a step), lanes 2ρ and 2ρ + 1 share a row, reading its contiguous
+// bytes; where not (K-quants: one group of 64), the threads past the
+// groups are whole warps (planes of BN threads), which skip the staging
+// rather than idle half their lanes. Paired products (gate and up) take
+// local rows in runs of one warp's rows (RUN) of gate rows, then up rows of
+// the same columns (paired()), so a warp reads one tensor. A thread's row,
+// and so its part, is fixed for the whole walk. Raw groups wait in
+// registers, as words so that one slot serves whichever part's Raw type the
+// thread has (the copies are register moves), from their fetch DIST steps
+// ahead (one where they are large: K-quants) to their store.
 template <int IN, int BN, class... Ws>
-struct GemmTile {
-    static constexpr int STEP = GEMM_THREADS / BN;  // threads per shared row
-    static constexpr int UNITS = gemm_max((GEMM_BK / Ws::GROUP + STEP - 1) / STEP...);  // groups per thread
+struct GemmPipeTile {
+    static constexpr int NG = gemm_max(GEMM_BK / Ws::GROUP...), STEP = GEMM_THREADS / BN, UNITS = (NG + STEP - 1) / STEP;
+    static constexpr bool PLANES = NG < STEP;
+    static constexpr int RUN = PLANES ? 32 : 32 / STEP;
     static constexpr int WORDS = gemm_max((int)(sizeof(typename Ws::Raw) / 4)...);
-    const uint8_t* w[sizeof...(Ws)];
-    int part;  // this thread's shared row is a row of w[part] (-1: none)
-    i64 row;   // that row
-    uint32_t raw[UNITS][WORDS];
+    static constexpr int DIST = WORDS * 4 * UNITS <= 48 ? 2 : 1;
+    const uint8_t* w;  // the tensor of this thread's row (nullptr: none)
+    int part;          // its accessor, Ws[part]
+    i64 row;           // its row
+    int srow;          // its shared row
+    uint32_t raw[DIST][UNITS][WORDS];
 
-    // f(W{}, w[part]) with part's accessor W.
+    static __device__ __forceinline__ int rho() { return PLANES ? (int)threadIdx.x % BN : (int)threadIdx.x / STEP; }
+    static __device__ __forceinline__ int g0() { return PLANES ? (int)threadIdx.x / BN : (int)threadIdx.x % STEP; }
+    // Local row rho's place in a paired tile: column c of part p (0 gate,
+    // 1 up), whose shared row is 2c + p, so that each accumulator pair of
+    // the MMA's output is one column's (g, u).
+    static __device__ __forceinline__ void paired(int rho, int* c, int* p) {
+        const int q = rho / RUN;
+        *c = RUN * (q >> 1) + rho % RUN;
+        *p = q & 1;
+    }
+    // f(W{}) with this thread's accessor W.
     template <class F>
     __device__ __forceinline__ void with_part(F f) const {
         int i = 0;
-        ((part == i ? f(Ws{}, w[i]) : void(), i++), ...);
+        ((part == i ? f(Ws{}) : void(), i++), ...);
     }
-    __device__ __forceinline__ void fetch(int k0) {
+    __device__ __forceinline__ void fetch(int slot, int k0) {
+        if (w == nullptr) return;
 #pragma unroll
         for (int u = 0; u < UNITS; u++)
-            with_part([&](auto tag, const uint8_t* wp) {
+            with_part([&](auto tag) {
                 using W = decltype(tag);
-                const int gi = (int)threadIdx.x / BN + u * STEP;
+                const int gi = g0() + u * STEP;
                 if (gi < GEMM_BK / W::GROUP) {
                     typename W::Raw r;
-                    gemm_fetch_group<W, IN>(wp, row, k0 + gi * W::GROUP, r);
-                    memcpy(raw[u], &r, sizeof r);
+                    gemm_fetch_group<W, IN>(w, row, k0 + gi * W::GROUP, r);
+                    memcpy(raw[slot][u], &r, sizeof r);
                 }
             });
     }
-    __device__ __forceinline__ void store(__half* ws, int k0) const {
-        __half* dst = ws + threadIdx.x % BN * GEMM_LD;
+    __device__ __forceinline__ void store(int slot, __half* ws, int k0) const {
+        if (w == nullptr) return;
 #pragma unroll
         for (int u = 0; u < UNITS; u++)
-            with_part([&](auto tag, const uint8_t*) {
+            with_part([&](auto tag) {
                 using W = decltype(tag);
-                const int gi = (int)threadIdx.x / BN + u * STEP;
+                const int gi = g0() + u * STEP;
                 if (gi < GEMM_BK / W::GROUP) {
                     typename W::Raw r;
-                    memcpy(&r, raw[u], sizeof r);
-                    gemm_store_group<W, IN>(r, k0 + gi * W::GROUP, dst + gi * W::GROUP);
+                    memcpy(&r, raw[slot][u], sizeof r);
+                    gemm_store_group<W, IN>(r, k0 + gi * W::GROUP, ws + srow * GEMM_LD + gi * W::GROUP);
                 }
             });
     }
 };
+
+// gemm_pipe_smem: the dynamic shared memory of a CTA, STAGES x tiles of BM
+// rows then two weight tiles of BN, GEMM_LD halves a row (passes'
+// GEMMPipeSmem).
+template <int BM, int BN, int STAGES>
+__host__ __device__ constexpr int gemm_pipe_smem() { return (STAGES * BM + 2 * BN) * GEMM_LD * 2; }
 
 // gemm_split_end: a split CTA's accumulators acc (F float4 fragments a
 // thread) go to its slot of part, slots [tile][SPLITS][F][GEMM_THREADS] of
@@ -3638,120 +3747,172 @@ __device__ __forceinline__ bool gemm_split_end(float* __restrict__ part, int* __
     return true;
 }
 
-// The core: tile (a GemmTile) fetches and stores the weight tile's columns
-// k0..k0+GEMM_BK-1; epi(t, n, a, b) gets the results of token t (< T)
-// for tile rows n and n+1 (n even). With SPLITS > 1 the CTA walks its
-// split's K-steps and the tile's last CTA applies epi (gemm_split_end).
-template <int BM, int BN, int IN, int SPLITS, class Tile, class Epi>
-__device__ __forceinline__ void gemm_tc(const __half* __restrict__ x, float* __restrict__ part, int* __restrict__ counters,
-                                        const int* __restrict__ state, Tile tile, Epi epi) {
-    constexpr int MT = BM / 32;                                     // m16 tiles per warp
-    constexpr int NT = BN / 32;                                     // n8 tiles per warp
-    constexpr int XV = BM * GEMM_BK / 8 / GEMM_THREADS;             // 8-half chunks of x per thread and step
-    __shared__ __align__(16) __half xs[BM * GEMM_LD];
-    __shared__ __align__(16) __half ws[BN * GEMM_LD];
-    const int T = STATE_T(state), t0 = blockIdx.y * BM;
+// gemm_pipe: acc = rows' x · tile's rowsᵀ over K-steps [s0, s1) of IN.
+// x row i < held of the CTA's tile is x's row xrow(i); rows past held stay
+// uncopied (their results are dropped, and an MMA's output row reads only
+// its own input row). The m16 tiles of a warp interleave (wm, wm + 2, ...)
+// and those past held are skipped, so a 128-row tile costs a 64-row
+// remainder no MMAs. acc[j][n] is m16 tile wm + 2j, n8 tile n of the warp's
+// BN/4 rows (gemm_pipe_results).
+template <int BM, int BN, int STAGES, int IN, class XRow, class Tile>
+__device__ __forceinline__ void gemm_pipe(const __half* __restrict__ x, XRow xrow, int held, Tile& tile, int s0, int s1,
+                                          float (&acc)[BM / 32][BN / 32][4]) {
+    constexpr int MJ = BM / 32;                            // m16 tiles a warp
+    constexpr int NT = BN / 32;                            // n8 tiles a warp
+    constexpr int XV = BM * (GEMM_BK / 8) / GEMM_THREADS;  // 16-byte x chunks a thread and step
+    constexpr int DIST = Tile::DIST;
+    static_assert(STAGES >= 2 && BM % 32 == 0 && BN % 64 == 0 && IN % 8 == 0, "gemm_pipe: tile");
+    extern __shared__ __align__(16) unsigned char gemm_smem[];
+    __half* xs = (__half*)gemm_smem;          // [STAGES][BM][GEMM_LD]
+    __half* ws = xs + STAGES * BM * GEMM_LD;  // [2][BN][GEMM_LD]
+    const int mtiles = (held + 15) / 16;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wm = warp & 1, wn = warp >> 1;
-    float acc[MT][NT][4];
 #pragma unroll
-    for (int m = 0; m < MT; m++)
+    for (int j = 0; j < MJ; j++)
 #pragma unroll
         for (int n = 0; n < NT; n++)
 #pragma unroll
-            for (int i = 0; i < 4; i++) acc[m][n][i] = 0.f;
-    // This thread's x chunks of a step: tile rows xrow + j·XSTEP, columns
-    // xcol..xcol+7 (zeros past T and IN; IN is a multiple of 8).
-    constexpr int XSTEP = GEMM_THREADS / (GEMM_BK / 8);
-    const int xrow = threadIdx.x / (GEMM_BK / 8), xcol = threadIdx.x % (GEMM_BK / 8) * 8;
-    const __half* xp = x + (i64)(t0 + xrow) * IN + xcol;
-    uint4 xr[XV];
-    auto fetch_x = [&](int k0) {
+            for (int i = 0; i < 4; i++) acc[j][n][i] = 0.f;
+
+    // This thread's x chunks: tile rows xr + 32j, columns xc..xc+7 of a step.
+    const int xr = threadIdx.x / (GEMM_BK / 8), xc = threadIdx.x % (GEMM_BK / 8) * 8;
+    const __half* xp[XV];
 #pragma unroll
-        for (int j = 0; j < XV; j++) {
-            xr[j] = make_uint4(0, 0, 0, 0);
-            if (t0 + xrow + j * XSTEP < T && k0 + xcol < IN) xr[j] = *(const uint4*)(xp + (i64)j * XSTEP * IN + k0);
+    for (int j = 0; j < XV; j++) xp[j] = xr + 32 * j < held ? x + (i64)xrow(xr + 32 * j) * IN + xc : nullptr;
+    auto copy_x = [&](int s) {  // step s's x tile into its stage (past s1 an empty group)
+        if (s < s1) {
+            __half* dst = xs + (s % STAGES) * BM * GEMM_LD + xr * GEMM_LD + xc;
+            const int k = s * GEMM_BK;
+#pragma unroll
+            for (int j = 0; j < XV; j++)
+                if (xp[j] != nullptr) cp_async16(dst + 32 * j * GEMM_LD, xp[j] + (k + xc < IN ? k : 0), k + xc < IN ? 16 : 0);
         }
+        cp_async_commit();
     };
-    // This CTA's K-steps: split z takes steps [z·STEPS/SPLITS, (z+1)·STEPS/SPLITS),
-    // none empty where SPLITS ≤ STEPS (the pass's rule).
-    constexpr int STEPS = (IN + GEMM_BK - 1) / GEMM_BK;
-    const int kb = SPLITS > 1 ? (int)blockIdx.z * STEPS / SPLITS * GEMM_BK : 0;
-    const int ke = SPLITS > 1 ? ((int)blockIdx.z + 1) * STEPS / SPLITS * GEMM_BK : IN;
-    fetch_x(kb);
-    tile.fetch(kb);
-#pragma unroll 1  // an unrolled walk would hold two steps' raw loads
-    for (int k0 = kb; k0 < ke; k0 += GEMM_BK) {
+
 #pragma unroll
-        for (int j = 0; j < XV; j++)
-            *(uint4*)(xs + (xrow + j * XSTEP) * GEMM_LD + xcol) = xr[j];
-        tile.store(ws, k0);
-        __syncthreads();
-        // The next step's loads, in flight during these MMAs (past IN none;
-        // none past a split's range, the next split's).
-        if (SPLITS == 1 || k0 + GEMM_BK < ke) {
-            fetch_x(k0 + GEMM_BK);
-            tile.fetch(k0 + GEMM_BK);
-        }
+    for (int s = 0; s < STAGES - 1; s++) copy_x(s0 + s);
+    tile.fetch(0, s0 * GEMM_BK);
+    tile.store(0, ws + (s0 & 1) * BN * GEMM_LD, s0 * GEMM_BK);
 #pragma unroll
-        for (int kk = 0; kk < GEMM_BK; kk += 16) {
-            uint32_t a[MT][4], b[NT][2];
+    for (int d = 1; d <= DIST; d++)
+        if (s0 + d < s1) tile.fetch(d % DIST, (s0 + d) * GEMM_BK);
+
+#pragma unroll 1
+    for (int sb = s0; sb < s1; sb += DIST) {
 #pragma unroll
-            for (int m = 0; m < MT; m++) ldsm_x4(a[m], xs + (wm * (BM / 2) + m * 16 + (lane & 15)) * GEMM_LD + kk + (lane >> 4) * 8);
-#pragma unroll
-            for (int p = 0; p < NT / 2; p++) {
-                uint32_t r[4];
-                ldsm_x4(r, ws + (wn * (BN / 4) + p * 16 + (lane & 7) + ((lane >> 4) << 3)) * GEMM_LD + kk + ((lane >> 3) & 1) * 8);
-                b[2 * p][0] = r[0]; b[2 * p][1] = r[1];
-                b[2 * p + 1][0] = r[2]; b[2 * p + 1][1] = r[3];
+        for (int d = 0; d < DIST; d++) {
+            const int s = sb + d;
+            if (s >= s1) break;
+            cp_async_wait<STAGES - 2>();
+            __syncthreads();  // step s's x and weights are in; every warp is past step s − 1's MMAs
+            copy_x(s + STAGES - 1);
+            if (s + 1 < s1) {
+                tile.store((d + 1) % DIST, ws + ((s + 1) & 1) * BN * GEMM_LD, (s + 1) * GEMM_BK);
+                if (s + 1 + DIST < s1) tile.fetch((d + 1) % DIST, (s + 1 + DIST) * GEMM_BK);
             }
+            const __half* xt = xs + (s % STAGES) * BM * GEMM_LD;
+            const __half* wt = ws + (s & 1) * BN * GEMM_LD;
+            if (wm >= mtiles) continue;  // a warp with no rows here
 #pragma unroll
-            for (int m = 0; m < MT; m++)
+            for (int kk = 0; kk < GEMM_BK; kk += 16) {
+                uint32_t b[NT][2];
 #pragma unroll
-                for (int n = 0; n < NT; n++) mma_16816(acc[m][n], a[m], b[n]);
+                for (int p = 0; p < NT / 2; p++) {
+                    uint32_t r[4];
+                    ldsm_x4(r, wt + (wn * (BN / 4) + p * 16 + (lane & 7) + ((lane >> 4) << 3)) * GEMM_LD + kk + ((lane >> 3) & 1) * 8);
+                    b[2 * p][0] = r[0]; b[2 * p][1] = r[1];
+                    b[2 * p + 1][0] = r[2]; b[2 * p + 1][1] = r[3];
+                }
+#pragma unroll
+                for (int j = 0; j < MJ; j++) {
+                    if (wm + 2 * j >= mtiles) continue;  // the same for the whole warp
+                    uint32_t a[4];
+                    ldsm_x4(a, xt + ((wm + 2 * j) * 16 + (lane & 15)) * GEMM_LD + kk + (lane >> 4) * 8);
+#pragma unroll
+                    for (int n = 0; n < NT; n++) mma_16816(acc[j][n], a, b[n]);
+                }
+            }
         }
-        __syncthreads();
     }
+    cp_async_wait<0>();  // nothing is left in flight past the kernel (the last groups are empty)
+}
+
+// gemm_pipe_results: epi(i, c, a, b) for each result pair of acc
+// (gemm_pipe's) of tile row i < held: tile columns c and c + 1 (c even).
+template <int BM, int BN, class Epi>
+__device__ __forceinline__ void gemm_pipe_results(const float (&acc)[BM / 32][BN / 32][4], int held, Epi epi) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wm = warp & 1, wn = warp >> 1;
+#pragma unroll
+    for (int j = 0; j < BM / 32; j++)
+#pragma unroll
+        for (int n = 0; n < BN / 32; n++) {
+            const int i = (wm + 2 * j) * 16 + (lane >> 2), c = wn * (BN / 4) + n * 8 + (lane & 3) * 2;
+            if (i < held) epi(i, c, acc[j][n][0], acc[j][n][1]);
+            if (i + 8 < held) epi(i + 8, c, acc[j][n][2], acc[j][n][3]);
+        }
+}
+
+// gemm_dense: the dense products' walk: the CTA's token tile
+// (blockIdx.y), its split's K-steps (blockIdx.z of SPLITS: steps
+// [z·STEPS/SPLITS, (z+1)·STEPS/SPLITS), none empty where SPLITS ≤ STEPS,
+// the pass's rule), and with SPLITS > 1 the merge (gemm_split_end), then
+// epi(t, c, a, b) for token t < T. Returns false for the split CTAs that
+// apply nothing.
+template <int BM, int BN, int STAGES, int IN, int SPLITS, class Tile, class Epi>
+__device__ __forceinline__ void gemm_dense(const __half* __restrict__ x, float* __restrict__ part, int* __restrict__ counters,
+                                           const int* __restrict__ state, Tile& tile, Epi epi) {
+    constexpr int STEPS = (IN + GEMM_BK - 1) / GEMM_BK;
+    const int T = STATE_T(state), t0 = blockIdx.y * BM, held = min(BM, T - t0);
+    const int s0 = SPLITS > 1 ? (int)blockIdx.z * STEPS / SPLITS : 0, s1 = SPLITS > 1 ? ((int)blockIdx.z + 1) * STEPS / SPLITS : STEPS;
+    float acc[BM / 32][BN / 32][4];
+    gemm_pipe<BM, BN, STAGES, IN>(x, [&](int i) { return t0 + i; }, held, tile, s0, s1, acc);
     if constexpr (SPLITS > 1) {
-        if (!gemm_split_end<MT * NT, SPLITS>(part, counters, &acc[0][0][0])) return;
+        if (!gemm_split_end<(BM / 32) * (BN / 32), SPLITS>(part, counters, &acc[0][0][0])) return;
     }
-#pragma unroll
-    for (int m = 0; m < MT; m++)
-#pragma unroll
-        for (int n = 0; n < NT; n++) {
-            const int t = t0 + wm * (BM / 2) + m * 16 + (lane >> 2), col = wn * (BN / 4) + n * 8 + (lane & 3) * 2;
-            if (t < T) epi(t, col, acc[m][n][0], acc[m][n][1]);
-            if (t + 8 < T) epi(t + 8, col, acc[m][n][2], acc[m][n][3]);
-        }
+    gemm_pipe_results<BM, BN>(acc, held, [&](int i, int c, float a, float b) { epi(t0 + i, c, a, b); });
 }
 
 // gemm_linear: y = x·Wᵀ (+ b); the CTA's rows are n0..n0+BN-1.
-template <class W, class B, int IN, int OUT, int BM, int BN, int SPLITS = 1>
+template <class W, class B, int IN, int OUT, int BM, int BN, int STAGES, int SPLITS = 1>
 __device__ __forceinline__ void gemm_linear(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x,
                                             float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters,
                                             const int* __restrict__ state) {
-    const int n0 = blockIdx.x * BN, o = n0 + (int)threadIdx.x % BN;
-    gemm_tc<BM, BN, IN, SPLITS>(x, part, counters, state, GemmTile<IN, BN, W>{ {w}, o < OUT ? 0 : -1, o },
-        [&](int t, int n, float a0, float a1) {
-            const int o = n0 + n;
-            if (o < OUT) y[(i64)t * OUT + o] = a0 + B::at(b, o);
-            if (o + 1 < OUT) y[(i64)t * OUT + o + 1] = a1 + B::at(b, o + 1);
-        });
+    using Tile = GemmPipeTile<IN, BN, W>;
+    const int n0 = blockIdx.x * BN, r = Tile::rho();
+    Tile tile;
+    tile.w = n0 + r < OUT ? w : nullptr;
+    tile.part = 0;
+    tile.row = n0 + r;
+    tile.srow = r;
+    gemm_dense<BM, BN, STAGES, IN, SPLITS>(x, part, counters, state, tile, [&](int t, int n, float a0, float a1) {
+        const int o = n0 + n;
+        if (o < OUT) y[(i64)t * OUT + o] = a0 + B::at(b, o);
+        if (o + 1 < OUT) y[(i64)t * OUT + o + 1] = a1 + B::at(b, o + 1);
+    });
 }
 
-// gemm_swiglu: y[T, F] = GATE(x·wgᵀ) · (x·wuᵀ). The tile interleaves gate
-// and up rows of the CTA's BN/2 columns (even shared rows gate, odd up), so
-// each accumulator pair of the MMA's output is one column's (g, u). With one
-// packed weight [2F, IN], wu is wg and UP_ROW0 = F.
-template <class WG, class WU, int IN, int F, int UP_ROW0, int BM, int BN, int SPLITS = 1, class GATE = GateSiLU>
+// gemm_swiglu: y[T, F] = GATE(x·wgᵀ) · (x·wuᵀ). The tile pairs gate and up
+// rows of the CTA's BN/2 columns (GemmPipeTile::paired: shared row 2c
+// gate, 2c + 1 up). With one packed weight [2F, IN], wu is wg and
+// UP_ROW0 = F.
+template <class WG, class WU, int IN, int F, int UP_ROW0, int BM, int BN, int STAGES, int SPLITS = 1, class GATE = GateSiLU>
 __device__ __forceinline__ void gemm_swiglu(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x,
                                             float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters,
                                             const int* __restrict__ state) {
-    const int f0 = blockIdx.x * (BN / 2), n = (int)threadIdx.x % BN, f = f0 + n / 2, up = n & 1;
-    gemm_tc<BM, BN, IN, SPLITS>(x, part, counters, state, GemmTile<IN, BN, WG, WU>{ {wg, wu}, f < F ? up : -1, f + up * UP_ROW0 },
-        [&](int t, int n, float g, float u) {
-            const int f = f0 + n / 2;
-            if (f < F) y[(i64)t * F + f] = GATE::of(g) * u;
-        });
+    using Tile = GemmPipeTile<IN, BN, WG, WU>;
+    const int f0 = blockIdx.x * (BN / 2);
+    int c, p;
+    Tile::paired(Tile::rho(), &c, &p);
+    Tile tile;
+    tile.w = f0 + c < F ? (p ? wu : wg) : nullptr;
+    tile.part = p;
+    tile.row = f0 + c + p * UP_ROW0;
+    tile.srow = 2 * c + p;
+    gemm_dense<BM, BN, STAGES, IN, SPLITS>(x, part, counters, state, tile, [&](int t, int n, float g, float u) {
+        const int f = f0 + n / 2;
+        if (f < F) y[(i64)t * F + f] = GATE::of(g) * u;
+    });
 }
 
 // gemm_qkv: the three projections into the packed q|k|v output (part
@@ -3760,29 +3921,34 @@ __device__ __forceinline__ void gemm_swiglu(const uint8_t* __restrict__ wg, cons
 // each part a segment of its own weight. The parts being even, the pair
 // (o, o+1) of an accumulator never straddles two. RoPE and the cache store
 // follow in qkv_rope_store.
-template <class WQ, class WK, class WV, class BQ, class BK, class BV, int IN, int NQ, int NK, int NV, int BM, int BN, int SPLITS = 1>
+template <class WQ, class WK, class WV, class BQ, class BK, class BV, int IN, int NQ, int NK, int NV, int BM, int BN, int STAGES, int SPLITS = 1>
 __device__ __forceinline__ void gemm_qkv(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
                                          const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
                                          const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters,
                                          const int* __restrict__ state) {
-    const int o0 = blockIdx.x * BN, o = o0 + (int)threadIdx.x % BN;  // o: this thread's row of the concatenation
-    const int p = o < NQ ? 0 : o < NQ + NK ? 1 : o < NQ + NK + NV ? 2 : -1;
-    gemm_tc<BM, BN, IN, SPLITS>(x, part, counters, state, GemmTile<IN, BN, WQ, WK, WV>{ {wq, wk, wv}, p, o - (p == 2 ? NQ + NK : p == 1 ? NQ : 0) },
-        [&](int t, int n, float a0, float a1) {
-            const int o = o0 + n;
-            if (o < NQ) {
-                y[(i64)t * NQ + o] = a0 + BQ::at(bq, o);
-                y[(i64)t * NQ + o + 1] = a1 + BQ::at(bq, o + 1);
-            } else if (o < NQ + NK) {
-                float* yk = y + (i64)MAX_TOKENS * NQ + (i64)t * NK;
-                yk[o - NQ] = a0 + BK::at(bk, o - NQ);
-                yk[o - NQ + 1] = a1 + BK::at(bk, o - NQ + 1);
-            } else if (o < NQ + NK + NV) {
-                float* yv = y + (i64)MAX_TOKENS * (NQ + NK) + (i64)t * NV;
-                yv[o - NQ - NK] = a0 + BV::at(bv, o - NQ - NK);
-                yv[o - NQ - NK + 1] = a1 + BV::at(bv, o - NQ - NK + 1);
-            }
-        });
+    using Tile = GemmPipeTile<IN, BN, WQ, WK, WV>;
+    const int o0 = blockIdx.x * BN, r = Tile::rho(), o = o0 + r;  // o: this thread's row of the concatenation
+    const int p = o < NQ ? 0 : o < NQ + NK ? 1 : 2;
+    Tile tile;
+    tile.w = o >= NQ + NK + NV ? nullptr : p == 0 ? wq : p == 1 ? wk : wv;
+    tile.part = p;
+    tile.row = o - (p == 2 ? NQ + NK : p == 1 ? NQ : 0);
+    tile.srow = r;
+    gemm_dense<BM, BN, STAGES, IN, SPLITS>(x, part, counters, state, tile, [&](int t, int n, float a0, float a1) {
+        const int o = o0 + n;
+        if (o < NQ) {
+            y[(i64)t * NQ + o] = a0 + BQ::at(bq, o);
+            y[(i64)t * NQ + o + 1] = a1 + BQ::at(bq, o + 1);
+        } else if (o < NQ + NK) {
+            float* yk = y + (i64)MAX_TOKENS * NQ + (i64)t * NK;
+            yk[o - NQ] = a0 + BK::at(bk, o - NQ);
+            yk[o - NQ + 1] = a1 + BK::at(bk, o - NQ + 1);
+        } else if (o < NQ + NK + NV) {
+            float* yv = y + (i64)MAX_TOKENS * (NQ + NK) + (i64)t * NV;
+            yv[o - NQ - NK] = a0 + BV::at(bv, o - NQ - NK);
+            yv[o - NQ - NK + 1] = a1 + BV::at(bv, o - NQ - NK + 1);
+        }
+    });
 }
 
 // qkv_rope_store: after gemm_qkv, rotates q and k in place by config R
@@ -6265,19 +6431,13 @@ __device__ __forceinline__ void moe_sum(const float* __restrict__ ys, const floa
 // expert e's slot list and returns at once past its count. Only routed
 // experts' weights are read, each tile once for up to BM of its slots.
 //
-// A CTA (8 warps, 2 along the slots × 4 along the weight rows) walks K in
-// steps of GEMM_BK through dynamic shared memory: a ring of STAGES x tiles
-// filled by cp.async (the gathered rows of xh or hh, already f16), and two
-// weight tiles, dequantized once by all threads for all warps. One barrier
-// a step: after it, a step's x copies are issued STAGES − 1 steps ahead,
-// the next step's weights are dequantized into the other tile from the
-// raw groups fetched DIST steps before, the raw groups DIST steps ahead
-// are fetched into registers, and the warps multiply this step's tiles, so
-// one warp's dequantization overlaps another's MMAs and no load waits for
-// the step it feeds. The m16 tiles of a warp interleave (wm, wm + 2, ...)
-// and those past the slots this CTA holds are skipped, so a 128-slot tile
-// costs a 64-slot expert no MMAs and its weights are dequantized once for
-// every slot up to 128 (chooseMoETiles picks BM, BN and STAGES).
+// A CTA walks the whole K through gemm_pipe (gemm.cu.tmpl), the core the
+// dense GEMMs share: a cp.async ring of x tiles (the gathered rows of xh
+// or hh, already f16), weight tiles dequantized once by all threads for
+// all warps, one barrier a step. A 128-slot tile costs a 64-slot expert no
+// MMAs (gemm_pipe skips the m16 tiles past its rows) and its weights are
+// dequantized once for every slot up to 128 (chooseMoETiles picks BM, BN
+// and STAGES).
 
 // MoeRows: expert e's slots (list, n of them) as GEMM rows; row i reads
 // x row list[i]'s token (TOKENS: gate and up read x) or the slot itself
@@ -6289,163 +6449,21 @@ struct MoeRows {
     __device__ __forceinline__ int operator()(int i) const { return TOKENS ? list[i] / Cfg::K : list[i]; }
 };
 
-// moe_gemm_smem: the dynamic shared memory of a CTA, STAGES x tiles of BM
-// rows then two weight tiles of BN, GEMM_LD halves a row (ops_moe.go's
-// moeGEMMSmem).
-template <int BM, int BN, int STAGES>
-__host__ __device__ constexpr int moe_gemm_smem() { return (STAGES * BM + 2 * BN) * GEMM_LD * 2; }
-
-// MoeWeightTile: the weight side of a CTA's step. Each of a step's BN rows
-// has STEP threads, thread i staging local row rho() and its groups g0(),
-// g0() + STEP, ... of the step into shared row srow: where every thread
-// has a group (MXFP4: two of 32 a step), lanes 2ρ and 2ρ + 1 share a row,
-// reading its 32 contiguous code bytes; where not (K-quants: one group of
-// 64), the threads past the groups are whole warps (planes of BN threads),
-// which skip the staging rather than idle half their lanes. Paired (gate
-// and up): local rows come in runs of one warp's rows (RUN) of gate rows,
-// then up rows of the same columns, and column c's gate goes to shared row
-// 2c, its up to 2c + 1, so each accumulator pair of the MMA's output is
-// one column's (g, u) while a warp reads one tensor (lanes alternating gate
-// and up once ran both tensors' loads and dequantization a warp). Raw
-// groups wait in registers from their fetch, DIST steps ahead (one where
-// they are large: K-quants), to their store.
-template <class W, int IN, int BN>
-struct MoeWeightTile {
-    static constexpr int G = W::GROUP, NG = GEMM_BK / G, STEP = GEMM_THREADS / BN, UNITS = (NG + STEP - 1) / STEP;
-    static constexpr bool PLANES = NG < STEP;
-    static constexpr int RUN = PLANES ? 32 : 32 / STEP;
-    static constexpr int DIST = sizeof(typename W::Raw) * UNITS <= 48 ? 2 : 1;
-    const uint8_t* w;  // the tensor of this thread's row (nullptr: a row past the matrix)
-    i64 row;           // that row
-    int srow;          // its shared row
-    typename W::Raw raw[DIST][UNITS];
-
-    static __device__ __forceinline__ int rho() { return PLANES ? (int)threadIdx.x % BN : (int)threadIdx.x / STEP; }
-    static __device__ __forceinline__ int g0() { return PLANES ? (int)threadIdx.x / BN : (int)threadIdx.x % STEP; }
-    // Local row rho's place: paired, column c of part p (0 gate, 1 up).
-    static __device__ __forceinline__ void paired(int rho, int* c, int* p) {
-        const int q = rho / RUN;
-        *c = RUN * (q >> 1) + rho % RUN;
-        *p = q & 1;
-    }
-    __device__ __forceinline__ void fetch(int slot, int k0) {
-#pragma unroll
-        for (int u = 0; u < UNITS; u++) {
-            const int gi = g0() + u * STEP;
-            if (w != nullptr && gi < NG) gemm_fetch_group<W, IN>(w, row, k0 + gi * G, raw[slot][u]);
-        }
-    }
-    __device__ __forceinline__ void store(int slot, __half* ws, int k0) const {
-#pragma unroll
-        for (int u = 0; u < UNITS; u++) {
-            const int gi = g0() + u * STEP;
-            if (w != nullptr && gi < NG) gemm_store_group<W, IN>(raw[slot][u], k0 + gi * G, ws + srow * GEMM_LD + gi * G);
-        }
-    }
-};
-
-// moe_gemm_rows: out = rows' x · tile's rowsᵀ over IN; epi(i, c, a, b) gets
-// the results of row i (< rows.n) for tile rows c and c + 1 (c even).
+// moe_gemm_rows: out = rows' x · tile's rowsᵀ over IN, for the CTA's
+// rows blockIdx.y·BM.. of the list; epi(i, c, a, b) gets the results of
+// row i (< rows.n) for tile rows c and c + 1 (c even).
 template <int BM, int BN, int STAGES, int IN, class Rows, class Tile, class Epi>
 __device__ __forceinline__ void moe_gemm_rows(const __half* __restrict__ x, Rows rows, Tile& tile, Epi epi) {
-    constexpr int MJ = BM / 32;                          // m16 tiles a warp
-    constexpr int NT = BN / 32;                          // n8 tiles a warp
-    constexpr int XV = BM * (GEMM_BK / 8) / GEMM_THREADS;  // 16-byte x chunks a thread and step
-    constexpr int NK = (IN + GEMM_BK - 1) / GEMM_BK, DIST = Tile::DIST;
-    static_assert(STAGES >= 2 && BM % 32 == 0 && BN % 64 == 0 && IN % 8 == 0, "moe_gemm_rows: tile");
-    extern __shared__ __align__(16) unsigned char moe_smem[];
-    __half* xs = (__half*)moe_smem;          // [STAGES][BM][GEMM_LD]
-    __half* ws = xs + STAGES * BM * GEMM_LD;  // [2][BN][GEMM_LD]
-    const int t0 = blockIdx.y * BM, held = min(BM, rows.n - t0), mtiles = (held + 15) / 16;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wm = warp & 1, wn = warp >> 1;
-
-    // This thread's x chunks: tile rows xr + 32j, columns xc..xc+7 of a
-    // step; rows past the slots stay uncopied (their results are dropped,
-    // and an MMA's output row reads only its own input row).
-    const int xr = threadIdx.x / (GEMM_BK / 8), xc = threadIdx.x % (GEMM_BK / 8) * 8;
-    const __half* xrow[XV];
-#pragma unroll
-    for (int j = 0; j < XV; j++) xrow[j] = xr + 32 * j < held ? x + (i64)rows(t0 + xr + 32 * j) * IN + xc : nullptr;
-    auto copy_x = [&](int s) {
-        if (s < NK) {
-            __half* dst = xs + (s % STAGES) * BM * GEMM_LD + xr * GEMM_LD + xc;
-            const int k = s * GEMM_BK;
-#pragma unroll
-            for (int j = 0; j < XV; j++)
-                if (xrow[j] != nullptr) cp_async16(dst + 32 * j * GEMM_LD, xrow[j] + (k + xc < IN ? k : 0), k + xc < IN ? 16 : 0);
-        }
-        cp_async_commit();
-    };
-
-    float acc[MJ][NT][4];
-#pragma unroll
-    for (int j = 0; j < MJ; j++)
-#pragma unroll
-        for (int n = 0; n < NT; n++)
-#pragma unroll
-            for (int i = 0; i < 4; i++) acc[j][n][i] = 0.f;
-
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++) copy_x(s);
-    tile.fetch(0, 0);
-    tile.store(0, ws, 0);
-#pragma unroll
-    for (int s = 1; s <= DIST; s++) tile.fetch(s % DIST, s * GEMM_BK);
-
-#pragma unroll 1
-    for (int s0 = 0; s0 < NK; s0 += DIST) {
-#pragma unroll
-        for (int d = 0; d < DIST; d++) {
-            const int s = s0 + d;
-            if (s >= NK) break;
-            cp_async_wait<STAGES - 2>();
-            __syncthreads();  // step s's x and weights are in; every warp is past step s − 1's MMAs
-            copy_x(s + STAGES - 1);
-            if (s + 1 < NK) {
-                tile.store((d + 1) % DIST, ws + ((s + 1) & 1) * BN * GEMM_LD, (s + 1) * GEMM_BK);
-                tile.fetch((d + 1) % DIST, (s + 1 + DIST) * GEMM_BK);
-            }
-            const __half* xt = xs + (s % STAGES) * BM * GEMM_LD;
-            const __half* wt = ws + (s & 1) * BN * GEMM_LD;
-            if (wm >= mtiles) continue;  // a warp with no slots here
-#pragma unroll
-            for (int kk = 0; kk < GEMM_BK; kk += 16) {
-                uint32_t b[NT][2];
-#pragma unroll
-                for (int p = 0; p < NT / 2; p++) {
-                    uint32_t r[4];
-                    ldsm_x4(r, wt + (wn * (BN / 4) + p * 16 + (lane & 7) + ((lane >> 4) << 3)) * GEMM_LD + kk + ((lane >> 3) & 1) * 8);
-                    b[2 * p][0] = r[0]; b[2 * p][1] = r[1];
-                    b[2 * p + 1][0] = r[2]; b[2 * p + 1][1] = r[3];
-                }
-#pragma unroll
-                for (int j = 0; j < MJ; j++) {
-                    if (wm + 2 * j >= mtiles) continue;  // the same for the whole warp
-                    uint32_t a[4];
-                    ldsm_x4(a, xt + ((wm + 2 * j) * 16 + (lane & 15)) * GEMM_LD + kk + (lane >> 4) * 8);
-#pragma unroll
-                    for (int n = 0; n < NT; n++) mma_16816(acc[j][n], a, b[n]);
-                }
-            }
-        }
-    }
-    cp_async_wait<0>();  // nothing is left in flight past the kernel (the last groups are empty)
-#pragma unroll
-    for (int j = 0; j < MJ; j++) {
-        if (wm + 2 * j >= mtiles) continue;
-#pragma unroll
-        for (int n = 0; n < NT; n++) {
-            const int i = t0 + (wm + 2 * j) * 16 + (lane >> 2), c = wn * (BN / 4) + n * 8 + (lane & 3) * 2;
-            if (i < rows.n) epi(i, c, acc[j][n][0], acc[j][n][1]);
-            if (i + 8 < rows.n) epi(i + 8, c, acc[j][n][2], acc[j][n][3]);
-        }
-    }
+    const int t0 = blockIdx.y * BM, held = min(BM, rows.n - t0);
+    float acc[BM / 32][BN / 32][4];
+    gemm_pipe<BM, BN, STAGES, IN>(x, [&](int i) { return rows(t0 + i); }, held, tile, 0, (IN + GEMM_BK - 1) / GEMM_BK, acc);
+    gemm_pipe_results<BM, BN>(acc, held, [&](int i, int c, float a, float b) { epi(t0 + i, c, a, b); });
 }
 
 // moe_gate_up_gemm: hh[slot, F] = the experts' SwiGLU (moe_glu) of the
 // biased gate and up rows of the slot's expert against its token's row of
 // xh (x in f16), in f16 for the down GEMM. The CTA's columns are
-// f0..f0+BN/2-1, gate and up paired in the tile (MoeWeightTile).
+// f0..f0+BN/2-1, gate and up paired in the tile (GemmPipeTile::paired).
 template <class Cfg, class W, class B, int BM, int BN, int STAGES>
 __device__ __forceinline__ void moe_gate_up_gemm(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ bg,
                                                  const uint8_t* __restrict__ wu, const uint8_t* __restrict__ bu,
@@ -6456,11 +6474,12 @@ __device__ __forceinline__ void moe_gate_up_gemm(const uint8_t* __restrict__ wg,
     if ((int)blockIdx.y * BM >= n) return;  // the whole CTA
     const int* slots = list + (i64)e * Cfg::MT;
     const int f0 = blockIdx.x * (BN / 2);
-    using Tile = MoeWeightTile<W, D, BN>;
+    using Tile = GemmPipeTile<D, BN, W>;
     Tile tile;
     int c, p;
     Tile::paired(Tile::rho(), &c, &p);
     tile.w = f0 + c < F ? (p ? wu : wg) : nullptr;
+    tile.part = 0;
     tile.row = (i64)e * F + f0 + c;
     tile.srow = 2 * c + p;
     moe_gemm_rows<BM, BN, STAGES, D>(xh, MoeRows<Cfg, true>{slots, n}, tile, [&](int i, int c, float g, float u) {
@@ -6482,10 +6501,11 @@ __device__ __forceinline__ void moe_down_gemm(const uint8_t* __restrict__ wd, co
     const int e = blockIdx.z, n = cnt[e];
     if ((int)blockIdx.y * BM >= n) return;  // the whole CTA
     const int* slots = list + (i64)e * Cfg::MT;
-    using Tile = MoeWeightTile<W, F, BN>;
+    using Tile = GemmPipeTile<F, BN, W>;
     const int o0 = blockIdx.x * BN, r = Tile::rho();
     Tile tile;
     tile.w = o0 + r < D ? wd : nullptr;
+    tile.part = 0;
     tile.row = (i64)e * D + o0 + r;
     tile.srow = r;
     moe_gemm_rows<BM, BN, STAGES, F>(hh, MoeRows<Cfg, false>{slots, n}, tile, [&](int i, int c, float a0, float a1) {

@@ -41,11 +41,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_192(const float* __
     grid_dep_launch();
     gemm_x_f16<192>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_1536_W_q5_0_split_384_W_q5_0_split_384_B_none_B_none_B_none_192_256_64_64_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_1536_W_q5_0_split_384_W_q5_0_split_384_B_none_B_none_B_none_192_256_64_64_64_64_4(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<384>, W_q5_0_split<384>, B_none, B_none, B_none, 192, 256, 64, 64, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
+    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<384>, W_q5_0_split<384>, B_none, B_none, B_none, 192, 256, 64, 64, 64, 64, 4>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(128) norm_rope_rows_Rope_2_Norm_1_W_f32_64_0_4(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -77,11 +77,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_256(const float* __
     grid_dep_launch();
     gemm_x_f16<256>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_192_B_none_256_192_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_192_B_none_256_192_64_64_4(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<192>, B_none, 256, 192, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
+    gemm_linear<W_q4_k<192>, B_none, 256, 192, 64, 64, 4>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_post_rows_Norm_1_W_f32_192_W_f32_192_192_64_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ wb, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -89,11 +89,11 @@ extern "C" __global__ void __launch_bounds__(64) rmsnorm_post_rows_Norm_1_W_f32_
     grid_dep_launch();
     rmsnorm_post_rows<Norm_1, W_f32<192>, W_f32<192>, 192, 64, false>(a, b, wb, w, s, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q5_0_split_3072_W_q5_0_split_3072_192_512_0_64_64_1_GateGELUTanh(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q5_0_split_3072_W_q5_0_split_3072_192_512_0_64_64_4_1_GateGELUTanh(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_swiglu<W_q5_0_split<3072>, W_q5_0_split<3072>, 192, 512, 0, 64, 64, 1, GateGELUTanh>(wg, wu, x, y, nullptr, nullptr, state);
+    gemm_swiglu<W_q5_0_split<3072>, W_q5_0_split<3072>, 192, 512, 0, 64, 64, 4, 1, GateGELUTanh>(wg, wu, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_512(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
@@ -101,23 +101,23 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_512(const float* __
     grid_dep_launch();
     gemm_x_f16<512>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_384_B_none_512_192_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_384_B_none_512_192_64_64_4(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<384>, B_none, 512, 192, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
+    gemm_linear<W_q4_k<384>, B_none, 512, 192, 64, 64, 4>(w, nullptr, x, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_1536_W_q5_0_split_384_W_q8_0_split_384_B_none_B_none_B_none_192_256_64_64_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_1536_W_q5_0_split_384_W_q8_0_split_384_B_none_B_none_B_none_192_256_64_64_64_64_4(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<384>, W_q8_0_split<384>, B_none, B_none, B_none, 192, 256, 64, 64, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
+    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<384>, W_q8_0_split<384>, B_none, B_none, B_none, 192, 256, 64, 64, 64, 64, 4>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_384_B_none_512_192_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_384_B_none_512_192_64_64_4(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q6_k_split<384>, B_none, 512, 192, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
+    gemm_linear<W_q6_k_split<384>, B_none, 512, 192, 64, 64, 4>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(128) norm_rope_rows_Rope_4_Norm_1_W_f32_64_0_4(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();

@@ -34,11 +34,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_192(const float* __
     grid_dep_launch();
     gemm_x_f16<192>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_1536_W_q5_0_split_768_W_q5_0_split_768_W_f32_256_W_f32_128_W_f32_128_192_256_128_128_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_1536_W_q5_0_split_768_W_q5_0_split_768_W_f32_256_W_f32_128_W_f32_128_192_256_128_128_64_64_4(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<768>, W_q5_0_split<768>, W_f32<256>, W_f32<128>, W_f32<128>, 192, 256, 128, 128, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
+    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<768>, W_q5_0_split<768>, W_f32<256>, W_f32<128>, W_f32<128>, 192, 256, 128, 128, 64, 64, 4>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_256_128_128_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -58,11 +58,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_256(const float* __
     grid_dep_launch();
     gemm_x_f16<256>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_192_W_f32_192_256_192_64_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_192_W_f32_192_256_192_64_64_4(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<192>, W_f32<192>, 256, 192, 64, 64>(w, b, x, y, nullptr, nullptr, state);
+    gemm_linear<W_q4_k<192>, W_f32<192>, 256, 192, 64, 64, 4>(w, b, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_192_192_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -100,11 +100,11 @@ extern "C" __global__ void __launch_bounds__(256) moe_sum_Moe_3(const float* __r
     grid_dep_launch();
     moe_sum<Moe_3>(ys, gw, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_1536_W_q5_0_split_768_W_q8_0_split_768_W_f32_256_W_f32_128_W_f32_128_192_256_128_128_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_1536_W_q5_0_split_768_W_q8_0_split_768_W_f32_256_W_f32_128_W_f32_128_192_256_128_128_64_64_4(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<768>, W_q8_0_split<768>, W_f32<256>, W_f32<128>, W_f32<128>, 192, 256, 128, 128, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
+    gemm_qkv<W_q5_0_split<1536>, W_q5_0_split<768>, W_q8_0_split<768>, W_f32<256>, W_f32<128>, W_f32<128>, 192, 256, 128, 128, 64, 64, 4>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_4_W_f32_4_true_false_16_512_396_64(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();

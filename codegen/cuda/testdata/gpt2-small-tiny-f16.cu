@@ -37,11 +37,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_256(const float* __
     grid_dep_launch();
     gemm_x_f16<256>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_f16_65536_W_f16_65536_W_f16_65536_W_f32_256_W_f32_256_W_f32_256_256_256_256_256_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_f16_65536_W_f16_65536_W_f16_65536_W_f32_256_W_f32_256_W_f32_256_256_256_256_256_64_64_4(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_f16<65536>, W_f16<65536>, W_f16<65536>, W_f32<256>, W_f32<256>, W_f32<256>, 256, 256, 256, 256, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
+    gemm_qkv<W_f16<65536>, W_f16<65536>, W_f16<65536>, W_f32<256>, W_f32<256>, W_f32<256>, 256, 256, 256, 256, 64, 64, 4>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_none_256_256_256_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -55,17 +55,17 @@ extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_1_B_non
     grid_dep_launch();
     attend_prefill<Attn_1, B_none, false, false, 2, 512, 396, 8>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_65536_W_f32_256_256_256_64_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_65536_W_f32_256_256_256_64_64_4(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<65536>, W_f32<256>, 256, 256, 64, 64>(w, b, x, y, nullptr, nullptr, state);
+    gemm_linear<W_f16<65536>, W_f32<256>, 256, 256, 64, 64, 4>(w, b, x, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_262144_W_f32_1024_256_1024_64_64(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_262144_W_f32_1024_256_1024_64_64_4(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<262144>, W_f32<1024>, 256, 1024, 64, 64>(w, b, x, y, nullptr, nullptr, state);
+    gemm_linear<W_f16<262144>, W_f32<1024>, 256, 1024, 64, 64, 4>(w, b, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gelu_ew_0_1024(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -79,11 +79,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_1024(const float* _
     grid_dep_launch();
     gemm_x_f16<1024>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_262144_W_f32_256_1024_256_64_128_4(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_f16_262144_W_f32_256_1024_256_64_128_4_4(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<262144>, W_f32<256>, 1024, 256, 64, 128, 4>(w, b, x, y, part, counters, state);
+    gemm_linear<W_f16<262144>, W_f32<256>, 1024, 256, 64, 128, 4, 4>(w, b, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_256_false(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -143,11 +143,11 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_256(const float* _
     grid_dep_launch();
     gather_rows<256>(x, last, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_12865792_B_none_256_50257_128_128(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_12865792_B_none_256_50257_128_128_4(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<12865792>, B_none, 256, 50257, 128, 128>(w, nullptr, x, y, nullptr, nullptr, state);
+    gemm_linear<W_f16<12865792>, B_none, 256, 50257, 128, 128, 4>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_50257(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();

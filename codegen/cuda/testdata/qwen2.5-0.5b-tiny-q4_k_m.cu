@@ -32,11 +32,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_128(const float* __
     grid_dep_launch();
     gemm_x_f16<128>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_512_W_q5_0_split_256_W_q5_0_split_256_W_f32_128_W_f32_64_W_f32_64_128_128_64_64_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_512_W_q5_0_split_256_W_q5_0_split_256_W_f32_128_W_f32_64_W_f32_64_128_128_64_64_64_64_4(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<512>, W_q5_0_split<256>, W_q5_0_split<256>, W_f32<128>, W_f32<64>, W_f32<64>, 128, 128, 64, 64, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
+    gemm_qkv<W_q5_0_split<512>, W_q5_0_split<256>, W_q5_0_split<256>, W_f32<128>, W_f32<64>, W_f32<64>, 128, 128, 64, 64, 64, 64, 4>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_128_64_64_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -50,11 +50,11 @@ extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_2_B_non
     grid_dep_launch();
     attend_prefill<Attn_2, B_none, false, false, 8, 512, 396, 16>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q5_0_split_512_B_none_128_128_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q5_0_split_512_B_none_128_128_64_64_4(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q5_0_split<512>, B_none, 128, 128, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
+    gemm_linear<W_q5_0_split<512>, B_none, 128, 128, 64, 64, 4>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_128_32_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -62,11 +62,11 @@ extern "C" __global__ void __launch_bounds__(32) rmsnorm_rows_Norm_0_W_f32_128_1
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<128>, 128, 32, true, false>(a, b, w, s, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q5_0_split_2048_W_q5_0_split_2048_128_512_0_64_64(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q5_0_split_2048_W_q5_0_split_2048_128_512_0_64_64_4(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_swiglu<W_q5_0_split<2048>, W_q5_0_split<2048>, 128, 512, 0, 64, 64>(wg, wu, x, y, nullptr, nullptr, state);
+    gemm_swiglu<W_q5_0_split<2048>, W_q5_0_split<2048>, 128, 512, 0, 64, 64, 4>(wg, wu, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_512(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
@@ -74,23 +74,23 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_512(const float* __
     grid_dep_launch();
     gemm_x_f16<512>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_256_B_none_512_128_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_256_B_none_512_128_64_64_4(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<256>, B_none, 512, 128, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
+    gemm_linear<W_q4_k<256>, B_none, 512, 128, 64, 64, 4>(w, nullptr, x, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_512_W_q5_0_split_256_W_q8_0_split_256_W_f32_128_W_f32_64_W_f32_64_128_128_64_64_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q5_0_split_512_W_q5_0_split_256_W_q8_0_split_256_W_f32_128_W_f32_64_W_f32_64_128_128_64_64_64_64_4(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<512>, W_q5_0_split<256>, W_q8_0_split<256>, W_f32<128>, W_f32<64>, W_f32<64>, 128, 128, 64, 64, 64, 64>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
+    gemm_qkv<W_q5_0_split<512>, W_q5_0_split<256>, W_q8_0_split<256>, W_f32<128>, W_f32<64>, W_f32<64>, 128, 128, 64, 64, 64, 64, 4>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_256_B_none_512_128_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_256_B_none_512_128_64_64_4(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q6_k_split<256>, B_none, 512, 128, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
+    gemm_linear<W_q6_k_split<256>, B_none, 512, 128, 64, 64, 4>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_128_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();

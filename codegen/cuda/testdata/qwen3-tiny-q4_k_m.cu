@@ -32,11 +32,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_256(const float* __
     grid_dep_launch();
     gemm_x_f16<256>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q4_k_512_W_q4_k_256_W_q4_k_256_B_none_B_none_B_none_256_512_256_256_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q4_k_512_W_q4_k_256_W_q4_k_256_B_none_B_none_B_none_256_512_256_256_64_64_4(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q4_k<512>, W_q4_k<256>, W_q4_k<256>, B_none, B_none, B_none, 256, 512, 256, 256, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
+    gemm_qkv<W_q4_k<512>, W_q4_k<256>, W_q4_k<256>, B_none, B_none, B_none, 256, 512, 256, 256, 64, 64, 4>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(128) norm_rope_rows_Rope_1_Norm_0_W_f32_128_0_4(const float* __restrict__ x, const uint8_t* __restrict__ w, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -68,11 +68,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_512(const float* __
     grid_dep_launch();
     gemm_x_f16<512>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_512_B_none_512_256_64_64(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_512_B_none_512_256_64_64_4(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<512>, B_none, 512, 256, 64, 64>(w, nullptr, x, y, nullptr, nullptr, state);
+    gemm_linear<W_q4_k<512>, B_none, 512, 256, 64, 64, 4>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -80,11 +80,11 @@ extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_2
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<256>, 256, 64, true, false>(a, b, w, s, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q4_k_768_W_q4_k_768_256_768_0_64_64(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q4_k_768_W_q4_k_768_256_768_0_64_64_4(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_swiglu<W_q4_k<768>, W_q4_k<768>, 256, 768, 0, 64, 64>(wg, wu, x, y, nullptr, nullptr, state);
+    gemm_swiglu<W_q4_k<768>, W_q4_k<768>, 256, 768, 0, 64, 64, 4>(wg, wu, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_768(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
@@ -92,23 +92,23 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_768(const float* __
     grid_dep_launch();
     gemm_x_f16<768>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_768_B_none_768_256_64_128_3(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q4_k_768_B_none_768_256_64_128_4_3(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<768>, B_none, 768, 256, 64, 128, 3>(w, nullptr, x, y, part, counters, state);
+    gemm_linear<W_q4_k<768>, B_none, 768, 256, 64, 128, 4, 3>(w, nullptr, x, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q4_k_512_W_q4_k_256_W_q6_k_split_256_B_none_B_none_B_none_256_512_256_256_64_64(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q4_k_512_W_q4_k_256_W_q6_k_split_256_B_none_B_none_B_none_256_512_256_256_64_64_4(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q4_k<512>, W_q4_k<256>, W_q6_k_split<256>, B_none, B_none, B_none, 256, 512, 256, 256, 64, 64>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
+    gemm_qkv<W_q4_k<512>, W_q4_k<256>, W_q6_k_split<256>, B_none, B_none, B_none, 256, 512, 256, 256, 64, 64, 4>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_768_B_none_768_256_64_128_3(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_linear_W_q6_k_split_768_B_none_768_256_64_128_4_3(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q6_k_split<768>, B_none, 768, 256, 64, 128, 3>(w, nullptr, x, y, part, counters, state);
+    gemm_linear<W_q6_k_split<768>, B_none, 768, 256, 64, 128, 4, 3>(w, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_256_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
