@@ -92,14 +92,12 @@ func (gpu GPU) GEMMStages(m, n, blocks int64) int64 {
 const (
 	// GEMMStep is the K-step of the GEMM (gemm.cu.tmpl's GEMM_BK).
 	GEMMStep = 64
-	// gemmResident is the GEMM CTAs an SM runs at once: the 64-token tiles
-	// are bounded to 2 (__launch_bounds__); the 128-token ones are bounded
-	// to 1, but Llama-3.1-8B's prefill profile (H200, nvcc 13) reads as 2:
-	// its 896-CTA SwiGLU took 0.8 µs a K-step an SM where the 128-CTA down
-	// and o projections, one CTA an SM, took 1.4, and its 192-CTA qkv 1.8
-	// µs a K-step of one round. (nvcc 11.8 gives them 168 to 255
-	// registers: one an SM; there a split product of one round of 2 an SM
-	// takes two rounds of one, about its whole-K time.)
+	// gemmResident is the CTAs an SM the split rule counts on: the 64-token
+	// tiles run 2 (GEMMBlocks); the 128-token ones one (nvcc 13 for sm_90
+	// gives them 187 to 254 registers), where the split rule's one round of
+	// 2 an SM takes two rounds of one: a split in s still shortens the
+	// product where s > 2 or the whole-K grid takes more than one round,
+	// and where neither, costs about its whole-K time (gemmFillsAlone).
 	gemmResident = 2
 	// gemmMinSplitSteps is the fewest K-steps a split takes.
 	gemmMinSplitSteps = 4
@@ -123,23 +121,24 @@ const (
 //     gives the target's GEMMFill CTAs (about one an SM), else 64.
 //
 // Where those CTAs are fewer than the SMs run at once (a down projection:
-// Llama-3.1-8B's 128 tiles of 224 K-steps at 512 tokens, each SM walking
-// one CTA's whole K), K is cut into splits over tiles of 128 × 128 (64
-// tokens where a step takes no more), each split a CTA, so that the SMs
-// run more, shorter chains: at most as many splits as keep the CTAs within
-// one round of the SMs (more would add rounds and partials, not CTAs at
-// once), each of at least gemmMinSplitSteps K-steps. With s splits the
-// last CTA of a tile reads s partial tiles after the others wrote theirs,
-// which costs about s+1 K-steps (gemmCost). The splits are the count of
-// least cost, where that is at most 4/5 of the unsplit tiles'. At 512
-// tokens on an H100 or H200: Llama-3.1-8B's down and o projections take 2
-// splits (256 CTAs of 112 and 32 K-steps), Gemma-3-4B's down 3 (240 of 53
-// or 54), Phi-3's down 2, Qwen2.5-0.5B's 7; the SwiGLUs and Llama's qkv
-// fill the SMs unsplit.
+// Gemma-3-4B's 160 tiles of 160 K-steps at 512 tokens), but for 128-token
+// tiles that already give 9 in 10 SMs their one CTA (gemmFillsAlone:
+// Llama-3.1-8B's 128 tiles of 224 K-steps), K is cut into splits over
+// tiles of 128 × 128 (64 tokens where a step takes no more), each split a
+// CTA, so that the SMs run more, shorter chains: at most as many splits as
+// keep the CTAs within one round of the SMs (more would add rounds and
+// partials, not CTAs at once), each of at least gemmMinSplitSteps K-steps.
+// With s splits the last CTA of a tile reads s partial tiles after the
+// others wrote theirs, which costs about s+1 K-steps (gemmCost). The
+// splits are the count of least cost, where that is at most 4/5 of the
+// unsplit tiles'. At 512 tokens on an H100 or H200: Gemma-3-4B's down
+// takes 3 splits (240 CTAs of 53 or 54 K-steps), Phi-3's down 2,
+// Qwen2.5-0.5B's 7; the SwiGLUs, Llama's qkv, down and o projections and
+// Gemma's qkv run unsplit.
 func (gpu GPU) GEMMTiles(maxTokens, rows, in int64) GEMMTiles {
 	t := gpu.WholeKTiles(maxTokens, rows)
 	slots, steps := gemmResident*gpu.SMs, ceilDiv(in, GEMMStep)
-	if gemmCTAs(t, maxTokens, rows) >= slots {
+	if gemmCTAs(t, maxTokens, rows) >= slots || gpu.gemmFillsAlone(t, maxTokens, rows) {
 		return t
 	}
 	unsplit := gemmCost(t, maxTokens, rows, steps, slots)
@@ -157,6 +156,16 @@ func (gpu GPU) GEMMTiles(maxTokens, rows, in int64) GEMMTiles {
 		}
 	}
 	return best
+}
+
+// gemmFillsAlone reports whether whole-K tiles t of 128 tokens, one CTA an
+// SM (GEMMBlocks), take one round that already gives at least 9 in 10 SMs
+// their CTA: splits in two would only add a round. Llama-3.1-8B's down at 512 tokens (128 CTAs
+// on 132 SMs) took 397 µs in Q6_K, 332 in Q4_K, whole, against 405 and 339
+// split in two, its o projection 106 against 115 (H200).
+func (gpu GPU) gemmFillsAlone(t GEMMTiles, maxTokens, rows int64) bool {
+	ctas, round := gemmCTAs(t, maxTokens, rows), GEMMBlocks(t.M)*gpu.SMs
+	return t.M == 128 && ctas <= round && 10*ctas >= 9*round
 }
 
 // WholeKTiles are GEMMTiles' tiles without splits (N, then M, then the

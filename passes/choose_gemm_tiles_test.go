@@ -4,11 +4,13 @@ import "testing"
 
 // TestGEMMTiles holds the GEMM tile rule to the real models' matrices in
 // plans of 512-token steps: where today's tiles already give the SMs a
-// round of CTAs (the SwiGLUs, Llama's and Phi-3's qkv) they stay; where
-// they do not (the down projections, whose long K each SM walked one CTA
-// at a time, and the narrow o projections and Qwen2.5's qkv), K is split
-// over 128 × 128 tiles, within one round of CTAs and at least
-// gemmMinSplitSteps K-steps a split. At 2,048 tokens the grids fill the
+// round of CTAs (the SwiGLUs, Llama's and Phi-3's qkv) they stay, and so
+// do 128 × 128 tiles that give 9 in 10 SMs their one CTA (Llama's down and
+// o projections, Gemma's qkv: gemmFillsAlone); where they do not (the
+// other down projections, whose long K each SM walked one CTA at a time,
+// and the narrow o projections and Qwen2.5's qkv), K is split over 128 ×
+// 128 tiles, within one round of CTAs and at least gemmMinSplitSteps
+// K-steps a split. At 2,048 tokens the grids fill the
 // SMs unsplit but for Qwen2.5's 896-row products; an A100's fewer SMs
 // leave Llama's 128-tile down unsplit. Every tile takes 4 x stages
 // (TestGEMMStages).
@@ -22,10 +24,10 @@ func TestGEMMTiles(t *testing.T) {
 		m, n, splits        int64
 	}{
 		{"Llama-3.1-8B qkv", sm90, 512, 6144, 4096, 128, 128, 1},
-		{"Llama-3.1-8B o", sm90, 512, 4096, 4096, 128, 128, 2},
+		{"Llama-3.1-8B o", sm90, 512, 4096, 4096, 128, 128, 1},
 		{"Llama-3.1-8B gate+up", sm90, 512, 2 * 14336, 4096, 128, 128, 1},
-		{"Llama-3.1-8B down", sm90, 512, 4096, 14336, 128, 128, 2},
-		{"Gemma-3-4B qkv", sm90, 512, 4096, 2560, 128, 128, 2},
+		{"Llama-3.1-8B down", sm90, 512, 4096, 14336, 128, 128, 1},
+		{"Gemma-3-4B qkv", sm90, 512, 4096, 2560, 128, 128, 1},
 		{"Gemma-3-4B o", sm90, 512, 2560, 2048, 128, 128, 3},
 		{"Gemma-3-4B gate", sm90, 512, 10240, 2560, 128, 128, 1},
 		{"Gemma-3-4B gate+up", sm90, 512, 2 * 10240, 2560, 128, 128, 1},
