@@ -3753,11 +3753,12 @@ __device__ __forceinline__ bool gemm_split_end(float* __restrict__ part, int* __
 // its own input row). The m16 tiles of a warp interleave (wm, wm + 2, ...)
 // and those past held are skipped, so a 128-row tile costs a 64-row
 // remainder no MMAs. acc[j][n] is m16 tile wm + 2j, n8 tile n of the warp's
-// BN/4 rows (gemm_pipe_results). A_FIRST: a 16-column slice loads all its
-// x fragments before its MMAs, so that no MMA waits for the ldmatrix just
-// before it (Llama-3.1-8B's SwiGLU at 512 tokens 779 → 726 µs, H200), at
-// 12 registers more (128-row tiles), which CTAs bounded to 128 registers
-// spill; else each m16 tile's fragment just before its MMAs.
+// BN/4 rows (gemm_pipe_results). A_FIRST: a 16-column slice's fragments
+// (x and weights) are all loaded a slice ahead, into the other of two
+// sets, so that no MMA waits for an ldmatrix (fragments first within the
+// slice took Llama-3.1-8B's SwiGLU at 512 tokens 779 → 726 µs, H200), at
+// 36 registers more (128-row tiles), which CTAs bounded to 128 registers
+// spill; else each m16 tile's x fragment just before its MMAs.
 template <int BM, int BN, int STAGES, int IN, bool A_FIRST, class XRow, class Tile>
 __device__ __forceinline__ void gemm_pipe(const __half* __restrict__ x, XRow xrow, int held, Tile& tile, int s0, int s1,
                                           float (&acc)[BM / 32][BN / 32][4]) {
@@ -3824,30 +3825,43 @@ __device__ __forceinline__ void gemm_pipe(const __half* __restrict__ x, XRow xro
             };
             const __half* xt = xs + (s % STAGES) * BM * GEMM_LD;
             const __half* wt = ws + (s & 1) * BN * GEMM_LD;
-#pragma unroll
-            for (int kk = 0; kk < GEMM_BK; kk += 16) {
-                if (kk == GEMM_BK / 2) stage_next();
-                if (wm >= mtiles) continue;  // a warp with no rows here
-                uint32_t a[MJ][4], b[NT][2];
-                auto load_a = [&](int j) { ldsm_x4(a[j], xt + ((wm + 2 * j) * 16 + (lane & 15)) * GEMM_LD + kk + (lane >> 4) * 8); };
-                if constexpr (A_FIRST) {
-#pragma unroll
-                    for (int j = 0; j < MJ; j++)
-                        if (wm + 2 * j < mtiles) load_a(j);
-                }
+            // A slice's fragments: A_FIRST, all of them a slice ahead, into
+            // the other of two sets; else each m16 tile's x fragment just
+            // before its MMAs.
+            uint32_t a[A_FIRST ? 2 : 1][MJ][4], b[A_FIRST ? 2 : 1][NT][2];
+            auto load_a = [&](int f, int j, int kk) { ldsm_x4(a[f][j], xt + ((wm + 2 * j) * 16 + (lane & 15)) * GEMM_LD + kk + (lane >> 4) * 8); };
+            auto load_b = [&](int f, int kk) {
 #pragma unroll
                 for (int p = 0; p < NT / 2; p++) {
                     uint32_t r[4];
                     ldsm_x4(r, wt + (wn * (BN / 4) + p * 16 + (lane & 7) + ((lane >> 4) << 3)) * GEMM_LD + kk + ((lane >> 3) & 1) * 8);
-                    b[2 * p][0] = r[0]; b[2 * p][1] = r[1];
-                    b[2 * p + 1][0] = r[2]; b[2 * p + 1][1] = r[3];
+                    b[f][2 * p][0] = r[0]; b[f][2 * p][1] = r[1];
+                    b[f][2 * p + 1][0] = r[2]; b[f][2 * p + 1][1] = r[3];
+                }
+            };
+            auto load_slice = [&](int f, int kk) {
+#pragma unroll
+                for (int j = 0; j < MJ; j++)
+                    if (wm + 2 * j < mtiles) load_a(f, j, kk);
+                load_b(f, kk);
+            };
+            if (A_FIRST && wm < mtiles) load_slice(0, 0);
+#pragma unroll
+            for (int kk = 0; kk < GEMM_BK; kk += 16) {
+                if (kk == GEMM_BK / 2) stage_next();
+                if (wm >= mtiles) continue;  // a warp with no rows here
+                const int f = A_FIRST ? (kk / 16) & 1 : 0;
+                if constexpr (A_FIRST) {
+                    if (kk + 16 < GEMM_BK) load_slice(f ^ 1, kk + 16);
+                } else {
+                    load_b(0, kk);
                 }
 #pragma unroll
                 for (int j = 0; j < MJ; j++) {
                     if (wm + 2 * j >= mtiles) continue;  // the same for the whole warp
-                    if constexpr (!A_FIRST) load_a(j);
+                    if constexpr (!A_FIRST) load_a(0, j, kk);
 #pragma unroll
-                    for (int n = 0; n < NT; n++) mma_16816(acc[j][n], a[j], b[n]);
+                    for (int n = 0; n < NT; n++) mma_16816(acc[j][n], a[f][j], b[f][n]);
                 }
             }
         }
