@@ -39,14 +39,14 @@ func TestCodegenStreamsRecordedTokens(t *testing.T) {
 		return plans.Launch{}, false
 	}
 	cl := qkv.Int("mmah_cluster")
-	if l, ok := launch("qkv_mmah_"); !ok || int64(l.Smem) != passes.MMAHalvesSmem(12/cl, 2, qkv.Int("mmah_warps")) || l.GridB[0] != cl*qkv.Int("mmah_clusters") {
+	if l, ok := launch("qkv_mmah_"); !ok || int64(l.Smem) != passes.MMAHalvesSmem(12/cl, 2, qkv.Int("mmah_warps"), qkv.Int("mmah_x_halves")) || l.GridB[0] != cl*qkv.Int("mmah_clusters") {
 		t.Errorf("recorded mma_halves %v: the batched decode's qkv_mmah is %+v", qkv.Attrs, l)
 	}
 	qkv.Attrs["mmah_cluster"] = int64(5) // not a divisor of 12 super-blocks
 	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "records mma_halves clusters of 5 blocks") {
 		t.Errorf("clusters of 5 over rows of 3072: %v, want a refusal", err)
 	}
-	for _, k := range []string{"mmah_cluster", "mmah_warps", "mmah_clusters"} {
+	for _, k := range []string{"mmah_cluster", "mmah_warps", "mmah_x_halves", "mmah_clusters"} {
 		delete(qkv.Attrs, k)
 	}
 	qkv.Attrs["batch_decode_kernel"] = ir.KernelMMATokens
