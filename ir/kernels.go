@@ -44,10 +44,11 @@ const (
 // batched step of decode tokens alone (a prefill family); mmat_slab, on a
 // node whose mma_tokens kernel streams its weight tiles through shared
 // memory, the K-slab of a chunk (> 0), and mmat_stage_x, on one whose
-// stream also stages its activations there; mmah_cluster, mmah_warps and
-// mmah_clusters, on a node whose mma_halves kernel runs in thread-block
-// clusters of mmah_cluster blocks (each a range of every row's
-// super-blocks) of mmah_warps warps, mmah_clusters of them (all > 0);
+// stream also stages its activations there; mmah_cluster, mmah_warps,
+// mmah_x_halves and mmah_clusters, on a node whose mma_halves kernel runs
+// in thread-block clusters of mmah_cluster blocks (each a range of every
+// row's super-blocks) of mmah_warps warps, the activations as
+// mmah_x_halves f16 halves (1 or 2), mmah_clusters of them (all > 0);
 // and the choices of decisionOps.
 var kernelAttrKinds = map[string]string{
 	"kernel": "string", "prefill_kernel": "string", "batch_kernel": "string", "batch_decode_kernel": "string",
@@ -57,7 +58,7 @@ var kernelAttrKinds = map[string]string{
 	"router_logits": "bool", "row_in_place": "bool", "writes_codes": "bool", "prefill_writes_codes": "bool",
 	"batch_decode_writes_codes": "bool",
 	"mmat_slab":                 "int64", "mmat_stage_x": "bool",
-	"mmah_cluster": "int64", "mmah_warps": "int64", "mmah_clusters": "int64",
+	"mmah_cluster": "int64", "mmah_warps": "int64", "mmah_x_halves": "int64", "mmah_clusters": "int64",
 	foldQKNorm: "bool",
 }
 
@@ -162,9 +163,9 @@ func verifyKernelChoice(n *Node) error {
 		return fmt.Errorf("mmat_slab = %d on a %s whose kernels are %s, %s, %s: an mma_tokens kernel streams slabs of > 0 elements", n.Int("mmat_slab"), n.Op, n.Str("prefill_kernel"), n.Str("batch_kernel"), n.Str("batch_decode_kernel"))
 	}
 	halves := slices.ContainsFunc([]string{"prefill_kernel", "batch_kernel", "batch_decode_kernel"}, func(k string) bool { return n.Str(k) == KernelMMAHalves })
-	for _, k := range []string{"mmah_cluster", "mmah_warps", "mmah_clusters"} {
-		if _, has := n.Attrs[k]; has != halves || halves && n.Int(k) <= 0 {
-			return fmt.Errorf("attr %s = %v on a %s whose kernels are %s, %s, %s (an mma_halves kernel's shape, > 0)", k, n.Attrs[k], n.Op, n.Str("prefill_kernel"), n.Str("batch_kernel"), n.Str("batch_decode_kernel"))
+	for _, k := range []string{"mmah_cluster", "mmah_warps", "mmah_x_halves", "mmah_clusters"} {
+		if _, has := n.Attrs[k]; has != halves || halves && (n.Int(k) <= 0 || k == "mmah_x_halves" && n.Int(k) > 2) {
+			return fmt.Errorf("attr %s = %v on a %s whose kernels are %s, %s, %s (an mma_halves kernel's shape, > 0, x halves ≤ 2)", k, n.Attrs[k], n.Op, n.Str("prefill_kernel"), n.Str("batch_kernel"), n.Str("batch_decode_kernel"))
 		}
 	}
 	if n.Bool("mmat_stage_x") && n.Int("mmat_slab") <= 0 {

@@ -23,7 +23,7 @@ func TestVerifyKernelChoice(t *testing.T) {
 		swiglu + ` {batch_kernel="gemm" kernel="q8" prefill_kernel="q8"}`,
 		swiglu + ` {batch_decode_kernel="q8" kernel="q8" prefill_kernel="gemm"}`,
 		swiglu + ` {batch_decode_kernel="mma_tokens" kernel="q8" mmat_slab=512 mmat_stage_x=true prefill_kernel="gemm"}`,
-		swiglu + ` {batch_decode_kernel="mma_halves" kernel="q8" mmah_cluster=3 mmah_clusters=44 mmah_warps=8 prefill_kernel="gemm"}`,
+		swiglu + ` {batch_decode_kernel="mma_halves" kernel="q8" mmah_cluster=3 mmah_clusters=44 mmah_warps=8 mmah_x_halves=1 prefill_kernel="gemm"}`,
 		mma,
 	} {
 		g, err := Parse(strings.Replace(text, swiglu, ok, 1))
@@ -62,8 +62,10 @@ func TestVerifyKernelChoice(t *testing.T) {
 		{"a quantize at its end, no late start", swiglu + ` {kernel="q8" prefill_kernel="gemm" quantize_at_end=true}`, `quantize_at_end on a q8 swiglu_linear`},
 		{"a stream of no mma_tokens kernel", swiglu + ` {batch_decode_kernel="q8" kernel="q8" mmat_slab=512 prefill_kernel="gemm"}`, `mmat_slab = 512 on a swiglu_linear whose kernels are gemm, , q8`},
 		{"a cluster shape of no mma_halves kernel", swiglu + ` {batch_decode_kernel="mma_tokens" kernel="q8" mmah_cluster=3 mmah_clusters=44 mmah_warps=8 prefill_kernel="gemm"}`, `attr mmah_cluster = 3 on a swiglu_linear whose kernels are gemm, , mma_tokens`},
-		{"an mma_halves kernel without its shape", swiglu + ` {batch_decode_kernel="mma_halves" kernel="q8" mmah_cluster=3 mmah_warps=8 prefill_kernel="gemm"}`, `attr mmah_clusters = <nil>`},
-		{"an empty cluster", swiglu + ` {batch_decode_kernel="mma_halves" kernel="q8" mmah_cluster=0 mmah_clusters=44 mmah_warps=8 prefill_kernel="gemm"}`, `attr mmah_cluster = 0`},
+		{"an mma_halves kernel without its shape", swiglu + ` {batch_decode_kernel="mma_halves" kernel="q8" mmah_cluster=3 mmah_warps=8 mmah_x_halves=1 prefill_kernel="gemm"}`, `attr mmah_clusters = <nil>`},
+		{"an mma_halves kernel without its activations' halves", swiglu + ` {batch_decode_kernel="mma_halves" kernel="q8" mmah_cluster=3 mmah_clusters=44 mmah_warps=8 prefill_kernel="gemm"}`, `attr mmah_x_halves = <nil>`},
+		{"activations in three halves", swiglu + ` {batch_decode_kernel="mma_halves" kernel="q8" mmah_cluster=3 mmah_clusters=44 mmah_warps=8 mmah_x_halves=3 prefill_kernel="gemm"}`, `attr mmah_x_halves = 3`},
+		{"an empty cluster", swiglu + ` {batch_decode_kernel="mma_halves" kernel="q8" mmah_cluster=0 mmah_clusters=44 mmah_warps=8 mmah_x_halves=1 prefill_kernel="gemm"}`, `attr mmah_cluster = 0`},
 		{"an empty slab", swiglu + ` {batch_decode_kernel="mma_tokens" kernel="q8" mmat_slab=0 prefill_kernel="gemm"}`, `mmat_slab = 0`},
 		{"staged activations without a stream", swiglu + ` {batch_decode_kernel="mma_tokens" kernel="q8" mmat_stage_x=true prefill_kernel="gemm"}`, `mmat_stage_x on a swiglu_linear that does not stream`},
 		{"a late start after no launch at its end", strings.Replace(mma, "}", " starts_late=true}", 1), `%25 swiglu_linear starts late, but no node before it records launch_at_end`},

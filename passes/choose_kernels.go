@@ -6,7 +6,7 @@ import (
 
 // kernelAttrs are the attributes chooseKernels records (ir/kernels.go);
 // it drops them first, so that it can run again.
-var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_decode_kernel", "mma_warps", "mma_upw", "mma_slab", "mma_stages", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits", "mmat_slab", "mmat_stage_x", "mmah_cluster", "mmah_warps", "mmah_clusters"}
+var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_decode_kernel", "mma_warps", "mma_upw", "mma_slab", "mma_stages", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits", "mmat_slab", "mmat_stage_x", "mmah_cluster", "mmah_warps", "mmah_x_halves", "mmah_clusters"}
 
 // chooseKernels decides, for the graph's GPU target (the graph attribute
 // target), which kernel family serves each matrix node and MoE in each
@@ -56,7 +56,7 @@ var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_de
 //     but mma_halves ahead of them where its weights are K-quants with
 //     MmaH fragments (Q4_K, Q5_K and Q6_K laid out; mmaHalves) and a shape
 //     fits (GPU.MMAHalvesShape, recorded as mmah_cluster, mmah_warps,
-//     mmah_clusters): no scale product per 32 elements, each activation
+//     mmah_x_halves, mmah_clusters): no scale product per 32 elements, each activation
 //     read from L2 once a block, no quantize launch.
 //     An MoE's: mma_tokens where its experts' weights have tensor-core
 //     fragments (moeTokens: each routed expert's weights read once for
@@ -442,6 +442,6 @@ func recordMMAHalves(gpu GPU, n *ir.Node, attr string, maxTokens int64) bool {
 		return false
 	}
 	n.Attrs[attr] = ir.KernelMMAHalves
-	n.Attrs["mmah_cluster"], n.Attrs["mmah_warps"], n.Attrs["mmah_clusters"] = shape.Cluster, shape.Warps, shape.Clusters
+	n.Attrs["mmah_cluster"], n.Attrs["mmah_warps"], n.Attrs["mmah_x_halves"], n.Attrs["mmah_clusters"] = shape.Cluster, shape.Warps, shape.XHalves, shape.Clusters
 	return true
 }

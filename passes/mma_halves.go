@@ -4,15 +4,32 @@ import "github.com/llama-orch/orc/ir"
 
 // MMAHalves is how a matrix node's mma_halves kernel (codegen/cuda's
 // mma_halves.cu.tmpl) runs, as chooseKernels records it (mmah_cluster,
-// mmah_warps, mmah_clusters): thread-block clusters of Cluster blocks,
-// each block a range of in/256/Cluster super-blocks of every row and
-// Warps warps, each warp a tile of 16 rows a round; Clusters of them.
-type MMAHalves struct{ Cluster, Warps, Clusters int64 }
+// mmah_warps, mmah_x_halves, mmah_clusters): thread-block clusters of
+// Cluster blocks, each block a range of in/256/Cluster super-blocks of
+// every row and Warps warps, each warp a tile of 16 rows a round, the
+// activations as XHalves f16 halves (2: hi + lo, 22 bits; 1: f16);
+// Clusters of them.
+type MMAHalves struct{ Cluster, Warps, XHalves, Clusters int64 }
 
 // mmahWarps is an mma_halves block's warps: 8, two blocks an SM at most
 // (the kernel holds two super-blocks' fetches a lane, about 110-130
 // registers).
 const mmahWarps = 8
+
+// mmahLongWalk is the super-blocks a round of a warp's walk from which an
+// mma_halves shape needs blocks on half the SMs or more: fewer blocks each
+// walking that many leave the GPU idle where mma_tokens' one round splits
+// every tile's row over 8 warps (Qwen2.5-0.5B's down, rows of 19
+// super-blocks in 7 blocks: 44.9 µs at 2 tokens against mma_tokens' 16.2,
+// H200).
+const mmahLongWalk = 8
+
+// mmahXHalves is the f16 halves an mma_halves kernel takes its activations
+// as: 1, x rounded to f16, one mma a k-step (TestGPUMMATokensTiming, H200:
+// 0–10 % faster than hi + lo's two at Phi-3-mini's widths; its error, 2–6e-4
+// of the largest output, 1.1e-3 for SwiGLU's, is within the batched step's
+// 2e-3 of the CPU device's logits).
+const mmahXHalves = 1
 
 // MMATokensNTiles is the n-tiles of 8 tokens a block of the token
 // products (mma_tokens, mma_halves) takes in steps of at most maxTokens
@@ -20,13 +37,13 @@ const mmahWarps = 8
 func MMATokensNTiles(maxTokens int64) int64 { return min(MMATokensMaxTiles, ceilDiv(maxTokens, 8)) }
 
 // MMAHalvesSmem is an mma_halves block's dynamic shared memory
-// (mmah_smem_bytes): its range of sr super-blocks of nt·8 tokens'
-// activations, as f16 halves (16 bytes four elements a token) and slice
-// sums (8 bytes two slices a token), and two rounds of its warps' tile
-// sums.
-func MMAHalvesSmem(sr, nt, nw int64) int64 {
+// (mmah_run's): its range of sr super-blocks of nt·8 tokens' activations
+// as xh f16 halves (8 bytes four elements a token each), their slice sums
+// as two halves (8 bytes two slices a token), and two rounds of its nw
+// warps' tile sums.
+func MMAHalvesSmem(sr, nt, nw, xh int64) int64 {
 	tp := 8 * nt
-	return sr*64*tp*16 + sr*4*tp*8 + 2*nw*16*tp*4
+	return sr*64*tp*8*xh + sr*4*tp*8 + 2*nw*16*tp*4
 }
 
 // mmahLayout reports whether weight w has mma_halves fragments (MmaH):
@@ -66,7 +83,8 @@ func mmaHalves(n *ir.Node) bool {
 // 16 rows of in elements over steps of at most maxTokens tokens: of the
 // clusters (a divisor of the row's super-blocks, at most TokensCluster,
 // none mmahRefused) and their number (at most two blocks an SM, as their
-// shared memory allows, and a warp a tile), the one of least cost,
+// shared memory allows, no more clusters than the GPCs hold at once, and a
+// warp a tile), the one of least cost,
 // counted in ninths of a warp super-block (a 16-row tile's 256 elements,
 // about 75 ns of an SM at 16 tokens): the busiest SM's blocks (ceil(blocks
 // / SMs)) times their rounds' super-blocks and their staging's
@@ -101,21 +119,36 @@ func (g GPU) mmahClusters(in, tiles, maxTokens, c int64) (MMAHalves, int64, bool
 	}
 	nt, nw := MMATokensNTiles(maxTokens), int64(mmahWarps)
 	sr := in / 256 / c
-	perSM := min(2, g.SmemPerSM/(MMAHalvesSmem(sr, nt, nw)+1<<10))
+	perSM := min(2, g.SmemPerSM/(MMAHalvesSmem(sr, nt, nw, mmahXHalves)+1<<10))
 	barrier := int64(2)
 	if c > 1 {
 		barrier = 8
 	}
 	var best MMAHalves
 	bestCost := int64(-1)
-	for cl := int64(1); cl*c <= perSM*g.SMs && cl <= ceilDiv(tiles, nw); cl++ {
+	for cl := int64(1); cl <= g.residentClusters(c, perSM) && cl <= ceilDiv(tiles, nw); cl++ {
 		rounds, blocks := ceilDiv(tiles, cl*nw), cl*c
 		cost := ceilDiv(blocks, g.SMs)*(9*rounds*nw*sr+8*nt*sr) + blocks*sr*8*nt/41 + 9*rounds*barrier
 		if bestCost < 0 || cost <= bestCost {
-			best, bestCost = MMAHalves{Cluster: c, Warps: nw, Clusters: cl}, cost
+			best, bestCost = MMAHalves{Cluster: c, Warps: nw, XHalves: mmahXHalves, Clusters: cl}, cost
 		}
 	}
+	if best.Clusters*c < g.SMs/2 && sr >= mmahLongWalk {
+		return MMAHalves{}, 0, false
+	}
 	return best, bestCost, bestCost >= 0
+}
+
+// residentClusters is the most clusters of c blocks, perSM blocks an SM,
+// that the GPU runs at once: a cluster's blocks share one GPC, so each GPC
+// (of at least GPCSMs SMs) holds floor(perSM·GPCSMs / c) of them. More go
+// in a second wave: Phi-3-mini's SwiGLU in 43 clusters of 6 (2 blocks an
+// SM; an H200's GPCs hold 42) took about twice a wave's time.
+func (g GPU) residentClusters(c, perSM int64) int64 {
+	if c == 1 || g.GPCSMs == 0 {
+		return perSM * g.SMs / c
+	}
+	return g.SMs / g.GPCSMs * (perSM * g.GPCSMs / c)
 }
 
 // mmahRefused reports the shapes no mma_halves kernel takes: clusters of

@@ -9,11 +9,16 @@ import (
 // MMAHalvesShape at Phi-3-mini's batched decode products (16 tokens a
 // block): clusters dividing the row's super-blocks, within the target's
 // cluster limit (none on sm_80), shared memory for their blocks an SM,
-// no more clusters than a warp a tile, and rounds covering every tile;
+// no more clusters than a warp a tile nor than the GPCs hold at once
+// (the SwiGLU's 43 clusters of 6 ran in two waves on an H200), the
+// activations in mmahXHalves halves, and rounds covering every tile;
 // the o-proj's 192 tiles of 3072 split over clusters (a block a tile
 // would leave most SMs idle); none for rows of no whole super-blocks, nor
 // on sm_80 where a block's whole row of activations passes its shared
-// memory; no clusters of one over rows of 512 (mmahRefused).
+// memory or its blocks too few (mmahLongWalk); no clusters of one over
+// rows of 512 (mmahRefused); none for
+// Qwen2.5-0.5B's down (rows of 19 super-blocks: 7 blocks, each warp a whole
+// row, against mma_tokens' 56).
 func TestMMAHalvesShape(t *testing.T) {
 	for _, arch := range []string{"sm_90", "sm_80"} {
 		g, err := GPUTarget(arch)
@@ -29,15 +34,16 @@ func TestMMAHalvesShape(t *testing.T) {
 			sh, ok := g.MMAHalvesShape(c.in, c.tiles, 512)
 			s := c.in / 256
 			if !ok {
-				if g.TokensCluster > 1 || MMAHalvesSmem(s, 2, mmahWarps)+1<<10 <= g.SmemPerSM {
+				if g.TokensCluster > 1 { // sm_80: one block a cluster, too few for rows this long (mmahLongWalk) or too wide for its shared memory
 					t.Errorf("%s %s: no shape", arch, c.name)
 				}
 				continue
 			}
 			blocks := sh.Cluster * sh.Clusters
-			perSM := g.SmemPerSM / (MMAHalvesSmem(s/sh.Cluster, 2, sh.Warps) + 1<<10)
+			perSM := g.SmemPerSM / (MMAHalvesSmem(s/sh.Cluster, 2, sh.Warps, sh.XHalves) + 1<<10)
 			if s%sh.Cluster != 0 || sh.Cluster > g.TokensCluster || perSM < 1 || blocks > min(2, perSM)*g.SMs ||
-				sh.Clusters > ceilDiv(c.tiles, sh.Warps) || sh.Warps != mmahWarps {
+				sh.Clusters > ceilDiv(c.tiles, sh.Warps) || sh.Warps != mmahWarps || sh.XHalves != mmahXHalves ||
+				sh.Cluster > 1 && sh.Clusters > g.SMs/g.GPCSMs*(min(2, perSM)*g.GPCSMs/sh.Cluster) {
 				t.Errorf("%s %s: %+v (%d super-blocks a row, %d blocks an SM fit)", arch, c.name, sh, s, perSM)
 			}
 			if c.name == "o-proj" && arch == "sm_90" && sh.Cluster == 1 {
@@ -50,6 +56,9 @@ func TestMMAHalvesShape(t *testing.T) {
 		}
 		if _, ok := g.MMAHalvesShape(896, 56, 512); ok {
 			t.Errorf("%s: a shape for rows of 896", arch)
+		}
+		if sh, ok := g.MMAHalvesShape(4864, 56, 16); ok {
+			t.Errorf("%s: %+v for rows of 4864, 56 tiles", arch, sh)
 		}
 		if _, ok := g.MMAHalvesCluster(3072, 576, 512, 5); ok {
 			t.Errorf("%s: clusters of 5 for 12 super-blocks a row", arch)

@@ -35,8 +35,11 @@ type GPU struct {
 	DecodeAttnCluster, DecodeAttnStages, DecodeAttnSmem int64
 	// TokensCluster is the most blocks of an mma_halves kernel's
 	// thread-block cluster, which split its rows' super-blocks (sm_90's
-	// portable 8; 1: no clusters).
-	TokensCluster int64
+	// portable 8; 1: no clusters). GPCSMs is the SMs of the target's
+	// smallest GPC, the unit a cluster's blocks share (H100 and H200: 132
+	// SMs, GPCs of 16 and 18; 0: no clusters), which bounds the clusters
+	// resident at once (GPU.residentClusters).
+	TokensCluster, GPCSMs int64
 	// PagedAttnStages is the most key tiles the batched step's attention
 	// (attend_paged) keeps in flight a block and PagedAttnSmem the most
 	// shared memory their ring may take (two stages whatever it says);
@@ -54,7 +57,7 @@ var gpus = map[string]GPU{
 	"sm_80": {Arch: "sm_80", SMs: 108, SmemPerSM: 164 << 10, GEMMFill: 108, DecodeAttnBlocks: 216,
 		DecodeAttnCluster: 1, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10, PagedAttnStages: 4, PagedAttnSmem: 40 << 10, PagedAttnWaves: 2, TokensCluster: 1},
 	"sm_90": {Arch: "sm_90", SMs: 132, SmemPerSM: 228 << 10, GEMMFill: 128, DecodeAttnBlocks: 256, DependentLaunch: true,
-		DecodeAttnCluster: 8, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10, PagedAttnStages: 4, PagedAttnSmem: 56 << 10, PagedAttnWaves: 2, TokensCluster: 8},
+		DecodeAttnCluster: 8, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10, PagedAttnStages: 4, PagedAttnSmem: 56 << 10, PagedAttnWaves: 2, TokensCluster: 8, GPCSMs: 16},
 }
 
 // GPUTarget is the description of CUDA target arch.

@@ -16,15 +16,23 @@ import (
 // a product that takes an element or a token twice, or none, is found
 // without a GPU.
 
-// mmahSwizzle is mmah_swizzle.
-func mmahSwizzle(r int) int { return ((r ^ (r >> 4)) & 3) << 1 }
+// mmahSwizzle is mmah_swizzle for rows of tp tokens of xh halves.
+func mmahSwizzle(tp, xh, r int) int {
+	sh := 2
+	if xh == 2 {
+		sh = 1
+	}
+	return (((r ^ (r >> 4)) & 3) << sh) & (tp - 1)
+}
 
-// mmahLanes is mmah_lanes: lane (g, t)'s four B offsets.
-func mmahLanes(tp, lr, g int) [4]int {
+// mmahLanes is mmah_lanes: lane (g, t)'s four B offsets an n-tile.
+func mmahLanes(tp, xh, lr, g int) []int {
 	own := (lr ^ (lr >> 4)) & 3
-	var at [4]int
-	for q := range 4 {
-		at[q] = lr*tp + (g ^ (((q ^ own) & 3) << 1))
+	at := make([]int, 4*tp/8)
+	for j := range tp / 8 {
+		for q := range 4 {
+			at[4*j+q] = lr*tp + ((8*j + g) ^ mmahSwizzle(tp, xh, q^own))
+		}
 	}
 	return at
 }
@@ -42,8 +50,8 @@ type mmahSlot struct {
 // mmahShapeCase is one launch of an mma_halves kernel: its template
 // arguments, its grid and the step's rows.
 type mmahShapeCase struct {
-	in, c, nw, nt, ncl, tiles, rows int
-	q6                              bool // Q6_K's k-steps, else Q4_K's and Q5_K's
+	in, c, nw, nt, xh, ncl, tiles, rows int
+	q6                                  bool // Q6_K's k-steps, else Q4_K's and Q5_K's
 }
 
 func (k mmahShapeCase) String() string {
@@ -51,7 +59,7 @@ func (k mmahShapeCase) String() string {
 	if k.q6 {
 		typ = "Q6_K"
 	}
-	return fmt.Sprintf("%s in %d, clusters of %d, %d warps, %d n-tiles, %d clusters, %d tiles, %d rows", typ, k.in, k.c, k.nw, k.nt, k.ncl, k.tiles, k.rows)
+	return fmt.Sprintf("%s in %d, clusters of %d, %d warps, %d n-tiles, x in %d halves, %d clusters, %d tiles, %d rows", typ, k.in, k.c, k.nw, k.nt, k.xh, k.ncl, k.tiles, k.rows)
 }
 
 // mmahStage is mmah_stage for the block of rank rank at tokens tok0..: its
@@ -70,7 +78,7 @@ func mmahStage(t *testing.T, k mmahShapeCase, rank, tok0 int) (xh, xs []mmahSlot
 		if tok >= k.rows {
 			tok = -1
 		}
-		i := r*tp + (kk ^ mmahSwizzle(r))
+		i := r*tp + (kk ^ mmahSwizzle(tp, k.xh, r))
 		if xh[i].set {
 			t.Fatalf("%v: rank %d stages place %d twice", k, rank, i)
 		}
@@ -120,8 +128,7 @@ func mmahCover(t *testing.T, k mmahShapeCase) {
 	cover := make([]uint8, k.tiles*16*k.rows*groups)
 	mins := make([]uint8, k.tiles*16*k.rows*k.in/32)
 	finished := make([]int, k.tiles*16*k.rows)
-	// part[cluster][rank][buffer][warp]: which tile's round the buffer holds.
-	type partKey struct{ cl, rank, buf, w int }
+	type partKey struct{ cl, rank, round, w int }
 	for tok0 := 0; tok0 < k.rows; tok0 += tp {
 		nt := min(k.nt, (k.rows-tok0+7)/8)
 		na := k.nt
@@ -135,46 +142,60 @@ func mmahCover(t *testing.T, k mmahShapeCase) {
 		}
 		g := k.ncl
 		rounds := (k.tiles + g*k.nw - 1) / (g * k.nw)
+		items := rounds * sr
+		// part[cluster, rank, round, warp]: the tile whose sums the round's
+		// buffer holds (the kernel's two buffers alternate by round: a
+		// round's are read before its ranks arrive at the next barrier).
 		part := map[partKey]int{}
-		for round := range rounds {
-			for cl := range g {
-				for rank := range k.c {
-					xh, xs := stages[rank][0], stages[rank][1]
-					for w := range k.nw {
-						tile := (round*k.nw+w)*g + cl
+		for cl := range g {
+			for rank := range k.c {
+				xh, xs := stages[rank][0], stages[rank][1]
+				for w := range k.nw {
+					tileOf := func(i int) int { return (i/sr*k.nw+w)*g + cl }
+					// The walk: item i (round i / sr, super-block i % sr of
+					// the range) in buffer i % 2, item i + 1 fetched before
+					// item i multiplies.
+					var buf [2]int
+					fetch := func(i, b int) {
+						if tileOf(i) < k.tiles {
+							buf[b] = i
+						}
+					}
+					step := func(i, b int) {
+						tile := tileOf(i)
 						if tile >= k.tiles {
-							continue
+							return
 						}
-						part[partKey{cl, rank, round & 1, w}] = tile
-						// The walk: two fetch buffers, the next super-block in
-						// flight while one multiplies.
-						var buf [2]int
-						buf[0] = rank * sr
-						dot := func(b, sbl int) {
-							if buf[b] != rank*sr+sbl {
-								t.Fatalf("%v: rank %d multiplies super-block %d of its range from a fetch of %d", k, rank, sbl, buf[b])
-							}
-							mmahDot(t, k, xh, xs, tile, tok0, na, rank*sr+sbl, sbl, func(row, tok, grp int) {
-								cover[at(tile, row, tok)*groups+grp]++
-							}, func(row, tok, slice int) {
-								mins[at(tile, row, tok)*k.in/32+slice]++
-							})
+						if buf[b] != i {
+							t.Fatalf("%v: rank %d warp %d multiplies item %d from a fetch of item %d", k, rank, w, i, buf[b])
 						}
-						for si := 0; si < sr; si += 2 {
-							if si+1 < sr {
-								buf[1] = rank*sr + si + 1
+						mmahDot(t, k, xh, xs, tile, tok0, na, rank*sr+i%sr, i%sr, func(row, tok, grp int) {
+							cover[at(tile, row, tok)*groups+grp]++
+						}, func(row, tok, slice int) {
+							mins[at(tile, row, tok)*k.in/32+slice]++
+						})
+						if i%sr == sr-1 {
+							part[partKey{cl, rank, i / sr, w}] = tile
+						}
+					}
+					buf = [2]int{-1, -1}
+					fetch(0, 0)
+					for i := 0; i < items; i += 2 {
+						if i+1 < items {
+							fetch(i+1, 1)
+						}
+						step(i, 0)
+						if i+1 < items {
+							if i+2 < items {
+								fetch(i+2, 0)
 							}
-							dot(0, si)
-							if si+1 < sr {
-								if si+2 < sr {
-									buf[0] = rank*sr + si + 2
-								}
-								dot(1, si+1)
-							}
+							step(i+1, 1)
 						}
 					}
 				}
 			}
+		}
+		for round := range rounds {
 			// After the round's barrier: rank ρ finishes the tiles of warps
 			// w ≡ ρ (mod C), summing every rank's buffer of warp w.
 			for cl := range g {
@@ -185,7 +206,7 @@ func mmahCover(t *testing.T, k mmahShapeCase) {
 							break
 						}
 						for q := range k.c {
-							if got, ok := part[partKey{cl, q, round & 1, w}]; !ok || got != tw {
+							if got, ok := part[partKey{cl, q, round, w}]; !ok || got != tw {
 								t.Fatalf("%v: rank %d finishes tile %d from rank %d's sums of tile %d (%v)", k, rank, tw, q, got, ok)
 							}
 						}
@@ -258,12 +279,12 @@ func mmahDot(t *testing.T, k mmahShapeCase, xh, xs []mmahSlot, tile, tok0, na, s
 			for n := range 8 {
 				for lt := range 4 {
 					aGroup := sb*64 + st.a + lr(lt) // lane (row mod 8, lt)'s A, of every row of the tile
-					at := mmahLanes(tp, lr(lt), n)
+					at := mmahLanes(tp, k.xh, lr(lt), n)
 					q := st.r & 3
 					if k.q6 {
 						q = (st.r ^ (st.r >> 4)) & 3
 					}
-					b := xh[at[q]+st.r*tp+8*j] // lane (n, lt)'s B
+					b := xh[at[4*j+q]+st.r*tp] // lane (n, lt)'s B
 					if b.what != aGroup {
 						t.Fatalf("%v: tile %d super-block %d: the elements of group %d meet the activations of group %d (lane %d, token column %d)", k, tile, sb, aGroup, b.what, lt, n)
 					}
@@ -345,12 +366,14 @@ func TestMMAHalvesCover(t *testing.T) {
 				for _, sh := range shapes {
 					for _, rows := range []int64{1, 7, 8, 9, maxTokens, 2*maxTokens + 3} {
 						for _, q6 := range []bool{false, true} {
-							k := mmahShapeCase{in: int(in), c: int(sh.Cluster), nw: int(sh.Warps), nt: int(nt), ncl: int(sh.Clusters), tiles: int(tiles), rows: int(rows), q6: q6}
-							if seen[k] {
-								continue
+							for xh := 1; xh <= 2; xh++ {
+								k := mmahShapeCase{in: int(in), c: int(sh.Cluster), nw: int(sh.Warps), nt: int(nt), xh: xh, ncl: int(sh.Clusters), tiles: int(tiles), rows: int(rows), q6: q6}
+								if seen[k] {
+									continue
+								}
+								seen[k] = true
+								mmahCover(t, k)
 							}
-							seen[k] = true
-							mmahCover(t, k)
 						}
 					}
 				}
@@ -362,7 +385,7 @@ func TestMMAHalvesCover(t *testing.T) {
 	// harness launched it: its arithmetic covers its products too.
 	for _, rows := range []int{1, 3, 9, 16} {
 		for _, q6 := range []bool{false, true} {
-			mmahCover(t, mmahShapeCase{in: 512, c: 1, nw: 8, nt: 2, ncl: 2, tiles: 13, rows: rows, q6: q6})
+			mmahCover(t, mmahShapeCase{in: 512, c: 1, nw: 8, nt: 2, xh: 1, ncl: 2, tiles: 13, rows: rows, q6: q6})
 		}
 	}
 	t.Logf("%d launches covered", len(seen))

@@ -1,6 +1,7 @@
 package cuda_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -14,8 +15,8 @@ import (
 // TestCodegenStreamsRecordedTokens: the batched decode step of Phi-3-mini
 // at real width takes mma_halves for its qkv as chooseKernels recorded it
 // (clusters of mmah_cluster blocks, each its range of the activations in
-// dynamic shared memory, passes.MMAHalvesSmem), a cluster that does not
-// divide the row refused; turned to mma_tokens, the streamed kernel where
+// dynamic shared memory, passes.MMAHalvesSmem; the activations in
+// mmah_x_halves halves), a cluster that does not divide the row refused; turned to mma_tokens, the streamed kernel where
 // the node records mmat_slab, with the stages' and the staged
 // activations' shared memory on the launch, the one-round kernel without
 // the record, and a slab the weight cannot be streamed in refused.
@@ -39,14 +40,21 @@ func TestCodegenStreamsRecordedTokens(t *testing.T) {
 		return plans.Launch{}, false
 	}
 	cl := qkv.Int("mmah_cluster")
-	if l, ok := launch("qkv_mmah_"); !ok || int64(l.Smem) != passes.MMAHalvesSmem(12/cl, 2, qkv.Int("mmah_warps")) || l.GridB[0] != cl*qkv.Int("mmah_clusters") {
+	if l, ok := launch("qkv_mmah_"); !ok || int64(l.Smem) != passes.MMAHalvesSmem(12/cl, 2, qkv.Int("mmah_warps"), qkv.Int("mmah_x_halves")) || l.GridB[0] != cl*qkv.Int("mmah_clusters") {
 		t.Errorf("recorded mma_halves %v: the batched decode's qkv_mmah is %+v", qkv.Attrs, l)
+	}
+	for _, xh := range []int64{1, 2} { // the activations' halves: the kernel's template argument and its staged bytes
+		qkv.Attrs["mmah_x_halves"] = xh
+		want := fmt.Sprintf("_%d_%d_%d_2_0", cl, qkv.Int("mmah_warps"), xh) // …_C_NW_XH_NT_ROWS
+		if l, ok := launch("qkv_mmah_"); !ok || !strings.HasSuffix(l.Kernel, want) || int64(l.Smem) != passes.MMAHalvesSmem(12/cl, 2, qkv.Int("mmah_warps"), xh) {
+			t.Errorf("recorded mmah_x_halves %d: the batched decode's qkv_mmah is %+v, want a name ending %s", xh, l, want)
+		}
 	}
 	qkv.Attrs["mmah_cluster"] = int64(5) // not a divisor of 12 super-blocks
 	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "records mma_halves clusters of 5 blocks") {
 		t.Errorf("clusters of 5 over rows of 3072: %v, want a refusal", err)
 	}
-	for _, k := range []string{"mmah_cluster", "mmah_warps", "mmah_clusters"} {
+	for _, k := range []string{"mmah_cluster", "mmah_warps", "mmah_x_halves", "mmah_clusters"} {
 		delete(qkv.Attrs, k)
 	}
 	qkv.Attrs["batch_decode_kernel"] = ir.KernelMMATokens

@@ -45,29 +45,46 @@ var mmatShapes = []mmatShape{
 // stream with its activations staged or read, in chunks of slabs slabs of
 // passes.MMATokensSlab's; or mma_halves (halves > 0: in clusters of that
 // many blocks, as passes.GPU.MMAHalvesCluster shapes them; -1: as
-// chooseKernels would, passes.GPU.MMAHalvesShape).
+// chooseKernels would, passes.GPU.MMAHalvesShape; xh > 0: that shape with
+// the activations in so many f16 halves, its clusters cut to those its
+// shared memory leaves resident at once).
 type mmatVariant struct {
 	name           string
 	stream, stageX bool
 	slabs          int64
-	halves         int64
+	halves, xh     int64
 }
 
 var mmatVariants = []mmatVariant{
-	{"one round", false, false, 0, 0},
-	{"stream x staged", true, true, 1, 0}, {"stream x read", true, false, 1, 0},
-	{"stream x staged 2", true, true, 2, 0}, {"stream x read 2", true, false, 2, 0},
-	{"halves chosen", false, false, 0, -1},
-	{"halves C=1", false, false, 0, 1}, {"halves C=2", false, false, 0, 2}, {"halves C=4", false, false, 0, 4}, {"halves C=8", false, false, 0, 8},
+	{"one round", false, false, 0, 0, 0},
+	{"stream x staged", true, true, 1, 0, 0}, {"stream x read", true, false, 1, 0, 0},
+	{"stream x staged 2", true, true, 2, 0, 0}, {"stream x read 2", true, false, 2, 0, 0},
+	{"halves chosen", false, false, 0, -1, 0}, {"halves x2", false, false, 0, -1, 2},
+	{"halves C=1", false, false, 0, 1, 0}, {"halves C=2", false, false, 0, 2, 0}, {"halves C=3", false, false, 0, 3, 0},
+	{"halves C=4", false, false, 0, 4, 0}, {"halves C=6", false, false, 0, 6, 0}, {"halves C=8", false, false, 0, 8, 0},
 }
 
 // mmahShapeOf is variant v's mma_halves shape for a matrix of tiles tiles
 // of rows of in elements (false: it has none).
 func mmahShapeOf(gpu passes.GPU, v mmatVariant, in, tiles, maxTokens int64) (passes.MMAHalves, bool) {
+	sh, ok := gpu.MMAHalvesCluster(in, tiles, maxTokens, v.halves)
 	if v.halves < 0 {
-		return gpu.MMAHalvesShape(in, tiles, maxTokens)
+		sh, ok = gpu.MMAHalvesShape(in, tiles, maxTokens)
 	}
-	return gpu.MMAHalvesCluster(in, tiles, maxTokens, v.halves)
+	if ok && v.xh > 0 {
+		sh.XHalves = v.xh
+		smem := passes.MMAHalvesSmem(in/256/sh.Cluster, passes.MMATokensNTiles(maxTokens), sh.Warps, sh.XHalves)
+		perSM := min(2, gpu.SmemPerSM/(smem+1<<10))
+		if perSM < 1 {
+			return passes.MMAHalves{}, false
+		}
+		resident := perSM * gpu.SMs / sh.Cluster
+		if sh.Cluster > 1 { // a GPC's SMs hold a cluster's blocks (passes.GPU.GPCSMs)
+			resident = gpu.SMs / gpu.GPCSMs * (perSM * gpu.GPCSMs / sh.Cluster)
+		}
+		sh.Clusters = min(sh.Clusters, resident)
+	}
+	return sh, ok
 }
 
 // mmatTimingSlab is the rows of distinct weights each matrix tiles.
@@ -78,18 +95,106 @@ const mmatTimingSlab = 64
 // (mmatVariants: mma_tokens' and mma_halves'), at 2, 4, 8 and 16 tokens,
 // beside the single-token decode kernel of the same weights (T = 1), and
 // logs µs and TB/s of weights a launch; it checks each product against
-// float64 (2e-4 of the largest, 4e-4 for SwiGLU's two) and asserts nothing
-// about speed. The times are
+// float64 (mmatTolerance) and asserts nothing about speed. The times are
 // runtime/cuda's launch profile (Options.ProfileFile): each launch alone
 // between two events, its ramp included, none of the overlap a graph gives.
 // Every matrix of every form has its own weights (860 MB: far past L2), so
-// no launch reads another's from L2. ORC_GPU_BENCH=1.
+// no launch reads another's from L2. ORC_GPU_BENCH=1; ORC_MMAT_FORMS (form
+// names, comma-separated) times those forms alone.
 func TestGPUMMATokensTiming(t *testing.T) {
 	gpuOnly(t)
 	if os.Getenv("ORC_GPU_BENCH") != "1" {
 		t.Skip("set ORC_GPU=1 ORC_GPU_BENCH=1 on a GPU host")
 	}
-	const maxTokens = 16
+	tp := newMMATTimingPlan(t, mmatFormsOf(t, os.Getenv("ORC_MMAT_FORMS")))
+	g, man, prods, tables := tp.g, tp.man, tp.prods, tp.tables
+	lo, hi := outputSpan(g, mmatTimingTokens)
+	man.Model.Vocab = int((hi - lo) / 4)
+	dir := writeEditedPlan(t, g, man, func(name string) []byte { return tp.data[name] }, func(k *plans.Kernels) { k.Logits = lo })
+
+	for _, T := range []int{1, 2, 4, 8, 16} {
+		got, schedules := profiledSchedules(t, dir, 64, T)
+		us := schedules["prefill"]
+		if T == 1 { // the decode schedule's single-token kernels of the same weights
+			t.Logf("T = 1: %-16s %10s %9s %8s  %s", "matrix", "bytes", "µs", "TB/s", "kernel")
+			for _, sh := range mmatShapes {
+				for _, p := range prods {
+					if p.shape == sh {
+						kernel, u := mmatSingleTime(schedules["decode"], sh)
+						t.Logf("T = 1: %-16s %10d %9.1f %8.2f  %s", sh.name, p.bytes, u, float64(p.bytes)/u/1e6, kernel)
+						break
+					}
+				}
+			}
+			continue
+		}
+		t.Logf("T = %d: %-16s %-17s %10s %9s %8s %9s  %s", T, "matrix", "form", "bytes", "µs", "TB/s", "rel_err", "kernel")
+		for _, p := range prods {
+			ref := mmatRef(p.shape, p.deq, tables[p.shape.in], T)
+			off := (p.y.Attrs["offset"].(int64) - lo) / 4
+			e := relErr64(got[off:off+int64(T)*p.shape.out], ref)
+			if tol := mmatTolerance(p.y, p.shape.swiglu); e > tol {
+				t.Errorf("T = %d, %s, %s: relative error %.2e", T, p.shape.name, p.variant.name, e)
+			}
+			kernel, u := mmatKernelTime(us, p.shape, p.variant, passes.MMATokensSlab(p.y.Inputs[1], p.shape.in), p.cluster, p.xh)
+			t.Logf("T = %d: %-16s %-17s %10d %9.1f %8.2f %9.1e  %s", T, p.shape.name, p.variant.name, p.bytes, u, float64(p.bytes)/u/1e6, e, kernel)
+		}
+	}
+}
+
+// mmatTimingTokens is the timing plan's max_tokens: a batched decode
+// step's most rows.
+const mmatTimingTokens = 16
+
+// mmatProduct is one product of the timing plan: a shape in a form, its
+// output node, the slab's dequantized rows, its weights' bytes and its
+// mma_halves cluster and activations' halves.
+type mmatProduct struct {
+	shape       mmatShape
+	variant     mmatVariant
+	y           *ir.Node
+	deq         []float32 // [mmatTimingSlab, in]
+	bytes       int64
+	cluster, xh int64 // mma_halves'
+}
+
+// mmatTimingPlan is the timing plan before its kernels are compiled: the
+// graph after the GPU passes, each product's kernel recorded, the
+// manifest, the weights' and tables' bytes by name, the activations by row
+// length ([max tokens, in]) and the products.
+type mmatTimingPlan struct {
+	g      *ir.Graph
+	man    *plans.Manifest
+	data   map[string][]byte
+	tables map[int64][]float32
+	prods  []*mmatProduct
+}
+
+// mmatFormsOf is the variants named in forms (comma-separated
+// mmatVariant names; empty: all of them), so that a GPU call can time a
+// few forms within its limit.
+func mmatFormsOf(t *testing.T, forms string) []mmatVariant {
+	t.Helper()
+	if forms == "" {
+		return mmatVariants
+	}
+	var vs []mmatVariant
+	for _, name := range strings.Split(forms, ",") {
+		i := slices.IndexFunc(mmatVariants, func(v mmatVariant) bool { return v.name == name })
+		if i < 0 {
+			t.Fatalf("ORC_MMAT_FORMS: no form %q", name)
+		}
+		vs = append(vs, mmatVariants[i])
+	}
+	return vs
+}
+
+// newMMATTimingPlan builds the timing plan of every shape (mmatShapes) in
+// each of variants, each product with weights of its own, and runs the GPU
+// passes on it, recording each product's form.
+func newMMATTimingPlan(t *testing.T, variants []mmatVariant) *mmatTimingPlan {
+	t.Helper()
+	const maxTokens = mmatTimingTokens
 	r := rand.New(rand.NewPCG(35, 16))
 	gpu, err := passes.GPUTarget("sm_90")
 	if err != nil {
@@ -118,15 +223,7 @@ func TestGPUMMATokensTiming(t *testing.T) {
 		}
 		return xs[in]
 	}
-	type product struct {
-		shape   mmatShape
-		variant mmatVariant
-		y       *ir.Node
-		deq     []float32 // [mmatTimingSlab, in]
-		bytes   int64
-		cluster int64 // mma_halves'
-	}
-	var prods []*product
+	var prods []*mmatProduct
 	for _, sh := range mmatShapes {
 		dt, ok := ir.ParseDType(strings.ToLower(sh.gt.String()))
 		if !ok {
@@ -139,7 +236,7 @@ func TestGPUMMATokensTiming(t *testing.T) {
 		slab, deq := randomSlab(t, r, sh.gt, mmatTimingSlab*int(sh.in))
 		wdata := tile(slab, int(rows/mmatTimingSlab))
 		laid := &ir.Node{Op: ir.OpWeight, DType: dt, Shape: ir.Shape{rows, sh.in}, Attrs: map[string]any{"layout": passes.LayoutName(dt)}}
-		for _, v := range mmatVariants {
+		for _, v := range variants {
 			tiles := rows / 16 // of a linear; a SwiGLU's: columns / 8
 			if _, ok := mmahShapeOf(gpu, v, sh.in, tiles, maxTokens); v.halves != 0 && !ok {
 				t.Logf("%s, %s: no such shape", sh.name, v.name)
@@ -159,7 +256,7 @@ func TestGPUMMATokensTiming(t *testing.T) {
 			if sh.swiglu {
 				op = ir.OpSwiGLULinear
 			}
-			p := &product{shape: sh, variant: v, deq: deq, bytes: int64(len(wdata))}
+			p := &mmatProduct{shape: sh, variant: v, deq: deq, bytes: int64(len(wdata))}
 			p.y = g.Add(op, ir.F32, ir.Shape{ir.T, sh.out}, nil, x(sh.in), w)
 			g.Outputs = append(g.Outputs, p.y)
 			prods = append(prods, p)
@@ -176,8 +273,8 @@ func TestGPUMMATokensTiming(t *testing.T) {
 				t.Fatalf("%s, %s: no mma_halves shape", p.shape.name, p.variant.name)
 			}
 			p.y.Attrs["prefill_kernel"] = ir.KernelMMAHalves
-			p.y.Attrs["mmah_cluster"], p.y.Attrs["mmah_warps"], p.y.Attrs["mmah_clusters"] = sh.Cluster, sh.Warps, sh.Clusters
-			p.cluster = sh.Cluster
+			p.y.Attrs["mmah_cluster"], p.y.Attrs["mmah_warps"], p.y.Attrs["mmah_x_halves"], p.y.Attrs["mmah_clusters"] = sh.Cluster, sh.Warps, sh.XHalves, sh.Clusters
+			p.cluster, p.xh = sh.Cluster, sh.XHalves
 		}
 		if p.variant.stream {
 			w := p.y.Inputs[1]
@@ -192,42 +289,7 @@ func TestGPUMMATokensTiming(t *testing.T) {
 	if err := ir.Verify(g); err != nil {
 		t.Fatal(err)
 	}
-	lo, hi := outputSpan(g, maxTokens)
-	man.Model.Vocab = int((hi - lo) / 4)
-	dir := writeEditedPlan(t, g, man, func(name string) []byte { return data[name] }, func(k *plans.Kernels) { k.Logits = lo })
-
-	for _, T := range []int{1, 2, 4, 8, 16} {
-		got, schedules := profiledSchedules(t, dir, 64, T)
-		us := schedules["prefill"]
-		if T == 1 { // the decode schedule's single-token kernels of the same weights
-			t.Logf("T = 1: %-16s %10s %9s %8s  %s", "matrix", "bytes", "µs", "TB/s", "kernel")
-			for _, sh := range mmatShapes {
-				for _, p := range prods {
-					if p.shape == sh {
-						kernel, u := mmatSingleTime(schedules["decode"], sh)
-						t.Logf("T = 1: %-16s %10d %9.1f %8.2f  %s", sh.name, p.bytes, u, float64(p.bytes)/u/1e6, kernel)
-						break
-					}
-				}
-			}
-			continue
-		}
-		t.Logf("T = %d: %-16s %-17s %10s %9s %8s %9s  %s", T, "matrix", "form", "bytes", "µs", "TB/s", "rel_err", "kernel")
-		for _, p := range prods {
-			ref := mmatRef(p.shape, p.deq, tables[p.shape.in], T)
-			off := (p.y.Attrs["offset"].(int64) - lo) / 4
-			e := relErr64(got[off:off+int64(T)*p.shape.out], ref)
-			tol := 2e-4
-			if p.shape.swiglu {
-				tol *= 2
-			}
-			if e > tol {
-				t.Errorf("T = %d, %s, %s: relative error %.2e", T, p.shape.name, p.variant.name, e)
-			}
-			kernel, u := mmatKernelTime(us, p.shape, p.variant, passes.MMATokensSlab(p.y.Inputs[1], p.shape.in), p.cluster)
-			t.Logf("T = %d: %-16s %-17s %10d %9.1f %8.2f %9.1e  %s", T, p.shape.name, p.variant.name, p.bytes, u, float64(p.bytes)/u/1e6, e, kernel)
-		}
-	}
+	return &mmatTimingPlan{g: g, man: man, data: data, tables: tables, prods: prods}
 }
 
 // mmatRef is the float64 products of tokens 0..T-1 of table (rows of in)
@@ -312,9 +374,9 @@ func mmatDims(sh mmatShape) (family, dims, wtype string) {
 }
 
 // mmatKernelTime finds shape's kernel of variant v (slab: the shape's
-// passes.MMATokensSlab; cluster: its mma_halves cluster) in a profile's
+// passes.MMATokensSlab; cluster, xh: its mma_halves shape) in a profile's
 // times: its name and µs a launch (0 where none matches).
-func mmatKernelTime(us map[string]float64, sh mmatShape, v mmatVariant, slab, cluster int64) (string, float64) {
+func mmatKernelTime(us map[string]float64, sh mmatShape, v mmatVariant, slab, cluster, xh int64) (string, float64) {
 	family, dims, wtype := mmatDims(sh)
 	fn := family + "mmat"
 	if v.halves != 0 {
@@ -328,7 +390,7 @@ func mmatKernelTime(us map[string]float64, sh mmatShape, v mmatVariant, slab, cl
 		if v.stream && !strings.Contains(k, fmt.Sprintf("_%d_%v_", v.slabs*slab, v.stageX)) {
 			continue
 		}
-		if v.halves != 0 && !strings.Contains(k, fmt.Sprintf("_%d_8_", cluster)) {
+		if v.halves != 0 && !strings.Contains(k, fmt.Sprintf("_%d_8_%d_", cluster, xh)) {
 			continue
 		}
 		return k, u

@@ -5055,11 +5055,14 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 //  - A is the weight's integer sc·q in f16 (exact: |sc·q| ≤ 63·31 < 2048
 //    for Q4_K and Q5_K; Q6_K's signed scales can pass 2048, so its A is
 //    q − 32 and a 16-element scale group is one k-step), B the tokens'
-//    activations as two f16 halves (x = hi + lo, hi = f16(x), lo = f16(x −
-//    hi): 22 bits), so one super-block's 16 k-steps accumulate in the mma's
-//    fp32 C, and the super-block takes d·C − dmin·Cmin once per accumulator,
-//    Cmin its mins (m16n8k8: the eight 6-bit mins times the tokens' slice
-//    sums, also two halves).
+//    activations as XH f16 halves: XH = 2, x = hi + lo (hi = f16(x), lo =
+//    f16(x − hi): 22 bits, two mmas a k-step and n-tile), or XH = 1, x
+//    rounded to f16 (one mma: the rounding, 2^-11 of each element, is the
+//    products' error, 2-6e-4 of the largest output, 1e-3 for SwiGLU's),
+//    so one super-block's 16 k-steps accumulate in the mma's fp32 C, and
+//    the super-block takes d·C − dmin·Cmin once per accumulator, Cmin its
+//    mins (m16n8k8: the eight 6-bit mins times the tokens' slice sums as
+//    two halves, hi = f16(s), lo = f16(s − hi)).
 //  - The blocks of a thread-block cluster (C of them, sm_90) split each
 //    row's super-blocks into C ranges; a block stages its range of the
 //    step's activations in shared memory once (from the f32 activation
@@ -5069,15 +5072,20 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 //    distributed shared memory in rank order (deterministic) and run the
 //    family's epilogue. So the activations come from L2 once per block for
 //    its range, C times less than a block walking whole rows would read.
+//    A warp walks its rounds' super-blocks as one sequence, the next one's
+//    fetch in flight while it multiplies one, across the end of a round
+//    too: the next round's first weights arrive during the round's barrier
+//    and epilogue.
 //
 // Fragments (m16n8k16, f16): lane (g, t) holds, of each k-step, elements
 // e0..e3 of rows g and g + 8 (A: words {row g: e0 e1, row g+8: e0 e1, row
-// g: e2 e3, row g+8: e2 e3}) and of token g (B: hi e0 e1, hi e2 e3, then
-// lo), the k order permuted alike on both sides. The lane's four elements
-// are consecutive, so B is one 16-byte shared load: staged rows of
-// activations are [elements / 4][tokens] uint4 {hi e0 e1, hi e2 e3, lo e0
-// e1, lo e2 e3}, the token index swizzled by mmah_swizzle so that a
-// quarter warp's eight loads hit distinct banks.
+// g: e2 e3, row g+8: e2 e3}) and of token g (B: e0 e1, e2 e3, for each
+// half), the k order permuted alike on both sides. The lane's four
+// elements are consecutive, so B is one shared load of 8 bytes a half:
+// staged rows of activations are [elements / 4][tokens] XV (MmahX: uint2
+// {e0 e1, e2 e3}, or uint4 {hi e0 e1, hi e2 e3, lo e0 e1, lo e2 e3}), the
+// token index swizzled by mmah_swizzle so that a quarter warp's (uint4) or
+// half warp's (uint2) loads hit distinct banks.
 
 // mma_1688: c += a · b, m16n8k8, f16 operands, f32 accumulators.
 __device__ __forceinline__ void mma_1688(float* c, const uint32_t* a, uint32_t b) {
@@ -5095,22 +5103,55 @@ __device__ __forceinline__ __half2 mmah_codes_h2(uint32_t c, uint32_t sel) {
 }
 __device__ __forceinline__ uint32_t mmah_u32(__half2 h) { return *(const uint32_t*)&h; }
 
-// mmah_swizzle: where in its row of tokens the activations of element
+// MmahX<XH>::T: the staged activations of four elements of a token, as XH
+// f16 halves; mmah_x: a float4's.
+template <int XH> struct MmahX;
+template <> struct MmahX<1> { using T = uint2; };
+template <> struct MmahX<2> { using T = uint4; };
+template <class XV>
+__device__ __forceinline__ XV mmah_x(float4 v) {
+    const __half2 h01 = __floats2half2_rn(v.x, v.y), h23 = __floats2half2_rn(v.z, v.w);
+    if constexpr (sizeof(XV) == 8) {
+        return XV{mmah_u32(h01), mmah_u32(h23)};
+    } else {
+        const float2 f01 = __half22float2(h01), f23 = __half22float2(h23);
+        return XV{mmah_u32(h01), mmah_u32(h23), mmah_u32(__floats2half2_rn(v.x - f01.x, v.y - f01.y)), mmah_u32(__floats2half2_rn(v.z - f23.x, v.w - f23.y))};
+    }
+}
+// mmah_mma: c += a · b, b each half of a staged XV.
+template <class XV>
+__device__ __forceinline__ void mmah_mma(float* c, const uint32_t* a, const XV& b) {
+    const uint32_t hi[2] = {b.x, b.y};
+    mma_16816(c, a, hi);
+    if constexpr (sizeof(XV) == 16) {
+        const uint32_t lo[2] = {b.z, b.w};
+        mma_16816(c, a, lo);
+    }
+}
+
+// mmah_swizzle: where in its row of TP tokens the activations of element
 // group r (r = element / 4 of the block's range) sit: token ^ this. The
-// lanes t of a k-step take groups 16 (Q4_K, Q5_K) or 1 (Q6_K) apart.
-__device__ __forceinline__ int mmah_swizzle(int r) { return ((r ^ (r >> 4)) & 3) << 1; }
+// lanes t of a k-step take groups 16 (Q4_K, Q5_K) or 1 (Q6_K) apart: a
+// quarter warp's two t and four g land on eight distinct 16-byte places
+// (XH = 2), a half warp's four t and four g on sixteen 8-byte ones (XH =
+// 1; of a row of 8 tokens, two ways).
+template <int TP, int XH>
+__device__ __forceinline__ int mmah_swizzle(int r) { return (((r ^ (r >> 4)) & 3) << (XH == 2 ? 1 : 2)) & (TP - 1); }
 
 // mmah_lanes: lane (g, t)'s B loads of the staged activations (TP tokens
-// a row), as four offsets, one for each value q of a k-step's bits (r ^ (r
-// >> 4)) & 3 taken without the lane's share: at[q] + (its group less the
-// lane's share lr)·TP + 8j is token g of n-tile j, a constant offset from
-// one of four. lr is 16t (Q4_K, Q5_K: bits 4-5 of r) or t (Q6_K: bits
-// 0-1).
-template <int TP>
+// a row), as four offsets an n-tile j, one for each value q of a k-step's
+// bits (r ^ (r >> 4)) & 3 taken without the lane's share: at[4j + q] + (its
+// group less the lane's share lr)·TP is token g of n-tile j, a constant
+// offset from one of them (8j is a bit the swizzle may flip, which the
+// rows' TP-multiples leave clear). lr is 16t (Q4_K, Q5_K: bits 4-5 of r)
+// or t (Q6_K: bits 0-1).
+template <int TP, int XH>
 __device__ __forceinline__ void mmah_lanes(int lr, int g, int* at) {
     const int own = (lr ^ (lr >> 4)) & 3;
 #pragma unroll
-    for (int q = 0; q < 4; q++) at[q] = lr * TP + (g ^ (((q ^ own) & 3) << 1));
+    for (int j = 0; j < TP / 8; j++)
+#pragma unroll
+        for (int q = 0; q < 4; q++) at[4 * j + q] = lr * TP + ((8 * j + g) ^ mmah_swizzle<TP, XH>(q ^ own));
 }
 
 // MmaH<W>: a K-quant accessor's super-blocks as f16 fragments. fetch(rs,
@@ -5135,8 +5176,8 @@ __device__ __forceinline__ uint32_t mmah_word(const MmaHRaw_k4& r, int i) {
 }
 // mmah_k4: the dot of Q4_K (FIFTH false) or Q5_K split (fifth bits of word
 // i at bit i of h.x's bytes, low slice, or h.y's, high).
-template <bool FIFTH, int NT, int TP>
-__device__ __forceinline__ void mmah_k4(const MmaHRaw_k4& ra, const MmaHRaw_k4& rb, int t, int g, int sbl, const uint4* __restrict__ xh,
+template <bool FIFTH, int NT, int TP, class XV>
+__device__ __forceinline__ void mmah_k4(const MmaHRaw_k4& ra, const MmaHRaw_k4& rb, int t, int g, int sbl, const XV* __restrict__ xh,
                                         const int* at, const uint2* __restrict__ xs, float (*acc)[4]) {
     float s[2][2], m[2][2];
     k4_group_scales(ra.hd, t, &s[0][0], &m[0][0], &s[0][1], &m[0][1]);
@@ -5172,10 +5213,7 @@ __device__ __forceinline__ void mmah_k4(const MmaHRaw_k4& ra, const MmaHRaw_k4& 
         const int r = sbl * 64 + kk;  // less the lane's 16t
 #pragma unroll
         for (int j = 0; j < NT; j++) {
-            const uint4 b = xh[at[r & 3] + r * TP + 8 * j];
-            const uint32_t bh[2] = {b.x, b.y}, bl[2] = {b.z, b.w};
-            mma_16816(c[j], a, bh);
-            mma_16816(c[j], a, bl);
+            mmah_mma(c[j], a, xh[at[4 * j + (r & 3)] + r * TP]);
         }
     }
     const float da = h2f(ra.hd.x & 0xFFFF), dma = h2f(ra.hd.x >> 16), db = h2f(rb.hd.x & 0xFFFF), dmb = h2f(rb.hd.x >> 16);
@@ -5199,8 +5237,8 @@ template <i64 NBLK> struct MmaH<W_q4_k<NBLK>> {  // 144-byte blocks: d, dmin, sc
         r.q1 = __ldg((const uint4*)(b + 32 + 32 * t));
     }
     static __device__ __forceinline__ int lane_group(int t) { return 16 * t; }
-    template <int NT, int TP>
-    static __device__ __forceinline__ void dot(const Raw& ra, const Raw& rb, int t, int g, int sbl, const uint4* xh, const int* at, const uint2* xs, float (*acc)[4]) {
+    template <int NT, int TP, class XV>
+    static __device__ __forceinline__ void dot(const Raw& ra, const Raw& rb, int t, int g, int sbl, const XV* xh, const int* at, const uint2* xs, float (*acc)[4]) {
         mmah_k4<false, NT, TP>(ra, rb, t, g, sbl, xh, at, xs, acc);
     }
 };
@@ -5214,8 +5252,8 @@ template <i64 NBLK> struct MmaH<W_q5_k_split<NBLK>> {  // [groups][32] qs, [grou
         r.hd = __ldg((const uint4*)(rs[2] + (i64)sb * 16));
     }
     static __device__ __forceinline__ int lane_group(int t) { return 16 * t; }
-    template <int NT, int TP>
-    static __device__ __forceinline__ void dot(const Raw& ra, const Raw& rb, int t, int g, int sbl, const uint4* xh, const int* at, const uint2* xs, float (*acc)[4]) {
+    template <int NT, int TP, class XV>
+    static __device__ __forceinline__ void dot(const Raw& ra, const Raw& rb, int t, int g, int sbl, const XV* xh, const int* at, const uint2* xs, float (*acc)[4]) {
         mmah_k4<true, NT, TP>(ra, rb, t, g, sbl, xh, at, xs, acc);
     }
 };
@@ -5251,8 +5289,8 @@ template <i64 NBLK> struct MmaH<W_q6_k_split<NBLK>> {
         return i8f(w >> (8 * (i & 3)));
     }
     static __device__ __forceinline__ int lane_group(int t) { return t; }
-    template <int NT, int TP>
-    static __device__ __forceinline__ void dot(const Raw& ra, const Raw& rb, int t, int g, int sbl, const uint4* xh, const int* at, const uint2*, float (*acc)[4]) {
+    template <int NT, int TP, class XV>
+    static __device__ __forceinline__ void dot(const Raw& ra, const Raw& rb, int t, int g, int sbl, const XV* xh, const int* at, const uint2*, float (*acc)[4]) {
         const __half2 off = __float2half2_rn(1056.f);  // 1024 + 32: the codes' bias
         const float da = h2f(ra.d), db = h2f(rb.d);
 #pragma unroll
@@ -5268,11 +5306,8 @@ template <i64 NBLK> struct MmaH<W_q6_k_split<NBLK>> {
                     const float sa = da * scale(ra.sc, s), sb = db * scale(rb.sc, s);
 #pragma unroll
                     for (int j = 0; j < NT; j++) {
-                        const uint4 b = xh[at[(r ^ (r >> 4)) & 3] + r * TP + 8 * j];
-                        const uint32_t bh[2] = {b.x, b.y}, bl[2] = {b.z, b.w};
                         float c[4] = {0.f, 0.f, 0.f, 0.f};
-                        mma_16816(c, a, bh);
-                        mma_16816(c, a, bl);
+                        mmah_mma(c, a, xh[at[4 * j + ((r ^ (r >> 4)) & 3)] + r * TP]);
                         acc[j][0] = fmaf(sa, c[0], acc[j][0]);
                         acc[j][1] = fmaf(sa, c[1], acc[j][1]);
                         acc[j][2] = fmaf(sb, c[2], acc[j][2]);
@@ -5282,28 +5317,20 @@ template <i64 NBLK> struct MmaH<W_q6_k_split<NBLK>> {
     }
 };
 
-// mmah_smem_bytes: a block's dynamic shared memory: its range's staged
-// activations (SR super-blocks, TP tokens: halves and slice sums) and two
-// rounds of each warp's tile sums.
-template <int SR, int TP, int NW>
-__host__ __device__ constexpr int mmah_smem_bytes() { return SR * 64 * TP * 16 + SR * 4 * TP * 8 + 2 * NW * 16 * TP * 4; }
 
 // mmah_stage: the block's range (elements k0 .. k0 + 256·SR of each row)
 // of tokens tok0 .. tok0 + TP − 1 of x (rows past the step's: zeros) as
-// halves into xh and each 32-slice's sum (f32, then two halves) into xs:
+// XV (mmah_x) into xh and each 32-slice's sum (f32, then two halves) into xs:
 // [slice / 2][token] {hi even, hi odd, lo even, lo odd}. Eight consecutive
 // threads hold a slice's eight float4 and sum it by shuffles.
-template <int IN, int SR, int TP>
-__device__ __forceinline__ void mmah_stage(const float* __restrict__ x, int k0, int tok0, int rows, uint4* xh, __half* xs) {
+template <int IN, int SR, int TP, class XV>
+__device__ __forceinline__ void mmah_stage(const float* __restrict__ x, int k0, int tok0, int rows, XV* xh, __half* xs) {
     constexpr int KR = SR * 64, ALL = KR * TP;
     static_assert(ALL % 32 == 0, "whole warps of float4");
     for (int p = threadIdx.x; p < ALL; p += blockDim.x) {
         const int k = p / KR, r = p % KR, tok = tok0 + k;
         const float4 v = tok < rows ? *(const float4*)(x + (i64)tok * IN + k0 + 4 * r) : make_float4(0.f, 0.f, 0.f, 0.f);
-        const __half2 h01 = __floats2half2_rn(v.x, v.y), h23 = __floats2half2_rn(v.z, v.w);
-        const float2 f01 = __half22float2(h01), f23 = __half22float2(h23);
-        const __half2 l01 = __floats2half2_rn(v.x - f01.x, v.y - f01.y), l23 = __floats2half2_rn(v.z - f23.x, v.w - f23.y);
-        xh[r * TP + (k ^ mmah_swizzle(r))] = make_uint4(mmah_u32(h01), mmah_u32(h23), mmah_u32(l01), mmah_u32(l23));
+        xh[r * TP + (k ^ mmah_swizzle<TP, sizeof(XV) / 8>(r))] = mmah_x<XV>(v);
         float s = (v.x + v.y) + (v.z + v.w);
         s += __shfl_xor_sync(0xFFFFFFFFu, s, 1);
         s += __shfl_xor_sync(0xFFFFFFFFu, s, 2);
@@ -5326,79 +5353,70 @@ __device__ __forceinline__ void mmah_stage(const float* __restrict__ x, int k0, 
 // G clusters' NW·G warps take tiles in rounds (warp w of cluster c: tile
 // (round·NW + w)·G + c, so that a round short of tiles leaves warps, not
 // clusters, idle), and after each round rank ρ finishes the round's tiles
-// of warps w ≡ ρ (mod C). A warp holds two super-blocks'
-// fetches (the next in flight while it multiplies one); its first are
-// issued before the wait for the grid before.
-template <class W, int IN, int C, int NW, int NT, int ROWS, class Rows, class Out>
+// of warps w ≡ ρ (mod C). A warp walks its rounds' super-blocks (item i:
+// round i / SR, super-block i % SR of its range) holding two items'
+// fetches, item i + 1's in flight while it multiplies item i, the next
+// round's first across the round's barrier and epilogue; its first are
+// issued before the wait for the grid before. Dynamic shared memory: the
+// staged activations (XH halves), the slice sums, two rounds of the warps'
+// tile sums (passes.MMAHalvesSmem).
+template <class W, int IN, int C, int NW, int XH, int NT, int ROWS, class Rows, class Out>
 __device__ __forceinline__ void mmah_run(int tiles, const float* __restrict__ x, const int* __restrict__ state, Rows rows_of, Out out) {
     using M = MmaH<W>;
+    using XV = typename MmahX<XH>::T;
     constexpr int S = IN / 256, SR = S / C, TP = 8 * NT;
     static_assert(IN % 256 == 0 && S % C == 0 && NT <= 2, "rows of whole super-blocks, whole ranges a rank, one or two n-tiles");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
     if constexpr (C > 1) __trap();  // no clusters before sm_90: a plan for sm_90
 #endif
     extern __shared__ __align__(16) uint8_t mmah_mem[];
-    uint4* xh = (uint4*)mmah_mem;                       // [SR·64][TP]
+    XV* xh = (XV*)mmah_mem;                             // [SR·64][TP]
     __half* xsh = (__half*)(xh + SR * 64 * TP);         // [SR·4][TP][4]
     float* part = (float*)(xsh + SR * 4 * TP * 4);      // [2][NW][16][TP]
     const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
     const int rank = (int)blockIdx.x % C, cl = (int)blockIdx.x / C, G = (int)gridDim.x / C, tok0 = (int)blockIdx.y * TP;
-    const int rounds = (tiles + G * NW - 1) / (G * NW);
+    const int rounds = (tiles + G * NW - 1) / (G * NW), items = rounds * SR;
     typename M::Raw ra[2], rb[2];
     const uint8_t *rsa[4], *rsb[4];
-    int tile = warp * G + cl;
-    if (tile < tiles) {
-        rows_of(tile, g, rsa);
-        rows_of(tile, g + 8, rsb);
-        M::fetch(rsa, rank * SR, t, ra[0]);
-        M::fetch(rsb, rank * SR, t, rb[0]);
-    }
+    // fetch(i, b): item i's weights into buffer b, where its tile is one.
+    auto fetch = [&](int i, int b) {
+        const int tile = (i / SR * NW + warp) * G + cl, s = i % SR;
+        if (tile >= tiles) return;
+        if (s == 0) {
+            rows_of(tile, g, rsa);
+            rows_of(tile, g + 8, rsb);
+        }
+        M::fetch(rsa, rank * SR + s, t, ra[b]);
+        M::fetch(rsb, rank * SR + s, t, rb[b]);
+    };
+    fetch(0, 0);
     grid_dep_wait();
     acquire(x, state);
     const int rows = ROWS_OR_T(ROWS, state), nt = min(NT, (rows - tok0 + 7) / 8);
-    mmah_stage<IN, SR, TP>(x, rank * SR * 256, tok0, rows, xh, xsh);
+    mmah_stage<IN, SR, TP, XV>(x, rank * SR * 256, tok0, rows, xh, xsh);
     __syncthreads();
     const uint2* xs = (const uint2*)xsh;
-    int at[4];
-    mmah_lanes<TP>(M::lane_group(t), g, at);
-    // The rounds for NA n-tiles of real tokens, a constant (a branch on a
+    int at[4 * NT];
+    mmah_lanes<TP, XH>(M::lane_group(t), g, at);
+    // The walk for NA n-tiles of real tokens, a constant (a branch on a
     // run-time count after each n-tile's mma kept them from interleaving).
     auto run = [&](auto na) {
         constexpr int NA = decltype(na)::value;
-#pragma unroll 1
-        for (int k = 0; k < rounds; k++) {
-            tile = (k * NW + warp) * G + cl;
-            float* mine = part + ((k & 1) * NW + warp) * 16 * TP;
-            if (tile < tiles) {
-                if (k > 0) {
-                    rows_of(tile, g, rsa);
-                    rows_of(tile, g + 8, rsb);
-                    M::fetch(rsa, rank * SR, t, ra[0]);
-                    M::fetch(rsb, rank * SR, t, rb[0]);
-                }
-                float acc[NA][4];
+        float acc[NA][4];
+        // step(i, b): multiply item i (its fetch in buffer b); at the end of
+        // its round, the round's sums.
+        auto step = [&](int i, int b) {
+            const int k = i / SR, s = i % SR, tile = (k * NW + warp) * G + cl;
+            if (s == 0) {
 #pragma unroll
                 for (int j = 0; j < NA; j++)
 #pragma unroll
-                    for (int i = 0; i < 4; i++) acc[j][i] = 0.f;
-                // Two super-blocks a step, each one's fetch in flight while
-                // the other multiplies (not unrolled: every fetch in flight
-                // at once took the registers of a second block an SM).
-#pragma unroll 1
-                for (int s = 0; s < SR; s += 2) {
-                    if (s + 1 < SR) {
-                        M::fetch(rsa, rank * SR + s + 1, t, ra[1]);
-                        M::fetch(rsb, rank * SR + s + 1, t, rb[1]);
-                    }
-                    M::template dot<NA, TP>(ra[0], rb[0], t, g, s, xh, at, xs, acc);
-                    if (s + 1 < SR) {
-                        if (s + 2 < SR) {
-                            M::fetch(rsa, rank * SR + s + 2, t, ra[0]);
-                            M::fetch(rsb, rank * SR + s + 2, t, rb[0]);
-                        }
-                        M::template dot<NA, TP>(ra[1], rb[1], t, g, s + 1, xh, at, xs, acc);
-                    }
-                }
+                    for (int e = 0; e < 4; e++) acc[j][e] = 0.f;
+            }
+            if (tile < tiles) M::template dot<NA, TP>(ra[b], rb[b], t, g, s, xh, at, xs, acc);
+            if (s != SR - 1) return;
+            float* mine = part + ((k & 1) * NW + warp) * 16 * TP;
+            if (tile < tiles) {
 #pragma unroll
                 for (int j = 0; j < NT; j++) {  // n-tiles past NA: zeros
                     mine[g * TP + 8 * j + 2 * t] = j < NA ? acc[j][0] : 0.f;
@@ -5427,6 +5445,18 @@ __device__ __forceinline__ void mmah_run(int tiles, const float* __restrict__ x,
                     return v;
                 });
             }
+        };
+        // Two items a pass, so that the buffers are constants (not
+        // unrolled: every fetch in flight at once took the registers of a
+        // second block an SM).
+#pragma unroll 1
+        for (int i = 0; i < items; i += 2) {
+            if (i + 1 < items) fetch(i + 1, 1);
+            step(i, 0);
+            if (i + 1 < items) {
+                if (i + 2 < items) fetch(i + 2, 0);
+                step(i + 1, 1);
+            }
         }
     };
     if (nt == NT) run(i64_constant<NT>{});
@@ -5438,20 +5468,20 @@ __device__ __forceinline__ void mmah_run(int tiles, const float* __restrict__ x,
 }
 
 // linear_mmah: linear_mmat over tiles of 16 rows (mmah_run).
-template <class W, class B, int IN, int OUT, int C, int NW, int NT, int ROWS>
+template <class W, class B, int IN, int OUT, int C, int NW, int XH, int NT, int ROWS>
 __device__ __forceinline__ void linear_mmah(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y,
                                             const int* __restrict__ state) {
-    mmah_run<W, IN, C, NW, NT, ROWS>((OUT + 15) / 16, x, state, [&](int tile, int j, const uint8_t** rs) {
+    mmah_run<W, IN, C, NW, XH, NT, ROWS>((OUT + 15) / 16, x, state, [&](int tile, int j, const uint8_t** rs) {
         mmat_row_sections<W, IN>(w, min((i64)tile * 16 + j, (i64)OUT - 1), rs);  // past the end: a duplicate, not written
     }, [&](int tile, int tok0, int rows, auto sum) { linear_mmat_out<B, OUT, NT>((i64)tile * 16, tok0, rows, b, y, sum); });
 }
 
 // swiglu_mmah: swiglu_mmat over tiles of 8 columns (gate rows 0..7, up
 // rows 8..15).
-template <class W, int IN, int F, int UP_ROW0, int C, int NW, int NT, int ROWS>
+template <class W, int IN, int F, int UP_ROW0, int C, int NW, int XH, int NT, int ROWS>
 __device__ __forceinline__ void swiglu_mmah(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ x,
                                             float* __restrict__ y, const int* __restrict__ state) {
-    mmah_run<W, IN, C, NW, NT, ROWS>((F + 7) / 8, x, state, [&](int tile, int j, const uint8_t** rs) {
+    mmah_run<W, IN, C, NW, XH, NT, ROWS>((F + 7) / 8, x, state, [&](int tile, int j, const uint8_t** rs) {
         const i64 col = min((i64)tile * 8 + (j & 7), (i64)F - 1);  // past the end: a duplicate, not written
         mmat_row_sections<W, IN>(j < 8 ? wg : wu, j < 8 ? col : UP_ROW0 + col, rs);
     }, [&](int tile, int tok0, int rows, auto sum) { swiglu_mmat_out<F, NT, GateSiLU>((i64)tile * 8, tok0, rows, y, sum); });
@@ -5459,13 +5489,13 @@ __device__ __forceinline__ void swiglu_mmah(const uint8_t* __restrict__ wg, cons
 
 // qkv_mmah: qkv_mmat over tiles of 8 rotation pairs, q, k and v in one
 // layout (their accessors differ in NBLK alone).
-template <class WQ, class WK, class WV, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV, int C, int NW, int NT, int ROWS>
+template <class WQ, class WK, class WV, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV, int C, int NW, int XH, int NT, int ROWS>
 __device__ __forceinline__ void qkv_mmah(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
                                          const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
                                          const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y,
                                          __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     constexpr int BLK_Q = (NQ / 2 + 7) / 8, BLK_K = (NK / 2 + 7) / 8, BLK_V = (NV / 2 + 7) / 8;
-    mmah_run<WQ, IN, C, NW, NT, ROWS>(BLK_Q + BLK_K + BLK_V, x, state, [&](int tile, int j, const uint8_t** rs) {
+    mmah_run<WQ, IN, C, NW, XH, NT, ROWS>(BLK_Q + BLK_K + BLK_V, x, state, [&](int tile, int j, const uint8_t** rs) {
         int n;
         const int part = qkv_block_part<BLK_Q, BLK_K, NQ, NK, NV>(&tile, &n);
         int r0, r1;

@@ -220,9 +220,9 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_W_f32_4
     grid_dep_launch();
     attend_paged<Attn_2, W_f32<4>, true, 2, 16, 3, true>(q, pool, sinks, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) linear_mmah_W_q4_k_192_W_f32_192_256_192_1_8_2_0(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) linear_mmah_W_q4_k_192_W_f32_192_256_192_1_8_1_2_0(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmah<W_q4_k<192>, W_f32<192>, 256, 192, 1, 8, 2, 0>(w, b, x, y, state);
+    linear_mmah<W_q4_k<192>, W_f32<192>, 256, 192, 1, 8, 1, 2, 0>(w, b, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(128) moe_order_Moe_3(const int* __restrict__ sel, int4* __restrict__ act, int* __restrict__ order, const int* __restrict__ state) {
     grid_dep_wait();

@@ -159,9 +159,9 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_3_B_none_
     grid_dep_launch();
     attend_paged<Attn_3, B_none, false, 2, 16, 3, false>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) qkv_mmah_W_q4_k_256_W_q4_k_128_W_q4_k_128_B_none_B_none_B_none_Rope_2_256_256_128_128_false_1_8_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) qkv_mmah_W_q4_k_256_W_q4_k_128_W_q4_k_128_B_none_B_none_B_none_Rope_2_256_256_128_128_false_1_8_1_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_mmah<W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, Rope_2, 256, 256, 128, 128, false, 1, 8, 2, 0>(wq, wk, wv, nullptr, nullptr, nullptr, x, positions, y, nullptr, nullptr, state);
+    qkv_mmah<W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, Rope_2, 256, 256, 128, 128, false, 1, 8, 1, 2, 0>(wq, wk, wv, nullptr, nullptr, nullptr, x, positions, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_3_B_none_false_2_16_3_true(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
@@ -169,17 +169,17 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_3_B_none_
     grid_dep_launch();
     attend_paged<Attn_3, B_none, false, 2, 16, 3, true>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) linear_mmah_W_q4_k_256_B_none_256_256_1_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) linear_mmah_W_q4_k_256_B_none_256_256_1_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmah<W_q4_k<256>, B_none, 256, 256, 1, 8, 2, 0>(w, nullptr, x, y, state);
+    linear_mmah<W_q4_k<256>, B_none, 256, 256, 1, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) swiglu_mmah_W_q4_k_768_256_768_0_1_8_2_0(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) swiglu_mmah_W_q4_k_768_256_768_0_1_8_1_2_0(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    swiglu_mmah<W_q4_k<768>, 256, 768, 0, 1, 8, 2, 0>(wg, wu, x, y, state);
+    swiglu_mmah<W_q4_k<768>, 256, 768, 0, 1, 8, 1, 2, 0>(wg, wu, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(3) linear_mmah_W_q4_k_768_B_none_768_256_3_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(3) linear_mmah_W_q4_k_768_B_none_768_256_3_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmah<W_q4_k<768>, B_none, 768, 256, 3, 8, 2, 0>(w, nullptr, x, y, state);
+    linear_mmah<W_q4_k<768>, B_none, 768, 256, 3, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(128) qkv_mmat_W_q4_k_256_W_q4_k_128_W_q6_k_split_128_B_none_B_none_B_none_Rope_2_256_256_128_128_false_4_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -187,9 +187,9 @@ extern "C" __global__ void __launch_bounds__(128) qkv_mmat_W_q4_k_256_W_q4_k_128
     grid_dep_launch();
     qkv_mmat<W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, Rope_2, 256, 256, 128, 128, false, 4, 2, 0>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(3) linear_mmah_W_q6_k_split_768_B_none_768_256_3_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(3) linear_mmah_W_q6_k_split_768_B_none_768_256_3_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmah<W_q6_k_split<768>, B_none, 768, 256, 3, 8, 2, 0>(w, nullptr, x, y, state);
+    linear_mmah<W_q6_k_split<768>, B_none, 768, 256, 3, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gather_rows_256(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -197,9 +197,9 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_256(const float* _
     grid_dep_launch();
     gather_rows<256>(x, last, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) linear_mmah_W_q6_k_split_128256_B_none_256_128256_1_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) linear_mmah_W_q6_k_split_128256_B_none_256_128256_1_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmah<W_q6_k_split<128256>, B_none, 256, 128256, 1, 8, 2, 0>(w, nullptr, x, y, state);
+    linear_mmah<W_q6_k_split<128256>, B_none, 256, 128256, 1, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_128256(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();

@@ -188,9 +188,9 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_256(const float* _
     grid_dep_launch();
     gather_rows<256>(x, last, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) linear_mmah_W_q6_k_split_32064_B_none_256_32064_1_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) linear_mmah_W_q6_k_split_32064_B_none_256_32064_1_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmah<W_q6_k_split<32064>, B_none, 256, 32064, 1, 8, 2, 0>(w, nullptr, x, y, state);
+    linear_mmah<W_q6_k_split<32064>, B_none, 256, 32064, 1, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_32064(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();

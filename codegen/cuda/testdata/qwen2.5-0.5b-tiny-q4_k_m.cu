@@ -190,9 +190,9 @@ extern "C" __global__ void __launch_bounds__(128) swiglu_mmat_W_q5_0_split_2048_
     grid_dep_launch();
     swiglu_mmat<W_q5_0_split<2048>, 128, 512, 0, 4, 2, 0>(wg, wu, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(2) linear_mmah_W_q4_k_256_B_none_512_128_2_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(2) linear_mmah_W_q4_k_256_B_none_512_128_2_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmah<W_q4_k<256>, B_none, 512, 128, 2, 8, 2, 0>(w, nullptr, x, y, state);
+    linear_mmah<W_q4_k<256>, B_none, 512, 128, 2, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(128) qkv_mmat_W_q5_0_split_512_W_q5_0_split_256_W_q8_0_split_256_W_f32_128_W_f32_64_W_f32_64_Rope_1_128_128_64_64_false_4_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -200,9 +200,9 @@ extern "C" __global__ void __launch_bounds__(128) qkv_mmat_W_q5_0_split_512_W_q5
     grid_dep_launch();
     qkv_mmat<W_q5_0_split<512>, W_q5_0_split<256>, W_q8_0_split<256>, W_f32<128>, W_f32<64>, W_f32<64>, Rope_1, 128, 128, 64, 64, false, 4, 2, 0>(wq, wk, wv, bq, bk, bv, xq, xs, positions, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(2) linear_mmah_W_q6_k_split_256_B_none_512_128_2_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(2) linear_mmah_W_q6_k_split_256_B_none_512_128_2_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmah<W_q6_k_split<256>, B_none, 512, 128, 2, 8, 2, 0>(w, nullptr, x, y, state);
+    linear_mmah<W_q6_k_split<256>, B_none, 512, 128, 2, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gather_rows_128(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();

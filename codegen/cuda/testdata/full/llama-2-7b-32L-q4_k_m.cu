@@ -184,13 +184,13 @@ extern "C" __global__ void __launch_bounds__(128, 3) attend_paged_Attn_2_B_none_
     grid_dep_launch();
     attend_paged<Attn_2, B_none, false, 32, 2, 2, true>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(8) linear_mmah_W_q4_k_65536_B_none_4096_4096_8_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(8) linear_mmah_W_q4_k_65536_B_none_4096_4096_8_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmah<W_q4_k<65536>, B_none, 4096, 4096, 8, 8, 2, 0>(w, nullptr, x, y, state);
+    linear_mmah<W_q4_k<65536>, B_none, 4096, 4096, 8, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(8) swiglu_mmah_W_q4_k_176128_4096_11008_0_8_8_2_0(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(8) swiglu_mmah_W_q4_k_176128_4096_11008_0_8_8_1_2_0(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    swiglu_mmah<W_q4_k<176128>, 4096, 11008, 0, 8, 8, 2, 0>(wg, wu, x, y, state);
+    swiglu_mmah<W_q4_k<176128>, 4096, 11008, 0, 8, 8, 1, 2, 0>(wg, wu, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_mmat_W_q6_k_split_176128_B_none_11008_4096_8_2_0(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -198,9 +198,9 @@ extern "C" __global__ void __launch_bounds__(256) linear_mmat_W_q6_k_split_17612
     grid_dep_launch();
     linear_mmat<W_q6_k_split<176128>, B_none, 11008, 4096, 8, 2, 0>(w, nullptr, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(8) qkv_mmah_W_q4_k_65536_W_q4_k_65536_W_q4_k_65536_B_none_B_none_B_none_Rope_1_4096_4096_4096_4096_false_8_8_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(8) qkv_mmah_W_q4_k_65536_W_q4_k_65536_W_q4_k_65536_B_none_B_none_B_none_Rope_1_4096_4096_4096_4096_false_8_8_1_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_mmah<W_q4_k<65536>, W_q4_k<65536>, W_q4_k<65536>, B_none, B_none, B_none, Rope_1, 4096, 4096, 4096, 4096, false, 8, 8, 2, 0>(wq, wk, wv, nullptr, nullptr, nullptr, x, positions, y, nullptr, nullptr, state);
+    qkv_mmah<W_q4_k<65536>, W_q4_k<65536>, W_q4_k<65536>, B_none, B_none, B_none, Rope_1, 4096, 4096, 4096, 4096, false, 8, 8, 1, 2, 0>(wq, wk, wv, nullptr, nullptr, nullptr, x, positions, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 1) linear_mmat_stream_W_q4_k_176128_B_none_11008_4096_8_2_0_11008_false_198656(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -212,9 +212,9 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_4096(const float* 
     grid_dep_launch();
     gather_rows<4096>(x, last, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(4) linear_mmah_W_q6_k_split_512000_B_none_4096_32000_4_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(4) linear_mmah_W_q6_k_split_512000_B_none_4096_32000_4_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmah<W_q6_k_split<512000>, B_none, 4096, 32000, 4, 8, 2, 0>(w, nullptr, x, y, state);
+    linear_mmah<W_q6_k_split<512000>, B_none, 4096, 32000, 4, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_32000(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();

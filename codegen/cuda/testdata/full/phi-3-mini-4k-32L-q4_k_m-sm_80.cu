@@ -154,15 +154,9 @@ extern "C" __global__ void __launch_bounds__(128, 3) attend_paged_Attn_2_B_none_
     grid_dep_launch();
     attend_paged<Attn_2, B_none, false, 32, 2, 2, false>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(768) rmsnorm_rows_Norm_0_W_f32_3072_3072_768_false_true(const float* __restrict__ a, const uint8_t* __restrict__ w, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
-    grid_dep_wait();
-    acquire(a);
+extern "C" __global__ void __launch_bounds__(256, 1) qkv_mmah_W_q5_k_split_36864_W_q5_k_split_36864_W_q5_k_split_36864_B_none_B_none_B_none_Rope_1_3072_3072_3072_3072_false_1_8_1_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    rmsnorm_rows<Norm_0, W_f32<3072>, 3072, 768, false, true>(a, nullptr, w, nullptr, y, xq, xs);
-}
-extern "C" __global__ void __launch_bounds__(256, 1) qkv_mmat_stream_W_q5_k_split_36864_W_q5_k_split_36864_W_q5_k_split_36864_B_none_B_none_B_none_Rope_1_3072_3072_3072_3072_false_8_2_0_1536_true_35328(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
-    grid_dep_launch();
-    qkv_mmat_stream<W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, Rope_1, 3072, 3072, 3072, 3072, false, 8, 2, 0, 1536, true, 35328>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, nullptr, nullptr, state);
+    qkv_mmah<W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, Rope_1, 3072, 3072, 3072, 3072, false, 1, 8, 1, 2, 0>(wq, wk, wv, nullptr, nullptr, nullptr, x, positions, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(128, 3) attend_paged_Attn_2_B_none_false_32_2_2_true(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
@@ -180,9 +174,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) linear_mmat_stream_W_q4_k_3
     grid_dep_launch();
     linear_mmat_stream<W_q4_k<36864>, B_none, 3072, 3072, 8, 2, 0, 1536, true, 28160>(w, nullptr, xq, xs, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) swiglu_mmat_stream_W_q4_k_196608_3072_8192_8192_8_2_0_1536_true_28160(const uint8_t* __restrict__ wg, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) swiglu_mmah_W_q4_k_196608_3072_8192_8192_1_8_1_2_0(const uint8_t* __restrict__ wg, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    swiglu_mmat_stream<W_q4_k<196608>, 3072, 8192, 8192, 8, 2, 0, 1536, true, 28160>(wg, wg, xq, xs, y, state);
+    swiglu_mmah<W_q4_k<196608>, 3072, 8192, 8192, 1, 8, 1, 2, 0>(wg, wg, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) linear_mmat_stream_W_q6_k_split_98304_B_none_8192_3072_8_2_0_1024_false_57344(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
@@ -198,9 +192,9 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_3072(const float* 
     grid_dep_launch();
     gather_rows<3072>(x, last, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) linear_mmat_stream_W_q6_k_split_384768_B_none_3072_32064_8_2_0_1536_false_62976(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) linear_mmah_W_q6_k_split_384768_B_none_3072_32064_1_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmat_stream<W_q6_k_split<384768>, B_none, 3072, 32064, 8, 2, 0, 1536, false, 62976>(w, nullptr, xq, xs, y, state);
+    linear_mmah<W_q6_k_split<384768>, B_none, 3072, 32064, 1, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_32064(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();

@@ -149,9 +149,9 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_B_none_
     grid_dep_launch();
     attend_paged<Attn_2, B_none, false, 32, 3, 2, false>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(6) qkv_mmah_W_q5_k_split_36864_W_q5_k_split_36864_W_q5_k_split_36864_B_none_B_none_B_none_Rope_1_3072_3072_3072_3072_false_6_8_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(6) qkv_mmah_W_q5_k_split_36864_W_q5_k_split_36864_W_q5_k_split_36864_B_none_B_none_B_none_Rope_1_3072_3072_3072_3072_false_6_8_1_2_0(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_mmah<W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, Rope_1, 3072, 3072, 3072, 3072, false, 6, 8, 2, 0>(wq, wk, wv, nullptr, nullptr, nullptr, x, positions, y, nullptr, nullptr, state);
+    qkv_mmah<W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, Rope_1, 3072, 3072, 3072, 3072, false, 6, 8, 1, 2, 0>(wq, wk, wv, nullptr, nullptr, nullptr, x, positions, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_B_none_false_32_3_2_true(const float* __restrict__ q, const __half* __restrict__ pool, const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows, const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
@@ -159,21 +159,21 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_B_none_
     grid_dep_launch();
     attend_paged<Attn_2, B_none, false, 32, 3, 2, true>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(4) linear_mmah_W_q4_k_36864_B_none_3072_3072_4_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(4) linear_mmah_W_q4_k_36864_B_none_3072_3072_4_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmah<W_q4_k<36864>, B_none, 3072, 3072, 4, 8, 2, 0>(w, nullptr, x, y, state);
+    linear_mmah<W_q4_k<36864>, B_none, 3072, 3072, 4, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(6) swiglu_mmah_W_q4_k_196608_3072_8192_8192_6_8_2_0(const uint8_t* __restrict__ wg, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(3) swiglu_mmah_W_q4_k_196608_3072_8192_8192_3_8_1_2_0(const uint8_t* __restrict__ wg, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    swiglu_mmah<W_q4_k<196608>, 3072, 8192, 8192, 6, 8, 2, 0>(wg, wg, x, y, state);
+    swiglu_mmah<W_q4_k<196608>, 3072, 8192, 8192, 3, 8, 1, 2, 0>(wg, wg, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(8) linear_mmah_W_q6_k_split_98304_B_none_8192_3072_8_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(8) linear_mmah_W_q6_k_split_98304_B_none_8192_3072_8_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmah<W_q6_k_split<98304>, B_none, 8192, 3072, 8, 8, 2, 0>(w, nullptr, x, y, state);
+    linear_mmah<W_q6_k_split<98304>, B_none, 8192, 3072, 8, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(8) linear_mmah_W_q4_k_98304_B_none_8192_3072_8_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(8) linear_mmah_W_q4_k_98304_B_none_8192_3072_8_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmah<W_q4_k<98304>, B_none, 8192, 3072, 8, 8, 2, 0>(w, nullptr, x, y, state);
+    linear_mmah<W_q4_k<98304>, B_none, 8192, 3072, 8, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gather_rows_3072(const float* __restrict__ x, const int* __restrict__ last, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -181,9 +181,9 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_3072(const float* 
     grid_dep_launch();
     gather_rows<3072>(x, last, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(4) linear_mmah_W_q6_k_split_384768_B_none_3072_32064_4_8_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(4) linear_mmah_W_q6_k_split_384768_B_none_3072_32064_4_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmah<W_q6_k_split<384768>, B_none, 3072, 32064, 4, 8, 2, 0>(w, nullptr, x, y, state);
+    linear_mmah<W_q6_k_split<384768>, B_none, 3072, 32064, 4, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_32064(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();
