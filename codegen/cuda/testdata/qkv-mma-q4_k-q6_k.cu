@@ -24,11 +24,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_3072(const float* _
     grid_dep_launch();
     gemm_x_f16<3072>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q4_k_49152_W_q4_k_12288_W_q6_k_split_12288_B_none_B_none_B_none_3072_4096_1024_1024_64_128_5(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_qkv_W_q4_k_49152_W_q4_k_12288_W_q6_k_split_12288_B_none_B_none_B_none_3072_4096_1024_1024_64_128_4_5(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q4_k<49152>, W_q4_k<12288>, W_q6_k_split<12288>, B_none, B_none, B_none, 3072, 4096, 1024, 1024, 64, 128, 5>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, part, counters, state);
+    gemm_qkv<W_q4_k<49152>, W_q4_k<12288>, W_q6_k_split<12288>, B_none, B_none, B_none, 3072, 4096, 1024, 1024, 64, 128, 4, 5>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_0_4096_1024_1024_false(const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();

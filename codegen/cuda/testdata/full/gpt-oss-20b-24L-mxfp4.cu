@@ -34,11 +34,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_2880(const float* _
     grid_dep_launch();
     gemm_x_f16<2880>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q8_0_split_368640_W_q8_0_split_46080_W_q8_0_split_46080_W_f32_4096_W_f32_512_W_f32_512_2880_4096_512_512_128_128(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q8_0_split_368640_W_q8_0_split_46080_W_q8_0_split_46080_W_f32_4096_W_f32_512_W_f32_512_2880_4096_512_512_128_128_4(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q8_0_split<368640>, W_q8_0_split<46080>, W_q8_0_split<46080>, W_f32<4096>, W_f32<512>, W_f32<512>, 2880, 4096, 512, 512, 128, 128>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
+    gemm_qkv<W_q8_0_split<368640>, W_q8_0_split<46080>, W_q8_0_split<46080>, W_f32<4096>, W_f32<512>, W_f32<512>, 2880, 4096, 512, 512, 128, 128, 4>(wq, wk, wv, bq, bk, bv, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_4096_512_512_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -58,11 +58,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_4096(const float* _
     grid_dep_launch();
     gemm_x_f16<4096>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q8_0_split_368640_W_f32_2880_4096_2880_128_128_2(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q8_0_split_368640_W_f32_2880_4096_2880_128_128_4_2(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q8_0_split<368640>, W_f32<2880>, 4096, 2880, 128, 128, 2>(w, b, x, y, part, counters, state);
+    gemm_linear<W_q8_0_split<368640>, W_f32<2880>, 4096, 2880, 128, 128, 4, 2>(w, b, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(736) rmsnorm_rows_Norm_0_W_f32_2880_2880_736_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();

@@ -37,11 +37,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_768(const float* __
     grid_dep_launch();
     gemm_x_f16<768>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_f16_589824_W_f16_589824_W_f16_589824_W_f32_768_W_f32_768_W_f32_768_768_768_768_768_128_128_3(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_f16_589824_W_f16_589824_W_f16_589824_W_f32_768_W_f32_768_W_f32_768_768_768_768_768_128_128_4_3(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_f16<589824>, W_f16<589824>, W_f16<589824>, W_f32<768>, W_f32<768>, W_f32<768>, 768, 768, 768, 768, 128, 128, 3>(wq, wk, wv, bq, bk, bv, x, y, part, counters, state);
+    gemm_qkv<W_f16<589824>, W_f16<589824>, W_f16<589824>, W_f32<768>, W_f32<768>, W_f32<768>, 768, 768, 768, 768, 128, 128, 4, 3>(wq, wk, wv, bq, bk, bv, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_none_768_768_768_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -55,17 +55,17 @@ extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_1_B_non
     grid_dep_launch();
     attend_prefill<Attn_1, B_none, false, false, 2, 512, 396, 192>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_589824_W_f32_768_768_768_128_128_3(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_589824_W_f32_768_768_768_128_128_4_3(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<589824>, W_f32<768>, 768, 768, 128, 128, 3>(w, b, x, y, part, counters, state);
+    gemm_linear<W_f16<589824>, W_f32<768>, 768, 768, 128, 128, 4, 3>(w, b, x, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_2359296_W_f32_3072_768_3072_128_128_2(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_2359296_W_f32_3072_768_3072_128_128_4_2(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<2359296>, W_f32<3072>, 768, 3072, 128, 128, 2>(w, b, x, y, part, counters, state);
+    gemm_linear<W_f16<2359296>, W_f32<3072>, 768, 3072, 128, 128, 4, 2>(w, b, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gelu_ew_0_3072(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -79,11 +79,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_3072(const float* _
     grid_dep_launch();
     gemm_x_f16<3072>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_2359296_W_f32_768_3072_768_128_128_6(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_2359296_W_f32_768_3072_768_128_128_4_6(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<2359296>, W_f32<768>, 3072, 768, 128, 128, 6>(w, b, x, y, part, counters, state);
+    gemm_linear<W_f16<2359296>, W_f32<768>, 3072, 768, 128, 128, 4, 6>(w, b, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_768_false(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -143,11 +143,11 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_768(const float* _
     grid_dep_launch();
     gather_rows<768>(x, last, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_38597376_B_none_768_50257_128_128(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_38597376_B_none_768_50257_128_128_4(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<38597376>, B_none, 768, 50257, 128, 128>(w, nullptr, x, y, nullptr, nullptr, state);
+    gemm_linear<W_f16<38597376>, B_none, 768, 50257, 128, 128, 4>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_50257(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();

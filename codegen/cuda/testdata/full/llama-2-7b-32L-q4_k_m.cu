@@ -32,11 +32,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_4096(const float* _
     grid_dep_launch();
     gemm_x_f16<4096>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q4_k_65536_W_q4_k_65536_W_q6_k_split_65536_B_none_B_none_B_none_4096_4096_4096_4096_128_128(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q4_k_65536_W_q4_k_65536_W_q6_k_split_65536_B_none_B_none_B_none_4096_4096_4096_4096_128_128_4(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q4_k<65536>, W_q4_k<65536>, W_q6_k_split<65536>, B_none, B_none, B_none, 4096, 4096, 4096, 4096, 128, 128>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
+    gemm_qkv<W_q4_k<65536>, W_q4_k<65536>, W_q6_k_split<65536>, B_none, B_none, B_none, 4096, 4096, 4096, 4096, 128, 128, 4>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_4096_4096_4096_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -50,11 +50,11 @@ extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_2_B_non
     grid_dep_launch();
     attend_prefill<Attn_2, B_none, false, false, 8, 512, 396, 1568>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q4_k_65536_B_none_4096_4096_128_128_2(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q4_k_65536_B_none_4096_4096_128_128_4(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<65536>, B_none, 4096, 4096, 128, 128, 2>(w, nullptr, x, y, part, counters, state);
+    gemm_linear<W_q4_k<65536>, B_none, 4096, 4096, 128, 128, 4>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(1024) rmsnorm_rows_Norm_0_W_f32_4096_4096_1024_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -62,11 +62,11 @@ extern "C" __global__ void __launch_bounds__(1024) rmsnorm_rows_Norm_0_W_f32_409
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<4096>, 4096, 1024, true, false>(a, b, w, s, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_swiglu_W_q4_k_176128_W_q4_k_176128_4096_11008_0_128_128(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_swiglu_W_q4_k_176128_W_q4_k_176128_4096_11008_0_128_128_4(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_swiglu<W_q4_k<176128>, W_q4_k<176128>, 4096, 11008, 0, 128, 128>(wg, wu, x, y, nullptr, nullptr, state);
+    gemm_swiglu<W_q4_k<176128>, W_q4_k<176128>, 4096, 11008, 0, 128, 128, 4>(wg, wu, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_11008(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
@@ -74,23 +74,23 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_11008(const float* 
     grid_dep_launch();
     gemm_x_f16<11008>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q6_k_split_176128_B_none_11008_4096_128_128_2(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q6_k_split_176128_B_none_11008_4096_128_128_4(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q6_k_split<176128>, B_none, 11008, 4096, 128, 128, 2>(w, nullptr, x, y, part, counters, state);
+    gemm_linear<W_q6_k_split<176128>, B_none, 11008, 4096, 128, 128, 4>(w, nullptr, x, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q4_k_65536_W_q4_k_65536_W_q4_k_65536_B_none_B_none_B_none_4096_4096_4096_4096_128_128(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q4_k_65536_W_q4_k_65536_W_q4_k_65536_B_none_B_none_B_none_4096_4096_4096_4096_128_128_4(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q4_k<65536>, W_q4_k<65536>, W_q4_k<65536>, B_none, B_none, B_none, 4096, 4096, 4096, 4096, 128, 128>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
+    gemm_qkv<W_q4_k<65536>, W_q4_k<65536>, W_q4_k<65536>, B_none, B_none, B_none, 4096, 4096, 4096, 4096, 128, 128, 4>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q4_k_176128_B_none_11008_4096_128_128_2(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q4_k_176128_B_none_11008_4096_128_128_4(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<176128>, B_none, 11008, 4096, 128, 128, 2>(w, nullptr, x, y, part, counters, state);
+    gemm_linear<W_q4_k<176128>, B_none, 11008, 4096, 128, 128, 4>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_4096_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();

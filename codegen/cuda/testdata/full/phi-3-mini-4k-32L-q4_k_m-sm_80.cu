@@ -32,11 +32,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_3072(const float* _
     grid_dep_launch();
     gemm_x_f16<3072>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q5_k_split_36864_W_q5_k_split_36864_W_q5_k_split_36864_B_none_B_none_B_none_3072_3072_3072_3072_128_128(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q5_k_split_36864_W_q5_k_split_36864_W_q5_k_split_36864_B_none_B_none_B_none_3072_3072_3072_3072_128_128_4(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, 3072, 3072, 3072, 3072, 128, 128>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
+    gemm_qkv<W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, 3072, 3072, 3072, 3072, 128, 128, 4>(wq, wk, wv, nullptr, nullptr, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_3072_3072_3072_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -50,11 +50,11 @@ extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_2_B_non
     grid_dep_launch();
     attend_prefill<Attn_2, B_none, false, false, 8, 512, 324, 1280>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q4_k_36864_B_none_3072_3072_128_128_2(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q4_k_36864_B_none_3072_3072_128_128_4_2(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<36864>, B_none, 3072, 3072, 128, 128, 2>(w, nullptr, x, y, part, counters, state);
+    gemm_linear<W_q4_k<36864>, B_none, 3072, 3072, 128, 128, 4, 2>(w, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(768) rmsnorm_rows_Norm_0_W_f32_3072_3072_768_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -62,11 +62,11 @@ extern "C" __global__ void __launch_bounds__(768) rmsnorm_rows_Norm_0_W_f32_3072
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<3072>, 3072, 768, true, false>(a, b, w, s, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_swiglu_W_q4_k_196608_W_q4_k_196608_3072_8192_8192_128_128(const uint8_t* __restrict__ wg, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_swiglu_W_q4_k_196608_W_q4_k_196608_3072_8192_8192_128_128_4(const uint8_t* __restrict__ wg, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_swiglu<W_q4_k<196608>, W_q4_k<196608>, 3072, 8192, 8192, 128, 128>(wg, wg, x, y, nullptr, nullptr, state);
+    gemm_swiglu<W_q4_k<196608>, W_q4_k<196608>, 3072, 8192, 8192, 128, 128, 4>(wg, wg, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_8192(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
@@ -74,17 +74,17 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_8192(const float* _
     grid_dep_launch();
     gemm_x_f16<8192>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q6_k_split_98304_B_none_8192_3072_128_128_2(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q6_k_split_98304_B_none_8192_3072_128_128_4_2(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q6_k_split<98304>, B_none, 8192, 3072, 128, 128, 2>(w, nullptr, x, y, part, counters, state);
+    gemm_linear<W_q6_k_split<98304>, B_none, 8192, 3072, 128, 128, 4, 2>(w, nullptr, x, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q4_k_98304_B_none_8192_3072_128_128_2(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q4_k_98304_B_none_8192_3072_128_128_4_2(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<98304>, B_none, 8192, 3072, 128, 128, 2>(w, nullptr, x, y, part, counters, state);
+    gemm_linear<W_q4_k<98304>, B_none, 8192, 3072, 128, 128, 4, 2>(w, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_3072_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();

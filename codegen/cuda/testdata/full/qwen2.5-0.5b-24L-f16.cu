@@ -32,11 +32,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_896(const float* __
     grid_dep_launch();
     gemm_x_f16<896>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_f16_802816_W_f16_114688_W_f16_114688_W_f32_896_W_f32_128_W_f32_128_896_896_128_128_128_128_3(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_f16_802816_W_f16_114688_W_f16_114688_W_f32_896_W_f32_128_W_f32_128_896_896_128_128_128_128_4_3(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_f16<802816>, W_f16<114688>, W_f16<114688>, W_f32<896>, W_f32<128>, W_f32<128>, 896, 896, 128, 128, 128, 128, 3>(wq, wk, wv, bq, bk, bv, x, y, part, counters, state);
+    gemm_qkv<W_f16<802816>, W_f16<114688>, W_f16<114688>, W_f32<896>, W_f32<128>, W_f32<128>, 896, 896, 128, 128, 128, 128, 4, 3>(wq, wk, wv, bq, bk, bv, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_896_128_128_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -50,11 +50,11 @@ extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_2_B_non
     grid_dep_launch();
     attend_prefill<Attn_2, B_none, false, false, 32, 512, 396, 1566>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_802816_B_none_896_896_128_128_3(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_802816_B_none_896_896_128_128_4_3(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<802816>, B_none, 896, 896, 128, 128, 3>(w, nullptr, x, y, part, counters, state);
+    gemm_linear<W_f16<802816>, B_none, 896, 896, 128, 128, 4, 3>(w, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(224) rmsnorm_rows_Norm_0_W_f32_896_896_224_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -62,11 +62,11 @@ extern "C" __global__ void __launch_bounds__(224) rmsnorm_rows_Norm_0_W_f32_896_
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<896>, 896, 224, true, false>(a, b, w, s, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_swiglu_W_f16_4358144_W_f16_4358144_896_4864_0_128_128(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_swiglu_W_f16_4358144_W_f16_4358144_896_4864_0_128_128_4(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_swiglu<W_f16<4358144>, W_f16<4358144>, 896, 4864, 0, 128, 128>(wg, wu, x, y, nullptr, nullptr, state);
+    gemm_swiglu<W_f16<4358144>, W_f16<4358144>, 896, 4864, 0, 128, 128, 4>(wg, wu, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_4864(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
@@ -74,11 +74,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_4864(const float* _
     grid_dep_launch();
     gemm_x_f16<4864>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_4358144_B_none_4864_896_128_128_7(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_4358144_B_none_4864_896_128_128_4_7(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<4358144>, B_none, 4864, 896, 128, 128, 7>(w, nullptr, x, y, part, counters, state);
+    gemm_linear<W_f16<4358144>, B_none, 4864, 896, 128, 128, 4, 7>(w, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_896_false(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
@@ -144,11 +144,11 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_896(const float* _
     grid_dep_launch();
     gather_rows<896>(x, last, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_136134656_B_none_896_151936_128_128(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_f16_136134656_B_none_896_151936_128_128_4(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_f16<136134656>, B_none, 896, 151936, 128, 128>(w, nullptr, x, y, nullptr, nullptr, state);
+    gemm_linear<W_f16<136134656>, B_none, 896, 151936, 128, 128, 4>(w, nullptr, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_151936(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();

@@ -32,11 +32,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_896(const float* __
     grid_dep_launch();
     gemm_x_f16<896>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q5_0_split_25088_W_q5_0_split_3584_W_q8_0_split_3584_W_f32_896_W_f32_128_W_f32_128_896_896_128_128_128_128_3(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q5_0_split_25088_W_q5_0_split_3584_W_q8_0_split_3584_W_f32_896_W_f32_128_W_f32_128_896_896_128_128_128_128_4_3(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<25088>, W_q5_0_split<3584>, W_q8_0_split<3584>, W_f32<896>, W_f32<128>, W_f32<128>, 896, 896, 128, 128, 128, 128, 3>(wq, wk, wv, bq, bk, bv, x, y, part, counters, state);
+    gemm_qkv<W_q5_0_split<25088>, W_q5_0_split<3584>, W_q8_0_split<3584>, W_f32<896>, W_f32<128>, W_f32<128>, 896, 896, 128, 128, 128, 128, 4, 3>(wq, wk, wv, bq, bk, bv, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_896_128_128_true(const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_wait();
@@ -50,11 +50,11 @@ extern "C" __global__ void __launch_bounds__(128, 3) attend_prefill_Attn_2_B_non
     grid_dep_launch();
     attend_prefill<Attn_2, B_none, false, false, 30, 512, 324, 1296>(q, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q5_0_split_25088_B_none_896_896_128_128_3(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q5_0_split_25088_B_none_896_896_128_128_4_3(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q5_0_split<25088>, B_none, 896, 896, 128, 128, 3>(w, nullptr, x, y, part, counters, state);
+    gemm_linear<W_q5_0_split<25088>, B_none, 896, 896, 128, 128, 4, 3>(w, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(224) rmsnorm_rows_Norm_0_W_f32_896_896_224_true_false(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y) {
     grid_dep_wait();
@@ -62,11 +62,11 @@ extern "C" __global__ void __launch_bounds__(224) rmsnorm_rows_Norm_0_W_f32_896_
     grid_dep_launch();
     rmsnorm_rows<Norm_0, W_f32<896>, 896, 224, true, false>(a, b, w, s, y, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_swiglu_W_q5_0_split_136192_W_q5_0_split_136192_896_4864_0_128_128(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_swiglu_W_q5_0_split_136192_W_q5_0_split_136192_896_4864_0_128_128_4(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_swiglu<W_q5_0_split<136192>, W_q5_0_split<136192>, 896, 4864, 0, 128, 128>(wg, wu, x, y, nullptr, nullptr, state);
+    gemm_swiglu<W_q5_0_split<136192>, W_q5_0_split<136192>, 896, 4864, 0, 128, 128, 4>(wg, wu, x, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_4864(const float* __restrict__ x, __half* __restrict__ xh, const int* __restrict__ state) {
     grid_dep_wait();
@@ -74,23 +74,23 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_4864(const float* _
     grid_dep_launch();
     gemm_x_f16<4864>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q6_k_split_17024_B_none_4864_896_128_128_7(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q6_k_split_17024_B_none_4864_896_128_128_4_7(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q6_k_split<17024>, B_none, 4864, 896, 128, 128, 7>(w, nullptr, x, y, part, counters, state);
+    gemm_linear<W_q6_k_split<17024>, B_none, 4864, 896, 128, 128, 4, 7>(w, nullptr, x, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q5_0_split_25088_W_q5_0_split_3584_W_q5_0_split_3584_W_f32_896_W_f32_128_W_f32_128_896_896_128_128_128_128_3(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_qkv_W_q5_0_split_25088_W_q5_0_split_3584_W_q5_0_split_3584_W_f32_896_W_f32_128_W_f32_128_896_896_128_128_128_128_4_3(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_qkv<W_q5_0_split<25088>, W_q5_0_split<3584>, W_q5_0_split<3584>, W_f32<896>, W_f32<128>, W_f32<128>, 896, 896, 128, 128, 128, 128, 3>(wq, wk, wv, bq, bk, bv, x, y, part, counters, state);
+    gemm_qkv<W_q5_0_split<25088>, W_q5_0_split<3584>, W_q5_0_split<3584>, W_f32<896>, W_f32<128>, W_f32<128>, 896, 896, 128, 128, 128, 128, 4, 3>(wq, wk, wv, bq, bk, bv, x, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q4_k_17024_B_none_4864_896_128_128_7(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_linear_W_q4_k_17024_B_none_4864_896_128_128_4_7(const uint8_t* __restrict__ w, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_linear<W_q4_k<17024>, B_none, 4864, 896, 128, 128, 7>(w, nullptr, x, y, part, counters, state);
+    gemm_linear<W_q4_k<17024>, B_none, 4864, 896, 128, 128, 4, 7>(w, nullptr, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_896_true(const float* __restrict__ x, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
