@@ -23,11 +23,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_x_f16_3072(const float* _
     grid_dep_launch();
     gemm_x_f16<3072>(x, xh, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q4_k_98304_W_q4_k_98304_3072_8192_0_64_128_2(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) gemm_swiglu_W_q4_k_98304_W_q4_k_98304_3072_8192_0_64_128_4_2(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const __half* __restrict__ x, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_wait();
     acquire(x, state);
     grid_dep_launch();
-    gemm_swiglu<W_q4_k<98304>, W_q4_k<98304>, 3072, 8192, 0, 64, 128, 2>(wg, wu, x, y, part, counters, state);
+    gemm_swiglu<W_q4_k<98304>, W_q4_k<98304>, 3072, 8192, 0, 64, 128, 4, 2>(wg, wu, x, y, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) last_row_0_8192_false(const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();
