@@ -32,6 +32,19 @@ func verifyMoETiles(n *Node) error {
 	return nil
 }
 
+// verifyMoEDownLanes checks an MoE node's moe_down_lanes, which the same
+// pass records beside moe_down_rows: the lanes of a warp that share one
+// down row (a power of two up to 32; the warp takes 32/lanes row sets).
+func verifyMoEDownLanes(n *Node) error {
+	if has, err := attrGroup(n, []string{"moe_down_lanes"}, "MoE down lanes", OpMoE); !has || err != nil {
+		return err
+	}
+	if l := n.Int("moe_down_lanes"); l < 1 || l > 32 || l&(l-1) != 0 {
+		return fmt.Errorf("moe_down_lanes %d: want a power of two up to 32", l)
+	}
+	return nil
+}
+
 // verifyMoEDownRows checks an MoE node's moe_down_rows, which the same
 // pass records for codegen/cuda's moe_down_sum_q8 (the down rows a warp
 // takes of its expert), where it has one: a power of two no more than

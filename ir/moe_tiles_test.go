@@ -37,3 +37,19 @@ func TestVerifyMoEDownRows(t *testing.T) {
 		{"on a linear", OpLinear, rows(2), "on a linear"},
 	})
 }
+
+// TestVerifyMoEDownLanes: the verifier takes moe_down_lanes on an MoE, a
+// power of two up to 32, and refuses others and the attribute on another
+// op.
+func TestVerifyMoEDownLanes(t *testing.T) {
+	lanes := func(l int64) map[string]any { return map[string]any{"moe_down_lanes": l, "top_k": int64(8)} }
+	checkVerifier(t, verifyMoEDownLanes, []verifierCase{
+		{"none", OpMoE, map[string]any{"top_k": int64(8)}, ""},
+		{"Qwen3-30B-A3B's", OpMoE, lanes(4), ""},
+		{"whole warps", OpMoE, lanes(32), ""},
+		{"0 lanes", OpMoE, lanes(0), "moe_down_lanes 0"},
+		{"12 lanes", OpMoE, lanes(12), "moe_down_lanes 12"},
+		{"64 lanes", OpMoE, lanes(64), "moe_down_lanes 64"},
+		{"on a linear", OpLinear, lanes(4), "on a linear"},
+	})
+}

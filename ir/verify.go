@@ -108,6 +108,9 @@ func verifyNode(n *Node, ids map[int]bool, defined map[*Node]bool) error {
 	if err := verifyMoETiles(n); err != nil {
 		return err
 	}
+	if err := verifyMoEDownLanes(n); err != nil {
+		return err
+	}
 	if err := verifyMoEDownRows(n); err != nil {
 		return err
 	}

@@ -30,7 +30,9 @@ func chooseMoETiles(g *ir.Graph) error {
 		wide := MoEWideTileTypes[w.Gate.DType] && MoEWideTileTypes[w.Down.DType]
 		t := gpu.MoETiles(mt, n.Int("experts"), n.Int("top_k"), min(2*f, d), wide)
 		n.Attrs["moe_tile_m"], n.Attrs["moe_tile_n"], n.Attrs["moe_stages"] = t.M, t.N, t.Stages
-		n.Attrs["moe_down_rows"] = MoEDownRowsOf(n.Int("top_k"))
+		lanes := MoEDownLanesOf(f, d, n.Int("top_k"), w.Down.DType)
+		n.Attrs["moe_down_lanes"] = lanes
+		n.Attrs["moe_down_rows"] = MoEDownRowsOf(n.Int("top_k"), lanes)
 	}
 	return nil
 }
@@ -91,12 +93,48 @@ func (gpu GPU) MoETiles(maxTokens, experts, k, rows int64, wide bool) MoETiles {
 // rows split between two warps, since dropped).
 const MoEDownRows = 2
 
-// MoEDownRowsOf is the down rows a warp takes in an MoE of top_k k: all k
-// up to 4 (gpt-oss's top-4 geometry, 8 rows a block, as tuned), else
-// MoEDownRows (a block then owns MoEWarps/k·rows output rows).
-func MoEDownRowsOf(k int64) int64 {
-	if k <= 4 {
+// MoEDownRowsOf is the down rows each row set of a warp takes in an MoE of
+// top_k k whose down rows take lanes lanes (MoEDownLanesOf): one where a
+// warp holds several row sets (their lanes' groups are its registers), all
+// k up to 4 (gpt-oss's top-4 geometry, 8 rows a block, as tuned), else
+// MoEDownRows (a block then owns MoEWarps/k·rows·32/lanes output rows).
+func MoEDownRowsOf(k, lanes int64) int64 {
+	switch {
+	case lanes < 32:
+		return 1
+	case k <= 4:
 		return k
 	}
 	return MoEDownRows
+}
+
+// MoEDownLanesOf is the lanes of a moe_down_sum_q8 warp that share one
+// down row of f elements of type dt, in an MoE of width d and top_k k: 32
+// where the row has 32 weight groups or more (lane j takes groups j, j +
+// 32, ...), else the largest power of two that divides its groups, so that
+// every lane has whole groups and the warp takes 32/lanes rows at once
+// (doubled while a block's rows, MoEWarps/k·32/lanes, do not divide d). Qwen3-30B-A3B's down rows of 768
+// (12 groups of 64) take 4: at 32 twenty lanes of every warp idled and a
+// warp held two rows (0.45 TB/s of routed weights, H200, 2026-11-28).
+func MoEDownLanesOf(f, d, k int64, dt ir.DType) int64 {
+	ng := f / intDotGroup(dt)
+	if ng >= 32 || ng < 1 || k < 1 || MoEWarps%k != 0 {
+		return 32
+	}
+	lanes := ng & -ng
+	for lanes < 32 && d%(MoEWarps/k*32/lanes) != 0 {
+		lanes *= 2
+	}
+	return lanes
+}
+
+// intDotGroup is the elements of a weight group on the integer path (the
+// accessors' GROUP in codegen/cuda's weights.cu.tmpl): 64 for the K-quants,
+// 32 for the others it takes.
+func intDotGroup(dt ir.DType) int64 {
+	switch dt {
+	case ir.Q4_K, ir.Q5_K, ir.Q6_K:
+		return 64
+	}
+	return 32
 }

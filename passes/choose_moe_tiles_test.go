@@ -1,6 +1,10 @@
 package passes
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/llama-orch/orc/ir"
+)
 
 // TestMoETiles holds the MoE GEMM tile rule to what the MoE note says of
 // the real models: 128-slot tiles wherever an expert may get more than 64
@@ -38,13 +42,43 @@ func TestMoETiles(t *testing.T) {
 	}
 }
 
-// TestMoEDownRows: a warp takes top_k rows up to gpt-oss's 4 (its tuned
-// geometry; gpt-oss-20b-tiny's 2) and MoEDownRows past it (Qwen3-30B-A3B's
-// 8).
+// TestMoEDownRows: a warp of whole rows (32 lanes a row) takes top_k rows
+// up to gpt-oss's 4 (its tuned geometry; gpt-oss-20b-tiny's 2) and
+// MoEDownRows past it (Qwen3-30B-A3B's 8); a row set of fewer lanes takes
+// one.
 func TestMoEDownRows(t *testing.T) {
-	for _, c := range []struct{ k, want int64 }{{1, 1}, {2, 2}, {4, 4}, {8, MoEDownRows}} {
-		if got := MoEDownRowsOf(c.k); got != c.want {
-			t.Errorf("top_k %d: %d rows a warp, want %d", c.k, got, c.want)
+	for _, c := range []struct{ k, lanes, want int64 }{{1, 32, 1}, {2, 32, 2}, {4, 32, 4}, {8, 32, MoEDownRows}, {8, 4, 1}, {4, 16, 1}} {
+		if got := MoEDownRowsOf(c.k, c.lanes); got != c.want {
+			t.Errorf("top_k %d, %d lanes a row: %d rows a warp, want %d", c.k, c.lanes, got, c.want)
+		}
+	}
+}
+
+// TestMoEDownLanes: rows of 32 groups or more take whole warps (gpt-oss-20b's
+// 2,880 MXFP4 elements: 90 groups); shorter ones the largest power of two
+// dividing their groups (Qwen3-30B-A3B's 768 Q4_K or Q6_K elements: 12
+// groups of 64, 4 lanes), more where a block's rows would not divide the
+// width.
+func TestMoEDownLanes(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		f, d, k int64
+		dt      ir.DType
+		want    int64
+	}{
+		{"gpt-oss-20b", 2880, 2880, 4, ir.MXFP4, 32},
+		{"Qwen3-30B-A3B Q4_K", 768, 2048, 8, ir.Q4_K, 4},
+		{"Qwen3-30B-A3B Q6_K", 768, 2048, 8, ir.Q6_K, 4},
+		{"2,048 Q4_K elements", 2048, 2048, 8, ir.Q4_K, 32},
+		{"odd groups", 192, 256, 4, ir.Q4_K, 1},
+		{"a narrow width", 192, 32, 4, ir.Q4_K, 2},
+	} {
+		got := MoEDownLanesOf(c.f, c.d, c.k, c.dt)
+		if got != c.want {
+			t.Errorf("%s: %d lanes a row, want %d", c.name, got, c.want)
+		}
+		if o := MoEWarps / c.k * MoEDownRowsOf(c.k, got) * 32 / got; c.d%o != 0 {
+			t.Errorf("%s: blocks of %d rows do not divide width %d", c.name, o, c.d)
 		}
 	}
 }

@@ -53,15 +53,19 @@ type mmatVariant struct {
 	stream, stageX bool
 	slabs          int64
 	halves, xh     int64
+	most           bool // mma_halves: as many clusters as run at once (a warp a tile at most)
 }
 
 var mmatVariants = []mmatVariant{
-	{"one round", false, false, 0, 0, 0},
-	{"stream x staged", true, true, 1, 0, 0}, {"stream x read", true, false, 1, 0, 0},
-	{"stream x staged 2", true, true, 2, 0, 0}, {"stream x read 2", true, false, 2, 0, 0},
-	{"halves chosen", false, false, 0, -1, 0}, {"halves x2", false, false, 0, -1, 2},
-	{"halves C=1", false, false, 0, 1, 0}, {"halves C=2", false, false, 0, 2, 0}, {"halves C=3", false, false, 0, 3, 0},
-	{"halves C=4", false, false, 0, 4, 0}, {"halves C=6", false, false, 0, 6, 0}, {"halves C=8", false, false, 0, 8, 0},
+	{"one round", false, false, 0, 0, 0, false},
+	{"stream x staged", true, true, 1, 0, 0, false}, {"stream x read", true, false, 1, 0, 0, false},
+	{"stream x staged 2", true, true, 2, 0, 0, false}, {"stream x read 2", true, false, 2, 0, 0, false},
+	{"halves chosen", false, false, 0, -1, 0, false}, {"halves x2", false, false, 0, -1, 2, false},
+	{"halves C=1", false, false, 0, 1, 0, false}, {"halves C=2", false, false, 0, 2, 0, false}, {"halves C=3", false, false, 0, 3, 0, false},
+	{"halves C=4", false, false, 0, 4, 0, false}, {"halves C=6", false, false, 0, 6, 0, false}, {"halves C=8", false, false, 0, 8, 0, false},
+	{"halves most", false, false, 0, -1, 0, true}, {"halves C=2 most", false, false, 0, 2, 0, true},
+	{"halves C=3 most", false, false, 0, 3, 0, true}, {"halves C=4 most", false, false, 0, 4, 0, true},
+	{"halves C=6 most", false, false, 0, 6, 0, true}, {"halves C=8 most", false, false, 0, 8, 0, true},
 }
 
 // mmahShapeOf is variant v's mma_halves shape for a matrix of tiles tiles
@@ -70,6 +74,15 @@ func mmahShapeOf(gpu passes.GPU, v mmatVariant, in, tiles, maxTokens int64) (pas
 	sh, ok := gpu.MMAHalvesCluster(in, tiles, maxTokens, v.halves)
 	if v.halves < 0 {
 		sh, ok = gpu.MMAHalvesShape(in, tiles, maxTokens)
+	}
+	if ok && v.most {
+		smem := passes.MMAHalvesSmem(in/256/sh.Cluster, passes.MMATokensNTiles(maxTokens), sh.Warps, sh.XHalves)
+		perSM := min(2, gpu.SmemPerSM/(smem+1<<10))
+		resident := perSM * gpu.SMs / sh.Cluster
+		if sh.Cluster > 1 {
+			resident = gpu.SMs / gpu.GPCSMs * (perSM * gpu.GPCSMs / sh.Cluster)
+		}
+		sh.Clusters = max(1, min(resident, (tiles+sh.Warps-1)/sh.Warps))
 	}
 	if ok && v.xh > 0 {
 		sh.XHalves = v.xh
@@ -137,7 +150,7 @@ func TestGPUMMATokensTiming(t *testing.T) {
 				t.Errorf("T = %d, %s, %s: relative error %.2e", T, p.shape.name, p.variant.name, e)
 			}
 			kernel, u := mmatKernelTime(us, p.shape, p.variant, passes.MMATokensSlab(p.y.Inputs[1], p.shape.in), p.cluster, p.xh)
-			t.Logf("T = %d: %-16s %-17s %10d %9.1f %8.2f %9.1e  %s", T, p.shape.name, p.variant.name, p.bytes, u, float64(p.bytes)/u/1e6, e, kernel)
+			t.Logf("T = %d: %-16s %-17s %10d %9.1f %8.2f %9.1e  %s (%d clusters)", T, p.shape.name, p.variant.name, p.bytes, u, float64(p.bytes)/u/1e6, e, kernel, p.clusters)
 		}
 	}
 }
@@ -156,6 +169,7 @@ type mmatProduct struct {
 	deq         []float32 // [mmatTimingSlab, in]
 	bytes       int64
 	cluster, xh int64 // mma_halves'
+	clusters    int64 // mma_halves' grid of clusters
 }
 
 // mmatTimingPlan is the timing plan before its kernels are compiled: the
@@ -274,7 +288,7 @@ func newMMATTimingPlan(t *testing.T, variants []mmatVariant) *mmatTimingPlan {
 			}
 			p.y.Attrs["prefill_kernel"] = ir.KernelMMAHalves
 			p.y.Attrs["mmah_cluster"], p.y.Attrs["mmah_warps"], p.y.Attrs["mmah_x_halves"], p.y.Attrs["mmah_clusters"] = sh.Cluster, sh.Warps, sh.XHalves, sh.Clusters
-			p.cluster, p.xh = sh.Cluster, sh.XHalves
+			p.cluster, p.xh, p.clusters = sh.Cluster, sh.XHalves, sh.Clusters
 		}
 		if p.variant.stream {
 			w := p.y.Inputs[1]

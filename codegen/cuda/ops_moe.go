@@ -404,18 +404,31 @@ func moeTilesOf(n *ir.Node) (passes.MoETiles, error) {
 	return passes.MoETiles{M: n.Int("moe_tile_m"), N: n.Int("moe_tile_n"), Stages: n.Int("moe_stages")}, nil
 }
 
-// moeDownRowsOf is the down rows a warp takes (moe_down_rows) that the
-// chooseMoETiles pass recorded on MoE n of width d, checked against what
-// moe_down_sum_q8 takes: whole blocks of rows.
-func moeDownRowsOf(n *ir.Node, d int64) (int64, error) {
+// moeDownRowsOf is the down rows a row set takes (moe_down_rows) and the
+// lanes a row (moe_down_lanes, 32 where not recorded) that the
+// chooseMoETiles pass recorded on MoE n of width d, and the output rows a
+// block of moe_down_sum_q8 then takes, checked: whole blocks of rows.
+func moeDownRowsOf(n *ir.Node, d int64) (rows, lanes, block int64, err error) {
 	if _, ok := n.Attrs["moe_down_rows"]; !ok {
-		return 0, fmt.Errorf("moe %%%d has no moe_down_rows: the GPU passes choose it", n.ID)
+		return 0, 0, 0, fmt.Errorf("moe %%%d has no moe_down_rows: the GPU passes choose it", n.ID)
 	}
-	r, k := n.Int("moe_down_rows"), n.Int("top_k")
-	if moeWarps%k != 0 || d%(moeWarps/k*r) != 0 {
-		return 0, fmt.Errorf("moe %%%d: %d down rows a warp at top_k %d do not divide width %d into whole blocks", n.ID, r, k, d)
+	r, k, l := n.Int("moe_down_rows"), n.Int("top_k"), int64(32)
+	if _, ok := n.Attrs["moe_down_lanes"]; ok {
+		l = n.Int("moe_down_lanes")
 	}
-	return r, nil
+	if moeWarps%k != 0 || l < 1 || 32%l != 0 || d%(moeWarps/k*r*(32/l)) != 0 {
+		return 0, 0, 0, fmt.Errorf("moe %%%d: %d down rows a row set of %d lanes at top_k %d do not divide width %d into whole blocks", n.ID, r, l, k, d)
+	}
+	return r, l, moeWarps / k * r * (32 / l), nil
+}
+
+// moeDownLanesArg is moe_down_sum_q8's LPR argument: 0 (left out, the
+// template's 32) for whole warps a row.
+func moeDownLanesArg(lanes int64) int64 {
+	if lanes == 32 {
+		return 0
+	}
+	return lanes
 }
 
 // moeDecodeQ8 is a decode MoE on the integer path (moe.cu.tmpl): router
@@ -448,7 +461,7 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 	gateUp.arg("xq_t* __restrict__", "hq", s.hq)
 	gateUp.arg("float2* __restrict__", "hs", s.hs)
 	k := n.Int("top_k")
-	r, err := moeDownRowsOf(n, d)
+	r, lanes, o, err := moeDownRowsOf(n, d)
 	if err != nil {
 		return nil, err
 	}
@@ -461,7 +474,7 @@ func (e *emitter) moeDecodeQ8(n *ir.Node, cfg string, s moeScratch, ra, rba, wa,
 	down.arg(cScales, "hs", s.hs)
 	down.arg(cIn, "logit", s.logit)
 	down.ptr(e, cOut, "y", n)
-	if err := ls.add(e.emit(down, "moe_down_sum_q8", moeWarps*32, gridFixed(d/(moeWarps/k*r)), moeDownArgs{Cfg: cfg, W: da, B: dba, Rows: r})); err != nil {
+	if err := ls.add(e.emit(down, "moe_down_sum_q8", moeWarps*32, gridFixed(d/o), moeDownArgs{Cfg: cfg, W: da, B: dba, Rows: r, Lanes: moeDownLanesArg(lanes)})); err != nil {
 		return nil, err
 	}
 	// The scratch still holds x's int16 form (the MoE scratch starts past it).

@@ -420,7 +420,8 @@ type (
 		Cfg       string
 		W, B      accessor
 		PickEarly bool
-		Rows      int64 // rows a warp (moe_down_rows)
+		Rows      int64 // rows a row set (moe_down_rows)
+		Lanes     int64 `targ:"omitzero"` // lanes a row (moe_down_lanes; 0: 32)
 	}
 	sampleDrawArgs struct{ V, G, EPT, Slot, Scratch int64 }
 	// headnorm.cu.tmpl

@@ -106,6 +106,14 @@ __device__ __forceinline__ float warp_sum(float v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
+// lanes_sum: v summed over each N consecutive lanes (N a power of two up
+// to 32), every lane of the set holding the sum.
+template <int N>
+__device__ __forceinline__ float lanes_sum(float v) {
+#pragma unroll
+    for (int o = N / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
 __device__ __forceinline__ float warp_max(float v) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -6186,29 +6194,31 @@ __device__ __forceinline__ int moe_expert_of(const int* idx, int k) {
 }
 
 // moe_groups: a lane's share of NR weight rows of one expert (all valid)
-// against one int16 activation row; lane j takes groups j, j+32, ... fetch
+// against one int16 activation row; lane j of each LPR lanes that share
+// the rows takes groups j, j+LPR, ... (LPR divides 32) fetch
 // issues the loads of rows rows[r] of tensors ws[r] first and
 // unconditionally (lanes past the row's end fetch its last group again and
 // skip it), so ptxas may issue them together; dots then adds the lane's part
 // of each row's dot with activation row tok (xq [.., IN], xs) to acc[r], each
 // group of activations loaded once for the NR rows (dot8_tokens).
-template <class W, int IN, int NR>
+template <class W, int IN, int NR, int LPR = 32>
 struct moe_groups {
-    static constexpr int NG = IN / W::GROUP, ITER = (NG + 31) / 32;
+    static constexpr int NG = IN / W::GROUP, ITER = (NG + LPR - 1) / LPR;
+    static_assert(32 % LPR == 0, "whole row sets a warp");
     typename W::Raw raw[ITER][NR];
     __device__ __forceinline__ void fetch(const uint8_t* const* ws, const i64* rows) {
-        const int lane = threadIdx.x & 31;
+        const int j = threadIdx.x % LPR;
 #pragma unroll
         for (int it = 0; it < ITER; it++)
 #pragma unroll
-            for (int r = 0; r < NR; r++) W::fetch(ws[r], rows[r] * NG + min(lane + 32 * it, NG - 1), raw[it][r]);
+            for (int r = 0; r < NR; r++) W::fetch(ws[r], rows[r] * NG + min(j + LPR * it, NG - 1), raw[it][r]);
     }
     __device__ __forceinline__ void dots(int tok, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* acc) const {
-        const int lane = threadIdx.x & 31;
+        const int j = threadIdx.x % LPR;
 #pragma unroll
         for (int it = 0; it < ITER; it++) {
-            const int g = lane + 32 * it;
-            if (NG % 32 != 0 && g >= NG) break;
+            const int g = j + LPR * it;
+            if (NG % LPR != 0 && g >= NG) break;
             float a[NR][1] = {};
             dot8_tokens<W, IN, NR, 1>(raw[it], g, xq, xs, &tok, a);
 #pragma unroll
@@ -6254,11 +6264,13 @@ __device__ __forceinline__ void moe_gate_up_q8(const uint8_t* __restrict__ wg, c
 }
 
 // moe_down_sum_q8 (decode, one token): block b computes output rows
-// o = b·O + i (i < O, O = MOE_WARPS / K · R) of each of the K experts' down
-// matrices from slot k's row of hq, hs, and writes y[o] = Σ_k gw[k]·(dot_k +
-// bias_k), k in order (moe_sum's arithmetic). Warp w takes expert w % K and
-// R of the block's rows (MOE_WARPS / K warps an expert), so its rows share
-// slot k's activations: a warp taking one row of all K experts loaded K
+// o = b·O + i (i < O, O = MOE_WARPS / K · R · 32 / LPR) of each of the K
+// experts' down matrices from slot k's row of hq, hs, and writes y[o] =
+// Σ_k gw[k]·(dot_k + bias_k), k in order (moe_sum's arithmetic). Warp w
+// takes expert w % K and R·32/LPR of the block's rows (MOE_WARPS / K warps
+// an expert): its lanes in sets of LPR, R rows a set (the moe_down_lanes
+// and moe_down_rows a pass recorded), so its rows share slot k's
+// activations: a warp taking one row of all K experts loaded K
 // activation rows for each weight group (ncu: L1-bound, 0.94-1.07 TB/s).
 // R is the moe_down_rows a pass recorded (passes.MoEDownRowsOf): gpt-oss's
 // top-4 takes 4 (8 rows a block); Qwen3-30B-A3B's top-8 takes 2 (at 8: 252
@@ -6268,14 +6280,14 @@ __device__ __forceinline__ void moe_gate_up_q8(const uint8_t* __restrict__ wg, c
 // their DRAM round trip overlaps gate+up's last blocks: codegen sets it
 // where the grid writing the logits has completed when this one starts
 // (readsBeforeWait). Without, it waits first.
-template <class Cfg, class W, class B, bool PICK_EARLY, int R>
+template <class Cfg, class W, class B, bool PICK_EARLY, int R, int LPR = 32>
 __device__ __forceinline__ void moe_down_sum_q8(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd,
                                                 const xq_t* __restrict__ hq, const float2* __restrict__ hs,
                                                 const float* __restrict__ logit, float* __restrict__ y) {
-    constexpr int D = Cfg::D, F = Cfg::F, K = Cfg::K, O = MOE_WARPS / K * R;
-    static_assert(D % O == 0 && F % W::GROUP == 0 && MOE_WARPS % K == 0, "whole warps of output rows");
+    constexpr int D = Cfg::D, F = Cfg::F, K = Cfg::K, RS = 32 / LPR, O = MOE_WARPS / K * R * RS;
+    static_assert(D % O == 0 && F % W::GROUP == 0 && MOE_WARPS % K == 0 && 32 % LPR == 0, "whole warps of output rows");
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, k = warp % K;
-    const i64 o0 = (i64)blockIdx.x * O, r0 = o0 + warp / K * R;
+    const i64 o0 = (i64)blockIdx.x * O, r0 = o0 + (warp / K * RS + lane / LPR) * R;
     int idx[K];
     float gw[K], acc[R] = {};
     if constexpr (!PICK_EARLY) {
@@ -6288,7 +6300,7 @@ __device__ __forceinline__ void moe_down_sum_q8(const uint8_t* __restrict__ wd, 
     i64 rows[R];
 #pragma unroll
     for (int r = 0; r < R; r++) ws[r] = wd, rows[r] = e * D + r0 + r;
-    moe_groups<W, F, R> wt;
+    moe_groups<W, F, R, LPR> wt;
     wt.fetch(ws, rows);
     float bias[R];
 #pragma unroll
@@ -6299,8 +6311,8 @@ __device__ __forceinline__ void moe_down_sum_q8(const uint8_t* __restrict__ wd, 
     __shared__ float part[K][O];  // expert k's dot + bias of row o0 + i
 #pragma unroll
     for (int r = 0; r < R; r++) {
-        const float s = warp_sum(acc[r]);
-        if (lane == 0) part[k][r0 - o0 + r] = s + bias[r];
+        const float s = lanes_sum<LPR>(acc[r]);
+        if (lane % LPR == 0) part[k][r0 - o0 + r] = s + bias[r];
     }
     __syncthreads();
     if (threadIdx.x >= O) return;

@@ -170,13 +170,13 @@ extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Att
     grid_dep_launch();
     attend_decode<Attn_4, W_f32<4>, true, true, 64, 8, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, sinks, positions, y, xq, xs, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q4_k_dot_768_W_f32_768_true_2(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q4_k_dot_768_W_f32_768_true_1_4(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
     grid_dep_launch();
-    moe_down_sum_q8<Moe_3, W_q4_k_dot<768>, W_f32<768>, true, 2>(wd, bd, hq, hs, logit, y);
+    moe_down_sum_q8<Moe_3, W_q4_k_dot<768>, W_f32<768>, true, 1, 4>(wd, bd, hq, hs, logit, y);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q6_k_split_dot_768_W_f32_768_true_2(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q6_k_split_dot_768_W_f32_768_true_1_4(const uint8_t* __restrict__ wd, const uint8_t* __restrict__ bd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
     grid_dep_launch();
-    moe_down_sum_q8<Moe_3, W_q6_k_split_dot<768>, W_f32<768>, true, 2>(wd, bd, hq, hs, logit, y);
+    moe_down_sum_q8<Moe_3, W_q6_k_split_dot<768>, W_f32<768>, true, 1, 4>(wd, bd, hq, hs, logit, y);
 }
 extern "C" __global__ void __launch_bounds__(256) qkv_rope_store_Rope_1_256_128_128_false(const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_wait();

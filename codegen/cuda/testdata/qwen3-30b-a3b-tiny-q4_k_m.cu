@@ -164,12 +164,12 @@ extern "C" __global__ void __launch_bounds__(128) embed_rows_W_q4_k_151936_15193
     acquire(ids);
     embed_rows<W_q4_k<151936>, 151936, 256>(table, ids, y);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q4_k_dot_4096_B_none_true_4_at_end(const uint8_t* __restrict__ wd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
-    moe_down_sum_q8<Moe_3, W_q4_k_dot<4096>, B_none, true, 4>(wd, nullptr, hq, hs, logit, y);
+extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q4_k_dot_4096_B_none_true_1_4_at_end(const uint8_t* __restrict__ wd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
+    moe_down_sum_q8<Moe_3, W_q4_k_dot<4096>, B_none, true, 1, 4>(wd, nullptr, hq, hs, logit, y);
 }
-extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q6_k_split_dot_4096_B_none_true_4(const uint8_t* __restrict__ wd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
+extern "C" __global__ void __launch_bounds__(256) moe_down_sum_q8_Moe_3_W_q6_k_split_dot_4096_B_none_true_1_4(const uint8_t* __restrict__ wd, const xq_t* __restrict__ hq, const float2* __restrict__ hs, const float* __restrict__ logit, float* __restrict__ y) {
     grid_dep_launch();
-    moe_down_sum_q8<Moe_3, W_q6_k_split_dot<4096>, B_none, true, 4>(wd, nullptr, hq, hs, logit, y);
+    moe_down_sum_q8<Moe_3, W_q6_k_split_dot<4096>, B_none, true, 1, 4>(wd, nullptr, hq, hs, logit, y);
 }
 extern "C" __global__ void __launch_bounds__(256) kv_store_paged_Attn_2_2(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions, const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables, __half* __restrict__ pool, int layer, const int* __restrict__ state) {
     grid_dep_wait();
