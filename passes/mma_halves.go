@@ -24,6 +24,17 @@ const mmahWarps = 8
 // H200).
 const mmahLongWalk = 8
 
+// mmahResidentShare is the percentage of residentClusters an mma_halves
+// grid takes at most: the GPCs' estimate runs a little over what the
+// hardware schedules at once (an H200's clusters of 3 and 4 blocks at two
+// an SM: 79 and 62 active against 80 and 64), and a cluster past them
+// waits for a second wave. With the waves counted instead of an SM's
+// blocks (which took two blocks an SM for twice one's time), Phi-3-mini's
+// 16-token products at H200 (TestGPUMMATokensTiming, 2026-11-28): SwiGLU
+// 39.9-42.7 -> 30.9 µs (clusters of 6 blocks, 36 of them, against 3, 43),
+// head 97 -> 71.5, Q4_K down 24.6-25.1 -> 22.3, qkv and o-proj level.
+const mmahResidentShare = 90
+
 // mmahXHalves is the f16 halves an mma_halves kernel takes its activations
 // as: 1, x rounded to f16, one mma a k-step (TestGPUMMATokensTiming, H200:
 // 0–10 % faster than hi + lo's two at Phi-3-mini's widths; its error, 2–6e-4
@@ -83,11 +94,13 @@ func mmaHalves(n *ir.Node) bool {
 // 16 rows of in elements over steps of at most maxTokens tokens: of the
 // clusters (a divisor of the row's super-blocks, at most TokensCluster,
 // none mmahRefused) and their number (at most two blocks an SM, as their
-// shared memory allows, no more clusters than the GPCs hold at once, and a
-// warp a tile), the one of least cost,
+// shared memory allows, no more than mmahResidentShare of the clusters the
+// GPCs hold at once, and a warp a tile), the one of least cost,
 // counted in ninths of a warp super-block (a 16-row tile's 256 elements,
-// about 75 ns of an SM at 16 tokens): the busiest SM's blocks (ceil(blocks
-// / SMs)) times their rounds' super-blocks and their staging's
+// about 75 ns of an SM at 16 tokens): the waves of resident blocks (one
+// where every block is resident at once: two blocks an SM run side by
+// side, each warp waiting on its own loads) times a block's rounds'
+// super-blocks and their staging's
 // instructions (a ninth of a super-block per 256 elements of a token), the
 // staging's bytes through L2 (every block's range of the f32 activations
 // at about 5 TB/s), and each round's barrier and epilogue (8 super-blocks
@@ -120,15 +133,19 @@ func (g GPU) mmahClusters(in, tiles, maxTokens, c int64) (MMAHalves, int64, bool
 	nt, nw := MMATokensNTiles(maxTokens), int64(mmahWarps)
 	sr := in / 256 / c
 	perSM := min(2, g.SmemPerSM/(MMAHalvesSmem(sr, nt, nw, mmahXHalves)+1<<10))
+	if perSM < 1 { // its shared memory does not fit an SM
+		return MMAHalves{}, 0, false
+	}
 	barrier := int64(2)
 	if c > 1 {
 		barrier = 8
 	}
 	var best MMAHalves
 	bestCost := int64(-1)
-	for cl := int64(1); cl <= g.residentClusters(c, perSM) && cl <= ceilDiv(tiles, nw); cl++ {
+	most := max(1, g.residentClusters(c, perSM)*mmahResidentShare/100)
+	for cl := int64(1); cl <= most && cl <= ceilDiv(tiles, nw); cl++ {
 		rounds, blocks := ceilDiv(tiles, cl*nw), cl*c
-		cost := ceilDiv(blocks, g.SMs)*(9*rounds*nw*sr+8*nt*sr) + blocks*sr*8*nt/41 + 9*rounds*barrier
+		cost := ceilDiv(blocks, perSM*g.SMs)*(9*rounds*nw*sr+8*nt*sr) + blocks*sr*8*nt/41 + 9*rounds*barrier
 		if bestCost < 0 || cost <= bestCost {
 			best, bestCost = MMAHalves{Cluster: c, Warps: nw, XHalves: mmahXHalves, Clusters: cl}, cost
 		}

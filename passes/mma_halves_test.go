@@ -9,8 +9,9 @@ import (
 // MMAHalvesShape at Phi-3-mini's batched decode products (16 tokens a
 // block): clusters dividing the row's super-blocks, within the target's
 // cluster limit (none on sm_80), shared memory for their blocks an SM,
-// no more clusters than a warp a tile nor than the GPCs hold at once
-// (the SwiGLU's 43 clusters of 6 ran in two waves on an H200), the
+// no more clusters than a warp a tile nor than mmahResidentShare of what
+// the GPCs hold at once (the SwiGLU's 43 clusters of 6 ran in two waves
+// on an H200), more blocks than SMs where two fit an SM, the
 // activations in mmahXHalves halves, and rounds covering every tile;
 // the o-proj's 192 tiles of 3072 split over clusters (a block a tile
 // would leave most SMs idle); none for rows of no whole super-blocks, nor
@@ -48,6 +49,15 @@ func TestMMAHalvesShape(t *testing.T) {
 			}
 			if c.name == "o-proj" && arch == "sm_90" && sh.Cluster == 1 {
 				t.Errorf("%s o-proj: %+v, one block a tile", arch, sh)
+			}
+			if arch == "sm_90" && sh.Cluster > 1 && sh.Clusters > mmahResidentShare*g.SMs/g.GPCSMs*(min(2, perSM)*g.GPCSMs/sh.Cluster)/100 {
+				t.Errorf("%s %s: %+v, past %d %% of the clusters the GPCs hold", arch, c.name, sh, mmahResidentShare)
+			}
+			// Two blocks an SM run side by side (TestGPUMMATokensTiming,
+			// H200): the SwiGLU's 1,024 tiles take more blocks than SMs
+			// where two fit an SM.
+			if c.name == "gate+up" && arch == "sm_90" && min(2, perSM) == 2 && blocks <= g.SMs {
+				t.Errorf("%s gate+up: %+v, %d blocks for %d SMs that hold two each", arch, sh, blocks, g.SMs)
 			}
 			if arch == "sm_80" && sh.Cluster != 1 {
 				t.Errorf("sm_80 %s: clusters of %d", c.name, sh.Cluster)

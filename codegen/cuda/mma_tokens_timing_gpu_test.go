@@ -53,19 +53,23 @@ type mmatVariant struct {
 	stream, stageX bool
 	slabs          int64
 	halves, xh     int64
-	most           bool // mma_halves: as many clusters as run at once (a warp a tile at most)
+	most           int64 // mma_halves: that percentage of the clusters that run at once (a warp a tile at most); 0: the rule's
 }
 
 var mmatVariants = []mmatVariant{
-	{"one round", false, false, 0, 0, 0, false},
-	{"stream x staged", true, true, 1, 0, 0, false}, {"stream x read", true, false, 1, 0, 0, false},
-	{"stream x staged 2", true, true, 2, 0, 0, false}, {"stream x read 2", true, false, 2, 0, 0, false},
-	{"halves chosen", false, false, 0, -1, 0, false}, {"halves x2", false, false, 0, -1, 2, false},
-	{"halves C=1", false, false, 0, 1, 0, false}, {"halves C=2", false, false, 0, 2, 0, false}, {"halves C=3", false, false, 0, 3, 0, false},
-	{"halves C=4", false, false, 0, 4, 0, false}, {"halves C=6", false, false, 0, 6, 0, false}, {"halves C=8", false, false, 0, 8, 0, false},
-	{"halves most", false, false, 0, -1, 0, true}, {"halves C=2 most", false, false, 0, 2, 0, true},
-	{"halves C=3 most", false, false, 0, 3, 0, true}, {"halves C=4 most", false, false, 0, 4, 0, true},
-	{"halves C=6 most", false, false, 0, 6, 0, true}, {"halves C=8 most", false, false, 0, 8, 0, true},
+	{"one round", false, false, 0, 0, 0, 0},
+	{"stream x staged", true, true, 1, 0, 0, 0}, {"stream x read", true, false, 1, 0, 0, 0},
+	{"stream x staged 2", true, true, 2, 0, 0, 0}, {"stream x read 2", true, false, 2, 0, 0, 0},
+	{"halves chosen", false, false, 0, -1, 0, 0}, {"halves x2", false, false, 0, -1, 2, 0},
+	{"halves C=1", false, false, 0, 1, 0, 0}, {"halves C=2", false, false, 0, 2, 0, 0}, {"halves C=3", false, false, 0, 3, 0, 0},
+	{"halves C=4", false, false, 0, 4, 0, 0}, {"halves C=6", false, false, 0, 6, 0, 0}, {"halves C=8", false, false, 0, 8, 0, 0},
+	{"halves most", false, false, 0, -1, 0, 100}, {"halves C=2 most", false, false, 0, 2, 0, 100},
+	{"halves C=3 most", false, false, 0, 3, 0, 100}, {"halves C=4 most", false, false, 0, 4, 0, 100},
+	{"halves C=6 most", false, false, 0, 6, 0, 100}, {"halves C=8 most", false, false, 0, 8, 0, 100},
+	{"halves C=1 most", false, false, 0, 1, 0, 100}, {"halves C=2 most90", false, false, 0, 2, 0, 90},
+	{"halves C=3 most90", false, false, 0, 3, 0, 90}, {"halves C=4 most90", false, false, 0, 4, 0, 90},
+	{"halves C=6 most90", false, false, 0, 6, 0, 90}, {"halves C=8 most90", false, false, 0, 8, 0, 90},
+	{"halves C=3 most75", false, false, 0, 3, 0, 75}, {"halves C=4 most75", false, false, 0, 4, 0, 75},
 }
 
 // mmahShapeOf is variant v's mma_halves shape for a matrix of tiles tiles
@@ -75,14 +79,14 @@ func mmahShapeOf(gpu passes.GPU, v mmatVariant, in, tiles, maxTokens int64) (pas
 	if v.halves < 0 {
 		sh, ok = gpu.MMAHalvesShape(in, tiles, maxTokens)
 	}
-	if ok && v.most {
+	if ok && v.most > 0 {
 		smem := passes.MMAHalvesSmem(in/256/sh.Cluster, passes.MMATokensNTiles(maxTokens), sh.Warps, sh.XHalves)
 		perSM := min(2, gpu.SmemPerSM/(smem+1<<10))
 		resident := perSM * gpu.SMs / sh.Cluster
 		if sh.Cluster > 1 {
 			resident = gpu.SMs / gpu.GPCSMs * (perSM * gpu.GPCSMs / sh.Cluster)
 		}
-		sh.Clusters = max(1, min(resident, (tiles+sh.Warps-1)/sh.Warps))
+		sh.Clusters = max(1, min(resident*v.most/100, (tiles+sh.Warps-1)/sh.Warps))
 	}
 	if ok && v.xh > 0 {
 		sh.XHalves = v.xh

@@ -185,7 +185,7 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_768(const float* _
     grid_dep_launch();
     gather_rows<768>(x, last, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) linear_mmah_W_q6_k_split_150771_B_none_768_50257_1_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) linear_mmah_W_q6_k_split_150771_B_none_768_50257_1_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     linear_mmah<W_q6_k_split<150771>, B_none, 768, 50257, 1, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }

@@ -212,9 +212,9 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_4096(const float* 
     grid_dep_launch();
     gather_rows<4096>(x, last, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(4) linear_mmah_W_q6_k_split_512000_B_none_4096_32000_4_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(8) linear_mmah_W_q6_k_split_512000_B_none_4096_32000_8_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmah<W_q6_k_split<512000>, B_none, 4096, 32000, 4, 8, 1, 2, 0>(w, nullptr, x, y, state);
+    linear_mmah<W_q6_k_split<512000>, B_none, 4096, 32000, 8, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_32000(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();

@@ -188,9 +188,9 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_3072(const float* 
     grid_dep_launch();
     gather_rows<3072>(x, last, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(4) linear_mmah_W_q6_k_split_384768_B_none_3072_32064_4_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(6) linear_mmah_W_q6_k_split_384768_B_none_3072_32064_6_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmah<W_q6_k_split<384768>, B_none, 3072, 32064, 4, 8, 1, 2, 0>(w, nullptr, x, y, state);
+    linear_mmah<W_q6_k_split<384768>, B_none, 3072, 32064, 6, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_32064(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();

@@ -159,19 +159,19 @@ extern "C" __global__ void __launch_bounds__(128, 4) attend_paged_Attn_2_B_none_
     grid_dep_launch();
     attend_paged<Attn_2, B_none, false, 32, 3, 2, true>(q, pool, nullptr, positions, last, nrows, paging, tables, layer, y, part, counters, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(4) linear_mmah_W_q4_k_36864_B_none_3072_3072_4_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(6) linear_mmah_W_q4_k_36864_B_none_3072_3072_6_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmah<W_q4_k<36864>, B_none, 3072, 3072, 4, 8, 1, 2, 0>(w, nullptr, x, y, state);
+    linear_mmah<W_q4_k<36864>, B_none, 3072, 3072, 6, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(3) swiglu_mmah_W_q4_k_196608_3072_8192_8192_3_8_1_2_0(const uint8_t* __restrict__ wg, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(6) swiglu_mmah_W_q4_k_196608_3072_8192_8192_6_8_1_2_0(const uint8_t* __restrict__ wg, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    swiglu_mmah<W_q4_k<196608>, 3072, 8192, 8192, 3, 8, 1, 2, 0>(wg, wg, x, y, state);
+    swiglu_mmah<W_q4_k<196608>, 3072, 8192, 8192, 6, 8, 1, 2, 0>(wg, wg, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(8) linear_mmah_W_q6_k_split_98304_B_none_8192_3072_8_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(8) linear_mmah_W_q6_k_split_98304_B_none_8192_3072_8_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     linear_mmah<W_q6_k_split<98304>, B_none, 8192, 3072, 8, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 1) CLUSTER_X(8) linear_mmah_W_q4_k_98304_B_none_8192_3072_8_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(8) linear_mmah_W_q4_k_98304_B_none_8192_3072_8_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
     linear_mmah<W_q4_k<98304>, B_none, 8192, 3072, 8, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
@@ -181,9 +181,9 @@ extern "C" __global__ void __launch_bounds__(256) gather_rows_3072(const float* 
     grid_dep_launch();
     gather_rows<3072>(x, last, y, state);
 }
-extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(4) linear_mmah_W_q6_k_split_384768_B_none_3072_32064_4_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(256, 2) CLUSTER_X(6) linear_mmah_W_q6_k_split_384768_B_none_3072_32064_6_8_1_2_0(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    linear_mmah<W_q6_k_split<384768>, B_none, 3072, 32064, 4, 8, 1, 2, 0>(w, nullptr, x, y, state);
+    linear_mmah<W_q6_k_split<384768>, B_none, 3072, 32064, 6, 8, 1, 2, 0>(w, nullptr, x, y, state);
 }
 extern "C" __global__ void __launch_bounds__(512) batch_argmax_32064(const float* __restrict__ logits, int* __restrict__ picks, const int* __restrict__ state) {
     grid_dep_wait();
