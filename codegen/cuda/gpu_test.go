@@ -355,11 +355,18 @@ func tableGraph(name string, in, vocab int64) (*ir.Graph, *ir.Node, *plans.Manif
 }
 
 // runGPUPasses runs the GPU pipeline on a hand-built graph and completes its
-// manifest: the layouts the passes chose, placed offsets, the graph.
-func runGPUPasses(t *testing.T, g *ir.Graph, man *plans.Manifest) {
+// manifest: the layouts the passes chose, placed offsets, the graph. It
+// returns each output node as the passes left it, by the node it was
+// before (they may replace nodes).
+func runGPUPasses(t *testing.T, g *ir.Graph, man *plans.Manifest) map[*ir.Node]*ir.Node {
 	t.Helper()
+	before := slices.Clone(g.Outputs)
 	if err := passes.Run(g, passes.Options{Target: "sm_90", Verify: true}); err != nil {
 		t.Fatal(err)
+	}
+	after := make(map[*ir.Node]*ir.Node, len(before))
+	for i, o := range before {
+		after[o] = g.Outputs[i]
 	}
 	for _, n := range g.Nodes {
 		for i := range man.Tensors {
@@ -370,6 +377,7 @@ func runGPUPasses(t *testing.T, g *ir.Graph, man *plans.Manifest) {
 	}
 	placeTensors(man.Tensors)
 	man.Graph = ir.Print(g)
+	return after
 }
 
 // timeDecode runs decode steps repeatedly, of token prev and token tok in

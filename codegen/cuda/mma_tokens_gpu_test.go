@@ -296,7 +296,7 @@ func (b *mmaTokBuilder) build(t *testing.T) *mmaTokHarness {
 		}
 	}
 	before := slices.Clone(g.Outputs)
-	runGPUPasses(t, g, man)
+	after := runGPUPasses(t, g, man)
 	gpu, err := passes.GPUTarget("sm_90")
 	if err != nil {
 		t.Fatal(err)
@@ -336,7 +336,7 @@ func (b *mmaTokBuilder) build(t *testing.T) *mmaTokHarness {
 		t.Fatal(err)
 	}
 	for _, o := range b.outs {
-		y := g.Outputs[slices.Index(before, o.y)] // the passes may have replaced nodes
+		y := after[o.y]
 		h.checks = append(h.checks, gemmCheck{o.name, y, o.off, o.cols, o.ref})
 	}
 	// The "logits" are the arena span holding every output.
