@@ -113,9 +113,10 @@ func MoEDownRowsOf(k, lanes int64) int64 {
 // where the row has 32 weight groups or more (lane j takes groups j, j +
 // 32, ...), else the largest power of two that divides its groups, so that
 // every lane has whole groups and the warp takes 32/lanes rows at once
-// (doubled while a block's rows, MoEWarps/k·32/lanes, do not divide d). Qwen3-30B-A3B's down rows of 768
-// (12 groups of 64) take 4: at 32 twenty lanes of every warp idled and a
-// warp held two rows (0.45 TB/s of routed weights, H200, 2026-11-28).
+// (doubled while a block's rows, MoEWarps/k·32/lanes, do not divide d).
+// Qwen3-30B-A3B's down rows of 768 (12 groups of 64) take 4: at 32 twenty
+// lanes of every warp idled and a warp held two rows (0.45 TB/s of routed
+// weights, H200, 2026-11-28).
 func MoEDownLanesOf(f, d, k int64, dt ir.DType) int64 {
 	ng := f / intDotGroup(dt)
 	if ng >= 32 || ng < 1 || k < 1 || MoEWarps%k != 0 {

@@ -132,7 +132,7 @@ func (g GPU) mmahClusters(in, tiles, maxTokens, c int64) (MMAHalves, int64, bool
 	}
 	nt, nw := MMATokensNTiles(maxTokens), int64(mmahWarps)
 	sr := in / 256 / c
-	perSM := min(2, g.SmemPerSM/(MMAHalvesSmem(sr, nt, nw, mmahXHalves)+1<<10))
+	perSM := g.mmahPerSM(sr, nt, nw, mmahXHalves)
 	if perSM < 1 { // its shared memory does not fit an SM
 		return MMAHalves{}, 0, false
 	}
@@ -154,6 +154,25 @@ func (g GPU) mmahClusters(in, tiles, maxTokens, c int64) (MMAHalves, int64, bool
 		return MMAHalves{}, 0, false
 	}
 	return best, bestCost, bestCost >= 0
+}
+
+// mmahPerSM is the mma_halves blocks of ranges of sr super-blocks, nt
+// n-tiles, nw warps and xh halves an SM holds: two at most, as their shared
+// memory allows (0 where one does not fit).
+func (g GPU) mmahPerSM(sr, nt, nw, xh int64) int64 {
+	return min(2, g.SmemPerSM/(MMAHalvesSmem(sr, nt, nw, xh)+1<<10))
+}
+
+// MMAHalvesResident is the clusters of shape sh over rows of in elements,
+// in steps of at most maxTokens tokens, that the GPCs hold at once
+// (residentClusters; 0 where a block does not fit an SM): the bound
+// MMAHalvesShape takes mmahResidentShare of.
+func (g GPU) MMAHalvesResident(in, maxTokens int64, sh MMAHalves) int64 {
+	perSM := g.mmahPerSM(in/256/sh.Cluster, MMATokensNTiles(maxTokens), sh.Warps, sh.XHalves)
+	if perSM < 1 {
+		return 0
+	}
+	return g.residentClusters(sh.Cluster, perSM)
 }
 
 // residentClusters is the most clusters of c blocks, perSM blocks an SM,

@@ -80,24 +80,13 @@ func mmahShapeOf(gpu passes.GPU, v mmatVariant, in, tiles, maxTokens int64) (pas
 		sh, ok = gpu.MMAHalvesShape(in, tiles, maxTokens)
 	}
 	if ok && v.most > 0 {
-		smem := passes.MMAHalvesSmem(in/256/sh.Cluster, passes.MMATokensNTiles(maxTokens), sh.Warps, sh.XHalves)
-		perSM := min(2, gpu.SmemPerSM/(smem+1<<10))
-		resident := perSM * gpu.SMs / sh.Cluster
-		if sh.Cluster > 1 {
-			resident = gpu.SMs / gpu.GPCSMs * (perSM * gpu.GPCSMs / sh.Cluster)
-		}
-		sh.Clusters = max(1, min(resident*v.most/100, (tiles+sh.Warps-1)/sh.Warps))
+		sh.Clusters = max(1, min(gpu.MMAHalvesResident(in, maxTokens, sh)*v.most/100, (tiles+sh.Warps-1)/sh.Warps))
 	}
 	if ok && v.xh > 0 {
 		sh.XHalves = v.xh
-		smem := passes.MMAHalvesSmem(in/256/sh.Cluster, passes.MMATokensNTiles(maxTokens), sh.Warps, sh.XHalves)
-		perSM := min(2, gpu.SmemPerSM/(smem+1<<10))
-		if perSM < 1 {
+		resident := gpu.MMAHalvesResident(in, maxTokens, sh)
+		if resident < 1 {
 			return passes.MMAHalves{}, false
-		}
-		resident := perSM * gpu.SMs / sh.Cluster
-		if sh.Cluster > 1 { // a GPC's SMs hold a cluster's blocks (passes.GPU.GPCSMs)
-			resident = gpu.SMs / gpu.GPCSMs * (perSM * gpu.GPCSMs / sh.Cluster)
 		}
 		sh.Clusters = min(sh.Clusters, resident)
 	}
