@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/llama-orch/orc/codegen/cuda"
@@ -41,6 +42,10 @@ var batchConfigs = func() []agreeConfig {
 	// device time, so with ORC_GPU_FULL=1 only.
 	if os.Getenv("ORC_GPU_FULL") == "1" {
 		cs = append(cs, agreeConfig{preset: "phi-3-mini-4k", quant: synth.QuantQ4KM, layers: 2})
+	}
+	// ORC_BATCH_ONLY=name,...: only those configs (their String()).
+	if only := os.Getenv("ORC_BATCH_ONLY"); only != "" {
+		cs = slices.DeleteFunc(cs, func(c agreeConfig) bool { return !slices.Contains(strings.Split(only, ","), c.String()) })
 	}
 	return cs
 }()
