@@ -1,7 +1,9 @@
 package cuda_test
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/llama-orch/orc/compiler/synth"
+	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/passes"
 	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
@@ -160,53 +163,100 @@ func pagedMicros(t *testing.T, path, schedule string) map[string]float64 {
 // their real widths, weights of zeros (writeShapes: the work does not
 // depend on them), 16 rows (and 64 of Qwen) at 512, 640 and 2,048 keys
 // each; it prints µs a launch of attend_paged (its splits' merge
-// included) and kv_store_paged and the K+V read rate. Speed is printed,
-// never asserted.
+// included) and kv_store_paged and the K+V read rate. ORC_PAGED_SWEEP=1
+// times pagedDecodeSweep's geometries too. Speed is printed, never
+// asserted.
 func TestGPUPagedDecodeTiming(t *testing.T) {
 	gpuOnly(t)
 	const ctx, steps = 4096, 20
+	sweep := pagedDecodeSweep[:1]
+	if os.Getenv("ORC_PAGED_SWEEP") == "1" {
+		sweep = pagedDecodeSweep
+	}
 	for _, c := range []struct {
 		preset string
 		rows   []int
 	}{{"phi-3-mini-4k", []int{16}}, {"qwen2.5-0.5b", []int{16, 64}}} {
 		path := writeShapes(t, c.preset, 1, synth.QuantQ4KM)
 		g, man, f := lowerGPU(t, path, batchMaxTokens)
-		dir := writeEditedPlan(t, g, man, ggufData(f), func(*plans.Kernels) {})
-		if man.Kernels.BatchDecodeMaxRows < slices.Max(c.rows) {
-			t.Fatalf("%s: the batched decode schedule takes %d rows", c.preset, man.Kernels.BatchDecodeMaxRows)
-		}
-		for _, rows := range c.rows {
-			for _, keys := range []int{512, 640, 2048} {
-				prof := filepath.Join(t.TempDir(), "decode.prof")
-				dev := openPlanDir(t, dir, rcuda.Options{Ctx: ctx, ProfileFile: prof})
-				perSeq := ctx / batchBlock
-				b, err := dev.NewBatch(runtime.BatchConfig{Sequences: rows, StepTokens: batchMaxTokens, BlockTokens: batchBlock,
-					KVBytes: int64(rows*perSeq+1) * kvBlockBytes(man)}) // and the block the batch reserves
-				if err != nil {
-					t.Fatal(err)
-				}
-				step := make([]runtime.BatchRow, rows)
-				for s := range step {
-					blocks := make([]int32, perSeq)
-					for j := range blocks {
-						blocks[j] = int32(s*perSeq + j)
-					}
-					step[s] = runtime.BatchRow{Tokens: []int32{1}, Pos: keys - 1, Blocks: blocks}
-				}
-				for range steps {
-					if _, err := b.Step(context.Background(), step); err != nil {
-						t.Fatal(err)
-					}
-				}
-				b.Close()
-				if err := dev.Close(); err != nil { // writes the profile
-					t.Fatal(err)
-				}
-				us := pagedMicros(t, prof, "batch decode")
-				kv := float64(rows*keys*man.Model.NHeadKV*man.Model.HeadDim) * 2 * 2
-				t.Logf("%-13s %2d rows × %4d keys: attend_paged %6.1f µs (K+V %6.1f MB, %4.2f TB/s), kv_store %5.1f µs",
-					c.preset, rows, keys, us["attend_paged"], kv/1e6, kv/us["attend_paged"]/1e6, us["kv_store_paged"])
+		chosen := pagedGeometries(g)
+		for _, geo := range sweep {
+			name := setPagedGeometry(g, chosen, geo.splits, geo.stages)
+			dir := writeEditedPlan(t, g, man, ggufData(f), func(*plans.Kernels) {})
+			if man.Kernels.BatchDecodeMaxRows < slices.Max(c.rows) {
+				t.Fatalf("%s: the batched decode schedule takes %d rows", c.preset, man.Kernels.BatchDecodeMaxRows)
+			}
+			for _, rows := range c.rows {
+				pagedDecodeTimes(t, dir, man, c.preset+" "+name, rows, ctx, steps)
 			}
 		}
+	}
+}
+
+// pagedDecodeSweep are the attend_paged geometries TestGPUPagedDecodeTiming
+// times with ORC_PAGED_SWEEP=1 after the passes' own: every attention's
+// paged_splits and paged_stages set (0 keeps the passes').
+var pagedDecodeSweep = []struct{ splits, stages int64 }{{0, 0}, {1, 0}, {2, 0}, {1, 3}, {1, 4}, {8, 0}}
+
+// pagedGeometries are the attentions of g and their paged_splits and
+// paged_stages as the passes chose them.
+func pagedGeometries(g *ir.Graph) map[*ir.Node][2]int64 {
+	m := map[*ir.Node][2]int64{}
+	for _, n := range g.Nodes {
+		if n.Op == ir.OpAttention {
+			m[n] = [2]int64{n.Int("paged_splits"), n.Int("paged_stages")}
+		}
+	}
+	return m
+}
+
+// setPagedGeometry gives the attentions of chosen splits and stages (0:
+// as chosen) and names the geometry.
+func setPagedGeometry(g *ir.Graph, chosen map[*ir.Node][2]int64, splits, stages int64) string {
+	var z, s int64
+	for n, c := range chosen {
+		z, s = cmp.Or(splits, c[0]), cmp.Or(stages, c[1])
+		n.Attrs["paged_splits"], n.Attrs["paged_stages"] = z, s
+	}
+	if splits == 0 && stages == 0 {
+		return fmt.Sprintf("passes' %dz %ds", z, s)
+	}
+	return fmt.Sprintf("%dz %ds", z, s)
+}
+
+// pagedDecodeTimes prints TestGPUPagedDecodeTiming's figures of the plan in
+// dir (name: the model and geometry) at rows rows.
+func pagedDecodeTimes(t *testing.T, dir string, man *plans.Manifest, name string, rows, ctx, steps int) {
+	t.Helper()
+	for _, keys := range []int{512, 640, 2048} {
+		prof := filepath.Join(t.TempDir(), "decode.prof")
+		dev := openPlanDir(t, dir, rcuda.Options{Ctx: ctx, ProfileFile: prof})
+		perSeq := ctx / batchBlock
+		b, err := dev.NewBatch(runtime.BatchConfig{Sequences: rows, StepTokens: batchMaxTokens, BlockTokens: batchBlock,
+			KVBytes: int64(rows*perSeq+1) * kvBlockBytes(man)}) // and the block the batch reserves
+		if err != nil {
+			t.Fatal(err)
+		}
+		step := make([]runtime.BatchRow, rows)
+		for s := range step {
+			blocks := make([]int32, perSeq)
+			for j := range blocks {
+				blocks[j] = int32(s*perSeq + j)
+			}
+			step[s] = runtime.BatchRow{Tokens: []int32{1}, Pos: keys - 1, Blocks: blocks}
+		}
+		for range steps {
+			if _, err := b.Step(context.Background(), step); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b.Close()
+		if err := dev.Close(); err != nil { // writes the profile
+			t.Fatal(err)
+		}
+		us := pagedMicros(t, prof, "batch decode")
+		kv := float64(rows*keys*man.Model.NHeadKV*man.Model.HeadDim) * 2 * 2
+		t.Logf("%-30s %2d rows × %4d keys: attend_paged %6.1f µs (K+V %6.1f MB, %4.2f TB/s), kv_store %5.1f µs",
+			name, rows, keys, us["attend_paged"], kv/1e6, kv/us["attend_paged"]/1e6, us["kv_store_paged"])
 	}
 }
