@@ -4680,15 +4680,26 @@ __device__ __forceinline__ void attend_prefill(const float* __restrict__ q, cons
     }
     if (threadIdx.x < nrows) ((float2*)(slots + split * SLOT + R * HD))[threadIdx.x] = make_float2(ms[threadIdx.x], ls[threadIdx.x]);
     if (!att_arrives_last(counters + grp, nsplit)) return;
+    // The splits' partials a thread reads are loaded before the first is
+    // used (one L2 round trip for the (m, l), one for 8 splits' rows, not
+    // one a split: nvcc keeps __ldcg's strong loads in order), then merged
+    // in split order.
     float* wt = ls + R;
     if (threadIdx.x < nrows) {  // row r's max and sum over the splits, and split s's weight in it
         const int r = threadIdx.x;
+        float2 ml[SPLITS];
+#pragma unroll
+        for (int s = 0; s < SPLITS; s++) ml[s] = s < nsplit ? __ldcg((const float2*)(slots + s * SLOT + R * HD) + r) : make_float2(-INFINITY, 0.f);
         float mm = -INFINITY, ll = 0.f;
-        for (int s = 0; s < nsplit; s++) mm = fmaxf(mm, __ldcg((const float2*)(slots + s * SLOT + R * HD) + r).x);
-        for (int s = 0; s < nsplit; s++) {
-            const float2 ml = __ldcg((const float2*)(slots + s * SLOT + R * HD) + r);
-            wt[s * R + r] = att_exp2(ml.x, mm);
-            ll += wt[s * R + r] * ml.y;
+#pragma unroll
+        for (int s = 0; s < SPLITS; s++)
+            if (s < nsplit) mm = fmaxf(mm, ml[s].x);
+#pragma unroll
+        for (int s = 0; s < SPLITS; s++) {
+            if (s < nsplit) {
+                wt[s * R + r] = att_exp2(ml[s].x, mm);
+                ll += wt[s * R + r] * ml[s].y;
+            }
         }
         ms[r] = mm, ls[r] = ll;
     }
@@ -4697,7 +4708,14 @@ __device__ __forceinline__ void attend_prefill(const float* __restrict__ q, cons
     for (int i = threadIdx.x; i < nrows * HD / 4; i += NT) {
         const int r = i / (HD / 4), d = i % (HD / 4) * 4;
         float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int s = 0; s < nsplit; s++) acc = f4_fma(wt[s * R + r], __ldcg((const float4*)(slots + s * SLOT + r * HD + d)), acc);
+        for (int s0 = 0; s0 < nsplit; s0 += 8) {  // 8 splits' rows a round trip (registers)
+            float4 v[8];
+#pragma unroll
+            for (int j = 0; j < 8; j++) v[j] = s0 + j < nsplit ? __ldcg((const float4*)(slots + (s0 + j) * SLOT + r * HD + d)) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                if (s0 + j < nsplit) acc = f4_fma(wt[(s0 + j) * R + r], v[j], acc);
+        }
         *(float4*)(os + r * OROW + d) = acc;
     }
     __syncthreads();
@@ -5689,22 +5707,32 @@ __device__ __forceinline__ void paged_load_kv(const __half* __restrict__ pool, c
 // (those of key tiles [j0, j0 + span)) to y, in ascending split: split z
 // weighs exp2(m_z - m) over their running max m (0 where it saw no key of
 // the row, which leaves the sums as they were), the sink joins the
-// denominator.
+// denominator. Every split's (m, l) and output are loaded before the
+// first is used, so the loads wait one L2 round trip together: loaded
+// inside the merge's chain (nvcc keeps the order of __ldcg's strong
+// loads), SPLITS round trips an element (16 of Qwen2.5-0.5B's).
 template <class A, class S, bool SINKS, int SPLITS>
 __device__ __forceinline__ void paged_merge(const float* __restrict__ part, const uint8_t* __restrict__ sinks, PagedTile tl, int kvh, int j0,
                                             int span, float* __restrict__ y) {
     constexpr int HD = A::HD, G = A::HEADS / A::KVH;
     for (int i = threadIdx.x; i < tl.nt * G * HD; i += blockDim.x) {
         const int r = i / HD, d = i % HD, t = tl.t0 + r / G, g = r % G, h = kvh * G + g;
+        float2 ml[SPLITS];
+        float ov[SPLITS];
+#pragma unroll
+        for (int z = 0; z < SPLITS; z++) {
+            const bool has = paged_has_keys<SPLITS>(j0, span, z);
+            const float* ps = paged_part<A, SPLITS>(part, t, kvh, z);
+            ml[z] = has ? __ldcg((const float2*)(ps + G * HD + 2 * g)) : make_float2(-INFINITY, 0.f);
+            ov[z] = has ? __ldcg(ps + g * HD + d) : 0.f;
+        }
         float mm = -INFINITY, ll = 0.f, acc = 0.f;
 #pragma unroll
         for (int z = 0; z < SPLITS; z++) {
             if (!paged_has_keys<SPLITS>(j0, span, z)) continue;
-            const float* ps = paged_part<A, SPLITS>(part, t, kvh, z);
-            const float2 ml = __ldcg((const float2*)(ps + G * HD + 2 * g));
-            const float mx = fmaxf(mm, ml.x), c = att_exp2(mm, mx), wt = att_exp2(ml.x, mx);
-            ll = fmaf(ll, c, ml.y * wt);
-            acc = fmaf(acc, c, wt * __ldcg(ps + g * HD + d));
+            const float mx = fmaxf(mm, ml[z].x), c = att_exp2(mm, mx), wt = att_exp2(ml[z].x, mx);
+            ll = fmaf(ll, c, ml[z].y * wt);
+            acc = fmaf(acc, c, wt * ov[z]);
             mm = mx;
         }
         y[(i64)t * A::HEADS * HD + (i64)h * HD + d] = acc * att_scale<S, SINKS>(mm, ll, sinks, h);
