@@ -195,7 +195,10 @@ func TestGPUPagedDecodeTiming(t *testing.T) {
 
 // pagedDecodeSweep are the attend_paged geometries TestGPUPagedDecodeTiming
 // times with ORC_PAGED_SWEEP=1 after the passes' own: every attention's
-// paged_splits and paged_stages set (0 keeps the passes').
+// paged_splits and paged_stages set (0 keeps the passes'). They are set on
+// the nodes rather than through the target's knobs as pagedSweep does:
+// no PagedAttnWaves gives one split at 16 rows (Phi-3-mini's one wave is
+// ceil(528 / 512) = 2).
 var pagedDecodeSweep = []struct{ splits, stages int64 }{{0, 0}, {1, 0}, {2, 0}, {1, 3}, {1, 4}, {8, 0}}
 
 // pagedGeometries are the attentions of g and their paged_splits and

@@ -101,19 +101,15 @@ __device__ __forceinline__ void ld_words1(const uint8_t* __restrict__ p, uint32_
 }
 __device__ __forceinline__ uint32_t byte_of(const uint32_t* q, int j) { return (q[j >> 2] >> (8 * (j & 3))) & 0xFF; }
 
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
 // lanes_sum: v summed over each N consecutive lanes (N a power of two up
-// to 32), every lane of the set holding the sum.
+// to 32), every lane of the set holding the sum; warp_sum over the warp.
 template <int N>
 __device__ __forceinline__ float lanes_sum(float v) {
 #pragma unroll
     for (int o = N / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
+__device__ __forceinline__ float warp_sum(float v) { return lanes_sum<32>(v); }
 __device__ __forceinline__ float warp_max(float v) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -5708,9 +5704,9 @@ __device__ __forceinline__ void paged_load_kv(const __half* __restrict__ pool, c
 // weighs exp2(m_z - m) over their running max m (0 where it saw no key of
 // the row, which leaves the sums as they were), the sink joins the
 // denominator. Every split's (m, l) and output are loaded before the
-// first is used, so the loads wait one L2 round trip together: loaded
-// inside the merge's chain (nvcc keeps the order of __ldcg's strong
-// loads), SPLITS round trips an element (16 of Qwen2.5-0.5B's).
+// first is used, so the loads wait one L2 round trip together (nvcc keeps
+// __ldcg's strong loads in order: loaded within the merge's chain, they
+// cost a round trip a split, 16 an element for Qwen2.5-0.5B).
 template <class A, class S, bool SINKS, int SPLITS>
 __device__ __forceinline__ void paged_merge(const float* __restrict__ part, const uint8_t* __restrict__ sinks, PagedTile tl, int kvh, int j0,
                                             int span, float* __restrict__ y) {
