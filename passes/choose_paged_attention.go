@@ -56,8 +56,9 @@ func PagedAttnStageBytes(hd int64) int64 {
 }
 
 // PagedAttnDecodeRows is the batched decode step the split count is
-// sized for: 16 sequences, a token each.
-const PagedAttnDecodeRows = 16
+// sized for: 64 sequences, a token each (the most a batched decode
+// schedule takes).
+const PagedAttnDecodeRows = 64
 
 // PagedAttention is the batched-step attention geometry for head_dim hd
 // and kvh kv heads:
@@ -68,17 +69,22 @@ const PagedAttnDecodeRows = 16
 //     KiB), three at Qwen2.5's 64, so four blocks share an SM.
 //   - Splits: the blocks a tile's key tiles are dealt to, whatever the
 //     step (so a row's sums run in one order however it was chunked):
-//     enough that a decode step of PagedAttnDecodeRows rows at depth
-//     makes PagedAttnWaves grids of the blocks the SMs hold at once (at
-//     most PagedAttnResident each, fewer where their rings do not fit),
-//     1 to ir.MaxPagedSplits: 3 for Phi-3-mini's 32 kv heads on sm_90,
-//     16 for Qwen2.5-0.5B's 2.
+//     the most whose decode step of PagedAttnDecodeRows rows fits in
+//     PagedAttnWaves grids of the blocks the SMs hold at once (at most
+//     PagedAttnResident each, fewer where their rings do not fit), 1 to
+//     ir.MaxPagedSplits: 1 for Phi-3-mini's 32 kv heads on sm_90, 4 for
+//     Qwen2.5-0.5B's 2. A block's work is a latency chain (table, tiles,
+//     partials, merge), so a grid past one wave, or splits of a tile or
+//     two, cost more than the SMs they fill: on an H200 at 16 and 64
+//     rows of 512 to 2,048 keys both models were fastest so
+//     (TestGPUPagedDecodeTiming; Qwen2.5 at 16 rows × 2,048 keys
+//     within 7 % of the best, 8 splits).
 func (gpu GPU) PagedAttention(hd, kvh int64) PagedAttention {
 	p := PagedAttention{Stages: 2}
 	for s := p.Stages + 1; s <= gpu.PagedAttnStages && s*PagedAttnStageBytes(hd) <= gpu.PagedAttnSmem; s++ {
 		p.Stages = s
 	}
 	blocks := max(1, gpu.PagedAttnWaves) * gpu.SMs * gpu.PagedAttnBlocksPerSM(p.Stages, hd)
-	p.Splits = min(ir.MaxPagedSplits, max(1, ceilDiv(blocks, PagedAttnDecodeRows*kvh)))
+	p.Splits = min(ir.MaxPagedSplits, max(1, blocks/(PagedAttnDecodeRows*kvh)))
 	return p
 }

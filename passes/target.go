@@ -44,7 +44,7 @@ type GPU struct {
 	// (attend_paged) keeps in flight a block and PagedAttnSmem the most
 	// shared memory their ring may take (two stages whatever it says);
 	// PagedAttnWaves is the resident grids' worth of blocks its splits
-	// give a batched decode step (choosePagedAttention).
+	// give a batched decode step at most (choosePagedAttention).
 	PagedAttnStages, PagedAttnSmem, PagedAttnWaves int64
 	// DependentLaunch: the architecture has programmatic dependent launch
 	// (griddepcontrol), so a kernel may start while the grid before it
@@ -55,9 +55,9 @@ type GPU struct {
 // gpus are the CUDA targets the kernels are tuned for.
 var gpus = map[string]GPU{
 	"sm_80": {Arch: "sm_80", SMs: 108, SmemPerSM: 164 << 10, GEMMFill: 108, DecodeAttnBlocks: 216,
-		DecodeAttnCluster: 1, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10, PagedAttnStages: 4, PagedAttnSmem: 40 << 10, PagedAttnWaves: 2, TokensCluster: 1},
+		DecodeAttnCluster: 1, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10, PagedAttnStages: 4, PagedAttnSmem: 40 << 10, PagedAttnWaves: 1, TokensCluster: 1},
 	"sm_90": {Arch: "sm_90", SMs: 132, SmemPerSM: 228 << 10, GEMMFill: 128, DecodeAttnBlocks: 256, DependentLaunch: true,
-		DecodeAttnCluster: 8, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10, PagedAttnStages: 4, PagedAttnSmem: 56 << 10, PagedAttnWaves: 2, TokensCluster: 8, GPCSMs: 16},
+		DecodeAttnCluster: 8, DecodeAttnStages: 4, DecodeAttnSmem: 40 << 10, PagedAttnStages: 4, PagedAttnSmem: 56 << 10, PagedAttnWaves: 1, TokensCluster: 8, GPCSMs: 16},
 }
 
 // GPUTarget is the description of CUDA target arch.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -164,19 +165,42 @@ func pagedMicros(t *testing.T, path, schedule string) map[string]float64 {
 // depend on them), 16 rows (and 64 of Qwen) at 512, 640 and 2,048 keys
 // each; it prints µs a launch of attend_paged (its splits' merge
 // included) and kv_store_paged and the K+V read rate. ORC_PAGED_SWEEP=1
-// times pagedDecodeSweep's geometries too. Speed is printed, never
-// asserted.
+// times pagedDecodeSweep's geometries too; ORC_PAGED_SWEEP=4,8 (split
+// counts, two or more or other than 1) those splits with the passes'
+// stages. ORC_PAGED_MODELS=preset,... times those presets at 16 and 64
+// rows instead. Speed is printed, never asserted.
 func TestGPUPagedDecodeTiming(t *testing.T) {
 	gpuOnly(t)
 	const ctx, steps = 4096, 20
-	sweep := pagedDecodeSweep[:1]
-	if os.Getenv("ORC_PAGED_SWEEP") == "1" {
+	sweep := slices.Clone(pagedDecodeSweep[:1])
+	switch env := os.Getenv("ORC_PAGED_SWEEP"); env {
+	case "", "0":
+	case "1":
 		sweep = pagedDecodeSweep
+	default:
+		for _, f := range strings.Split(env, ",") {
+			z, err := strconv.ParseInt(f, 10, 64)
+			if err != nil || z < 1 || z > ir.MaxPagedSplits {
+				t.Fatalf("ORC_PAGED_SWEEP=%s: want 1 or split counts 1 to %d, comma-separated", env, ir.MaxPagedSplits)
+			}
+			sweep = append(sweep, pagedDecodeSweep[0])
+			sweep[len(sweep)-1].splits = z
+		}
 	}
-	for _, c := range []struct {
+	models := []struct {
 		preset string
 		rows   []int
-	}{{"phi-3-mini-4k", []int{16}}, {"qwen2.5-0.5b", []int{16, 64}}} {
+	}{{"phi-3-mini-4k", []int{16}}, {"qwen2.5-0.5b", []int{16, 64}}}
+	if env := os.Getenv("ORC_PAGED_MODELS"); env != "" {
+		models = models[:0]
+		for _, p := range strings.Split(env, ",") {
+			models = append(models, struct {
+				preset string
+				rows   []int
+			}{p, []int{16, 64}})
+		}
+	}
+	for _, c := range models {
 		path := writeShapes(t, c.preset, 1, synth.QuantQ4KM)
 		g, man, f := lowerGPU(t, path, batchMaxTokens)
 		chosen := pagedGeometries(g)
@@ -197,8 +221,8 @@ func TestGPUPagedDecodeTiming(t *testing.T) {
 // times with ORC_PAGED_SWEEP=1 after the passes' own: every attention's
 // paged_splits and paged_stages set (0 keeps the passes'). They are set on
 // the nodes rather than through the target's knobs as pagedSweep does:
-// no PagedAttnWaves gives one split at 16 rows (Phi-3-mini's one wave is
-// ceil(528 / 512) = 2).
+// the knobs reach only the counts the rule gives (a whole number of
+// waves at 64 rows).
 var pagedDecodeSweep = []struct{ splits, stages int64 }{{0, 0}, {1, 0}, {2, 0}, {1, 3}, {1, 4}, {8, 0}}
 
 // pagedGeometries are the attentions of g and their paged_splits and
