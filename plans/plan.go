@@ -119,6 +119,11 @@ type Kernels struct {
 	// tokens. Empty: Batch serves every step.
 	BatchDecode        []Launch `msgpack:"batch_decode,omitempty"`
 	BatchDecodeMaxRows int      `msgpack:"batch_decode_max_rows,omitempty"`
+	// BatchFew replaces Batch in any other step of at most
+	// BatchDecodeMaxRows tokens (decode tokens beside short prefill
+	// chunks): BatchDecode's kernels, but attention by tiles of a row's
+	// tokens, as Batch's. Empty: Batch serves those steps.
+	BatchFew []Launch `msgpack:"batch_few,omitempty"`
 	// BatchMaxRows is the most rows (sequences) one batched step takes.
 	BatchMaxRows int `msgpack:"batch_max_rows,omitempty"`
 	// BatchBytes is the batch region (ArgBatch) the runtime allocates

@@ -9,7 +9,7 @@ import (
 	"github.com/llama-orch/orc/plans"
 )
 
-// The batched step (notes/batch.md): the graph's nodes before its one last
+// The batched step: the graph's nodes before its one last
 // node run as in a prefill over all the step's tokens, whatever sequence
 // each belongs to (every kernel but attention treats rows alike); each
 // attention stores its k, v in the paged pool (kv_store_paged) and attends
@@ -42,6 +42,11 @@ import (
 // MoE's experts over their slots, each routed expert read once, moeTokens),
 // where the prefill's GEMMs, tiled for hundreds of rows, launch out/128
 // blocks (Phi-3's down: 24 on 132 SMs) that each walk all of K.
+// Any other step of at most as many tokens (decode tokens beside short
+// prefill chunks) runs those products too, its attention by tiles as the
+// batched step's (plans.Kernels.BatchFew): its decode rows are then
+// computed as in a step of decode tokens alone, not by GEMMs that round
+// x to f16.
 
 // batchMaxRows bounds a batched step's rows: the batch region holds the
 // per-row activations and logits of this many (64 × Qwen2.5's 151,936
@@ -103,8 +108,9 @@ func (e *emitter) pagedScratch(g *ir.Graph, at int) (counters, bytes int64, err 
 type batchSchedules struct {
 	tokens, rows []plans.Launch
 	// decode is tokens for a step of decode tokens alone of at most
-	// decodeRows rows (batchDecodeTokens).
-	decode        []plans.Launch
+	// decodeRows rows, few for another step of at most decodeRows tokens
+	// (batchDecodeTokens).
+	decode, few   []plans.Launch
 	maxRows       int64
 	decodeRows    int64
 	bytes, logits int64 // the batch region's size and the logits' offset in it
@@ -168,7 +174,10 @@ func (e *emitter) batch(g *ir.Graph) (*batchSchedules, error) {
 		b.tokens = append(b.tokens, ls...)
 	}
 	if e.decodeDiffers(g.Nodes[:at]) {
-		if b.decode, err = e.batchDecodeTokens(g, at); err != nil {
+		if b.decode, err = e.batchDecodeTokens(g, at, false); err != nil {
+			return nil, err
+		}
+		if b.few, err = e.batchDecodeTokens(g, at, true); err != nil {
 			return nil, err
 		}
 		b.decodeRows = min(b.maxRows, passes.BatchDecodeRows)
@@ -215,10 +224,14 @@ func (e *emitter) batch(g *ir.Graph) (*batchSchedules, error) {
 // nodes before its last node (at) as the batched step's, but for the
 // matrix kernels, chooseKernels' batch_decode_kernel (the integer path's
 // token tiles, which read each weight once for a tile's rows, where the
-// prefill's GEMM tiles of 64 rows leave most SMs idle).
-func (e *emitter) batchDecodeTokens(g *ir.Graph, at int) ([]plans.Launch, error) {
-	e.batchDecode, e.scratchHolds = true, scratchNone
-	defer func() { e.batchDecode, e.scratchHolds = false, scratchNone }()
+// prefill's GEMM tiles of 64 rows leave most SMs idle). With tiles, that
+// of any other step of at most as many tokens (decode tokens beside short
+// prefill chunks): attention by tiles of a row's tokens, as the batched
+// step's, so such steps take the decode products, exact integer sums
+// where the GEMMs round x to f16, rather than the prefill's.
+func (e *emitter) batchDecodeTokens(g *ir.Graph, at int, tiles bool) ([]plans.Launch, error) {
+	e.batchDecode, e.pagedTiles, e.scratchHolds = true, tiles, scratchNone
+	defer func() { e.batchDecode, e.pagedTiles, e.scratchHolds = false, false, scratchNone }()
 	var out []plans.Launch
 	for _, n := range g.Nodes[:at] {
 		ls, err := e.node(n)
@@ -385,13 +398,14 @@ func (e *emitter) attendPaged(n *ir.Node, cfg string) ([]plans.Launch, error) {
 	att.arg(cOut, "part", part)
 	att.arg("int* __restrict__", "counters", plans.Arg{Kind: plans.ArgBatch, Offset: e.pagedCounters})
 	e.stateArg(att)
-	g, err := pagedGrid(shape, heads/kvh, kvh, min(e.maxTokens, batchMaxRows), e.batchDecode)
+	decode := e.batchDecode && !e.pagedTiles
+	g, err := pagedGrid(shape, heads/kvh, kvh, min(e.maxTokens, batchMaxRows), decode)
 	if err != nil {
 		return nil, err
 	}
 	hasSinks := len(n.Inputs) == 4
 	la, err := e.emitBounded(att, "attend_paged", pagedThreads, int(e.PagedAttnBlocksPerSM(shape.stages, hd)), g,
-		attendPagedArgs{A: cfg, S: sinks, Sinks: hasSinks, NL: nl, Splits: shape.splits, Stages: shape.stages, Decode: e.batchDecode})
+		attendPagedArgs{A: cfg, S: sinks, Sinks: hasSinks, NL: nl, Splits: shape.splits, Stages: shape.stages, Decode: decode})
 	if err != nil {
 		return nil, err
 	}

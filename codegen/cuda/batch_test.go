@@ -2,6 +2,7 @@ package cuda_test
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -126,6 +127,47 @@ func checkPagedTokens(t *testing.T, name, what string, ls []plans.Launch, layers
 	}
 	if stores != layers || attends != layers {
 		t.Errorf("%s: the %s has %d paged stores and %d paged attentions for %d layers", name, what, stores, attends, layers)
+	}
+}
+
+// TestBatchFewSchedule: a plan with a batched decode schedule has one for
+// any other step of as many tokens: the decode schedule's launches, but
+// its attentions those of the batched step (tiles of a row's tokens, the
+// grid of the step's tiles), so that decode tokens beside short prefill
+// chunks take the decode products; an f16 preset has neither.
+func TestBatchFewSchedule(t *testing.T) {
+	for _, tp := range tinyPresets {
+		out, man := tinyOutput(t, tp.preset, tp.quant)
+		k, name := out.Kernels, tp.preset+"-"+string(tp.quant)
+		if len(k.BatchDecode) == 0 {
+			if len(k.BatchFew) != 0 {
+				t.Errorf("%s: a few-token step of %d launches without a decode step", name, len(k.BatchFew))
+			}
+			continue
+		}
+		if len(k.BatchFew) != len(k.BatchDecode) {
+			t.Fatalf("%s: the few-token step has %d launches, the decode step %d", name, len(k.BatchFew), len(k.BatchDecode))
+		}
+		checkPagedTokens(t, name, "few-token step", k.BatchFew, man.Model.NLayer)
+		var tiled []plans.Launch
+		for _, l := range k.Batch {
+			if strings.HasPrefix(l.Kernel, "attend_paged") {
+				tiled = append(tiled, l)
+			}
+		}
+		attends := 0
+		for i, l := range k.BatchFew {
+			want := k.BatchDecode[i]
+			if strings.HasPrefix(l.Kernel, "attend_paged") {
+				if l.Kernel == want.Kernel || l.GridA == want.GridA && l.GridB == want.GridB {
+					t.Errorf("%s: launch %d is the decode step's attention %s, grid %v·T + %v", name, i, l.Kernel, l.GridA, l.GridB)
+				}
+				want, attends = tiled[attends], attends+1
+			}
+			if !reflect.DeepEqual(l, want) {
+				t.Errorf("%s: the few-token step's launch %d is %s, want %s", name, i, l.Kernel, want.Kernel)
+			}
+		}
 	}
 }
 

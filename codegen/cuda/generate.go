@@ -153,7 +153,7 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	}
 	if batch != nil {
 		k.Batch, k.BatchRows, k.BatchMaxRows = batch.tokens, batch.rows, int(batch.maxRows)
-		k.BatchDecode, k.BatchDecodeMaxRows = batch.decode, int(batch.decodeRows)
+		k.BatchDecode, k.BatchDecodeMaxRows, k.BatchFew = batch.decode, int(batch.decodeRows), batch.few
 		k.BatchBytes, k.BatchLogits = batch.bytes, batch.logits
 	}
 	return &Output{Source: src, Kernels: k, ArenaBytes: e.scratchBase + e.scratchBytes}, nil
@@ -177,8 +177,10 @@ type emitter struct {
 	// are the prefill's but where a step holds several sequences).
 	batching bool
 	// batchDecode: emitting the batched step's schedule for decode tokens
-	// alone (with batching set: its matrix kernels are batch_decode_kernel).
-	batchDecode bool
+	// alone (with batching set: its matrix kernels are batch_decode_kernel),
+	// or with pagedTiles, for a few tokens in any rows (attention by tiles
+	// of a row's tokens, as the batched step's).
+	batchDecode, pagedTiles bool
 	// pagedCounters: where the batch region holds attend_paged's arrival
 	// counters, after its partials (pagedScratch).
 	pagedCounters int64
@@ -203,6 +205,9 @@ type emitter struct {
 
 // scheduleName is the schedule being emitted, for errors.
 func (e *emitter) scheduleName() string {
+	if e.batchDecode && e.pagedTiles {
+		return "batched step of few tokens"
+	}
 	if e.batchDecode {
 		return "batched decode step"
 	}

@@ -222,7 +222,7 @@ func TestEveryKernelLaunched(t *testing.T) {
 		out, _ := tinyOutput(t, tp.preset, tp.quant)
 		k := out.Kernels
 		launched := map[string]bool{k.Sampler.Draw.Kernel: true}
-		for _, ls := range [][]plans.Launch{k.Prefill, k.Decode, k.Batch, k.BatchDecode, k.BatchRows} {
+		for _, ls := range [][]plans.Launch{k.Prefill, k.Decode, k.Batch, k.BatchDecode, k.BatchFew, k.BatchRows} {
 			for _, l := range ls {
 				launched[l.Kernel] = true
 			}

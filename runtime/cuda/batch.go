@@ -38,6 +38,7 @@ type Batch struct {
 	out    []byte // pinned: the rows' logits, or their picks
 	tokens batch  // the per-token launches, resolved
 	decode batch  // the per-token launches of a batched decode step, resolved
+	few    batch  // the per-token launches of another step of few tokens, resolved
 	rows   batch  // the per-row launches, resolved
 	// graphs are the decode-only steps captured, by bucket (decodeBucket):
 	// a step of n rows of one token each replays its bucket's graph,
@@ -72,6 +73,12 @@ func checkBatch(k *plans.Kernels, m *plans.Manifest) error {
 		return fmt.Errorf("batched decode step of %d launches for %d rows (the batched step takes %d)", len(k.BatchDecode), k.BatchDecodeMaxRows, k.BatchMaxRows)
 	}
 	if err := checkSchedule("batch decode", k.BatchDecode, int64(k.BatchDecodeMaxRows)); err != nil {
+		return err
+	}
+	if len(k.BatchFew) > 0 && len(k.BatchDecode) == 0 {
+		return fmt.Errorf("a few-token batched step of %d launches without a batched decode step's row bound", len(k.BatchFew))
+	}
+	if err := checkSchedule("batch few", k.BatchFew, int64(k.BatchDecodeMaxRows)); err != nil {
 		return err
 	}
 	st := &k.State
@@ -296,8 +303,11 @@ func (b *Batch) launch(tokens, rows int64) error {
 	d, k := b.d, b.d.plan.Manifest.Kernels
 	name, sched := tokenSchedule(k, tokens, rows)
 	res := &b.tokens
-	if name == "batch decode" {
+	switch name {
+	case "batch decode":
 		res = &b.decode
+	case "batch few":
+		res = &b.few
 	}
 	if err := d.runSchedule(name, sched, tokens, -1, &b.reg, res); err != nil {
 		return err
@@ -308,10 +318,15 @@ func (b *Batch) launch(tokens, rows int64) error {
 // tokenSchedule is the per-token schedule of a step of tokens over rows,
 // and its name: BatchDecode where every row is one token (tokens ==
 // rows: each row has at least one) and the plan has one for that many
-// rows, else Batch.
+// rows, else BatchFew where the plan has one for that many tokens, else
+// Batch.
 func tokenSchedule(k *plans.Kernels, tokens, rows int64) (string, []plans.Launch) {
-	if tokens == rows && len(k.BatchDecode) > 0 && rows <= int64(k.BatchDecodeMaxRows) {
+	small := tokens <= int64(k.BatchDecodeMaxRows)
+	switch {
+	case small && tokens == rows && len(k.BatchDecode) > 0:
 		return "batch decode", k.BatchDecode
+	case small && len(k.BatchFew) > 0:
+		return "batch few", k.BatchFew
 	}
 	return "batch", k.Batch
 }

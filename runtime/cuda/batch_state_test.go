@@ -172,8 +172,13 @@ func TestCheckBatch(t *testing.T) {
 		"decode rows past the batch's": func(k *plans.Kernels) {
 			k.BatchDecode, k.BatchDecodeMaxRows = []plans.Launch{l}, 5
 		},
-		"decode launches without rows": func(k *plans.Kernels) { k.BatchDecode = []plans.Launch{l} },
-		"decode rows without launches": func(k *plans.Kernels) { k.BatchDecodeMaxRows = 2 },
+		"decode launches without rows":           func(k *plans.Kernels) { k.BatchDecode = []plans.Launch{l} },
+		"decode rows without launches":           func(k *plans.Kernels) { k.BatchDecodeMaxRows = 2 },
+		"few-token launches without decode rows": func(k *plans.Kernels) { k.BatchFew = []plans.Launch{l} },
+		"a few-token grid of no blocks at its tokens": func(k *plans.Kernels) {
+			k.BatchDecode, k.BatchDecodeMaxRows = []plans.Launch{l}, 2
+			k.BatchFew = []plans.Launch{{Kernel: "k", GridA: [3]int64{1, 0, 0}, GridB: [3]int64{-2, 1, 1}, Block: [3]int{1, 1, 1}}}
+		},
 		"a decode grid of no blocks at its rows": func(k *plans.Kernels) {
 			k.BatchDecode, k.BatchDecodeMaxRows = []plans.Launch{{Kernel: "k", GridA: [3]int64{1, 0, 0}, GridB: [3]int64{-2, 1, 1}, Block: [3]int{1, 1, 1}}}, 2
 		},
@@ -213,20 +218,29 @@ func TestBatchArgs(t *testing.T) {
 }
 
 // A step of decode tokens alone (tokens == rows) within the batched decode
-// step's rows takes BatchDecode; a step with a longer row, one of more
-// rows, or a plan without one takes Batch.
+// step's rows takes BatchDecode; another step of at most as many tokens
+// BatchFew where the plan has one; a step of more tokens, or a plan
+// without them, takes Batch.
 func TestTokenSchedule(t *testing.T) {
 	batch := []plans.Launch{{Kernel: "gemm"}}
 	decode := []plans.Launch{{Kernel: "q8"}, {Kernel: "q8"}}
-	k := &plans.Kernels{Batch: batch, BatchDecode: decode, BatchDecodeMaxRows: 16, BatchMaxRows: 64}
-	for _, tc := range []struct {
+	few := []plans.Launch{{Kernel: "q8"}, {Kernel: "q8"}, {Kernel: "q8"}}
+	k := &plans.Kernels{Batch: batch, BatchDecode: decode, BatchFew: few, BatchDecodeMaxRows: 16, BatchMaxRows: 64}
+	lens := map[string]int{"batch": len(batch), "batch decode": len(decode), "batch few": len(few)}
+	cases := []struct {
 		tokens, rows int64
 		want         string
-	}{{1, 1, "batch decode"}, {4, 4, "batch decode"}, {16, 16, "batch decode"}, {17, 17, "batch"}, {64, 64, "batch"}, {5, 4, "batch"}, {512, 1, "batch"}} {
+	}{{1, 1, "batch decode"}, {4, 4, "batch decode"}, {16, 16, "batch decode"}, {17, 17, "batch"}, {64, 64, "batch"},
+		{5, 4, "batch few"}, {16, 1, "batch few"}, {17, 3, "batch"}, {512, 1, "batch"}}
+	for _, tc := range cases {
 		name, sched := tokenSchedule(k, tc.tokens, tc.rows)
-		if name != tc.want || (name == "batch decode") != (len(sched) == len(decode)) {
+		if name != tc.want || len(sched) != lens[name] {
 			t.Errorf("%d tokens over %d rows: %s (%d launches), want %s", tc.tokens, tc.rows, name, len(sched), tc.want)
 		}
+	}
+	k.BatchFew = nil
+	if name, _ := tokenSchedule(k, 5, 4); name != "batch" {
+		t.Errorf("a plan without a few-token step: %s", name)
 	}
 	k.BatchDecode, k.BatchDecodeMaxRows = nil, 0
 	if name, sched := tokenSchedule(k, 4, 4); name != "batch" || len(sched) != 1 {
@@ -241,8 +255,9 @@ func TestKernelSmem(t *testing.T) {
 		Prefill: []plans.Launch{{Kernel: "p", Smem: 1}}, Decode: []plans.Launch{{Kernel: "d"}},
 		Batch: []plans.Launch{{Kernel: "b"}}, BatchRows: []plans.Launch{{Kernel: "r"}},
 		BatchDecode: []plans.Launch{{Kernel: "q8"}, {Kernel: "p", Smem: 4096}},
+		BatchFew:    []plans.Launch{{Kernel: "f", Smem: 8}},
 	}
-	want := map[string]int{"p": 4096, "d": 0, "b": 0, "r": 0, "q8": 0}
+	want := map[string]int{"p": 4096, "d": 0, "b": 0, "r": 0, "q8": 0, "f": 8}
 	if got := kernelSmem(k); !reflect.DeepEqual(got, want) {
 		t.Errorf("kernels looked up: %v, want %v", got, want)
 	}

@@ -262,7 +262,7 @@ func (d *Device) loadKernels(p *plans.Plan) error {
 // dynamic shared memory a launch of it takes.
 func kernelSmem(k *plans.Kernels) map[string]int {
 	smem := map[string]int{}
-	for _, sched := range [][]plans.Launch{k.Prefill, k.Decode, k.Batch, k.BatchDecode, k.BatchRows} {
+	for _, sched := range [][]plans.Launch{k.Prefill, k.Decode, k.Batch, k.BatchDecode, k.BatchFew, k.BatchRows} {
 		for _, l := range sched {
 			smem[l.Kernel] = max(smem[l.Kernel], l.Smem)
 		}
