@@ -45,8 +45,8 @@ import (
 // Any other step of at most as many tokens (decode tokens beside short
 // prefill chunks) runs those products too, its attention by tiles as the
 // batched step's (plans.Kernels.BatchFew): its decode rows are then
-// computed as in a step of decode tokens alone, not by GEMMs that round
-// x to f16.
+// computed by the kernels of a step of decode tokens alone, not by GEMMs
+// that round the dequantized weights and x to f16.
 
 // batchMaxRows bounds a batched step's rows: the batch region holds the
 // per-row activations and logits of this many (64 × Qwen2.5's 151,936
@@ -227,8 +227,8 @@ func (e *emitter) batch(g *ir.Graph) (*batchSchedules, error) {
 // prefill's GEMM tiles of 64 rows leave most SMs idle). With tiles, that
 // of any other step of at most as many tokens (decode tokens beside short
 // prefill chunks): attention by tiles of a row's tokens, as the batched
-// step's, so such steps take the decode products, exact integer sums
-// where the GEMMs round x to f16, rather than the prefill's.
+// step's, so such steps take the decode products rather than the
+// prefill's GEMMs.
 func (e *emitter) batchDecodeTokens(g *ir.Graph, at int, tiles bool) ([]plans.Launch, error) {
 	e.batchDecode, e.pagedTiles, e.scratchHolds = true, tiles, scratchNone
 	defer func() { e.batchDecode, e.pagedTiles, e.scratchHolds = false, false, scratchNone }()

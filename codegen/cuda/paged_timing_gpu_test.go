@@ -165,10 +165,10 @@ func pagedMicros(t *testing.T, path, schedule string) map[string]float64 {
 // depend on them), 16 rows (and 64 of Qwen) at 512, 640 and 2,048 keys
 // each; it prints µs a launch of attend_paged (its splits' merge
 // included) and kv_store_paged and the K+V read rate. ORC_PAGED_SWEEP=1
-// times pagedDecodeSweep's geometries too; ORC_PAGED_SWEEP=4,8 (split
-// counts, two or more or other than 1) those splits with the passes'
-// stages. ORC_PAGED_MODELS=preset,... times those presets at 16 and 64
-// rows instead. Speed is printed, never asserted.
+// times pagedDecodeSweep's geometries too, and a list of split counts
+// (ORC_PAGED_SWEEP=4,8; a lone 1 is the former) those counts with the
+// passes' stages. ORC_PAGED_MODELS=preset,... times those presets at 16
+// and 64 rows instead. Speed is printed, never asserted.
 func TestGPUPagedDecodeTiming(t *testing.T) {
 	gpuOnly(t)
 	const ctx, steps = 4096, 20
