@@ -78,7 +78,12 @@ const PagedAttnDecodeRows = 64
 //     two, cost more than the SMs they fill: on an H200 at 16 and 64
 //     rows of 512 to 2,048 keys both models were fastest so
 //     (TestGPUPagedDecodeTiming; Qwen2.5 at 16 rows × 2,048 keys
-//     within 7 % of the best, 8 splits).
+//     within 7 % of the best, 8 splits). What it gives up: a step of few
+//     rows deep in context has few blocks, each walking a row's keys
+//     (Phi-3-mini: 2 rows × 32 kv heads, 64 blocks of 64 key tiles at
+//     4,096), which more splits would share out; a split count per row
+//     from its own length would serve both and keep a row's sums
+//     independent of its step.
 func (gpu GPU) PagedAttention(hd, kvh int64) PagedAttention {
 	p := PagedAttention{Stages: 2}
 	for s := p.Stages + 1; s <= gpu.PagedAttnStages && s*PagedAttnStageBytes(hd) <= gpu.PagedAttnSmem; s++ {

@@ -168,23 +168,26 @@ func pagedMicros(t *testing.T, path, schedule string) map[string]float64 {
 // times pagedDecodeSweep's geometries too, and a list of split counts
 // (ORC_PAGED_SWEEP=4,8; a lone 1 is the former) those counts with the
 // passes' stages. ORC_PAGED_MODELS=preset,... times those presets at 16
-// and 64 rows instead. Speed is printed, never asserted.
+// and 64 rows instead, ORC_PAGED_ROWS=2,4 and ORC_PAGED_KEYS=512,4000
+// those rows and keys (the context grows to hold them). Speed is
+// printed, never asserted.
 func TestGPUPagedDecodeTiming(t *testing.T) {
 	gpuOnly(t)
-	const ctx, steps = 4096, 20
+	const steps = 20
+	keys, rowCounts := envInts(t, "ORC_PAGED_KEYS", []int{512, 640, 2048}), envInts(t, "ORC_PAGED_ROWS", nil)
+	ctx := max(4096, (slices.Max(keys)/batchBlock+1)*batchBlock)
 	sweep := slices.Clone(pagedDecodeSweep[:1])
 	switch env := os.Getenv("ORC_PAGED_SWEEP"); env {
 	case "", "0":
 	case "1":
 		sweep = pagedDecodeSweep
 	default:
-		for _, f := range strings.Split(env, ",") {
-			z, err := strconv.ParseInt(f, 10, 64)
-			if err != nil || z < 1 || z > ir.MaxPagedSplits {
-				t.Fatalf("ORC_PAGED_SWEEP=%s: want 1 or split counts 1 to %d, comma-separated", env, ir.MaxPagedSplits)
+		for _, z := range envInts(t, "ORC_PAGED_SWEEP", nil) {
+			if z > ir.MaxPagedSplits {
+				t.Fatalf("ORC_PAGED_SWEEP=%s: split counts are 1 to %d", env, ir.MaxPagedSplits)
 			}
 			sweep = append(sweep, pagedDecodeSweep[0])
-			sweep[len(sweep)-1].splits = z
+			sweep[len(sweep)-1].splits = int64(z)
 		}
 	}
 	models := []struct {
@@ -200,6 +203,11 @@ func TestGPUPagedDecodeTiming(t *testing.T) {
 			}{p, []int{16, 64}})
 		}
 	}
+	if rowCounts != nil {
+		for i := range models {
+			models[i].rows = rowCounts
+		}
+	}
 	for _, c := range models {
 		path := writeShapes(t, c.preset, 1, synth.QuantQ4KM)
 		g, man, f := lowerGPU(t, path, batchMaxTokens)
@@ -211,10 +219,28 @@ func TestGPUPagedDecodeTiming(t *testing.T) {
 				t.Fatalf("%s: the batched decode schedule takes %d rows", c.preset, man.Kernels.BatchDecodeMaxRows)
 			}
 			for _, rows := range c.rows {
-				pagedDecodeTimes(t, dir, man, c.preset+" "+name, rows, ctx, steps)
+				pagedDecodeTimes(t, dir, man, c.preset+" "+name, rows, keys, ctx, steps)
 			}
 		}
 	}
+}
+
+// envInts is the comma-separated positive integers of environment variable
+// name, or def where it is unset.
+func envInts(t *testing.T, name string, def []int) []int {
+	env := os.Getenv(name)
+	if env == "" {
+		return def
+	}
+	var out []int
+	for _, f := range strings.Split(env, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			t.Fatalf("%s=%s: want positive integers, comma-separated", name, env)
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // pagedDecodeSweep are the attend_paged geometries TestGPUPagedDecodeTiming
@@ -252,10 +278,10 @@ func setPagedGeometry(g *ir.Graph, chosen map[*ir.Node][2]int64, splits, stages 
 }
 
 // pagedDecodeTimes prints TestGPUPagedDecodeTiming's figures of the plan in
-// dir (name: the model and geometry) at rows rows.
-func pagedDecodeTimes(t *testing.T, dir string, man *plans.Manifest, name string, rows, ctx, steps int) {
+// dir (name: the model and geometry) at rows rows of each of keys keys.
+func pagedDecodeTimes(t *testing.T, dir string, man *plans.Manifest, name string, rows int, keyCounts []int, ctx, steps int) {
 	t.Helper()
-	for _, keys := range []int{512, 640, 2048} {
+	for _, keys := range keyCounts {
 		prof := filepath.Join(t.TempDir(), "decode.prof")
 		dev := openPlanDir(t, dir, rcuda.Options{Ctx: ctx, ProfileFile: prof})
 		perSeq := ctx / batchBlock
