@@ -34,12 +34,10 @@ type Batch struct {
 	alloc  devptr
 	bytes  int64
 	reg    regions
-	host   []byte // pinned image of the state block
-	out    []byte // pinned: the rows' logits, or their picks
-	tokens batch  // the per-token launches, resolved
-	decode batch  // the per-token launches of a batched decode step, resolved
-	few    batch  // the per-token launches of another step of few tokens, resolved
-	rows   batch  // the per-row launches, resolved
+	host   []byte                // pinned image of the state block
+	out    []byte                // pinned: the rows' logits, or their picks
+	tokens [tokenSchedules]batch // each per-token schedule's launches (tokenSchedule's index), resolved
+	rows   batch                 // the per-row launches, resolved
 	// graphs are the decode-only steps captured, by bucket (decodeBucket):
 	// a step of n rows of one token each replays its bucket's graph,
 	// padded with rows in the reserved block.
@@ -301,34 +299,38 @@ func (b *Batch) run(ctx context.Context, rows []runtime.BatchRow) error {
 // and the per-row one at T = rows.
 func (b *Batch) launch(tokens, rows int64) error {
 	d, k := b.d, b.d.plan.Manifest.Kernels
-	name, sched := tokenSchedule(k, tokens, rows)
-	res := &b.tokens
-	switch name {
-	case "batch decode":
-		res = &b.decode
-	case "batch few":
-		res = &b.few
-	}
-	if err := d.runSchedule(name, sched, tokens, -1, &b.reg, res); err != nil {
+	s, sched := tokenSchedule(k, tokens, rows)
+	if err := d.runSchedule(tokenScheduleNames[s], sched, tokens, -1, &b.reg, &b.tokens[s]); err != nil {
 		return err
 	}
 	return d.runSchedule("batch rows", k.BatchRows, rows, -1, &b.reg, &b.rows)
 }
 
+// The per-token schedules of a batched step, as tokenSchedule numbers
+// them, and their names.
+const (
+	scheduleBatch = iota
+	scheduleDecode
+	scheduleFew
+	tokenSchedules
+)
+
+var tokenScheduleNames = [tokenSchedules]string{"batch", "batch decode", "batch few"}
+
 // tokenSchedule is the per-token schedule of a step of tokens over rows,
-// and its name: BatchDecode where every row is one token (tokens ==
+// and its number: BatchDecode where every row is one token (tokens ==
 // rows: each row has at least one) and the plan has one for that many
 // rows, else BatchFew where the plan has one for that many tokens, else
 // Batch.
-func tokenSchedule(k *plans.Kernels, tokens, rows int64) (string, []plans.Launch) {
+func tokenSchedule(k *plans.Kernels, tokens, rows int64) (int, []plans.Launch) {
 	small := tokens <= int64(k.BatchDecodeMaxRows)
 	switch {
 	case small && tokens == rows && len(k.BatchDecode) > 0:
-		return "batch decode", k.BatchDecode
+		return scheduleDecode, k.BatchDecode
 	case small && len(k.BatchFew) > 0:
-		return "batch few", k.BatchFew
+		return scheduleFew, k.BatchFew
 	}
-	return "batch", k.Batch
+	return scheduleBatch, k.Batch
 }
 
 // capture records, once, the step of bucket rows of one token each as a

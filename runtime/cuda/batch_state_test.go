@@ -233,18 +233,18 @@ func TestTokenSchedule(t *testing.T) {
 	}{{1, 1, "batch decode"}, {4, 4, "batch decode"}, {16, 16, "batch decode"}, {17, 17, "batch"}, {64, 64, "batch"},
 		{5, 4, "batch few"}, {16, 1, "batch few"}, {17, 3, "batch"}, {512, 1, "batch"}}
 	for _, tc := range cases {
-		name, sched := tokenSchedule(k, tc.tokens, tc.rows)
-		if name != tc.want || len(sched) != lens[name] {
-			t.Errorf("%d tokens over %d rows: %s (%d launches), want %s", tc.tokens, tc.rows, name, len(sched), tc.want)
+		s, sched := tokenSchedule(k, tc.tokens, tc.rows)
+		if name := tokenScheduleNames[s]; name != tc.want || len(sched) != lens[name] {
+			t.Errorf("%d tokens over %d rows: %s (%d launches), want %s", tc.tokens, tc.rows, tokenScheduleNames[s], len(sched), tc.want)
 		}
 	}
 	k.BatchFew = nil
-	if name, _ := tokenSchedule(k, 5, 4); name != "batch" {
-		t.Errorf("a plan without a few-token step: %s", name)
+	if s, _ := tokenSchedule(k, 5, 4); tokenScheduleNames[s] != "batch" {
+		t.Errorf("a plan without a few-token step: %s", tokenScheduleNames[s])
 	}
 	k.BatchDecode, k.BatchDecodeMaxRows = nil, 0
-	if name, sched := tokenSchedule(k, 4, 4); name != "batch" || len(sched) != 1 {
-		t.Errorf("a plan without a batched decode step: %s", name)
+	if s, sched := tokenSchedule(k, 4, 4); tokenScheduleNames[s] != "batch" || len(sched) != 1 {
+		t.Errorf("a plan without a batched decode step: %s", tokenScheduleNames[s])
 	}
 }
 
