@@ -186,21 +186,18 @@ func TestGPUPagedDecodeTiming(t *testing.T) {
 			if z > ir.MaxPagedSplits {
 				t.Fatalf("ORC_PAGED_SWEEP=%s: split counts are 1 to %d", env, ir.MaxPagedSplits)
 			}
-			sweep = append(sweep, pagedDecodeSweep[0])
-			sweep[len(sweep)-1].splits = int64(z)
+			sweep = append(sweep, pagedGeo{splits: int64(z)})
 		}
 	}
-	models := []struct {
+	type model struct {
 		preset string
 		rows   []int
-	}{{"phi-3-mini-4k", []int{16}}, {"qwen2.5-0.5b", []int{16, 64}}}
+	}
+	models := []model{{"phi-3-mini-4k", []int{16}}, {"qwen2.5-0.5b", []int{16, 64}}}
 	if env := os.Getenv("ORC_PAGED_MODELS"); env != "" {
 		models = models[:0]
 		for _, p := range strings.Split(env, ",") {
-			models = append(models, struct {
-				preset string
-				rows   []int
-			}{p, []int{16, 64}})
+			models = append(models, model{p, []int{16, 64}})
 		}
 	}
 	if rowCounts != nil {
@@ -249,7 +246,11 @@ func envInts(t *testing.T, name string, def []int) []int {
 // the nodes rather than through the target's knobs as pagedSweep does:
 // the knobs reach only the counts the rule gives (a whole number of
 // waves at 64 rows).
-var pagedDecodeSweep = []struct{ splits, stages int64 }{{0, 0}, {1, 0}, {2, 0}, {1, 3}, {1, 4}, {8, 0}}
+var pagedDecodeSweep = []pagedGeo{{0, 0}, {1, 0}, {2, 0}, {1, 3}, {1, 4}, {8, 0}}
+
+// pagedGeo is an attend_paged geometry: paged_splits and paged_stages (0
+// keeps the passes').
+type pagedGeo struct{ splits, stages int64 }
 
 // pagedGeometries are the attentions of g and their paged_splits and
 // paged_stages as the passes chose them.
