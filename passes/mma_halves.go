@@ -38,12 +38,10 @@ const mmahResidentShare = 90
 // mmahXHalves is the f16 halves an mma_halves kernel takes its activations
 // as: 1, x rounded to f16, one mma a k-step (TestGPUMMATokensTiming, H200:
 // 0–10 % faster than hi + lo's two at Phi-3-mini's widths). Its error,
-// 2–6e-4 of the largest output, 1.1e-3 for SwiGLU's (the rounding times
-// the unsigned codes sc·q, not the centred weights), puts the batched
-// step's logits up to 3.2e-3 off the CPU device's on Phi-3-mini's
-// real-width cut (TestGPUBatchMatchesCPU, bound 2e-3; 2.7e-3 with 2 before
-// few-token steps took these kernels): 2, or codes centred as sc·(q − 8),
-// is what would close it, at a cost to measure.
+// the rounding times the kernel's centred codes sc·(q − CQ), keeps the
+// batched step's logits within 1.7e-3 of the CPU device's on
+// Phi-3-mini's real-width cut (TestGPUBatchMatchesCPU, bound 2e-3; 3.2e-3
+// with the unsigned codes sc·q).
 const mmahXHalves = 1
 
 // MMATokensNTiles is the n-tiles of 8 tokens a block of the token

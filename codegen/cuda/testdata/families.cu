@@ -5074,17 +5074,20 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 // step's int16 activations again for every tile of 16 rows (at 16 tokens,
 // four times the tile's weight bytes); here neither:
 //
-//  - A is the weight's integer sc·q in f16 (exact: |sc·q| ≤ 63·31 < 2048
-//    for Q4_K and Q5_K; Q6_K's signed scales can pass 2048, so its A is
-//    q − 32 and a 16-element scale group is one k-step), B the tokens'
-//    activations as XH f16 halves: XH = 2, x = hi + lo (hi = f16(x), lo =
-//    f16(x − hi): 22 bits, two mmas a k-step and n-tile), or XH = 1, x
-//    rounded to f16 (one mma: the rounding, 2^-11 of each element, is the
-//    products' error, 2-6e-4 of the largest output, 1e-3 for SwiGLU's),
-//    so one super-block's 16 k-steps accumulate in the mma's fp32 C, and
-//    the super-block takes d·C − dmin·Cmin once per accumulator, Cmin its
-//    mins (m16n8k8: the eight 6-bit mins times the tokens' slice sums as
-//    two halves, hi = f16(s), lo = f16(s − hi)).
+//  - A is the weight's integer sc·(q − CQ) in f16, its codes centred (CQ
+//    8 for Q4_K, 16 for Q5_K: |A| ≤ 63·16, exact; Q6_K's signed scales
+//    can pass 2048, so its A is q − 32 and a 16-element scale group is
+//    one k-step), B the tokens' activations as XH f16 halves: XH = 2, x =
+//    hi + lo (hi = f16(x), lo = f16(x − hi): 22 bits, two mmas a k-step
+//    and n-tile), or XH = 1, x rounded to f16 (one mma: the rounding,
+//    2^-11 of each element, is the products' error; centred codes halve
+//    what it meets against the unsigned sc·q: Phi-3-mini's two real-width
+//    layers batched within 1.7e-3 of the CPU device, not 3.2e-3, for 3 %
+//    of its 16-row decode), so one super-block's 16 k-steps accumulate in
+//    the mma's fp32 C, and the super-block takes d·(C + CQ·Cs) −
+//    dmin·Cmin once per accumulator, Cs and Cmin the scales and the mins
+//    (m16n8k8: the eight 6-bit values times the tokens' slice sums as two
+//    halves, hi = f16(s), lo = f16(s − hi)).
 //  - The blocks of a thread-block cluster (C of them, sm_90) split each
 //    row's super-blocks into C ranges; a block stages its range of the
 //    step's activations in shared memory once (from the f32 activation
@@ -5204,15 +5207,19 @@ __device__ __forceinline__ void mmah_k4(const MmaHRaw_k4& ra, const MmaHRaw_k4& 
     float s[2][2], m[2][2];
     k4_group_scales(ra.hd, t, &s[0][0], &m[0][0], &s[0][1], &m[0][1]);
     k4_group_scales(rb.hd, t, &s[1][0], &m[1][0], &s[1][1], &m[1][1]);
-    __half2 sc[2][2], nb[2][2];  // [row][slice]: sc, −1024·sc (exact in f16)
+    // A is sc·(q − CQ), the codes centred (CQ: 8 of Q4_K's 0..15, 16 of
+    // Q5_K's 0..31; |sc·(q − CQ)| ≤ 63·16, exact in f16), so x's rounding
+    // to f16 meets half the magnitude the unsigned codes would give it;
+    // CQ·sc times the slice sums (exact: hi + lo) adds back what it took.
+    constexpr float CQ = FIFTH ? 16.f : 8.f;
+    const __half2 off = __float2half2_rn(1024.f + CQ);
+    __half2 sc[2][2];  // [row][slice]
 #pragma unroll
     for (int i = 0; i < 2; i++)
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            sc[i][h] = __float2half2_rn(s[i][h]);
-            nb[i][h] = __float2half2_rn(-1024.f * s[i][h]);
-        }
+        for (int h = 0; h < 2; h++) sc[i][h] = __float2half2_rn(s[i][h]);
     const uint32_t amin[2] = {pack_h2(m[0][0], m[0][1]), pack_h2(m[1][0], m[1][1])};
+    const uint32_t asc[2] = {pack_h2(s[0][0], s[0][1]), pack_h2(s[1][0], s[1][1])};
     float c[NT][4], cm[NT][4];  // the codes', the mins'
 #pragma unroll
     for (int j = 0; j < NT; j++)
@@ -5228,10 +5235,10 @@ __device__ __forceinline__ void mmah_k4(const MmaHRaw_k4& ra, const MmaHRaw_k4& 
             ca |= (((h ? ra.h.y : ra.h.x) >> i) & 0x01010101u) << 4;
             cb |= (((h ? rb.h.y : rb.h.x) >> i) & 0x01010101u) << 4;
         }
-        const uint32_t a[4] = {mmah_u32(__hfma2(mmah_codes_h2(ca, 0x4140), sc[0][h], nb[0][h])),
-                               mmah_u32(__hfma2(mmah_codes_h2(cb, 0x4140), sc[1][h], nb[1][h])),
-                               mmah_u32(__hfma2(mmah_codes_h2(ca, 0x4342), sc[0][h], nb[0][h])),
-                               mmah_u32(__hfma2(mmah_codes_h2(cb, 0x4342), sc[1][h], nb[1][h]))};
+        const uint32_t a[4] = {mmah_u32(__hmul2(__hsub2(mmah_codes_h2(ca, 0x4140), off), sc[0][h])),
+                               mmah_u32(__hmul2(__hsub2(mmah_codes_h2(cb, 0x4140), off), sc[1][h])),
+                               mmah_u32(__hmul2(__hsub2(mmah_codes_h2(ca, 0x4342), off), sc[0][h])),
+                               mmah_u32(__hmul2(__hsub2(mmah_codes_h2(cb, 0x4342), off), sc[1][h]))};
         const int r = sbl * 64 + kk;  // less the lane's 16t
 #pragma unroll
         for (int j = 0; j < NT; j++) {
@@ -5242,12 +5249,15 @@ __device__ __forceinline__ void mmah_k4(const MmaHRaw_k4& ra, const MmaHRaw_k4& 
 #pragma unroll
     for (int j = 0; j < NT; j++) {
         const uint2 sm = xs[(sbl * 4 + t) * TP + 8 * j + g];  // slices 2t, 2t + 1 of token g: hi, lo
+        float cs[4] = {0.f, 0.f, 0.f, 0.f};  // Σ sc·S over the slices
         mma_1688(cm[j], amin, sm.x);
         mma_1688(cm[j], amin, sm.y);
-        acc[j][0] += da * c[j][0] - dma * cm[j][0];
-        acc[j][1] += da * c[j][1] - dma * cm[j][1];
-        acc[j][2] += db * c[j][2] - dmb * cm[j][2];
-        acc[j][3] += db * c[j][3] - dmb * cm[j][3];
+        mma_1688(cs, asc, sm.x);
+        mma_1688(cs, asc, sm.y);
+        acc[j][0] += da * fmaf(CQ, cs[0], c[j][0]) - dma * cm[j][0];
+        acc[j][1] += da * fmaf(CQ, cs[1], c[j][1]) - dma * cm[j][1];
+        acc[j][2] += db * fmaf(CQ, cs[2], c[j][2]) - dmb * cm[j][2];
+        acc[j][3] += db * fmaf(CQ, cs[3], c[j][3]) - dmb * cm[j][3];
     }
 }
 template <i64 NBLK> struct MmaH<W_q4_k<NBLK>> {  // 144-byte blocks: d, dmin, scales, qs
