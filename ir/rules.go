@@ -14,7 +14,7 @@ var attrKinds = kindsOf(map[string][]string{
 		"factor", "freq_scale"},
 	"int64": {"heads", "kv_heads", "head_dim", "rot_dim", "layer", "window", "experts", "top_k",
 		"part", "offset", "yarn_orig_ctx", "decode_splits", "decode_cluster", "decode_stages", "decode_min_keys",
-		"paged_stages", "paged_splits", "moe_tile_m", "moe_tile_n", "moe_stages", "moe_down_rows", "moe_down_lanes", "gemm_tile_m", "gemm_tile_n", "gemm_splits", "gemm_stages"},
+		"paged_stages", "paged_splits", "paged_split_tiles", "moe_tile_m", "moe_tile_n", "moe_stages", "moe_down_rows", "moe_down_lanes", "gemm_tile_m", "gemm_tile_n", "gemm_splits", "gemm_stages"},
 	"[]int64":   {"parts", "rows"},
 	"[]float64": {"freq_factors"},
 })

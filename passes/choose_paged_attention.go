@@ -28,13 +28,13 @@ func ChoosePagedAttention(g *ir.Graph, gpu GPU) error {
 			return fmt.Errorf("attention %%%d: head_dim %d, kv_heads %d", n.ID, n.Int("head_dim"), n.Int("kv_heads"))
 		}
 		p := gpu.PagedAttention(n.Int("head_dim"), n.Int("kv_heads"))
-		n.Attrs["paged_stages"], n.Attrs["paged_splits"] = p.Stages, p.Splits
+		n.Attrs["paged_stages"], n.Attrs["paged_splits"], n.Attrs["paged_split_tiles"] = p.Stages, p.Splits, p.Tiles
 	}
 	return nil
 }
 
 // PagedAttention is an attend_paged geometry (ir/paged_attention.go).
-type PagedAttention struct{ Stages, Splits int64 }
+type PagedAttention struct{ Stages, Splits, Tiles int64 }
 
 // PagedAttnResident is the most attend_paged blocks (128 threads) an SM
 // holds: codegen bounds their registers to 128 a thread for four, where
@@ -55,10 +55,15 @@ func PagedAttnStageBytes(hd int64) int64 {
 	return 2 * ir.PagedAttnKeys * (ceilDiv(hd, 16)*16 + 8) * 2
 }
 
-// PagedAttnDecodeRows is the batched decode step the split count is
-// sized for: 64 sequences, a token each (the most a batched decode
-// schedule takes).
-const PagedAttnDecodeRows = 64
+// PagedAttnRefRows and PagedAttnRefTiles are the batched decode step a
+// query's least key tiles a split are sized for: 16 rows at 512 keys (8
+// key tiles) make about one wave of blocks; PagedAttnMinTiles bounds it
+// below.
+const (
+	PagedAttnRefRows  = 16
+	PagedAttnRefTiles = 8
+	PagedAttnMinTiles = 4
+)
 
 // PagedAttention is the batched-step attention geometry for head_dim hd
 // and kvh kv heads:
@@ -67,29 +72,31 @@ const PagedAttnDecodeRows = 64
 //     PagedAttnSmem, and at least two (a tile lands while the one before
 //     is used): sm_90's 56 KiB hold two at Phi-3-mini's head_dim 96 (52
 //     KiB), three at Qwen2.5's 64, so four blocks share an SM.
-//   - Splits: the blocks a tile's key tiles are dealt to, whatever the
-//     step (so a row's sums run in one order however it was chunked):
-//     the most whose decode step of PagedAttnDecodeRows rows fits in
-//     PagedAttnWaves grids of the blocks the SMs hold at once (at most
-//     PagedAttnResident each, fewer where their rings do not fit), 1 to
-//     ir.MaxPagedSplits: 1 for Phi-3-mini's 32 kv heads on sm_90, 4 for
-//     Qwen2.5-0.5B's 2. A block's work is a latency chain (table, tiles,
-//     partials, merge), so a grid past one wave, or splits of a tile or
-//     two, cost more than the SMs they fill: on an H200 at 16 and 64
-//     rows of 512 to 2,048 keys both models were fastest so
-//     (TestGPUPagedDecodeTiming; Qwen2.5 at 16 rows × 2,048 keys
-//     within 7 % of the best, 8 splits). What it gives up: a step of few
-//     rows deep in context has few blocks, each walking a row's keys
-//     (Phi-3-mini: 2 rows × 32 kv heads, 64 blocks of 64 key tiles at
-//     4,096), which more splits would share out; a split count per row
-//     from its own length would serve both and keep a row's sums
-//     independent of its step.
+//   - Splits and Tiles: a query seeing n key tiles has
+//     ir.PagedSplits(n, Splits, Tiles) splits, so its sums depend on its
+//     position alone, whatever its step. Splits: ir.MaxPagedSplits, so
+//     long rows of a step of few rows spread over the SMs. Tiles: those
+//     of PagedAttnRefTiles that one split of PagedAttnRefRows rows' kv
+//     heads would have at one wave of resident blocks (at most
+//     PagedAttnResident an SM, fewer where their rings do not fit), a
+//     power of two, at least PagedAttnMinTiles: 8 for Phi-3-mini's 32
+//     kv heads on sm_90 (one split to 1,023 keys, 8 at 4,096), 4 for
+//     Qwen2.5-0.5B's 2 (2 splits at 512 keys, 16 from 4,096). A block's
+//     work is a latency chain (table, tiles, partials, merge): past one
+//     wave, or at a tile or two a split, more splits cost more than the
+//     SMs they fill (TestGPUPagedDecodeTiming, H200: Phi-3-mini 16 rows
+//     at 512 keys 41.8 µs in one split, 51.6 in three; Qwen2.5 64 rows at
+//     2,048 keys 33.8 in four, 57.0 in sixteen), while a row's keys in
+//     one split are a walk of ~1.5 µs a key tile.
 func (gpu GPU) PagedAttention(hd, kvh int64) PagedAttention {
-	p := PagedAttention{Stages: 2}
+	p := PagedAttention{Stages: 2, Splits: ir.MaxPagedSplits}
 	for s := p.Stages + 1; s <= gpu.PagedAttnStages && s*PagedAttnStageBytes(hd) <= gpu.PagedAttnSmem; s++ {
 		p.Stages = s
 	}
-	blocks := max(1, gpu.PagedAttnWaves) * gpu.SMs * gpu.PagedAttnBlocksPerSM(p.Stages, hd)
-	p.Splits = min(ir.MaxPagedSplits, max(1, blocks/(PagedAttnDecodeRows*kvh)))
+	wave := max(1, gpu.PagedAttnWaves) * gpu.SMs * gpu.PagedAttnBlocksPerSM(p.Stages, hd)
+	p.Tiles = PagedAttnMinTiles
+	for p.Tiles*wave < PagedAttnRefTiles*PagedAttnRefRows*kvh {
+		p.Tiles *= 2
+	}
 	return p
 }

@@ -4,31 +4,31 @@ import "testing"
 
 // TestPagedAttention holds the batched-step attention geometry to what the
 // rule says of the real widths: the stages the ring's budget holds (two at
-// least), and the most splits that keep a decode step of 64 rows within
-// one grid of the blocks an SM holds (four where their rings fit, fewer
-// where two stages of a wide head do not), 1 to 16.
+// least), 16 splits at most, and the least key tiles a split that put 16
+// rows' kv heads at 512 keys within one grid of the blocks an SM holds
+// (four where their rings fit, fewer where two stages of a wide head do
+// not), a power of two, 4 at least.
 func TestPagedAttention(t *testing.T) {
 	sm90, _ := GPUTarget("sm_90")
 	sm80, _ := GPUTarget("sm_80")
 	cases := []struct {
-		name           string
-		gpu            GPU
-		hd, kvh        int64
-		stages, splits int64
+		name                  string
+		gpu                   GPU
+		hd, kvh               int64
+		stages, splits, tiles int64
 	}{
-		{"Phi-3-mini", sm90, 96, 32, 2, 1},  // 132·4 blocks over 64·32 rows: none, one at least
-		{"Qwen2.5-0.5B", sm90, 64, 2, 3, 4}, // 528 over 128
-		{"head_dim 8", sm90, 8, 1, 4, 8},    // 528 over 64
-		{"one kv head of 64 dims", sm80, 64, 1, 2, 6},
-		{"Llama 8B", sm90, 128, 8, 2, 1},
-		{"head_dim 256", sm90, 256, 4, 2, 1},
-		{"Phi-3-mini, sm_80", sm80, 96, 32, 2, 1},
-		{"Qwen2.5-0.5B, sm_80", sm80, 64, 2, 2, 3}, // 108·4 over 128
-		{"many kv heads", sm90, 64, 128, 3, 1},
+		{"Phi-3-mini", sm90, 96, 32, 2, 16, 8},  // 8·16·32 over 132·4: 7.8
+		{"Qwen2.5-0.5B", sm90, 64, 2, 3, 16, 4}, // 0.5: the least
+		{"head_dim 8", sm90, 8, 1, 4, 16, 4},
+		{"Llama 8B", sm90, 128, 8, 2, 16, 4},           // 1024 over 132·3: 2.6
+		{"head_dim 256", sm90, 256, 4, 2, 16, 4},       // 512 over 132·1: 3.9
+		{"Phi-3-mini, sm_80", sm80, 96, 32, 2, 16, 16}, // 4096 over 108·3: 12.6
+		{"Qwen2.5-0.5B, sm_80", sm80, 64, 2, 2, 16, 4},
+		{"many kv heads", sm90, 64, 128, 3, 16, 32}, // 16384 over 528: 31
 	}
 	for _, c := range cases {
 		p := c.gpu.PagedAttention(c.hd, c.kvh)
-		if want := (PagedAttention{c.stages, c.splits}); p != want {
+		if want := (PagedAttention{c.stages, c.splits, c.tiles}); p != want {
 			t.Errorf("%s: %+v, want %+v", c.name, p, want)
 		}
 		if p.Stages > 2 && p.Stages*PagedAttnStageBytes(c.hd) > c.gpu.PagedAttnSmem {

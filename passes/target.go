@@ -43,8 +43,9 @@ type GPU struct {
 	// PagedAttnStages is the most key tiles the batched step's attention
 	// (attend_paged) keeps in flight a block and PagedAttnSmem the most
 	// shared memory their ring may take (two stages whatever it says);
-	// PagedAttnWaves is the resident grids' worth of blocks its splits
-	// give a batched decode step at most (choosePagedAttention).
+	// PagedAttnWaves is the resident grids' worth of blocks a batched
+	// decode step's queries fill at the least tiles a split
+	// (choosePagedAttention).
 	PagedAttnStages, PagedAttnSmem, PagedAttnWaves int64
 	// DependentLaunch: the architecture has programmatic dependent launch
 	// (griddepcontrol), so a kernel may start while the grid before it

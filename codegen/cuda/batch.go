@@ -65,13 +65,13 @@ const (
 // pagedShape is the batched-step attention geometry node n records
 // (passes.choosePagedAttention): the key tiles a block keeps in flight and
 // the blocks a tile's key tiles are dealt to.
-type pagedShape struct{ stages, splits, hd int64 }
+type pagedShape struct{ stages, splits, tiles, hd int64 }
 
 func pagedShapeOf(n *ir.Node) (pagedShape, error) {
 	if _, ok := n.Attrs["paged_stages"]; !ok {
-		return pagedShape{}, fmt.Errorf("attention %%%d has no batched-step geometry (paged_stages, paged_splits): the GPU passes choose it", n.ID)
+		return pagedShape{}, fmt.Errorf("attention %%%d has no batched-step geometry (paged_stages, paged_splits, paged_split_tiles): the GPU passes choose it", n.ID)
 	}
-	return pagedShape{stages: n.Int("paged_stages"), splits: n.Int("paged_splits"), hd: n.Int("head_dim")}, nil
+	return pagedShape{stages: n.Int("paged_stages"), splits: n.Int("paged_splits"), tiles: n.Int("paged_split_tiles"), hd: n.Int("head_dim")}, nil
 }
 
 // smem is attend_paged's dynamic shared memory: its ring of K and V
@@ -405,7 +405,7 @@ func (e *emitter) attendPaged(n *ir.Node, cfg string) ([]plans.Launch, error) {
 	}
 	hasSinks := len(n.Inputs) == 4
 	la, err := e.emitBounded(att, "attend_paged", pagedThreads, int(e.PagedAttnBlocksPerSM(shape.stages, hd)), g,
-		attendPagedArgs{A: cfg, S: sinks, Sinks: hasSinks, NL: nl, Splits: shape.splits, Stages: shape.stages, Decode: decode})
+		attendPagedArgs{A: cfg, S: sinks, Sinks: hasSinks, NL: nl, Splits: shape.splits, Tiles: shape.tiles, Stages: shape.stages, Decode: decode})
 	if err != nil {
 		return nil, err
 	}

@@ -63,16 +63,31 @@ func pagedOutput(t *testing.T, c attnCase) *cuda.Output {
 // of 16/G tokens, a decode token one, whose warps take quarters of each
 // key tile; a tile's key tiles are dealt to the node's splits, so one
 // whose keys lie in one key tile writes y itself and a longer one (most
-// here) leaves partials that the last of its splits to arrive merges.
+// here) leaves partials that the last of its splits to arrive merges;
+// each case also with a key tile a split, so that a tile's queries have
+// one count of splits and twice it, up to 8.
 func TestGPUPagedAttention(t *testing.T) {
 	gpuOnly(t)
 	r := rand.New(rand.NewPCG(7, 9))
 	var ds []*attnData
 	var gs []*ir.Graph
 	var mans []*plans.Manifest
+	var names []string
 	for _, c := range attnCases {
-		g, man := attnGraph(t, c, pagedLayers, false, pagedCtx)
-		ds, gs, mans = append(ds, newAttnData(c, r)), append(gs, g), append(mans, man)
+		d := newAttnData(c, r)
+		for _, tiles := range []int64{0, 1} { // the passes' least key tiles a split; one, so that tiles mix up to 8 splits
+			g, man := attnGraph(t, c, pagedLayers, false, pagedCtx)
+			name := c.name
+			if tiles > 0 {
+				name += ", a key tile a split"
+				for _, n := range g.Nodes {
+					if n.Op == ir.OpAttention {
+						n.Attrs["paged_split_tiles"] = tiles
+					}
+				}
+			}
+			ds, gs, mans, names = append(ds, d), append(gs, g), append(mans, man), append(names, name)
+		}
 	}
 	precompile(t, gs, mans)
 	// Each step's tokens per sequence (0: the sequence sits out).
@@ -81,7 +96,7 @@ func TestGPUPagedAttention(t *testing.T) {
 	steps := [][pagedSeqs]int{{200, 37, 1, 129}, {1, 1, 1, 1}, {300, 0, 5, 1}, {1, 90, 1, 0}, {20, 2, 3, 1}, {1, 1, 1, 200}, {1, 1, 1, 1}, {1, 1, 0, 1},
 		{0, 0, 1, 0}, {1, 1, 1, 1}}
 	for i, d := range ds {
-		t.Run(d.c.name, func(t *testing.T) {
+		t.Run(names[i], func(t *testing.T) {
 			dev := openGPUPlan(t, gs[i], mans[i], pagedCtx, d.bytes)
 			perSeq := pagedCtx / pagedBlock
 			perBlock := int64(pagedLayers) * 2 * pagedBlock * int64(d.c.kvh*d.c.hd) * 2

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/llama-orch/orc/ir"
 )
 
 // The order of attend_paged's sums (paged.cu.tmpl), mirrored here on the
@@ -19,8 +21,9 @@ const (
 )
 
 // pagedKeysOf mirrors paged_keys: a tile whose tokens run from position
-// first to last takes key tiles [j0, j0 + span), and split z of splits
-// those from firstTile, splits apart, tiles of them, keys below end.
+// first to last takes key tiles [j0, j0 + span), and split z at stride
+// splits those from firstTile, splits apart, tiles of them, keys below
+// end.
 func pagedKeysOf(first, last, window, splits, z int) (j0, span, end, firstTile, tiles int) {
 	lo := 0
 	if window > 0 {
@@ -42,30 +45,41 @@ func pagedKeysOf(first, last, window, splits, z int) (j0, span, end, firstTile, 
 type pagedSums [][pagedWarps][]int
 
 // pagedTileSums mirrors attend_paged's key loop for a tile of tokens at
-// positions (consecutive) and returns each token's sums.
-func pagedTileSums(positions []int, window, splits int) []pagedSums {
+// positions (consecutive), at most splits splits of at least tiles key
+// tiles each (paged_nz), and returns each token's sums.
+func pagedTileSums(positions []int, window, splits, tiles int) []pagedSums {
 	lo := func(p int) int {
 		if window > 0 {
 			return max(0, p-window+1)
 		}
 		return 0
 	}
+	nzOf := func(p int) int {
+		return int(ir.PagedSplits(int64(p/pagedKeyTile-lo(p)/pagedKeyTile+1), int64(splits), int64(tiles)))
+	}
 	sums := make([]pagedSums, len(positions))
-	for i := range sums {
-		sums[i] = make(pagedSums, splits)
+	nmin, nmax := splits, 1
+	for i, p := range positions {
+		sums[i] = make(pagedSums, nzOf(p))
+		nmin, nmax = min(nmin, len(sums[i])), max(nmax, len(sums[i]))
 	}
 	first, last := positions[0], positions[len(positions)-1]
 	wfirst, wlast := lo(first), last // the tile's rows' key span
-	for z := range splits {
-		_, _, end, firstTile, tiles := pagedKeysOf(first, last, window, splits, z)
-		for i := range tiles {
+	for z := range nmax {
+		st := nmax
+		if z < nmin {
+			st = nmin
+		}
+		_, _, end, firstTile, n := pagedKeysOf(first, last, window, st, z)
+		for i := range n {
+			j := firstTile + i*st
 			for w := range pagedWarps {
-				kw := (firstTile+i*splits)*pagedKeyTile + pagedQuarter*w
+				kw := j*pagedKeyTile + pagedQuarter*w
 				if kw >= end || kw > wlast || kw+pagedQuarter <= wfirst {
 					continue // the kernel skips it
 				}
 				for r, p := range positions {
-					if kw <= p && kw+pagedQuarter > lo(p) {
+					if nz := len(sums[r]); z < nz && j%nz == z && kw <= p && kw+pagedQuarter > lo(p) {
 						sums[r][z][w] = append(sums[r][z][w], kw)
 					}
 				}
@@ -79,7 +93,7 @@ func pagedTileSums(positions []int, window, splits int) []pagedSums {
 // chunks (their token counts, in order) as the batched step cuts them into
 // tiles of tq from each chunk's first token (paged_tile), and returns
 // each position's sums.
-func pagedStepSums(chunks []int, tq, window, splits int) []pagedSums {
+func pagedStepSums(chunks []int, tq, window, splits, tiles int) []pagedSums {
 	var sums []pagedSums
 	pos := 0
 	for _, c := range chunks {
@@ -88,7 +102,7 @@ func pagedStepSums(chunks []int, tq, window, splits int) []pagedSums {
 			for p := t0; p < min(t0+tq, pos+c); p++ {
 				positions = append(positions, p)
 			}
-			sums = append(sums, pagedTileSums(positions, window, splits)...)
+			sums = append(sums, pagedTileSums(positions, window, splits, tiles)...)
 		}
 		pos += c
 	}
@@ -106,7 +120,8 @@ func TestPagedSumsIgnoreChunking(t *testing.T) {
 	r := rand.New(rand.NewPCG(35, 7))
 	for _, tq := range []int{16, 4, 2, 1} {
 		for _, window := range []int{0, 8, 100} {
-			for _, splits := range []int{1, 3, 16} {
+			for _, g := range [][2]int{{1, 1}, {4, 1}, {16, 1}, {16, 2}, {16, 8}, {8, 3}} {
+				splits, tiles := g[0], g[1]
 				for range 6 {
 					n := 1 + r.IntN(700)
 					p := r.IntN(n)
@@ -116,11 +131,11 @@ func TestPagedSumsIgnoreChunking(t *testing.T) {
 						small, left = append(small, c), left-c
 					}
 					ones := slices.Repeat([]int{1}, n)
-					name := fmt.Sprintf("tiles of %d, window %d, %d splits, %d tokens", tq, window, splits, n)
-					want := pagedStepSums([]int{n}, tq, window, splits)
+					name := fmt.Sprintf("tiles of %d, window %d, %d splits of %d key tiles, %d tokens", tq, window, splits, tiles, n)
+					want := pagedStepSums([]int{n}, tq, window, splits, tiles)
 					checkEverySeen(t, name, want, window)
 					for _, chunks := range [][]int{{p, n - p}, small, ones} {
-						got := pagedStepSums(slices.DeleteFunc(chunks, func(c int) bool { return c == 0 }), tq, window, splits)
+						got := pagedStepSums(slices.DeleteFunc(chunks, func(c int) bool { return c == 0 }), tq, window, splits, tiles)
 						for pos := range n {
 							if !slices.EqualFunc(got[pos], want[pos], func(a, b [pagedWarps][]int) bool {
 								return slices.EqualFunc(a[:], b[:], slices.Equal[[]int])

@@ -26,7 +26,7 @@ import (
 // then each of its choices moved.
 var pagedSweep = []decodeTuning{
 	{"target", nil},
-	{"one wave", func(g *passes.GPU) { g.PagedAttnWaves = 1 }},
+	{"two waves", func(g *passes.GPU) { g.PagedAttnWaves = 2 }},
 	{"four waves", func(g *passes.GPU) { g.PagedAttnWaves = 4 }},
 	{"3 stages", func(g *passes.GPU) { g.PagedAttnSmem = 3 * passes.PagedAttnStageBytes(96) }},
 	{"4 stages", func(g *passes.GPU) { g.PagedAttnSmem = 4 * passes.PagedAttnStageBytes(96) }},
@@ -165,9 +165,10 @@ func pagedMicros(t *testing.T, path, schedule string) map[string]float64 {
 // depend on them), 16 rows (and 64 of Qwen) at 512, 640 and 2,048 keys
 // each; it prints µs a launch of attend_paged (its splits' merge
 // included) and kv_store_paged and the K+V read rate. ORC_PAGED_SWEEP=1
-// times pagedDecodeSweep's geometries too, and a list of split counts
-// (ORC_PAGED_SWEEP=4,8; a lone 1 is the former) those counts with the
-// passes' stages. ORC_PAGED_MODELS=preset,... times those presets at 16
+// times pagedDecodeSweep's geometries too, a list of split counts
+// (ORC_PAGED_SWEEP=4,8; a lone 1 is the former) those most splits of a
+// key tile or more, and ORC_PAGED_TILES=4,8 the passes' splits of those
+// least key tiles. ORC_PAGED_MODELS=preset,... times those presets at 16
 // and 64 rows instead, ORC_PAGED_ROWS=2,4 and ORC_PAGED_KEYS=512,4000
 // those rows and keys (the context grows to hold them). Speed is
 // printed, never asserted.
@@ -183,11 +184,14 @@ func TestGPUPagedDecodeTiming(t *testing.T) {
 		sweep = pagedDecodeSweep
 	default:
 		for _, z := range envInts(t, "ORC_PAGED_SWEEP", nil) {
-			if z > ir.MaxPagedSplits {
-				t.Fatalf("ORC_PAGED_SWEEP=%s: split counts are 1 to %d", env, ir.MaxPagedSplits)
+			if z > ir.MaxPagedSplits || z&(z-1) != 0 {
+				t.Fatalf("ORC_PAGED_SWEEP=%s: split counts are powers of two, 1 to %d", env, ir.MaxPagedSplits)
 			}
-			sweep = append(sweep, pagedGeo{splits: int64(z)})
+			sweep = append(sweep, pagedGeo{splits: int64(z), tiles: 1})
 		}
+	}
+	for _, n := range envInts(t, "ORC_PAGED_TILES", nil) {
+		sweep = append(sweep, pagedGeo{tiles: int64(n)})
 	}
 	type model struct {
 		preset string
@@ -210,7 +214,7 @@ func TestGPUPagedDecodeTiming(t *testing.T) {
 		g, man, f := lowerGPU(t, path, batchMaxTokens)
 		chosen := pagedGeometries(g)
 		for _, geo := range sweep {
-			name := setPagedGeometry(g, chosen, geo.splits, geo.stages)
+			name := setPagedGeometry(g, chosen, geo)
 			dir := writeEditedPlan(t, g, man, ggufData(f), func(*plans.Kernels) {})
 			if man.Kernels.BatchDecodeMaxRows < slices.Max(c.rows) {
 				t.Fatalf("%s: the batched decode schedule takes %d rows", c.preset, man.Kernels.BatchDecodeMaxRows)
@@ -240,42 +244,44 @@ func envInts(t *testing.T, name string, def []int) []int {
 	return out
 }
 
+// pagedGeo is an attend_paged geometry: paged_splits, paged_stages and
+// paged_split_tiles (0 keeps the passes').
+type pagedGeo struct{ splits, stages, tiles int64 }
+
 // pagedDecodeSweep are the attend_paged geometries TestGPUPagedDecodeTiming
-// times with ORC_PAGED_SWEEP=1 after the passes' own: every attention's
-// paged_splits and paged_stages set (0 keeps the passes'). They are set on
-// the nodes rather than through the target's knobs as pagedSweep does:
-// the knobs reach only the counts the rule gives (a whole number of
-// waves at 64 rows).
-var pagedDecodeSweep = []pagedGeo{{0, 0}, {1, 0}, {2, 0}, {1, 3}, {1, 4}, {8, 0}}
+// times with ORC_PAGED_SWEEP=1 after the passes' own, set on every
+// attention: one split, 2 and 8 of a key tile or more (as good as fixed
+// counts past 8 key tiles), 3 and 4 stages, splits of 2 and of 16 key
+// tiles at least. They are set on the nodes rather than through the
+// target's knobs as pagedSweep does: the knobs reach only the tiles the
+// rule gives.
+var pagedDecodeSweep = []pagedGeo{{}, {1, 0, 1}, {2, 0, 1}, {8, 0, 1}, {1, 3, 1}, {1, 4, 1}, {0, 0, 2}, {0, 0, 16}}
 
-// pagedGeo is an attend_paged geometry: paged_splits and paged_stages (0
-// keeps the passes').
-type pagedGeo struct{ splits, stages int64 }
-
-// pagedGeometries are the attentions of g and their paged_splits and
-// paged_stages as the passes chose them.
-func pagedGeometries(g *ir.Graph) map[*ir.Node][2]int64 {
-	m := map[*ir.Node][2]int64{}
+// pagedGeometries are the attentions of g and their geometries as the
+// passes chose them.
+func pagedGeometries(g *ir.Graph) map[*ir.Node]pagedGeo {
+	m := map[*ir.Node]pagedGeo{}
 	for _, n := range g.Nodes {
 		if n.Op == ir.OpAttention {
-			m[n] = [2]int64{n.Int("paged_splits"), n.Int("paged_stages")}
+			m[n] = pagedGeo{n.Int("paged_splits"), n.Int("paged_stages"), n.Int("paged_split_tiles")}
 		}
 	}
 	return m
 }
 
-// setPagedGeometry gives the attentions of chosen splits and stages (0:
-// as chosen) and names the geometry.
-func setPagedGeometry(g *ir.Graph, chosen map[*ir.Node][2]int64, splits, stages int64) string {
-	var z, s int64
+// setPagedGeometry gives the attentions of chosen geometry geo (its zeros
+// as chosen) and names it.
+func setPagedGeometry(g *ir.Graph, chosen map[*ir.Node]pagedGeo, geo pagedGeo) string {
+	var z pagedGeo
 	for n, c := range chosen {
-		z, s = cmp.Or(splits, c[0]), cmp.Or(stages, c[1])
-		n.Attrs["paged_splits"], n.Attrs["paged_stages"] = z, s
+		z = pagedGeo{cmp.Or(geo.splits, c.splits), cmp.Or(geo.stages, c.stages), cmp.Or(geo.tiles, c.tiles)}
+		n.Attrs["paged_splits"], n.Attrs["paged_stages"], n.Attrs["paged_split_tiles"] = z.splits, z.stages, z.tiles
 	}
-	if splits == 0 && stages == 0 {
-		return fmt.Sprintf("passes' %dz %ds", z, s)
+	name := fmt.Sprintf("%dz %ds %dt", z.splits, z.stages, z.tiles)
+	if geo == (pagedGeo{}) {
+		name = "passes' " + name
 	}
-	return fmt.Sprintf("%dz %ds", z, s)
+	return name
 }
 
 // pagedDecodeTimes prints TestGPUPagedDecodeTiming's figures of the plan in

@@ -230,17 +230,18 @@ type (
 		A  string
 		NL int64
 	}
-	// Splits are the blocks a tile's key tiles are dealt to (the node's
-	// paged_splits), Stages its ring's key tiles (paged_stages), Decode
-	// says every row of the step is one token (the batched decode
+	// Splits are the most blocks a query's key tiles are dealt to (the
+	// node's paged_splits), Tiles the least key tiles a split takes
+	// (paged_split_tiles), Stages its ring's key tiles (paged_stages),
+	// Decode says every row of the step is one token (the batched decode
 	// schedule).
 	attendPagedArgs struct {
-		A              string
-		S              accessor
-		Sinks          bool
-		NL             int64
-		Splits, Stages int64
-		Decode         bool
+		A                     string
+		S                     accessor
+		Sinks                 bool
+		NL                    int64
+		Splits, Tiles, Stages int64
+		Decode                bool
 	}
 	gatherArgs     struct{ Cols int64 }
 	argmaxArgs     struct{ V int64 }

@@ -5594,27 +5594,34 @@ __device__ __forceinline__ void kv_store_paged(const float* __restrict__ k, cons
 // head) pairs, r = t·G + g. A step's work is tiles, runs of up to TQ =
 // 16/G consecutive tokens of one row (paged_tile: a tile's rows fill at
 // most one 16-row fragment; a decode token is a tile of its own), each
-// dealt over its keys to SPLITS blocks (paged_keys). Block (x, kvh) takes
-// tile x / SPLITS, split z = x % SPLITS; blocks past the step's tiles or
-// without keys exit at once. DECODE: the step's rows are a token each
-// (batch.go's decode schedule), so tile x is row x and token x, found
-// without paged_tile's scan.
+// dealt over its keys to up to SPLITS blocks (paged_keys). Block (x, kvh)
+// takes tile x / SPLITS, split z = x % SPLITS; blocks past the step's
+// tiles or its tokens' splits exit at once. DECODE: the step's rows are a
+// token each (batch.go's decode schedule), so tile x is row x and token
+// x, found without paged_tile's scan.
 //
 // The order of a row's sums depends on its position and the cache alone,
 // never on which tokens share its tile or step, so a sequence prefilled
 // in other chunks, beside other rows or after a cached prefix gives the
 // same outputs bit for bit: keys come in PAGED_KT-key tiles at absolute
-// positions (key tile j is keys [64j, 64j + 64)), split z takes the key
-// tiles j ≡ z (mod SPLITS) in ascending order, warp w a quarter of each,
+// positions (key tile j is keys [64j, 64j + 64)), a query seeing n key
+// tiles has nz = paged_nz(n) splits (ir.PagedSplits: a power of two, at
+// least TILES key tiles each, at most SPLITS), split z takes its key
+// tiles j ≡ z (mod nz) in ascending order, warp w a quarter of each,
 // its keys [64j + 16w, 64j + 16w + 16), in its own online softmax; the
 // four warps' sums merge in shared memory in warp order, and the splits'
 // partials in ascending z. Keys a row does not see (past it, before its
 // window, another row's) are masked to exact no-ops, and a split or a
-// quarter with none of them is skipped. K/V key tiles come through the
+// quarter with none of them is skipped. A tile's queries have at most
+// two counts, nmin and nmax = 2·nmin (consecutive positions: key tiles
+// differ by at most one each way): block z < nmin walks key tiles j ≡ z
+// (mod nmin) and masks, for queries of nmax, those j ≢ z (mod nmax);
+// block z ≥ nmin walks j ≡ z (mod nmax) for the queries of nmax alone. K/V key tiles come through the
 // row's block table by 16-byte cp.async into a ring of STAGES in dynamic
-// shared memory (paged_load_kv). Where the tile has keys in one split it
-// writes y; else each split leaves (o, m, l) in part and the last to
-// arrive merges them. fp16 operands, fp32 accumulators and softmax.
+// shared memory (paged_load_kv). A query of one split has y written by
+// block 0; else each of its splits leaves (o, m, l) in part and the last
+// of the tile's nmax blocks to arrive merges them. fp16 operands, fp32
+// accumulators and softmax.
 #define PAGED_WARPS 4
 #define PAGED_KT 64
 
@@ -5652,22 +5659,28 @@ __device__ __forceinline__ PagedTile paged_tile(const int* __restrict__ last, in
 }
 
 // PagedKeys: a tile's key tiles [j0, j0 + span) (from its first token's
-// window start to its last token's position; keys below end) and split
-// z's share of them: tiles key tiles from first, SPLITS apart.
+// window start to its last token's position; keys below end) and a
+// block's share of them, from split z at stride st: tiles key tiles from
+// first, st apart.
 struct PagedKeys {
     int j0, span, end, first, tiles;
 };
-template <class A, int SPLITS>
-__device__ __forceinline__ PagedKeys paged_keys(const int* __restrict__ positions, PagedTile tl, int z) {
+template <class A>
+__device__ __forceinline__ PagedKeys paged_keys(const int* __restrict__ positions, PagedTile tl, int z, int st) {
     const int end = positions[tl.t0 + tl.nt - 1] + 1, lo = A::WINDOW > 0 ? max(0, positions[tl.t0] - A::WINDOW + 1) : 0;
-    const int j0 = lo / PAGED_KT, span = (end + PAGED_KT - 1) / PAGED_KT - j0, first = j0 + (z - j0 % SPLITS + SPLITS) % SPLITS;
-    return {j0, span, end, first, first < j0 + span ? (j0 + span - first + SPLITS - 1) / SPLITS : 0};
+    const int j0 = lo / PAGED_KT, span = (end + PAGED_KT - 1) / PAGED_KT - j0, first = j0 + (z - j0 % st + st) % st;
+    return {j0, span, end, first, first < j0 + span ? (j0 + span - first + st - 1) / st : 0};
 }
 
-// paged_has_keys: whether split z takes any of key tiles [j0, j0 + span).
-template <int SPLITS>
-__device__ __forceinline__ bool paged_has_keys(int j0, int span, int z) {
-    return (z - j0 % SPLITS + SPLITS) % SPLITS < span;
+// paged_nz: the splits of the query at position pos (ir.PagedSplits of
+// the key tiles its window spans: the largest power of two at most their
+// count over TILES, 1 to SPLITS).
+template <class A, int SPLITS, int TILES>
+__device__ __forceinline__ int paged_nz(int pos) {
+    const int lo = A::WINDOW > 0 ? max(0, pos - A::WINDOW + 1) : 0, n = pos / PAGED_KT - lo / PAGED_KT + 1;
+    int z = 1;
+    while (z * 2 <= SPLITS && z * 2 * TILES <= n) z *= 2;
+    return z;
 }
 
 // paged_part: split z's partial for token t, kv head kvh: its o [G·HD],
@@ -5709,25 +5722,25 @@ __device__ __forceinline__ void paged_load_kv(const __half* __restrict__ pool, c
     cp_async_commit();
 }
 
-// paged_merge: tile tl's rows of kv head kvh over its splits' partials
-// (those of key tiles [j0, j0 + span)) to y, in ascending split: split z
-// weighs exp2(m_z - m) over their running max m (0 where it saw no key of
-// the row, which leaves the sums as they were), the sink joins the
+// paged_merge: tile tl's rows of kv head kvh over their splits' partials
+// to y (rows of one split: block 0 wrote them), in ascending split: split
+// z weighs exp2(m_z - m) over their running max m, the sink joins the
 // denominator. Every split's (m, l) and output are loaded before the
 // first is used, so the loads wait one L2 round trip together (nvcc keeps
 // __ldcg's strong loads in order: loaded within the merge's chain, they
 // cost a round trip a split, 16 an element for Qwen2.5-0.5B).
-template <class A, class S, bool SINKS, int SPLITS>
-__device__ __forceinline__ void paged_merge(const float* __restrict__ part, const uint8_t* __restrict__ sinks, PagedTile tl, int kvh, int j0,
-                                            int span, float* __restrict__ y) {
+template <class A, class S, bool SINKS, int SPLITS, int TILES>
+__device__ __forceinline__ void paged_merge(const float* __restrict__ part, const uint8_t* __restrict__ sinks, const int* __restrict__ positions,
+                                            PagedTile tl, int kvh, float* __restrict__ y) {
     constexpr int HD = A::HD, G = A::HEADS / A::KVH;
     for (int i = threadIdx.x; i < tl.nt * G * HD; i += blockDim.x) {
-        const int r = i / HD, d = i % HD, t = tl.t0 + r / G, g = r % G, h = kvh * G + g;
+        const int r = i / HD, d = i % HD, t = tl.t0 + r / G, g = r % G, h = kvh * G + g, nz = paged_nz<A, SPLITS, TILES>(positions[t]);
+        if (nz == 1) continue;
         float2 ml[SPLITS];
         float ov[SPLITS];
 #pragma unroll
         for (int z = 0; z < SPLITS; z++) {
-            const bool has = paged_has_keys<SPLITS>(j0, span, z);
+            const bool has = z < nz;
             const float* ps = paged_part<A, SPLITS>(part, t, kvh, z);
             ml[z] = has ? __ldcg((const float2*)(ps + G * HD + 2 * g)) : make_float2(-INFINITY, 0.f);
             ov[z] = has ? __ldcg(ps + g * HD + d) : 0.f;
@@ -5735,7 +5748,7 @@ __device__ __forceinline__ void paged_merge(const float* __restrict__ part, cons
         float mm = -INFINITY, ll = 0.f, acc = 0.f;
 #pragma unroll
         for (int z = 0; z < SPLITS; z++) {
-            if (!paged_has_keys<SPLITS>(j0, span, z)) continue;
+            if (z >= nz) continue;
             const float mx = fmaxf(mm, ml[z].x), c = att_exp2(mm, mx), wt = att_exp2(ml[z].x, mx);
             ll = fmaf(ll, c, ml[z].y * wt);
             acc = fmaf(acc, c, wt * ov[z]);
@@ -5745,7 +5758,7 @@ __device__ __forceinline__ void paged_merge(const float* __restrict__ part, cons
     }
 }
 
-template <class A, class S, bool SINKS, int NL, int SPLITS, int STAGES, bool DECODE>
+template <class A, class S, bool SINKS, int NL, int SPLITS, int TILES, int STAGES, bool DECODE>
 __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const __half* __restrict__ pool, const uint8_t* __restrict__ sinks,
                                              const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows,
                                              const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y,
@@ -5755,6 +5768,7 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
     static_assert(TQ >= 1, "attend_paged takes a kv head's group of at most 16 query heads");
     static_assert(STAGES >= 1, "attend_paged keeps a key tile in flight");
     static_assert(KT == 16 * PAGED_WARPS, "attend_paged's warps take a 16-key quarter of each key tile");
+    static_assert(SPLITS >= 1 && (SPLITS & (SPLITS - 1)) == 0 && TILES >= 1, "attend_paged's splits nest: a power of two, a key tile each at least");
     extern __shared__ __align__(16) unsigned char paged_smem[];
     __half* ring = (__half*)paged_smem;  // [STAGES][K, V][KT][SROW]
     const int T = STATE_T(state), R = DECODE ? T : nrows[0], kvh = blockIdx.y, warp = threadIdx.x >> 5;
@@ -5762,7 +5776,14 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
     const int w = blockIdx.x / SPLITS, z = blockIdx.x % SPLITS;
     const PagedTile tl = DECODE ? PagedTile{w, w, w < T ? 1 : 0} : paged_tile<TQ>(last, R, w);
     if (tl.nt == 0) return;
-    const PagedKeys kr = paged_keys<A, SPLITS>(positions, tl, z);
+    int nmin = SPLITS, nmax = 1;  // the tile's queries' splits: nmax ≤ 2·nmin
+    for (int i = 0; i < tl.nt; i++) {
+        const int n = paged_nz<A, SPLITS, TILES>(positions[tl.t0 + i]);
+        nmin = min(nmin, n), nmax = max(nmax, n);
+    }
+    if (z >= nmax) return;
+    const int st = z < nmin ? nmin : nmax;
+    const PagedKeys kr = paged_keys<A>(positions, tl, z, st);
     if (kr.tiles == 0) return;
     const int* table = tables + (i64)tl.row * paging[1];
     const int bt = paging[0], rows = tl.nt * G;
@@ -5771,7 +5792,7 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
     // their latencies overlap.
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
-        if (s < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + s * SPLITS) * KT, kr.end, ring + s * STAGE, ring + s * STAGE + KT * SROW);
+        if (s < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + s * st) * KT, kr.end, ring + s * STAGE, ring + s * STAGE + KT * SROW);
         else cp_async_commit();
     }
     uint32_t qf[HDP / 16][4];
@@ -5781,20 +5802,24 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
     // the tile: none).
     const int wlast = __reduce_max_sync(0xffffffffu, max(pos[0], pos[1]));
     const int wfirst = __reduce_min_sync(0xffffffffu, min(pos[0] < 0 ? 0x7fffffff : lo[0], pos[1] < 0 ? 0x7fffffff : lo[1]));
+    // The lane's rows' splits (0: past the tile); a row takes key tile j
+    // where j ≡ z (mod its count), else sees none of its keys (pos −1).
+    const int nzr[2] = {pos[0] < 0 ? 0 : paged_nz<A, SPLITS, TILES>(pos[0]), pos[1] < 0 ? 0 : paged_nz<A, SPLITS, TILES>(pos[1])};
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, o[HDP / 8][4];
 #pragma unroll
     for (int d = 0; d < HDP / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
     for (int i = 0; i < kr.tiles; i++) {
         const int nx = i + STAGES - 1;  // its stage was freed by the barrier that ended iteration i - 1
         __half* nb = ring + nx % STAGES * STAGE;
-        if (nx < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + nx * SPLITS) * KT, kr.end, nb, nb + KT * SROW);
+        if (nx < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + nx * st) * KT, kr.end, nb, nb + KT * SROW);
         else cp_async_commit();
         cp_async_wait<STAGES - 1>();
         __syncthreads();
         const __half* kb = ring + i % STAGES * STAGE;
-        const int kw = (kr.first + i * SPLITS) * KT + 16 * warp;
+        const int j = kr.first + i * st, kw = j * KT + 16 * warp;
+        const int pm[2] = {z < nzr[0] && (j & (nzr[0] - 1)) == z ? pos[0] : -1, z < nzr[1] && (j & (nzr[1] - 1)) == z ? pos[1] : -1};
         if (kw < kr.end && kw <= wlast && kw + 16 > wfirst)
-            att_tile<HDP, 16, false>(qf, kb + 16 * warp * SROW, kb + (KT + 16 * warp) * SROW, kw, kr.end, pos, lo, m, l, o);
+            att_tile<HDP, 16, false>(qf, kb + 16 * warp * SROW, kb + (KT + 16 * warp) * SROW, kw, kr.end, pm, lo, m, l, o);
         __syncthreads();  // the next iteration's copy overwrites a stage; the last's, the ring with os
     }
     float* os = (float*)paged_smem;  // [4·16][HDP + 4], then ms, ls [4·16]
@@ -5803,9 +5828,9 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
     att_rows_out<HDP>(os, ms, ls, 16 * warp, m, l, o);
     __syncthreads();
     // Row r's four copies, warp c's weighted exp2(m_c - m) over their max m.
-    const int splits = min(SPLITS, kr.span);  // the tile's splits with keys
     for (int i = threadIdx.x; i < rows * HD; i += blockDim.x) {
-        const int r = i / HD, d = i % HD, t = tl.t0 + r / G, g = r % G, h = kvh * G + g;
+        const int r = i / HD, d = i % HD, t = tl.t0 + r / G, g = r % G, h = kvh * G + g, nz = paged_nz<A, SPLITS, TILES>(positions[t]);
+        if (z >= nz) continue;  // not its split
         float mm = -INFINITY, ll = 0.f, acc = 0.f;
 #pragma unroll
         for (int c = 0; c < PAGED_WARPS; c++) mm = fmaxf(mm, ms[c * 16 + r]);
@@ -5815,22 +5840,22 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
             ll = fmaf(wt, ls[c * 16 + r], ll);
             acc = fmaf(wt, os[(c * 16 + r) * (HDP + 4) + d], acc);
         }
-        if (splits == 1) {
+        if (nz == 1) {
             y[(i64)t * A::HEADS * HD + (i64)h * HD + d] = acc * att_scale<S, SINKS>(mm, ll, sinks, h);
-        } else {  // a row without keys in this split leaves (0, -inf, 0)
+        } else {
             float* pt = paged_part<A, SPLITS>(part, t, kvh, z);
             pt[g * HD + d] = acc;
             if (d == 0) *(float2*)(pt + G * HD + 2 * g) = make_float2(mm, ll);
         }
     }
-    if (splits == 1) return;
-    // The tile's last split to arrive (a counter per tile and kv head, at
+    if (nmax == 1) return;
+    // The tile's last block to arrive (a counter per tile and kv head, at
     // its first token, zero between launches: the batch region starts
     // zeroed and the last block resets it) merges the splits' partials.
     int* counter = counters + (i64)tl.t0 * A::KVH + kvh;
-    if (!att_arrives_last(counter, splits)) return;
+    if (!att_arrives_last(counter, nmax)) return;
     if (threadIdx.x == 0) *counter = 0;
-    paged_merge<A, S, SINKS, SPLITS>(part, sinks, tl, kvh, kr.j0, kr.span, y);
+    paged_merge<A, S, SINKS, SPLITS, TILES>(part, sinks, positions, tl, kvh, y);
 }
 
 // gather_rows: row r of y [rows][COLS] is row last[r] of x [T][COLS]: each
