@@ -18,8 +18,9 @@ func choosePagedAttention(g *ir.Graph) error {
 }
 
 // ChoosePagedAttention records gpu's PagedAttention on every attention
-// node of g.
+// node of g, its splits within PagedPartsBudget at g's max_tokens.
 func ChoosePagedAttention(g *ir.Graph, gpu GPU) error {
+	maxTokens, _ := g.Attrs["max_tokens"].(int64)
 	for _, n := range g.Nodes {
 		if n.Op != ir.OpAttention {
 			continue
@@ -28,9 +29,27 @@ func ChoosePagedAttention(g *ir.Graph, gpu GPU) error {
 			return fmt.Errorf("attention %%%d: head_dim %d, kv_heads %d", n.ID, n.Int("head_dim"), n.Int("kv_heads"))
 		}
 		p := gpu.PagedAttention(n.Int("head_dim"), n.Int("kv_heads"))
+		p.Splits = min(p.Splits, PagedSplitsWithin(PagedPartsBudget, maxTokens, n.Int("heads"), n.Int("head_dim")))
 		n.Attrs["paged_stages"], n.Attrs["paged_splits"], n.Attrs["paged_split_tiles"] = p.Stages, p.Splits, p.Tiles
 	}
 	return nil
+}
+
+// PagedPartsBudget bounds the batch region's attend_paged partials: every
+// token of a batched step may leave one a split of each head (its o and
+// (m, l)), so more splits than it holds at the plan's tokens are not
+// taken (gpt-oss-20b's 2,048 tokens of 64 heads: 4).
+const PagedPartsBudget = 256 << 20
+
+// PagedSplitsWithin is the most splits, a power of two from 1 to
+// ir.MaxPagedSplits, whose partials for tokens tokens of heads heads of
+// head_dim hd take at most budget bytes.
+func PagedSplitsWithin(budget, tokens, heads, hd int64) int64 {
+	z := int64(1)
+	for z*2 <= ir.MaxPagedSplits && z*2*max(1, tokens)*heads*(hd+2)*4 <= budget {
+		z *= 2
+	}
+	return z
 }
 
 // PagedAttention is an attend_paged geometry (ir/paged_attention.go).

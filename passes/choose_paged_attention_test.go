@@ -36,3 +36,19 @@ func TestPagedAttention(t *testing.T) {
 		}
 	}
 }
+
+// TestPagedSplitsWithin: the most splits whose partials fit the budget, a
+// power of two, one at least, sixteen at most.
+func TestPagedSplitsWithin(t *testing.T) {
+	for _, c := range []struct{ tokens, heads, hd, want int64 }{
+		{2048, 64, 64, 4},  // gpt-oss-20b: 34.6 MB a split
+		{512, 32, 96, 16},  // Phi-3-mini: 6.4 MB
+		{512, 14, 64, 16},  // Qwen2.5-0.5B
+		{8192, 64, 128, 1}, // 277 MB a split: one
+		{2048, 32, 128, 4}, // 34 MB a split: 7.9 fit
+	} {
+		if got := PagedSplitsWithin(PagedPartsBudget, c.tokens, c.heads, c.hd); got != c.want {
+			t.Errorf("%d tokens of %d heads of %d: %d splits, want %d", c.tokens, c.heads, c.hd, got, c.want)
+		}
+	}
+}
