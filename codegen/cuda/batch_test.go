@@ -380,9 +380,9 @@ func TestBatchDecodeMoEKernelIsRecorded(t *testing.T) {
 }
 
 // attend_paged takes the geometry its node records (choosePagedAttention):
-// the ring's stages size its shared memory and the recorded splits deal
-// its key tiles (both template arguments); another record changes the
-// launch, and a graph without one is refused.
+// the ring's stages size its shared memory and the recorded splits and
+// least tiles a split deal its key tiles (template arguments all);
+// another record changes the launch, and a graph without one is refused.
 func TestAttendPagedTakesRecordedGeometry(t *testing.T) {
 	g, man, _ := tinyPlan(t, "phi-3-mini-4k-tiny", synth.QuantQ4KM)
 	var atts []*ir.Node
@@ -401,17 +401,19 @@ func TestAttendPagedTakesRecordedGeometry(t *testing.T) {
 		return plans.Launch{}
 	}
 	hd := atts[0].Int("head_dim")
-	for _, c := range []struct{ stages, splits int64 }{{atts[0].Int("paged_stages"), atts[0].Int("paged_splits")}, {4, 11}} {
+	for _, c := range []struct{ stages, splits, tiles int64 }{
+		{atts[0].Int("paged_stages"), atts[0].Int("paged_splits"), atts[0].Int("paged_split_tiles")}, {4, 8, 2}} {
 		for _, n := range atts {
-			n.Attrs["paged_stages"], n.Attrs["paged_splits"] = c.stages, c.splits
+			n.Attrs["paged_stages"], n.Attrs["paged_splits"], n.Attrs["paged_split_tiles"] = c.stages, c.splits, c.tiles
 		}
 		l := launch()
-		if want := c.stages * passes.PagedAttnStageBytes(hd); int64(l.Smem) != want || !strings.Contains(l.Kernel, fmt.Sprintf("_%d_%d_", c.splits, c.stages)) {
-			t.Errorf("%d stages, %d splits: %s with %d bytes of shared memory, want %d", c.stages, c.splits, l.Kernel, l.Smem, want)
+		if want := c.stages * passes.PagedAttnStageBytes(hd); int64(l.Smem) != want || !strings.Contains(l.Kernel, fmt.Sprintf("_%d_%d_%d_", c.splits, c.tiles, c.stages)) {
+			t.Errorf("%d stages, %d splits of %d tiles: %s with %d bytes of shared memory, want %d", c.stages, c.splits, c.tiles, l.Kernel, l.Smem, want)
 		}
 	}
 	delete(atts[0].Attrs, "paged_stages")
 	delete(atts[0].Attrs, "paged_splits")
+	delete(atts[0].Attrs, "paged_split_tiles")
 	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "no batched-step geometry") {
 		t.Errorf("an attention without its batched-step geometry: %v", err)
 	}
