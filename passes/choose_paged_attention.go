@@ -18,9 +18,14 @@ func choosePagedAttention(g *ir.Graph) error {
 }
 
 // ChoosePagedAttention records gpu's PagedAttention on every attention
-// node of g, its splits within PagedPartsBudget at g's max_tokens.
+// node of g, its splits within PagedPartsBudget at g's max_tokens and at
+// most those of the most key tiles a query sees, those of g's context (its
+// ctx attribute; 0: unknown) or of the node's window: no grid of blocks
+// that no step could use (Phi-3-mini's 4,096 keys: 8; gpt-oss-20b's
+// windows of 128: 1).
 func ChoosePagedAttention(g *ir.Graph, gpu GPU) error {
 	maxTokens, _ := g.Attrs["max_tokens"].(int64)
+	ctx, _ := g.Attrs["ctx"].(int64)
 	for _, n := range g.Nodes {
 		if n.Op != ir.OpAttention {
 			continue
@@ -30,9 +35,30 @@ func ChoosePagedAttention(g *ir.Graph, gpu GPU) error {
 		}
 		p := gpu.PagedAttention(n.Int("head_dim"), n.Int("kv_heads"))
 		p.Splits = min(p.Splits, PagedSplitsWithin(PagedPartsBudget, maxTokens, n.Int("heads"), n.Int("head_dim")))
+		if seen := pagedKeyTilesSeen(ctx, n.Int("window")); seen > 0 {
+			p.Splits = ir.PagedSplits(seen, p.Splits, p.Tiles)
+		}
 		n.Attrs["paged_stages"], n.Attrs["paged_splits"], n.Attrs["paged_split_tiles"] = p.Stages, p.Splits, p.Tiles
 	}
 	return nil
+}
+
+// pagedKeyTilesSeen is the most key tiles of ir.PagedAttnKeys keys a
+// query sees in a context of ctx positions, its window the last window
+// keys (0: all); 0 where neither bounds them. A window of w keys ending at
+// p starts at p − w + 1: key tiles (p − w + 1)/64 to p/64.
+func pagedKeyTilesSeen(ctx, window int64) int64 {
+	seen := int64(0)
+	if ctx > 0 {
+		seen = ceilDiv(ctx, ir.PagedAttnKeys)
+	}
+	if window > 0 {
+		w := ceilDiv(window-1, ir.PagedAttnKeys) + 1
+		if seen == 0 || w < seen {
+			seen = w
+		}
+	}
+	return seen
 }
 
 // PagedPartsBudget bounds the batch region's attend_paged partials: every

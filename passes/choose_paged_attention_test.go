@@ -52,3 +52,22 @@ func TestPagedSplitsWithin(t *testing.T) {
 		}
 	}
 }
+
+// TestPagedKeyTilesSeen: the most key tiles a query spans, by its context
+// and its window.
+func TestPagedKeyTilesSeen(t *testing.T) {
+	for _, c := range []struct{ ctx, window, want int64 }{
+		{4096, 0, 64},     // Phi-3-mini-4k: 8 splits of 8
+		{4097, 0, 65},     // one key past a tile
+		{32768, 128, 3},   // gpt-oss's windows: keys 63..190 span tiles 0..2
+		{32768, 2047, 33}, // keys 63..2109 span tiles 0..32
+		{64, 4096, 1},     // the context bounds it below the window
+		{0, 0, 0},         // neither
+		{0, 65, 2},        // 65 keys: 63..127 span tiles 0 and 1
+		{0, 66, 3},        // 66: 63..128 span 0 to 2
+	} {
+		if got := pagedKeyTilesSeen(c.ctx, c.window); got != c.want {
+			t.Errorf("ctx %d, window %d: %d key tiles, want %d", c.ctx, c.window, got, c.want)
+		}
+	}
+}

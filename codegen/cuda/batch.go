@@ -333,9 +333,11 @@ func (e *emitter) batchTail(g *ir.Graph, at int, b *batchSchedules) (*ir.Node, [
 	return gathered, tail, nil
 }
 
-// pagedGrid is attend_paged's grid (x, KVH) for attentions of group query
-// heads a kv head: x bounds a step's tiles times the splits (paged_tile),
-// whose blocks past them exit. A row of n tokens is ceil(n/TQ) tiles, so
+// pagedGrid is attend_paged's grid (x, KVH, splits) for attentions of
+// group query heads a kv head: x bounds a step's tiles (paged_tile), whose
+// blocks past them exit. The splits are the slowest dimension, so a step
+// whose queries take fewer of them (short rows) has its working blocks
+// dispatched first, beside the others' exits, not among them. A row of n tokens is ceil(n/TQ) tiles, so
 // a step of T tokens in at most rows rows has at most (T +
 // rows·(TQ−1))/TQ, and a step of decode tokens alone (decode) T.
 func pagedGrid(p pagedShape, group, kvh, rows int64, decode bool) (grid, error) {
@@ -344,9 +346,9 @@ func pagedGrid(p pagedShape, group, kvh, rows int64, decode bool) (grid, error) 
 		return grid{}, fmt.Errorf("attend_paged takes a kv head's group of at most %d query heads, not %d", pagedTileRows, group)
 	}
 	if decode {
-		return grid{a: [3]int64{p.splits, 0, 0}, b: [3]int64{0, kvh, 1}}, nil
+		return grid{a: [3]int64{1, 0, 0}, b: [3]int64{0, kvh, p.splits}}, nil
 	}
-	return grid{a: [3]int64{p.splits, 0, 0}, b: [3]int64{p.splits * rows * (tq - 1), kvh, 1}, div: [3]int64{tq, 0, 0}}, nil
+	return grid{a: [3]int64{1, 0, 0}, b: [3]int64{rows * (tq - 1), kvh, p.splits}, div: [3]int64{tq, 0, 0}}, nil
 }
 
 // attendPaged: a batched step's attention node n (config cfg): its k, v to

@@ -5594,11 +5594,12 @@ __device__ __forceinline__ void kv_store_paged(const float* __restrict__ k, cons
 // head) pairs, r = t·G + g. A step's work is tiles, runs of up to TQ =
 // 16/G consecutive tokens of one row (paged_tile: a tile's rows fill at
 // most one 16-row fragment; a decode token is a tile of its own), each
-// dealt over its keys to up to SPLITS blocks (paged_keys). Block (x, kvh)
-// takes tile x / SPLITS, split z = x % SPLITS; blocks past the step's
-// tiles or its tokens' splits exit at once. DECODE: the step's rows are a
-// token each (batch.go's decode schedule), so tile x is row x and token
-// x, found without paged_tile's scan.
+// dealt over its keys to up to SPLITS blocks (paged_keys). Block (x,
+// kvh, z) takes tile x, split z (the slowest dimension: the blocks of
+// split 0 are dispatched first); blocks past the step's tiles or their
+// tokens' splits exit at once. DECODE: the step's rows are a token each
+// (batch.go's decode schedule), so tile x is row x and token x, found
+// without paged_tile's scan.
 //
 // The order of a row's sums depends on its position and the cache alone,
 // never on which tokens share its tile or step, so a sequence prefilled
@@ -5772,8 +5773,8 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
     extern __shared__ __align__(16) unsigned char paged_smem[];
     __half* ring = (__half*)paged_smem;  // [STAGES][K, V][KT][SROW]
     const int T = STATE_T(state), R = DECODE ? T : nrows[0], kvh = blockIdx.y, warp = threadIdx.x >> 5;
-    if ((int)blockIdx.x >= SPLITS * (DECODE ? T : min(T, (T + R * (TQ - 1)) / TQ))) return;  // past any step's tiles (block-uniform, as below)
-    const int w = blockIdx.x / SPLITS, z = blockIdx.x % SPLITS;
+    if ((int)blockIdx.x >= (DECODE ? T : min(T, (T + R * (TQ - 1)) / TQ))) return;  // past any step's tiles (block-uniform, as below)
+    const int w = blockIdx.x, z = blockIdx.z;
     const PagedTile tl = DECODE ? PagedTile{w, w, w < T ? 1 : 0} : paged_tile<TQ>(last, R, w);
     if (tl.nt == 0) return;
     int nmin = SPLITS, nmax = 1;  // the tile's queries' splits: nmax ≤ 2·nmin
