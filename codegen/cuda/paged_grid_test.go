@@ -7,12 +7,12 @@ import (
 	"github.com/llama-orch/orc/passes"
 )
 
-// TestPagedGridCoversTheSteps holds attend_paged's grid to the work of
-// every step it may launch for: the step's tiles (a row of n tokens is
-// ceil(n/TQ) of them, TQ = 16/G) times the node's splits for steps of
-// prompt chunks and decode tokens in up to 64 rows of up to 512 tokens,
-// and for steps of decode tokens alone in the decode schedule's grid. A
-// grid short of them would drop tiles' attention silently.
+// TestPagedGridCoversTheSteps holds attend_paged's grid (tiles, kv heads,
+// splits) to the work of every step it may launch for: x the step's tiles
+// (a row of n tokens is ceil(n/TQ) of them, TQ = 16/G) for steps of prompt
+// chunks and decode tokens in up to 64 rows of up to 512 tokens, and for
+// steps of decode tokens alone in the decode schedule's grid; z the node's
+// splits. A grid short of them would drop tiles' attention silently.
 func TestPagedGridCoversTheSteps(t *testing.T) {
 	const maxTokens, maxRows = 512, 64
 	sm90, _ := passes.GPUTarget("sm_90")
@@ -41,13 +41,15 @@ func TestPagedGridCoversTheSteps(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if mixed.b[1] != w.kvh || decode.b[1] != w.kvh || mixed.a[1] != 0 {
-			t.Errorf("%s: grid y is %d·T + %d, want the %d kv heads", w.name, mixed.a[1], mixed.b[1], w.kvh)
+		for _, g := range []grid{mixed, decode} {
+			if g.b[1] != w.kvh || g.a[1] != 0 || g.b[2] != shape.splits || g.a[2] != 0 {
+				t.Errorf("%s: grid y, z are %d·T + %d, %d·T + %d, want the %d kv heads and %d splits", w.name, g.a[1], g.b[1], g.a[2], g.b[2], w.kvh, shape.splits)
+			}
 		}
 		for T := int64(1); T <= maxRows; T++ { // decode tokens alone: a tile each
 			for _, g := range []grid{mixed, decode} {
-				if need := T * shape.splits; x(g, T) < need {
-					t.Errorf("%s: %d decode rows need %d blocks a kv head, the grid gives %d", w.name, T, need, x(g, T))
+				if x(g, T) < T {
+					t.Errorf("%s: %d decode rows are %d tiles, the grid gives %d", w.name, T, T, x(g, T))
 				}
 			}
 		}
@@ -67,8 +69,8 @@ func TestPagedGridCoversTheSteps(t *testing.T) {
 			if T == 0 {
 				continue
 			}
-			if need := tiles * shape.splits; x(mixed, T) < need {
-				t.Errorf("%s: a step of %d tokens in %d tiles needs %d blocks a kv head, the grid gives %d", w.name, T, tiles, need, x(mixed, T))
+			if x(mixed, T) < tiles {
+				t.Errorf("%s: a step of %d tokens is %d tiles, the grid gives %d", w.name, T, tiles, x(mixed, T))
 			}
 		}
 	}
