@@ -22,7 +22,7 @@ type compileCmd struct {
 	DumpAfter string `help:"Print the IR after this pass to stderr."`
 	EmitOnly  bool   `help:"CUDA: write the kernel sources without running nvcc."`
 	Verify    bool   `help:"Verify the IR after every pass (slower; for debugging the compiler)."`
-	Launches  bool   `help:"CUDA: also print the decode step's kernel launches, counted by kernel."`
+	Launches  bool   `help:"CUDA: also print the decode step's kernel launches, and the batched decode step's, counted by kernel."`
 }
 
 func (c *compileCmd) Run() error {
@@ -65,7 +65,7 @@ func (c *compileCmd) Run() error {
 	}
 	fmt.Println()
 	if c.Launches && m.Kernels != nil {
-		fmt.Print(launchTable(m.Kernels.Decode))
+		fmt.Print(launchReport(m.Kernels))
 	}
 	return nil
 }

@@ -27,3 +27,17 @@ func launchTable(ls []plans.Launch) string {
 	}
 	return b.String()
 }
+
+// launchReport is what --launches prints of a CUDA plan's kernels: the
+// decode step's launch table and, where the plan has a batched decode step
+// (--slots), its per-token launches (steps of decode tokens alone of up
+// to BatchDecodeMaxRows rows) and the per-row launches after them.
+func launchReport(k *plans.Kernels) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "decode step, %d launches:\n%s", len(k.Decode), launchTable(k.Decode))
+	if len(k.BatchDecode) > 0 {
+		fmt.Fprintf(&b, "batched decode step of up to %d rows, %d launches over its tokens:\n%s", k.BatchDecodeMaxRows, len(k.BatchDecode), launchTable(k.BatchDecode))
+		fmt.Fprintf(&b, "then %d over its rows:\n%s", len(k.BatchRows), launchTable(k.BatchRows))
+	}
+	return b.String()
+}

@@ -13,3 +13,18 @@ func TestLaunchTable(t *testing.T) {
 		t.Errorf("launchTable:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+func TestLaunchReport(t *testing.T) {
+	k := &plans.Kernels{Decode: []plans.Launch{{Kernel: "a"}, {Kernel: "b"}, {Kernel: "a"}}}
+	want := "decode step, 3 launches:\n     2  a\n     1  b\n"
+	if got := launchReport(k); got != want {
+		t.Errorf("without a batched step:\n%s\nwant:\n%s", got, want)
+	}
+	k.BatchDecode, k.BatchDecodeMaxRows = []plans.Launch{{Kernel: "c"}, {Kernel: "a"}}, 64
+	k.BatchRows = []plans.Launch{{Kernel: "head"}}
+	want += "batched decode step of up to 64 rows, 2 launches over its tokens:\n     1  a\n     1  c\n" +
+		"then 1 over its rows:\n     1  head\n"
+	if got := launchReport(k); got != want {
+		t.Errorf("with a batched step:\n%s\nwant:\n%s", got, want)
+	}
+}
