@@ -71,11 +71,8 @@ const PagedPartsBudget = 256 << 20
 // ir.MaxPagedSplits, whose partials for tokens tokens of heads heads of
 // head_dim hd take at most budget bytes.
 func PagedSplitsWithin(budget, tokens, heads, hd int64) int64 {
-	z := int64(1)
-	for z*2 <= ir.MaxPagedSplits && z*2*max(1, tokens)*heads*(hd+2)*4 <= budget {
-		z *= 2
-	}
-	return z
+	perSplit := max(1, tokens) * heads * (hd + 2) * 4
+	return ir.PagedSplits(budget/perSplit, ir.MaxPagedSplits, 1)
 }
 
 // PagedAttention is an attend_paged geometry (ir/paged_attention.go).

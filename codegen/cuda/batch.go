@@ -337,9 +337,10 @@ func (e *emitter) batchTail(g *ir.Graph, at int, b *batchSchedules) (*ir.Node, [
 // group query heads a kv head: x bounds a step's tiles (paged_tile), whose
 // blocks past them exit. The splits are the slowest dimension, so a step
 // whose queries take fewer of them (short rows) has its working blocks
-// dispatched first, beside the others' exits, not among them. A row of n tokens is ceil(n/TQ) tiles, so
-// a step of T tokens in at most rows rows has at most (T +
-// rows·(TQ−1))/TQ, and a step of decode tokens alone (decode) T.
+// dispatched first, beside the others' exits, not among them. A row of n
+// tokens is ceil(n/TQ) tiles, so a step of T tokens in at most rows rows
+// has at most (T + rows·(TQ−1))/TQ, and a step of decode tokens alone
+// (decode) T.
 func pagedGrid(p pagedShape, group, kvh, rows int64, decode bool) (grid, error) {
 	tq := pagedTileRows / group // TQ
 	if tq < 1 {

@@ -5617,9 +5617,9 @@ __device__ __forceinline__ void kv_store_paged(const float* __restrict__ k, cons
 // two counts, nmin and nmax = 2·nmin (consecutive positions: key tiles
 // differ by at most one each way): block z < nmin walks key tiles j ≡ z
 // (mod nmin) and masks, for queries of nmax, those j ≢ z (mod nmax);
-// block z ≥ nmin walks j ≡ z (mod nmax) for the queries of nmax alone. K/V key tiles come through the
-// row's block table by 16-byte cp.async into a ring of STAGES in dynamic
-// shared memory (paged_load_kv). A query of one split has y written by
+// block z ≥ nmin walks j ≡ z (mod nmax) for the queries of nmax alone.
+// K/V key tiles come through the row's block table by 16-byte cp.async
+// into a ring of STAGES in dynamic shared memory (paged_load_kv). A query of one split has y written by
 // block 0; else each of its splits leaves (o, m, l) in part and the last
 // of the tile's nmax blocks to arrive merges them. fp16 operands, fp32
 // accumulators and softmax.
