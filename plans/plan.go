@@ -4,6 +4,8 @@
 // knows no CUDA: kernel launches are plain records.
 package plans
 
+import "fmt"
+
 // Magic starts manifest.bin.
 const Magic = "ORCPLAN\x00"
 
@@ -187,15 +189,62 @@ type State struct {
 }
 
 // Launch is one kernel launch. Grid dimensions are GridA·T+GridB (ceil-divided
-// by GridDiv when it is non-zero), so one record serves every T.
+// by GridDiv when it is non-zero), so one record serves every T; where
+// Splits is set, grid z is instead the splits the step's queries take.
 type Launch struct {
-	Kernel  string   `msgpack:"kernel"`
-	GridA   [3]int64 `msgpack:"grid_a"`
-	GridB   [3]int64 `msgpack:"grid_b"`
-	GridDiv [3]int64 `msgpack:"grid_div"`
-	Block   [3]int   `msgpack:"block"`
-	Smem    int      `msgpack:"smem"`
-	Args    []Arg    `msgpack:"args"`
+	Kernel  string     `msgpack:"kernel"`
+	GridA   [3]int64   `msgpack:"grid_a"`
+	GridB   [3]int64   `msgpack:"grid_b"`
+	GridDiv [3]int64   `msgpack:"grid_div"`
+	Block   [3]int     `msgpack:"block"`
+	Smem    int        `msgpack:"smem"`
+	Args    []Arg      `msgpack:"args"`
+	Splits  *SplitRule `msgpack:"splits,omitempty" json:",omitempty"`
+}
+
+// SplitRule is a batched step's attention (attend_paged) dealing each
+// query's key tiles, of KeyTile keys, to PagedSplits(n, Most, Tiles)
+// blocks where it sees n of them: the launch's grid z is the most any
+// query of the step takes (its blocks past a query's count exit), Most
+// for a windowed layer (whose Most the window already bounds). Most and
+// Tiles are powers of two, so the count depends only on n's highest bit.
+type SplitRule struct {
+	Most     int64 `msgpack:"most"`
+	Tiles    int64 `msgpack:"tiles"`
+	KeyTile  int64 `msgpack:"key_tile"`
+	Windowed bool  `msgpack:"windowed,omitempty"`
+}
+
+// PagedSplits is the splits of a query that sees keys in n key tiles under
+// a rule of at most most splits of at least tiles key tiles: the largest
+// power of two at most n/tiles, 1 to most. The compiler's ir.PagedSplits,
+// which the kernels' counts follow; plans imports nothing of this module,
+// so a codegen test holds the two equal.
+func PagedSplits(n, most, tiles int64) int64 {
+	z := int64(1)
+	for z*2 <= most && z*2*tiles <= n {
+		z *= 2
+	}
+	return z
+}
+
+// Check reports a rule the runtime cannot size grids by.
+func (r *SplitRule) Check() error {
+	pow2 := func(v int64) bool { return v >= 1 && v&(v-1) == 0 }
+	if !pow2(r.Most) || !pow2(r.Tiles) || r.KeyTile < 1 {
+		return fmt.Errorf("split rule most %d, tiles %d, key tile %d: want powers of two and a key tile", r.Most, r.Tiles, r.KeyTile)
+	}
+	return nil
+}
+
+// Of is the most splits a query of a step takes whose queries see at most
+// keys keys (the last position of the step's longest row, plus one; 0:
+// unknown, the rule's most).
+func (r *SplitRule) Of(keys int64) int64 {
+	if r.Windowed || keys <= 0 {
+		return r.Most
+	}
+	return PagedSplits((keys+r.KeyTile-1)/r.KeyTile, r.Most, r.Tiles)
 }
 
 // Arg kinds of a launch.

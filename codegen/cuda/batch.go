@@ -335,12 +335,12 @@ func (e *emitter) batchTail(g *ir.Graph, at int, b *batchSchedules) (*ir.Node, [
 
 // pagedGrid is attend_paged's grid (x, KVH, splits) for attentions of
 // group query heads a kv head: x bounds a step's tiles (paged_tile), whose
-// blocks past them exit. The splits are the slowest dimension, so a step
-// whose queries take fewer of them (short rows) has its working blocks
-// dispatched first, beside the others' exits, not among them. A row of n
-// tokens is ceil(n/TQ) tiles, so a step of T tokens in at most rows rows
-// has at most (T + rows·(TQ−1))/TQ, and a step of decode tokens alone
-// (decode) T.
+// blocks past them exit. z is the node's most splits here; the launch's
+// split rule (plans.SplitRule) has the runtime size it by the step, to
+// the most its queries take, and blocks of a tile past its queries' exit.
+// A row of n tokens is ceil(n/TQ) tiles, so a step of T tokens in at most
+// rows rows has at most (T + rows·(TQ−1))/TQ, and a step of decode tokens
+// alone (decode) T.
 func pagedGrid(p pagedShape, group, kvh, rows int64, decode bool) (grid, error) {
 	tq := pagedTileRows / group // TQ
 	if tq < 1 {
@@ -413,5 +413,7 @@ func (e *emitter) attendPaged(n *ir.Node, cfg string) ([]plans.Launch, error) {
 		return nil, err
 	}
 	la[0].Smem = int(shape.smem())
+	// Grid z: the splits the step's queries take, not the node's most.
+	la[0].Splits = &plans.SplitRule{Most: shape.splits, Tiles: shape.tiles, KeyTile: ir.PagedAttnKeys, Windowed: n.Int("window") > 0}
 	return append(ls, la...), nil
 }

@@ -4,7 +4,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/passes"
+	"github.com/llama-orch/orc/plans"
 )
 
 // TestPagedGridCoversTheSteps holds attend_paged's grid (tiles, kv heads,
@@ -76,5 +78,20 @@ func TestPagedGridCoversTheSteps(t *testing.T) {
 	}
 	if _, err := pagedGrid(pagedShape{stages: 2, splits: 16, hd: 8}, 17, 1, maxRows, false); err == nil {
 		t.Error("a group of 17 query heads: want refused (a tile holds 16 rows)")
+	}
+}
+
+// TestSplitRuleIsTheKernels: the runtime sizes attend_paged's grid z by
+// plans.PagedSplits, the kernels count a query's splits by ir.PagedSplits
+// (paged_nz): one function, written on each side of the boundary.
+func TestSplitRuleIsTheKernels(t *testing.T) {
+	for _, most := range []int64{1, 2, 4, 8, 16} {
+		for _, tiles := range []int64{1, 2, 4, 8, 16, 32} {
+			for n := int64(0); n < 2048; n++ {
+				if a, b := plans.PagedSplits(n, most, tiles), ir.PagedSplits(n, most, tiles); a != b {
+					t.Fatalf("%d key tiles, most %d, tiles %d: plans %d, ir %d", n, most, tiles, a, b)
+				}
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"unsafe"
 
@@ -38,10 +39,10 @@ type Batch struct {
 	out    []byte                // pinned: the rows' logits, or their picks
 	tokens [tokenSchedules]batch // each per-token schedule's launches (tokenSchedule's index), resolved
 	rows   batch                 // the per-row launches, resolved
-	// graphs are the decode-only steps captured, by bucket (decodeBucket):
-	// a step of n rows of one token each replays its bucket's graph,
-	// padded with rows in the reserved block.
-	graphs map[int]graph
+	// graphs are the decode-only steps captured, by bucket (decodeBucket)
+	// and the keys their rows see (graphKey): a step of n rows of one token
+	// each replays its graph, padded with rows in the reserved block.
+	graphs map[graphKey]graph
 	picks  []int32
 	greedy *sample.Sampler // a row whose logits are not all finite is picked on the host
 	solo   *sequence       // BatchConfig.Solo's; nil without
@@ -72,6 +73,11 @@ func checkBatch(k *plans.Kernels, m *plans.Manifest) error {
 	}
 	if err := checkSchedule("batch decode", k.BatchDecode, int64(k.BatchDecodeMaxRows)); err != nil {
 		return err
+	}
+	for i, l := range k.BatchDecode { // its graphs are keyed by graphKeyTile's tiles (graphKeyOf)
+		if l.Splits != nil && l.Splits.KeyTile != graphKeyTile {
+			return fmt.Errorf("batch decode launch %d (%s): splits by key tiles of %d keys; graphs are keyed by %d", i, l.Kernel, l.Splits.KeyTile, graphKeyTile)
+		}
 	}
 	if len(k.BatchFew) > 0 && len(k.BatchDecode) == 0 {
 		return fmt.Errorf("a few-token batched step of %d launches without a batched decode step's row bound", len(k.BatchFew))
@@ -159,7 +165,7 @@ func (d *Device) newBatch(cfg runtime.BatchConfig, solo *sequence) (*Batch, erro
 		return nil, fmt.Errorf("%w: cuda: a KV pool of %d bytes holds no block of %d tokens (%d bytes) beside the one it reserves", runtime.ErrOutOfMemory, pool, cfg.BlockTokens, perBlock)
 	}
 	pool = int64(lim.blocks+1) * perBlock
-	b := &Batch{d: d, lim: lim, bytes: align(pool) + fixed, greedy: sample.New(sample.Params{}), picks: make([]int32, cfg.Sequences), graphs: map[int]graph{}, solo: solo, draws: draws}
+	b := &Batch{d: d, lim: lim, bytes: align(pool) + fixed, greedy: sample.New(sample.Params{}), picks: make([]int32, cfg.Sequences), graphs: map[graphKey]graph{}, solo: solo, draws: draws}
 	what := fmt.Sprintf("a KV pool of %d blocks of %d tokens and a batched step of %d rows", lim.blocks, cfg.BlockTokens, cfg.Sequences)
 	if err := d.fits(b.bytes, what); err != nil {
 		return nil, err
@@ -270,10 +276,11 @@ func (b *Batch) run(ctx context.Context, rows []runtime.BatchRow) error {
 		return err
 	}
 	k := d.plan.Manifest.Kernels
+	keys := stepKeys(rows)
 	bucket := 0 // a decode-only step's graph, unless launches are synchronised
 	if !d.syncEach && !slices.ContainsFunc(rows, func(r runtime.BatchRow) bool { return len(r.Tokens) != 1 }) {
 		bucket = decodeBucket(len(rows), b.lim.rows)
-		if err := b.capture(bucket); err != nil {
+		if err := b.capture(bucket, keys); err != nil {
 			return err
 		}
 	}
@@ -290,20 +297,46 @@ func (b *Batch) run(ctx context.Context, rows []runtime.BatchRow) error {
 		return err
 	}
 	if bucket > 0 {
-		return d.g.graphLaunch(b.graphs[bucket])
+		return d.g.graphLaunch(b.graphs[graphKeyOf(bucket, keys)])
 	}
-	return b.launch(int64(tokens), int64(len(rows)))
+	return b.launch(int64(tokens), int64(len(rows)), keys)
 }
 
+// stepKeys is the most keys a query of a step of rows sees: its longest
+// row's last position, plus one.
+func stepKeys(rows []runtime.BatchRow) int64 {
+	var keys int64
+	for _, r := range rows {
+		keys = max(keys, int64(r.Pos+len(r.Tokens)))
+	}
+	return keys
+}
+
+// graphKey names a captured decode-only step: its bucket, and the highest
+// bit of the key tiles its rows see, which fixes every split rule's count
+// (plans.SplitRule: powers of two), so a graph's attention grids fit any
+// step of the same key.
+type graphKey struct{ bucket, keyBits int }
+
+// graphKeyOf is the key of a step of bucket rows whose queries see at most
+// keys keys, in tiles of ir's 64 keys (plans.SplitRule.KeyTile; a rule of
+// another tile checkBatch refuses).
+func graphKeyOf(bucket int, keys int64) graphKey {
+	return graphKey{bucket, bits.Len64(uint64((keys + graphKeyTile - 1) / graphKeyTile))}
+}
+
+// graphKeyTile is the key tile graphKeyOf counts in.
+const graphKeyTile = 64
+
 // launch enqueues the per-token schedule at T = tokens (tokenSchedule's)
-// and the per-row one at T = rows.
-func (b *Batch) launch(tokens, rows int64) error {
+// and the per-row one at T = rows, for queries that see at most keys keys.
+func (b *Batch) launch(tokens, rows, keys int64) error {
 	d, k := b.d, b.d.plan.Manifest.Kernels
 	s, sched := tokenSchedule(k, tokens, rows)
-	if err := d.runSchedule(tokenScheduleNames[s], sched, tokens, -1, &b.reg, &b.tokens[s]); err != nil {
+	if err := d.runSchedule(tokenScheduleNames[s], sched, tokens, keys, -1, &b.reg, &b.tokens[s]); err != nil {
 		return err
 	}
-	return d.runSchedule("batch rows", k.BatchRows, rows, -1, &b.reg, &b.rows)
+	return d.runSchedule("batch rows", k.BatchRows, rows, keys, -1, &b.reg, &b.rows)
 }
 
 // The per-token schedules of a batched step, as tokenSchedule numbers
@@ -333,18 +366,22 @@ func tokenSchedule(k *plans.Kernels, tokens, rows int64) (int, []plans.Launch) {
 	return scheduleBatch, k.Batch
 }
 
-// capture records, once, the step of bucket rows of one token each as a
-// graph: everything that changes between such steps lives in the state
-// block, as for a sequence's decode graph; d.mu is held, nothing queued.
-func (b *Batch) capture(bucket int) error {
-	if _, ok := b.graphs[bucket]; ok {
+// capture records, once, the step of bucket rows of one token each whose
+// queries see at most keys keys as a graph, under its graphKey: everything
+// else that changes between such steps lives in the state block, as for a
+// sequence's decode graph; d.mu is held, nothing queued.
+func (b *Batch) capture(bucket int, keys int64) error {
+	gk := graphKeyOf(bucket, keys)
+	if _, ok := b.graphs[gk]; ok {
 		return nil
 	}
 	d := b.d
 	if err := d.g.captureBegin(); err != nil {
 		return err
 	}
-	lerr := b.launch(int64(bucket), int64(bucket))
+	// Keys in (1<<keyBits − 1) key tiles: the key's, so the attention
+	// grids of its every step (keyBits ≥ 1: a row sees a key at least).
+	lerr := b.launch(int64(bucket), int64(bucket), (int64(1)<<gk.keyBits-1)*graphKeyTile)
 	x, err := d.g.captureEnd()
 	if lerr != nil {
 		if err == nil {
@@ -355,7 +392,7 @@ func (b *Batch) capture(bucket int) error {
 	if err != nil {
 		return fmt.Errorf("cuda: capturing the batched decode step of %d rows: %w", bucket, err)
 	}
-	b.graphs[bucket] = x
+	b.graphs[gk] = x
 	return nil
 }
 
@@ -377,9 +414,9 @@ func (b *Batch) free() error {
 		d.batch = nil
 	}
 	err := d.g.sync()
-	for bucket, x := range b.graphs {
+	for gk, x := range b.graphs {
 		err = errors.Join(err, d.g.graphDestroy(x))
-		delete(b.graphs, bucket)
+		delete(b.graphs, gk)
 	}
 	hosts := []*[]byte{&b.host, &b.out}
 	if b.draws != nil {

@@ -38,8 +38,10 @@ type regions struct {
 // CUDA's grid limits: x up to 2^31-1, y and z up to 65535.
 var gridMax = [3]int64{1<<31 - 1, 65535, 65535}
 
-// gridDims evaluates ceil((GridA·T + GridB) / GridDiv) per dimension.
-func gridDims(l *plans.Launch, T int64) ([3]uint32, error) {
+// gridDims evaluates ceil((GridA·T + GridB) / GridDiv) per dimension, z
+// the splits of a step whose queries see at most keys keys where the
+// launch has a split rule (plans.SplitRule.Of; keys 0: its most).
+func gridDims(l *plans.Launch, T, keys int64) ([3]uint32, error) {
 	var g [3]uint32
 	for i := range g {
 		n := l.GridA[i]*T + l.GridB[i]
@@ -47,6 +49,9 @@ func gridDims(l *plans.Launch, T int64) ([3]uint32, error) {
 			n = (n + d - 1) / d
 		} else if d < 0 {
 			return g, fmt.Errorf("kernel %s: grid_div[%d] is %d", l.Kernel, i, d)
+		}
+		if i == 2 && l.Splits != nil {
+			n = l.Splits.Of(keys)
 		}
 		if n < 1 || n > gridMax[i] {
 			return g, fmt.Errorf("kernel %s: grid dimension %d is %d at T=%d (allowed 1..%d)", l.Kernel, i, n, T, gridMax[i])
@@ -88,8 +93,9 @@ func argValue(a *plans.Arg, r *regions) (uint64, error) {
 	return 0, fmt.Errorf("unknown argument kind %q", a.Kind)
 }
 
-// resolve turns a schedule into a batch for T tokens, reusing b's storage.
-func resolve(sched []plans.Launch, fns map[string]uint64, T int64, r *regions, b *batch) error {
+// resolve turns a schedule into a batch for T tokens whose queries see at
+// most keys keys (0: unknown), reusing b's storage.
+func resolve(sched []plans.Launch, fns map[string]uint64, T, keys int64, r *regions, b *batch) error {
 	b.launches = b.launches[:0]
 	b.argv = b.argv[:0]
 	for i := range sched {
@@ -98,7 +104,7 @@ func resolve(sched []plans.Launch, fns map[string]uint64, T int64, r *regions, b
 		if !ok {
 			return fmt.Errorf("launch %d: kernel %s is not in the module", i, l.Kernel)
 		}
-		grid, err := gridDims(l, T)
+		grid, err := gridDims(l, T, keys)
 		if err != nil {
 			return fmt.Errorf("launch %d: %w", i, err)
 		}
@@ -137,8 +143,13 @@ func checkSchedule(name string, sched []plans.Launch, maxT int64) error {
 		if l.Smem < 0 {
 			return fmt.Errorf("%s launch %d (%s): shared memory %d", name, i, l.Kernel, l.Smem)
 		}
+		if l.Splits != nil {
+			if err := l.Splits.Check(); err != nil {
+				return fmt.Errorf("%s launch %d (%s): %w", name, i, l.Kernel, err)
+			}
+		}
 		for _, T := range []int64{1, maxT} {
-			if _, err := gridDims(l, T); err != nil {
+			if _, err := gridDims(l, T, 0); err != nil {
 				return fmt.Errorf("%s launch %d: %w", name, i, err)
 			}
 		}

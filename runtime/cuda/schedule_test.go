@@ -28,7 +28,7 @@ func TestGridDims(t *testing.T) {
 	}
 	for i, c := range cases {
 		l := plans.Launch{Kernel: "k", GridA: c.a, GridB: c.b, GridDiv: c.div}
-		got, err := gridDims(&l, c.T)
+		got, err := gridDims(&l, c.T, 0)
 		if err != nil || got != c.want {
 			t.Errorf("case %d: got %v, %v; want %v", i, got, err, c.want)
 		}
@@ -38,7 +38,7 @@ func TestGridDims(t *testing.T) {
 		{Kernel: "negdiv", GridB: [3]int64{1, 1, 1}, GridDiv: [3]int64{-1, 0, 0}},
 		{Kernel: "ybig", GridB: [3]int64{1, 70000, 1}},
 	} {
-		if _, err := gridDims(&bad, 1); err == nil || !strings.Contains(err.Error(), bad.Kernel) {
+		if _, err := gridDims(&bad, 1, 0); err == nil || !strings.Contains(err.Error(), bad.Kernel) {
 			t.Errorf("%s: want an error naming the kernel, got %v", bad.Kernel, err)
 		}
 	}
@@ -68,7 +68,7 @@ func TestResolveArgs(t *testing.T) {
 	}
 	fns := map[string]uint64{"a": 11, "b": 22}
 	var b batch
-	if err := resolve(sched, fns, 5, testRegions(), &b); err != nil {
+	if err := resolve(sched, fns, 5, 0, testRegions(), &b); err != nil {
 		t.Fatal(err)
 	}
 	want := []uint64{0x1000000 + 512, 0x2000000 + 256, 0x3000000 + 4, 0x4000000 + 48*64, ^uint64(2)}
@@ -88,7 +88,7 @@ func TestResolveArgs(t *testing.T) {
 		t.Errorf("launch b = %+v", l)
 	}
 	// The batch is reused: resolving again must not grow it.
-	if err := resolve(sched, fns, 1, testRegions(), &b); err != nil || len(b.launches) != 2 || len(b.argv) != 5 {
+	if err := resolve(sched, fns, 1, 0, testRegions(), &b); err != nil || len(b.launches) != 2 || len(b.argv) != 5 {
 		t.Errorf("re-resolve: %d launches, %d args, %v", len(b.launches), len(b.argv), err)
 	}
 }
@@ -105,12 +105,12 @@ func TestResolveRefusesOutOfRegion(t *testing.T) {
 		{plans.Arg{Kind: "texture"}, `unknown argument kind "texture"`},
 	} {
 		sched := []plans.Launch{{Kernel: "a", GridB: [3]int64{1, 1, 1}, Block: [3]int{1, 1, 1}, Args: []plans.Arg{c.arg}}}
-		err := resolve(sched, map[string]uint64{"a": 1}, 1, testRegions(), &batch{})
+		err := resolve(sched, map[string]uint64{"a": 1}, 1, 0, testRegions(), &batch{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: got %v, want %q", c.arg, err, c.want)
 		}
 	}
-	err := resolve([]plans.Launch{{Kernel: "gone", GridB: [3]int64{1, 1, 1}}}, map[string]uint64{}, 1, testRegions(), &batch{})
+	err := resolve([]plans.Launch{{Kernel: "gone", GridB: [3]int64{1, 1, 1}}}, map[string]uint64{}, 1, 0, testRegions(), &batch{})
 	if err == nil || !strings.Contains(err.Error(), "gone is not in the module") {
 		t.Errorf("missing kernel: %v", err)
 	}
@@ -131,6 +131,42 @@ func TestCheckSchedule(t *testing.T) {
 	} {
 		if err := checkSchedule("prefill", []plans.Launch{l}, 512); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("want %q, got %v", want, err)
+		}
+	}
+}
+
+// TestGridSplits: a launch with a split rule takes grid z from the keys
+// its step's queries see, not from GridB; its most where they are unknown
+// or the layer is windowed.
+func TestGridSplits(t *testing.T) {
+	// keys k: the last query at position k − 1 sees ceil(k/64) key tiles.
+	l := plans.Launch{Kernel: "attend_paged", GridA: [3]int64{1, 0, 0}, GridB: [3]int64{0, 2, 16}, Block: [3]int{128, 1, 1}, Splits: &plans.SplitRule{Most: 16, Tiles: 4, KeyTile: 64}}
+	for _, c := range []struct{ keys, z int64 }{{0, 16}, {1, 1}, {448, 1}, {449, 2}, {960, 2}, {961, 4}, {3584, 8}, {4096, 16}, {30000, 16}} {
+		g, err := gridDims(&l, 64, c.keys)
+		if err != nil || g != [3]uint32{64, 2, uint32(c.z)} {
+			t.Errorf("%d keys: grid %v, %v; want z %d", c.keys, g, err, c.z)
+		}
+	}
+	l.Splits.Windowed = true
+	if g, _ := gridDims(&l, 1, 100); g[2] != 16 {
+		t.Errorf("windowed: z %d, want the rule's most", g[2])
+	}
+	l.Splits.Tiles = 3
+	if err := checkSchedule("batch", []plans.Launch{l}, 8); err == nil || !strings.Contains(err.Error(), "powers of two") {
+		t.Errorf("a rule of 3 tiles a split: %v, want refused", err)
+	}
+}
+
+// TestGraphKeyFixesSplits: every step under one graph key takes the grids
+// of the keys capture launches it with, for any rule of powers of two.
+func TestGraphKeyFixesSplits(t *testing.T) {
+	for _, r := range []plans.SplitRule{{Most: 16, Tiles: 4, KeyTile: 64}, {Most: 8, Tiles: 8, KeyTile: 64}, {Most: 4, Tiles: 1, KeyTile: 64}, {Most: 1, Tiles: 4, KeyTile: 64}} {
+		for keys := int64(1); keys <= 40000; keys += 7 {
+			gk := graphKeyOf(4, keys)
+			captured := (int64(1)<<gk.keyBits - 1) * graphKeyTile
+			if graphKeyOf(4, captured) != gk || r.Of(captured) != r.Of(keys) {
+				t.Fatalf("rule %+v, %d keys: key %v, captured at %d keys (key %v): %d splits, the step needs %d", r, keys, gk, captured, graphKeyOf(4, captured), r.Of(captured), r.Of(keys))
+			}
 		}
 	}
 }

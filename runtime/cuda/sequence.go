@@ -164,15 +164,16 @@ func (s *sequence) step(tokens []int32, st *sample.Step) error {
 		}
 		name, sched = "decode", d.decode
 	}
-	return d.runSchedule(name, sched, int64(len(tokens)), s.pos, &c.reg, &c.b)
+	return d.runSchedule(name, sched, int64(len(tokens)), 0, s.pos, &c.reg, &c.b)
 }
 
-// runSchedule resolves sched for T tokens over regions r into b and
+// runSchedule resolves sched for T tokens whose queries see at most keys
+// keys (0: unknown) over regions r into b and
 // launches it, or with Options.SyncEachLaunch one launch at a time,
 // synchronised, so that a faulting kernel is named (with the step's first
 // position pos0; -1: a batched step, of several).
-func (d *Device) runSchedule(name string, sched []plans.Launch, T int64, pos0 int, r *regions, b *batch) error {
-	if err := resolve(sched, d.fns, T, r, b); err != nil {
+func (d *Device) runSchedule(name string, sched []plans.Launch, T, keys int64, pos0 int, r *regions, b *batch) error {
+	if err := resolve(sched, d.fns, T, keys, r, b); err != nil {
 		return fmt.Errorf("cuda: %s schedule: %w", name, err)
 	}
 	if !d.syncEach {
@@ -208,7 +209,7 @@ func (d *Device) runSchedule(name string, sched []plans.Launch, T int64, pos0 in
 // as is.
 func (s *sequence) capture(sched []plans.Launch, draw bool, x *graph) error {
 	d, c := s.d, s.c
-	if err := resolve(sched, d.fns, 1, &c.reg, &c.b); err != nil {
+	if err := resolve(sched, d.fns, 1, 0, &c.reg, &c.b); err != nil {
 		return fmt.Errorf("cuda: decode schedule: %w", err)
 	}
 	if draw {
