@@ -27,6 +27,9 @@ type Options struct {
 	EmitOnly  bool // CUDA targets: write the CUDA source without running nvcc
 	Verify    bool // verify the IR after every pass
 	Force     bool // write the plan even where Out holds something that is not a plan
+	// KVCache is the cache's format: "" or "f16", or plans.KVCacheQ8 (int8
+	// codes with a scale per kv head: half the bytes).
+	KVCache string
 }
 
 // DefaultMaxTokens is the prefill step of a plan compiled without one: 512
@@ -68,6 +71,9 @@ func Compile(o Options) error {
 	}
 	g, err := Lower(m, o.MaxTokens)
 	if err != nil {
+		return err
+	}
+	if err := SetKVCache(g, o.KVCache); err != nil {
 		return err
 	}
 	if err := passes.Run(g, passes.Options{Target: o.Target, Verify: o.Verify, DumpAfter: o.DumpAfter, Dump: o.Dump}); err != nil {
@@ -115,6 +121,24 @@ func Compile(o Options) error {
 	}, extra)
 }
 
+// SetKVCache records the KV cache's format on g's attentions (ir
+// attribute kv_cache, which the passes and codegen read): "" and "f16"
+// keep fp16, plans.KVCacheQ8 stores int8 codes with a scale per kv head.
+func SetKVCache(g *ir.Graph, kind string) error {
+	switch kind {
+	case "", "f16":
+		return nil
+	case plans.KVCacheQ8:
+		for _, n := range g.Nodes {
+			if n.Op == ir.OpAttention {
+				n.Attrs["kv_cache"] = ir.KVCacheQ8
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("compiler: KV cache %q: want f16 or q8", kind)
+}
+
 // checkOut refuses, before any work, an output that is the model itself
 // (even with Force) or that holds something other than a plan.
 func checkOut(o Options) error {
@@ -160,14 +184,14 @@ func manifest(m *arch.Model, g *ir.Graph, o Options) (*plans.Manifest, error) {
 		Model: plans.Model{
 			Name: name, Arch: h.Arch, Params: params(m.File),
 			NLayer: h.NLayer, NEmbd: h.NEmbd, NHead: h.NHead, NHeadKV: h.NHeadKV, HeadDim: h.HeadDim,
-			Vocab: h.NVocab, ContextLength: h.NCtx, Windows: windows(h),
+			Vocab: h.NVocab, ContextLength: h.NCtx, Windows: windows(h), KVCache: ir.KVCacheOf(g),
 		},
 		Graph: ir.Print(g),
 		Memory: plans.Memory{
-			MaxTokens:       o.MaxTokens,
-			KVBytesPerToken: h.KVBytesPerToken(),
+			MaxTokens: o.MaxTokens,
 		},
 	}
+	man.Memory.KVBytesPerToken = man.Model.KVBytes(1)
 	man.Model.FileType = gguf.FileTypeName(h.FileType)
 	if v, ok := g.Attrs["arena_bytes"].(int64); ok {
 		man.Memory.ArenaBytes = v

@@ -68,6 +68,9 @@ func verifyQKNormFolds(g *Graph) error {
 		if !n.Bool(foldQKNorm) {
 			continue
 		}
+		if KVQ8(n) {
+			return fmt.Errorf("%%%d attention: %s with an 8-bit cache (its kernel stores fp16 rows)", n.ID, foldQKNorm)
+		}
 		qn, kn, _ := QKNormInputs(n)
 		switch {
 		case qn == nil:

@@ -9,7 +9,7 @@ import (
 // rejects a node whose attribute has another type, so passes and backends
 // can read them with Int/Float/Str/Ints without guessing.
 var attrKinds = kindsOf(map[string][]string{
-	"string": {"name", "layout", "mode", "rope_mode", "act"},
+	"string": {"name", "layout", "mode", "rope_mode", "act", kvCache},
 	"float64": {"eps", "base", "scale", "limit", "alpha", "yarn_factor", "yarn_beta_fast", "yarn_beta_slow",
 		"factor", "freq_scale"},
 	"int64": {"heads", "kv_heads", "head_dim", "rot_dim", "layer", "window", "experts", "top_k",

@@ -54,6 +54,9 @@ func Verify(g *Graph) error {
 	if err := verifyQKNormFolds(g); err != nil {
 		return err
 	}
+	if err := verifyKVCache(g); err != nil {
+		return err
+	}
 	return verifyLateStarts(g)
 }
 

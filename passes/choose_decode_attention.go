@@ -46,7 +46,8 @@ const maxGlobalPartials = 64
 
 // DecodeAttention is the geometry of a decode attention of kvh kv heads of
 // group query heads each, head_dim hd and sliding window (0: none), in a
-// context of ctx keys (0: unknown):
+// context of ctx keys (0: unknown), an 8-bit cache's as an fp16 one's
+// (its tiles take half the ring; more stages of them measured slower):
 //
 //   - Stages: the most up to DecodeAttnStages whose ring takes at most
 //     DecodeAttnSmem, at least one (one at head_dim 64 and above). A
@@ -66,7 +67,7 @@ const maxGlobalPartials = 64
 //     (the window, the context) fill with MinKeys each, in whole clusters.
 func (gpu GPU) DecodeAttention(group, kvh, hd, window, ctx int64) DecodeAttention {
 	d := DecodeAttention{Stages: 1, Cluster: 1}
-	for s := int64(2); s <= gpu.DecodeAttnStages && s*DecodeAttnStageBytes(hd) <= gpu.DecodeAttnSmem; s++ {
+	for s := int64(2); s <= gpu.DecodeAttnStages && s*DecodeAttnStageBytes(hd, false) <= gpu.DecodeAttnSmem; s++ {
 		d.Stages = s
 	}
 	d.MinKeys = d.Stages * ir.DecodeAttnRound

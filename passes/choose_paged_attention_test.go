@@ -31,8 +31,8 @@ func TestPagedAttention(t *testing.T) {
 		if want := (PagedAttention{c.stages, c.splits, c.tiles}); p != want {
 			t.Errorf("%s: %+v, want %+v", c.name, p, want)
 		}
-		if p.Stages > 2 && p.Stages*PagedAttnStageBytes(c.hd) > c.gpu.PagedAttnSmem {
-			t.Errorf("%s: %d stages of %d bytes over the budget of %d", c.name, p.Stages, PagedAttnStageBytes(c.hd), c.gpu.PagedAttnSmem)
+		if p.Stages > 2 && p.Stages*PagedAttnStageBytes(c.hd, false) > c.gpu.PagedAttnSmem {
+			t.Errorf("%s: %d stages of %d bytes over the budget of %d", c.name, p.Stages, PagedAttnStageBytes(c.hd, false), c.gpu.PagedAttnSmem)
 		}
 	}
 }

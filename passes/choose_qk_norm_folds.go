@@ -15,7 +15,9 @@ import "github.com/llama-orch/orc/ir"
 // in the cache before copying the step's key tiles: the two norm_ropes and
 // the kv store, three launches a layer, launch nothing in decode, and the
 // raw parts stay alive to the attention (readsOf). A prefill and a
-// batched step keep those launches.
+// batched step keep those launches. An attention of an 8-bit cache folds
+// its kv store alone (fold_kv_store): attend_decode quantizes and stores
+// the step's k and v.
 func chooseQKNormFolds(g *ir.Graph) error {
 	if _, err := graphGPU(g); err != nil {
 		return err
@@ -26,18 +28,22 @@ func chooseQKNormFolds(g *ir.Graph) error {
 			continue
 		}
 		delete(n.Attrs, "fold_qk_norm")
+		delete(n.Attrs, "fold_kv_store")
 		if qkNormFoldable(n, readers) {
 			n.Attrs["fold_qk_norm"] = true
+		} else if ir.KVQ8(n) && n.Attrs["decode_splits"] != nil {
+			n.Attrs["fold_kv_store"] = true
 		}
 	}
 	return nil
 }
 
 // qkNormFoldable reports whether attention a can fold its q/k norms in
-// decode (chooseQKNormFolds).
+// decode (chooseQKNormFolds): not with an 8-bit cache, whose rows
+// attend_decode's fold does not store.
 func qkNormFoldable(a *ir.Node, readers map[*ir.Node][]*ir.Node) bool {
 	qn, kn, _ := ir.QKNormInputs(a)
-	if qn == nil || a.Attrs["decode_splits"] == nil || a.Int("heads")/a.Int("kv_heads") > ir.MaxQKNormGroup {
+	if qn == nil || ir.KVQ8(a) || a.Attrs["decode_splits"] == nil || a.Int("heads")/a.Int("kv_heads") > ir.MaxQKNormGroup {
 		return false
 	}
 	return len(readers[qn]) == 1 && len(readers[kn]) == 1

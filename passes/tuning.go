@@ -328,10 +328,19 @@ const (
 )
 
 // DecodeAttnStageBytes is one stage of attend_decode's ring for head_dim
-// hd: every warp's K and V tile, rows of hd padded to 16 dims and 8 halves
-// more (no bank conflicts).
-func DecodeAttnStageBytes(hd int64) int64 {
-	return DecodeAttnWarps * 2 * DecodeAttnKeys * (ceilDiv(hd, 16)*16 + 8) * 2
+// hd: every warp's K and V tile (attnTileRowBytes a key).
+func DecodeAttnStageBytes(hd int64, kv8 bool) int64 {
+	return DecodeAttnWarps * 2 * DecodeAttnKeys * attnTileRowBytes(hd, kv8)
+}
+
+// attnTileRowBytes is a key's row of a K or V tile in an attention
+// kernel's shared memory: head_dim padded to 16 and 8 halves more, or an
+// 8-bit cache's codes and 16 bytes more (its scale at their end).
+func attnTileRowBytes(hd int64, kv8 bool) int64 {
+	if kv8 {
+		return ceilDiv(hd, 16)*16 + 16
+	}
+	return (ceilDiv(hd, 16)*16 + 8) * 2
 }
 
 // linear_mmas (codegen/cuda, mma_slabs.cu.tmpl) streams a decode linear's

@@ -4,14 +4,17 @@
 // knows no CUDA: kernel launches are plain records.
 package plans
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Magic starts manifest.bin.
 const Magic = "ORCPLAN\x00"
 
 // FormatVersion changes whenever the manifest or blob layout changes; a plan
 // of another version is refused with "recompile with orcc".
-const FormatVersion = 3
+const FormatVersion = 4
 
 // File names inside a plan directory.
 const (
@@ -62,7 +65,50 @@ type Model struct {
 	ContextLength int    `msgpack:"context_length"`
 	// Sliding window per layer (0 = full attention); nil when none.
 	Windows []int `msgpack:"windows"`
+	// KVCache is how a cached key or value row is stored: "" fp16,
+	// KVCacheQ8 int8 codes with a scale per kv head (KVRowBytes).
+	KVCache string `msgpack:"kv_cache,omitempty" json:",omitempty"`
 }
+
+// KVCacheQ8 is the 8-bit KV cache: a position's row of one layer's K (or
+// V) is its n_head_kv·head_dim int8 codes, then one f32 scale per kv head
+// (its largest |x| over 127: x ≈ code·scale), padded to 16 bytes.
+const KVCacheQ8 = "q8"
+
+// KVRowBytes is one position's row of one layer's K or V in the cache and
+// the pool: n_head_kv·head_dim fp16, or KVCacheQ8's codes and scales.
+func (m *Model) KVRowBytes() int64 {
+	kv := int64(m.NHeadKV) * int64(m.HeadDim)
+	if m.KVCache == KVCacheQ8 {
+		return (kv + 4*int64(m.NHeadKV) + 15) / 16 * 16
+	}
+	return 2 * kv
+}
+
+// KVQ8Round stores src's heads of hd values into dst as KVCacheQ8 keeps
+// them, dequantized: each head's codes rint(x·(127/amax)), amax its
+// largest |x|, times its scale amax/127, in float32 as the GPU kernels
+// compute them (the CPU device's cache, the GPU tests' references).
+func KVQ8Round(dst, src []float32, hd int) {
+	for h := 0; h+hd <= len(src); h += hd {
+		amax := float32(0)
+		for _, x := range src[h : h+hd] {
+			amax = max(amax, float32(math.Abs(float64(x))))
+		}
+		if amax == 0 {
+			clear(dst[h : h+hd])
+			continue
+		}
+		sc, inv := amax/127, 127/amax
+		for i, x := range src[h : h+hd] {
+			c := max(-127, min(127, math.RoundToEven(float64(x*inv))))
+			dst[h+i] = float32(c) * sc
+		}
+	}
+}
+
+// KVBytes is a sequence's cache of ctx positions: [n_layer][K, V][ctx] rows.
+func (m *Model) KVBytes(ctx int) int64 { return int64(m.NLayer) * 2 * int64(ctx) * m.KVRowBytes() }
 
 // Tensor is one weight in weights.bin.
 type Tensor struct {
@@ -83,7 +129,7 @@ type Tensor struct {
 type Memory struct {
 	MaxTokens       int   `msgpack:"max_tokens"`         // largest T a step may have (prefill chunk)
 	ArenaBytes      int64 `msgpack:"arena_bytes"`        // activation arena at MaxTokens
-	KVBytesPerToken int64 `msgpack:"kv_bytes_per_token"` // all layers, K and V, FP16
+	KVBytesPerToken int64 `msgpack:"kv_bytes_per_token"` // all layers, K and V (Model.KVBytes(1))
 	WeightBytes     int64 `msgpack:"weight_bytes"`
 }
 

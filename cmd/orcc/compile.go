@@ -23,6 +23,7 @@ type compileCmd struct {
 	EmitOnly  bool   `help:"CUDA: write the kernel sources without running nvcc."`
 	Verify    bool   `help:"Verify the IR after every pass (slower; for debugging the compiler)."`
 	Launches  bool   `help:"CUDA: also print the decode step's kernel launches, and the batched decode step's, counted by kernel."`
+	KVCache   string `enum:"f16,q8" default:"f16" help:"KV cache format: f16, or q8 (int8 with a scale per position and kv head: half the bytes, so twice the tokens in the same VRAM and less to read a decode step)."`
 }
 
 func (c *compileCmd) Run() error {
@@ -35,7 +36,7 @@ func (c *compileCmd) Run() error {
 	}
 	err := compiler.Compile(compiler.Options{
 		Model: c.Model, Out: c.Output, Force: c.Force, Target: target, MaxTokens: c.MaxTokens, Tokenizer: c.Tokenizer,
-		DumpAfter: c.DumpAfter, Dump: os.Stderr, EmitOnly: c.EmitOnly, Verify: c.Verify,
+		DumpAfter: c.DumpAfter, Dump: os.Stderr, EmitOnly: c.EmitOnly, Verify: c.Verify, KVCache: c.KVCache,
 	})
 	if errors.Is(err, plans.ErrOccupied) {
 		return fmt.Errorf("%w; --force writes the plan there anyway", err)

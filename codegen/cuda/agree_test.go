@@ -12,6 +12,7 @@ import (
 	"github.com/llama-orch/orc/codegen/cuda"
 	"github.com/llama-orch/orc/compiler/synth"
 	"github.com/llama-orch/orc/gguf"
+	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
 )
 
@@ -56,18 +57,39 @@ const (
 // agree step logs each config's), and 2e-3 leaves room for real widths.
 const agreeTolerance = 2e-3
 
+// kvQ8Tolerance bounds the batched step against the CPU device where both
+// keep an 8-bit cache: each quantizes its own k and v, which differ by
+// their rounding (≤ 2e-3), so a value near a code boundary takes the next
+// code on one of them: one step, its head's largest |x|/127, in a key or a
+// value.
+const kvQ8Tolerance = 1e-2
+
 // agreeConfig is one model of the matrix.
 type agreeConfig struct {
 	preset string
 	quant  synth.Quant
-	layers int // 0 = all of the preset's
+	layers int    // 0 = all of the preset's
+	kv     string // the KV cache format (compiler.Options.KVCache; "": fp16)
 }
 
 func (c agreeConfig) String() string {
-	if c.layers == 0 {
-		return c.preset + "-" + string(c.quant)
+	name := c.preset + "-" + string(c.quant)
+	if c.layers != 0 {
+		name = fmt.Sprintf("%s-%dL-%s", c.preset, c.layers, c.quant)
 	}
-	return fmt.Sprintf("%s-%dL-%s", c.preset, c.layers, c.quant)
+	if c.kv != "" {
+		name += "-kv" + c.kv
+	}
+	return name
+}
+
+// tolerance is the config's agreement bound: agreeTolerance, and
+// kvQ8Tolerance with an 8-bit cache.
+func (c agreeConfig) tolerance() float64 {
+	if c.kv == plans.KVCacheQ8 {
+		return kvQ8Tolerance
+	}
+	return agreeTolerance
 }
 
 // write writes the config's synthetic model (seed 1, as `orcc synth`
@@ -191,7 +213,13 @@ func ggufData(f *gguf.File) func(name string) []byte {
 // runs one by one.
 func buildGPU(t *testing.T, model string, maxTokens int) {
 	t.Helper()
-	g, man, _ := lowerGPU(t, model, maxTokens)
+	buildGPUKV(t, model, maxTokens, "")
+}
+
+// buildGPUKV is buildGPU with the KV cache format kv.
+func buildGPUKV(t *testing.T, model string, maxTokens int, kv string) {
+	t.Helper()
+	g, man, _ := lowerForKV(t, model, maxTokens, cuda.DefaultArch, kv)
 	out, err := cuda.Generate(g, man, cuda.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -24,20 +24,25 @@ import (
 
 // attnCase is one attention shape of the GPU harness: Qwen2.5-0.5B's,
 // Phi-3-mini's, gpt-oss's sliding-window and full layers (with sinks), all
-// timed, and stories260K's (head_dim 8: tiles padded to 16).
+// timed, and stories260K's (head_dim 8: tiles padded to 16); kv8: with an
+// 8-bit cache (plans.KVCacheQ8).
 type attnCase struct {
 	name           string
 	heads, kvh, hd int
 	window         int
 	sinks, timed   bool
+	kv8            bool
 }
 
 var attnCases = []attnCase{
-	{"qwen2.5-0.5b", 14, 2, 64, 0, false, true},
-	{"phi-3-mini", 32, 32, 96, 0, false, true},
-	{"gpt-oss", 64, 8, 64, 128, true, true},
-	{"gpt-oss-full", 64, 8, 64, 0, true, true},
-	{"stories260K", 8, 4, 8, 0, false, false},
+	{"qwen2.5-0.5b", 14, 2, 64, 0, false, true, false},
+	{"phi-3-mini", 32, 32, 96, 0, false, true, false},
+	{"gpt-oss", 64, 8, 64, 128, true, true, false},
+	{"gpt-oss-full", 64, 8, 64, 0, true, true, false},
+	{"stories260K", 8, 4, 8, 0, false, false, false},
+	{"qwen2.5-0.5b-q8", 14, 2, 64, 0, false, true, true},
+	{"phi-3-mini-q8", 32, 32, 96, 0, false, true, true},
+	{"gpt-oss-q8", 64, 8, 64, 128, true, true, true},
 }
 
 // decodeTuning is a decode (or batched-step) attention tuning the harness
@@ -58,17 +63,19 @@ type decodeTuning struct {
 var decodeTunings = []decodeTuning{
 	{"target", nil},
 	{"no clusters", func(g *passes.GPU) { g.DecodeAttnCluster = 1 }},
-	{"clusters of 4, 2 stages", func(g *passes.GPU) { g.DecodeAttnCluster, g.DecodeAttnSmem = 4, 2*passes.DecodeAttnStageBytes(96) }},
+	{"clusters of 4, 2 stages", func(g *passes.GPU) {
+		g.DecodeAttnCluster, g.DecodeAttnSmem = 4, 2*passes.DecodeAttnStageBytes(96, false)
+	}},
 }
 
 // decodeSweep are the tunings TestGPUAttentionTiming times with
 // ORC_ATTN_SWEEP=1: decodeTunings, and the target's with each of its
 // choices moved.
 var decodeSweep = append(slices.Clip(decodeTunings),
-	decodeTuning{"clusters of 8, 2 stages", func(g *passes.GPU) { g.DecodeAttnSmem = 2 * passes.DecodeAttnStageBytes(96) }},
+	decodeTuning{"clusters of 8, 2 stages", func(g *passes.GPU) { g.DecodeAttnSmem = 2 * passes.DecodeAttnStageBytes(96, false) }},
 	// Four stages at head_dim 64, chunks of 512 keys: Qwen2.5-0.5B's whole
 	// context in one cluster a kv head up to 4,096 keys, one block an SM.
-	decodeTuning{"clusters of 8, 4 stages", func(g *passes.GPU) { g.DecodeAttnSmem = 4 * passes.DecodeAttnStageBytes(64) }},
+	decodeTuning{"clusters of 8, 4 stages", func(g *passes.GPU) { g.DecodeAttnSmem = 4 * passes.DecodeAttnStageBytes(64, false) }},
 	decodeTuning{"clusters of 4", func(g *passes.GPU) { g.DecodeAttnCluster = 4 }},
 	decodeTuning{"clusters of 2", func(g *passes.GPU) { g.DecodeAttnCluster = 2 }},
 	decodeTuning{"half the blocks", func(g *passes.GPU) { g.DecodeAttnBlocks /= 2 }},
@@ -89,7 +96,8 @@ func attnTokens(from, to int) []int32 {
 }
 
 // attnData are a case's random q, k, v tables [attnRows, width] and sinks,
-// and k, v rounded to fp16 as the cache holds them (the reference's).
+// and k, v rounded to fp16, or to the 8-bit cache's codes and scales, as
+// the cache holds them (the reference's).
 type attnData struct {
 	c              attnCase
 	q, k, v, sinks []float32
@@ -115,6 +123,17 @@ func newAttnData(c attnCase, r *rand.Rand) *attnData {
 			y[i] = float64(float16.Fromfloat32(f).Float32())
 		}
 		return y
+	}
+	if c.kv8 {
+		half = func(x []float32) []float64 {
+			r := make([]float32, len(x))
+			plans.KVQ8Round(r, x, c.hd)
+			y := make([]float64, len(x))
+			for i, f := range r {
+				y[i] = float64(f)
+			}
+			return y
+		}
 	}
 	d.kh, d.vh = half(d.k), half(d.v)
 	return d
@@ -202,6 +221,9 @@ func attnGraph(t *testing.T, c attnCase, layers int, whole bool, ctx int) (*ir.G
 		Model: plans.Model{Name: c.name, Arch: "attention", NLayer: layers, NHead: c.heads, NHeadKV: c.kvh, HeadDim: c.hd,
 			Vocab: vocab, ContextLength: ctx},
 		Memory: plans.Memory{MaxTokens: attnMaxTokens}}
+	if c.kv8 {
+		man.Model.KVCache = plans.KVCacheQ8
+	}
 	table := func(name string, width int64) *ir.Node {
 		man.Tensors = append(man.Tensors, plans.Tensor{Name: name, DType: "f32", Shape: []int64{attnRows, width}, Bytes: 4 * attnRows * width})
 		tab := g.Add(ir.OpWeight, ir.F32, ir.Shape{attnRows, width}, map[string]any{"name": name})
@@ -216,6 +238,9 @@ func attnGraph(t *testing.T, c attnCase, layers int, whole bool, ctx int) (*ir.G
 	for l := range layers {
 		attrs := map[string]any{"layer": int64(l), "heads": int64(c.heads), "kv_heads": int64(c.kvh), "head_dim": int64(c.hd),
 			"scale": 1 / math.Sqrt(float64(c.hd)), "window": int64(c.window)}
+		if c.kv8 {
+			attrs["kv_cache"] = ir.KVCacheQ8
+		}
 		ys = append(ys, g.Add(ir.OpAttention, ir.F32, ir.Shape{ir.T, w}, attrs, in...))
 	}
 	if whole {

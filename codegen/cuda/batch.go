@@ -65,20 +65,23 @@ const (
 // pagedShape is the batched-step attention geometry node n records
 // (passes.choosePagedAttention): the key tiles a block keeps in flight and
 // the blocks a tile's key tiles are dealt to.
-type pagedShape struct{ stages, splits, tiles, hd int64 }
+type pagedShape struct {
+	stages, splits, tiles, hd int64
+	kv8                       bool // an 8-bit cache's tiles
+}
 
 func pagedShapeOf(n *ir.Node) (pagedShape, error) {
 	if _, ok := n.Attrs["paged_stages"]; !ok {
 		return pagedShape{}, fmt.Errorf("attention %%%d has no batched-step geometry (paged_stages, paged_splits, paged_split_tiles): the GPU passes choose it", n.ID)
 	}
-	return pagedShape{stages: n.Int("paged_stages"), splits: n.Int("paged_splits"), tiles: n.Int("paged_split_tiles"), hd: n.Int("head_dim")}, nil
+	return pagedShape{stages: n.Int("paged_stages"), splits: n.Int("paged_splits"), tiles: n.Int("paged_split_tiles"), hd: n.Int("head_dim"), kv8: ir.KVQ8(n)}, nil
 }
 
 // smem is attend_paged's dynamic shared memory: its ring of K and V
 // tiles, later the four warps' 16 rows (o, m, l).
 func (p pagedShape) smem() int64 {
 	hdp := paddedHD(p.hd)
-	return max(p.stages*passes.PagedAttnStageBytes(p.hd), (4*16*(hdp+4)+2*4*16)*4)
+	return max(p.stages*passes.PagedAttnStageBytes(p.hd, p.kv8), (4*16*(hdp+4)+2*4*16)*4)
 }
 
 // pagedScratch is the batch region's first bytes: attend_paged's
@@ -380,7 +383,7 @@ func (e *emitter) attendPaged(n *ir.Node, cfg string) ([]plans.Launch, error) {
 	store.arg(cCache, "pool", pool)
 	store.arg("int", "layer", layer)
 	e.stateArg(store)
-	ls, err := e.emit(store, "kv_store_paged", 256, gridElems(0, kvh*hd/8, 256), pagedArgs{A: cfg, NL: nl})
+	ls, err := e.emit(store, "kv_store_paged", 256, kvStoreGrid(n, kvh, hd, 8), pagedArgs{A: cfg, NL: nl})
 	if err != nil {
 		return nil, err
 	}
@@ -407,7 +410,7 @@ func (e *emitter) attendPaged(n *ir.Node, cfg string) ([]plans.Launch, error) {
 		return nil, err
 	}
 	hasSinks := len(n.Inputs) == 4
-	la, err := e.emitBounded(att, "attend_paged", pagedThreads, int(e.PagedAttnBlocksPerSM(shape.stages, hd)), g,
+	la, err := e.emitBounded(att, "attend_paged", pagedThreads, int(e.PagedAttnBlocksPerSM(shape.stages, hd, shape.kv8)), g,
 		attendPagedArgs{A: cfg, S: sinks, Sinks: hasSinks, NL: nl, Splits: shape.splits, Tiles: shape.tiles, Stages: shape.stages, Decode: decode})
 	if err != nil {
 		return nil, err

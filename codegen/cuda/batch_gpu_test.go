@@ -37,6 +37,10 @@ var batchConfigs = func() []agreeConfig {
 	// gpt-oss in its own experts' type; Qwen3-MoE's K-quant experts, 4 of
 	// 16 a token, through the batched decode step's expert products too.
 	cs = append(cs, agreeConfig{preset: "gpt-oss-20b-tiny", quant: synth.QuantMXFP4}, agreeConfig{preset: "qwen3-30b-a3b-tiny", quant: synth.QuantQ4KM})
+	// An 8-bit KV cache on both devices (kvQ8Tolerance).
+	for _, p := range []string{"qwen2.5-0.5b-tiny", "phi-3-mini-4k-tiny", "gpt-oss-20b-tiny"} {
+		cs = append(cs, agreeConfig{preset: p, quant: synth.QuantQ4KM, kv: plans.KVCacheQ8})
+	}
 	// Real widths, where the batched step's matrix kernels stream (at least
 	// a weight tile an SM: mma_tokens' mmat_stream): minutes of CPU
 	// device time, so with ORC_GPU_FULL=1 only.
@@ -53,8 +57,9 @@ var batchConfigs = func() []agreeConfig {
 func batchChunk(i, step int) int { return 1 + (i+step)%4 }
 
 // TestGPUBatchMatchesCPU: per config, (1) the GPU's batched step fed the
-// CPU batched step's tokens gives every row within agreeTolerance of the
-// CPU's, the CPU's MoE routings of margin below agreeTolerance turned
+// CPU batched step's tokens gives every row within agreeTolerance (an
+// 8-bit cache: kvQ8Tolerance) of the CPU's, the CPU's MoE routings of
+// margin below it turned
 // where a row needs it (batchtest.ExplainByTurns: qwen3-30b-a3b-tiny's
 // router ties to 1e-5 of its logits, and one token's expert turned moves
 // rows by up to 1.6e-1), with its argmax on 99 % of the rows; (2) fed its
@@ -75,7 +80,7 @@ func TestGPUBatchMatchesCPU(t *testing.T) {
 	if !inParallel(t, names, func(t *testing.T, i int) {
 		model := filepath.Join(dir, names[i]+".gguf")
 		batchConfigs[i].write(t, model)
-		buildGPU(t, model, batchMaxTokens)
+		buildGPUKV(t, model, batchMaxTokens, batchConfigs[i].kv)
 	}) {
 		t.FailNow()
 	}
@@ -83,9 +88,11 @@ func TestGPUBatchMatchesCPU(t *testing.T) {
 	for i := range batchConfigs {
 		t.Run(names[i], func(t *testing.T) {
 			model := filepath.Join(dir, names[i]+".gguf")
-			turns := &batchtest.Turns{Bound: agreeTolerance}
-			cdev := openCPUWith(t, model, batchMaxTokens, cpu.Options{Route: func(r *cpu.Routing) { turns.Route(r.MoE, r.Pos, r.Margin(), r.Turn) }})
-			g, man, f := lowerGPU(t, model, batchMaxTokens)
+			c := batchConfigs[i]
+			bound := c.tolerance()
+			turns := &batchtest.Turns{Bound: bound}
+			cdev := openCPUKV(t, model, batchMaxTokens, c.kv, cpu.Options{Route: func(r *cpu.Routing) { turns.Route(r.MoE, r.Pos, r.Margin(), r.Turn) }})
+			g, man, f := lowerForKV(t, model, batchMaxTokens, cuda.DefaultArch, c.kv)
 			gdev := openGPUPlan(t, g, man, batchCtx, ggufData(f))
 			vocab := gdev.Info().Vocab
 			cpuB := newTestBatch(t, cdev, 0)
@@ -120,14 +127,14 @@ func TestGPUBatchMatchesCPU(t *testing.T) {
 				t.Errorf("a %s plan's batched decode step takes %d rows", q, dr)
 			}
 			worst, worstSeq, worstRow, agree := 0.0, 0, 0, 0
-			var outside []int // sequences with a row outside agreeTolerance
+			var outside []int // sequences with a row outside bound
 			for k, s := range gseqs {
 				for r, row := range s.Logits {
 					e := relErr(row, cseqs[k].Logits[r])
 					if e > worst {
 						worst, worstSeq, worstRow = e, k, r
 					}
-					if e > agreeTolerance && !slices.Contains(outside, k) {
+					if e > bound && !slices.Contains(outside, k) {
 						outside = append(outside, k)
 					}
 					if argmax(row) == argmax(cseqs[k].Logits[r]) {
@@ -136,14 +143,14 @@ func TestGPUBatchMatchesCPU(t *testing.T) {
 				}
 			}
 			agreeAll, rowsAll = agreeAll+agree, rowsAll+batchSeqs*batchSteps
-			t.Logf("%-26s batched max|gpu-cpu|/max|cpu| %.2e (bound %.0e; sequence %d, row %d)  top-1 %d/%d", names[i], worst, agreeTolerance, worstSeq, worstRow, agree, batchSeqs*batchSteps)
+			t.Logf("%-26s batched max|gpu-cpu|/max|cpu| %.2e (bound %.0e; sequence %d, row %d)  top-1 %d/%d", names[i], worst, bound, worstSeq, worstRow, agree, batchSeqs*batchSteps)
 			for _, k := range outside {
-				turned, err := batchtest.ExplainByTurns(cpuB, vocab, batchMaxTokens, gseqs[k], cseqs[k].Blocks, turns, agreeTolerance)
+				turned, err := batchtest.ExplainByTurns(cpuB, vocab, batchMaxTokens, gseqs[k], cseqs[k].Blocks, turns, bound)
 				if err != nil {
 					t.Errorf("sequence %d (prompt %d tokens): %v", k, len(gseqs[k].Prompt), err)
 					continue
 				}
-				t.Logf("sequence %d: every row within %.0e of the CPU device's with the routings of %v turned", k, agreeTolerance, turned)
+				t.Logf("sequence %d: every row within %.0e of the CPU device's with the routings of %v turned", k, bound, turned)
 			}
 
 			// (2) Its own picks, against each sequence alone on the
@@ -168,11 +175,11 @@ func TestGPUBatchMatchesCPU(t *testing.T) {
 					if got[j] == want[j] {
 						continue
 					}
-					if batchtest.NearTie(wantRows[j], got[j], want[j], agreeTolerance) {
+					if batchtest.NearTie(wantRows[j], got[j], want[j], bound) {
 						t.Logf("sequence %d: batched and alone part at step %d of %d, a near-tie", k, j, len(want))
 						break
 					}
-					p, err := batchtest.ExplainParting(cpuB, vocab, batchMaxTokens, s.Prompt, cseqs[k].Blocks, s.Logits, wantRows, turns, agreeTolerance)
+					p, err := batchtest.ExplainParting(cpuB, vocab, batchMaxTokens, s.Prompt, cseqs[k].Blocks, s.Logits, wantRows, turns, bound)
 					if err != nil {
 						t.Errorf("sequence %d (prompt %d tokens), step %d: batched greedy id %d, alone %d, not a near-tie of the alone logits nor a routing turned between them: %v\nbatched %v\nalone   %v",
 							k, len(s.Prompt), j, got[j], want[j], err, got, want)

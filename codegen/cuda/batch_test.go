@@ -407,7 +407,7 @@ func TestAttendPagedTakesRecordedGeometry(t *testing.T) {
 			n.Attrs["paged_stages"], n.Attrs["paged_splits"], n.Attrs["paged_split_tiles"] = c.stages, c.splits, c.tiles
 		}
 		l := launch()
-		if want := c.stages * passes.PagedAttnStageBytes(hd); int64(l.Smem) != want || !strings.Contains(l.Kernel, fmt.Sprintf("_%d_%d_%d_", c.splits, c.tiles, c.stages)) {
+		if want := c.stages * passes.PagedAttnStageBytes(hd, false); int64(l.Smem) != want || !strings.Contains(l.Kernel, fmt.Sprintf("_%d_%d_%d_", c.splits, c.tiles, c.stages)) {
 			t.Errorf("%d stages, %d splits of %d tiles: %s with %d bytes of shared memory, want %d", c.stages, c.splits, c.tiles, l.Kernel, l.Smem, want)
 		}
 	}

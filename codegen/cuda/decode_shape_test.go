@@ -45,8 +45,8 @@ func TestDecodeShape(t *testing.T) {
 			switch {
 			case d.splits != want.Splits || d.cluster != want.Cluster || d.stages != want.Stages || d.minKeys != want.MinKeys:
 				t.Errorf("%s %s: launch %+v, node records %+v", arch, s.name, d, want)
-			case d.stages > 1 && d.stages*passes.DecodeAttnStageBytes(s.hd) > gpu.DecodeAttnSmem:
-				t.Errorf("%s %s: %d stages of %d bytes over the ring's %d", arch, s.name, d.stages, passes.DecodeAttnStageBytes(s.hd), gpu.DecodeAttnSmem)
+			case d.stages > 1 && d.stages*passes.DecodeAttnStageBytes(s.hd, false) > gpu.DecodeAttnSmem:
+				t.Errorf("%s %s: %d stages of %d bytes over the ring's %d", arch, s.name, d.stages, passes.DecodeAttnStageBytes(s.hd, false), gpu.DecodeAttnSmem)
 			case 2*(d.smem()+1<<10) > gpu.SmemPerSM:
 				t.Errorf("%s %s: %d bytes of shared memory a block, two do not fit an SM's %d", arch, s.name, d.smem(), gpu.SmemPerSM)
 			}

@@ -163,8 +163,14 @@ func openCPU(t *testing.T, path string, maxTokens int) *cpu.Device {
 // openCPUWith is openCPU with the device's options o.
 func openCPUWith(t *testing.T, path string, maxTokens int, o cpu.Options) *cpu.Device {
 	t.Helper()
+	return openCPUKV(t, path, maxTokens, "", o)
+}
+
+// openCPUKV is openCPUWith with the KV cache format kv.
+func openCPUKV(t *testing.T, path string, maxTokens int, kv string, o cpu.Options) *cpu.Device {
+	t.Helper()
 	cdir := filepath.Join(t.TempDir(), "cpu")
-	if err := compiler.Compile(compiler.Options{Model: path, Out: cdir, Target: "cpu", MaxTokens: maxTokens}); err != nil {
+	if err := compiler.Compile(compiler.Options{Model: path, Out: cdir, Target: "cpu", MaxTokens: maxTokens, KVCache: kv}); err != nil {
 		t.Fatal(err)
 	}
 	cp, err := plans.Open(cdir, plans.OpenOptions{})

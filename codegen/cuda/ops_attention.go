@@ -21,16 +21,51 @@ const (
 // kvArgs are the K and V cache arguments of attention node n's layer
 // (plans.ArgKV: the base at ctx = 1, which the runtime scales by ctx).
 func kvArgs(n *ir.Node) (kc, vc plans.Arg) {
-	row := n.Int("kv_heads") * n.Int("head_dim") * 2 // one cached fp16 row
+	row := kvRowBytes(n) // one cached row
 	layer := n.Int("layer")
 	return plans.Arg{Kind: plans.ArgKV, Offset: (layer*2 + 0) * row}, plans.Arg{Kind: plans.ArgKV, Offset: (layer*2 + 1) * row}
+}
+
+// kvRowBytes is one position's cached K (or V) row of attention n's layer
+// (plans.Model.KVRowBytes).
+func kvRowBytes(n *ir.Node) int64 {
+	m := plans.Model{NHeadKV: int(n.Int("kv_heads")), HeadDim: int(n.Int("head_dim"))}
+	if ir.KVQ8(n) {
+		m.KVCache = plans.KVCacheQ8
+	}
+	return m.KVRowBytes()
+}
+
+// attnConfig is attention n's config (A in attention.cu.tmpl).
+func (e *emitter) attnConfig(n *ir.Node) string {
+	kv8 := 0
+	if ir.KVQ8(n) {
+		kv8 = 1
+	}
+	return e.kernels.config("Attn",
+		fmt.Sprintf("static constexpr int HEADS = %d, KVH = %d, HD = %d, WINDOW = %d, KV8 = %d, KVROW = %d;",
+			n.Int("heads"), n.Int("kv_heads"), n.Int("head_dim"), n.Int("window"), kv8, kvRowBytes(n)),
+		"static constexpr float SCALE = "+cFloat(n.Float("scale"))+";")
+}
+
+// kvStoreGrid is kv_store's and kv_store_paged's grid for attention n of
+// kvh kv heads of hd dims: per token, fp16 rows a thread per per
+// elements, an 8-bit cache's a warp a kv head.
+func kvStoreGrid(n *ir.Node, kvh, hd, per int64) grid {
+	if ir.KVQ8(n) {
+		return gridElems(0, kvh*32, 256)
+	}
+	return gridElems(0, kvh*hd/per, 256)
 }
 
 // decodeShape is a decode attention's grid, splits × kv heads × row groups
 // (ceil(G/16) for the G query heads of a kv head at T = 1), the splits in
 // clusters of cluster blocks, each warp's tiles in flight (stages) and the
 // fewest keys a split takes (minKeys).
-type decodeShape struct{ splits, kvh, groups, hd, cluster, stages, minKeys int64 }
+type decodeShape struct {
+	splits, kvh, groups, hd, cluster, stages, minKeys int64
+	kv8                                               bool // an 8-bit cache's tiles
+}
 
 // decodeShapeOf is the decode geometry attention node n records
 // (passes.chooseDecodeAttention), refused where the target has no
@@ -41,7 +76,7 @@ func (t tuning) decodeShapeOf(n *ir.Node) (decodeShape, error) {
 	}
 	kvh := n.Int("kv_heads")
 	d := decodeShape{splits: n.Int("decode_splits"), kvh: kvh, groups: ceilDiv(n.Int("heads")/kvh, decodeRows), hd: n.Int("head_dim"),
-		cluster: n.Int("decode_cluster"), stages: n.Int("decode_stages"), minKeys: n.Int("decode_min_keys")}
+		cluster: n.Int("decode_cluster"), stages: n.Int("decode_stages"), minKeys: n.Int("decode_min_keys"), kv8: ir.KVQ8(n)}
 	if d.cluster > 1 && t.DecodeAttnCluster < d.cluster {
 		return decodeShape{}, fmt.Errorf("attention %%%d: decode clusters of %d on %s, which takes at most %d", n.ID, d.cluster, t.Arch, t.DecodeAttnCluster)
 	}
@@ -64,7 +99,7 @@ func (d decodeShape) counters() int64 { return d.kvh * d.groups * d.cluster }
 // cluster merge's weights (attend_decode's layout).
 func (d decodeShape) smem() int64 {
 	hdp := paddedHD(d.hd)
-	tiles := d.stages * passes.DecodeAttnStageBytes(d.hd)
+	tiles := d.stages * passes.DecodeAttnStageBytes(d.hd, d.kv8)
 	merge := (attWarps*decodeRows*(hdp+4) + 3*attWarps*decodeRows + decodeRows*(hdp+4) + 4*decodeRows + decodeRows*d.cluster) * 4
 	return max(tiles, merge)
 }
@@ -98,7 +133,7 @@ func (t tuning) newAttnScratch(g *ir.Graph, base int64) (attnScratch, error) {
 func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	q, k, v := n.Inputs[0], n.Inputs[1], n.Inputs[2]
 	heads, kvh, hd := n.Int("heads"), n.Int("kv_heads"), n.Int("head_dim")
-	layer, window := n.Int("layer"), n.Int("window")
+	layer := n.Int("layer")
 	if heads < 1 || kvh < 1 || heads%kvh != 0 || hd < 8 || hd%8 != 0 || hd > 256 {
 		return nil, fmt.Errorf("heads %d, kv_heads %d, head_dim %d out of range (head_dim a multiple of 8 up to 256)", heads, kvh, hd)
 	}
@@ -114,19 +149,21 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 	if layer < 0 {
 		return nil, fmt.Errorf("negative layer %d", layer)
 	}
-	cfg := e.kernels.config("Attn",
-		fmt.Sprintf("static constexpr int HEADS = %d, KVH = %d, HD = %d, WINDOW = %d;", heads, kvh, hd, window),
-		"static constexpr float SCALE = "+cFloat(n.Float("scale"))+";")
+	if ir.KVQ8(n) && hd%16 != 0 {
+		return nil, fmt.Errorf("an 8-bit KV cache needs head_dim a multiple of 16, not %d", hd)
+	}
+	cfg := e.attnConfig(n)
 	if e.batching {
 		return e.attendPaged(n, cfg)
 	}
 	kc, vc := kvArgs(n)
 	positions := plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions}
-	fold := !e.prefill && n.Bool("fold_qk_norm") // attend_decode norms, rotates and stores
+	fold := !e.prefill && n.Bool("fold_qk_norm")     // attend_decode norms, rotates and stores
+	storeQ8 := !e.prefill && n.Bool("fold_kv_store") // attend_decode stores (an 8-bit cache)
 
 	var ls []plans.Launch
 	var err error
-	if !e.kvStored[n] && !fold { // else the qkv kernel, or attend_decode, stored k and v
+	if !e.kvStored[n] && !fold && !storeQ8 { // else the qkv kernel, or attend_decode, stored k and v
 		store := &call{}
 		store.ptr(e, cIn, "k", k)
 		store.ptr(e, cIn, "v", v)
@@ -134,7 +171,7 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 		store.arg(cCache, "kc", kc)
 		store.arg(cCache, "vc", vc)
 		e.stateArg(store)
-		if ls, err = e.emit(store, "kv_store", 256, gridElems(0, kvh*hd, 256), configArgs{cfg}); err != nil {
+		if ls, err = e.emit(store, "kv_store", 256, kvStoreGrid(n, kvh, hd, 1), configArgs{cfg}); err != nil {
 			return nil, err
 		}
 	}
@@ -147,7 +184,14 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 		}
 	} else {
 		att.ptr(e, cIn, "q", q)
-		if !e.prefill {
+		switch {
+		case storeQ8: // kn, vn: the step's k, v it stores; no norms
+			att.ptr(e, cIn, "kn", k)
+			att.ptr(e, cIn, "vn", v)
+			att.null()
+			att.null()
+			qk = "QKStore"
+		case !e.prefill:
 			for range 4 { // kn, vn, qw, kw: attend_decode's folded q/k norms
 				att.null()
 			}

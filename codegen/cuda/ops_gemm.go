@@ -135,7 +135,7 @@ func (e *emitter) gemmQKV(c *call, n *ir.Node, in int64, q qkvParts, bAccs []acc
 		return nil, err
 	}
 	att := e.attentionOf(n)
-	kv := att != nil && q.outs[1] == att.Int("kv_heads")*att.Int("head_dim") && q.outs[2] == q.outs[1]
+	kv := att != nil && !ir.KVQ8(att) && q.outs[1] == att.Int("kv_heads")*att.Int("head_dim") && q.outs[2] == q.outs[1]
 	if q.rope == "Rope_none" && !kv {
 		return ls, nil
 	}

@@ -44,7 +44,7 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 	c.arg(cInts, "positions", plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions})
 	c.ptr(e, cOut, "y", n)
 	kv := false
-	if att := e.attentionOf(n); att != nil && rowsOf(x) == 0 && outs[1] == att.Int("kv_heads")*att.Int("head_dim") && outs[2] == outs[1] {
+	if att := e.attentionOf(n); att != nil && !ir.KVQ8(att) && rowsOf(x) == 0 && outs[1] == att.Int("kv_heads")*att.Int("head_dim") && outs[2] == outs[1] {
 		kc, vc := kvArgs(att)
 		c.arg(cCache, "kc", kc)
 		c.arg(cCache, "vc", vc)

@@ -28,8 +28,8 @@ var pagedSweep = []decodeTuning{
 	{"target", nil},
 	{"two waves", func(g *passes.GPU) { g.PagedAttnWaves = 2 }},
 	{"four waves", func(g *passes.GPU) { g.PagedAttnWaves = 4 }},
-	{"3 stages", func(g *passes.GPU) { g.PagedAttnSmem = 3 * passes.PagedAttnStageBytes(96) }},
-	{"4 stages", func(g *passes.GPU) { g.PagedAttnSmem = 4 * passes.PagedAttnStageBytes(96) }},
+	{"3 stages", func(g *passes.GPU) { g.PagedAttnSmem = 3 * passes.PagedAttnStageBytes(96, false) }},
+	{"4 stages", func(g *passes.GPU) { g.PagedAttnSmem = 4 * passes.PagedAttnStageBytes(96, false) }},
 }
 
 // TestGPUPagedAttentionTiming times the batched step's attention kernels

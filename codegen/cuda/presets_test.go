@@ -104,6 +104,12 @@ func lowerGPU(t *testing.T, path string, maxTokens int) (*ir.Graph, *plans.Manif
 // lowerFor is lowerGPU for CUDA target target.
 func lowerFor(t *testing.T, path string, maxTokens int, target string) (*ir.Graph, *plans.Manifest, *gguf.File) {
 	t.Helper()
+	return lowerForKV(t, path, maxTokens, target, "")
+}
+
+// lowerForKV is lowerFor with the KV cache format kv (compiler.Options.KVCache).
+func lowerForKV(t *testing.T, path string, maxTokens int, target, kv string) (*ir.Graph, *plans.Manifest, *gguf.File) {
+	t.Helper()
 	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -117,6 +123,9 @@ func lowerFor(t *testing.T, path string, maxTokens int, target string) (*ir.Grap
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := compiler.SetKVCache(g, kv); err != nil {
+		t.Fatal(err)
+	}
 	if err := passes.Run(g, passes.Options{Target: target, Verify: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -124,9 +133,10 @@ func lowerFor(t *testing.T, path string, maxTokens int, target string) (*ir.Grap
 	man := &plans.Manifest{
 		CompilerVersion: "codegen/cuda test", Target: target, Graph: ir.Print(g),
 		Model: plans.Model{Name: h.Arch, Arch: h.Arch, NLayer: h.NLayer, NEmbd: h.NEmbd, NHead: h.NHead,
-			NHeadKV: h.NHeadKV, HeadDim: h.HeadDim, Vocab: h.NVocab, ContextLength: h.NCtx},
-		Memory: plans.Memory{MaxTokens: maxTokens, KVBytesPerToken: h.KVBytesPerToken()},
+			NHeadKV: h.NHeadKV, HeadDim: h.HeadDim, Vocab: h.NVocab, ContextLength: h.NCtx, KVCache: ir.KVCacheOf(g)},
+		Memory: plans.Memory{MaxTokens: maxTokens},
 	}
+	man.Memory.KVBytesPerToken = man.Model.KVBytes(1)
 	if man.Tensors, err = compiler.WeightTable(g, f); err != nil {
 		t.Fatal(err)
 	}

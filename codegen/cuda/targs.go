@@ -222,7 +222,7 @@ type (
 	attendDecodeArgs struct {
 		attendArgs
 		Splits, Cluster, Stages, MinKeys int64
-		QK                               string `targ:"omitzero"` // QKNorm<...> where it folds the q/k norms
+		QK                               string `targ:"omitzero"` // QKNorm<...> where it folds the q/k norms, QKStore an 8-bit store
 	}
 	// pagedArgs serve kv_store_paged; attendPagedArgs attend_paged (NL,
 	// the model's layers, places a row in the paged pool).

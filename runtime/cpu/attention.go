@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/llama-orch/orc/ir"
+	"github.com/llama-orch/orc/plans"
 )
 
 // kvStore is keys and values, float32, per layer in blocks of blockTokens
@@ -87,6 +88,10 @@ func (pr *program) attention(n *ir.Node) (func(*stepState) error, error) {
 	}
 	q, k, v, out := pr.bufs[n.Inputs[0]], pr.bufs[n.Inputs[1]], pr.bufs[n.Inputs[2]], pr.bufs[n]
 	scale, window, group := n.Float("scale"), int(n.Int("window")), heads/kvHeads
+	store := func(dst, src []float32) int { return copy(dst, src) }
+	if ir.KVQ8(n) {
+		store = func(dst, src []float32) int { plans.KVQ8Round(dst, src, hd); return len(src) }
+	}
 	return func(st *stepState) error {
 		last := int32(0)
 		for t, p := range st.positions[:st.t] {
@@ -95,8 +100,8 @@ func (pr *program) attention(n *ir.Node) (func(*stepState) error, error) {
 				return fmt.Errorf("position %d is outside the cache of %d", p, c.positions())
 			}
 			cache, r := c.store.layers[layer], c.row(int(p))*width
-			copy(cache.k[r:r+width], k[t*width:(t+1)*width])
-			copy(cache.v[r:r+width], v[t*width:(t+1)*width])
+			store(cache.k[r:r+width], k[t*width:(t+1)*width])
+			store(cache.v[r:r+width], v[t*width:(t+1)*width])
 			last = max(last, p)
 		}
 		parallelFor(pr.threads, st.t*heads, int(last+1)*hd*2, func(lo, hi int) {

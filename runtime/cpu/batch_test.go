@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/llama-orch/orc/runtime"
@@ -13,14 +14,17 @@ import (
 // Rows batched together give bit for bit the logits each gives alone,
 // whatever the step's other rows and however its prompt is chunked, and
 // those logits are the single-sequence Forward's to float32 rounding.
+// An 8-bit KV cache (name/q8) holds them too.
 func TestBatchRowsMatchAlone(t *testing.T) {
-	for _, name := range []string{"stories", "qwen2.5-0.5b-tiny", "gpt2-small-tiny", "gpt-oss-20b-tiny", "qwen3-30b-a3b-tiny"} {
+	for _, name := range []string{"stories", "qwen2.5-0.5b-tiny", "gpt2-small-tiny", "gpt-oss-20b-tiny", "qwen3-30b-a3b-tiny",
+		"qwen2.5-0.5b-tiny/q8", "gpt-oss-20b-tiny/q8", "qwen3-tiny/q8"} {
 		t.Run(name, func(t *testing.T) {
 			var dev *Device
+			preset, kv, _ := strings.Cut(name, "/")
 			if name == "stories" {
 				dev, _ = openStories(t, 16)
 			} else {
-				dev = openTiny(t, name, 16)
+				dev = openTinyKV(t, preset, 16, kv)
 			}
 			const nSeq, steps, bt = 5, 6, 4
 			b, err := dev.NewBatch(runtime.BatchConfig{Sequences: nSeq, StepTokens: 24, BlockTokens: bt})

@@ -21,8 +21,14 @@ const storiesGGUF = "../../../shared/testdata/models/stories260k-f32.gguf"
 // `orcc compile --device cpu` does, and opens it.
 func compiledPlan(t *testing.T, model string, maxTokens int) *plans.Plan {
 	t.Helper()
+	return compiledPlanKV(t, model, maxTokens, "")
+}
+
+// compiledPlanKV is compiledPlan with the KV cache format kv.
+func compiledPlanKV(t *testing.T, model string, maxTokens int, kv string) *plans.Plan {
+	t.Helper()
 	dir := t.TempDir() + "/plan"
-	if err := compiler.Compile(compiler.Options{Model: model, Out: dir, Target: "cpu", MaxTokens: maxTokens}); err != nil {
+	if err := compiler.Compile(compiler.Options{Model: model, Out: dir, Target: "cpu", MaxTokens: maxTokens, KVCache: kv}); err != nil {
 		t.Fatal(err)
 	}
 	return openPlan(t, dir)

@@ -17,7 +17,13 @@ var tinyPresets = synth.WithCheck(synth.CheckGoldenF32)
 // most maxTokens tokens.
 func openTiny(t *testing.T, preset string, maxTokens int) *Device {
 	t.Helper()
-	dev, err := Open(compiledPlan(t, synthModel(t, preset), maxTokens), Options{})
+	return openTinyKV(t, preset, maxTokens, "")
+}
+
+// openTinyKV is openTiny with the KV cache format kv (compiler.Options.KVCache).
+func openTinyKV(t *testing.T, preset string, maxTokens int, kv string) *Device {
+	t.Helper()
+	dev, err := Open(compiledPlanKV(t, synthModel(t, preset), maxTokens, kv), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

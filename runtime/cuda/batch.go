@@ -202,7 +202,7 @@ func (d *Device) newBatch(cfg runtime.BatchConfig, solo *sequence) (*Batch, erro
 // Blocks is the pool's size in blocks.
 func (b *Batch) Blocks() int { return b.lim.blocks }
 
-// KVBytesPerBlock is one block's keys and values over all layers, fp16.
+// KVBytesPerBlock is one block's keys and values over all layers.
 func (b *Batch) KVBytesPerBlock() int64 {
 	return kvBytes(&b.d.plan.Manifest.Model, b.lim.blockTokens)
 }

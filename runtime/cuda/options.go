@@ -77,10 +77,9 @@ func align(n int64) int64 {
 	return (n + plans.Alignment - 1) / plans.Alignment * plans.Alignment
 }
 
-// kvBytes is one sequence's KV cache: [n_layer][2][ctx][n_head_kv*head_dim] fp16.
-func kvBytes(m *plans.Model, ctx int) int64 {
-	return int64(m.NLayer) * 2 * int64(ctx) * int64(m.NHeadKV) * int64(m.HeadDim) * 2
-}
+// kvBytes is one sequence's KV cache: [n_layer][2][ctx] rows of
+// m.KVRowBytes.
+func kvBytes(m *plans.Model, ctx int) int64 { return m.KVBytes(ctx) }
 
 // progressMarks reports each 25 % mark that done of total bytes has reached,
 // above last and at most upTo; it returns the last mark reported.

@@ -117,8 +117,8 @@ func (b *Batch) copySolo(blocks []int32, from, to int, toSolo bool) error {
 }
 
 // kvGeometry is where a position's keys and values lie in a sequence's
-// cache (plans.ArgKV: [n_layer][K, V][ctx][n_head_kv·head_dim] fp16) and
-// in the pool (plans.ArgKVPool: [block][n_layer][K, V][BT][n_head_kv·head_dim]).
+// cache (plans.ArgKV: [n_layer][K, V][ctx] rows of Model.KVRowBytes) and
+// in the pool (plans.ArgKVPool: [block][n_layer][K, V][BT] rows).
 // Both hold a position's row in n_layer·2 slabs, one per layer and part,
 // at a fixed pitch: positions of one block copy as one 2D copy of slabs
 // rows.
@@ -131,7 +131,7 @@ type kvGeometry struct {
 }
 
 func newKVGeometry(m *plans.Model, ctx, bt int) kvGeometry {
-	row := int64(m.NHeadKV) * int64(m.HeadDim) * 2
+	row := m.KVRowBytes()
 	return kvGeometry{row: row, slabs: 2 * int64(m.NLayer), cachePitch: int64(ctx) * row, poolPitch: int64(bt) * row, bt: bt}
 }
 

@@ -4324,25 +4324,11 @@ __device__ __forceinline__ void embed_rows(const uint8_t* __restrict__ table, co
     }
 }
 
-// Attention over an FP16 KV cache laid out per layer as K [ctx][KVH·HD] and
-// V [ctx][KVH·HD] (plans.ArgKV). A config A (emitted per layer kind) has
-// HEADS, KVH, HD, WINDOW (0 = full causal) and SCALE.
-
-// kv_store: this step's k, v rows go to the cache at their positions; one
-// thread per element. Positions at or past the cache capacity are dropped
-// (the runtime refuses steps that would reach them).
-template <class A>
-__device__ __forceinline__ void kv_store(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions,
-                                         __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
-    constexpr int KV = A::KVH * A::HD;
-    const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (i64)STATE_T(state) * KV) return;
-    const i64 t = i / KV, c = i % KV;
-    const int pos = positions[t];
-    if (pos < 0 || pos >= STATE_CTX(state)) return;
-    kc[(i64)pos * KV + c] = __float2half(k[i]);
-    vc[(i64)pos * KV + c] = __float2half(v[i]);
-}
+// Attention over a KV cache laid out per layer as K [ctx] and V [ctx] rows
+// of KVROW bytes (plans.ArgKV): KVH·HD fp16, or with KV8 (plans.KVCacheQ8)
+// KVH·HD int8 codes, then KVH f32 scales (x ≈ code·scale). A config A
+// (emitted per layer kind) has HEADS, KVH, HD, WINDOW (0 = full causal),
+// KV8, KVROW and SCALE.
 
 // Attention proper: flash attention on tensor cores (mma.sync m16n8k16,
 // fp16 inputs, fp32 accumulators). A warp holds 16 query rows; the rows of
@@ -4373,23 +4359,133 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t* r, const void* p) {
 // exp2(x - m), 0 where m is -inf (a row that has seen no key yet).
 __device__ __forceinline__ float att_exp2(float x, float m) { return m == -INFINITY ? 0.f : exp2f(x - m); }
 
+// The 8-bit cache's tiles in shared memory: a row of ATT8_SROW(HDP) =
+// HDP + 16 bytes a key, its codes, then its scale in the last 4 bytes,
+// within the space an fp16 tile of as many keys takes, so a kernel's ring
+// keeps its layout. Rows of 16-byte multiples (HD % 16 == 0) stagger the
+// 8 rows a fragment reads over distinct banks.
+#define ATT8_SROW(HDP) ((HDP) + 16)
+
+// kv_q8_row: one warp stores kv head h's HD values of the row x [KVH·HD]
+// into the cache row dst (KVROW bytes): amax = max |x|, codes rint(x ·
+// (127/amax)), scale amax/127 (runtime/cpu's storeQ8 alike).
+template <class A>
+__device__ __forceinline__ void kv_q8_row(const float* __restrict__ x, uint8_t* __restrict__ dst, int h) {
+    constexpr int HD = A::HD, N = (HD + 31) / 32;
+    const int lane = threadIdx.x & 31;
+    float v[N], amax = 0.f;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        const int d = lane + 32 * i;
+        v[i] = d < HD ? x[h * HD + d] : 0.f;
+        amax = fmaxf(amax, fabsf(v[i]));
+    }
+    amax = warp_max(amax);
+    const float inv = amax > 0.f ? 127.f / amax : 0.f;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        const int d = lane + 32 * i;
+        if (d < HD) dst[h * HD + d] = (uint8_t)(int8_t)max(-127, min(127, __float2int_rn(v[i] * inv)));
+    }
+    if (lane == 0) ((float*)(dst + A::KVH * HD))[h] = amax / 127.f;
+}
+
+// att8_half2: two int8 codes (the low 16 bits of v) as an f16 pair, exact:
+// each biased by 128 into the mantissa of 1024, less 1152.
+__device__ __forceinline__ uint32_t att8_half2(uint32_t v) {
+    const uint32_t t = __byte_perm(v ^ 0x8080u, 0x6464u, 0x5140);
+    const __half2 h = __hsub2(*(const __half2*)&t, __half2half2(__ushort_as_half((unsigned short)0x6480)));
+    return *(const uint32_t*)&h;
+}
+
+// cp_async4: a 4-byte global→shared copy, zero-filled where src_bytes is 0.
+__device__ __forceinline__ void cp_async4(void* dst, const void* src, int src_bytes) {
+    const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+}
+
+// att8_copy_row: chunk ch of key row src (KVROW bytes of the cache) of kv
+// head kvh to the tile row dst (ATT8_SROW bytes): chunks [0, HD/16) its
+// 16-byte runs of codes, chunk HD/16 its scale; zeros where real is false
+// (src then any valid global address: nothing is read).
+template <class A>
+__device__ __forceinline__ void att8_copy_row(uint8_t* dst, const uint8_t* src, bool real, int kvh, int ch) {
+    constexpr int HD = A::HD;
+    static_assert(HD % 16 == 0, "an 8-bit cache's head is whole 16-byte runs");
+    if (ch < HD / 16)
+        cp_async16(dst + ch * 16, src + (real ? kvh * HD + ch * 16 : 0), real ? 16 : 0);
+    else
+        cp_async4(dst + HD + 12, src + (real ? A::KVH * HD + 4 * kvh : 0), real ? 4 : 0);
+}
+
+// att_rows: row r of a K or V tile (at base): fp16 rows of HDP + 8
+// halves, or the 8-bit cache's rows of ATT8_SROW bytes.
+template <class A>
+__device__ __forceinline__ const __half* att_rows(const __half* base, int r) {
+    constexpr int HDP = (A::HD + 15) / 16 * 16;
+    if constexpr (A::KV8) return (const __half*)((const uint8_t*)base + r * ATT8_SROW(HDP));
+    else return base + r * (HDP + 8);
+}
+
+// att_region: the halves a K (or V) tile of KT keys takes in shared
+// memory: fp16 rows of HDP + 8 halves, or the 8-bit cache's rows of
+// ATT8_SROW bytes (half the bytes: a ring holds twice the stages).
+template <class A, int KT>
+__device__ __forceinline__ constexpr int att_region() {
+    constexpr int HDP = (A::HD + 15) / 16 * 16;
+    return A::KV8 ? KT * ATT8_SROW(HDP) / 2 : KT * (HDP + 8);
+}
+
+// kv_store: this step's k, v rows go to the cache at their positions; one
+// thread per element, or with an 8-bit cache (KV8) one warp per token and
+// kv head. Positions at or past the cache capacity are dropped (the
+// runtime refuses steps that would reach them).
+template <class A>
+__device__ __forceinline__ void kv_store(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions,
+                                         __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
+    constexpr int KV = A::KVH * A::HD;
+    if constexpr (A::KV8) {
+        const i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+        if (w >= (i64)STATE_T(state) * A::KVH) return;
+        const int t = (int)(w / A::KVH), h = (int)(w % A::KVH), pos = positions[t];
+        if (pos < 0 || pos >= STATE_CTX(state)) return;
+        kv_q8_row<A>(k + (i64)t * KV, (uint8_t*)kc + (i64)pos * A::KVROW, h);
+        kv_q8_row<A>(v + (i64)t * KV, (uint8_t*)vc + (i64)pos * A::KVROW, h);
+    } else {
+        const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+        if (i >= (i64)STATE_T(state) * KV) return;
+        const i64 t = i / KV, c = i % KV;
+        const int pos = positions[t];
+        if (pos < 0 || pos >= STATE_CTX(state)) return;
+        kc[(i64)pos * KV + c] = __float2half(k[i]);
+        vc[(i64)pos * KV + c] = __float2half(v[i]);
+    }
+}
+
 // att_load_kv: keys [k0, k0 + KT) of kv head kvh to ks, vs ([KT][HDP + 8]
-// halves), by NT threads from thread index i0, as 16-byte async copies;
+// halves, or ATT8_SROW-byte rows from an 8-bit cache), by NT threads from thread index i0, as 16-byte async copies;
 // keys at or past kend and the padding dims are zero-filled (never read
 // past the cache's rows); rlo, rhi: only the tile's rows [rlo, rhi);
 // commit: close its copy groups (else the caller does).
 template <class A, int KT, int NT>
 __device__ __forceinline__ void att_load_kv(const __half* __restrict__ kc, const __half* __restrict__ vc, int kvh, int k0, int kend,
                                             __half* ks, __half* vs, int i0, bool v_group, int rlo = 0, int rhi = KT, bool commit = true) {
-    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, KV = A::KVH * HD, CH = HDP / 8, SROW = HDP + 8;
+    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, KV = A::KVH * HD, CH = HDP / 8, SROW = HDP + 8, C8 = HD / 16 + 1;
 #pragma unroll
     for (int kv = 0; kv < 2; kv++) {
         const __half* src = kv ? vc : kc;
         __half* dst = kv ? vs : ks;
-        for (int i = i0 + rlo * CH; i < rhi * CH; i += NT) {
-            const int row = i / CH, ch = i % CH, key = k0 + row;
-            const bool real = key < kend && ch * 8 < HD;
-            cp_async16(dst + row * SROW + ch * 8, src + (real ? (i64)key * KV + kvh * HD + ch * 8 : 0), real ? 16 : 0);
+        if constexpr (A::KV8) {  // a row's codes in HD/16 copies, then its scale
+            for (int i = i0 + rlo * C8; i < rhi * C8; i += NT) {
+                const int row = i / C8, key = k0 + row;
+                att8_copy_row<A>((uint8_t*)dst + row * ATT8_SROW(HDP), (const uint8_t*)src + (key < kend ? (i64)key * A::KVROW : 0), key < kend, kvh, i % C8);
+            }
+        } else {
+            for (int i = i0 + rlo * CH; i < rhi * CH; i += NT) {
+                const int row = i / CH, ch = i % CH, key = k0 + row;
+                const bool real = key < kend && ch * 8 < HD;
+                cp_async16(dst + row * SROW + ch * 8, src + (real ? (i64)key * KV + kvh * HD + ch * 8 : 0), real ? 16 : 0);
+            }
         }
         if (commit && (kv == 1 || v_group)) cp_async_commit();  // v_group: K first, its scores can start while V lands
     }
@@ -4431,11 +4527,12 @@ __device__ __forceinline__ void att_load_q(const float* __restrict__ q, const in
 // same C layout over HD, the padded width). m is the running row max, l the lane's share of
 // the row sum. WAIT_V: V's copy group is still in flight and is awaited
 // between the two products.
-template <int HD, int KT, bool WAIT_V>
+template <int HD, int KT, bool WAIT_V, bool KV8 = false>
 __device__ __forceinline__ void att_tile(const uint32_t (&qf)[HD / 16][4], const __half* ks, const __half* vs, int k0, int kend,
                                          const int (&pos)[2], const int (&lo)[2], float (&m)[2], float (&l)[2], float (&o)[HD / 8][4]) {
-    constexpr int SROW = HD + 8;
+    constexpr int SROW = HD + 8, SROW8 = ATT8_SROW(HD);
     const int lane = threadIdx.x & 31, r = lane >> 2, c = lane & 3;
+    const uint8_t *kb = (const uint8_t*)ks, *vb = (const uint8_t*)vs;  // KV8: codes, each row's scale at its end
     float s[KT / 8][4];
 #pragma unroll
     for (int n = 0; n < KT / 8; n++) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
@@ -4443,16 +4540,24 @@ __device__ __forceinline__ void att_tile(const uint32_t (&qf)[HD / 16][4], const
     for (int kk = 0; kk < HD / 16; kk++) {
 #pragma unroll
         for (int n = 0; n < KT / 8; n++) {
-            const __half* kr = ks + (n * 8 + r) * SROW + kk * 16 + 2 * c;
-            mma_f16_16816(s[n], qf[kk], *(const uint32_t*)kr, *(const uint32_t*)(kr + 8));
+            if constexpr (KV8) {
+                const uint8_t* kr = kb + (n * 8 + r) * SROW8 + kk * 16 + 2 * c;
+                mma_f16_16816(s[n], qf[kk], att8_half2(*(const uint16_t*)kr), att8_half2(*(const uint16_t*)(kr + 8)));
+            } else {
+                const __half* kr = ks + (n * 8 + r) * SROW + kk * 16 + 2 * c;
+                mma_f16_16816(s[n], qf[kk], *(const uint32_t*)kr, *(const uint32_t*)(kr + 8));
+            }
         }
     }
     float mx[2] = {m[0], m[1]};
 #pragma unroll
     for (int n = 0; n < KT / 8; n++) {
+        float ksc[2] = {1.f, 1.f};  // KV8: the keys' scales (q·code·scale)
+        if constexpr (KV8) ksc[0] = *(const float*)(kb + (n * 8 + 2 * c) * SROW8 + HD + 12), ksc[1] = *(const float*)(kb + (n * 8 + 2 * c + 1) * SROW8 + HD + 12);
 #pragma unroll
         for (int e = 0; e < 4; e++) {
             const int h = e >> 1, j = k0 + n * 8 + 2 * c + (e & 1);
+            if constexpr (KV8) s[n][e] *= ksc[e & 1];
             if (j >= kend || j > pos[h] || j < lo[h]) s[n][e] = -INFINITY;
             mx[h] = fmaxf(mx[h], s[n][e]);
         }
@@ -4468,11 +4573,13 @@ __device__ __forceinline__ void att_tile(const uint32_t (&qf)[HD / 16][4], const
     }
 #pragma unroll
     for (int n = 0; n < KT / 8; n++) {
+        float vsc[2] = {1.f, 1.f};  // KV8: P·diag(scales) times the codes
+        if constexpr (KV8) vsc[0] = *(const float*)(vb + (n * 8 + 2 * c) * SROW8 + HD + 12), vsc[1] = *(const float*)(vb + (n * 8 + 2 * c + 1) * SROW8 + HD + 12);
 #pragma unroll
         for (int e = 0; e < 4; e++) {
             const float p = att_exp2(s[n][e], m[e >> 1]);
             l[e >> 1] += p;
-            s[n][e] = p;
+            s[n][e] = KV8 ? p * vsc[e & 1] : p;
         }
     }
 #pragma unroll
@@ -4492,7 +4599,16 @@ __device__ __forceinline__ void att_tile(const uint32_t (&qf)[HD / 16][4], const
 #pragma unroll
         for (int dp = 0; dp < HD / 16; dp++) {
             uint32_t b[4];
-            ldmatrix_x4_trans(b, vs + (kk * 16 + (mi & 1) * 8 + (lane & 7)) * SROW + dp * 16 + (mi >> 1) * 8);
+            if constexpr (KV8) {  // keys 2c, 2c + 1 (and 8 on) of dims r and 8 + r: a byte each
+                const uint8_t* vr = vb + (kk * 16 + 2 * c) * SROW8 + dp * 16 + r;
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    const uint8_t* p = vr + (j >> 1) * 8 + (j & 1) * 8 * SROW8;
+                    b[j] = att8_half2(__byte_perm(p[0], p[SROW8], 0x0040));
+                }
+            } else {
+                ldmatrix_x4_trans(b, vs + (kk * 16 + (mi & 1) * 8 + (lane & 7)) * SROW + dp * 16 + (mi >> 1) * 8);
+            }
             mma_f16_16816(o[2 * dp], a, b[0], b[1]);
             mma_f16_16816(o[2 * dp + 1], a, b[2], b[3]);
         }
@@ -4615,6 +4731,7 @@ __device__ __forceinline__ void attend_prefill(const float* __restrict__ q, cons
                                                xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters,
                                                const int* __restrict__ state) {
     constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = 64, SROW = HDP + 8, NT = ATT_WARPS * 32;
+    constexpr int REG = att_region<A, KT>();  // a K or V tile
     constexpr int R = 16 * ATT_WARPS, OROW = HDP + 4, SLOT = R * (HD + 2);  // a partial: o [R][HD], then (m, l) [R]
     const int grp = blockIdx.y * gridDim.x + blockIdx.x, split = blockIdx.z;
     const int base = gridDim.x * gridDim.y;
@@ -4644,19 +4761,19 @@ __device__ __forceinline__ void attend_prefill(const float* __restrict__ q, cons
 #pragma unroll
     for (int d = 0; d < HDP / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
     const int tiles = (kend - kbegin + KT - 1) / KT;
-    att_load_kv<A, KT, NT>(kc, vc, kvh, kbegin, kend, kvs, kvs + KT * SROW, threadIdx.x, false);
+    att_load_kv<A, KT, NT>(kc, vc, kvh, kbegin, kend, kvs, kvs + REG, threadIdx.x, false);
     for (int i = 0; i < tiles; i++) {
-        __half* ks = kvs + (i & 1) * 2 * KT * SROW;
+        __half* ks = kvs + (i & 1) * 2 * REG;
         if (i + 1 < tiles) {
-            __half* next = kvs + ((i + 1) & 1) * 2 * KT * SROW;
-            att_load_kv<A, KT, NT>(kc, vc, kvh, kbegin + (i + 1) * KT, kend, next, next + KT * SROW, threadIdx.x, false);
+            __half* next = kvs + ((i + 1) & 1) * 2 * REG;
+            att_load_kv<A, KT, NT>(kc, vc, kvh, kbegin + (i + 1) * KT, kend, next, next + REG, threadIdx.x, false);
             cp_async_wait<1>();
         } else {
             cp_async_wait<0>();
         }
         __syncthreads();
         const int k0 = kbegin + i * KT;
-        if (k0 <= wlast && k0 + KT > wfirst) att_tile<HDP, KT, false>(qf, ks, ks + KT * SROW, k0, kend, pos, lo, m, l, o);
+        if (k0 <= wlast && k0 + KT > wfirst) att_tile<HDP, KT, false, A::KV8>(qf, ks, ks + REG, k0, kend, pos, lo, m, l, o);
         __syncthreads();  // the next iteration's copy overwrites this stage
     }
     float* os = (float*)att_smem;  // [R][OROW], then ms, ls [R], the merge's weights [SPLITS][R]
@@ -4776,9 +4893,12 @@ __device__ __forceinline__ T* att_peer(T* p, int c) {
 // them there). QKNorm: attend_decode folds a q/k per-head norm (config N,
 // q's weights WQ, k's WK), RoPE (config R) and the kv store in
 // (fold_qk_norm; its q, kn and vn are the qkv's raw parts).
-struct QKRaw { static constexpr bool FOLD = false; };
+// QKStore: q and k come as QKRaw's, and attend_decode stores the step's
+// k and v in an 8-bit cache itself (fold_kv_store; kn and vn are k and v).
+struct QKRaw { static constexpr bool FOLD = false, STORE = false; };
+struct QKStore { static constexpr bool FOLD = false, STORE = true; };
 template <class R, class N, class WQ, class WK> struct QKNorm {
-    static constexpr bool FOLD = true;
+    static constexpr bool FOLD = true, STORE = false;
     using Rope = R;
     using Norm = N;
     using Q = WQ;
@@ -4800,6 +4920,7 @@ __device__ __forceinline__ void att_fold_qk(const float* __restrict__ q, const f
     using R = typename QK::Rope;
     using N = typename QK::Norm;
     static_assert(R::HD == HD && R::ROT == HD, "whole heads rotated");
+    static_assert(!A::KV8, "a folded kv store writes fp16 rows (passes: no fold with an 8-bit cache)");
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     for (int h = warp; h <= G; h += ATT_WARPS) {
         if (h < G) {
@@ -4852,6 +4973,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
                                               xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters,
                                               const int* __restrict__ state) {
     constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = 32, SROW = HDP + 8, OROW = HDP + 4;
+    constexpr int REG = att_region<A, KT>();  // a K or V tile
     constexpr int W = ATT_WARPS, ROUND = W * KT, NCL = SPLITS / CLUSTER;
     static_assert(SPLITS % CLUSTER == 0 && MINKEYS % ROUND == 0 && STAGES >= 1, "attend_decode: splits in whole clusters, chunks in whole rounds");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -4874,7 +4996,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     const bool alone = nsplit == 1;  // block 0 has every key: no merge, no cluster barrier
     if (alone ? split > 0 : cl >= ncl) return;  // whole clusters, or all but block 0 of the first
     const int kbegin = kmin + split * chunk, kend = min(kmax, kbegin + chunk);  // empty past the last chunk
-    __half* ring = (__half*)att_smem + warp * STAGES * 2 * KT * SROW;  // this warp's [STAGES][K, V][KT][SROW]
+    __half* ring = (__half*)att_smem + warp * STAGES * 2 * REG;  // this warp's [STAGES][K, V][KT][SROW]
     const int k1 = kbegin + warp * KT;  // the warp's first tile
     const int nt = k1 < kend ? (kend - k1 + ROUND - 1) / ROUND : 0;
     const int first = positions[0];  // keys below it are earlier steps'
@@ -4883,9 +5005,9 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 #pragma unroll
     for (int s = 0; s < STAGES; s++) {
         const int k0 = k1 + s * ROUND;
-        __half* ks = ring + s * 2 * KT * SROW;
+        __half* ks = ring + s * 2 * REG;
         if (s < nt)
-            att_load_kv<A, KT, 32>(kc, vc, kvh, k0, kend, ks, ks + KT * SROW, lane, false, 0, min(max(first - k0, 0), KT));
+            att_load_kv<A, KT, 32>(kc, vc, kvh, k0, kend, ks, ks + REG, lane, false, 0, min(max(first - k0, 0), KT));
         else
             cp_async_commit();
     }
@@ -4900,13 +5022,22 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
         att_fold_qk<A, QK>(q, kn, vn, qw, kw, first, kvh, kbegin <= first && first < kend && first < STATE_CTX(state), kc, vc, qs);
         qsrc = qs;
         qhead0 = kvh * G;
+    }    if constexpr (QK::STORE) {  // the block whose keys hold the step's position stores its k, v (a warp)
+        static_assert(A::KV8, "attend_decode stores an 8-bit cache's rows (fold_kv_store)");
+        acquire(kn, vn);
+        if (warp == 0 && kbegin <= first && first < kend && first < STATE_CTX(state)) {
+            kv_q8_row<A>(kn, (uint8_t*)kc + (i64)first * A::KVROW, kvh);
+            kv_q8_row<A>(vn, (uint8_t*)vc + (i64)first * A::KVROW, kvh);
+        }
+        __syncthreads();  // the late copies below read what it stored
     }
+
 #pragma unroll
     for (int s = 0; s < STAGES; s++) {
         const int k0 = k1 + s * ROUND;
-        __half* ks = ring + s * 2 * KT * SROW;
+        __half* ks = ring + s * 2 * REG;
         if (s < nt && k0 + KT > first)
-            att_load_kv<A, KT, 32>(kc, vc, kvh, k0, kend, ks, ks + KT * SROW, lane, false, max(first - k0, 0), KT, false);
+            att_load_kv<A, KT, 32>(kc, vc, kvh, k0, kend, ks, ks + REG, lane, false, max(first - k0, 0), KT, false);
     }
     cp_async_commit();
 
@@ -4918,7 +5049,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     for (int d = 0; d < HDP / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
     for (int t = 0; t < nt; t++) {
         const int k0 = k1 + t * ROUND;
-        __half* ks = ring + (t % STAGES) * 2 * KT * SROW;
+        __half* ks = ring + (t % STAGES) * 2 * REG;
         // Groups committed after tile t's: the later prologue tiles' and
         // the late rows' (t < STAGES), then one a tile computed.
         if (t >= STAGES)
@@ -4928,10 +5059,10 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
         else
             cp_async_wait<STAGES>();
         __syncwarp();
-        att_tile<HDP, KT, false>(qf, ks, ks + KT * SROW, k0, kend, pos, lo, m, l, o);
+        att_tile<HDP, KT, false, A::KV8>(qf, ks, ks + REG, k0, kend, pos, lo, m, l, o);
         __syncwarp();  // the next copy overwrites this stage
         if (t + STAGES < nt)
-            att_load_kv<A, KT, 32>(kc, vc, kvh, k0 + STAGES * ROUND, kend, ks, ks + KT * SROW, lane, false);
+            att_load_kv<A, KT, 32>(kc, vc, kvh, k0 + STAGES * ROUND, kend, ks, ks + REG, lane, false);
         else
             cp_async_commit();
     }
@@ -5549,7 +5680,8 @@ __device__ __forceinline__ void qkv_mmah(const uint8_t* __restrict__ wq, const u
 // t's row, its block table is tables[row·stride ..] (paging = {block
 // tokens BT, stride}), and block b holds, per layer and part (K, V), BT
 // positions of KVH·HD fp16 at ((b·NL + layer)·2 + part)·BT·KVH·HD of the
-// pool (plans.ArgKVPool).
+// pool (plans.ArgKVPool), or with an 8-bit cache (KV8) rows of KVROW bytes
+// at as many rows' bytes (paged_row_bytes).
 
 // paged_key: the pool index of position pos's K row of layer layer in the
 // sequence whose table is table; its V row is BT·KVH·HD further. The layer
@@ -5559,6 +5691,11 @@ template <class A, int NL>
 __device__ __forceinline__ i64 paged_row(int blk, int pos, int bt, int layer) {
     return (((i64)blk * NL + layer) * 2) * bt * (A::KVH * A::HD) + (i64)(pos % bt) * (A::KVH * A::HD);
 }
+// paged_row_bytes: paged_row's place in bytes, rows of KVROW bytes.
+template <class A, int NL>
+__device__ __forceinline__ i64 paged_row_bytes(int blk, int pos, int bt, int layer) {
+    return (((i64)blk * NL + layer) * 2) * bt * A::KVROW + (i64)(pos % bt) * A::KVROW;
+}
 template <class A, int NL>
 __device__ __forceinline__ i64 paged_key(const int* __restrict__ table, int pos, int bt, int layer) {
     return paged_row<A, NL>(table[pos / bt], pos, bt, layer);
@@ -5566,13 +5703,24 @@ __device__ __forceinline__ i64 paged_key(const int* __restrict__ table, int pos,
 
 // kv_store_paged: this step's k, v rows [T][KVH·HD] to their sequences'
 // blocks at their positions; one thread per 8 elements (HD % 8 == 0, so
-// they lie in one row): two 16-byte loads of each and a 16-byte store.
+// they lie in one row): two 16-byte loads of each and a 16-byte store; with
+// an 8-bit cache one warp per token and kv head (kv_q8_row).
 template <class A, int NL>
 __device__ __forceinline__ void kv_store_paged(const float* __restrict__ k, const float* __restrict__ v, const int* __restrict__ positions,
                                                const int* __restrict__ row_of, const int* __restrict__ paging, const int* __restrict__ tables,
                                                __half* __restrict__ pool, int layer, const int* __restrict__ state) {
     constexpr int KV = A::KVH * A::HD;
     static_assert(A::HD % 8 == 0, "kv_store_paged stores 8 dims a thread");
+    if constexpr (A::KV8) {
+        const i64 w = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+        if (w >= (i64)STATE_T(state) * A::KVH) return;
+        const int t = (int)(w / A::KVH), h = (int)(w % A::KVH), bt = paging[0], pos = positions[t];
+        const int* table = tables + (i64)row_of[t] * paging[1];
+        uint8_t* row = (uint8_t*)pool + paged_row_bytes<A, NL>(table[pos / bt], pos, bt, layer);
+        kv_q8_row<A>(k + (i64)t * KV, row, h);
+        kv_q8_row<A>(v + (i64)t * KV, row + (i64)bt * A::KVROW, h);
+        return;
+    }
     const i64 i = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * 8;
     if (i >= (i64)STATE_T(state) * KV) return;
     const int t = (int)(i / KV), c = (int)(i % KV), bt = paging[0];
@@ -5704,6 +5852,27 @@ __device__ __forceinline__ void paged_load_kv(const __half* __restrict__ pool, c
                                               int k0, int kend, __half* ks, __half* vs) {
     constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, CH = HDP / 8, SROW = HDP + 8, KV = A::KVH * HD;
     constexpr int NT = PAGED_WARPS * 32, N = (PAGED_KT * CH + NT - 1) / NT;  // a thread's copies
+    if constexpr (A::KV8) {  // a row's codes in HD/16 copies, then its scale (att8_copy_row)
+        constexpr int C8 = HD / 16 + 1, N8 = (PAGED_KT * C8 + NT - 1) / NT;
+        int blk[N8];
+#pragma unroll
+        for (int c = 0; c < N8; c++) {
+            const int i = threadIdx.x + c * NT, key = k0 + i / C8;
+            blk[c] = i < PAGED_KT * C8 && key < kend ? table[key / bt] : 0;
+        }
+#pragma unroll
+        for (int c = 0; c < N8; c++) {
+            const int i = threadIdx.x + c * NT, row = i / C8, key = k0 + row;
+            if (i < PAGED_KT * C8) {
+                const bool real = key < kend;
+                const uint8_t* src = (const uint8_t*)pool + (real ? paged_row_bytes<A, NL>(blk[c], key, bt, layer) : 0);
+                att8_copy_row<A>((uint8_t*)ks + row * ATT8_SROW(HDP), src, real, kvh, i % C8);
+                att8_copy_row<A>((uint8_t*)vs + row * ATT8_SROW(HDP), src + (real ? (i64)bt * A::KVROW : 0), real, kvh, i % C8);
+            }
+        }
+        cp_async_commit();
+        return;
+    }
     int blk[N];
 #pragma unroll
     for (int c = 0; c < N; c++) {
@@ -5764,7 +5933,7 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
                                              const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows,
                                              const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y,
                                              float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
-    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = PAGED_KT, SROW = HDP + 8, STAGE = 2 * KT * SROW;
+    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = PAGED_KT, SROW = HDP + 8, STAGE = 2 * att_region<A, PAGED_KT>();
     constexpr int TQ = 16 / G;
     static_assert(TQ >= 1, "attend_paged takes a kv head's group of at most 16 query heads");
     static_assert(STAGES >= 1, "attend_paged keeps a key tile in flight");
@@ -5793,7 +5962,7 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
     // their latencies overlap.
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
-        if (s < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + s * st) * KT, kr.end, ring + s * STAGE, ring + s * STAGE + KT * SROW);
+        if (s < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + s * st) * KT, kr.end, ring + s * STAGE, ring + s * STAGE + att_region<A, PAGED_KT>());
         else cp_async_commit();
     }
     uint32_t qf[HDP / 16][4];
@@ -5812,7 +5981,7 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
     for (int i = 0; i < kr.tiles; i++) {
         const int nx = i + STAGES - 1;  // its stage was freed by the barrier that ended iteration i - 1
         __half* nb = ring + nx % STAGES * STAGE;
-        if (nx < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + nx * st) * KT, kr.end, nb, nb + KT * SROW);
+        if (nx < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + nx * st) * KT, kr.end, nb, nb + att_region<A, PAGED_KT>());
         else cp_async_commit();
         cp_async_wait<STAGES - 1>();
         __syncthreads();
@@ -5820,7 +5989,7 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
         const int j = kr.first + i * st, kw = j * KT + 16 * warp;
         const int pm[2] = {z < nzr[0] && (j & (nzr[0] - 1)) == z ? pos[0] : -1, z < nzr[1] && (j & (nzr[1] - 1)) == z ? pos[1] : -1};
         if (kw < kr.end && kw <= wlast && kw + 16 > wfirst)
-            att_tile<HDP, 16, false>(qf, kb + 16 * warp * SROW, kb + (KT + 16 * warp) * SROW, kw, kr.end, pm, lo, m, l, o);
+            att_tile<HDP, 16, false, A::KV8>(qf, att_rows<A>(kb, 16 * warp), att_rows<A>(kb + att_region<A, PAGED_KT>(), 16 * warp), kw, kr.end, pm, lo, m, l, o);
         __syncthreads();  // the next iteration's copy overwrites a stage; the last's, the ring with os
     }
     float* os = (float*)paged_smem;  // [4·16][HDP + 4], then ms, ls [4·16]

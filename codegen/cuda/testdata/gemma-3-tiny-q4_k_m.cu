@@ -3,9 +3,9 @@
 struct Scale_0 { static constexpr float FACTOR = 1.3856406e+01f; };
 struct Norm_1 { static constexpr float EPS = 1e-06f; };
 struct Rope_2 { static constexpr int MODE = 2, HD = 64, ROT = 64; static constexpr float BASE = 1e+04f; static constexpr bool YARN = false; };
-struct Attn_3 { static constexpr int HEADS = 4, KVH = 1, HD = 64, WINDOW = 8; static constexpr float SCALE = 1.25e-01f; };
+struct Attn_3 { static constexpr int HEADS = 4, KVH = 1, HD = 64, WINDOW = 8, KV8 = 0, KVROW = 128; static constexpr float SCALE = 1.25e-01f; };
 struct Rope_4 { static constexpr int MODE = 2, HD = 64, ROT = 64; static constexpr float BASE = 1e+06f; static constexpr bool YARN = false; static constexpr bool SCALED = true; static __device__ __forceinline__ float scaled(int i, float t) { return t * 1.25e-01f; } };
-struct Attn_5 { static constexpr int HEADS = 4, KVH = 1, HD = 64, WINDOW = 0; static constexpr float SCALE = 1.25e-01f; };
+struct Attn_5 { static constexpr int HEADS = 4, KVH = 1, HD = 64, WINDOW = 0, KV8 = 0, KVROW = 128; static constexpr float SCALE = 1.25e-01f; };
 
 // ---- kernels: one per distinct instantiation ----
 // Each waits for the grid before it, then lets the next one launch

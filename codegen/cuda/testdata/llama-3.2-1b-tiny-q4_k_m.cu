@@ -3,7 +3,7 @@
 struct Norm_0 { static constexpr float EPS = 1e-05f; };
 __constant__ float RopeFactors_1[32] = {1e+00f, 1e+00f, 1e+00f, 1e+00f, 1e+00f, 1e+00f, 1e+00f, 1e+00f, 1e+00f, 1e+00f, 1e+00f, 1e+00f, 1e+00f, 1e+00f, 1e+00f, 1.6513293e+00f, 3.292262e+00f, 9.666729e+00f, 3.2e+01f, 3.2e+01f, 3.2e+01f, 3.2e+01f, 3.2e+01f, 3.2e+01f, 3.2e+01f, 3.2e+01f, 3.2e+01f, 3.2e+01f, 3.2e+01f, 3.2e+01f, 3.2e+01f, 3.2e+01f};
 struct Rope_2 { static constexpr int MODE = 1, HD = 64, ROT = 64; static constexpr float BASE = 5e+05f; static constexpr bool YARN = false; static constexpr bool SCALED = true; static __device__ __forceinline__ float scaled(int i, float t) { return t / RopeFactors_1[i]; } };
-struct Attn_3 { static constexpr int HEADS = 4, KVH = 2, HD = 64, WINDOW = 0; static constexpr float SCALE = 1.25e-01f; };
+struct Attn_3 { static constexpr int HEADS = 4, KVH = 2, HD = 64, WINDOW = 0, KV8 = 0, KVROW = 256; static constexpr float SCALE = 1.25e-01f; };
 
 // ---- kernels: one per distinct instantiation ----
 // Each waits for the grid before it, then lets the next one launch

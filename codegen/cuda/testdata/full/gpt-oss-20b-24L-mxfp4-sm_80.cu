@@ -2,9 +2,9 @@
 // ---- this model's constants ----
 struct Norm_0 { static constexpr float EPS = 1e-05f; };
 struct Rope_1 { static constexpr int MODE = 2, HD = 64, ROT = 64; static constexpr float BASE = 1.5e+05f; static constexpr bool YARN = true; static constexpr float FREQ_SCALE = 3.125e-02f, CORR0 = 8.092779e+00f, CORR1 = 1.7398024e+01f, MSCALE = 1.3465736e+00f; };
-struct Attn_2 { static constexpr int HEADS = 64, KVH = 8, HD = 64, WINDOW = 128; static constexpr float SCALE = 1.25e-01f; };
+struct Attn_2 { static constexpr int HEADS = 64, KVH = 8, HD = 64, WINDOW = 128, KV8 = 0, KVROW = 1024; static constexpr float SCALE = 1.25e-01f; };
 struct Moe_3 { static constexpr int E = 32, K = 4, D = 2880, F = 2880, MT = 512; static constexpr float LIMIT = 7e+00f, ALPHA = 1.702e+00f; };
-struct Attn_4 { static constexpr int HEADS = 64, KVH = 8, HD = 64, WINDOW = 0; static constexpr float SCALE = 1.25e-01f; };
+struct Attn_4 { static constexpr int HEADS = 64, KVH = 8, HD = 64, WINDOW = 0, KV8 = 0, KVROW = 1024; static constexpr float SCALE = 1.25e-01f; };
 
 // ---- kernels: one per distinct instantiation ----
 // Each waits for the grid before it, then lets the next one launch

@@ -1,7 +1,7 @@
 
 // ---- this model's constants ----
 struct Norm_0 { static constexpr float EPS = 1e-05f; };
-struct Attn_1 { static constexpr int HEADS = 12, KVH = 12, HD = 64, WINDOW = 0; static constexpr float SCALE = 1.25e-01f; };
+struct Attn_1 { static constexpr int HEADS = 12, KVH = 12, HD = 64, WINDOW = 0, KV8 = 0, KVROW = 1536; static constexpr float SCALE = 1.25e-01f; };
 
 // ---- kernels: one per distinct instantiation ----
 // Each waits for the grid before it, then lets the next one launch

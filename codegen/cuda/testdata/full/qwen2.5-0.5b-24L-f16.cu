@@ -2,7 +2,7 @@
 // ---- this model's constants ----
 struct Norm_0 { static constexpr float EPS = 1e-06f; };
 struct Rope_1 { static constexpr int MODE = 2, HD = 64, ROT = 64; static constexpr float BASE = 1e+06f; static constexpr bool YARN = false; };
-struct Attn_2 { static constexpr int HEADS = 14, KVH = 2, HD = 64, WINDOW = 0; static constexpr float SCALE = 1.25e-01f; };
+struct Attn_2 { static constexpr int HEADS = 14, KVH = 2, HD = 64, WINDOW = 0, KV8 = 0, KVROW = 256; static constexpr float SCALE = 1.25e-01f; };
 
 // ---- kernels: one per distinct instantiation ----
 // Each waits for the grid before it, then lets the next one launch
