@@ -246,10 +246,10 @@ func newTestBatch(t *testing.T, dev runtime.BatchDevice, kvBytes int64) runtime.
 	return b
 }
 
-// kvBlockBytes is a KV block's bytes on the GPU: fp16 keys and values of
-// every layer.
+// kvBlockBytes is a KV block's bytes on the GPU: keys and values of every
+// layer in the plan's cache format.
 func kvBlockBytes(m *plans.Manifest) int64 {
-	return int64(m.Model.NLayer) * 2 * batchBlock * int64(m.Model.NHeadKV) * int64(m.Model.HeadDim) * 2
+	return m.Model.KVBytes(batchBlock)
 }
 
 // aloneGreedy is the greedy ids of prompt run alone on dev's prefill and

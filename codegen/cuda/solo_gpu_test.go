@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/llama-orch/orc/codegen/cuda"
 	"github.com/llama-orch/orc/compiler/synth"
+	"github.com/llama-orch/orc/plans"
 	"github.com/llama-orch/orc/runtime"
 	"github.com/llama-orch/orc/runtime/batching"
 	"github.com/llama-orch/orc/runtime/batching/batchtest"
@@ -24,11 +26,12 @@ const soloTolerance = 1e-5
 // the 2D copies put every position where the decode graph reads it; (2)
 // through the scheduler, a greedy request that runs alone, then beside a
 // second one, then alone again gives the ids it gives alone up to a near
-// tie, and so does the second.
+// tie, and so does the second. Phi-3's tiny preset with an 8-bit cache
+// too (its rows copied whole, codes and scales).
 func TestGPUSoloHandOver(t *testing.T) {
 	gpuOnly(t)
 	configs := []agreeConfig{{preset: "qwen2.5-0.5b-tiny", quant: synth.QuantQ4KM}, {preset: "phi-3-mini-4k-tiny", quant: synth.QuantQ4KM},
-		{preset: "gpt-oss-20b-tiny", quant: synth.QuantMXFP4}}
+		{preset: "gpt-oss-20b-tiny", quant: synth.QuantMXFP4}, {preset: "phi-3-mini-4k-tiny", quant: synth.QuantQ4KM, kv: plans.KVCacheQ8}}
 	dir := t.TempDir()
 	names := make([]string, len(configs))
 	for i, c := range configs {
@@ -37,14 +40,14 @@ func TestGPUSoloHandOver(t *testing.T) {
 	if !inParallel(t, names, func(t *testing.T, i int) {
 		model := filepath.Join(dir, names[i]+".gguf")
 		configs[i].write(t, model)
-		buildGPU(t, model, batchMaxTokens)
+		buildGPUKV(t, model, batchMaxTokens, configs[i].kv)
 	}) {
 		t.FailNow()
 	}
 	for i := range configs {
 		t.Run(names[i], func(t *testing.T) {
 			model := filepath.Join(dir, names[i]+".gguf")
-			g, man, f := lowerGPU(t, model, batchMaxTokens)
+			g, man, f := lowerForKV(t, model, batchMaxTokens, cuda.DefaultArch, configs[i].kv)
 			gdev := openGPUPlan(t, g, man, batchCtx, ggufData(f))
 			vocab := gdev.Info().Vocab
 			prompt := func(n, salt int) []int32 {
