@@ -49,8 +49,8 @@ func (e *emitter) attnConfig(n *ir.Node) string {
 }
 
 // kvStoreGrid is kv_store's and kv_store_paged's grid for attention n of
-// kvh kv heads of hd dims: per token, fp16 rows a thread per per
-// elements, an 8-bit cache's a warp a kv head.
+// kvh kv heads of hd dims, per token: for fp16 rows a thread every per
+// elements, for an 8-bit cache a warp a kv head.
 func kvStoreGrid(n *ir.Node, kvh, hd, per int64) grid {
 	if ir.KVQ8(n) {
 		return gridElems(0, kvh*32, 256)

@@ -4360,15 +4360,14 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t* r, const void* p) {
 __device__ __forceinline__ float att_exp2(float x, float m) { return m == -INFINITY ? 0.f : exp2f(x - m); }
 
 // The 8-bit cache's tiles in shared memory: a row of ATT8_SROW(HDP) =
-// HDP + 16 bytes a key, its codes, then its scale in the last 4 bytes,
-// within the space an fp16 tile of as many keys takes, so a kernel's ring
-// keeps its layout. Rows of 16-byte multiples (HD % 16 == 0) stagger the
-// 8 rows a fragment reads over distinct banks.
+// HDP + 16 bytes a key, its codes, then its scale in the last 4 bytes
+// (att_rows, att_region). Rows of 16-byte multiples (HD % 16 == 0) stagger
+// the 8 rows a fragment reads over distinct banks.
 #define ATT8_SROW(HDP) ((HDP) + 16)
 
 // kv_q8_row: one warp stores kv head h's HD values of the row x [KVH·HD]
 // into the cache row dst (KVROW bytes): amax = max |x|, codes rint(x ·
-// (127/amax)), scale amax/127 (runtime/cpu's storeQ8 alike).
+// (127/amax)), scale amax/127 (plans.KVQ8Round alike).
 template <class A>
 __device__ __forceinline__ void kv_q8_row(const float* __restrict__ x, uint8_t* __restrict__ dst, int h) {
     constexpr int HD = A::HD, N = (HD + 31) / 32;
@@ -4429,7 +4428,7 @@ __device__ __forceinline__ const __half* att_rows(const __half* base, int r) {
 
 // att_region: the halves a K (or V) tile of KT keys takes in shared
 // memory: fp16 rows of HDP + 8 halves, or the 8-bit cache's rows of
-// ATT8_SROW bytes (half the bytes: a ring holds twice the stages).
+// ATT8_SROW bytes (about half the bytes).
 template <class A, int KT>
 __device__ __forceinline__ constexpr int att_region() {
     constexpr int HDP = (A::HD + 15) / 16 * 16;
@@ -4463,9 +4462,10 @@ __device__ __forceinline__ void kv_store(const float* __restrict__ k, const floa
 }
 
 // att_load_kv: keys [k0, k0 + KT) of kv head kvh to ks, vs ([KT][HDP + 8]
-// halves, or ATT8_SROW-byte rows from an 8-bit cache), by NT threads from thread index i0, as 16-byte async copies;
-// keys at or past kend and the padding dims are zero-filled (never read
-// past the cache's rows); rlo, rhi: only the tile's rows [rlo, rhi);
+// halves, or ATT8_SROW-byte rows from an 8-bit cache), by NT threads from
+// thread index i0, as 16-byte async copies (and an 8-bit row's 4-byte
+// scale); keys at or past kend and the padding dims are zero-filled (never
+// read past the cache's rows); rlo, rhi: only the tile's rows [rlo, rhi);
 // commit: close its copy groups (else the caller does).
 template <class A, int KT, int NT>
 __device__ __forceinline__ void att_load_kv(const __half* __restrict__ kc, const __half* __restrict__ vc, int kvh, int k0, int kend,
@@ -5022,7 +5022,8 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
         att_fold_qk<A, QK>(q, kn, vn, qw, kw, first, kvh, kbegin <= first && first < kend && first < STATE_CTX(state), kc, vc, qs);
         qsrc = qs;
         qhead0 = kvh * G;
-    }    if constexpr (QK::STORE) {  // the block whose keys hold the step's position stores its k, v (a warp)
+    }
+    if constexpr (QK::STORE) {  // the block whose keys hold the step's position stores its k, v (a warp)
         static_assert(A::KV8, "attend_decode stores an 8-bit cache's rows (fold_kv_store)");
         acquire(kn, vn);
         if (warp == 0 && kbegin <= first && first < kend && first < STATE_CTX(state)) {
@@ -5680,8 +5681,8 @@ __device__ __forceinline__ void qkv_mmah(const uint8_t* __restrict__ wq, const u
 // t's row, its block table is tables[row·stride ..] (paging = {block
 // tokens BT, stride}), and block b holds, per layer and part (K, V), BT
 // positions of KVH·HD fp16 at ((b·NL + layer)·2 + part)·BT·KVH·HD of the
-// pool (plans.ArgKVPool), or with an 8-bit cache (KV8) rows of KVROW bytes
-// at as many rows' bytes (paged_row_bytes).
+// pool (plans.ArgKVPool); with an 8-bit cache (KV8) rows of KVROW bytes
+// in the same order (paged_row_bytes).
 
 // paged_key: the pool index of position pos's K row of layer layer in the
 // sequence whose table is table; its V row is BT·KVH·HD further. The layer
