@@ -56,6 +56,7 @@ type benchResult struct {
 	SM          string `json:"sm,omitempty"`
 	CUDAVersion string `json:"cuda_version,omitempty"`
 	WeightBytes int64  `json:"weight_bytes"`
+	KVCache     string `json:"kv_cache"` // the plan's KV cache format: f16 or q8 (orcc compile --kv-cache)
 	Ctx         int    `json:"ctx"`
 	Runs        int    `json:"runs"`
 	Date        string `json:"date"`
@@ -129,6 +130,7 @@ func (c *benchCmd) Run() error {
 		return err
 	}
 	ctxLen, err := c.contextLength(&p.Manifest)
+	r.KVCache = cmp.Or(p.Manifest.Model.KVCache, "f16")
 	p.Close()
 	if err != nil {
 		return err
@@ -550,7 +552,7 @@ func (r *benchResult) print() {
 			p.WarmMs, p.Tokens, p.ColdMs, 100*p.WarmMs/p.ColdMs)
 	}
 	fmt.Printf("ttft     %8.2f ms  for a %d-token prompt\n", r.TTFTMs, r.PP)
-	fmt.Printf("vram     %8.1f MiB weights+arena+KV of %d tokens", float64(r.VRAMBytes)/(1<<20), r.Ctx)
+	fmt.Printf("vram     %8.1f MiB weights+arena+KV (%s) of %d tokens", float64(r.VRAMBytes)/(1<<20), r.KVCache, r.Ctx)
 	if r.GPUUsedBytes > 0 {
 		fmt.Printf(" (%.1f MiB in use on the GPU)", float64(r.GPUUsedBytes)/(1<<20))
 	}

@@ -31,7 +31,7 @@ func TestBenchCPU(t *testing.T) {
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("bench --json printed %q: %v", out, err)
 	}
-	if r.Model != "tinyllamas-stories-260k" || r.Device != "cpu" || r.Runs != 3 || r.PP != 40 || r.TG != 8 || r.Ctx != 512 {
+	if r.Model != "tinyllamas-stories-260k" || r.Device != "cpu" || r.Runs != 3 || r.PP != 40 || r.TG != 8 || r.Ctx != 512 || r.KVCache != "f16" {
 		t.Errorf("report %+v", r)
 	}
 	for name, v := range map[string]float64{"load_ms": r.LoadMs, "load_unverified_ms": r.LoadUnverifiedMs,
@@ -82,5 +82,34 @@ func TestBenchCPU(t *testing.T) {
 	}
 	if want := "need a context of 600 tokens; the device allows 512"; !strings.Contains(string(out), want) {
 		t.Errorf("error %q lacks %q", out, want)
+	}
+}
+
+// A plan with an 8-bit KV cache says so in bench's report, and in the text
+// report's VRAM line.
+func TestBenchReportsKVCache(t *testing.T) {
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan")
+	if err := compiler.Compile(compiler.Options{Model: "../../../shared/testdata/models/stories260k-f32.gguf", Out: plan, Target: "cpu", MaxTokens: 16, KVCache: "q8"}); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "orcrun")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	args := []string{"bench", "--plan", plan, "--pp", "8", "--tg", "2", "--prompt", "2", "--runs", "1", "--no-served"}
+	out, err := exec.Command(bin, append(args, "--json")...).Output()
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, out)
+	}
+	var r benchResult
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("bench --json printed %q: %v", out, err)
+	}
+	if r.KVCache != "q8" {
+		t.Errorf("kv_cache %q, want q8", r.KVCache)
+	}
+	if out, err = exec.Command(bin, args...).Output(); err != nil || !strings.Contains(string(out), "weights+arena+KV (q8)") {
+		t.Errorf("bench's text report (%v):\n%s", err, out)
 	}
 }
