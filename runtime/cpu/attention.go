@@ -88,9 +88,9 @@ func (pr *program) attention(n *ir.Node) (func(*stepState) error, error) {
 	}
 	q, k, v, out := pr.bufs[n.Inputs[0]], pr.bufs[n.Inputs[1]], pr.bufs[n.Inputs[2]], pr.bufs[n]
 	scale, window, group := n.Float("scale"), int(n.Int("window")), heads/kvHeads
-	store := func(dst, src []float32) int { return copy(dst, src) }
+	store := func(dst, src []float32) { copy(dst, src) }
 	if ir.KVQ8(n) {
-		store = func(dst, src []float32) int { plans.KVQ8Round(dst, src, hd); return len(src) }
+		store = func(dst, src []float32) { plans.KVQ8Round(dst, src, hd) }
 	}
 	return func(st *stepState) error {
 		last := int32(0)

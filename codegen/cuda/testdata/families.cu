@@ -4360,10 +4360,11 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t* r, const void* p) {
 __device__ __forceinline__ float att_exp2(float x, float m) { return m == -INFINITY ? 0.f : exp2f(x - m); }
 
 // The 8-bit cache's tiles in shared memory: a row of ATT8_SROW(HDP) =
-// HDP + 16 bytes a key, its codes, then its scale in the last 4 bytes
-// (att_rows, att_region). Rows of 16-byte multiples (HD % 16 == 0) stagger
-// the 8 rows a fragment reads over distinct banks.
+// HDP + 16 bytes a key, its codes, then its scale in the last 4 bytes, at
+// ATT8_SC(HDP) (att_rows, att_region). Rows of 16-byte multiples (HD % 16
+// == 0) stagger the 8 rows a fragment reads over distinct banks.
 #define ATT8_SROW(HDP) ((HDP) + 16)
+#define ATT8_SC(HDP) ((HDP) + 12)
 
 // kv_q8_row: one warp stores kv head h's HD values of the row x [KVH·HD]
 // into the cache row dst (KVROW bytes): amax = max |x|, codes rint(x ·
@@ -4414,7 +4415,7 @@ __device__ __forceinline__ void att8_copy_row(uint8_t* dst, const uint8_t* src, 
     if (ch < HD / 16)
         cp_async16(dst + ch * 16, src + (real ? kvh * HD + ch * 16 : 0), real ? 16 : 0);
     else
-        cp_async4(dst + HD + 12, src + (real ? A::KVH * HD + 4 * kvh : 0), real ? 4 : 0);
+        cp_async4(dst + ATT8_SC(HD), src + (real ? A::KVH * HD + 4 * kvh : 0), real ? 4 : 0);
 }
 
 // att_rows: row r of a K or V tile (at base): fp16 rows of HDP + 8
@@ -4553,7 +4554,7 @@ __device__ __forceinline__ void att_tile(const uint32_t (&qf)[HD / 16][4], const
 #pragma unroll
     for (int n = 0; n < KT / 8; n++) {
         float ksc[2] = {1.f, 1.f};  // KV8: the keys' scales (q·code·scale)
-        if constexpr (KV8) ksc[0] = *(const float*)(kb + (n * 8 + 2 * c) * SROW8 + HD + 12), ksc[1] = *(const float*)(kb + (n * 8 + 2 * c + 1) * SROW8 + HD + 12);
+        if constexpr (KV8) ksc[0] = *(const float*)(kb + (n * 8 + 2 * c) * SROW8 + ATT8_SC(HD)), ksc[1] = *(const float*)(kb + (n * 8 + 2 * c + 1) * SROW8 + ATT8_SC(HD));
 #pragma unroll
         for (int e = 0; e < 4; e++) {
             const int h = e >> 1, j = k0 + n * 8 + 2 * c + (e & 1);
@@ -4574,7 +4575,7 @@ __device__ __forceinline__ void att_tile(const uint32_t (&qf)[HD / 16][4], const
 #pragma unroll
     for (int n = 0; n < KT / 8; n++) {
         float vsc[2] = {1.f, 1.f};  // KV8: P·diag(scales) times the codes
-        if constexpr (KV8) vsc[0] = *(const float*)(vb + (n * 8 + 2 * c) * SROW8 + HD + 12), vsc[1] = *(const float*)(vb + (n * 8 + 2 * c + 1) * SROW8 + HD + 12);
+        if constexpr (KV8) vsc[0] = *(const float*)(vb + (n * 8 + 2 * c) * SROW8 + ATT8_SC(HD)), vsc[1] = *(const float*)(vb + (n * 8 + 2 * c + 1) * SROW8 + ATT8_SC(HD));
 #pragma unroll
         for (int e = 0; e < 4; e++) {
             const float p = att_exp2(s[n][e], m[e >> 1]);
@@ -4730,7 +4731,7 @@ __device__ __forceinline__ void attend_prefill(const float* __restrict__ q, cons
                                                const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y,
                                                xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters,
                                                const int* __restrict__ state) {
-    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = 64, SROW = HDP + 8, NT = ATT_WARPS * 32;
+    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = 64, NT = ATT_WARPS * 32;
     constexpr int REG = att_region<A, KT>();  // a K or V tile
     constexpr int R = 16 * ATT_WARPS, OROW = HDP + 4, SLOT = R * (HD + 2);  // a partial: o [R][HD], then (m, l) [R]
     const int grp = blockIdx.y * gridDim.x + blockIdx.x, split = blockIdx.z;
@@ -4742,7 +4743,7 @@ __device__ __forceinline__ void attend_prefill(const float* __restrict__ q, cons
     }
     if (split >= most) return;
     extern __shared__ __align__(16) unsigned char att_smem[];
-    __half* kvs = (__half*)att_smem;  // [stage][K, V][KT][SROW]
+    __half* kvs = (__half*)att_smem;  // [stage][K, V][REG]
     const int rows = STATE_T(state) * G, row0 = blockIdx.x * R, kvh = blockIdx.y, warp = threadIdx.x >> 5;
     const int kmin = A::WINDOW > 0 ? max(0, positions[row0 / G] - A::WINDOW + 1) : 0;
     const int kmax = positions[(min(row0 + R, rows) - 1) / G] + 1;
@@ -4972,7 +4973,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
                                               const uint8_t* __restrict__ sinks, const int* __restrict__ positions, float* __restrict__ y,
                                               xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters,
                                               const int* __restrict__ state) {
-    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = 32, SROW = HDP + 8, OROW = HDP + 4;
+    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = 32, OROW = HDP + 4;
     constexpr int REG = att_region<A, KT>();  // a K or V tile
     constexpr int W = ATT_WARPS, ROUND = W * KT, NCL = SPLITS / CLUSTER;
     static_assert(SPLITS % CLUSTER == 0 && MINKEYS % ROUND == 0 && STAGES >= 1, "attend_decode: splits in whole clusters, chunks in whole rounds");
@@ -4996,7 +4997,7 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     const bool alone = nsplit == 1;  // block 0 has every key: no merge, no cluster barrier
     if (alone ? split > 0 : cl >= ncl) return;  // whole clusters, or all but block 0 of the first
     const int kbegin = kmin + split * chunk, kend = min(kmax, kbegin + chunk);  // empty past the last chunk
-    __half* ring = (__half*)att_smem + warp * STAGES * 2 * REG;  // this warp's [STAGES][K, V][KT][SROW]
+    __half* ring = (__half*)att_smem + warp * STAGES * 2 * REG;  // this warp's [STAGES][K, V][REG]
     const int k1 = kbegin + warp * KT;  // the warp's first tile
     const int nt = k1 < kend ? (kend - k1 + ROUND - 1) / ROUND : 0;
     const int first = positions[0];  // keys below it are earlier steps'
@@ -5720,19 +5721,19 @@ __device__ __forceinline__ void kv_store_paged(const float* __restrict__ k, cons
         uint8_t* row = (uint8_t*)pool + paged_row_bytes<A, NL>(table[pos / bt], pos, bt, layer);
         kv_q8_row<A>(k + (i64)t * KV, row, h);
         kv_q8_row<A>(v + (i64)t * KV, row + (i64)bt * A::KVROW, h);
-        return;
-    }
-    const i64 i = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * 8;
-    if (i >= (i64)STATE_T(state) * KV) return;
-    const int t = (int)(i / KV), c = (int)(i % KV), bt = paging[0];
-    const i64 at = paged_key<A, NL>(tables + (i64)row_of[t] * paging[1], positions[t], bt, layer) + c;
+    } else {
+        const i64 i = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * 8;
+        if (i >= (i64)STATE_T(state) * KV) return;
+        const int t = (int)(i / KV), c = (int)(i % KV), bt = paging[0];
+        const i64 at = paged_key<A, NL>(tables + (i64)row_of[t] * paging[1], positions[t], bt, layer) + c;
 #pragma unroll
-    for (int part = 0; part < 2; part++) {
-        const float* src = (part ? v : k) + i;
-        const float4 a = *(const float4*)src, b = *(const float4*)(src + 4);
-        uint4 h;
-        h.x = pack_half2(a.x, a.y), h.y = pack_half2(a.z, a.w), h.z = pack_half2(b.x, b.y), h.w = pack_half2(b.z, b.w);
-        *(uint4*)(pool + at + (part ? (i64)bt * KV : 0)) = h;
+        for (int part = 0; part < 2; part++) {
+            const float* src = (part ? v : k) + i;
+            const float4 a = *(const float4*)src, b = *(const float4*)(src + 4);
+            uint4 h;
+            h.x = pack_half2(a.x, a.y), h.y = pack_half2(a.z, a.w), h.z = pack_half2(b.x, b.y), h.w = pack_half2(b.z, b.w);
+            *(uint4*)(pool + at + (part ? (i64)bt * KV : 0)) = h;
+        }
     }
 }
 
@@ -5851,29 +5852,11 @@ __device__ __forceinline__ F* paged_part(F* part, int t, int kvh, int z) {
 template <class A, int NL>
 __device__ __forceinline__ void paged_load_kv(const __half* __restrict__ pool, const int* __restrict__ table, int bt, int layer, int kvh,
                                               int k0, int kend, __half* ks, __half* vs) {
-    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, CH = HDP / 8, SROW = HDP + 8, KV = A::KVH * HD;
+    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, SROW = HDP + 8, KV = A::KVH * HD;
+    // A row's copies: HDP/8 16-byte ones, or an 8-bit row's HD/16 and its
+    // scale (att8_copy_row).
+    constexpr int CH = A::KV8 ? HD / 16 + 1 : HDP / 8;
     constexpr int NT = PAGED_WARPS * 32, N = (PAGED_KT * CH + NT - 1) / NT;  // a thread's copies
-    if constexpr (A::KV8) {  // a row's codes in HD/16 copies, then its scale (att8_copy_row)
-        constexpr int C8 = HD / 16 + 1, N8 = (PAGED_KT * C8 + NT - 1) / NT;
-        int blk[N8];
-#pragma unroll
-        for (int c = 0; c < N8; c++) {
-            const int i = threadIdx.x + c * NT, key = k0 + i / C8;
-            blk[c] = i < PAGED_KT * C8 && key < kend ? table[key / bt] : 0;
-        }
-#pragma unroll
-        for (int c = 0; c < N8; c++) {
-            const int i = threadIdx.x + c * NT, row = i / C8, key = k0 + row;
-            if (i < PAGED_KT * C8) {
-                const bool real = key < kend;
-                const uint8_t* src = (const uint8_t*)pool + (real ? paged_row_bytes<A, NL>(blk[c], key, bt, layer) : 0);
-                att8_copy_row<A>((uint8_t*)ks + row * ATT8_SROW(HDP), src, real, kvh, i % C8);
-                att8_copy_row<A>((uint8_t*)vs + row * ATT8_SROW(HDP), src + (real ? (i64)bt * A::KVROW : 0), real, kvh, i % C8);
-            }
-        }
-        cp_async_commit();
-        return;
-    }
     int blk[N];
 #pragma unroll
     for (int c = 0; c < N; c++) {
@@ -5884,10 +5867,17 @@ __device__ __forceinline__ void paged_load_kv(const __half* __restrict__ pool, c
     for (int c = 0; c < N; c++) {
         const int i = threadIdx.x + c * NT, row = i / CH, ch = i % CH, key = k0 + row;
         if (i < PAGED_KT * CH) {
-            const bool real = key < kend && ch * 8 < HD;
-            const __half* src = real ? pool + paged_row<A, NL>(blk[c], key, bt, layer) + kvh * HD + ch * 8 : pool;
-            cp_async16(ks + row * SROW + ch * 8, src, real ? 16 : 0);
-            cp_async16(vs + row * SROW + ch * 8, real ? src + (i64)bt * KV : pool, real ? 16 : 0);
+            if constexpr (A::KV8) {
+                const bool real = key < kend;
+                const uint8_t* src = (const uint8_t*)pool + (real ? paged_row_bytes<A, NL>(blk[c], key, bt, layer) : 0);
+                att8_copy_row<A>((uint8_t*)ks + row * ATT8_SROW(HDP), src, real, kvh, ch);
+                att8_copy_row<A>((uint8_t*)vs + row * ATT8_SROW(HDP), src + (real ? (i64)bt * A::KVROW : 0), real, kvh, ch);
+            } else {
+                const bool real = key < kend && ch * 8 < HD;
+                const __half* src = real ? pool + paged_row<A, NL>(blk[c], key, bt, layer) + kvh * HD + ch * 8 : pool;
+                cp_async16(ks + row * SROW + ch * 8, src, real ? 16 : 0);
+                cp_async16(vs + row * SROW + ch * 8, real ? src + (i64)bt * KV : pool, real ? 16 : 0);
+            }
         }
     }
     cp_async_commit();
@@ -5934,14 +5924,14 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
                                              const int* __restrict__ positions, const int* __restrict__ last, const int* __restrict__ nrows,
                                              const int* __restrict__ paging, const int* __restrict__ tables, int layer, float* __restrict__ y,
                                              float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
-    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = PAGED_KT, SROW = HDP + 8, STAGE = 2 * att_region<A, PAGED_KT>();
+    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KT = PAGED_KT, REG = att_region<A, KT>(), STAGE = 2 * REG;
     constexpr int TQ = 16 / G;
     static_assert(TQ >= 1, "attend_paged takes a kv head's group of at most 16 query heads");
     static_assert(STAGES >= 1, "attend_paged keeps a key tile in flight");
     static_assert(KT == 16 * PAGED_WARPS, "attend_paged's warps take a 16-key quarter of each key tile");
     static_assert(SPLITS >= 1 && (SPLITS & (SPLITS - 1)) == 0 && TILES >= 1, "attend_paged's splits nest: a power of two, a key tile each at least");
     extern __shared__ __align__(16) unsigned char paged_smem[];
-    __half* ring = (__half*)paged_smem;  // [STAGES][K, V][KT][SROW]
+    __half* ring = (__half*)paged_smem;  // [STAGES][K, V][REG]
     const int T = STATE_T(state), R = DECODE ? T : nrows[0], kvh = blockIdx.y, warp = threadIdx.x >> 5;
     if ((int)blockIdx.x >= (DECODE ? T : min(T, (T + R * (TQ - 1)) / TQ))) return;  // past any step's tiles (block-uniform, as below)
     const int w = blockIdx.x, z = blockIdx.z;
@@ -5963,7 +5953,7 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
     // their latencies overlap.
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
-        if (s < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + s * st) * KT, kr.end, ring + s * STAGE, ring + s * STAGE + att_region<A, PAGED_KT>());
+        if (s < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + s * st) * KT, kr.end, ring + s * STAGE, ring + s * STAGE + REG);
         else cp_async_commit();
     }
     uint32_t qf[HDP / 16][4];
@@ -5982,7 +5972,7 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
     for (int i = 0; i < kr.tiles; i++) {
         const int nx = i + STAGES - 1;  // its stage was freed by the barrier that ended iteration i - 1
         __half* nb = ring + nx % STAGES * STAGE;
-        if (nx < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + nx * st) * KT, kr.end, nb, nb + att_region<A, PAGED_KT>());
+        if (nx < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + nx * st) * KT, kr.end, nb, nb + REG);
         else cp_async_commit();
         cp_async_wait<STAGES - 1>();
         __syncthreads();
@@ -5990,7 +5980,7 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
         const int j = kr.first + i * st, kw = j * KT + 16 * warp;
         const int pm[2] = {z < nzr[0] && (j & (nzr[0] - 1)) == z ? pos[0] : -1, z < nzr[1] && (j & (nzr[1] - 1)) == z ? pos[1] : -1};
         if (kw < kr.end && kw <= wlast && kw + 16 > wfirst)
-            att_tile<HDP, 16, false, A::KV8>(qf, att_rows<A>(kb, 16 * warp), att_rows<A>(kb + att_region<A, PAGED_KT>(), 16 * warp), kw, kr.end, pm, lo, m, l, o);
+            att_tile<HDP, 16, false, A::KV8>(qf, att_rows<A>(kb, 16 * warp), att_rows<A>(kb + REG, 16 * warp), kw, kr.end, pm, lo, m, l, o);
         __syncthreads();  // the next iteration's copy overwrites a stage; the last's, the ring with os
     }
     float* os = (float*)paged_smem;  // [4·16][HDP + 4], then ms, ls [4·16]
