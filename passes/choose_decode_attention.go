@@ -39,6 +39,14 @@ func ChooseDecodeAttention(g *ir.Graph, gpu GPU) error {
 // DecodeAttention is an attend_decode geometry (ir/decode_attention.go).
 type DecodeAttention struct{ Splits, Cluster, Stages, MinKeys int64 }
 
+// decodeClusterWaves bounds the waves of SMs a decode attention's
+// clusters (one a kv head's block) may take: two, so Phi-3-mini's 32 kv
+// heads in clusters of 8 (256 blocks on an H200's 132 SMs) merge in
+// distributed shared memory (H200, 2026-11-28, its decode alternated in
+// one call: 605.5 against 564.3 tok/s at 3,840 tokens of context, 705.0
+// and 718.2 against 709.9 and 710.4 short).
+const decodeClusterWaves = 2
+
 // maxGlobalPartials bounds the partials a decode attention merges through
 // global memory (one a split without clusters, one a cluster with them):
 // the last block to arrive reads them all.
@@ -57,11 +65,11 @@ const maxGlobalPartials = 64
 //   - MinKeys: Stages rounds, so a split's whole share of a context up to
 //     Splits·MinKeys keys is in flight before the wait.
 //   - Cluster: DecodeAttnCluster where the kv heads' blocks, one cluster
-//     each, fit the SMs (Qwen2.5-0.5B's 2, gpt-oss's 8 kv heads): there the
-//     split is what fills the GPU, and its merge lies on every step's path,
-//     in distributed shared memory within a cluster. Else none: with many
-//     kv heads clusters only constrain where blocks go (Phi-3-mini's 32:
-//     23.0 µs a layer at 3,856 keys without, 29.5 in clusters of 8).
+//     each, fit decodeClusterWaves waves of SMs (Qwen2.5-0.5B's 2,
+//     gpt-oss's 8, Phi-3-mini's 32 kv heads): the split's merge lies on
+//     every step's path, in distributed shared memory within a cluster,
+//     not through global memory and a last block's second pass. Else none:
+//     with more kv heads clusters only constrain where blocks go.
 //   - Splits: DecodeAttnBlocks over the kv heads' blocks, at most
 //     maxGlobalPartials partials, no more than the keys a step may attend
 //     (the window, the context) fill with MinKeys each, in whole clusters.
@@ -73,7 +81,7 @@ func (gpu GPU) DecodeAttention(group, kvh, hd, window, ctx int64) DecodeAttentio
 	d.MinKeys = d.Stages * ir.DecodeAttnRound
 	blocks := kvh * ceilDiv(group, 16)
 	cluster := min(gpu.DecodeAttnCluster, ir.MaxDecodeCluster)
-	if cluster > 1 && blocks*cluster <= gpu.SMs {
+	if cluster > 1 && blocks*cluster <= decodeClusterWaves*gpu.SMs {
 		d.Cluster = cluster
 	}
 	d.Splits = min(ceilDiv(gpu.DecodeAttnBlocks, blocks), maxGlobalPartials*d.Cluster, ir.MaxDecodeSplits)
