@@ -106,9 +106,9 @@ extern "C" __global__ void __launch_bounds__(256, 2) qkv_mma_XNorm_Norm_0_W_f32_
     grid_dep_launch();
     qkv_mma<XNorm<Norm_0, W_f32<4096>, false>, W_q4_k<65536>, W_q4_k<65536>, W_q6_k_split<65536>, B_none, B_none, B_none, Rope_1, 4096, 4096, 4096, 4096, true, 8, 2, false, 0, 1, 107712>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_8_1_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_2_B_none_false_true_8_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_2, B_none, false, true, 8, 1, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_2, B_none, false, true, 8, 8, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) swiglu_mma_XNorm_Norm_0_W_f32_4096_false_W_q4_k_176128_4096_11008_0_8_2_false_0_1_73792(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ a, const uint8_t* __restrict__ nw, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();

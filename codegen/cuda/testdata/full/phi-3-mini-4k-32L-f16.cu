@@ -98,9 +98,9 @@ extern "C" __global__ void __launch_bounds__(128) qkv_gemv_W_f16_9437184_W_f16_9
     grid_dep_launch();
     qkv_gemv<W_f16<9437184>, W_f16<9437184>, W_f16<9437184>, B_none, B_none, B_none, Rope_1, 3072, 3072, 3072, 3072, true>(wq, wk, wv, nullptr, nullptr, nullptr, x, positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_false_8_1_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_2_B_none_false_false_8_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_2, B_none, false, false, 8, 1, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
+    attend_decode<Attn_2, B_none, false, false, 8, 8, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, nullptr, nullptr, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_gemv_W_f16_9437184_B_none_3072_3072(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y) {
     grid_dep_wait();

@@ -100,9 +100,9 @@ extern "C" __global__ void __launch_bounds__(256) qkv_q8_W_q4_0_split_dot_294912
     grid_dep_launch();
     qkv_q8<W_q4_0_split_dot<294912>, W_q4_0_split_dot<294912>, W_q4_0_split_dot<294912>, B_none, B_none, B_none, Rope_1, 3072, 3072, 3072, 3072, true, 128, false, 0, 1>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_8_1_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_2_B_none_false_true_8_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_2, B_none, false, true, 8, 1, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_2, B_none, false, true, 8, 8, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q4_0_split_dot_294912_B_none_3072_3072_128_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();

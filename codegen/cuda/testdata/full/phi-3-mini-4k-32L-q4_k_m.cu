@@ -100,9 +100,9 @@ extern "C" __global__ void __launch_bounds__(192, 2) qkv_mma_XNorm_Norm_0_W_f32_
     grid_dep_launch();
     qkv_mma<XNorm<Norm_0, W_f32<3072>, false>, W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, Rope_1, 3072, 3072, 3072, 3072, true, 6, 2, false, 0, 1, 67776>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, kc, vc, state);
 }
-extern "C" __global__ void __launch_bounds__(128) attend_decode_Attn_2_B_none_false_true_8_1_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
+extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_2_B_none_false_true_8_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
-    attend_decode<Attn_2, B_none, false, true, 8, 1, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
+    attend_decode<Attn_2, B_none, false, true, 8, 8, 1, 128>(q, nullptr, nullptr, nullptr, nullptr, kc, vc, nullptr, positions, y, xq, xs, part, counters, state);
 }
 extern "C" __global__ void __launch_bounds__(256, 3) linear_q8_W_q6_k_split_dot_98304_true_B_none_8192_3072_128_true_false_0_false_0_1(const uint8_t* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
