@@ -175,7 +175,7 @@ func verifyKernelChoice(n *Node) error {
 	}
 	if n.Bool("fold_norm") {
 		x := n.Inputs[0]
-		normed := x.Op == OpRMSNorm || x.Op == OpView && x.Int("part") == 1 && x.Inputs[0].Op == OpAddRMSNorm
+		normed := x.Op == OpRMSNorm || x.Op == OpView && x.Int("part") == 1 && (x.Inputs[0].Op == OpAddRMSNorm || x.Inputs[0].Op == OpAddPostNorm)
 		if n.Str("kernel") != KernelMMA || !normed {
 			return fmt.Errorf("fold_norm on a %s kernel over %s: a decode mma kernel folds the rmsnorm of its input", n.Str("kernel"), x.Op)
 		}
@@ -234,7 +234,7 @@ func verifyLateStarts(g *Graph) error {
 // mayLaunchNothing are the ops whose nodes may launch nothing in decode:
 // inputs, weights, views, a last row in place, a norm folded into its
 // reader, a q/k norm_rope folded into its attention (fold_qk_norm).
-var mayLaunchNothing = []Op{OpInput, OpWeight, OpView, OpLast, OpRMSNorm, OpAddRMSNorm, OpNormRoPE}
+var mayLaunchNothing = []Op{OpInput, OpWeight, OpView, OpLast, OpRMSNorm, OpAddRMSNorm, OpAddPostNorm, OpNormRoPE}
 
 // verifyLinearSlabs checks a decode mma linear's slabs (mma_slab,
 // mma_stages), which it alone records: whole slabs of 256·mma_warps·mma_upw

@@ -7,7 +7,7 @@ import (
 )
 
 // NormBehind is the RMSNorm whose normed row x is (x itself, or part 1 of
-// an add_rmsnorm), or nil. A decode kernel reading such a row may fold the
+// an add_rmsnorm or add_post_rmsnorm), or nil. A decode kernel reading such a row may fold the
 // norm in and read the norm's inputs itself (fold_norm, chooseKernels), so
 // that the norm launches nothing: readsOf keeps those inputs alive through
 // the readers that do.
@@ -15,7 +15,7 @@ func NormBehind(x *ir.Node) *ir.Node {
 	switch {
 	case x.Op == ir.OpRMSNorm:
 		return x
-	case x.Op == ir.OpView && x.Int("part") == 1 && x.Inputs[0].Op == ir.OpAddRMSNorm:
+	case x.Op == ir.OpView && x.Int("part") == 1 && (x.Inputs[0].Op == ir.OpAddRMSNorm || x.Inputs[0].Op == ir.OpAddPostNorm):
 		return x.Inputs[0]
 	}
 	return nil
@@ -38,7 +38,7 @@ func NormedPart(n *ir.Node, users map[*ir.Node][]*ir.Node) *ir.Node {
 // norm's inputs itself.
 func normFolded(n *ir.Node, users map[*ir.Node][]*ir.Node) bool {
 	v := n
-	if n.Op == ir.OpAddRMSNorm {
+	if n.Op == ir.OpAddRMSNorm || n.Op == ir.OpAddPostNorm {
 		v = NormedPart(n, users)
 	}
 	if v == nil || NormBehind(v) != n || len(users[v]) != 1 {

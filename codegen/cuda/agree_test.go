@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -247,6 +248,14 @@ func inParallel(t *testing.T, names []string, build func(t *testing.T, i int)) b
 // config and checks each row's relative error against bound (0: logged,
 // not bounded) and the top-1 agreement over all of them.
 func matchCPU(t *testing.T, configs []agreeConfig, bound float64) {
+	// ORC_AGREE_ONLY=name,...: only those configs (their String()).
+	if only := os.Getenv("ORC_AGREE_ONLY"); only != "" {
+		configs = slices.DeleteFunc(slices.Clone(configs), func(c agreeConfig) bool { return !slices.Contains(strings.Split(only, ","), c.String()) })
+		if len(configs) == 0 {
+			t.Logf("ORC_AGREE_ONLY=%s names none of these configs", only)
+			return
+		}
+	}
 	dir := t.TempDir()
 	runs := make([]*cpuRun, len(configs))
 	names := make([]string, len(configs))

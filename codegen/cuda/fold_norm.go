@@ -51,16 +51,17 @@ func (e *emitter) sumWritten(norm *ir.Node) bool {
 }
 
 // mmaInput adds a tensor-core kernel's activations to c — xq, xs, a, b,
-// nw, s, nullptrs where absent — and returns the launch they need first
-// and the kernel's X template argument: the norm's inputs, weights and sum
-// where the norm of x is folded (foldedNorm, XNorm), else x's int16 codes
-// and scales (XCodes), after the launch quantizing x unless its producer
-// did.
+// nw, pw, s, nullptrs where absent — and returns the launch they need
+// first and the kernel's X template argument: the norm's inputs, weights
+// and sum where the norm of x is folded (foldedNorm; XNorm, or XPostNorm
+// for an add_post_rmsnorm, whose post-norm weights are pw), else x's int16
+// codes and scales (XCodes), after the launch quantizing x unless its
+// producer did.
 func (e *emitter) mmaInput(c *call, x *ir.Node, in int64) ([]plans.Launch, mmaX, error) {
 	norm := e.foldedNorm(x)
 	if norm == nil {
 		quant, err := e.quantizedX(c, x, in)
-		for range 4 {
+		for range 5 {
 			c.null()
 		}
 		return quant, mmaX{}, err
@@ -68,7 +69,8 @@ func (e *emitter) mmaInput(c *call, x *ir.Node, in int64) ([]plans.Launch, mmaX,
 	c.null()
 	c.null()
 	w := norm.Inputs[len(norm.Inputs)-1]
-	add := norm.Op == ir.OpAddRMSNorm && !e.sumWritten(norm)
+	post := norm.Op == ir.OpAddPostNorm
+	add := post || norm.Op == ir.OpAddRMSNorm && !e.sumWritten(norm)
 	switch {
 	case add:
 		c.ptr(e, cIn, "a", norm.Inputs[0])
@@ -82,10 +84,20 @@ func (e *emitter) mmaInput(c *call, x *ir.Node, in int64) ([]plans.Launch, mmaX,
 	}
 	wa, err := e.vectorAccessor(w, in)
 	c.ptr(e, cWeight, "nw", w)
+	var pa accessor
+	if post {
+		wb := norm.Inputs[2]
+		if pa, err = e.vectorAccessor(wb, in); err != nil {
+			return nil, mmaX{}, err
+		}
+		c.ptr(e, cWeight, "pw", wb)
+	} else {
+		c.null()
+	}
 	if add {
 		c.ptr(e, cOut, "s", norm) // part 0, the sum
 	} else {
 		c.null()
 	}
-	return nil, mmaX{folded: true, norm: e.normConfig(norm), w: wa, add: add}, err
+	return nil, mmaX{folded: true, norm: e.normConfig(norm), w: wa, add: add, post: post, pw: pa}, err
 }

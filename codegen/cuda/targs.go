@@ -123,17 +123,23 @@ func (a accessor) dotted() accessor { a.dot = true; return a }
 
 // mmaX is the X template argument of the tensor-core kernels (mma.cu.tmpl):
 // XCodes reads x's int16 codes and scales; XNorm<N, W, ADD> folds x's norm
-// in (foldedNorm), reading the norm's inputs.
+// in (foldedNorm), reading the norm's inputs; XPostNorm<N, PW, W> folds an
+// add_post_rmsnorm's two norms and its add.
 type mmaX struct {
 	folded bool
 	norm   string   // the norm's config struct
 	w      accessor // its weight
 	add    bool     // it adds its two inputs first, writing the sum
+	post   bool     // its second input is normed first, by pw (add_post_rmsnorm)
+	pw     accessor
 }
 
 func (x mmaX) String() string {
-	if !x.folded {
+	switch {
+	case !x.folded:
 		return "XCodes"
+	case x.post:
+		return fmt.Sprintf("XPostNorm<%s, %s, %s>", x.norm, x.pw, x.w)
 	}
 	return fmt.Sprintf("XNorm<%s, %s, %t>", x.norm, x.w, x.add)
 }

@@ -2150,6 +2150,7 @@ template <int IN, int UPW> struct MmaX {
     uint32_t bh[UPW][4][2], bl[UPW][4][2];
     float2 s[UPW][2];
     float wn[UPW][8];  // load_normed's norm weights, read before the wait
+    float wp[UPW][8];  // load_post's post-norm weights, likewise
     __device__ __forceinline__ void load(const xq_t* __restrict__ xq, const float2* __restrict__ xs, int tok, int warp, int g, int t) {
 #pragma unroll
         for (int u = 0; u < UPW; u++) {
@@ -2203,7 +2204,7 @@ template <int IN, int UPW> struct MmaX {
     // norm_weights: load_normed's norm weights w (accessor WN) of the lane's
     // elements, whole groups of WN's at a time (weights: before the wait).
     template <class WN>
-    __device__ __forceinline__ void norm_weights(const uint8_t* __restrict__ w, int warp, int g, int t) {
+    __device__ __forceinline__ void norm_weights(const uint8_t* __restrict__ w, int warp, int g, int t, float (&dst)[UPW][8]) {
         static_assert(8 % WN::GROUP == 0, "a lane's 8 elements are whole groups");
 #pragma unroll
         for (int u = 0; u < UPW; u++) {
@@ -2212,7 +2213,7 @@ template <int IN, int UPW> struct MmaX {
             for (int k = 0; k < 8; k += WN::GROUP) {
                 typename WN::Raw r;
                 WN::fetch(w, (col + k) / WN::GROUP, r);
-                WN::dequant(r, wn[u] + k);
+                WN::dequant(r, dst[u] + k);
             }
         }
     }
@@ -2237,18 +2238,65 @@ template <int IN, int UPW> struct MmaX {
                 const float4 b0 = *(const float4*)(b + e), b1 = *(const float4*)(b + e + 4);
                 v0 = make_float4(v0.x + b0.x, v0.y + b0.y, v0.z + b0.z, v0.w + b0.w);
                 v1 = make_float4(v1.x + b1.x, v1.y + b1.y, v1.z + b1.z, v1.w + b1.w);
-                if (s_out != nullptr && blockIdx.x == 0) {
-                    *(float4*)(s_out + e) = v0;
-                    *(float4*)(s_out + e + 4) = v1;
-                }
             }
             float v[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
+            put_group(u, v, ADD ? s_out : nullptr, e, ss, g, t);
+        }
+        return ss;
+    }
+    // put_group: super-block u's 8 row values v of the lane (element e of
+    // the row): block 0 stores them to s_out where given (the add's sum),
+    // their squares add to ss, and v·wn's codes are set (quantize_group).
+    __device__ __forceinline__ void put_group(int u, float (&v)[8], float* __restrict__ s_out, i64 e, float& ss, int g, int t) {
+        if (s_out != nullptr && blockIdx.x == 0) {
+            *(float4*)(s_out + e) = make_float4(v[0], v[1], v[2], v[3]);
+            *(float4*)(s_out + e + 4) = make_float4(v[4], v[5], v[6], v[7]);
+        }
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            ss += v[k] * v[k];
+            v[k] *= wn[u][k];
+        }
+        quantize_group(u, v, g, t);
+    }
+    // load_post: load_normed's words for the row v = a + rmsnorm(b)·pw of a
+    // folded add_post_rmsnorm (XPostNorm; rmsnorm_post_rows' arithmetic):
+    // b's Σb² first, summed over the block's NW warps (one barrier) into
+    // its 1/sqrt(mean(b²) + eps), then as load_normed with ADD. Every
+    // thread of the block calls it.
+    template <class N, int NW>
+    __device__ __forceinline__ float load_post(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ s_out, int tok,
+                                               int warp, int g, int t) {
+        static_assert(IN == 256 * NW * UPW, "the block's warps hold the row");
+        __shared__ float bsq[NW];
+        float bv[UPW][8], sb = 0.f;
+#pragma unroll
+        for (int u = 0; u < UPW; u++) {
+            const i64 e = (i64)tok * IN + (i64)((warp * UPW + u) * 8 + g) * 32 + 8 * t;
+            const float4 b0 = *(const float4*)(b + e), b1 = *(const float4*)(b + e + 4);
+            const float r[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
 #pragma unroll
             for (int k = 0; k < 8; k++) {
-                ss += v[k] * v[k];
-                v[k] *= wn[u][k];
+                bv[u][k] = r[k];
+                sb += r[k] * r[k];
             }
-            quantize_group(u, v, g, t);
+        }
+        sb = warp_sum(sb);
+        if (threadIdx.x % 32 == 0) bsq[warp] = sb;
+        __syncthreads();
+        sb = 0.f;
+#pragma unroll
+        for (int w = 0; w < NW; w++) sb += bsq[w];
+        const float rb = rsqrtf(sb / (float)IN + N::EPS);
+        float ss = 0.f;
+#pragma unroll
+        for (int u = 0; u < UPW; u++) {
+            const i64 e = (i64)tok * IN + (i64)((warp * UPW + u) * 8 + g) * 32 + 8 * t;
+            const float4 a0 = *(const float4*)(a + e), a1 = *(const float4*)(a + e + 4);
+            float v[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+#pragma unroll
+            for (int k = 0; k < 8; k++) v[k] += bv[u][k] * (rb * wp[u][k]);
+            put_group(u, v, s_out, e, ss, g, t);
         }
         return ss;
     }
@@ -2261,13 +2309,15 @@ template <int IN, int UPW> struct MmaX {
 // and stores the add's sum s (or reads that sum alone, ADD false, where
 // the linear before it wrote it: codegen/cuda, sumWriter): no norm launch,
 // and one grid boundary fewer between the residual's producer and the
-// dots. before reads what may be read before the wait (XNorm: the
-// norm's weights); load fills x after it (every thread; XNorm: each warp's
-// Σv² to nsq[warp]); inv is the factor the dots' sums take, read after a
-// block barrier (XNorm: the norm's 1/sqrt(mean(v²) + eps)).
+// dots; or XPostNorm, an add_post_rmsnorm folded likewise (b normed by
+// its weights WP, pw, before the add). before reads what may be read
+// before the wait (the norms' weights); load fills x after it (every
+// thread; XNorm: each warp's Σv² to nsq[warp]); inv is the factor the
+// dots' sums take, read after a block barrier (XNorm: the norm's
+// 1/sqrt(mean(v²) + eps)).
 struct XCodes {
     template <int IN, int UPW>
-    static __device__ __forceinline__ void before(MmaX<IN, UPW>&, const uint8_t* __restrict__, int, int, int) {}
+    static __device__ __forceinline__ void before(MmaX<IN, UPW>&, const uint8_t* __restrict__, const uint8_t* __restrict__, int, int, int) {}
     template <int IN, int UPW>
     static __device__ __forceinline__ void load(MmaX<IN, UPW>& x, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const float* __restrict__,
                                                 const float* __restrict__, float* __restrict__, float*, int tok, int warp, int g, int t) {
@@ -2279,8 +2329,8 @@ struct XCodes {
 };
 template <class N, class WN, bool ADD> struct XNorm {
     template <int IN, int UPW>
-    static __device__ __forceinline__ void before(MmaX<IN, UPW>& x, const uint8_t* __restrict__ w, int warp, int g, int t) {
-        x.template norm_weights<WN>(w, warp, g, t);
+    static __device__ __forceinline__ void before(MmaX<IN, UPW>& x, const uint8_t* __restrict__ w, const uint8_t* __restrict__, int warp, int g, int t) {
+        x.template norm_weights<WN>(w, warp, g, t, x.wn);
     }
     template <int IN, int UPW>
     static __device__ __forceinline__ void load(MmaX<IN, UPW>& x, const xq_t* __restrict__, const float2* __restrict__, const float* __restrict__ a,
@@ -2295,6 +2345,25 @@ template <class N, class WN, bool ADD> struct XNorm {
 #pragma unroll
         for (int w = 0; w < NW; w++) ss += nsq[w];
         return rsqrtf(ss / (float)IN + N::EPS);
+    }
+};
+template <class N, class WP, class WN> struct XPostNorm {
+    template <int IN, int UPW>
+    static __device__ __forceinline__ void before(MmaX<IN, UPW>& x, const uint8_t* __restrict__ w, const uint8_t* __restrict__ pw, int warp, int g,
+                                                  int t) {
+        x.template norm_weights<WN>(w, warp, g, t, x.wn);
+        x.template norm_weights<WP>(pw, warp, g, t, x.wp);
+    }
+    template <int IN, int UPW>
+    static __device__ __forceinline__ void load(MmaX<IN, UPW>& x, const xq_t* __restrict__, const float2* __restrict__, const float* __restrict__ a,
+                                                const float* __restrict__ b, float* __restrict__ s, float* nsq, int tok, int warp, int g, int t) {
+        acquire(a, b);
+        const float ss = warp_sum(x.template load_post<N, IN / (256 * UPW)>(a, b, s, tok, warp, g, t));
+        if (threadIdx.x % 32 == 0) nsq[warp] = ss;
+    }
+    template <int IN, int NW>
+    static __device__ __forceinline__ float inv(const float* nsq) {
+        return XNorm<N, WN, true>::template inv<IN, NW>(nsq);
     }
 };
 
@@ -2364,7 +2433,8 @@ __device__ __forceinline__ float2 mma_pair_sums(float2 s, int round) {
 template <class X, class W, int IN, int F, int UP_ROW0, int NW, int UPW, bool EARLY, int ROWS, int TT, int SMEM, class GATE = GateSiLU>
 __device__ __forceinline__ void swiglu_mma(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
                                            const float2* __restrict__ xs, const float* __restrict__ a, const float* __restrict__ b,
-                                           const uint8_t* __restrict__ nw, float* __restrict__ s_out, float* __restrict__ y,
+                                           const uint8_t* __restrict__ nw,
+                                           const uint8_t* __restrict__ pw, float* __restrict__ s_out, float* __restrict__ y,
                                            const int* __restrict__ state) {
     constexpr int CHUNK = 8;
     static_assert(TT == 1 && IN == 256 * NW * UPW, "one token; warps × their super-blocks are the row");
@@ -2373,7 +2443,7 @@ __device__ __forceinline__ void swiglu_mma(const uint8_t* __restrict__ wg, const
     block_tokens<ROWS, 1>(state, &tok);
     const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
     MmaX<IN, UPW> x;
-    X::before(x, nw, warp, g, t);
+    X::before(x, nw, pw, warp, g, t);
     __shared__ float nsq[NW];
     int round = 0;
     stream_chunks<W, IN, NW * 32, 2, CHUNK, SMEM>((F + CHUNK - 1) / CHUNK, [&](int blk, auto span) {
@@ -2409,7 +2479,8 @@ template <class X, class WQ, class WK, class WV, class BQ, class BK, class BV, c
 __device__ __forceinline__ void qkv_mma(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
                                         const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
                                         const xq_t* __restrict__ xq, const float2* __restrict__ xs, const float* __restrict__ a,
-                                        const float* __restrict__ b, const uint8_t* __restrict__ nw, float* __restrict__ s_out,
+                                        const float* __restrict__ b, const uint8_t* __restrict__ nw,
+                                           const uint8_t* __restrict__ pw, float* __restrict__ s_out,
                                         const int* __restrict__ positions,
                                         float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     constexpr bool NEOX = R::MODE == 2;
@@ -2436,7 +2507,7 @@ __device__ __forceinline__ void qkv_mma(const uint8_t* __restrict__ wq, const ui
         return 16 * (i64)c;
     };
     MmaX<IN, UPW> x;
-    X::before(x, nw, warp, g, t);
+    X::before(x, nw, pw, warp, g, t);
     __shared__ float nsq[NW];
     int pos = 0, round = 0;
     stream_layouts<max_span<IN, 8, WQ, WK, WV>(), IN, NW * 32, 2, 8, SMEM>((NQ + NK + NV) / 16, [&](int blk, auto span) {

@@ -104,7 +104,7 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_320
 }
 extern "C" __global__ void __launch_bounds__(32, 1) qkv_mma_XNorm_Norm_0_W_f32_256_false_W_q4_k_256_W_q4_k_128_W_q4_k_128_B_none_B_none_B_none_Rope_1_256_256_128_128_true_1_1_false_0_1_4672(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const uint8_t* __restrict__ nw, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_mma<XNorm<Norm_0, W_f32<256>, false>, W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, Rope_1, 256, 256, 128, 128, true, 1, 1, false, 0, 1, 4672>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, kc, vc, state);
+    qkv_mma<XNorm<Norm_0, W_f32<256>, false>, W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, Rope_1, 256, 256, 128, 128, true, 1, 1, false, 0, 1, 4672>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, nullptr, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_2_B_none_false_true_16_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
@@ -126,7 +126,7 @@ extern "C" __global__ void __launch_bounds__(512) swiglu_q8_W_q4_k_dot_768_256_7
 }
 extern "C" __global__ void __launch_bounds__(32, 1) qkv_mma_XNorm_Norm_0_W_f32_256_false_W_q4_k_256_W_q4_k_128_W_q6_k_split_128_B_none_B_none_B_none_Rope_1_256_256_128_128_true_1_1_false_0_1_6912(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const uint8_t* __restrict__ nw, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_mma<XNorm<Norm_0, W_f32<256>, false>, W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, Rope_1, 256, 256, 128, 128, true, 1, 1, false, 0, 1, 6912>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, kc, vc, state);
+    qkv_mma<XNorm<Norm_0, W_f32<256>, false>, W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, Rope_1, 256, 256, 128, 128, true, 1, 1, false, 0, 1, 6912>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, nullptr, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_768_B_none_768_256_32_false_false_0_true_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();

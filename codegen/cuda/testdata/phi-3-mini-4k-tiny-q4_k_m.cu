@@ -98,7 +98,7 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_320
 }
 extern "C" __global__ void __launch_bounds__(32, 1) qkv_mma_XNorm_Norm_0_W_f32_256_false_W_q5_k_split_256_W_q5_k_split_256_W_q5_k_split_256_B_none_B_none_B_none_Rope_1_256_256_256_256_true_1_1_false_0_1_5824(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const uint8_t* __restrict__ nw, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_mma<XNorm<Norm_0, W_f32<256>, false>, W_q5_k_split<256>, W_q5_k_split<256>, W_q5_k_split<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 1, 1, false, 0, 1, 5824>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, kc, vc, state);
+    qkv_mma<XNorm<Norm_0, W_f32<256>, false>, W_q5_k_split<256>, W_q5_k_split<256>, W_q5_k_split<256>, B_none, B_none, B_none, Rope_1, 256, 256, 256, 256, true, 1, 1, false, 0, 1, 5824>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, nullptr, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_2_B_none_false_true_16_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();

@@ -44,7 +44,7 @@ extern "C" __global__ void __launch_bounds__(256) last_row_0_4096_false(const fl
 }
 extern "C" __global__ void __launch_bounds__(192, 2) qkv_mma_XCodes_W_q4_k_49152_W_q4_k_12288_W_q6_k_split_12288_B_none_B_none_B_none_Rope_0_3072_4096_1024_1024_false_6_2_false_0_1_80832(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_mma<XCodes, W_q4_k<49152>, W_q4_k<12288>, W_q6_k_split<12288>, B_none, B_none, B_none, Rope_0, 3072, 4096, 1024, 1024, false, 6, 2, false, 0, 1, 80832>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, nullptr, nullptr, nullptr, nullptr, positions, y, nullptr, nullptr, state);
+    qkv_mma<XCodes, W_q4_k<49152>, W_q4_k<12288>, W_q6_k_split<12288>, B_none, B_none, B_none, Rope_0, 3072, 4096, 1024, 1024, false, 6, 2, false, 0, 1, 80832>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, nullptr, nullptr, nullptr, nullptr, nullptr, positions, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_3072_at_end(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();

@@ -44,7 +44,7 @@ extern "C" __global__ void __launch_bounds__(256) last_row_0_3072_false(const fl
 }
 extern "C" __global__ void __launch_bounds__(192, 2) qkv_mma_XCodes_W_q5_k_split_36864_W_q5_k_split_36864_W_q5_k_split_36864_B_none_B_none_B_none_Rope_0_3072_3072_3072_3072_false_6_2_false_0_1_67776(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_mma<XCodes, W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, Rope_0, 3072, 3072, 3072, 3072, false, 6, 2, false, 0, 1, 67776>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, nullptr, nullptr, nullptr, nullptr, positions, y, nullptr, nullptr, state);
+    qkv_mma<XCodes, W_q5_k_split<36864>, W_q5_k_split<36864>, W_q5_k_split<36864>, B_none, B_none, B_none, Rope_0, 3072, 3072, 3072, 3072, false, 6, 2, false, 0, 1, 67776>(wq, wk, wv, nullptr, nullptr, nullptr, xq, xs, nullptr, nullptr, nullptr, nullptr, nullptr, positions, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_3072_at_end(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();

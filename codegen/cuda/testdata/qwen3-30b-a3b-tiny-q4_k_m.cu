@@ -129,7 +129,7 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_151
 }
 extern "C" __global__ void __launch_bounds__(32, 1) qkv_mma_XNorm_Norm_0_W_f32_256_false_W_q4_k_256_W_q4_k_128_W_q4_k_128_B_none_B_none_B_none_Rope_none_256_256_128_128_false_1_1_false_0_1_4672(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const uint8_t* __restrict__ nw, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_mma<XNorm<Norm_0, W_f32<256>, false>, W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, Rope_none, 256, 256, 128, 128, false, 1, 1, false, 0, 1, 4672>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, nullptr, nullptr, state);
+    qkv_mma<XNorm<Norm_0, W_f32<256>, false>, W_q4_k<256>, W_q4_k<128>, W_q4_k<128>, B_none, B_none, B_none, Rope_none, 256, 256, 128, 128, false, 1, 1, false, 0, 1, 4672>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, nullptr, positions, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_2_B_none_false_true_128_8_1_128_QKNorm_Rope_1_Norm_0_W_f32_64_W_f32_64(const float* __restrict__ q, const float* __restrict__ kn, const float* __restrict__ vn, const uint8_t* __restrict__ qw, const uint8_t* __restrict__ kw, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
@@ -151,7 +151,7 @@ extern "C" __global__ void __launch_bounds__(256) moe_gate_up_q8_Moe_3_W_q4_k_do
 }
 extern "C" __global__ void __launch_bounds__(32, 1) qkv_mma_XNorm_Norm_0_W_f32_256_true_W_q4_k_256_W_q4_k_128_W_q6_k_split_128_B_none_B_none_B_none_Rope_none_256_256_128_128_false_1_1_false_0_1_6912(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ nw, float* __restrict__ s, const int* __restrict__ positions, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_mma<XNorm<Norm_0, W_f32<256>, true>, W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, Rope_none, 256, 256, 128, 128, false, 1, 1, false, 0, 1, 6912>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, b, nw, s, positions, y, nullptr, nullptr, state);
+    qkv_mma<XNorm<Norm_0, W_f32<256>, true>, W_q4_k<256>, W_q4_k<128>, W_q6_k_split<128>, B_none, B_none, B_none, Rope_none, 256, 256, 128, 128, false, 1, 1, false, 0, 1, 6912>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, b, nw, nullptr, s, positions, y, nullptr, nullptr, state);
 }
 extern "C" __global__ void __launch_bounds__(64) rmsnorm_rows_Norm_0_W_f32_256_256_64_true_true(const float* __restrict__ a, const float* __restrict__ b, const uint8_t* __restrict__ w, float* __restrict__ s, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     grid_dep_wait();

@@ -37,7 +37,7 @@ extern "C" __global__ void __launch_bounds__(256) last_row_0_8192_false(const fl
 }
 extern "C" __global__ void __launch_bounds__(192) swiglu_mma_XCodes_W_q4_k_98304_3072_8192_0_6_2_false_0_1_55360(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    swiglu_mma<XCodes, W_q4_k<98304>, 3072, 8192, 0, 6, 2, false, 0, 1, 55360>(wg, wu, xq, xs, nullptr, nullptr, nullptr, nullptr, y, state);
+    swiglu_mma<XCodes, W_q4_k<98304>, 3072, 8192, 0, 6, 2, false, 0, 1, 55360>(wg, wu, xq, xs, nullptr, nullptr, nullptr, nullptr, nullptr, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_3072_at_end(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();

@@ -109,7 +109,7 @@ extern "C" __global__ void __launch_bounds__(192) layernorm_rows_Norm_0_W_f32_76
 }
 extern "C" __global__ void __launch_bounds__(96, 2) qkv_mma_XCodes_W_q5_k_split_2304_W_q5_k_split_2304_W_q5_k_split_2304_W_f32_768_W_f32_768_W_f32_768_Rope_none_768_768_768_768_true_3_1_false_0_1_17088(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv, const xq_t* __restrict__ xq, const float2* __restrict__ xs, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_mma<XCodes, W_q5_k_split<2304>, W_q5_k_split<2304>, W_q5_k_split<2304>, W_f32<768>, W_f32<768>, W_f32<768>, Rope_none, 768, 768, 768, 768, true, 3, 1, false, 0, 1, 17088>(wq, wk, wv, bq, bk, bv, xq, xs, nullptr, nullptr, nullptr, nullptr, positions, y, kc, vc, state);
+    qkv_mma<XCodes, W_q5_k_split<2304>, W_q5_k_split<2304>, W_q5_k_split<2304>, W_f32<768>, W_f32<768>, W_f32<768>, Rope_none, 768, 768, 768, 768, true, 3, 1, false, 0, 1, 17088>(wq, wk, wv, bq, bk, bv, xq, xs, nullptr, nullptr, nullptr, nullptr, nullptr, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_1_B_none_false_true_8_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();

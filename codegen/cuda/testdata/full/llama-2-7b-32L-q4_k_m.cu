@@ -104,7 +104,7 @@ extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_512
 }
 extern "C" __global__ void __launch_bounds__(256, 2) qkv_mma_XNorm_Norm_0_W_f32_4096_false_W_q4_k_65536_W_q4_k_65536_W_q6_k_split_65536_B_none_B_none_B_none_Rope_1_4096_4096_4096_4096_true_8_2_false_0_1_107712(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const uint8_t* __restrict__ nw, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_mma<XNorm<Norm_0, W_f32<4096>, false>, W_q4_k<65536>, W_q4_k<65536>, W_q6_k_split<65536>, B_none, B_none, B_none, Rope_1, 4096, 4096, 4096, 4096, true, 8, 2, false, 0, 1, 107712>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, kc, vc, state);
+    qkv_mma<XNorm<Norm_0, W_f32<4096>, false>, W_q4_k<65536>, W_q4_k<65536>, W_q6_k_split<65536>, B_none, B_none, B_none, Rope_1, 4096, 4096, 4096, 4096, true, 8, 2, false, 0, 1, 107712>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, nullptr, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Attn_2_B_none_false_true_8_8_1_128(const float* __restrict__ q, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ positions, float* __restrict__ y, xq_t* __restrict__ xq, float2* __restrict__ xs, float* __restrict__ part, int* __restrict__ counters, const int* __restrict__ state) {
     grid_dep_launch();
@@ -112,7 +112,7 @@ extern "C" __global__ void __launch_bounds__(128) CLUSTER_X(8) attend_decode_Att
 }
 extern "C" __global__ void __launch_bounds__(256) swiglu_mma_XNorm_Norm_0_W_f32_4096_false_W_q4_k_176128_4096_11008_0_8_2_false_0_1_73792(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ a, const uint8_t* __restrict__ nw, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
-    swiglu_mma<XNorm<Norm_0, W_f32<4096>, false>, W_q4_k<176128>, 4096, 11008, 0, 8, 2, false, 0, 1, 73792>(wg, wu, nullptr, nullptr, a, nullptr, nw, nullptr, y, state);
+    swiglu_mma<XNorm<Norm_0, W_f32<4096>, false>, W_q4_k<176128>, 4096, 11008, 0, 8, 2, false, 0, 1, 73792>(wg, wu, nullptr, nullptr, a, nullptr, nw, nullptr, nullptr, y, state);
 }
 extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_11008(const float* __restrict__ x, xq_t* __restrict__ xq, float2* __restrict__ xs, const int* __restrict__ state) {
     grid_dep_wait();
@@ -122,7 +122,7 @@ extern "C" __global__ void __launch_bounds__(256) quantize_x8_0_11008(const floa
 }
 extern "C" __global__ void __launch_bounds__(256, 2) qkv_mma_XNorm_Norm_0_W_f32_4096_false_W_q4_k_65536_W_q4_k_65536_W_q4_k_65536_B_none_B_none_B_none_Rope_1_4096_4096_4096_4096_true_8_2_false_0_1_73792(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv, const float* __restrict__ a, const uint8_t* __restrict__ nw, const int* __restrict__ positions, float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     grid_dep_launch();
-    qkv_mma<XNorm<Norm_0, W_f32<4096>, false>, W_q4_k<65536>, W_q4_k<65536>, W_q4_k<65536>, B_none, B_none, B_none, Rope_1, 4096, 4096, 4096, 4096, true, 8, 2, false, 0, 1, 73792>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, positions, y, kc, vc, state);
+    qkv_mma<XNorm<Norm_0, W_f32<4096>, false>, W_q4_k<65536>, W_q4_k<65536>, W_q4_k<65536>, B_none, B_none, B_none, Rope_1, 4096, 4096, 4096, 4096, true, 8, 2, false, 0, 1, 73792>(wq, wk, wv, nullptr, nullptr, nullptr, nullptr, nullptr, a, nullptr, nw, nullptr, nullptr, positions, y, kc, vc, state);
 }
 extern "C" __global__ void __launch_bounds__(256) linear_q8_W_q6_k_split_dot_176128_B_none_11008_4096_256_false_false_0_false_0_1(const uint8_t* __restrict__ w, const xq_t* __restrict__ xq, const float2* __restrict__ xs, float* __restrict__ y, const int* __restrict__ state) {
     grid_dep_launch();
