@@ -59,7 +59,7 @@ var kernelAttrKinds = map[string]string{
 	"batch_decode_writes_codes": "bool",
 	"mmat_slab":                 "int64", "mmat_stage_x": "bool",
 	"mmah_cluster": "int64", "mmah_warps": "int64", "mmah_x_halves": "int64", "mmah_clusters": "int64",
-	foldQKNorm: "bool", foldKVStore: "bool",
+	foldQKNorm: "bool", foldKVStore: "bool", qkvStoresKV: "bool",
 }
 
 // codeWriters are the ops whose kernels can write their output's int16
@@ -78,7 +78,8 @@ var codeWriters = []Op{OpRMSNorm, OpLayerNorm, OpAddRMSNorm, OpAddLayerNorm, OpA
 // only at its end (verifyLateStarts); fold_qk_norm, on an attention whose
 // decode kernel normalizes and rotates its q and k itself
 // (verifyQKNormFolds); fold_kv_store, on an attention whose decode kernel
-// stores the step's k, v in its 8-bit cache itself (verifyKVCache).
+// stores the step's k, v in its 8-bit cache itself, and qkv_stores_kv, on
+// one whose qkv kernels store them (both verifyKVCache).
 var decisionOps = map[string][]Op{
 	"router_logits":             {OpRMSNorm, OpAddRMSNorm},
 	"row_in_place":              {OpLast},
@@ -88,6 +89,7 @@ var decisionOps = map[string][]Op{
 	"launch_at_end":             launchingOps(),
 	foldQKNorm:                  {OpAttention},
 	foldKVStore:                 {OpAttention},
+	qkvStoresKV:                 {OpAttention},
 }
 
 // launchingOps are the ops that may launch a kernel: all but inputs,

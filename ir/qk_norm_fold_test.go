@@ -55,3 +55,29 @@ func TestVerifyQKNormFolds(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyQKVStoresKV: the verifier takes qkv_stores_kv on an attention
+// whose k and v are parts 1 and 2 of one qkv, kv_heads·head_dim wide, with
+// an fp16 cache, and refuses it over norm_ropes, with an 8-bit cache, or
+// beside a folded store.
+func TestVerifyQKVStoresKV(t *testing.T) {
+	const plain = `%15 = attention(%10, %11, %12) f32[T,64] {head_dim=16 heads=4 kv_heads=2 layer=0 scale=0.25 window=0}`
+	base := strings.NewReplacer("{rot}", "16", "{outputs}", "%15").Replace(qkNormLayer)
+	folded := strings.NewReplacer("{geometry}", "decode_cluster=1 decode_min_keys=256 decode_splits=16 decode_stages=2").Replace(base)
+	at := strings.Index(folded, "%15 = attention")
+	direct := folded[:at] + plain + "\noutputs(%15)\n"
+	for _, c := range []struct{ name, text, want string }{
+		{"one qkv's parts", strings.Replace(direct, "window=0}", "qkv_stores_kv=true window=0}", 1), ""},
+		{"over norm_ropes", strings.Replace(folded, "fold_qk_norm=true", "qkv_stores_kv=true", 1), "are not an fp16 cache's parts"},
+		{"an 8-bit cache", strings.Replace(direct, "window=0}", `kv_cache="q8" qkv_stores_kv=true window=0}`, 1), "are not an fp16 cache's parts"},
+		{"beside a folded store", strings.Replace(folded, "fold_qk_norm=true", "fold_qk_norm=true qkv_stores_kv=true", 1), "qkv_stores_kv"},
+	} {
+		g, err := Parse(c.text)
+		if err == nil {
+			err = Verify(g)
+		}
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}

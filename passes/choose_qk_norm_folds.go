@@ -17,7 +17,10 @@ import "github.com/llama-orch/orc/ir"
 // raw parts stay alive to the attention (readsOf). A prefill and a
 // batched step keep those launches. An attention of an 8-bit cache folds
 // its kv store alone (fold_kv_store): attend_decode quantizes and stores
-// the step's k and v.
+// the step's k and v. Else, where its k and v are one qkv's parts of an
+// fp16 cache (ir.QKVStoring), that qkv's kernels store them
+// (qkv_stores_kv): the decode kernel's epilogue, a prefill's
+// qkv_rope_store.
 func chooseQKNormFolds(g *ir.Graph) error {
 	if _, err := graphGPU(g); err != nil {
 		return err
@@ -29,10 +32,14 @@ func chooseQKNormFolds(g *ir.Graph) error {
 		}
 		delete(n.Attrs, "fold_qk_norm")
 		delete(n.Attrs, "fold_kv_store")
-		if qkNormFoldable(n, readers) {
+		delete(n.Attrs, "qkv_stores_kv")
+		switch {
+		case qkNormFoldable(n, readers):
 			n.Attrs["fold_qk_norm"] = true
-		} else if ir.KVQ8(n) && n.Attrs["decode_splits"] != nil {
+		case ir.KVQ8(n) && n.Attrs["decode_splits"] != nil:
 			n.Attrs["fold_kv_store"] = true
+		case ir.QKVStoring(n):
+			n.Attrs["qkv_stores_kv"] = true
 		}
 	}
 	return nil

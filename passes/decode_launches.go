@@ -49,22 +49,8 @@ func (d decodeLaunches) waitsInWrapper(n *ir.Node) bool {
 		return true
 	case isMatrix(n) && (n.Str("kernel") == ir.KernelQ8 || n.Str("kernel") == ir.KernelMMA):
 		return false
-	case n.Op == ir.OpAttention && (qkvStoresKV(n) || n.Bool("fold_qk_norm") || n.Bool("fold_kv_store")):
+	case n.Op == ir.OpAttention && (ir.QKVStoresKV(n) || n.Bool("fold_qk_norm") || n.Bool("fold_kv_store")):
 		return false
 	}
 	return !n.Bool("router_logits")
-}
-
-// qkvStoresKV reports whether attention a's k and v are parts 1 and 2 of
-// one qkv of the step's tokens, whose decode kernel then stores them in the
-// cache itself (the attention launches no kv_store): fp16 caches only.
-func qkvStoresKV(a *ir.Node) bool {
-	k, v := a.Inputs[1], a.Inputs[2]
-	if ir.KVQ8(a) || k.Op != ir.OpView || v.Op != ir.OpView || k.Int("part") != 1 || v.Int("part") != 2 || k.Inputs[0] != v.Inputs[0] {
-		return false
-	}
-	q := k.Inputs[0]
-	parts, kv := q.Ints("parts"), a.Int("kv_heads")*a.Int("head_dim")
-	x := q.Inputs[0]
-	return q.Op == ir.OpQKV && len(parts) == 3 && parts[1] == kv && parts[2] == kv && len(x.Shape) > 0 && x.Shape[0] == ir.T
 }

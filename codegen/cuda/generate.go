@@ -78,7 +78,6 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 		output:      g.Outputs[0],
 		tensors:     map[string]*plans.Tensor{},
 		users:       map[*ir.Node][]*ir.Node{},
-		kvStored:    map[*ir.Node]bool{},
 		kernels:     newKernelSet(),
 	}
 	for i := range m.Tensors {
@@ -196,7 +195,6 @@ type emitter struct {
 	output       *ir.Node                // the graph's output, the logits
 	headGreedy   bool                    // the LM head leaves the greedy pick (leavesGreedy)
 	users        map[*ir.Node][]*ir.Node // each node's readers
-	kvStored     map[*ir.Node]bool       // attentions whose k, v a qkv kernel stores
 	model        plans.Model
 	state        plans.State
 	tensors      map[string]*plans.Tensor

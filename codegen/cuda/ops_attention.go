@@ -163,7 +163,7 @@ func (e *emitter) attention(n *ir.Node) ([]plans.Launch, error) {
 
 	var ls []plans.Launch
 	var err error
-	if !e.kvStored[n] && !fold && !storeQ8 { // else the qkv kernel, or attend_decode, stored k and v
+	if !ir.QKVStoresKV(n) && !fold && !storeQ8 { // else the qkv kernel, or attend_decode, stored k and v
 		store := &call{}
 		store.ptr(e, cIn, "k", k)
 		store.ptr(e, cIn, "v", v)

@@ -134,8 +134,8 @@ func (e *emitter) gemmQKV(c *call, n *ir.Node, in int64, q qkvParts, bAccs []acc
 	if err != nil {
 		return nil, err
 	}
-	att := e.attentionOf(n)
-	kv := att != nil && !ir.KVQ8(att) && q.outs[1] == att.Int("kv_heads")*att.Int("head_dim") && q.outs[2] == q.outs[1]
+	att := e.storesKVOf(n)
+	kv := att != nil
 	if q.rope == "Rope_none" && !kv {
 		return ls, nil
 	}
@@ -146,7 +146,6 @@ func (e *emitter) gemmQKV(c *call, n *ir.Node, in int64, q qkvParts, bAccs []acc
 		kc, vc := kvArgs(att)
 		s.arg(cCache, "kc", kc)
 		s.arg(cCache, "vc", vc)
-		e.kvStored[att] = true
 	} else {
 		s.null()
 		s.null()

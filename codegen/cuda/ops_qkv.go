@@ -44,11 +44,10 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 	c.arg(cInts, "positions", plans.Arg{Kind: plans.ArgState, Offset: e.state.Positions})
 	c.ptr(e, cOut, "y", n)
 	kv := false
-	if att := e.attentionOf(n); att != nil && !ir.KVQ8(att) && rowsOf(x) == 0 && outs[1] == att.Int("kv_heads")*att.Int("head_dim") && outs[2] == outs[1] {
+	if att := e.storesKVOf(n); att != nil {
 		kc, vc := kvArgs(att)
 		c.arg(cCache, "kc", kc)
 		c.arg(cCache, "vc", vc)
-		e.kvStored[att] = true
 		kv = true
 	} else {
 		c.null()
@@ -107,11 +106,11 @@ func (e *emitter) qkv(n *ir.Node) ([]plans.Launch, error) {
 	return append(quant, ls...), err
 }
 
-// attentionOf is the attention whose k and v are parts 1 and 2 of qkv node
-// n as they come out (roped or not), so the qkv kernel may store them in
-// its cache, or nil; nil in a batched step, whose attentions store them in
-// the paged pool.
-func (e *emitter) attentionOf(n *ir.Node) *ir.Node {
+// storesKVOf is the attention whose k and v qkv node n's kernels store in
+// its cache (qkv_stores_kv, the chooseQKNormFolds pass: parts 1 and 2 of
+// n as they come out, roped or not), or nil; nil in a batched step, whose
+// attentions store them in the paged pool.
+func (e *emitter) storesKVOf(n *ir.Node) *ir.Node {
 	if e.batching {
 		return nil
 	}
@@ -120,8 +119,7 @@ func (e *emitter) attentionOf(n *ir.Node) *ir.Node {
 			continue
 		}
 		for _, a := range e.users[k] {
-			if a.Op == ir.OpAttention && a.Inputs[1] == k && a.Inputs[2].Op == ir.OpView &&
-				a.Inputs[2].Inputs[0] == n && a.Inputs[2].Int("part") == 2 {
+			if a.Op == ir.OpAttention && a.Inputs[1] == k && ir.QKVStoresKV(a) {
 				return a
 			}
 		}

@@ -5759,15 +5759,20 @@ __device__ __forceinline__ void qkv_mmah(const uint8_t* __restrict__ wq, const u
 // paged_key: the pool index of position pos's K row of layer layer in the
 // sequence whose table is table; its V row is BT·KVH·HD further. The layer
 // is a launch argument, so the layers of one config share their kernels.
-// paged_row is the same once the table's entry for pos, blk, is read.
+// paged_row is the same once the table's entry for pos, blk, is read:
+// paged_slot's row of the pool in fp16 elements; paged_row_bytes the same
+// row in bytes, rows of KVROW bytes (either cache format).
+template <int NL>
+__device__ __forceinline__ i64 paged_slot(int blk, int pos, int bt, int layer) {
+    return (((i64)blk * NL + layer) * 2) * bt + pos % bt;
+}
 template <class A, int NL>
 __device__ __forceinline__ i64 paged_row(int blk, int pos, int bt, int layer) {
-    return (((i64)blk * NL + layer) * 2) * bt * (A::KVH * A::HD) + (i64)(pos % bt) * (A::KVH * A::HD);
+    return paged_slot<NL>(blk, pos, bt, layer) * (A::KVH * A::HD);
 }
-// paged_row_bytes: paged_row's place in bytes, rows of KVROW bytes.
 template <class A, int NL>
 __device__ __forceinline__ i64 paged_row_bytes(int blk, int pos, int bt, int layer) {
-    return (((i64)blk * NL + layer) * 2) * bt * A::KVROW + (i64)(pos % bt) * A::KVROW;
+    return paged_slot<NL>(blk, pos, bt, layer) * A::KVROW;
 }
 template <class A, int NL>
 __device__ __forceinline__ i64 paged_key(const int* __restrict__ table, int pos, int bt, int layer) {
