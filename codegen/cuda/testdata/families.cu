@@ -3575,6 +3575,36 @@ __device__ __forceinline__ void qkv_mmat(const uint8_t* __restrict__ wq, const u
                                                  [&](int r, int tt) { return sh.sums[r][tt]; });
 }
 
+// qkv_tile_rows: the sections rs of staged row j (0..15) of a streamed
+// qkv's tile (qkv_mmat_stream, qkv_mmah): 8 rotation pairs of one part,
+// their first rows j < 8, their second rows j ≥ 8.
+template <class WQ, class WK, class WV, class R, int IN, int NQ, int NK, int NV>
+__device__ __forceinline__ void qkv_tile_rows(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
+                                              int tile, int j, const uint8_t** rs) {
+    constexpr int BLK_Q = (NQ / 2 + 7) / 8, BLK_K = (NK / 2 + 7) / 8;
+    int n;
+    const int part = qkv_block_part<BLK_Q, BLK_K, NQ, NK, NV>(&tile, &n);
+    int r0, r1;
+    qkv_pair_rows<R>(part, n, tile * 8 + (j & 7), &r0, &r1);
+    const int r = j < 8 ? r0 : r1;
+    if (part == 0) mmat_row_sections<WQ, IN>(wq, r, rs);
+    else if (part == 1) mmat_row_sections<WK, IN>(wk, r, rs);
+    else mmat_row_sections<WV, IN>(wv, r, rs);
+}
+
+// qkv_tile_out: a streamed qkv tile's epilogue (qkv_mmat_out), its sums
+// sum(r, t).
+template <class BQ, class BK, class BV, class R, int NQ, int NK, int NV, bool KV, int NT, class Sum>
+__device__ __forceinline__ void qkv_tile_out(int tile, int tok0, int rows, const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk,
+                                             const uint8_t* __restrict__ bv, const int* __restrict__ positions, float* __restrict__ y,
+                                             __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state, Sum sum) {
+    constexpr int BLK_Q = (NQ / 2 + 7) / 8, BLK_K = (NK / 2 + 7) / 8;
+    int n;
+    const int part = qkv_block_part<BLK_Q, BLK_K, NQ, NK, NV>(&tile, &n);
+    acquire(positions);
+    qkv_mmat_out<BQ, BK, BV, R, NQ, NK, KV, NT>(part, n, tile * 8, tok0, rows, bq, bk, bv, positions, y, kc, vc, state, sum);
+}
+
 // qkv_mmat_stream: qkv_mmat streamed (mmat_stream), q, k and v in one
 // layout (their accessors differ in NBLK alone).
 template <class WQ, class WK, class WV, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV, int NW, int NT, int ROWS, int KSL, bool XS, int SMEM>
@@ -3584,19 +3614,9 @@ __device__ __forceinline__ void qkv_mmat_stream(const uint8_t* __restrict__ wq, 
                                                 float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     constexpr int BLK_Q = (NQ / 2 + 7) / 8, BLK_K = (NK / 2 + 7) / 8, BLK_V = (NV / 2 + 7) / 8;
     mmat_stream<WQ, IN, KSL, NW, NT, XS, SMEM, ROWS>(BLK_Q + BLK_K + BLK_V, xq, xs, state, [&](int tile, int j, const uint8_t** rs) {
-        int n;
-        const int part = qkv_block_part<BLK_Q, BLK_K, NQ, NK, NV>(&tile, &n);
-        int r0, r1;
-        qkv_pair_rows<R>(part, n, tile * 8 + (j & 7), &r0, &r1);
-        const int r = j < 8 ? r0 : r1;
-        if (part == 0) mmat_row_sections<WQ, IN>(wq, r, rs);
-        else if (part == 1) mmat_row_sections<WK, IN>(wk, r, rs);
-        else mmat_row_sections<WV, IN>(wv, r, rs);
+        qkv_tile_rows<WQ, WK, WV, R, IN, NQ, NK, NV>(wq, wk, wv, tile, j, rs);
     }, [&](int tile, int tok0, int rows, auto sum) {
-        int n;
-        const int part = qkv_block_part<BLK_Q, BLK_K, NQ, NK, NV>(&tile, &n);
-        acquire(positions);
-        qkv_mmat_out<BQ, BK, BV, R, NQ, NK, KV, NT>(part, n, tile * 8, tok0, rows, bq, bk, bv, positions, y, kc, vc, state, sum);
+        qkv_tile_out<BQ, BK, BV, R, NQ, NK, NV, KV, NT>(tile, tok0, rows, bq, bk, bv, positions, y, kc, vc, state, sum);
     });
 }
 
@@ -5732,19 +5752,9 @@ __device__ __forceinline__ void qkv_mmah(const uint8_t* __restrict__ wq, const u
                                          __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     constexpr int BLK_Q = (NQ / 2 + 7) / 8, BLK_K = (NK / 2 + 7) / 8, BLK_V = (NV / 2 + 7) / 8;
     mmah_run<WQ, IN, C, NW, XH, NT, ROWS>(BLK_Q + BLK_K + BLK_V, x, state, [&](int tile, int j, const uint8_t** rs) {
-        int n;
-        const int part = qkv_block_part<BLK_Q, BLK_K, NQ, NK, NV>(&tile, &n);
-        int r0, r1;
-        qkv_pair_rows<R>(part, n, tile * 8 + (j & 7), &r0, &r1);
-        const int r = j < 8 ? r0 : r1;
-        if (part == 0) mmat_row_sections<WQ, IN>(wq, r, rs);
-        else if (part == 1) mmat_row_sections<WK, IN>(wk, r, rs);
-        else mmat_row_sections<WV, IN>(wv, r, rs);
+        qkv_tile_rows<WQ, WK, WV, R, IN, NQ, NK, NV>(wq, wk, wv, tile, j, rs);
     }, [&](int tile, int tok0, int rows, auto sum) {
-        int n;
-        const int part = qkv_block_part<BLK_Q, BLK_K, NQ, NK, NV>(&tile, &n);
-        acquire(positions);
-        qkv_mmat_out<BQ, BK, BV, R, NQ, NK, KV, NT>(part, n, tile * 8, tok0, rows, bq, bk, bv, positions, y, kc, vc, state, sum);
+        qkv_tile_out<BQ, BK, BV, R, NQ, NK, NV, KV, NT>(tile, tok0, rows, bq, bk, bv, positions, y, kc, vc, state, sum);
     });
 }
 
