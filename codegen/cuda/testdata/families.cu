@@ -2151,6 +2151,9 @@ template <int IN, int UPW> struct MmaX {
     float2 s[UPW][2];
     float wn[UPW][8];  // load_normed's norm weights, read before the wait
     float wp[UPW][8];  // load_post's post-norm weights, likewise
+    // col: the row's first element of the lane's 8 in super-block u of
+    // warp w (group 8·(w·UPW + u) + g, elements 8t .. 8t + 7).
+    static __device__ __forceinline__ i64 col(int warp, int u, int g, int t) { return (i64)((warp * UPW + u) * 8 + g) * 32 + 8 * t; }
     __device__ __forceinline__ void load(const xq_t* __restrict__ xq, const float2* __restrict__ xs, int tok, int warp, int g, int t) {
 #pragma unroll
         for (int u = 0; u < UPW; u++) {
@@ -2208,11 +2211,11 @@ template <int IN, int UPW> struct MmaX {
         static_assert(8 % WN::GROUP == 0, "a lane's 8 elements are whole groups");
 #pragma unroll
         for (int u = 0; u < UPW; u++) {
-            const i64 col = (i64)((warp * UPW + u) * 8 + g) * 32 + 8 * t;
+            const i64 c = col(warp, u, g, t);
 #pragma unroll
             for (int k = 0; k < 8; k += WN::GROUP) {
                 typename WN::Raw r;
-                WN::fetch(w, (col + k) / WN::GROUP, r);
+                WN::fetch(w, (c + k) / WN::GROUP, r);
                 WN::dequant(r, dst[u] + k);
             }
         }
@@ -2232,7 +2235,7 @@ template <int IN, int UPW> struct MmaX {
         float ss = 0.f;
 #pragma unroll
         for (int u = 0; u < UPW; u++) {
-            const i64 col = (i64)((warp * UPW + u) * 8 + g) * 32 + 8 * t, e = (i64)tok * IN + col;
+            const i64 e = (i64)tok * IN + col(warp, u, g, t);
             float4 v0 = *(const float4*)(a + e), v1 = *(const float4*)(a + e + 4);
             if constexpr (ADD) {
                 const float4 b0 = *(const float4*)(b + e), b1 = *(const float4*)(b + e + 4);
@@ -2272,7 +2275,7 @@ template <int IN, int UPW> struct MmaX {
         float bv[UPW][8], sb = 0.f;
 #pragma unroll
         for (int u = 0; u < UPW; u++) {
-            const i64 e = (i64)tok * IN + (i64)((warp * UPW + u) * 8 + g) * 32 + 8 * t;
+            const i64 e = (i64)tok * IN + col(warp, u, g, t);
             const float4 b0 = *(const float4*)(b + e), b1 = *(const float4*)(b + e + 4);
             const float r[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
 #pragma unroll
@@ -2291,7 +2294,7 @@ template <int IN, int UPW> struct MmaX {
         float ss = 0.f;
 #pragma unroll
         for (int u = 0; u < UPW; u++) {
-            const i64 e = (i64)tok * IN + (i64)((warp * UPW + u) * 8 + g) * 32 + 8 * t;
+            const i64 e = (i64)tok * IN + col(warp, u, g, t);
             const float4 a0 = *(const float4*)(a + e), a1 = *(const float4*)(a + e + 4);
             float v[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
 #pragma unroll
@@ -2433,9 +2436,8 @@ __device__ __forceinline__ float2 mma_pair_sums(float2 s, int round) {
 template <class X, class W, int IN, int F, int UP_ROW0, int NW, int UPW, bool EARLY, int ROWS, int TT, int SMEM, class GATE = GateSiLU>
 __device__ __forceinline__ void swiglu_mma(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const xq_t* __restrict__ xq,
                                            const float2* __restrict__ xs, const float* __restrict__ a, const float* __restrict__ b,
-                                           const uint8_t* __restrict__ nw,
-                                           const uint8_t* __restrict__ pw, float* __restrict__ s_out, float* __restrict__ y,
-                                           const int* __restrict__ state) {
+                                           const uint8_t* __restrict__ nw, const uint8_t* __restrict__ pw, float* __restrict__ s_out,
+                                           float* __restrict__ y, const int* __restrict__ state) {
     constexpr int CHUNK = 8;
     static_assert(TT == 1 && IN == 256 * NW * UPW, "one token; warps × their super-blocks are the row");
     static_assert(!EARLY, "it copies its first chunk before the wait instead");
@@ -2479,9 +2481,8 @@ template <class X, class WQ, class WK, class WV, class BQ, class BK, class BV, c
 __device__ __forceinline__ void qkv_mma(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
                                         const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
                                         const xq_t* __restrict__ xq, const float2* __restrict__ xs, const float* __restrict__ a,
-                                        const float* __restrict__ b, const uint8_t* __restrict__ nw,
-                                           const uint8_t* __restrict__ pw, float* __restrict__ s_out,
-                                        const int* __restrict__ positions,
+                                        const float* __restrict__ b, const uint8_t* __restrict__ nw, const uint8_t* __restrict__ pw,
+                                        float* __restrict__ s_out, const int* __restrict__ positions,
                                         float* __restrict__ y, __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     constexpr bool NEOX = R::MODE == 2;
     constexpr int HD = R::HD;
