@@ -177,8 +177,7 @@ func verifyKernelChoice(n *Node) error {
 	}
 	if n.Bool("fold_norm") {
 		x := n.Inputs[0]
-		normed := x.Op == OpRMSNorm || x.Op == OpView && x.Int("part") == 1 && (x.Inputs[0].Op == OpAddRMSNorm || x.Inputs[0].Op == OpAddPostNorm)
-		if n.Str("kernel") != KernelMMA || !normed {
+		if n.Str("kernel") != KernelMMA || NormBehind(x) == nil {
 			return fmt.Errorf("fold_norm on a %s kernel over %s: a decode mma kernel folds the rmsnorm of its input", n.Str("kernel"), x.Op)
 		}
 	}
@@ -201,6 +200,21 @@ func verifyKernelChoice(n *Node) error {
 	}
 	if n.Bool("residual_before_wait") && !n.Bool("writes_sum") {
 		return fmt.Errorf("residual_before_wait on a %s %s: a decode q8 linear writing a sum reads its residual", n.Str("kernel"), n.Op)
+	}
+	return nil
+}
+
+// NormBehind is the RMSNorm whose normed row x is (x itself, or part 1 of
+// an add_rmsnorm or add_post_rmsnorm), or nil. A decode kernel reading
+// such a row may fold the norm in and read the norm's inputs itself
+// (fold_norm; passes, chooseKernels), so that the norm launches nothing:
+// the memory plan keeps those inputs alive through the readers that do.
+func NormBehind(x *Node) *Node {
+	switch {
+	case x.Op == OpRMSNorm:
+		return x
+	case x.Op == OpView && x.Int("part") == 1 && (x.Inputs[0].Op == OpAddRMSNorm || x.Inputs[0].Op == OpAddPostNorm):
+		return x.Inputs[0]
 	}
 	return nil
 }

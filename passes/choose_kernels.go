@@ -30,7 +30,7 @@ var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_de
 //     mma_stages, a linear's K-slab (elements, 256·mma_warps·mma_upw) and
 //     its stages (stream_smem is whole stages).
 //   - fold_norm: a decode mma kernel whose input is the RMSNorm row only it
-//     reads (NormBehind) normalizes it itself; the norm launches nothing,
+//     reads (ir.NormBehind) normalizes it itself; the norm launches nothing,
 //     and the kernel reads the norm's inputs.
 //   - writes_sum: a decode q8 linear adds the residual into its rows and
 //     writes the sum of the add_rmsnorm that reads it (ResidualWriter),
@@ -145,7 +145,7 @@ func chooseKernels(g *ir.Graph) error {
 	}
 	for _, n := range g.Nodes {
 		if n.Str("kernel") == ir.KernelMMA && n.Op != ir.OpLinear {
-			if x := n.Inputs[0]; NormBehind(x) != nil && len(c.users[x]) == 1 {
+			if x := n.Inputs[0]; ir.NormBehind(x) != nil && len(c.users[x]) == 1 {
 				n.Attrs["fold_norm"] = true
 			}
 		}

@@ -72,7 +72,7 @@ func TestPostNormFoldsIntoItsReader(t *testing.T) {
 	if swiglu.Str("kernel") != ir.KernelMMA || !swiglu.Bool("fold_norm") {
 		t.Fatalf("the SwiGLU after the post-norm does not fold it (kernel %q):\n%s", swiglu.Str("kernel"), ir.Print(g))
 	}
-	if NormBehind(swiglu.Inputs[0]) != posts[0] {
+	if ir.NormBehind(swiglu.Inputs[0]) != posts[0] {
 		t.Errorf("the SwiGLU's row is not the first post-norm's normed part")
 	}
 	use := users(g)

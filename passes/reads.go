@@ -6,23 +6,8 @@ import (
 	"github.com/llama-orch/orc/ir"
 )
 
-// NormBehind is the RMSNorm whose normed row x is (x itself, or part 1 of
-// an add_rmsnorm or add_post_rmsnorm), or nil. A decode kernel reading such a row may fold the
-// norm in and read the norm's inputs itself (fold_norm, chooseKernels), so
-// that the norm launches nothing: readsOf keeps those inputs alive through
-// the readers that do.
-func NormBehind(x *ir.Node) *ir.Node {
-	switch {
-	case x.Op == ir.OpRMSNorm:
-		return x
-	case x.Op == ir.OpView && x.Int("part") == 1 && (x.Inputs[0].Op == ir.OpAddRMSNorm || x.Inputs[0].Op == ir.OpAddPostNorm):
-		return x.Inputs[0]
-	}
-	return nil
-}
-
 // NormedPart is the view of add_rmsnorm n's part 1, its normed row, among
-// n's readers (users maps a node to its readers), or nil: NormBehind's
+// n's readers (users maps a node to its readers), or nil: ir.NormBehind's
 // inverse.
 func NormedPart(n *ir.Node, users map[*ir.Node][]*ir.Node) *ir.Node {
 	for _, u := range users[n] {
@@ -41,7 +26,7 @@ func normFolded(n *ir.Node, users map[*ir.Node][]*ir.Node) bool {
 	if n.Op == ir.OpAddRMSNorm || n.Op == ir.OpAddPostNorm {
 		v = NormedPart(n, users)
 	}
-	if v == nil || NormBehind(v) != n || len(users[v]) != 1 {
+	if v == nil || ir.NormBehind(v) != n || len(users[v]) != 1 {
 		return false
 	}
 	u := users[v][0]
@@ -60,7 +45,7 @@ func readsOf(n *ir.Node) []*ir.Node {
 	if !n.Bool("fold_norm") {
 		return n.Inputs
 	}
-	norm := NormBehind(n.Inputs[0])
+	norm := ir.NormBehind(n.Inputs[0])
 	if norm == nil {
 		return n.Inputs
 	}

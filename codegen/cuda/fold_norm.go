@@ -6,14 +6,14 @@ import (
 	"github.com/llama-orch/orc/plans"
 )
 
-// foldedNorm is the decode RMSNorm (passes.NormBehind) whose normed row x
+// foldedNorm is the decode RMSNorm (ir.NormBehind) whose normed row x
 // only a tensor-core kernel reads (qkv_mma, swiglu_mma) that folds the norm
 // in (fold_norm, the chooseKernels pass; XNorm, mma.cu.tmpl): the norm
 // launches nothing, and its reader reads the norm's inputs, which
 // planMemory keeps alive through it (or the add's sum alone, where a
 // linear wrote it: sumWriter). nil where x is no such row.
 func (e *emitter) foldedNorm(x *ir.Node) *ir.Node {
-	norm := passes.NormBehind(x)
+	norm := ir.NormBehind(x)
 	if e.prefill || norm == nil || len(e.users[x]) != 1 {
 		return nil
 	}
