@@ -166,9 +166,9 @@ func runCPUPrompt(t *testing.T, model string, n, ctx, steps int) *cpuRun {
 }
 
 // compare feeds the GPU the CPU run's tokens and returns the largest row
-// error relative to the CPU row's largest |logit| and how many rows have
-// the CPU's argmax.
-func (r *cpuRun) compare(t *testing.T, gdev runtime.Device) (worst float64, agree, within int) {
+// error relative to the CPU row's largest |logit|, the row it is in (0 the
+// prompt's), and how many rows have the CPU's argmax.
+func (r *cpuRun) compare(t *testing.T, gdev runtime.Device) (worst float64, worstAt, agree, within int) {
 	t.Helper()
 	seq, err := gdev.NewSequence(r.ctx)
 	if err != nil {
@@ -176,13 +176,15 @@ func (r *cpuRun) compare(t *testing.T, gdev runtime.Device) (worst float64, agre
 	}
 	defer seq.Close()
 	in := r.prompt
-	for _, want := range r.rows {
+	for i, want := range r.rows {
 		got, err := seq.Forward(context.Background(), in)
 		if err != nil {
 			t.Fatal(err)
 		}
 		e := relErr(got, want)
-		worst = max(worst, e)
+		if e > worst {
+			worst, worstAt = e, i
+		}
 		if e <= agreeTolerance {
 			within++
 		}
@@ -191,7 +193,7 @@ func (r *cpuRun) compare(t *testing.T, gdev runtime.Device) (worst float64, agre
 		}
 		in = []int32{int32(argmax(want))}
 	}
-	return worst, agree, within
+	return worst, worstAt, agree, within
 }
 
 // openGPUModel lowers a GGUF for the GPU with steps of gpuMaxTokens and
@@ -276,10 +278,10 @@ func matchCPU(t *testing.T, configs []agreeConfig, bound float64) {
 		t.Run(names[i], func(t *testing.T) {
 			r := runs[i]
 			start := time.Now()
-			worst, agree, within := r.compare(t, openGPUModel(t, r.model))
+			worst, worstAt, agree, within := r.compare(t, openGPUModel(t, r.model))
 			agreeAll, rowsAll = agreeAll+agree, rowsAll+len(r.rows)
-			t.Logf("%-30s max|gpu-cpu|/max|cpu| %.2e (bound %.0e)  top-1 %d/%d  within %.0e %d/%d  (cpu %.1fs, gpu %.1fs)",
-				names[i], worst, bound, agree, len(r.rows), agreeTolerance, within, len(r.rows), r.took.Seconds(), time.Since(start).Seconds())
+			t.Logf("%-30s max|gpu-cpu|/max|cpu| %.2e (bound %.0e, row %d)  top-1 %d/%d  within %.0e %d/%d  (cpu %.1fs, gpu %.1fs)",
+				names[i], worst, bound, worstAt, agree, len(r.rows), agreeTolerance, within, len(r.rows), r.took.Seconds(), time.Since(start).Seconds())
 			if bound > 0 && worst > bound {
 				t.Errorf("relative logit error %.2e exceeds %.0e", worst, bound)
 			}

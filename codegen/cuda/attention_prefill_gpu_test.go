@@ -128,7 +128,7 @@ func TestGPUPresetsMatchCPUAtDepth(t *testing.T) {
 			c.write(t, model)
 			r := runCPUPrompt(t, model, promptLen, ctx, steps)
 			g, man, f := lowerGPU(t, model, maxTokens)
-			worst, agree, within := r.compare(t, openGPUPlan(t, g, man, ctx, ggufData(f)))
+			worst, _, agree, within := r.compare(t, openGPUPlan(t, g, man, ctx, ggufData(f)))
 			t.Logf("%-30s max|gpu-cpu|/max|cpu| %.2e  top-1 %d/%d  within %.0e %d/%d", c, worst, agree, len(r.rows), agreeTolerance, within, len(r.rows))
 			if worst > agreeTolerance || agree != len(r.rows) {
 				t.Errorf("relative logit error %.2e (bound %.0e), top-1 %d of %d rows", worst, agreeTolerance, agree, len(r.rows))

@@ -61,7 +61,7 @@ func TestGPUModelFile(t *testing.T) {
 		}
 	}
 	r := runCPU(t, path)
-	worst, agree, _ := r.compare(t, gdev)
+	worst, _, agree, _ := r.compare(t, gdev)
 	t.Logf("GPU vs CPU device: max |gpu-cpu|/max|cpu| = %.2e, greedy top-1 agreement %d/%d", worst, agree, len(r.rows))
 	if agree*100 < len(r.rows)*95 {
 		t.Errorf("GPU and CPU disagree: top-1 %d/%d", agree, len(r.rows))

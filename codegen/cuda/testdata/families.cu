@@ -567,14 +567,6 @@ template <i64 NBLK> struct W_q4_k : W_loads<W_q4_k<NBLK>>, W_sections<W_q4_k<NBL
         dq_k4(r.hd, r.c, r.q, [](int) { return 0u; }, v);
     }
 };
-// f16_scale: s as an f16 pair at *h, where f16 holds it with an f32's
-// relative precision (zero, or a normal f16 of magnitude up to lim, which
-// keeps the group's products finite); false where not.
-__device__ __forceinline__ bool f16_scale(float s, float lim, __half2* h) {
-    const float a = fabsf(s);
-    *h = __float2half2_rn(s);
-    return a == 0.f || (a >= 6.103515625e-05f && a <= lim);
-}
 // f16_pairs: bytes 0, 1 and 2, 3 of q, less off (≤ 1024), as two f16
 // pairs exactly: byte b under the exponent byte 0x64 is the f16 1024 + b,
 // less 1024 + off in one f16 subtraction.
@@ -585,32 +577,34 @@ __device__ __forceinline__ void f16_pairs(uint32_t q, float off, __half2* lo, __
     *hi = __hsub2(*(const __half2*)&b, k);
 }
 __device__ __forceinline__ uint32_t h2_bits(__half2 h) { return *(const uint32_t*)&h; }
-// dq_q4_k_h2: dq_k4's Q4_K group as f16 pairs h[i] = (v[2i], v[2i+1])
-// without f32: the nibbles exactly in f16 (f16_pairs), then one f16 fma by
-// the sub-block's scale and min, each rounded to f16 first (within 2^-11
-// of dq_k4's, which rounds only the result). About 1.5 instructions an
-// element against dq_k4's 5 and a conversion; false (nothing written) where
-// a scale or min is no normal f16 (f16_scale), which the caller takes
-// through dq_k4.
-__device__ __forceinline__ bool dq_q4_k_h2(const Raw_q4_k& r, uint32_t* h) {
+// f16_wide: an f16 pair's two values as f32 (exact).
+__device__ __forceinline__ float2 f16_wide(__half2 p) { return __half22float2(p); }
+// h2_round: two f32 values as one f16 pair, each rounded once (to nearest).
+__device__ __forceinline__ uint32_t h2_round(float a, float b) { return h2_bits(__floats2half2_rn(a, b)); }
+// dq_q4_k_h2: dq_k4's Q4_K group as f16 pairs h[i] = (v[2i], v[2i+1]), each
+// value rounded once to f16 as dq_k4's: the nibbles exactly in f16
+// (f16_pairs), widened, one f32 fma by the sub-block's scale and min, and
+// the pair rounded. (An f16 fma by the scale and min themselves rounded to
+// f16 moves a sub-block's 32 weights together, its min's rounding a common
+// offset of up to 2^-11 of the min: prefill logits of Qwen3-8B's one-layer
+// cut 2.2e-3 from the CPU device's against 1.4e-3.) About 3.5 instructions
+// an element against dq_k4's 5 and a conversion.
+__device__ __forceinline__ void dq_q4_k_h2(const Raw_q4_k& r, uint32_t* h) {
     const float d = h2f(r.hd.x & 0xFFFF), dmin = h2f(r.hd.x >> 16);
     float s0, m0, s1, m1;
     k4_group_scales(r.hd, r.c, &s0, &m0, &s1, &m1);
-    __half2 a0, a1, n0, n1;
-    if (!(f16_scale(d * s0, 2048.f, &a0) & f16_scale(d * s1, 2048.f, &a1) & f16_scale(-dmin * m0, 2048.f, &n0) &
-          f16_scale(-dmin * m1, 2048.f, &n1)))
-        return false;
+    const float a0 = d * s0, a1 = d * s1, n0 = -dmin * m0, n1 = -dmin * m1;
 #pragma unroll
     for (int w = 0; w < 8; w++) {  // bytes 4w..4w+3: elements 4w.. (low nibbles) and 32 + 4w.. (high)
         __half2 p0, p1, p2, p3;
         f16_pairs(r.q[w] & 0x0F0F0F0Fu, 0.f, &p0, &p1);
         f16_pairs((r.q[w] >> 4) & 0x0F0F0F0Fu, 0.f, &p2, &p3);
-        h[2 * w] = h2_bits(__hfma2(p0, a0, n0));
-        h[2 * w + 1] = h2_bits(__hfma2(p1, a0, n0));
-        h[16 + 2 * w] = h2_bits(__hfma2(p2, a1, n1));
-        h[16 + 2 * w + 1] = h2_bits(__hfma2(p3, a1, n1));
+        const float2 c0 = f16_wide(p0), c1 = f16_wide(p1), c2 = f16_wide(p2), c3 = f16_wide(p3);
+        h[2 * w] = h2_round(fmaf(c0.x, a0, n0), fmaf(c0.y, a0, n0));
+        h[2 * w + 1] = h2_round(fmaf(c1.x, a0, n0), fmaf(c1.y, a0, n0));
+        h[16 + 2 * w] = h2_round(fmaf(c2.x, a1, n1), fmaf(c2.y, a1, n1));
+        h[16 + 2 * w + 1] = h2_round(fmaf(c3.x, a1, n1), fmaf(c3.y, a1, n1));
     }
-    return true;
 }
 // Q5_K: 256 elements in 176 bytes (d, dmin, scales[12], qh[32], qs[128]);
 // groups as Q4_K, the fifth bits of group c in bits 2c and 2c+1 of qh.
@@ -672,22 +666,19 @@ __device__ __forceinline__ void dq_q6_k(const Raw_q6_k& r, float* v) {
         v[l + 32] = s1 * u2f((b & 15) | (((hb >> 2) & 3) << 4), 32.f);
     }
 }
-// dq_q6_k_h2: dq_q6_k as f16 pairs h[i] = (v[2i], v[2i+1]) without f32:
-// each byte's 6-bit code (its nibble and its two high bits) exactly in f16
-// less 32 (f16_pairs), times the scale rounded to f16 first
-// (within 2^-11 of dq_q6_k's, which rounds only the result). About 2.6
-// instructions an element against dq_q6_k's 7 and a conversion; false
-// (nothing written) where a scale is no normal f16 (f16_scale), which the
-// caller takes through dq_q6_k.
-__device__ __forceinline__ bool dq_q6_k_h2(const Raw_q6_k& r, uint32_t* h) {
+// dq_q6_k_h2: dq_q6_k as f16 pairs h[i] = (v[2i], v[2i+1]), each value
+// rounded once to f16 as dq_q6_k's: each byte's 6-bit code (its nibble and
+// its two high bits) exactly in f16 less 32 (f16_pairs), widened, times the
+// f32 scale, the pair rounded (not an f16 product by a scale rounded to f16
+// first, whose rounding moves 16 weights together). About 3 instructions an
+// element against dq_q6_k's 7 and a conversion.
+__device__ __forceinline__ void dq_q6_k_h2(const Raw_q6_k& r, uint32_t* h) {
     const int sh = 4 * r.p;
     const float d = h2f(r.d);
     const uint32_t s4 = r.p ? r.sc[1] : r.sc[0];
-    __half2 s[4];  // elements 0..15, 16..31, 32..47, 48..63
-    bool ok = true;
+    float s[4];  // elements 0..15, 16..31, 32..47, 48..63
 #pragma unroll
-    for (int j = 0; j < 4; j++) ok &= f16_scale(d * i8f(s4 >> (8 * j)), 1024.f, &s[j]);
-    if (!ok) return false;
+    for (int j = 0; j < 4; j++) s[j] = d * i8f(s4 >> (8 * j));
 #pragma unroll
     for (int w = 0; w < 8; w++) {  // code bytes 4w..4w+3: elements 4w.. (ql bytes 4w.., qh bits sh, sh + 1) and 32 + 4w.. (ql 32 + 4w.., qh bits sh + 2, sh + 3)
         const uint32_t hb = r.qh[w] >> sh;
@@ -696,13 +687,13 @@ __device__ __forceinline__ bool dq_q6_k_h2(const Raw_q6_k& r, uint32_t* h) {
         __half2 p0, p1, p2, p3;
         f16_pairs(lo, 32.f, &p0, &p1);
         f16_pairs(hi, 32.f, &p2, &p3);
-        const __half2 sl = s[w / 4], shi = s[2 + w / 4];
-        h[2 * w] = h2_bits(__hmul2(p0, sl));
-        h[2 * w + 1] = h2_bits(__hmul2(p1, sl));
-        h[16 + 2 * w] = h2_bits(__hmul2(p2, shi));
-        h[16 + 2 * w + 1] = h2_bits(__hmul2(p3, shi));
+        const float2 c0 = f16_wide(p0), c1 = f16_wide(p1), c2 = f16_wide(p2), c3 = f16_wide(p3);
+        const float sl = s[w / 4], shi = s[2 + w / 4];
+        h[2 * w] = h2_round(c0.x * sl, c0.y * sl);
+        h[2 * w + 1] = h2_round(c1.x * sl, c1.y * sl);
+        h[16 + 2 * w] = h2_round(c2.x * shi, c2.y * shi);
+        h[16 + 2 * w + 1] = h2_round(c3.x * shi, c3.y * shi);
     }
-    return true;
 }
 template <i64 NBLK> struct W_q6_k : W_loads<W_q6_k<NBLK>> {  // GGUF order: 210-byte blocks
     static constexpr int GROUP = 64;
@@ -3673,20 +3664,22 @@ __device__ __forceinline__ void gemm_fetch_group(const uint8_t* __restrict__ w, 
 }
 template <class A, class B> struct same_type { static constexpr bool value = false; };
 template <class A> struct same_type<A, A> { static constexpr bool value = true; };
-// gemm_dequant_h2: group r as f16 pairs h[i] = (v[2i], v[2i+1]); MXFP4
-// (dq_mxfp4_h2, the same values), Q6_K and Q4_K (dq_q6_k_h2, dq_q4_k_h2:
-// their scales rounded to f16 first) in f16 arithmetic where their scales
-// allow.
+// gemm_dequant_h2: group r as f16 pairs h[i] = (v[2i], v[2i+1]), each
+// value rounded once; MXFP4 in f16 arithmetic where its scale allows
+// (dq_mxfp4_h2, the same values), Q6_K and Q4_K from their codes in f16
+// (dq_q6_k_h2, dq_q4_k_h2).
 template <class W>
 __device__ __forceinline__ void gemm_dequant_h2(const typename W::Raw& r, uint32_t* h) {
     if constexpr (same_type<typename W::Raw, Raw_mxfp4>::value) {
         if (dq_mxfp4_h2(r, h)) return;
     }
     if constexpr (same_type<typename W::Raw, Raw_q6_k>::value) {
-        if (dq_q6_k_h2(r, h)) return;
+        dq_q6_k_h2(r, h);
+        return;
     }
     if constexpr (same_type<typename W::Raw, Raw_q4_k>::value) {
-        if (dq_q4_k_h2(r, h)) return;
+        dq_q4_k_h2(r, h);
+        return;
     }
     float v[W::GROUP];
     W::dequant(r, v);
