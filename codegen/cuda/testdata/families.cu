@@ -4327,33 +4327,72 @@ __device__ __forceinline__ void head_rmsnorm_rows(const float* __restrict__ x, c
     for (int d = threadIdx.x % 32; d < HD; d += 32) y[head * HD + d] = x[head * HD + d] * inv * W::at(w, d);
 }
 
-// norm_rope_head: one warp's head xr (R::HD floats) normed by weights w
-// (config N) and rotated by config R at position pos, each dim d's value v
-// given to put(d, v): a lane takes rotation pairs hp, hp+32, ... (norm_rope,
-// and attend_decode's folded q/k norms, attention.cu.tmpl).
-template <class R, class N, class W, class Put>
-__device__ __forceinline__ void norm_rope_head(const float* __restrict__ xr, const uint8_t* __restrict__ w, int pos, Put put) {
-    constexpr int HD = R::HD;
-    float ss = 0.f;
-    for (int d = threadIdx.x % 32; d < HD; d += 32) {
-        const float v = xr[d];
-        ss += v * v;
-    }
-    const float inv = rsqrtf(warp_sum(ss) / (float)HD + N::EPS);
-    for (int hp = threadIdx.x % 32; hp < HD / 2; hp += 32) {
-        int d0, d1;
-        const bool rot = rope_pair<R>(hp, &d0, &d1);
-        const float a = xr[d0] * inv * W::at(w, d0), b = xr[d1] * inv * W::at(w, d1);
-        if (rot) {
-            float c, s;
-            rope_cos_sin<R>(pos, hp, &c, &s);
-            put(d0, a * c - b * s);
-            put(d1, a * s + b * c);
-        } else {
-            put(d0, a);
-            put(d1, b);
+// RopePairs: a lane's rotation pairs of a head at position pos, for
+// norm_rope_head_at: pairs hp = lane, lane + 32, ... below HD/2 (P a
+// lane), each pair's dims and its angle's cos and sin (1 and 0 where the
+// pair does not rotate), and with weights a norm's weights at those dims:
+// what a kernel may fetch and compute before its wait (the step's position
+// is in the step-state block, the weights are the plan's).
+template <class R> struct RopePairs {
+    static constexpr int HD = R::HD, P = (HD / 2 + 31) / 32;
+    int d0[P], d1[P];
+    float c[P], s[P];
+    __device__ __forceinline__ void at(int pos) {
+#pragma unroll
+        for (int p = 0; p < P; p++) {
+            const int hp = threadIdx.x % 32 + 32 * p;
+            c[p] = 1.f, s[p] = 0.f, d0[p] = d1[p] = 0;
+            if (hp < HD / 2 && rope_pair<R>(hp, &d0[p], &d1[p])) rope_cos_sin<R>(pos, hp, &c[p], &s[p]);
         }
     }
+    template <class W>
+    __device__ __forceinline__ void weights(const uint8_t* __restrict__ w, float (&w0)[P], float (&w1)[P]) const {
+#pragma unroll
+        for (int p = 0; p < P; p++) {
+            const bool in = threadIdx.x % 32 + 32 * p < HD / 2;
+            w0[p] = in ? W::at(w, d0[p]) : 0.f;
+            w1[p] = in ? W::at(w, d1[p]) : 0.f;
+        }
+    }
+};
+
+// norm_rope_head_at: norm_rope_head with the lane's pairs, their angles
+// and the norm's weights w0, w1 at their dims given (RopePairs): one read
+// of the head, its sum of squares, and the rotated products.
+template <class R, class N, class Put>
+__device__ __forceinline__ void norm_rope_head_at(const float* __restrict__ xr, const RopePairs<R>& rp, const float (&w0)[RopePairs<R>::P],
+                                                  const float (&w1)[RopePairs<R>::P], Put put) {
+    constexpr int HD = R::HD, P = RopePairs<R>::P;
+    float a[P], b[P], ss = 0.f;
+#pragma unroll
+    for (int p = 0; p < P; p++) {
+        const bool in = threadIdx.x % 32 + 32 * p < HD / 2;
+        a[p] = in ? xr[rp.d0[p]] : 0.f;
+        b[p] = in ? xr[rp.d1[p]] : 0.f;
+        ss += a[p] * a[p] + b[p] * b[p];
+    }
+    const float inv = rsqrtf(warp_sum(ss) / (float)HD + N::EPS);
+#pragma unroll
+    for (int p = 0; p < P; p++) {
+        if (threadIdx.x % 32 + 32 * p >= HD / 2) continue;
+        const float av = a[p] * inv * w0[p], bv = b[p] * inv * w1[p];
+        put(rp.d0[p], av * rp.c[p] - bv * rp.s[p]);
+        put(rp.d1[p], av * rp.s[p] + bv * rp.c[p]);
+    }
+}
+
+// norm_rope_head: one warp's head xr (R::HD floats) normed by weights w
+// (config N) and rotated by config R at position pos, each dim d's value v
+// given to put(d, v): a lane takes rotation pairs hp, hp+32, ...
+// (RopePairs; norm_rope, and attend_decode's folded q/k norms, which fetch
+// the pairs before their wait: attention.cu.tmpl).
+template <class R, class N, class W, class Put>
+__device__ __forceinline__ void norm_rope_head(const float* __restrict__ xr, const uint8_t* __restrict__ w, int pos, Put put) {
+    RopePairs<R> rp;
+    rp.at(pos);
+    float w0[RopePairs<R>::P], w1[RopePairs<R>::P];
+    rp.template weights<W>(w, w0, w1);
+    norm_rope_head_at<R, N>(xr, rp, w0, w1, put);
 }
 
 // norm_rope: the head normed, then rotated (norm_rope_head), one warp a
@@ -4991,32 +5030,66 @@ template <class R, class N, class WQ, class WK> struct QKNorm {
     using K = WK;
 };
 
+// QKFoldPre: what attend_decode's folded q/k norms (QKNorm) read and
+// compute before its wait: a lane's rotation pairs at the step's position
+// and their angles, and the q and k norms' weights at their dims
+// (RopePairs); nothing without the fold.
+template <bool FOLD, class QK> struct QKFoldPre {
+    __device__ __forceinline__ void fetch(const uint8_t* __restrict__, const uint8_t* __restrict__, int) {}
+};
+template <class QK> struct QKFoldPre<true, QK> {
+    using R = typename QK::Rope;
+    static constexpr int P = RopePairs<R>::P;
+    RopePairs<R> rp;
+    float q0[P], q1[P], k0[P], k1[P];
+    __device__ __forceinline__ void fetch(const uint8_t* __restrict__ qw, const uint8_t* __restrict__ kw, int pos) {
+        rp.at(pos);
+        rp.template weights<typename QK::Q>(qw, q0, q1);
+        rp.template weights<typename QK::K>(kw, k0, k1);
+    }
+};
+
 // att_fold_qk: attend_decode's folded q/k norms (QKNorm) for the step's one
-// token at position pos (a decode step): warps take the group's G query
-// heads of kv head kvh from the raw q, normed and rotated into qs [G][HD],
-// and where holds (this block's keys hold pos) one more warp the kv head's
-// new key from kn, normed and rotated, and its value from vn, into the
-// cache rows at pos. The block syncs after: its copies of the step's key
-// tiles (cp.async.cg, from L2) then read what it stored.
-template <class A, class QK>
+// token at position pos (a decode step), its angles and weights fetched
+// before the wait (pre): the holder's warp (where holds: this block's keys
+// hold pos) first, then one warp a query head. The holder normalizes and
+// rotates the kv head's new key from kn and stores it with its value from
+// vn in the cache rows at pos, and where tk is given (the row's tile is in
+// a ring already) in that tile's row too, K at tk and V at tk + REG (its
+// padding dims zero): no copy of it back from L2. The others take the
+// group's G query heads of kv head kvh from the raw q, normed and rotated,
+// into qs [G][HD]. The block syncs after: the late copies of the step's
+// other rows then read what it stored.
+template <class A, class QK, int REG>
 __device__ __forceinline__ void att_fold_qk(const float* __restrict__ q, const float* __restrict__ kn, const float* __restrict__ vn,
-                                            const uint8_t* __restrict__ qw, const uint8_t* __restrict__ kw, int pos, int kvh, bool holds,
-                                            __half* __restrict__ kc, __half* __restrict__ vc, float* qs) {
-    constexpr int HD = A::HD, G = A::HEADS / A::KVH, KV = A::KVH * HD;
+                                            const QKFoldPre<true, QK>& pre, int pos, int kvh, bool holds, __half* __restrict__ kc,
+                                            __half* __restrict__ vc, float* qs, __half* tk) {
+    constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, G = A::HEADS / A::KVH, KV = A::KVH * HD;
     using R = typename QK::Rope;
     using N = typename QK::Norm;
     static_assert(R::HD == HD && R::ROT == HD, "whole heads rotated");
     static_assert(!A::KV8, "a folded kv store writes fp16 rows (passes: no fold with an 8-bit cache)");
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    for (int h = warp; h <= G; h += ATT_WARPS) {
-        if (h < G) {
-            float* qr = qs + h * HD;
-            norm_rope_head<R, N, typename QK::Q>(q + (i64)(kvh * G + h) * HD, qw, pos, [&](int d, float v) { qr[d] = v; });
+    for (int i = warp; i <= G; i += ATT_WARPS) {  // item 0 the new key, item 1 + h query head h
+        if (i > 0) {
+            float* qr = qs + (i - 1) * HD;
+            norm_rope_head_at<R, N>(q + (i64)(kvh * G + i - 1) * HD, pre.rp, pre.q0, pre.q1, [&](int d, float v) { qr[d] = v; });
         } else if (holds) {
             __half* kr = kc + (i64)pos * KV + kvh * HD;
             __half* vr = vc + (i64)pos * KV + kvh * HD;
-            norm_rope_head<R, N, typename QK::K>(kn + (i64)kvh * HD, kw, pos, [&](int d, float v) { kr[d] = __float2half(v); });
-            for (int d = lane; d < HD; d += 32) vr[d] = __float2half(vn[kvh * HD + d]);
+            norm_rope_head_at<R, N>(kn + (i64)kvh * HD, pre.rp, pre.k0, pre.k1, [&](int d, float v) {
+                const __half h = __float2half(v);
+                kr[d] = h;
+                if (tk != nullptr) tk[d] = h;
+            });
+            for (int d = lane; d < HDP; d += 32) {
+                const __half h = d < HD ? __float2half(vn[kvh * HD + d]) : __float2half(0.f);
+                if (d < HD) vr[d] = h;
+                if (tk != nullptr) {
+                    tk[REG + d] = h;
+                    if (d >= HD) tk[d] = h;
+                }
+            }
         }
     }
     __syncthreads();
@@ -5086,6 +5159,15 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     const int k1 = kbegin + warp * KT;  // the warp's first tile
     const int nt = k1 < kend ? (kend - k1 + ROUND - 1) / ROUND : 0;
     const int first = positions[0];  // keys below it are earlier steps'
+    QKFoldPre<QK::FOLD, QK> pre;  // the folded norms' angles and weights, before the wait
+    pre.fetch(qw, kw, first);
+    // With the fold, the block whose keys hold the step's position (holds)
+    // writes its new row into the ring too where the row's tile (tile jf of
+    // the chunk: warp jf % W's tile jf / W, row rf) is a prologue stage
+    // (direct): the late copies below skip that row.
+    const bool holds = kbegin <= first && first < kend && first < STATE_CTX(state);
+    const int jf = (first - kbegin) / KT, rf = (first - kbegin) % KT;
+    const bool direct = QK::FOLD && holds && jf / W < STAGES;
     // One copy group a prologue tile (its cached rows), then one for the
     // rows at or past first of them all: a tile holding some waits for it.
 #pragma unroll
@@ -5105,14 +5187,15 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
         static_assert(G <= 16, "one block's rows hold the step's group (z = 0)");
         __shared__ __align__(16) float qs[G * HD];  // att_load_q reads float2s
         acquire(kn, vn);
-        att_fold_qk<A, QK>(q, kn, vn, qw, kw, first, kvh, kbegin <= first && first < kend && first < STATE_CTX(state), kc, vc, qs);
+        __half* tk = direct ? (__half*)att_smem + ((jf % W) * STAGES + jf / W) * 2 * REG + rf * (HDP + 8) : nullptr;
+        att_fold_qk<A, QK, REG>(q, kn, vn, pre, first, kvh, holds, kc, vc, qs, tk);
         qsrc = qs;
         qhead0 = kvh * G;
     }
     if constexpr (QK::STORE) {  // the block whose keys hold the step's position stores its k, v (a warp)
         static_assert(A::KV8, "attend_decode stores an 8-bit cache's rows (fold_kv_store)");
         acquire(kn, vn);
-        if (warp == 0 && kbegin <= first && first < kend && first < STATE_CTX(state)) {
+        if (warp == 0 && holds) {
             kv_q8_row<A>(kn, (uint8_t*)kc + (i64)first * A::KVROW, kvh);
             kv_q8_row<A>(vn, (uint8_t*)vc + (i64)first * A::KVROW, kvh);
         }
@@ -5123,8 +5206,9 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
     for (int s = 0; s < STAGES; s++) {
         const int k0 = k1 + s * ROUND;
         __half* ks = ring + s * 2 * REG;
-        if (s < nt && k0 + KT > first)
-            att_load_kv<A, KT, 32>(kc, vc, kvh, k0, kend, ks, ks + REG, lane, false, max(first - k0, 0), KT, false);
+        if (s < nt && k0 + KT > first)  // past the row the fold wrote into this tile (direct)
+            att_load_kv<A, KT, 32>(kc, vc, kvh, k0, kend, ks, ks + REG, lane, false,
+                                   max(first - k0, 0) + (direct && warp == jf % W && s == jf / W ? 1 : 0), KT, false);
     }
     cp_async_commit();
 
