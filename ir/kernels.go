@@ -48,8 +48,13 @@ const (
 // mmah_x_halves and mmah_clusters, on a node whose mma_halves kernel runs
 // in thread-block clusters of mmah_cluster blocks (each a range of every
 // row's super-blocks) of mmah_warps warps, the activations as
-// mmah_x_halves f16 halves (1 or 2), mmah_clusters of them (all > 0);
-// and the choices of decisionOps.
+// mmah_x_halves f16 halves (1 or 2), mmah_clusters of them (all > 0),
+// and where recorded a warp's mmah_prefetch walk items (1 to 8) ahead of
+// its fetches asked into L2; and the choices of decisionOps.
+// MaxMMAHPrefetch is the most walk items an mma_halves warp asks into L2
+// ahead of its fetches (mmah_prefetch).
+const MaxMMAHPrefetch = 8
+
 var kernelAttrKinds = map[string]string{
 	"kernel": "string", "prefill_kernel": "string", "batch_kernel": "string", "batch_decode_kernel": "string",
 	"mma_warps": "int64", "mma_upw": "int64", "stream_smem": "int64", "stream_blocks": "int64", "mma_slab": "int64", "mma_stages": "int64",
@@ -58,7 +63,7 @@ var kernelAttrKinds = map[string]string{
 	"router_logits": "bool", "row_in_place": "bool", "writes_codes": "bool", "prefill_writes_codes": "bool",
 	"batch_decode_writes_codes": "bool",
 	"mmat_slab":                 "int64", "mmat_stage_x": "bool",
-	"mmah_cluster": "int64", "mmah_warps": "int64", "mmah_x_halves": "int64", "mmah_clusters": "int64",
+	"mmah_cluster": "int64", "mmah_warps": "int64", "mmah_x_halves": "int64", "mmah_clusters": "int64", "mmah_prefetch": "int64",
 	foldQKNorm: "bool", foldKVStore: "bool", qkvStoresKV: "bool",
 }
 
@@ -171,6 +176,9 @@ func verifyKernelChoice(n *Node) error {
 		if _, has := n.Attrs[k]; has != halves || halves && (n.Int(k) <= 0 || k == "mmah_x_halves" && n.Int(k) > 2) {
 			return fmt.Errorf("attr %s = %v on a %s whose kernels are %s, %s, %s (an mma_halves kernel's shape, > 0, x halves ≤ 2)", k, n.Attrs[k], n.Op, n.Str("prefill_kernel"), n.Str("batch_kernel"), n.Str("batch_decode_kernel"))
 		}
+	}
+	if _, has := n.Attrs["mmah_prefetch"]; has && (!halves || n.Int("mmah_prefetch") < 1 || n.Int("mmah_prefetch") > MaxMMAHPrefetch) {
+		return fmt.Errorf("attr mmah_prefetch = %v on a %s whose kernels are %s, %s, %s (an mma_halves kernel's walk items asked into L2 ahead, 1 to %d)", n.Attrs["mmah_prefetch"], n.Op, n.Str("prefill_kernel"), n.Str("batch_kernel"), n.Str("batch_decode_kernel"), MaxMMAHPrefetch)
 	}
 	if n.Bool("mmat_stage_x") && n.Int("mmat_slab") <= 0 {
 		return fmt.Errorf("mmat_stage_x on a %s that does not stream (mmat_slab): a streamed mma_tokens kernel stages its activations", n.Op)

@@ -8,8 +8,20 @@ import "github.com/llama-orch/orc/ir"
 // Cluster blocks, each block a range of in/256/Cluster super-blocks of
 // every row and Warps warps, each warp a tile of 16 rows a round, the
 // activations as XHalves f16 halves (2: hi + lo, 22 bits; 1: f16);
-// Clusters of them.
-type MMAHalves struct{ Cluster, Warps, XHalves, Clusters int64 }
+// Clusters of them; a warp asking the weights of the walk's items
+// Prefetch ahead of its register fetches into L2 (mmah_prefetch; 0: none,
+// not recorded).
+type MMAHalves struct{ Cluster, Warps, XHalves, Clusters, Prefetch int64 }
+
+// Record writes the shape on node n (mmah_cluster, mmah_warps,
+// mmah_x_halves, mmah_clusters, and mmah_prefetch where it asks ahead).
+func (s MMAHalves) Record(n *ir.Node) {
+	n.Attrs["mmah_cluster"], n.Attrs["mmah_warps"], n.Attrs["mmah_x_halves"], n.Attrs["mmah_clusters"] = s.Cluster, s.Warps, s.XHalves, s.Clusters
+	delete(n.Attrs, "mmah_prefetch")
+	if s.Prefetch > 0 {
+		n.Attrs["mmah_prefetch"] = s.Prefetch
+	}
+}
 
 // mmahWarps is an mma_halves block's warps: 8, two blocks an SM at most
 // (the kernel holds two super-blocks' fetches a lane, about 110-130

@@ -320,7 +320,7 @@ func (b *mmaTokBuilder) build(t *testing.T) *mmaTokHarness {
 						t.Fatalf("%s %%%d: no mma_halves shape of clusters of %d", n.Op, n.ID, c)
 					}
 					n.Attrs["prefill_kernel"] = ir.KernelMMAHalves
-					n.Attrs["mmah_cluster"], n.Attrs["mmah_warps"], n.Attrs["mmah_x_halves"], n.Attrs["mmah_clusters"] = sh.Cluster, sh.Warps, sh.XHalves, sh.Clusters
+					sh.Record(n)
 				}
 			}
 		case n.Op == ir.OpWeight && slices.Contains(b.gguf, n.Str("name")):

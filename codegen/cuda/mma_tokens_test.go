@@ -16,7 +16,8 @@ import (
 // at real width takes mma_halves for its qkv as chooseKernels recorded it
 // (clusters of mmah_cluster blocks, each its range of the activations in
 // dynamic shared memory, passes.MMAHalvesSmem; the activations in
-// mmah_x_halves halves), a cluster that does not divide the row refused; turned to mma_tokens, the streamed kernel where
+// mmah_x_halves halves; mmah_prefetch its last template argument), a
+// cluster that does not divide the row refused; turned to mma_tokens, the streamed kernel where
 // the node records mmat_slab, with the stages' and the staged
 // activations' shared memory on the launch, the one-round kernel without
 // the record, and a slab the weight cannot be streamed in refused.
@@ -49,6 +50,22 @@ func TestCodegenStreamsRecordedTokens(t *testing.T) {
 		if l, ok := launch("qkv_mmah_"); !ok || !strings.HasSuffix(l.Kernel, want) || int64(l.Smem) != passes.MMAHalvesSmem(12/cl, 2, qkv.Int("mmah_warps"), xh) {
 			t.Errorf("recorded mmah_x_halves %d: the batched decode's qkv_mmah is %+v, want a name ending %s", xh, l, want)
 		}
+	}
+	// A recorded prefetch is the last template argument (none: left out),
+	// one past MaxMMAHPrefetch refused by the verifier.
+	pf := passes.MMAHalves{Cluster: cl, Warps: qkv.Int("mmah_warps"), XHalves: qkv.Int("mmah_x_halves"), Clusters: qkv.Int("mmah_clusters"), Prefetch: 3}
+	pf.Record(qkv)
+	if l, ok := launch("qkv_mmah_"); !ok || !strings.HasSuffix(l.Kernel, fmt.Sprintf("_%d_%d_%d_2_0_3", cl, pf.Warps, pf.XHalves)) {
+		t.Errorf("recorded mmah_prefetch 3: the batched decode's qkv_mmah is %+v", l)
+	}
+	qkv.Attrs["mmah_prefetch"] = int64(ir.MaxMMAHPrefetch + 1)
+	if err := ir.Verify(g); err == nil || !strings.Contains(err.Error(), "attr mmah_prefetch") {
+		t.Errorf("mmah_prefetch %d: %v, want a refusal", ir.MaxMMAHPrefetch+1, err)
+	}
+	pf.Prefetch = 0
+	pf.Record(qkv)
+	if _, has := qkv.Attrs["mmah_prefetch"]; has {
+		t.Errorf("a shape of no prefetch recorded mmah_prefetch %v", qkv.Attrs["mmah_prefetch"])
 	}
 	qkv.Attrs["mmah_cluster"] = int64(5) // not a divisor of 12 super-blocks
 	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "records mma_halves clusters of 5 blocks") {

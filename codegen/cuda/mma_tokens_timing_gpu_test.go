@@ -47,29 +47,33 @@ var mmatShapes = []mmatShape{
 // many blocks, as passes.GPU.MMAHalvesCluster shapes them; -1: as
 // chooseKernels would, passes.GPU.MMAHalvesShape; xh > 0: that shape with
 // the activations in so many f16 halves, its clusters cut to those its
-// shared memory leaves resident at once).
+// shared memory leaves resident at once; pf > 0: its warps asking that
+// many walk items ahead into L2, mmah_prefetch).
 type mmatVariant struct {
 	name           string
 	stream, stageX bool
 	slabs          int64
 	halves, xh     int64
 	most           int64 // mma_halves: that percentage of the clusters that run at once (a warp a tile at most); 0: the rule's
+	pf             int64
 }
 
 var mmatVariants = []mmatVariant{
-	{"one round", false, false, 0, 0, 0, 0},
-	{"stream x staged", true, true, 1, 0, 0, 0}, {"stream x read", true, false, 1, 0, 0, 0},
-	{"stream x staged 2", true, true, 2, 0, 0, 0}, {"stream x read 2", true, false, 2, 0, 0, 0},
-	{"halves chosen", false, false, 0, -1, 0, 0}, {"halves x2", false, false, 0, -1, 2, 0},
-	{"halves C=1", false, false, 0, 1, 0, 0}, {"halves C=2", false, false, 0, 2, 0, 0}, {"halves C=3", false, false, 0, 3, 0, 0},
-	{"halves C=4", false, false, 0, 4, 0, 0}, {"halves C=6", false, false, 0, 6, 0, 0}, {"halves C=8", false, false, 0, 8, 0, 0},
-	{"halves most", false, false, 0, -1, 0, 100}, {"halves C=2 most", false, false, 0, 2, 0, 100},
-	{"halves C=3 most", false, false, 0, 3, 0, 100}, {"halves C=4 most", false, false, 0, 4, 0, 100},
-	{"halves C=6 most", false, false, 0, 6, 0, 100}, {"halves C=8 most", false, false, 0, 8, 0, 100},
-	{"halves C=1 most", false, false, 0, 1, 0, 100}, {"halves C=2 most90", false, false, 0, 2, 0, 90},
-	{"halves C=3 most90", false, false, 0, 3, 0, 90}, {"halves C=4 most90", false, false, 0, 4, 0, 90},
-	{"halves C=6 most90", false, false, 0, 6, 0, 90}, {"halves C=8 most90", false, false, 0, 8, 0, 90},
-	{"halves C=3 most75", false, false, 0, 3, 0, 75}, {"halves C=4 most75", false, false, 0, 4, 0, 75},
+	{"one round", false, false, 0, 0, 0, 0, 0},
+	{"stream x staged", true, true, 1, 0, 0, 0, 0}, {"stream x read", true, false, 1, 0, 0, 0, 0},
+	{"stream x staged 2", true, true, 2, 0, 0, 0, 0}, {"stream x read 2", true, false, 2, 0, 0, 0, 0},
+	{"halves chosen", false, false, 0, -1, 0, 0, 0}, {"halves x2", false, false, 0, -1, 2, 0, 0},
+	{"halves C=1", false, false, 0, 1, 0, 0, 0}, {"halves C=2", false, false, 0, 2, 0, 0, 0}, {"halves C=3", false, false, 0, 3, 0, 0, 0},
+	{"halves C=4", false, false, 0, 4, 0, 0, 0}, {"halves C=6", false, false, 0, 6, 0, 0, 0}, {"halves C=8", false, false, 0, 8, 0, 0, 0},
+	{"halves most", false, false, 0, -1, 0, 100, 0}, {"halves C=2 most", false, false, 0, 2, 0, 100, 0},
+	{"halves C=3 most", false, false, 0, 3, 0, 100, 0}, {"halves C=4 most", false, false, 0, 4, 0, 100, 0},
+	{"halves C=6 most", false, false, 0, 6, 0, 100, 0}, {"halves C=8 most", false, false, 0, 8, 0, 100, 0},
+	{"halves C=1 most", false, false, 0, 1, 0, 100, 0}, {"halves C=2 most90", false, false, 0, 2, 0, 90, 0},
+	{"halves C=3 most90", false, false, 0, 3, 0, 90, 0}, {"halves C=4 most90", false, false, 0, 4, 0, 90, 0},
+	{"halves C=6 most90", false, false, 0, 6, 0, 90, 0}, {"halves C=8 most90", false, false, 0, 8, 0, 90, 0},
+	{"halves C=3 most75", false, false, 0, 3, 0, 75, 0}, {"halves C=4 most75", false, false, 0, 4, 0, 75, 0},
+	{"halves pf1", false, false, 0, -1, 0, 0, 1}, {"halves pf2", false, false, 0, -1, 0, 0, 2},
+	{"halves pf3", false, false, 0, -1, 0, 0, 3}, {"halves pf4", false, false, 0, -1, 0, 0, 4},
 }
 
 // mmahShapeOf is variant v's mma_halves shape for a matrix of tiles tiles
@@ -82,6 +86,7 @@ func mmahShapeOf(gpu passes.GPU, v mmatVariant, in, tiles, maxTokens int64) (pas
 	if ok && v.most > 0 {
 		sh.Clusters = max(1, min(gpu.MMAHalvesResident(in, maxTokens, sh)*v.most/100, (tiles+sh.Warps-1)/sh.Warps))
 	}
+	sh.Prefetch = v.pf
 	if ok && v.xh > 0 {
 		sh.XHalves = v.xh
 		resident := gpu.MMAHalvesResident(in, maxTokens, sh)
@@ -279,7 +284,7 @@ func newMMATTimingPlan(t *testing.T, variants []mmatVariant) *mmatTimingPlan {
 				t.Fatalf("%s, %s: no mma_halves shape", p.shape.name, p.variant.name)
 			}
 			p.y.Attrs["prefill_kernel"] = ir.KernelMMAHalves
-			p.y.Attrs["mmah_cluster"], p.y.Attrs["mmah_warps"], p.y.Attrs["mmah_x_halves"], p.y.Attrs["mmah_clusters"] = sh.Cluster, sh.Warps, sh.XHalves, sh.Clusters
+			sh.Record(p.y)
 			p.cluster, p.xh, p.clusters = sh.Cluster, sh.XHalves, sh.Clusters
 		}
 		if p.variant.stream {
@@ -396,12 +401,28 @@ func mmatKernelTime(us map[string]float64, sh mmatShape, v mmatVariant, slab, cl
 		if v.stream && !strings.Contains(k, fmt.Sprintf("_%d_%v_", v.slabs*slab, v.stageX)) {
 			continue
 		}
-		if v.halves != 0 && !strings.Contains(k, fmt.Sprintf("_%d_8_%d_", cluster, xh)) {
+		if v.halves != 0 && !mmahNamed(k, cluster, xh, v.pf) {
 			continue
 		}
 		return k, u
 	}
 	return "", 0
+}
+
+// mmahNamed reports whether kernel name k is an mma_halves kernel's of
+// clusters of cluster blocks of 8 warps, x in xh halves and prefetch pf:
+// after them its n-tiles and rows, then pf where it is not 0.
+func mmahNamed(k string, cluster, xh, pf int64) bool {
+	tag := fmt.Sprintf("_%d_8_%d_", cluster, xh)
+	i := strings.LastIndex(k, tag)
+	if i < 0 {
+		return false
+	}
+	rest := strings.Split(k[i+len(tag):], "_") // n-tiles, rows[, pf]
+	if pf == 0 {
+		return len(rest) == 2
+	}
+	return len(rest) == 3 && rest[2] == fmt.Sprint(pf)
 }
 
 // mmatSingleTime finds shape's single-token kernel (the decode schedule's
