@@ -161,7 +161,7 @@ func (g GPU) mmahClusters(in, tiles, maxTokens, c int64) (MMAHalves, int64, bool
 		rounds, blocks := ceilDiv(tiles, cl*nw), cl*c
 		cost := ceilDiv(blocks, perSM*g.SMs)*(9*rounds*nw*sr+8*nt*sr) + blocks*sr*8*nt/41 + 9*rounds*barrier
 		if bestCost < 0 || cost <= bestCost {
-			best, bestCost = MMAHalves{Cluster: c, Warps: nw, XHalves: mmahXHalves, Clusters: cl}, cost
+			best, bestCost = MMAHalves{Cluster: c, Warps: nw, XHalves: mmahXHalves, Clusters: cl, Prefetch: g.TokensPrefetch}, cost
 		}
 	}
 	if best.Clusters*c < g.SMs/2 && sr >= mmahLongWalk {

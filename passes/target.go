@@ -40,6 +40,10 @@ type GPU struct {
 	// SMs, GPCs of 16 and 18; 0: no clusters), which bounds the clusters
 	// resident at once (GPU.residentClusters).
 	TokensCluster, GPCSMs int64
+	// TokensPrefetch is the walk items an mma_halves warp asks into L2
+	// ahead of its register fetches (MMAHalves.Prefetch; 0: none, as on
+	// every target until the timing harness's "halves pf" forms measure it).
+	TokensPrefetch int64
 	// PagedAttnStages is the most key tiles the batched step's attention
 	// (attend_paged) keeps in flight a block and PagedAttnSmem the most
 	// shared memory their ring may take (two stages whatever it says);

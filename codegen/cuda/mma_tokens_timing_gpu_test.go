@@ -48,7 +48,7 @@ var mmatShapes = []mmatShape{
 // chooseKernels would, passes.GPU.MMAHalvesShape; xh > 0: that shape with
 // the activations in so many f16 halves, its clusters cut to those its
 // shared memory leaves resident at once; pf > 0: its warps asking that
-// many walk items ahead into L2, mmah_prefetch).
+// many walk items ahead into L2, mmah_prefetch, -1: none, 0: the target's).
 type mmatVariant struct {
 	name           string
 	stream, stageX bool
@@ -72,7 +72,7 @@ var mmatVariants = []mmatVariant{
 	{"halves C=3 most90", false, false, 0, 3, 0, 90, 0}, {"halves C=4 most90", false, false, 0, 4, 0, 90, 0},
 	{"halves C=6 most90", false, false, 0, 6, 0, 90, 0}, {"halves C=8 most90", false, false, 0, 8, 0, 90, 0},
 	{"halves C=3 most75", false, false, 0, 3, 0, 75, 0}, {"halves C=4 most75", false, false, 0, 4, 0, 75, 0},
-	{"halves pf1", false, false, 0, -1, 0, 0, 1}, {"halves pf2", false, false, 0, -1, 0, 0, 2},
+	{"halves pf0", false, false, 0, -1, 0, 0, -1}, {"halves pf1", false, false, 0, -1, 0, 0, 1}, {"halves pf2", false, false, 0, -1, 0, 0, 2},
 	{"halves pf3", false, false, 0, -1, 0, 0, 3}, {"halves pf4", false, false, 0, -1, 0, 0, 4},
 }
 
@@ -86,7 +86,9 @@ func mmahShapeOf(gpu passes.GPU, v mmatVariant, in, tiles, maxTokens int64) (pas
 	if ok && v.most > 0 {
 		sh.Clusters = max(1, min(gpu.MMAHalvesResident(in, maxTokens, sh)*v.most/100, (tiles+sh.Warps-1)/sh.Warps))
 	}
-	sh.Prefetch = v.pf
+	if v.pf != 0 {
+		sh.Prefetch = max(v.pf, 0)
+	}
 	if ok && v.xh > 0 {
 		sh.XHalves = v.xh
 		resident := gpu.MMAHalvesResident(in, maxTokens, sh)
@@ -147,7 +149,7 @@ func TestGPUMMATokensTiming(t *testing.T) {
 			if tol := mmatTolerance(p.y, p.shape.swiglu); e > tol {
 				t.Errorf("T = %d, %s, %s: relative error %.2e", T, p.shape.name, p.variant.name, e)
 			}
-			kernel, u := mmatKernelTime(us, p.shape, p.variant, passes.MMATokensSlab(p.y.Inputs[1], p.shape.in), p.cluster, p.xh)
+			kernel, u := mmatKernelTime(us, p.shape, p.variant, passes.MMATokensSlab(p.y.Inputs[1], p.shape.in), p.cluster, p.xh, p.pf)
 			t.Logf("T = %d: %-16s %-17s %10d %9.1f %8.2f %9.1e  %s (%d clusters)", T, p.shape.name, p.variant.name, p.bytes, u, float64(p.bytes)/u/1e6, e, kernel, p.clusters)
 		}
 	}
@@ -167,6 +169,7 @@ type mmatProduct struct {
 	deq         []float32 // [mmatTimingSlab, in]
 	bytes       int64
 	cluster, xh int64 // mma_halves'
+	pf          int64 // mma_halves' prefetch
 	clusters    int64 // mma_halves' grid of clusters
 }
 
@@ -285,7 +288,7 @@ func newMMATTimingPlan(t *testing.T, variants []mmatVariant) *mmatTimingPlan {
 			}
 			p.y.Attrs["prefill_kernel"] = ir.KernelMMAHalves
 			sh.Record(p.y)
-			p.cluster, p.xh, p.clusters = sh.Cluster, sh.XHalves, sh.Clusters
+			p.cluster, p.xh, p.clusters, p.pf = sh.Cluster, sh.XHalves, sh.Clusters, sh.Prefetch
 		}
 		if p.variant.stream {
 			w := p.y.Inputs[1]
@@ -385,9 +388,9 @@ func mmatDims(sh mmatShape) (family, dims, wtype string) {
 }
 
 // mmatKernelTime finds shape's kernel of variant v (slab: the shape's
-// passes.MMATokensSlab; cluster, xh: its mma_halves shape) in a profile's
+// passes.MMATokensSlab; cluster, xh, pf: its mma_halves shape) in a profile's
 // times: its name and µs a launch (0 where none matches).
-func mmatKernelTime(us map[string]float64, sh mmatShape, v mmatVariant, slab, cluster, xh int64) (string, float64) {
+func mmatKernelTime(us map[string]float64, sh mmatShape, v mmatVariant, slab, cluster, xh, pf int64) (string, float64) {
 	family, dims, wtype := mmatDims(sh)
 	fn := family + "mmat"
 	if v.halves != 0 {
@@ -401,7 +404,7 @@ func mmatKernelTime(us map[string]float64, sh mmatShape, v mmatVariant, slab, cl
 		if v.stream && !strings.Contains(k, fmt.Sprintf("_%d_%v_", v.slabs*slab, v.stageX)) {
 			continue
 		}
-		if v.halves != 0 && !mmahNamed(k, cluster, xh, v.pf) {
+		if v.halves != 0 && !mmahNamed(k, cluster, xh, pf) {
 			continue
 		}
 		return k, u
