@@ -23,6 +23,10 @@ const (
 	KernelMMAHalves = "mma_halves"
 )
 
+// MaxMMAHPrefetch is the most walk items an mma_halves warp asks into L2
+// ahead of its fetches (mmah_prefetch).
+const MaxMMAHPrefetch = 8
+
 // The attributes that describe a kernel choice beside the families: a
 // tensor-core kernel's warps, super-blocks a warp and weight stream
 // (mma_warps, mma_upw, stream_smem, stream_blocks, all > 0), and a decode
@@ -51,10 +55,6 @@ const (
 // mmah_x_halves f16 halves (1 or 2), mmah_clusters of them (all > 0),
 // and where recorded a warp's mmah_prefetch walk items (1 to 8) ahead of
 // its fetches asked into L2; and the choices of decisionOps.
-// MaxMMAHPrefetch is the most walk items an mma_halves warp asks into L2
-// ahead of its fetches (mmah_prefetch).
-const MaxMMAHPrefetch = 8
-
 var kernelAttrKinds = map[string]string{
 	"kernel": "string", "prefill_kernel": "string", "batch_kernel": "string", "batch_decode_kernel": "string",
 	"mma_warps": "int64", "mma_upw": "int64", "stream_smem": "int64", "stream_blocks": "int64", "mma_slab": "int64", "mma_stages": "int64",
