@@ -50,8 +50,10 @@ func promptDigest(p string) string {
 }
 
 // finished books a task whose stream has ended: its session's budget, the
-// metrics, and its job artifact. Called once per task, by whoever ended it.
+// metrics, and its job artifact; then its readers get the terminal frame
+// (release). Called once per task, by whoever ended it.
 func (o *Orchestrator) finished(t *task) {
+	defer t.release()
 	t.mu.Lock()
 	tokens, decodeMs, outcome, ended := t.tokens, t.decodeMs, t.outcome, t.ended
 	transcript := string(t.buf)

@@ -76,6 +76,12 @@ type task struct {
 	// stopRelay tells the relay to stop reading; set while placed.
 	stopRelay func()
 	artifact  string // the job's artifact id, once recorded
+
+	// holding: the terminal frame, from buf[held:] on, is not yet shown
+	// to readers, until finished has booked the task (release), so that a
+	// client whose stream ended reads its session's budget settled.
+	holding bool
+	held    int
 }
 
 func newTask(id, corr string, req TaskRequest) *task {
@@ -134,11 +140,26 @@ func (t *task) finishLocked(name string, data []byte, outcome string) bool {
 	if t.done {
 		return false
 	}
+	t.holding, t.held = true, len(t.buf)
 	t.appendLocked(name, data)
 	t.done = true
 	t.outcome = outcome
 	t.ended = time.Now()
 	return true
+}
+
+// release shows the terminal frame a finish held back (finished calls it
+// once the task is booked).
+func (t *task) release() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.holding = false
+	for _, r := range t.readers {
+		select {
+		case r <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // cancel ends the stream with e unless it has ended, in one step with
@@ -174,10 +195,14 @@ func (t *task) unfollow(c chan struct{}) {
 	t.mu.Unlock()
 }
 
-// snapshot returns the transcript from offset on and whether it has ended.
+// snapshot returns the transcript from offset on and whether it has ended:
+// up to its terminal frame, not ended, while finish holds that frame back.
 func (t *task) snapshot(from int) ([]byte, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.holding {
+		return t.buf[from:t.held], false
+	}
 	return t.buf[from:], t.done
 }
 
