@@ -49,6 +49,11 @@ __device__ __forceinline__ void grid_dep_launch() {
 #endif
 }
 
+// pack_h2: a and b as one f16 pair's bits (a low), each rounded to nearest.
+__device__ __forceinline__ uint32_t pack_h2(float a, float b) {
+    const __half2 h = __floats2half2_rn(a, b);
+    return *(const uint32_t*)&h;
+}
 __device__ __forceinline__ float h2f(uint32_t h) { return __half2float(__ushort_as_half((unsigned short)h)); }
 __device__ __forceinline__ float bf2f(uint32_t b) { return __uint_as_float(b << 16); }
 
@@ -577,10 +582,6 @@ __device__ __forceinline__ void f16_pairs(uint32_t q, float off, __half2* lo, __
     *hi = __hsub2(*(const __half2*)&b, k);
 }
 __device__ __forceinline__ uint32_t h2_bits(__half2 h) { return *(const uint32_t*)&h; }
-// f16_wide: an f16 pair's two values as f32 (exact).
-__device__ __forceinline__ float2 f16_wide(__half2 p) { return __half22float2(p); }
-// h2_round: two f32 values as one f16 pair, each rounded once (to nearest).
-__device__ __forceinline__ uint32_t h2_round(float a, float b) { return h2_bits(__floats2half2_rn(a, b)); }
 // dq_q4_k_h2: dq_k4's Q4_K group as f16 pairs h[i] = (v[2i], v[2i+1]), each
 // value rounded once to f16 as dq_k4's: the nibbles exactly in f16
 // (f16_pairs), widened, one f32 fma by the sub-block's scale and min, and
@@ -599,11 +600,11 @@ __device__ __forceinline__ void dq_q4_k_h2(const Raw_q4_k& r, uint32_t* h) {
         __half2 p0, p1, p2, p3;
         f16_pairs(r.q[w] & 0x0F0F0F0Fu, 0.f, &p0, &p1);
         f16_pairs((r.q[w] >> 4) & 0x0F0F0F0Fu, 0.f, &p2, &p3);
-        const float2 c0 = f16_wide(p0), c1 = f16_wide(p1), c2 = f16_wide(p2), c3 = f16_wide(p3);
-        h[2 * w] = h2_round(fmaf(c0.x, a0, n0), fmaf(c0.y, a0, n0));
-        h[2 * w + 1] = h2_round(fmaf(c1.x, a0, n0), fmaf(c1.y, a0, n0));
-        h[16 + 2 * w] = h2_round(fmaf(c2.x, a1, n1), fmaf(c2.y, a1, n1));
-        h[16 + 2 * w + 1] = h2_round(fmaf(c3.x, a1, n1), fmaf(c3.y, a1, n1));
+        const float2 c0 = __half22float2(p0), c1 = __half22float2(p1), c2 = __half22float2(p2), c3 = __half22float2(p3);
+        h[2 * w] = pack_h2(fmaf(c0.x, a0, n0), fmaf(c0.y, a0, n0));
+        h[2 * w + 1] = pack_h2(fmaf(c1.x, a0, n0), fmaf(c1.y, a0, n0));
+        h[16 + 2 * w] = pack_h2(fmaf(c2.x, a1, n1), fmaf(c2.y, a1, n1));
+        h[16 + 2 * w + 1] = pack_h2(fmaf(c3.x, a1, n1), fmaf(c3.y, a1, n1));
     }
 }
 // Q5_K: 256 elements in 176 bytes (d, dmin, scales[12], qh[32], qs[128]);
@@ -687,12 +688,12 @@ __device__ __forceinline__ void dq_q6_k_h2(const Raw_q6_k& r, uint32_t* h) {
         __half2 p0, p1, p2, p3;
         f16_pairs(lo, 32.f, &p0, &p1);
         f16_pairs(hi, 32.f, &p2, &p3);
-        const float2 c0 = f16_wide(p0), c1 = f16_wide(p1), c2 = f16_wide(p2), c3 = f16_wide(p3);
+        const float2 c0 = __half22float2(p0), c1 = __half22float2(p1), c2 = __half22float2(p2), c3 = __half22float2(p3);
         const float sl = s[w / 4], shi = s[2 + w / 4];
-        h[2 * w] = h2_round(c0.x * sl, c0.y * sl);
-        h[2 * w + 1] = h2_round(c1.x * sl, c1.y * sl);
-        h[16 + 2 * w] = h2_round(c2.x * shi, c2.y * shi);
-        h[16 + 2 * w + 1] = h2_round(c3.x * shi, c3.y * shi);
+        h[2 * w] = pack_h2(c0.x * sl, c0.y * sl);
+        h[2 * w + 1] = pack_h2(c1.x * sl, c1.y * sl);
+        h[16 + 2 * w] = pack_h2(c2.x * shi, c2.y * shi);
+        h[16 + 2 * w + 1] = pack_h2(c3.x * shi, c3.y * shi);
     }
 }
 template <i64 NBLK> struct W_q6_k : W_loads<W_q6_k<NBLK>> {  // GGUF order: 210-byte blocks
@@ -3650,10 +3651,6 @@ __device__ __forceinline__ void mma_16816(float* c, const uint32_t* a, const uin
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
-__device__ __forceinline__ uint32_t pack_h2(float a, float b) {
-    const __half2 h = __floats2half2_rn(a, b);
-    return *(const uint32_t*)&h;
-}
 
 // Staging of one weight group (row, column k, a multiple of W::GROUP) of
 // the tile: fetch issues its global loads (none past IN); store dequantizes
@@ -4471,10 +4468,6 @@ __device__ __forceinline__ void mma_f16_16816(float* d, const uint32_t* a, uint3
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
-__device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
-    __half2 h = __floats2half2_rn(lo, hi);
-    return *(uint32_t*)&h;
-}
 __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t* r, const void* p) {
     const uint32_t a = (uint32_t)__cvta_generic_to_shared(p);
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -4639,8 +4632,8 @@ __device__ __forceinline__ void att_load_q(const float* __restrict__ q, const in
         for (int kk = 0; kk < (HD + 15) / 16; kk++) {  // dim pairs lie wholly inside or past HD (HD % 8 == 0)
             const float2 a = valid && kk * 16 + 2 * c < HD ? *(const float2*)(qr + kk * 16) : make_float2(0.f, 0.f);
             const float2 b = valid && kk * 16 + 8 + 2 * c < HD ? *(const float2*)(qr + kk * 16 + 8) : make_float2(0.f, 0.f);
-            qf[kk][h] = pack_half2(a.x * SC, a.y * SC);
-            qf[kk][2 + h] = pack_half2(b.x * SC, b.y * SC);
+            qf[kk][h] = pack_h2(a.x * SC, a.y * SC);
+            qf[kk][2 + h] = pack_h2(b.x * SC, b.y * SC);
         }
     }
 }
@@ -4718,8 +4711,8 @@ __device__ __forceinline__ void att_tile(const uint32_t (&qf)[HD / 16][4], const
     }
 #pragma unroll
     for (int kk = 0; kk < KT / 16; kk++) {
-        const uint32_t a[4] = {pack_half2(s[2 * kk][0], s[2 * kk][1]), pack_half2(s[2 * kk][2], s[2 * kk][3]),
-                               pack_half2(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack_half2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+        const uint32_t a[4] = {pack_h2(s[2 * kk][0], s[2 * kk][1]), pack_h2(s[2 * kk][2], s[2 * kk][3]),
+                               pack_h2(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack_h2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
         const int mi = lane >> 3;
 #pragma unroll
         for (int dp = 0; dp < HD / 16; dp++) {
@@ -5734,9 +5727,11 @@ __device__ __forceinline__ void mmah_run(int tiles, const float* __restrict__ x,
     const int rounds = (tiles + G * NW - 1) / (G * NW), items = rounds * SR;
     typename M::Raw ra[2], rb[2];
     const uint8_t *rsa[4], *rsb[4];
+    // tile_of(k, w): warp w's tile of round k.
+    auto tile_of = [&](int k, int w) { return (k * NW + w) * G + cl; };
     // fetch(i, b): item i's weights into buffer b, where its tile is one.
     auto fetch = [&](int i, int b) {
-        const int tile = (i / SR * NW + warp) * G + cl, s = i % SR;
+        const int tile = tile_of(i / SR, warp), s = i % SR;
         if (tile >= tiles) return;
         if (s == 0) {
             rows_of(tile, g, rsa);
@@ -5748,7 +5743,7 @@ __device__ __forceinline__ void mmah_run(int tiles, const float* __restrict__ x,
     // prefetch(i): item i's rows into L2 (PF > 0): lane j < 16 tile row j's.
     auto prefetch = [&](int i) {
         if constexpr (PF > 0) {
-            const int tile = (i / SR * NW + warp) * G + cl, j = threadIdx.x % 32;
+            const int tile = tile_of(i / SR, warp), j = threadIdx.x % 32;
             if (i >= items || tile >= tiles || j >= 16) return;
             const uint8_t* rs[4];
             rows_of(tile, j, rs);
@@ -5774,7 +5769,7 @@ __device__ __forceinline__ void mmah_run(int tiles, const float* __restrict__ x,
         // step(i, b): multiply item i (its fetch in buffer b); at the end of
         // its round, the round's sums.
         auto step = [&](int i, int b) {
-            const int k = i / SR, s = i % SR, tile = (k * NW + warp) * G + cl;
+            const int k = i / SR, s = i % SR, tile = tile_of(k, warp);
             if (s == 0) {
 #pragma unroll
                 for (int j = 0; j < NA; j++)
@@ -5803,7 +5798,7 @@ __device__ __forceinline__ void mmah_run(int tiles, const float* __restrict__ x,
                 __syncthreads();
             }
             for (int w = rank; w < NW; w += C) {
-                const int tw = (k * NW + w) * G + cl;
+                const int tw = tile_of(k, w);
                 if (tw >= tiles) break;
                 float* sums = part + ((k & 1) * NW + w) * 16 * TP;
                 out(tw, tok0, rows, [&](int r, int tt) {
@@ -5932,7 +5927,7 @@ __device__ __forceinline__ void kv_store_paged(const float* __restrict__ k, cons
             const float* src = (part ? v : k) + i;
             const float4 a = *(const float4*)src, b = *(const float4*)(src + 4);
             uint4 h;
-            h.x = pack_half2(a.x, a.y), h.y = pack_half2(a.z, a.w), h.z = pack_half2(b.x, b.y), h.w = pack_half2(b.z, b.w);
+            h.x = pack_h2(a.x, a.y), h.y = pack_h2(a.z, a.w), h.z = pack_h2(b.x, b.y), h.w = pack_h2(b.z, b.w);
             *(uint4*)(pool + at + (part ? (i64)bt * KV : 0)) = h;
         }
     }
