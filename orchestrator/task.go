@@ -95,6 +95,11 @@ func (t *task) appendLocked(name string, data []byte) {
 	t.buf = append(t.buf, "\ndata: "...)
 	t.buf = append(t.buf, data...)
 	t.buf = append(t.buf, "\n\n"...)
+	t.signalLocked()
+}
+
+// signalLocked wakes every stream reader (one pending signal each).
+func (t *task) signalLocked() {
 	for _, r := range t.readers {
 		select {
 		case r <- struct{}{}:
@@ -154,12 +159,7 @@ func (t *task) release() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.holding = false
-	for _, r := range t.readers {
-		select {
-		case r <- struct{}{}:
-		default:
-		}
-	}
+	t.signalLocked()
 }
 
 // cancel ends the stream with e unless it has ended, in one step with
