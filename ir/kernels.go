@@ -53,7 +53,7 @@ const MaxMMAHPrefetch = 8
 // in thread-block clusters of mmah_cluster blocks (each a range of every
 // row's super-blocks) of mmah_warps warps, the activations as
 // mmah_x_halves f16 halves (1 or 2), mmah_clusters of them (all > 0),
-// and where recorded a warp's mmah_prefetch walk items (1 to 8) ahead of
+// and where recorded a warp's mmah_prefetch walk items (1 to MaxMMAHPrefetch) ahead of
 // its fetches asked into L2; and the choices of decisionOps.
 var kernelAttrKinds = map[string]string{
 	"kernel": "string", "prefill_kernel": "string", "batch_kernel": "string", "batch_decode_kernel": "string",
