@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -476,8 +477,10 @@ func TestGPUAttention(t *testing.T) {
 // a 512-token prefill after 0 and after 3584 cached tokens (median of 5).
 // The plans' context is Qwen2.5's 32768, which sizes the decode grids.
 // ORC_ATTN_SWEEP=1 times the decode under each of decodeSweep's tunings
-// (else the target's). ORC_ATTN_STEPS=n runs n steps a measurement and the
-// 1-layer plan only, for an ncu profile of the kernels themselves.
+// (a comma-separated list of their names: those; else the target's).
+// ORC_ATTN_CASES names the cases timed (comma-separated; else every timed
+// one). ORC_ATTN_STEPS=n runs n steps a measurement and the 1-layer plan
+// only, for an ncu profile of the kernels themselves.
 func TestGPUAttentionTiming(t *testing.T) {
 	gpuOnly(t)
 	const ctx = 32768
@@ -487,13 +490,21 @@ func TestGPUAttentionTiming(t *testing.T) {
 		reps, layerCounts = 1, []int{1}
 	}
 	tunings := decodeTunings[:1]
-	if os.Getenv("ORC_ATTN_SWEEP") == "1" {
+	if sw := os.Getenv("ORC_ATTN_SWEEP"); sw == "1" {
 		tunings = decodeSweep
+	} else if sw != "" {
+		tunings = nil
+		for _, tu := range decodeSweep {
+			if slices.Contains(strings.Split(sw, ","), tu.name) {
+				tunings = append(tunings, tu)
+			}
+		}
 	}
 	r := rand.New(rand.NewPCG(9, 10))
 	var ds []*attnData
+	only := os.Getenv("ORC_ATTN_CASES")
 	for _, c := range attnCases {
-		if c.timed {
+		if c.timed && (only == "" || slices.Contains(strings.Split(only, ","), c.name)) {
 			ds = append(ds, newAttnData(c, r))
 		}
 	}
