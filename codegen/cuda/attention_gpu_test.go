@@ -477,7 +477,8 @@ func TestGPUAttention(t *testing.T) {
 // a 512-token prefill after 0 and after 3584 cached tokens (median of 5).
 // The plans' context is Qwen2.5's 32768, which sizes the decode grids.
 // ORC_ATTN_SWEEP=1 times the decode under each of decodeSweep's tunings
-// (a comma-separated list of their names: those; else the target's).
+// (a list of their names separated by semicolons: those; else the
+// target's).
 // ORC_ATTN_CASES names the cases timed (comma-separated; else every timed
 // one). ORC_ATTN_STEPS=n runs n steps a measurement and the 1-layer plan
 // only, for an ncu profile of the kernels themselves.
@@ -495,7 +496,7 @@ func TestGPUAttentionTiming(t *testing.T) {
 	} else if sw != "" {
 		tunings = nil
 		for _, tu := range decodeSweep {
-			if slices.Contains(strings.Split(sw, ","), tu.name) {
+			if slices.Contains(strings.Split(sw, ";"), tu.name) {
 				tunings = append(tunings, tu)
 			}
 		}
