@@ -56,24 +56,25 @@ type mmatVariant struct {
 	halves, xh     int64
 	most           int64 // mma_halves: that percentage of the clusters that run at once (a warp a tile at most); 0: the rule's
 	pf             int64
+	perSM          int64 // mma_halves: as many clusters as put that many blocks on each SM (a warp a tile at most); 0: the rule's
 }
 
 var mmatVariants = []mmatVariant{
-	{"one round", false, false, 0, 0, 0, 0, 0},
-	{"stream x staged", true, true, 1, 0, 0, 0, 0}, {"stream x read", true, false, 1, 0, 0, 0, 0},
-	{"stream x staged 2", true, true, 2, 0, 0, 0, 0}, {"stream x read 2", true, false, 2, 0, 0, 0, 0},
-	{"halves chosen", false, false, 0, -1, 0, 0, 0}, {"halves x2", false, false, 0, -1, 2, 0, 0},
-	{"halves C=1", false, false, 0, 1, 0, 0, 0}, {"halves C=2", false, false, 0, 2, 0, 0, 0}, {"halves C=3", false, false, 0, 3, 0, 0, 0},
-	{"halves C=4", false, false, 0, 4, 0, 0, 0}, {"halves C=6", false, false, 0, 6, 0, 0, 0}, {"halves C=8", false, false, 0, 8, 0, 0, 0},
-	{"halves most", false, false, 0, -1, 0, 100, 0}, {"halves C=2 most", false, false, 0, 2, 0, 100, 0},
-	{"halves C=3 most", false, false, 0, 3, 0, 100, 0}, {"halves C=4 most", false, false, 0, 4, 0, 100, 0},
-	{"halves C=6 most", false, false, 0, 6, 0, 100, 0}, {"halves C=8 most", false, false, 0, 8, 0, 100, 0},
-	{"halves C=1 most", false, false, 0, 1, 0, 100, 0}, {"halves C=2 most90", false, false, 0, 2, 0, 90, 0},
-	{"halves C=3 most90", false, false, 0, 3, 0, 90, 0}, {"halves C=4 most90", false, false, 0, 4, 0, 90, 0},
-	{"halves C=6 most90", false, false, 0, 6, 0, 90, 0}, {"halves C=8 most90", false, false, 0, 8, 0, 90, 0},
-	{"halves C=3 most75", false, false, 0, 3, 0, 75, 0}, {"halves C=4 most75", false, false, 0, 4, 0, 75, 0},
-	{"halves pf0", false, false, 0, -1, 0, 0, -1}, {"halves pf1", false, false, 0, -1, 0, 0, 1}, {"halves pf2", false, false, 0, -1, 0, 0, 2},
-	{"halves pf3", false, false, 0, -1, 0, 0, 3}, {"halves pf4", false, false, 0, -1, 0, 0, 4},
+	{"one round", false, false, 0, 0, 0, 0, 0, 0},
+	{"stream x staged", true, true, 1, 0, 0, 0, 0, 0}, {"stream x read", true, false, 1, 0, 0, 0, 0, 0},
+	{"stream x staged 2", true, true, 2, 0, 0, 0, 0, 0}, {"stream x read 2", true, false, 2, 0, 0, 0, 0, 0},
+	{"halves chosen", false, false, 0, -1, 0, 0, 0, 0}, {"halves x2", false, false, 0, -1, 2, 0, 0, 0},
+	{"halves C=1", false, false, 0, 1, 0, 0, 0, 0}, {"halves C=2", false, false, 0, 2, 0, 0, 0, 0}, {"halves C=3", false, false, 0, 3, 0, 0, 0, 0},
+	{"halves C=4", false, false, 0, 4, 0, 0, 0, 0}, {"halves C=6", false, false, 0, 6, 0, 0, 0, 0}, {"halves C=8", false, false, 0, 8, 0, 0, 0, 0},
+	{"halves most", false, false, 0, -1, 0, 100, 0, 0}, {"halves C=2 most", false, false, 0, 2, 0, 100, 0, 0},
+	{"halves C=3 most", false, false, 0, 3, 0, 100, 0, 0}, {"halves C=4 most", false, false, 0, 4, 0, 100, 0, 0},
+	{"halves C=6 most", false, false, 0, 6, 0, 100, 0, 0}, {"halves C=8 most", false, false, 0, 8, 0, 100, 0, 0},
+	{"halves C=1 most", false, false, 0, 1, 0, 100, 0, 0}, {"halves C=2 most90", false, false, 0, 2, 0, 90, 0, 0},
+	{"halves C=3 most90", false, false, 0, 3, 0, 90, 0, 0}, {"halves C=4 most90", false, false, 0, 4, 0, 90, 0, 0},
+	{"halves C=6 most90", false, false, 0, 6, 0, 90, 0, 0}, {"halves C=8 most90", false, false, 0, 8, 0, 90, 0, 0},
+	{"halves C=3 most75", false, false, 0, 3, 0, 75, 0, 0}, {"halves C=4 most75", false, false, 0, 4, 0, 75, 0, 0},
+	{"halves pf0", false, false, 0, -1, 0, 0, -1, 0}, {"halves pf1", false, false, 0, -1, 0, 0, 1, 0}, {"halves pf2", false, false, 0, -1, 0, 0, 2, 0},
+	{"halves pf3", false, false, 0, -1, 0, 0, 3, 0}, {"halves pf4", false, false, 0, -1, 0, 0, 4, 0},
 }
 
 // mmahShapeOf is variant v's mma_halves shape for a matrix of tiles tiles
@@ -85,6 +86,9 @@ func mmahShapeOf(gpu passes.GPU, v mmatVariant, in, tiles, maxTokens int64) (pas
 	}
 	if ok && v.most > 0 {
 		sh.Clusters = max(1, min(gpu.MMAHalvesResident(in, maxTokens, sh)*v.most/100, (tiles+sh.Warps-1)/sh.Warps))
+	}
+	if ok && v.perSM > 0 {
+		sh.Clusters = max(1, min(gpu.SMs*v.perSM/sh.Cluster, (tiles+sh.Warps-1)/sh.Warps))
 	}
 	if v.pf != 0 {
 		sh.Prefetch = max(v.pf, 0)
@@ -186,8 +190,9 @@ type mmatTimingPlan struct {
 }
 
 // mmatFormsOf is the variants named in forms (comma-separated
-// mmatVariant names; empty: all of them), so that a GPU call can time a
-// few forms within its limit.
+// mmatVariant names, or "halves C=c xn": clusters of c blocks, n blocks an
+// SM; empty: all of them), so that a GPU call can time a few forms within
+// its limit.
 func mmatFormsOf(t *testing.T, forms string) []mmatVariant {
 	t.Helper()
 	if forms == "" {
@@ -195,6 +200,11 @@ func mmatFormsOf(t *testing.T, forms string) []mmatVariant {
 	}
 	var vs []mmatVariant
 	for _, name := range strings.Split(forms, ",") {
+		var c, per int64
+		if n, _ := fmt.Sscanf(name, "halves C=%d x%d", &c, &per); n == 2 && c > 0 && per > 0 {
+			vs = append(vs, mmatVariant{name: name, halves: c, perSM: per})
+			continue
+		}
 		i := slices.IndexFunc(mmatVariants, func(v mmatVariant) bool { return v.name == name })
 		if i < 0 {
 			t.Fatalf("ORC_MMAT_FORMS: no form %q", name)
@@ -298,6 +308,21 @@ func newMMATTimingPlan(t *testing.T, variants []mmatVariant) *mmatTimingPlan {
 			}
 			p.y.Attrs["mmat_slab"] = slab
 			p.y.Attrs["mmat_stage_x"] = p.variant.stageX
+		}
+	}
+	// The launch profile times kernels by name, and a shape's mma_halves
+	// forms of one cluster size, halves and prefetch are one kernel on
+	// different grids: their times are one average. Forms named in
+	// ORC_MMAT_FORMS must not share one; of all of them, the log says which.
+	for i, p := range prods {
+		for _, q := range prods[:i] {
+			if p.variant.halves != 0 && q.variant.halves != 0 && p.shape == q.shape && p.cluster == q.cluster && p.xh == q.xh && p.pf == q.pf && p.clusters != q.clusters {
+				msg := fmt.Sprintf("%s: forms %q and %q are one kernel on %d and %d clusters, timed together; time them in separate runs (ORC_MMAT_FORMS)", p.shape.name, q.variant.name, p.variant.name, q.clusters, p.clusters)
+				if os.Getenv("ORC_MMAT_FORMS") != "" {
+					t.Fatal(msg)
+				}
+				t.Log(msg)
+			}
 		}
 	}
 	if err := ir.Verify(g); err != nil {
