@@ -45,6 +45,10 @@ const mmahLongWalk = 8
 // 16-token products at H200 (TestGPUMMATokensTiming, 2026-11-28): SwiGLU
 // 39.9-42.7 -> 30.9 µs (clusters of 6 blocks, 36 of them, against 3, 43),
 // head 97 -> 71.5, Q4_K down 24.6-25.1 -> 22.3, qkv and o-proj level.
+// Again one form a run (2026-11-29; ncu: 39 clusters of 6 active at once,
+// the estimate 40): the rule's 32 and 36 clusters of 6 against all 40,
+// SwiGLU 34.9 against 46.0-46.6 µs, qkv 24.8-30.3 against 33.3-35.2, head
+// 67.3-69.8 against 100.1-103.6.
 const mmahResidentShare = 90
 
 // mmahXHalves is the f16 halves an mma_halves kernel takes its activations
