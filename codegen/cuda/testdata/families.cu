@@ -581,6 +581,7 @@ __device__ __forceinline__ void f16_pairs(uint32_t q, float off, __half2* lo, __
     *lo = __hsub2(*(const __half2*)&a, k);
     *hi = __hsub2(*(const __half2*)&b, k);
 }
+// h2_bits: an f16 pair's 32 bits (an mma operand word).
 __device__ __forceinline__ uint32_t h2_bits(__half2 h) { return *(const uint32_t*)&h; }
 // dq_q4_k_h2: dq_k4's Q4_K group as f16 pairs h[i] = (v[2i], v[2i+1]), each
 // value rounded once to f16 as dq_k4's: the nibbles exactly in f16
@@ -5421,7 +5422,6 @@ __device__ __forceinline__ __half2 mmah_codes_h2(uint32_t c, uint32_t sel) {
     const uint32_t h = __byte_perm(c, 0x64646464u, sel);
     return *(const __half2*)&h;
 }
-__device__ __forceinline__ uint32_t mmah_u32(__half2 h) { return *(const uint32_t*)&h; }
 
 // MmahX<XH>::T: the staged activations of four elements of a token, as XH
 // f16 halves; mmah_x: a float4's.
@@ -5432,10 +5432,10 @@ template <class XV>
 __device__ __forceinline__ XV mmah_x(float4 v) {
     const __half2 h01 = __floats2half2_rn(v.x, v.y), h23 = __floats2half2_rn(v.z, v.w);
     if constexpr (sizeof(XV) == 8) {
-        return XV{mmah_u32(h01), mmah_u32(h23)};
+        return XV{h2_bits(h01), h2_bits(h23)};
     } else {
         const float2 f01 = __half22float2(h01), f23 = __half22float2(h23);
-        return XV{mmah_u32(h01), mmah_u32(h23), mmah_u32(__floats2half2_rn(v.x - f01.x, v.y - f01.y)), mmah_u32(__floats2half2_rn(v.z - f23.x, v.w - f23.y))};
+        return XV{h2_bits(h01), h2_bits(h23), h2_bits(__floats2half2_rn(v.x - f01.x, v.y - f01.y)), h2_bits(__floats2half2_rn(v.z - f23.x, v.w - f23.y))};
     }
 }
 // mmah_mma: c += a · b, b each half of a staged XV.
@@ -5530,10 +5530,10 @@ __device__ __forceinline__ void mmah_k4(const MmaHRaw_k4& ra, const MmaHRaw_k4& 
             ca |= (((h ? ra.h.y : ra.h.x) >> i) & 0x01010101u) << 4;
             cb |= (((h ? rb.h.y : rb.h.x) >> i) & 0x01010101u) << 4;
         }
-        const uint32_t a[4] = {mmah_u32(__hmul2(__hsub2(mmah_codes_h2(ca, 0x4140), off), sc[0][h])),
-                               mmah_u32(__hmul2(__hsub2(mmah_codes_h2(cb, 0x4140), off), sc[1][h])),
-                               mmah_u32(__hmul2(__hsub2(mmah_codes_h2(ca, 0x4342), off), sc[0][h])),
-                               mmah_u32(__hmul2(__hsub2(mmah_codes_h2(cb, 0x4342), off), sc[1][h]))};
+        const uint32_t a[4] = {h2_bits(__hmul2(__hsub2(mmah_codes_h2(ca, 0x4140), off), sc[0][h])),
+                               h2_bits(__hmul2(__hsub2(mmah_codes_h2(cb, 0x4140), off), sc[1][h])),
+                               h2_bits(__hmul2(__hsub2(mmah_codes_h2(ca, 0x4342), off), sc[0][h])),
+                               h2_bits(__hmul2(__hsub2(mmah_codes_h2(cb, 0x4342), off), sc[1][h]))};
         const int r = sbl * 64 + kk;  // less the lane's 16t
 #pragma unroll
         for (int j = 0; j < NT; j++) {
@@ -5627,8 +5627,8 @@ template <i64 NBLK> struct MmaH<W_q6_k_split<NBLK>> {
 #pragma unroll
                 for (int v = 0; v < 4; v++) {
                     const uint32_t ca = codes(ra, n, k, v), cb = codes(rb, n, k, v);
-                    const uint32_t a[4] = {mmah_u32(__hsub2(mmah_codes_h2(ca, 0x4140), off)), mmah_u32(__hsub2(mmah_codes_h2(cb, 0x4140), off)),
-                                           mmah_u32(__hsub2(mmah_codes_h2(ca, 0x4342), off)), mmah_u32(__hsub2(mmah_codes_h2(cb, 0x4342), off))};
+                    const uint32_t a[4] = {h2_bits(__hsub2(mmah_codes_h2(ca, 0x4140), off)), h2_bits(__hsub2(mmah_codes_h2(cb, 0x4140), off)),
+                                           h2_bits(__hsub2(mmah_codes_h2(ca, 0x4342), off)), h2_bits(__hsub2(mmah_codes_h2(cb, 0x4342), off))};
                     const int r = sbl * 64 + 32 * n + 8 * v + 4 * k, s = 8 * n + 2 * v + k;  // r less the lane's t
                     const float sa = da * scale(ra.sc, s), sb = db * scale(rb.sc, s);
 #pragma unroll
