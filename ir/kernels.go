@@ -23,9 +23,9 @@ const (
 	KernelMMAHalves = "mma_halves"
 )
 
-// MaxMMAHPrefetch is the most walk items an mma_halves warp asks into L2
-// ahead of its fetches (mmah_prefetch).
-const MaxMMAHPrefetch = 8
+// MaxMMAHBlocks is the most blocks an SM an mma_halves kernel's registers
+// may be bounded for (mmah_blocks): three, at 80 registers a thread.
+const MaxMMAHBlocks = 3
 
 // The attributes that describe a kernel choice beside the families: a
 // tensor-core kernel's warps, super-blocks a warp and weight stream
@@ -53,8 +53,9 @@ const MaxMMAHPrefetch = 8
 // in thread-block clusters of mmah_cluster blocks (each a range of every
 // row's super-blocks) of mmah_warps warps, the activations as
 // mmah_x_halves f16 halves (1 or 2), mmah_clusters of them (all > 0),
-// and where recorded a warp's mmah_prefetch walk items (1 to MaxMMAHPrefetch) ahead of
-// its fetches asked into L2; and the choices of decisionOps.
+// and where recorded mmah_blocks of them an SM (its registers bounded to fit
+// them, 1 to MaxMMAHBlocks) and mmah_fetches, the walk items a warp's
+// fetches hold (1 or 2); and the choices of decisionOps.
 var kernelAttrKinds = map[string]string{
 	"kernel": "string", "prefill_kernel": "string", "batch_kernel": "string", "batch_decode_kernel": "string",
 	"mma_warps": "int64", "mma_upw": "int64", "stream_smem": "int64", "stream_blocks": "int64", "mma_slab": "int64", "mma_stages": "int64",
@@ -63,7 +64,7 @@ var kernelAttrKinds = map[string]string{
 	"router_logits": "bool", "row_in_place": "bool", "writes_codes": "bool", "prefill_writes_codes": "bool",
 	"batch_decode_writes_codes": "bool",
 	"mmat_slab":                 "int64", "mmat_stage_x": "bool",
-	"mmah_cluster": "int64", "mmah_warps": "int64", "mmah_x_halves": "int64", "mmah_clusters": "int64", "mmah_prefetch": "int64",
+	"mmah_cluster": "int64", "mmah_warps": "int64", "mmah_x_halves": "int64", "mmah_clusters": "int64", "mmah_blocks": "int64", "mmah_fetches": "int64",
 	foldQKNorm: "bool", foldKVStore: "bool", qkvStoresKV: "bool",
 }
 
@@ -177,8 +178,11 @@ func verifyKernelChoice(n *Node) error {
 			return fmt.Errorf("attr %s = %v on a %s whose kernels are %s, %s, %s (an mma_halves kernel's shape, > 0, x halves ≤ 2)", k, n.Attrs[k], n.Op, n.Str("prefill_kernel"), n.Str("batch_kernel"), n.Str("batch_decode_kernel"))
 		}
 	}
-	if _, has := n.Attrs["mmah_prefetch"]; has && (!halves || n.Int("mmah_prefetch") < 1 || n.Int("mmah_prefetch") > MaxMMAHPrefetch) {
-		return fmt.Errorf("attr mmah_prefetch = %v on a %s whose kernels are %s, %s, %s (an mma_halves kernel's walk items asked into L2 ahead, 1 to %d)", n.Attrs["mmah_prefetch"], n.Op, n.Str("prefill_kernel"), n.Str("batch_kernel"), n.Str("batch_decode_kernel"), MaxMMAHPrefetch)
+	if _, has := n.Attrs["mmah_blocks"]; has && (!halves || n.Int("mmah_blocks") < 1 || n.Int("mmah_blocks") > MaxMMAHBlocks) {
+		return fmt.Errorf("attr mmah_blocks = %v on a %s whose kernels are %s, %s, %s (an mma_halves kernel's blocks an SM, 1 to %d)", n.Attrs["mmah_blocks"], n.Op, n.Str("prefill_kernel"), n.Str("batch_kernel"), n.Str("batch_decode_kernel"), MaxMMAHBlocks)
+	}
+	if _, has := n.Attrs["mmah_fetches"]; has && (!halves || n.Int("mmah_fetches") < 1 || n.Int("mmah_fetches") > 2) {
+		return fmt.Errorf("attr mmah_fetches = %v on a %s whose kernels are %s, %s, %s (the walk items an mma_halves warp's fetches hold, 1 or 2)", n.Attrs["mmah_fetches"], n.Op, n.Str("prefill_kernel"), n.Str("batch_kernel"), n.Str("batch_decode_kernel"))
 	}
 	if n.Bool("mmat_stage_x") && n.Int("mmat_slab") <= 0 {
 		return fmt.Errorf("mmat_stage_x on a %s that does not stream (mmat_slab): a streamed mma_tokens kernel stages its activations", n.Op)

@@ -8,24 +8,39 @@ import "github.com/llama-orch/orc/ir"
 // Cluster blocks, each block a range of in/256/Cluster super-blocks of
 // every row and Warps warps, each warp a tile of 16 rows a round, the
 // activations as XHalves f16 halves (2: hi + lo, 22 bits; 1: f16);
-// Clusters of them; a warp asking the weights of the walk's items
-// Prefetch ahead of its register fetches into L2 (mmah_prefetch; 0: none,
-// not recorded).
-type MMAHalves struct{ Cluster, Warps, XHalves, Clusters, Prefetch int64 }
+// Clusters of them; Blocks of them an SM at most (mmah_blocks, 1 to
+// ir.MaxMMAHBlocks; 0: two, not recorded), the kernel's registers bounded
+// to fit them; a warp's fetches holding Fetches walk items (mmah_fetches,
+// 1 or 2; 0: two, not recorded).
+type MMAHalves struct{ Cluster, Warps, XHalves, Clusters, Blocks, Fetches int64 }
 
 // Record writes the shape on node n (mmah_cluster, mmah_warps,
-// mmah_x_halves, mmah_clusters, and mmah_prefetch where it asks ahead).
+// mmah_x_halves, mmah_clusters, and mmah_blocks and mmah_fetches where
+// they are not the defaults).
 func (s MMAHalves) Record(n *ir.Node) {
 	n.Attrs["mmah_cluster"], n.Attrs["mmah_warps"], n.Attrs["mmah_x_halves"], n.Attrs["mmah_clusters"] = s.Cluster, s.Warps, s.XHalves, s.Clusters
-	delete(n.Attrs, "mmah_prefetch")
-	if s.Prefetch > 0 {
-		n.Attrs["mmah_prefetch"] = s.Prefetch
+	delete(n.Attrs, "mmah_blocks")
+	delete(n.Attrs, "mmah_fetches")
+	if s.Blocks > 0 {
+		n.Attrs["mmah_blocks"] = s.Blocks
+	}
+	if s.Fetches > 0 {
+		n.Attrs["mmah_fetches"] = s.Fetches
 	}
 }
 
+// blocksPerSM is the most of the shape's blocks an SM holds by its
+// registers: Blocks, or two.
+func (s MMAHalves) blocksPerSM() int64 {
+	if s.Blocks > 0 {
+		return s.Blocks
+	}
+	return 2
+}
+
 // mmahWarps is an mma_halves block's warps: 8, two blocks an SM at most
-// (the kernel holds two super-blocks' fetches a lane, about 110-130
-// registers).
+// where a lane holds two super-blocks' fetches (about 110-130 registers;
+// three at 80, MMAHalves.Blocks).
 const mmahWarps = 8
 
 // mmahLongWalk is the super-blocks a round of a warp's walk from which an
@@ -150,7 +165,8 @@ func (g GPU) mmahClusters(in, tiles, maxTokens, c int64) (MMAHalves, int64, bool
 	}
 	nt, nw := MMATokensNTiles(maxTokens), int64(mmahWarps)
 	sr := in / 256 / c
-	perSM := g.mmahPerSM(sr, nt, nw, mmahXHalves)
+	shape := MMAHalves{Cluster: c, Warps: nw, XHalves: mmahXHalves, Blocks: g.TokensBlocks, Fetches: g.TokensFetches}
+	perSM := g.mmahPerSM(sr, nt, shape)
 	if perSM < 1 { // its shared memory does not fit an SM
 		return MMAHalves{}, 0, false
 	}
@@ -165,7 +181,8 @@ func (g GPU) mmahClusters(in, tiles, maxTokens, c int64) (MMAHalves, int64, bool
 		rounds, blocks := ceilDiv(tiles, cl*nw), cl*c
 		cost := ceilDiv(blocks, perSM*g.SMs)*(9*rounds*nw*sr+8*nt*sr) + blocks*sr*8*nt/41 + 9*rounds*barrier
 		if bestCost < 0 || cost <= bestCost {
-			best, bestCost = MMAHalves{Cluster: c, Warps: nw, XHalves: mmahXHalves, Clusters: cl, Prefetch: g.TokensPrefetch}, cost
+			best, bestCost = shape, cost
+			best.Clusters = cl
 		}
 	}
 	if best.Clusters*c < g.SMs/2 && sr >= mmahLongWalk {
@@ -174,11 +191,11 @@ func (g GPU) mmahClusters(in, tiles, maxTokens, c int64) (MMAHalves, int64, bool
 	return best, bestCost, bestCost >= 0
 }
 
-// mmahPerSM is the mma_halves blocks of ranges of sr super-blocks, nt
-// n-tiles, nw warps and xh halves an SM holds: two at most, as their shared
-// memory allows (0 where one does not fit).
-func (g GPU) mmahPerSM(sr, nt, nw, xh int64) int64 {
-	return min(2, g.SmemPerSM/(MMAHalvesSmem(sr, nt, nw, xh)+1<<10))
+// mmahPerSM is the blocks of shape sh over ranges of sr super-blocks and
+// nt n-tiles an SM holds: its registers' (sh.Blocks, or two) at most, as
+// their shared memory allows (0 where one does not fit).
+func (g GPU) mmahPerSM(sr, nt int64, sh MMAHalves) int64 {
+	return min(sh.blocksPerSM(), g.SmemPerSM/(MMAHalvesSmem(sr, nt, sh.Warps, sh.XHalves)+1<<10))
 }
 
 // MMAHalvesResident is the clusters of shape sh over rows of in elements,
@@ -186,7 +203,7 @@ func (g GPU) mmahPerSM(sr, nt, nw, xh int64) int64 {
 // (residentClusters; 0 where a block does not fit an SM): the bound
 // MMAHalvesShape takes mmahResidentShare of.
 func (g GPU) MMAHalvesResident(in, maxTokens int64, sh MMAHalves) int64 {
-	perSM := g.mmahPerSM(in/256/sh.Cluster, MMATokensNTiles(maxTokens), sh.Warps, sh.XHalves)
+	perSM := g.mmahPerSM(in/256/sh.Cluster, MMATokensNTiles(maxTokens), sh)
 	if perSM < 1 {
 		return 0
 	}

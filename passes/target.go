@@ -40,10 +40,15 @@ type GPU struct {
 	// SMs, GPCs of 16 and 18; 0: no clusters), which bounds the clusters
 	// resident at once (GPU.residentClusters).
 	TokensCluster, GPCSMs int64
-	// TokensPrefetch is the walk items an mma_halves warp asks into L2
-	// ahead of its register fetches (MMAHalves.Prefetch; 0: none, as on
-	// every target until the timing harness's "halves pf" forms measure it).
-	TokensPrefetch int64
+	// TokensBlocks is the mma_halves blocks an SM the kernels' registers
+	// are bounded for (MMAHalves.Blocks; 0: two) and TokensFetches the walk
+	// items a warp's fetches hold (MMAHalves.Fetches; 0: two). Three blocks
+	// an SM bound the kernels to 80 registers: with one fetch Phi-3-mini's
+	// SwiGLU and o-proj do not spill, its qkv, downs and head keep 32-56
+	// bytes of stack; with two, 72-232 (nvcc 11.8). The timing harness's
+	// "halves 3 an SM" forms measure them; both 0 on every target until
+	// they do.
+	TokensBlocks, TokensFetches int64
 	// PagedAttnStages is the most key tiles the batched step's attention
 	// (attend_paged) keeps in flight a block and PagedAttnSmem the most
 	// shared memory their ring may take (two stages whatever it says);
