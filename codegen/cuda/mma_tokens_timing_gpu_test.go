@@ -191,9 +191,10 @@ type mmatTimingPlan struct {
 }
 
 // mmatFormsOf is the variants named in forms (comma-separated
-// mmatVariant names, or "halves C=c xn": clusters of c blocks, n blocks an
-// SM; empty: all of them), so that a GPU call can time a few forms within
-// its limit.
+// mmatVariant names, or "halves C=c xn[ one fetch]": clusters of c blocks,
+// n blocks an SM, their registers bounded for n past two, a warp's fetches
+// one walk item; empty: all of them), so that a GPU call can time a few
+// forms within its limit.
 func mmatFormsOf(t *testing.T, forms string) []mmatVariant {
 	t.Helper()
 	if forms == "" {
@@ -203,7 +204,14 @@ func mmatFormsOf(t *testing.T, forms string) []mmatVariant {
 	for _, name := range strings.Split(forms, ",") {
 		var c, per int64
 		if n, _ := fmt.Sscanf(name, "halves C=%d x%d", &c, &per); n == 2 && c > 0 && per > 0 {
-			vs = append(vs, mmatVariant{name: name, halves: c, perSM: per})
+			v := mmatVariant{name: name, halves: c, perSM: per}
+			if per > 2 { // registers for them
+				v.blocks = per
+			}
+			if strings.HasSuffix(name, " one fetch") {
+				v.fetches = 1
+			}
+			vs = append(vs, v)
 			continue
 		}
 		i := slices.IndexFunc(mmatVariants, func(v mmatVariant) bool { return v.name == name })
