@@ -495,8 +495,9 @@ func TestGPUAttentionTiming(t *testing.T) {
 		tunings = decodeSweep
 	} else if sw != "" {
 		tunings = nil
+		names := strings.Split(sw, ";")
 		for _, tu := range decodeSweep {
-			if slices.Contains(strings.Split(sw, ";"), tu.name) {
+			if slices.Contains(names, tu.name) {
 				tunings = append(tunings, tu)
 			}
 		}
@@ -504,8 +505,9 @@ func TestGPUAttentionTiming(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	var ds []*attnData
 	only := os.Getenv("ORC_ATTN_CASES")
+	cases := strings.Split(only, ",")
 	for _, c := range attnCases {
-		if c.timed && (only == "" || slices.Contains(strings.Split(only, ","), c.name)) {
+		if c.timed && (only == "" || slices.Contains(cases, c.name)) {
 			ds = append(ds, newAttnData(c, r))
 		}
 	}

@@ -320,8 +320,8 @@ func newMMATTimingPlan(t *testing.T, variants []mmatVariant) *mmatTimingPlan {
 		}
 	}
 	// The launch profile times kernels by name, and a shape's mma_halves
-	// forms of one cluster size, halves and prefetch are one kernel on
-	// different grids: their times are one average. Forms named in
+	// forms of one cluster size, halves, blocks an SM and fetches are one
+	// kernel on different grids: their times are one average. Forms named in
 	// ORC_MMAT_FORMS must not share one; of all of them, the log says which.
 	for i, p := range prods {
 		for _, q := range prods[:i] {

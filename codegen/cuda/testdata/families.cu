@@ -5686,8 +5686,8 @@ __device__ __forceinline__ void mmah_stage(const float* __restrict__ x, int k0, 
 // round's first across the round's barrier and epilogue; its first are
 // issued before the wait for the grid before. With FD = 1 it holds one:
 // item i + 1's fetch goes out once item i is multiplied, which frees the
-// registers of the second (about 40: three blocks an SM fit 80 without
-// spills, passes.MMAHalves.Blocks). Dynamic shared memory: the staged
+// registers of the second (about 40: at three blocks an SM, 80 registers,
+// Phi-3-mini's SwiGLU and o-proj do not spill; passes.MMAHalves.Blocks). Dynamic shared memory: the staged
 // activations (XH halves), the slice sums, two rounds of the warps' tile
 // sums (passes.MMAHalvesSmem).
 template <class W, int IN, int C, int NW, int XH, int NT, int ROWS, int FD, class Rows, class Out>
