@@ -45,9 +45,11 @@ type GPU struct {
 	// items a warp's fetches hold (MMAHalves.Fetches; 0: two). Three blocks
 	// an SM bound the kernels to 80 registers: with one fetch Phi-3-mini's
 	// SwiGLU and o-proj do not spill, its qkv, downs and head keep 32-56
-	// bytes of stack; with two, 72-232 (nvcc 11.8). The timing harness's
-	// "halves 3 an SM" forms measure them; both 0 on every target until
-	// they do.
+	// bytes of stack; with two, 72-232 (nvcc 11.8). Both 0 on every
+	// target: the timing harness's "halves 3 an SM [one fetch]" forms,
+	// one a run, were level to slower than two blocks an SM at 16 tokens
+	// (H200, 2026-11-29: qkv 26.0 → 26.9-39.8 µs, SwiGLU 36.9 → 36.8-40.7;
+	// the head at 8 tokens 57 → 52-54).
 	TokensBlocks, TokensFetches int64
 	// PagedAttnStages is the most key tiles the batched step's attention
 	// (attend_paged) keeps in flight a block and PagedAttnSmem the most

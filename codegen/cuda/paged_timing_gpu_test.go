@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llama-orch/orc/codegen/cuda"
 	"github.com/llama-orch/orc/compiler/synth"
 	"github.com/llama-orch/orc/ir"
 	"github.com/llama-orch/orc/passes"
@@ -170,8 +171,9 @@ func pagedMicros(t *testing.T, path, schedule string) map[string]float64 {
 // key tile or more, and ORC_PAGED_TILES=4,8 the passes' splits of those
 // least key tiles. ORC_PAGED_MODELS=preset,... times those presets at 16
 // and 64 rows instead, ORC_PAGED_ROWS=2,4 and ORC_PAGED_KEYS=512,4000
-// those rows and keys (the context grows to hold them). Speed is
-// printed, never asserted.
+// those rows and keys (the context grows to hold them), ORC_PAGED_KV=q8
+// with an 8-bit cache (compiler.Options.KVCache). Speed is printed, never
+// asserted.
 func TestGPUPagedDecodeTiming(t *testing.T) {
 	gpuOnly(t)
 	const steps = 20
@@ -211,7 +213,7 @@ func TestGPUPagedDecodeTiming(t *testing.T) {
 	}
 	for _, c := range models {
 		path := writeShapes(t, c.preset, 1, synth.QuantQ4KM)
-		g, man, f := lowerGPU(t, path, batchMaxTokens)
+		g, man, f := lowerForKV(t, path, batchMaxTokens, cuda.DefaultArch, os.Getenv("ORC_PAGED_KV"))
 		chosen := pagedGeometries(g)
 		for _, geo := range sweep {
 			name := setPagedGeometry(g, chosen, geo)
@@ -315,7 +317,7 @@ func pagedDecodeTimes(t *testing.T, dir string, man *plans.Manifest, name string
 			t.Fatal(err)
 		}
 		us := pagedMicros(t, prof, "batch decode")
-		kv := float64(rows*keys*man.Model.NHeadKV*man.Model.HeadDim) * 2 * 2
+		kv := float64(int64(rows*keys)*kvBlockBytes(man)) / batchBlock
 		t.Logf("%-30s %2d rows × %4d keys: attend_paged %6.1f µs (K+V %6.1f MB, %4.2f TB/s), kv_store %5.1f µs",
 			name, rows, keys, us["attend_paged"], kv/1e6, kv/us["attend_paged"]/1e6, us["kv_store_paged"])
 	}

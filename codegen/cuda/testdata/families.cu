@@ -5942,7 +5942,8 @@ __device__ __forceinline__ void kv_store_paged(const float* __restrict__ k, cons
 // (mod nmin) and masks, for queries of nmax, those j ≢ z (mod nmax);
 // block z ≥ nmin walks j ≡ z (mod nmax) for the queries of nmax alone.
 // K/V key tiles come through the row's block table by 16-byte cp.async
-// into a ring of STAGES in dynamic shared memory (paged_load_kv). A query of one split has y written by
+// into a ring of STAGES in dynamic shared memory, each warp its own quarter
+// (paged_load_kv). A query of one split has y written by
 // block 0; else each of its splits leaves (o, m, l) in part and the last
 // of the tile's nmax blocks to arrive merges them. fp16 operands, fp32
 // accumulators and softmax.
@@ -6015,42 +6016,46 @@ __device__ __forceinline__ F* paged_part(F* part, int t, int kvh, int z) {
     return part + ((i64)(t * A::KVH + kvh) * SPLITS + z) * (G * A::HD + 2 * G);
 }
 
-// paged_load_kv: keys [k0, k0 + PAGED_KT) of kv head kvh in layer layer
-// of the sequence whose block table is table, to ks, vs ([PAGED_KT][HDP +
-// 8] halves) as 16-byte async copies by the block's threads, one copy
-// group; keys at or past kend and the padding dims are zero-filled. A
-// thread reads the table entries of all its copies before it issues any
-// (a copy's "memory" clobber keeps a later load from moving above it), so
-// those loads wait one latency together instead of one each.
+// paged_load_kv: the calling warp's quarter of keys [k0, k0 + PAGED_KT),
+// keys k0 + 16w .. k0 + 16w + 15 for warp w (the keys att_tile gives it),
+// of kv head kvh in layer layer of the sequence whose block table is
+// table, to its rows of ks, vs ([PAGED_KT][HDP + 8] halves) as 16-byte
+// async copies, one copy group; keys at or past kend and the padding dims
+// are zero-filled. Lane r (and r + 16) reads key r's table entry and
+// divides by bt once; a copy takes its row's from it by shuffle, and
+// consecutive lanes copy a row's consecutive 16 bytes (a division a copy
+// was half the kernel's instructions, H200 ncu 2026-11-29; a lane pair a
+// row, 32 bytes, was slower). A warp's rows are its own, so the ring
+// needs only __syncwarp.
 template <class A, int NL>
 __device__ __forceinline__ void paged_load_kv(const __half* __restrict__ pool, const int* __restrict__ table, int bt, int layer, int kvh,
                                               int k0, int kend, __half* ks, __half* vs) {
     constexpr int HD = A::HD, HDP = (HD + 15) / 16 * 16, SROW = HDP + 8, KV = A::KVH * HD;
     // A row's copies: HDP/8 16-byte ones, or an 8-bit row's HD/16 and its
     // scale (att8_copy_row).
-    constexpr int CH = A::KV8 ? HD / 16 + 1 : HDP / 8;
-    constexpr int NT = PAGED_WARPS * 32, N = (PAGED_KT * CH + NT - 1) / NT;  // a thread's copies
-    int blk[N];
-#pragma unroll
-    for (int c = 0; c < N; c++) {
-        const int i = threadIdx.x + c * NT, key = k0 + i / CH;
-        blk[c] = i < PAGED_KT * CH && key < kend ? table[key / bt] : 0;
+    constexpr int CH = A::KV8 ? HD / 16 + 1 : HDP / 8, N = (16 * CH + 31) / 32;  // a lane's copies
+    static_assert(PAGED_KT == 16 * PAGED_WARPS, "paged_load_kv's warps load their 16-key quarters");
+    const int lane = threadIdx.x & 31, r0 = 16 * (threadIdx.x >> 5);
+    i64 mine = 0;  // paged_slot's row of key k0 + r0 + lane % 16
+    if (const int key = k0 + r0 + (lane & 15); key < kend) {
+        const int b = key / bt;
+        mine = (((i64)table[b] * NL + layer) * 2) * bt + (key - b * bt);
     }
 #pragma unroll
     for (int c = 0; c < N; c++) {
-        const int i = threadIdx.x + c * NT, row = i / CH, ch = i % CH, key = k0 + row;
-        if (i < PAGED_KT * CH) {
-            if constexpr (A::KV8) {
-                const bool real = key < kend;
-                const uint8_t* src = (const uint8_t*)pool + (real ? paged_row_bytes<A, NL>(blk[c], key, bt, layer) : 0);
-                att8_copy_row<A>((uint8_t*)ks + row * ATT8_SROW(HDP), src, real, kvh, ch);
-                att8_copy_row<A>((uint8_t*)vs + row * ATT8_SROW(HDP), src + (real ? (i64)bt * A::KVROW : 0), real, kvh, ch);
-            } else {
-                const bool real = key < kend && ch * 8 < HD;
-                const __half* src = real ? pool + paged_row<A, NL>(blk[c], key, bt, layer) + kvh * HD + ch * 8 : pool;
-                cp_async16(ks + row * SROW + ch * 8, src, real ? 16 : 0);
-                cp_async16(vs + row * SROW + ch * 8, real ? src + (i64)bt * KV : pool, real ? 16 : 0);
-            }
+        const int i = lane + 32 * c, r = i / CH, ch = i % CH, key = k0 + r0 + r;
+        const i64 slot = __shfl_sync(0xffffffffu, mine, r & 15);
+        if (i >= 16 * CH) continue;
+        const bool in = key < kend;
+        if constexpr (A::KV8) {
+            const uint8_t* src = (const uint8_t*)pool + slot * A::KVROW;
+            att8_copy_row<A>((uint8_t*)ks + (r0 + r) * ATT8_SROW(HDP), src, in, kvh, ch);
+            att8_copy_row<A>((uint8_t*)vs + (r0 + r) * ATT8_SROW(HDP), src + (in ? (i64)bt * A::KVROW : 0), in, kvh, ch);
+        } else {
+            const bool real = in && ch * 8 < HD;
+            const __half* src = real ? pool + slot * KV + kvh * HD + ch * 8 : pool;
+            cp_async16(ks + (r0 + r) * SROW + ch * 8, src, real ? 16 : 0);
+            cp_async16(vs + (r0 + r) * SROW + ch * 8, real ? src + (i64)bt * KV : pool, real ? 16 : 0);
         }
     }
     cp_async_commit();
@@ -6148,14 +6153,15 @@ __device__ __forceinline__ void attend_paged(const float* __restrict__ q, const 
         if (nx < kr.tiles) paged_load_kv<A, NL>(pool, table, bt, layer, kvh, (kr.first + nx * st) * KT, kr.end, nb, nb + REG);
         else cp_async_commit();
         cp_async_wait<STAGES - 1>();
-        __syncthreads();
+        __syncwarp();  // the warp's own rows (paged_load_kv)
         const __half* kb = ring + i % STAGES * STAGE;
         const int j = kr.first + i * st, kw = j * KT + 16 * warp;
         const int pm[2] = {z < nzr[0] && (j & (nzr[0] - 1)) == z ? pos[0] : -1, z < nzr[1] && (j & (nzr[1] - 1)) == z ? pos[1] : -1};
         if (kw < kr.end && kw <= wlast && kw + 16 > wfirst)
             att_tile<HDP, 16, false, A::KV8>(qf, att_rows<A>(kb, 16 * warp), att_rows<A>(kb + REG, 16 * warp), kw, kr.end, pm, lo, m, l, o);
-        __syncthreads();  // the next iteration's copy overwrites a stage; the last's, the ring with os
+        __syncwarp();  // the next iteration's copy overwrites the warp's rows of a stage
     }
+    __syncthreads();  // os overwrites the ring
     float* os = (float*)paged_smem;  // [4·16][HDP + 4], then ms, ls [4·16]
     float* ms = os + 16 * PAGED_WARPS * (HDP + 4);
     float* ls = ms + 16 * PAGED_WARPS;
