@@ -24,8 +24,13 @@ const (
 )
 
 // MaxMMAHBlocks is the most blocks an SM an mma_halves kernel's registers
-// may be bounded for (mmah_blocks): three, at 80 registers a thread.
-const MaxMMAHBlocks = 3
+// may be bounded for (mmah_blocks): three, at 80 registers a thread;
+// MMAHBlocks those where none is recorded (the shape rule's residency and
+// the launch bound codegen gives a grid that fills them).
+const (
+	MaxMMAHBlocks = 3
+	MMAHBlocks    = 2
+)
 
 // The attributes that describe a kernel choice beside the families: a
 // tensor-core kernel's warps, super-blocks a warp and weight stream

@@ -30,12 +30,12 @@ func (s MMAHalves) Record(n *ir.Node) {
 }
 
 // blocksPerSM is the most of the shape's blocks an SM holds by its
-// registers: Blocks, or two.
+// registers: Blocks, or ir.MMAHBlocks.
 func (s MMAHalves) blocksPerSM() int64 {
 	if s.Blocks > 0 {
 		return s.Blocks
 	}
-	return 2
+	return ir.MMAHBlocks
 }
 
 // mmahWarps is an mma_halves block's warps: 8, two blocks an SM at most

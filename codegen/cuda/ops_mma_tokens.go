@@ -90,8 +90,8 @@ func (e *emitter) mmaTokensLaunch(c *call, n, x, w *ir.Node, in int64, fn string
 // mmahShape is an mma_halves kernel's template arguments after its
 // weights' and widths': cluster, warps, the activations' f16 halves,
 // n-tiles, rows (0: T), the blocks an SM its registers are bounded for
-// (mmah_blocks, its __launch_bounds__ whatever the grid; 0: two where the
-// grid fills them, left out) and the walk items a warp's fetches hold
+// (mmah_blocks, its __launch_bounds__ whatever the grid; 0:
+// ir.MMAHBlocks where the grid fills them, left out) and the walk items a warp's fetches hold
 // (mmah_fetches; 0: two, left out).
 type mmahShape struct {
 	C, NW, XH, NT, Rows int64
@@ -118,7 +118,7 @@ func (e *emitter) mmaHalves(c *call, n, x *ir.Node, in int64, fn string, tiles i
 	}
 	nt := e.mmaTokenTiles()
 	c.cluster = cl
-	perSM := int(min(2, ceilDiv(ncl*cl, e.SMs)))
+	perSM := int(min(ir.MMAHBlocks, ceilDiv(ncl*cl, e.SMs)))
 	if bps > 0 { // registers for bps blocks an SM, whatever the grid
 		perSM = int(bps)
 	}
