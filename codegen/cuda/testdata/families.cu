@@ -5858,10 +5858,15 @@ __device__ __forceinline__ void qkv_mmah(const uint8_t* __restrict__ wq, const u
 // is a launch argument, so the layers of one config share their kernels.
 // paged_row is the same once the table's entry for pos, blk, is read:
 // paged_slot's row of the pool in fp16 elements; paged_row_bytes the same
-// row in bytes, rows of KVROW bytes (either cache format).
+// row in bytes, rows of KVROW bytes (either cache format); paged_slot_at
+// paged_slot's for the off-th position of block blk (off < bt).
+template <int NL>
+__device__ __forceinline__ i64 paged_slot_at(int blk, int off, int bt, int layer) {
+    return (((i64)blk * NL + layer) * 2) * bt + off;
+}
 template <int NL>
 __device__ __forceinline__ i64 paged_slot(int blk, int pos, int bt, int layer) {
-    return (((i64)blk * NL + layer) * 2) * bt + pos % bt;
+    return paged_slot_at<NL>(blk, pos % bt, bt, layer);
 }
 template <class A, int NL>
 __device__ __forceinline__ i64 paged_row(int blk, int pos, int bt, int layer) {
@@ -6039,7 +6044,7 @@ __device__ __forceinline__ void paged_load_kv(const __half* __restrict__ pool, c
     i64 mine = 0;  // paged_slot's row of key k0 + r0 + lane % 16
     if (const int key = k0 + r0 + (lane & 15); key < kend) {
         const int b = key / bt;
-        mine = (((i64)table[b] * NL + layer) * 2) * bt + (key - b * bt);
+        mine = paged_slot_at<NL>(table[b], key - b * bt, bt, layer);
     }
 #pragma unroll
     for (int c = 0; c < N; c++) {
