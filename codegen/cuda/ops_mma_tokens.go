@@ -90,9 +90,9 @@ func (e *emitter) mmaTokensLaunch(c *call, n, x, w *ir.Node, in int64, fn string
 // mmahShape is an mma_halves kernel's template arguments after its
 // weights' and widths': cluster, warps, the activations' f16 halves,
 // n-tiles, rows (0: T), the blocks an SM its registers are bounded for
-// (mmah_blocks, its __launch_bounds__ whatever the grid; 0:
-// ir.MMAHBlocks where the grid fills them, left out) and the walk items a warp's fetches hold
-// (mmah_fetches; 0: two, left out).
+// (mmah_blocks, its __launch_bounds__ whatever the grid; 0: ir.MMAHBlocks
+// where the grid fills them, left out) and the walk items a warp's
+// fetches hold (mmah_fetches; 0: two, left out).
 type mmahShape struct {
 	C, NW, XH, NT, Rows int64
 	BPS                 int64 `targ:"omitzero"`
