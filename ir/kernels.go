@@ -23,14 +23,10 @@ const (
 	KernelMMAHalves = "mma_halves"
 )
 
-// MaxMMAHBlocks is the most blocks an SM an mma_halves kernel's registers
-// may be bounded for (mmah_blocks): three, at 80 registers a thread;
-// MMAHBlocks those where none is recorded (the shape rule's residency and
-// the launch bound codegen gives a grid that fills them).
-const (
-	MaxMMAHBlocks = 3
-	MMAHBlocks    = 2
-)
+// MMAHBlocks is the mma_halves blocks an SM: the shape rule's residency
+// and the launch bound codegen gives a grid that fills them (a lane holds
+// two walk items' fetches, about 110-130 registers).
+const MMAHBlocks = 2
 
 // The attributes that describe a kernel choice beside the families: a
 // tensor-core kernel's warps, super-blocks a warp and weight stream
@@ -57,10 +53,8 @@ const (
 // mmah_x_halves and mmah_clusters, on a node whose mma_halves kernel runs
 // in thread-block clusters of mmah_cluster blocks (each a range of every
 // row's super-blocks) of mmah_warps warps, the activations as
-// mmah_x_halves f16 halves (1 or 2), mmah_clusters of them (all > 0),
-// and where recorded mmah_blocks of them an SM (its registers bounded to fit
-// them, 1 to MaxMMAHBlocks) and mmah_fetches, the walk items a warp's
-// fetches hold (1 or 2); and the choices of decisionOps.
+// mmah_x_halves f16 halves (1 or 2), mmah_clusters of them (all > 0);
+// and the choices of decisionOps.
 var kernelAttrKinds = map[string]string{
 	"kernel": "string", "prefill_kernel": "string", "batch_kernel": "string", "batch_decode_kernel": "string",
 	"mma_warps": "int64", "mma_upw": "int64", "stream_smem": "int64", "stream_blocks": "int64", "mma_slab": "int64", "mma_stages": "int64",
@@ -69,7 +63,7 @@ var kernelAttrKinds = map[string]string{
 	"router_logits": "bool", "row_in_place": "bool", "writes_codes": "bool", "prefill_writes_codes": "bool",
 	"batch_decode_writes_codes": "bool",
 	"mmat_slab":                 "int64", "mmat_stage_x": "bool",
-	"mmah_cluster": "int64", "mmah_warps": "int64", "mmah_x_halves": "int64", "mmah_clusters": "int64", "mmah_blocks": "int64", "mmah_fetches": "int64",
+	"mmah_cluster": "int64", "mmah_warps": "int64", "mmah_x_halves": "int64", "mmah_clusters": "int64",
 	foldQKNorm: "bool", foldKVStore: "bool", qkvStoresKV: "bool",
 }
 
@@ -182,12 +176,6 @@ func verifyKernelChoice(n *Node) error {
 		if _, has := n.Attrs[k]; has != halves || halves && (n.Int(k) <= 0 || k == "mmah_x_halves" && n.Int(k) > 2) {
 			return fmt.Errorf("attr %s = %v on a %s whose kernels are %s, %s, %s (an mma_halves kernel's shape, > 0, x halves ≤ 2)", k, n.Attrs[k], n.Op, n.Str("prefill_kernel"), n.Str("batch_kernel"), n.Str("batch_decode_kernel"))
 		}
-	}
-	if _, has := n.Attrs["mmah_blocks"]; has && (!halves || n.Int("mmah_blocks") < 1 || n.Int("mmah_blocks") > MaxMMAHBlocks) {
-		return fmt.Errorf("attr mmah_blocks = %v on a %s whose kernels are %s, %s, %s (an mma_halves kernel's blocks an SM, 1 to %d)", n.Attrs["mmah_blocks"], n.Op, n.Str("prefill_kernel"), n.Str("batch_kernel"), n.Str("batch_decode_kernel"), MaxMMAHBlocks)
-	}
-	if _, has := n.Attrs["mmah_fetches"]; has && (!halves || n.Int("mmah_fetches") < 1 || n.Int("mmah_fetches") > 2) {
-		return fmt.Errorf("attr mmah_fetches = %v on a %s whose kernels are %s, %s, %s (the walk items an mma_halves warp's fetches hold, 1 or 2)", n.Attrs["mmah_fetches"], n.Op, n.Str("prefill_kernel"), n.Str("batch_kernel"), n.Str("batch_decode_kernel"))
 	}
 	if n.Bool("mmat_stage_x") && n.Int("mmat_slab") <= 0 {
 		return fmt.Errorf("mmat_stage_x on a %s that does not stream (mmat_slab): a streamed mma_tokens kernel stages its activations", n.Op)

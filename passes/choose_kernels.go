@@ -6,7 +6,7 @@ import (
 
 // kernelAttrs are the attributes chooseKernels records (ir/kernels.go);
 // it drops them first, so that it can run again.
-var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_decode_kernel", "mma_warps", "mma_upw", "mma_slab", "mma_stages", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits", "mmat_slab", "mmat_stage_x", "mmah_cluster", "mmah_warps", "mmah_x_halves", "mmah_clusters", "mmah_blocks", "mmah_fetches"}
+var kernelAttrs = []string{"kernel", "prefill_kernel", "batch_kernel", "batch_decode_kernel", "mma_warps", "mma_upw", "mma_slab", "mma_stages", "stream_smem", "stream_blocks", "fold_norm", "writes_sum", "router_logits", "mmat_slab", "mmat_stage_x", "mmah_cluster", "mmah_warps", "mmah_x_halves", "mmah_clusters"}
 
 // chooseKernels decides, for the graph's GPU target (the graph attribute
 // target), which kernel family serves each matrix node and MoE in each

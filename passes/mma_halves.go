@@ -8,39 +8,17 @@ import "github.com/llama-orch/orc/ir"
 // Cluster blocks, each block a range of in/256/Cluster super-blocks of
 // every row and Warps warps, each warp a tile of 16 rows a round, the
 // activations as XHalves f16 halves (2: hi + lo, 22 bits; 1: f16);
-// Clusters of them; Blocks of them an SM at most (mmah_blocks, 1 to
-// ir.MaxMMAHBlocks; 0: two, not recorded), the kernel's registers bounded
-// to fit them; a warp's fetches holding Fetches walk items (mmah_fetches,
-// 1 or 2; 0: two, not recorded).
-type MMAHalves struct{ Cluster, Warps, XHalves, Clusters, Blocks, Fetches int64 }
+// Clusters of them.
+type MMAHalves struct{ Cluster, Warps, XHalves, Clusters int64 }
 
 // Record writes the shape on node n (mmah_cluster, mmah_warps,
-// mmah_x_halves, mmah_clusters, and mmah_blocks and mmah_fetches where
-// they are not the defaults).
+// mmah_x_halves, mmah_clusters).
 func (s MMAHalves) Record(n *ir.Node) {
 	n.Attrs["mmah_cluster"], n.Attrs["mmah_warps"], n.Attrs["mmah_x_halves"], n.Attrs["mmah_clusters"] = s.Cluster, s.Warps, s.XHalves, s.Clusters
-	delete(n.Attrs, "mmah_blocks")
-	delete(n.Attrs, "mmah_fetches")
-	if s.Blocks > 0 {
-		n.Attrs["mmah_blocks"] = s.Blocks
-	}
-	if s.Fetches > 0 {
-		n.Attrs["mmah_fetches"] = s.Fetches
-	}
 }
 
-// blocksPerSM is the most of the shape's blocks an SM holds by its
-// registers: Blocks, or ir.MMAHBlocks.
-func (s MMAHalves) blocksPerSM() int64 {
-	if s.Blocks > 0 {
-		return s.Blocks
-	}
-	return ir.MMAHBlocks
-}
-
-// mmahWarps is an mma_halves block's warps: 8, two blocks an SM at most
-// where a lane holds two super-blocks' fetches (about 110-130 registers;
-// three at 80, MMAHalves.Blocks).
+// mmahWarps is an mma_halves block's warps: 8, ir.MMAHBlocks blocks an SM
+// at most.
 const mmahWarps = 8
 
 // mmahLongWalk is the super-blocks a round of a warp's walk from which an
@@ -165,7 +143,7 @@ func (g GPU) mmahClusters(in, tiles, maxTokens, c int64) (MMAHalves, int64, bool
 	}
 	nt, nw := MMATokensNTiles(maxTokens), int64(mmahWarps)
 	sr := in / 256 / c
-	shape := MMAHalves{Cluster: c, Warps: nw, XHalves: mmahXHalves, Blocks: g.TokensBlocks, Fetches: g.TokensFetches}
+	shape := MMAHalves{Cluster: c, Warps: nw, XHalves: mmahXHalves}
 	perSM := g.mmahPerSM(sr, nt, shape)
 	if perSM < 1 { // its shared memory does not fit an SM
 		return MMAHalves{}, 0, false
@@ -192,10 +170,10 @@ func (g GPU) mmahClusters(in, tiles, maxTokens, c int64) (MMAHalves, int64, bool
 }
 
 // mmahPerSM is the blocks of shape sh over ranges of sr super-blocks and
-// nt n-tiles an SM holds: its registers' (sh.Blocks, or two) at most, as
-// their shared memory allows (0 where one does not fit).
+// nt n-tiles an SM holds: ir.MMAHBlocks at most, as their shared memory
+// allows (0 where one does not fit).
 func (g GPU) mmahPerSM(sr, nt int64, sh MMAHalves) int64 {
-	return min(sh.blocksPerSM(), g.SmemPerSM/(MMAHalvesSmem(sr, nt, sh.Warps, sh.XHalves)+1<<10))
+	return min(ir.MMAHBlocks, g.SmemPerSM/(MMAHalvesSmem(sr, nt, sh.Warps, sh.XHalves)+1<<10))
 }
 
 // MMAHalvesResident is the clusters of shape sh over rows of in elements,

@@ -40,17 +40,6 @@ type GPU struct {
 	// SMs, GPCs of 16 and 18; 0: no clusters), which bounds the clusters
 	// resident at once (GPU.residentClusters).
 	TokensCluster, GPCSMs int64
-	// TokensBlocks is the mma_halves blocks an SM the kernels' registers
-	// are bounded for (MMAHalves.Blocks; 0: two) and TokensFetches the walk
-	// items a warp's fetches hold (MMAHalves.Fetches; 0: two). Three blocks
-	// an SM bound the kernels to 80 registers: with one fetch Phi-3-mini's
-	// SwiGLU and o-proj do not spill, its qkv, downs and head keep 32-56
-	// bytes of stack; with two, 72-232 (nvcc 11.8). Both 0 on every
-	// target: the timing harness's "halves 3 an SM [one fetch]" forms,
-	// one a run, were level to slower than two blocks an SM at 16 tokens
-	// (H200, 2026-11-29: qkv 26.0 → 26.9-39.8 µs, SwiGLU 36.9 → 36.8-40.7;
-	// the head at 8 tokens 57 → 52-54).
-	TokensBlocks, TokensFetches int64
 	// PagedAttnStages is the most key tiles the batched step's attention
 	// (attend_paged) keeps in flight a block and PagedAttnSmem the most
 	// shared memory their ring may take (two stages whatever it says);

@@ -16,8 +16,7 @@ import (
 // at real width takes mma_halves for its qkv as chooseKernels recorded it
 // (clusters of mmah_cluster blocks, each its range of the activations in
 // dynamic shared memory, passes.MMAHalvesSmem; the activations in
-// mmah_x_halves halves; mmah_blocks and mmah_fetches its last template
-// arguments, the blocks its __launch_bounds__), a
+// mmah_x_halves halves), a
 // cluster that does not divide the row refused; turned to mma_tokens, the streamed kernel where
 // the node records mmat_slab, with the stages' and the staged
 // activations' shared memory on the launch, the one-round kernel without
@@ -51,30 +50,6 @@ func TestCodegenStreamsRecordedTokens(t *testing.T) {
 		if l, ok := launch("qkv_mmah_"); !ok || !strings.HasSuffix(l.Kernel, want) || int64(l.Smem) != passes.MMAHalvesSmem(12/cl, 2, qkv.Int("mmah_warps"), xh) {
 			t.Errorf("recorded mmah_x_halves %d: the batched decode's qkv_mmah is %+v, want a name ending %s", xh, l, want)
 		}
-	}
-	// Recorded blocks an SM and fetches are the last template arguments
-	// (the defaults: left out), the blocks also the wrapper's
-	// __launch_bounds__ where the grid needs them; a fourth block an SM
-	// refused by the verifier.
-	lean := passes.MMAHalves{Cluster: cl, Warps: qkv.Int("mmah_warps"), XHalves: qkv.Int("mmah_x_halves"), Clusters: 50, Blocks: 3, Fetches: 1}
-	lean.Record(qkv)
-	name := fmt.Sprintf("_%d_%d_%d_2_0_3_1", cl, lean.Warps, lean.XHalves)
-	if l, ok := launch("qkv_mmah_"); !ok || !strings.HasSuffix(l.Kernel, name) {
-		t.Errorf("recorded mmah_blocks 3, mmah_fetches 1: the batched decode's qkv_mmah is %+v, want a name ending %s", l, name)
-	} else if src := generate(t, g, man, "").Source; !strings.Contains(src, fmt.Sprintf("__launch_bounds__(%d, 3) CLUSTER_X(%d) %s(", lean.Warps*32, cl, l.Kernel)) {
-		t.Errorf("%s: no wrapper bounded for three blocks an SM", l.Kernel)
-	}
-	qkv.Attrs["mmah_blocks"] = int64(ir.MaxMMAHBlocks + 1)
-	if err := ir.Verify(g); err == nil || !strings.Contains(err.Error(), "attr mmah_blocks") {
-		t.Errorf("mmah_blocks %d: %v, want a refusal", ir.MaxMMAHBlocks+1, err)
-	}
-	lean.Blocks, lean.Fetches, lean.Clusters = 0, 0, qkv.Int("mmah_clusters")
-	lean.Record(qkv)
-	if _, has := qkv.Attrs["mmah_blocks"]; has {
-		t.Errorf("a shape of two blocks an SM recorded mmah_blocks %v", qkv.Attrs["mmah_blocks"])
-	}
-	if _, has := qkv.Attrs["mmah_fetches"]; has {
-		t.Errorf("a shape of two fetches recorded mmah_fetches %v", qkv.Attrs["mmah_fetches"])
 	}
 	qkv.Attrs["mmah_cluster"] = int64(5) // not a divisor of 12 super-blocks
 	if _, err := cuda.Generate(g, man, cuda.Options{}); err == nil || !strings.Contains(err.Error(), "records mma_halves clusters of 5 blocks") {

@@ -47,43 +47,35 @@ var mmatShapes = []mmatShape{
 // many blocks, as passes.GPU.MMAHalvesCluster shapes them; -1: as
 // chooseKernels would, passes.GPU.MMAHalvesShape; xh > 0: that shape with
 // the activations in so many f16 halves, its clusters cut to those its
-// shared memory leaves resident at once; blocks > 0: the shape chosen for
-// that many blocks an SM, mmah_blocks; fetches > 0: its warps' fetches
-// holding that many walk items, mmah_fetches).
+// shared memory leaves resident at once).
 type mmatVariant struct {
-	name            string
-	stream, stageX  bool
-	slabs           int64
-	halves, xh      int64
-	most            int64 // mma_halves: that percentage of the clusters that run at once (a warp a tile at most); 0: the rule's
-	blocks, fetches int64
-	perSM           int64 // mma_halves: as many clusters as put that many blocks on each SM (a warp a tile at most); 0: the rule's
+	name           string
+	stream, stageX bool
+	slabs          int64
+	halves, xh     int64
+	most           int64 // mma_halves: that percentage of the clusters that run at once (a warp a tile at most); 0: the rule's
+	perSM          int64 // mma_halves: as many clusters as put that many blocks on each SM (a warp a tile at most); 0: the rule's
 }
 
 var mmatVariants = []mmatVariant{
-	{"one round", false, false, 0, 0, 0, 0, 0, 0, 0},
-	{"stream x staged", true, true, 1, 0, 0, 0, 0, 0, 0}, {"stream x read", true, false, 1, 0, 0, 0, 0, 0, 0},
-	{"stream x staged 2", true, true, 2, 0, 0, 0, 0, 0, 0}, {"stream x read 2", true, false, 2, 0, 0, 0, 0, 0, 0},
-	{"halves chosen", false, false, 0, -1, 0, 0, 0, 0, 0}, {"halves x2", false, false, 0, -1, 2, 0, 0, 0, 0},
-	{"halves C=1", false, false, 0, 1, 0, 0, 0, 0, 0}, {"halves C=2", false, false, 0, 2, 0, 0, 0, 0, 0}, {"halves C=3", false, false, 0, 3, 0, 0, 0, 0, 0},
-	{"halves C=4", false, false, 0, 4, 0, 0, 0, 0, 0}, {"halves C=6", false, false, 0, 6, 0, 0, 0, 0, 0}, {"halves C=8", false, false, 0, 8, 0, 0, 0, 0, 0},
-	{"halves most", false, false, 0, -1, 0, 100, 0, 0, 0}, {"halves C=2 most", false, false, 0, 2, 0, 100, 0, 0, 0},
-	{"halves C=3 most", false, false, 0, 3, 0, 100, 0, 0, 0}, {"halves C=4 most", false, false, 0, 4, 0, 100, 0, 0, 0},
-	{"halves C=6 most", false, false, 0, 6, 0, 100, 0, 0, 0}, {"halves C=8 most", false, false, 0, 8, 0, 100, 0, 0, 0},
-	{"halves C=1 most", false, false, 0, 1, 0, 100, 0, 0, 0}, {"halves C=2 most90", false, false, 0, 2, 0, 90, 0, 0, 0},
-	{"halves C=3 most90", false, false, 0, 3, 0, 90, 0, 0, 0}, {"halves C=4 most90", false, false, 0, 4, 0, 90, 0, 0, 0},
-	{"halves C=6 most90", false, false, 0, 6, 0, 90, 0, 0, 0}, {"halves C=8 most90", false, false, 0, 8, 0, 90, 0, 0, 0},
-	{"halves C=3 most75", false, false, 0, 3, 0, 75, 0, 0, 0}, {"halves C=4 most75", false, false, 0, 4, 0, 75, 0, 0, 0},
-	{"halves 3 an SM", false, false, 0, -1, 0, 0, 3, 0, 0}, {"halves 3 an SM one fetch", false, false, 0, -1, 0, 0, 3, 1, 0},
-	{"halves one fetch", false, false, 0, -1, 0, 0, 0, 1, 0},
+	{"one round", false, false, 0, 0, 0, 0, 0},
+	{"stream x staged", true, true, 1, 0, 0, 0, 0}, {"stream x read", true, false, 1, 0, 0, 0, 0},
+	{"stream x staged 2", true, true, 2, 0, 0, 0, 0}, {"stream x read 2", true, false, 2, 0, 0, 0, 0},
+	{"halves chosen", false, false, 0, -1, 0, 0, 0}, {"halves x2", false, false, 0, -1, 2, 0, 0},
+	{"halves C=1", false, false, 0, 1, 0, 0, 0}, {"halves C=2", false, false, 0, 2, 0, 0, 0}, {"halves C=3", false, false, 0, 3, 0, 0, 0},
+	{"halves C=4", false, false, 0, 4, 0, 0, 0}, {"halves C=6", false, false, 0, 6, 0, 0, 0}, {"halves C=8", false, false, 0, 8, 0, 0, 0},
+	{"halves most", false, false, 0, -1, 0, 100, 0}, {"halves C=2 most", false, false, 0, 2, 0, 100, 0},
+	{"halves C=3 most", false, false, 0, 3, 0, 100, 0}, {"halves C=4 most", false, false, 0, 4, 0, 100, 0},
+	{"halves C=6 most", false, false, 0, 6, 0, 100, 0}, {"halves C=8 most", false, false, 0, 8, 0, 100, 0},
+	{"halves C=1 most", false, false, 0, 1, 0, 100, 0}, {"halves C=2 most90", false, false, 0, 2, 0, 90, 0},
+	{"halves C=3 most90", false, false, 0, 3, 0, 90, 0}, {"halves C=4 most90", false, false, 0, 4, 0, 90, 0},
+	{"halves C=6 most90", false, false, 0, 6, 0, 90, 0}, {"halves C=8 most90", false, false, 0, 8, 0, 90, 0},
+	{"halves C=3 most75", false, false, 0, 3, 0, 75, 0}, {"halves C=4 most75", false, false, 0, 4, 0, 75, 0},
 }
 
 // mmahShapeOf is variant v's mma_halves shape for a matrix of tiles tiles
 // of rows of in elements (false: it has none).
 func mmahShapeOf(gpu passes.GPU, v mmatVariant, in, tiles, maxTokens int64) (passes.MMAHalves, bool) {
-	if v.blocks > 0 || v.fetches > 0 { // the target's shape rule for them
-		gpu.TokensBlocks, gpu.TokensFetches = v.blocks, v.fetches
-	}
 	sh, ok := gpu.MMAHalvesCluster(in, tiles, maxTokens, v.halves)
 	if v.halves < 0 {
 		sh, ok = gpu.MMAHalvesShape(in, tiles, maxTokens)
@@ -154,7 +146,7 @@ func TestGPUMMATokensTiming(t *testing.T) {
 			if tol := mmatTolerance(p.y, p.shape.swiglu); e > tol {
 				t.Errorf("T = %d, %s, %s: relative error %.2e", T, p.shape.name, p.variant.name, e)
 			}
-			kernel, u := mmatKernelTime(us, p.shape, p.variant, passes.MMATokensSlab(p.y.Inputs[1], p.shape.in), p.cluster, p.xh, p.blocks, p.fetches)
+			kernel, u := mmatKernelTime(us, p.shape, p.variant, passes.MMATokensSlab(p.y.Inputs[1], p.shape.in), p.cluster, p.xh)
 			t.Logf("T = %d: %-16s %-17s %10d %9.1f %8.2f %9.1e  %s (%d clusters)", T, p.shape.name, p.variant.name, p.bytes, u, float64(p.bytes)/u/1e6, e, kernel, p.clusters)
 		}
 	}
@@ -168,14 +160,13 @@ const mmatTimingTokens = 16
 // output node, the slab's dequantized rows, its weights' bytes and its
 // mma_halves cluster and activations' halves.
 type mmatProduct struct {
-	shape           mmatShape
-	variant         mmatVariant
-	y               *ir.Node
-	deq             []float32 // [mmatTimingSlab, in]
-	bytes           int64
-	cluster, xh     int64 // mma_halves'
-	blocks, fetches int64 // mma_halves' blocks an SM and fetches (0: the defaults)
-	clusters        int64 // mma_halves' grid of clusters
+	shape       mmatShape
+	variant     mmatVariant
+	y           *ir.Node
+	deq         []float32 // [mmatTimingSlab, in]
+	bytes       int64
+	cluster, xh int64 // mma_halves'
+	clusters    int64 // mma_halves' grid of clusters
 }
 
 // mmatTimingPlan is the timing plan before its kernels are compiled: the
@@ -191,9 +182,8 @@ type mmatTimingPlan struct {
 }
 
 // mmatFormsOf is the variants named in forms (comma-separated
-// mmatVariant names, or "halves C=c xn[ one fetch]": clusters of c blocks,
-// n blocks an SM, their registers bounded for n past two, a warp's fetches
-// one walk item; empty: all of them), so that a GPU call can time a few
+// mmatVariant names, or "halves C=c xn": clusters of c blocks, as many as
+// put n blocks on each SM; empty: all of them), so that a GPU call can time a few
 // forms within its limit.
 func mmatFormsOf(t *testing.T, forms string) []mmatVariant {
 	t.Helper()
@@ -204,14 +194,7 @@ func mmatFormsOf(t *testing.T, forms string) []mmatVariant {
 	for _, name := range strings.Split(forms, ",") {
 		var c, per int64
 		if n, _ := fmt.Sscanf(name, "halves C=%d x%d", &c, &per); n == 2 && c > 0 && per > 0 {
-			v := mmatVariant{name: name, halves: c, perSM: per}
-			if per > 2 { // registers for them
-				v.blocks = per
-			}
-			if strings.HasSuffix(name, " one fetch") {
-				v.fetches = 1
-			}
-			vs = append(vs, v)
+			vs = append(vs, mmatVariant{name: name, halves: c, perSM: per})
 			continue
 		}
 		i := slices.IndexFunc(mmatVariants, func(v mmatVariant) bool { return v.name == name })
@@ -307,7 +290,7 @@ func newMMATTimingPlan(t *testing.T, variants []mmatVariant) *mmatTimingPlan {
 			}
 			p.y.Attrs["prefill_kernel"] = ir.KernelMMAHalves
 			sh.Record(p.y)
-			p.cluster, p.xh, p.clusters, p.blocks, p.fetches = sh.Cluster, sh.XHalves, sh.Clusters, sh.Blocks, sh.Fetches
+			p.cluster, p.xh, p.clusters = sh.Cluster, sh.XHalves, sh.Clusters
 		}
 		if p.variant.stream {
 			w := p.y.Inputs[1]
@@ -320,12 +303,12 @@ func newMMATTimingPlan(t *testing.T, variants []mmatVariant) *mmatTimingPlan {
 		}
 	}
 	// The launch profile times kernels by name, and a shape's mma_halves
-	// forms of one cluster size, halves, blocks an SM and fetches are one
+	// forms of one cluster size and halves are one
 	// kernel on different grids: their times are one average. Forms named in
 	// ORC_MMAT_FORMS must not share one; of all of them, the log says which.
 	for i, p := range prods {
 		for _, q := range prods[:i] {
-			if p.variant.halves != 0 && q.variant.halves != 0 && p.shape == q.shape && p.cluster == q.cluster && p.xh == q.xh && p.blocks == q.blocks && p.fetches == q.fetches && p.clusters != q.clusters {
+			if p.variant.halves != 0 && q.variant.halves != 0 && p.shape == q.shape && p.cluster == q.cluster && p.xh == q.xh && p.clusters != q.clusters {
 				msg := fmt.Sprintf("%s: forms %q and %q are one kernel on %d and %d clusters, timed together; time them in separate runs (ORC_MMAT_FORMS)", p.shape.name, q.variant.name, p.variant.name, q.clusters, p.clusters)
 				if os.Getenv("ORC_MMAT_FORMS") != "" {
 					t.Fatal(msg)
@@ -422,9 +405,9 @@ func mmatDims(sh mmatShape) (family, dims, wtype string) {
 }
 
 // mmatKernelTime finds shape's kernel of variant v (slab: the shape's
-// passes.MMATokensSlab; cluster, xh, blocks, fetches: its mma_halves shape) in a profile's
+// passes.MMATokensSlab; cluster, xh: its mma_halves shape) in a profile's
 // times: its name and µs a launch (0 where none matches).
-func mmatKernelTime(us map[string]float64, sh mmatShape, v mmatVariant, slab, cluster, xh, blocks, fetches int64) (string, float64) {
+func mmatKernelTime(us map[string]float64, sh mmatShape, v mmatVariant, slab, cluster, xh int64) (string, float64) {
 	family, dims, wtype := mmatDims(sh)
 	fn := family + "mmat"
 	if v.halves != 0 {
@@ -438,7 +421,7 @@ func mmatKernelTime(us map[string]float64, sh mmatShape, v mmatVariant, slab, cl
 		if v.stream && !strings.Contains(k, fmt.Sprintf("_%d_%v_", v.slabs*slab, v.stageX)) {
 			continue
 		}
-		if v.halves != 0 && !mmahNamed(k, cluster, xh, blocks, fetches) {
+		if v.halves != 0 && !mmahNamed(k, cluster, xh) {
 			continue
 		}
 		return k, u
@@ -447,24 +430,12 @@ func mmatKernelTime(us map[string]float64, sh mmatShape, v mmatVariant, slab, cl
 }
 
 // mmahNamed reports whether kernel name k is an mma_halves kernel's of
-// clusters of cluster blocks of 8 warps, x in xh halves, blocks an SM and
-// fetches: after them its n-tiles and rows, then blocks and fetches as
-// the trailing template arguments they are (zeros at the end left out).
-func mmahNamed(k string, cluster, xh, blocks, fetches int64) bool {
+// clusters of cluster blocks of 8 warps and x in xh halves: after them
+// its n-tiles and rows, the last template arguments.
+func mmahNamed(k string, cluster, xh int64) bool {
 	tag := fmt.Sprintf("_%d_8_%d_", cluster, xh)
 	i := strings.LastIndex(k, tag)
-	if i < 0 {
-		return false
-	}
-	rest := strings.Split(k[i+len(tag):], "_") // n-tiles, rows[, blocks[, fetches]]
-	var tail []string
-	switch {
-	case fetches != 0:
-		tail = []string{fmt.Sprint(blocks), fmt.Sprint(fetches)}
-	case blocks != 0:
-		tail = []string{fmt.Sprint(blocks)}
-	}
-	return len(rest) == 2+len(tail) && slices.Equal(rest[2:], tail)
+	return i >= 0 && len(strings.Split(k[i+len(tag):], "_")) == 2
 }
 
 // mmatSingleTime finds shape's single-token kernel (the decode schedule's

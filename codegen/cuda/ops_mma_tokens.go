@@ -89,15 +89,8 @@ func (e *emitter) mmaTokensLaunch(c *call, n, x, w *ir.Node, in int64, fn string
 
 // mmahShape is an mma_halves kernel's template arguments after its
 // weights' and widths': cluster, warps, the activations' f16 halves,
-// n-tiles, rows (0: T), the blocks an SM its registers are bounded for
-// (mmah_blocks, its __launch_bounds__ whatever the grid; 0: ir.MMAHBlocks
-// where the grid fills them, left out) and the walk items a warp's
-// fetches hold (mmah_fetches; 0: two, left out).
-type mmahShape struct {
-	C, NW, XH, NT, Rows int64
-	BPS                 int64 `targ:"omitzero"`
-	FD                  int64 `targ:"omitzero"`
-}
+// n-tiles and rows (0: T).
+type mmahShape struct{ C, NW, XH, NT, Rows int64 }
 
 // mmaHalvesRows is mmaHalves for a kernel whose parameters after its
 // weights' and biases' (in c) are x, y (node n's output) and the state.
@@ -112,16 +105,12 @@ func (e *emitter) mmaHalvesRows(c *call, n, x *ir.Node, in int64, fn string, til
 // tiles tiles of 16 weight rows, its parameters in c.
 func (e *emitter) mmaHalves(c *call, n, x *ir.Node, in int64, fn string, tiles int64, targs func(mmahShape) any) ([]plans.Launch, error) {
 	cl, nw, xh, ncl := n.Int("mmah_cluster"), n.Int("mmah_warps"), n.Int("mmah_x_halves"), n.Int("mmah_clusters")
-	bps, fd := n.Int("mmah_blocks"), n.Int("mmah_fetches")
 	if cl <= 0 || nw <= 0 || xh < 1 || xh > 2 || ncl <= 0 || in%(256*cl) != 0 || ncl > ceilDiv(tiles, nw) {
 		return nil, fmt.Errorf("%s %%%d records mma_halves clusters of %d blocks of %d warps, x in %d halves, %d of them, which its %d tiles of rows of %d do not take: run chooseKernels", n.Op, n.ID, cl, nw, xh, ncl, tiles, in)
 	}
 	nt := e.mmaTokenTiles()
 	c.cluster = cl
 	perSM := int(min(ir.MMAHBlocks, ceilDiv(ncl*cl, e.SMs)))
-	if bps > 0 { // registers for bps blocks an SM, whatever the grid
-		perSM = int(bps)
-	}
-	ls, err := e.emitBounded(c, fn, int(nw*32), perSM, gridTokenTiles(ncl*cl, rowsOf(x), 8*nt), targs(mmahShape{C: cl, NW: nw, XH: xh, NT: nt, Rows: rowsOf(x), BPS: bps, FD: fd}))
+	ls, err := e.emitBounded(c, fn, int(nw*32), perSM, gridTokenTiles(ncl*cl, rowsOf(x), 8*nt), targs(mmahShape{C: cl, NW: nw, XH: xh, NT: nt, Rows: rowsOf(x)}))
 	return stream{Smem: passes.MMAHalvesSmem(in/256/cl, nt, nw, xh)}.launch(ls, err)
 }

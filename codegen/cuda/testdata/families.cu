@@ -5684,13 +5684,10 @@ __device__ __forceinline__ void mmah_stage(const float* __restrict__ x, int k0, 
 // round i / SR, super-block i % SR of its range) holding two items'
 // fetches, item i + 1's in flight while it multiplies item i, the next
 // round's first across the round's barrier and epilogue; its first are
-// issued before the wait for the grid before. With FD = 1 it holds one:
-// item i + 1's fetch goes out once item i is multiplied, which frees the
-// registers of the second (about 40: at three blocks an SM, 80 registers,
-// Phi-3-mini's SwiGLU and o-proj do not spill; passes.MMAHalves.Blocks). Dynamic shared memory: the staged
-// activations (XH halves), the slice sums, two rounds of the warps' tile
-// sums (passes.MMAHalvesSmem).
-template <class W, int IN, int C, int NW, int XH, int NT, int ROWS, int FD, class Rows, class Out>
+// issued before the wait for the grid before. Dynamic shared memory: the
+// staged activations (XH halves), the slice sums, two rounds of the
+// warps' tile sums (passes.MMAHalvesSmem).
+template <class W, int IN, int C, int NW, int XH, int NT, int ROWS, class Rows, class Out>
 __device__ __forceinline__ void mmah_run(int tiles, const float* __restrict__ x, const int* __restrict__ state, Rows rows_of, Out out) {
     using M = MmaH<W>;
     using XV = typename MmahX<XH>::T;
@@ -5778,24 +5775,16 @@ __device__ __forceinline__ void mmah_run(int tiles, const float* __restrict__ x,
                 });
             }
         };
-        if constexpr (FD == 1) {
+        // Two items a pass, so that the buffers are constants (not
+        // unrolled: every fetch in flight at once took the registers of a
+        // second block an SM).
 #pragma unroll 1
-            for (int i = 0; i < items; i++) {
-                if (i > 0) fetch(i, 0);
-                step(i, 0);
-            }
-        } else {
-            // Two items a pass, so that the buffers are constants (not
-            // unrolled: every fetch in flight at once took the registers of
-            // a second block an SM).
-#pragma unroll 1
-            for (int i = 0; i < items; i += 2) {
-                if (i + 1 < items) fetch(i + 1, 1);
-                step(i, 0);
-                if (i + 1 < items) {
-                    if (i + 2 < items) fetch(i + 2, 0);
-                    step(i + 1, 1);
-                }
+        for (int i = 0; i < items; i += 2) {
+            if (i + 1 < items) fetch(i + 1, 1);
+            step(i, 0);
+            if (i + 1 < items) {
+                if (i + 2 < items) fetch(i + 2, 0);
+                step(i + 1, 1);
             }
         }
     };
@@ -5807,23 +5796,21 @@ __device__ __forceinline__ void mmah_run(int tiles, const float* __restrict__ x,
     }
 }
 
-// linear_mmah: linear_mmat over tiles of 16 rows (mmah_run). BPS, the
-// blocks an SM its wrapper's __launch_bounds__ asks (0: two), and FD, the
-// walk items a warp's fetches hold (0: two), as mmah_run's.
-template <class W, class B, int IN, int OUT, int C, int NW, int XH, int NT, int ROWS, int BPS = 0, int FD = 0>
+// linear_mmah: linear_mmat over tiles of 16 rows (mmah_run).
+template <class W, class B, int IN, int OUT, int C, int NW, int XH, int NT, int ROWS>
 __device__ __forceinline__ void linear_mmah(const uint8_t* __restrict__ w, const uint8_t* __restrict__ b, const float* __restrict__ x, float* __restrict__ y,
                                             const int* __restrict__ state) {
-    mmah_run<W, IN, C, NW, XH, NT, ROWS, FD>((OUT + 15) / 16, x, state, [&](int tile, int j, const uint8_t** rs) {
+    mmah_run<W, IN, C, NW, XH, NT, ROWS>((OUT + 15) / 16, x, state, [&](int tile, int j, const uint8_t** rs) {
         mmat_row_sections<W, IN>(w, min((i64)tile * 16 + j, (i64)OUT - 1), rs);  // past the end: a duplicate, not written
     }, [&](int tile, int tok0, int rows, auto sum) { linear_mmat_out<B, OUT, NT>((i64)tile * 16, tok0, rows, b, y, sum); });
 }
 
 // swiglu_mmah: swiglu_mmat over tiles of 8 columns (gate rows 0..7, up
 // rows 8..15).
-template <class W, int IN, int F, int UP_ROW0, int C, int NW, int XH, int NT, int ROWS, int BPS = 0, int FD = 0>
+template <class W, int IN, int F, int UP_ROW0, int C, int NW, int XH, int NT, int ROWS>
 __device__ __forceinline__ void swiglu_mmah(const uint8_t* __restrict__ wg, const uint8_t* __restrict__ wu, const float* __restrict__ x,
                                             float* __restrict__ y, const int* __restrict__ state) {
-    mmah_run<W, IN, C, NW, XH, NT, ROWS, FD>((F + 7) / 8, x, state, [&](int tile, int j, const uint8_t** rs) {
+    mmah_run<W, IN, C, NW, XH, NT, ROWS>((F + 7) / 8, x, state, [&](int tile, int j, const uint8_t** rs) {
         const i64 col = min((i64)tile * 8 + (j & 7), (i64)F - 1);  // past the end: a duplicate, not written
         mmat_row_sections<W, IN>(j < 8 ? wg : wu, j < 8 ? col : UP_ROW0 + col, rs);
     }, [&](int tile, int tok0, int rows, auto sum) { swiglu_mmat_out<F, NT, GateSiLU>((i64)tile * 8, tok0, rows, y, sum); });
@@ -5831,14 +5818,13 @@ __device__ __forceinline__ void swiglu_mmah(const uint8_t* __restrict__ wg, cons
 
 // qkv_mmah: qkv_mmat over tiles of 8 rotation pairs, q, k and v in one
 // layout (their accessors differ in NBLK alone).
-template <class WQ, class WK, class WV, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV, int C, int NW, int XH, int NT, int ROWS,
-          int BPS = 0, int FD = 0>
+template <class WQ, class WK, class WV, class BQ, class BK, class BV, class R, int IN, int NQ, int NK, int NV, bool KV, int C, int NW, int XH, int NT, int ROWS>
 __device__ __forceinline__ void qkv_mmah(const uint8_t* __restrict__ wq, const uint8_t* __restrict__ wk, const uint8_t* __restrict__ wv,
                                          const uint8_t* __restrict__ bq, const uint8_t* __restrict__ bk, const uint8_t* __restrict__ bv,
                                          const float* __restrict__ x, const int* __restrict__ positions, float* __restrict__ y,
                                          __half* __restrict__ kc, __half* __restrict__ vc, const int* __restrict__ state) {
     constexpr int BLK_Q = (NQ / 2 + 7) / 8, BLK_K = (NK / 2 + 7) / 8, BLK_V = (NV / 2 + 7) / 8;
-    mmah_run<WQ, IN, C, NW, XH, NT, ROWS, FD>(BLK_Q + BLK_K + BLK_V, x, state, [&](int tile, int j, const uint8_t** rs) {
+    mmah_run<WQ, IN, C, NW, XH, NT, ROWS>(BLK_Q + BLK_K + BLK_V, x, state, [&](int tile, int j, const uint8_t** rs) {
         qkv_tile_rows<WQ, WK, WV, R, IN, NQ, NK, NV>(wq, wk, wv, tile, j, rs);
     }, [&](int tile, int tok0, int rows, auto sum) {
         qkv_tile_out<BQ, BK, BV, R, NQ, NK, NV, KV, NT>(tile, tok0, rows, bq, bk, bv, positions, y, kc, vc, state, sum);
