@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -110,7 +111,8 @@ const mmatTimingSlab = 64
 // between two events, its ramp included, none of the overlap a graph gives.
 // Every matrix of every form has its own weights (860 MB: far past L2), so
 // no launch reads another's from L2. ORC_GPU_BENCH=1; ORC_MMAT_FORMS (form
-// names, comma-separated) times those forms alone.
+// names, comma-separated) times those forms alone, ORC_MMAT_TOKENS (counts,
+// comma-separated) those step sizes alone (for a profiler's launch count).
 func TestGPUMMATokensTiming(t *testing.T) {
 	gpuOnly(t)
 	if os.Getenv("ORC_GPU_BENCH") != "1" {
@@ -122,7 +124,7 @@ func TestGPUMMATokensTiming(t *testing.T) {
 	man.Model.Vocab = int((hi - lo) / 4)
 	dir := writeEditedPlan(t, g, man, func(name string) []byte { return tp.data[name] }, func(k *plans.Kernels) { k.Logits = lo })
 
-	for _, T := range []int{1, 2, 4, 8, 16} {
+	for _, T := range mmatTimingSteps(t, os.Getenv("ORC_MMAT_TOKENS")) {
 		got, schedules := profiledSchedules(t, dir, 64, T)
 		us := schedules["prefill"]
 		if T == 1 { // the decode schedule's single-token kernels of the same weights
@@ -150,6 +152,23 @@ func TestGPUMMATokensTiming(t *testing.T) {
 			t.Logf("T = %d: %-16s %-17s %10d %9.1f %8.2f %9.1e  %s (%d clusters)", T, p.shape.name, p.variant.name, p.bytes, u, float64(p.bytes)/u/1e6, e, kernel, p.clusters)
 		}
 	}
+}
+
+// mmatTimingSteps is the step sizes TestGPUMMATokensTiming times: 1, 2, 4,
+// 8 and 16 tokens, or those of list (comma-separated counts).
+func mmatTimingSteps(t *testing.T, list string) []int {
+	if list == "" {
+		return []int{1, 2, 4, 8, 16}
+	}
+	var steps []int
+	for _, f := range strings.Split(list, ",") {
+		T, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || T < 1 || T > mmatTimingTokens {
+			t.Fatalf("ORC_MMAT_TOKENS: %q is not a step of 1 to %d tokens", f, mmatTimingTokens)
+		}
+		steps = append(steps, T)
+	}
+	return steps
 }
 
 // mmatTimingTokens is the timing plan's max_tokens: a batched decode

@@ -5649,25 +5649,40 @@ template <i64 NBLK> struct MmaH<W_q6_k_split<NBLK>> {
 // of tokens tok0 .. tok0 + TP − 1 of x (rows past the step's: zeros) as
 // XV (mmah_x) into xh and each 32-slice's sum (f32, then two halves) into xs:
 // [slice / 2][token] {hi even, hi odd, lo even, lo odd}. Eight consecutive
-// threads hold a slice's eight float4 and sum it by shuffles.
-template <int IN, int SR, int TP, class XV>
+// threads hold a slice's eight float4 and sum it by shuffles. A thread's
+// float4 are loaded MMAH_STAGE_BATCH at a time before any is stored: x is
+// read through a generic pointer (acquire), which the compiler may not move
+// above a shared store, so a loop of load, store would wait a round trip
+// to L2 for each one (8 of them a block at Phi-3-mini's widths, 16 for its
+// down).
+constexpr int MMAH_STAGE_BATCH = 8;
+template <int IN, int SR, int TP, int NTHR, class XV>
 __device__ __forceinline__ void mmah_stage(const float* __restrict__ x, int k0, int tok0, int rows, XV* xh, __half* xs) {
-    constexpr int KR = SR * 64, ALL = KR * TP;
-    static_assert(ALL % 32 == 0, "whole warps of float4");
-    for (int p = threadIdx.x; p < ALL; p += blockDim.x) {
-        const int k = p / KR, r = p % KR, tok = tok0 + k;
-        const float4 v = tok < rows ? *(const float4*)(x + (i64)tok * IN + k0 + 4 * r) : make_float4(0.f, 0.f, 0.f, 0.f);
-        xh[r * TP + (k ^ mmah_swizzle<TP, sizeof(XV) / 8>(r))] = mmah_x<XV>(v);
-        float s = (v.x + v.y) + (v.z + v.w);
-        s += __shfl_xor_sync(0xFFFFFFFFu, s, 1);
-        s += __shfl_xor_sync(0xFFFFFFFFu, s, 2);
-        s += __shfl_xor_sync(0xFFFFFFFFu, s, 4);
-        if ((r & 7) == 0) {
-            const int slice = r / 8;
-            const __half hi = __float2half_rn(s);
-            __half* d = xs + ((slice / 2) * TP + k) * 4 + (slice & 1);
-            d[0] = hi;
-            d[2] = __float2half_rn(s - __half2float(hi));
+    constexpr int KR = SR * 64, ALL = KR * TP, ITER = ALL / NTHR;
+    static_assert(NTHR % 32 == 0 && ALL % NTHR == 0, "whole warps of float4, as many for every thread");
+#pragma unroll
+    for (int b0 = 0; b0 < ITER; b0 += MMAH_STAGE_BATCH) {
+        float4 v[MMAH_STAGE_BATCH];
+#pragma unroll
+        for (int u = 0; u < MMAH_STAGE_BATCH && b0 + u < ITER; u++) {
+            const int p = (int)threadIdx.x + (b0 + u) * NTHR, k = p / KR, r = p % KR, tok = tok0 + k;
+            v[u] = tok < rows ? *(const float4*)(x + (i64)tok * IN + k0 + 4 * r) : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+#pragma unroll
+        for (int u = 0; u < MMAH_STAGE_BATCH && b0 + u < ITER; u++) {
+            const int p = (int)threadIdx.x + (b0 + u) * NTHR, k = p / KR, r = p % KR;
+            xh[r * TP + (k ^ mmah_swizzle<TP, sizeof(XV) / 8>(r))] = mmah_x<XV>(v[u]);
+            float s = (v[u].x + v[u].y) + (v[u].z + v[u].w);
+            s += __shfl_xor_sync(0xFFFFFFFFu, s, 1);
+            s += __shfl_xor_sync(0xFFFFFFFFu, s, 2);
+            s += __shfl_xor_sync(0xFFFFFFFFu, s, 4);
+            if ((r & 7) == 0) {
+                const int slice = r / 8;
+                const __half hi = __float2half_rn(s);
+                __half* d = xs + ((slice / 2) * TP + k) * 4 + (slice & 1);
+                d[0] = hi;
+                d[2] = __float2half_rn(s - __half2float(hi));
+            }
         }
     }
 }
@@ -5722,7 +5737,7 @@ __device__ __forceinline__ void mmah_run(int tiles, const float* __restrict__ x,
     grid_dep_wait();
     acquire(x, state);
     const int rows = ROWS_OR_T(ROWS, state), nt = min(NT, (rows - tok0 + 7) / 8);
-    mmah_stage<IN, SR, TP, XV>(x, rank * SR * 256, tok0, rows, xh, xsh);
+    mmah_stage<IN, SR, TP, NW * 32, XV>(x, rank * SR * 256, tok0, rows, xh, xsh);
     __syncthreads();
     const uint2* xs = (const uint2*)xsh;
     int at[4 * NT];
