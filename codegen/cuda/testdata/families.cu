@@ -4354,21 +4354,29 @@ template <class R> struct RopePairs {
     }
 };
 
-// norm_rope_head_at: norm_rope_head with the lane's pairs, their angles
-// and the norm's weights w0, w1 at their dims given (RopePairs): one read
-// of the head, its sum of squares, and the rotated products.
-template <class R, class N, class Put>
-__device__ __forceinline__ void norm_rope_head_at(const float* __restrict__ xr, const RopePairs<R>& rp, const float (&w0)[RopePairs<R>::P],
-                                                  const float (&w1)[RopePairs<R>::P], Put put) {
-    constexpr int HD = R::HD, P = RopePairs<R>::P;
-    float a[P], b[P], ss = 0.f;
+// rope_pairs_load: the lane's pairs (RopePairs) of head xr into a, b
+// (zeros past HD/2, or where xr is null): a warp that loads every head it
+// takes before it stores any waits one round trip for them, not one a head.
+template <class R>
+__device__ __forceinline__ void rope_pairs_load(const float* __restrict__ xr, const RopePairs<R>& rp, float (&a)[RopePairs<R>::P],
+                                                float (&b)[RopePairs<R>::P]) {
 #pragma unroll
-    for (int p = 0; p < P; p++) {
-        const bool in = threadIdx.x % 32 + 32 * p < HD / 2;
+    for (int p = 0; p < RopePairs<R>::P; p++) {
+        const bool in = xr != nullptr && threadIdx.x % 32 + 32 * p < R::HD / 2;
         a[p] = in ? xr[rp.d0[p]] : 0.f;
         b[p] = in ? xr[rp.d1[p]] : 0.f;
-        ss += a[p] * a[p] + b[p] * b[p];
     }
+}
+
+// norm_rope_pairs: norm_rope_head_at of the pairs a, b rope_pairs_load
+// loaded.
+template <class R, class N, class Put>
+__device__ __forceinline__ void norm_rope_pairs(const float (&a)[RopePairs<R>::P], const float (&b)[RopePairs<R>::P], const RopePairs<R>& rp,
+                                                const float (&w0)[RopePairs<R>::P], const float (&w1)[RopePairs<R>::P], Put put) {
+    constexpr int HD = R::HD, P = RopePairs<R>::P;
+    float ss = 0.f;
+#pragma unroll
+    for (int p = 0; p < P; p++) ss += a[p] * a[p] + b[p] * b[p];
     const float inv = rsqrtf(warp_sum(ss) / (float)HD + N::EPS);
 #pragma unroll
     for (int p = 0; p < P; p++) {
@@ -4377,6 +4385,17 @@ __device__ __forceinline__ void norm_rope_head_at(const float* __restrict__ xr, 
         put(rp.d0[p], av * rp.c[p] - bv * rp.s[p]);
         put(rp.d1[p], av * rp.s[p] + bv * rp.c[p]);
     }
+}
+
+// norm_rope_head_at: norm_rope_head with the lane's pairs, their angles
+// and the norm's weights w0, w1 at their dims given (RopePairs): one read
+// of the head, its sum of squares, and the rotated products.
+template <class R, class N, class Put>
+__device__ __forceinline__ void norm_rope_head_at(const float* __restrict__ xr, const RopePairs<R>& rp, const float (&w0)[RopePairs<R>::P],
+                                                  const float (&w1)[RopePairs<R>::P], Put put) {
+    float a[RopePairs<R>::P], b[RopePairs<R>::P];
+    rope_pairs_load(xr, rp, a, b);
+    norm_rope_pairs<R, N>(a, b, rp, w0, w1, put);
 }
 
 // norm_rope_head: one warp's head xr (R::HD floats) normed by weights w
@@ -5063,21 +5082,43 @@ __device__ __forceinline__ void att_fold_qk(const float* __restrict__ q, const f
     using N = typename QK::Norm;
     static_assert(R::HD == HD && R::ROT == HD, "whole heads rotated");
     static_assert(!A::KV8, "a folded kv store writes fp16 rows (passes: no fold with an 8-bit cache)");
+    constexpr int NI = (G + ATT_WARPS) / ATT_WARPS, P = RopePairs<R>::P, VN = (HDP + 31) / 32;  // a warp's items; a lane's pairs, v dims
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    for (int i = warp; i <= G; i += ATT_WARPS) {  // item 0 the new key, item 1 + h query head h
+    // Item 0 the new key, item 1 + h query head h; warp w takes items w,
+    // w + ATT_WARPS, ... Every input is loaded before the first store (the
+    // heads are read through generic pointers, which a store may alias: one
+    // round trip a head and a v dim before).
+    float a[NI][P], b[NI][P], vv[VN];
+#pragma unroll
+    for (int n = 0; n < NI; n++) {
+        const int i = warp + n * ATT_WARPS;
+        rope_pairs_load(i == 0 ? (holds ? kn + (i64)kvh * HD : nullptr) : i <= G ? q + (i64)(kvh * G + i - 1) * HD : nullptr, pre.rp, a[n], b[n]);
+    }
+#pragma unroll
+    for (int u = 0; u < VN; u++) {
+        const int d = lane + 32 * u;
+        vv[u] = warp == 0 && holds && d < HD ? vn[kvh * HD + d] : 0.f;
+    }
+#pragma unroll
+    for (int n = 0; n < NI; n++) {
+        const int i = warp + n * ATT_WARPS;
+        if (i > G) break;
         if (i > 0) {
             float* qr = qs + (i - 1) * HD;
-            norm_rope_head_at<R, N>(q + (i64)(kvh * G + i - 1) * HD, pre.rp, pre.q0, pre.q1, [&](int d, float v) { qr[d] = v; });
+            norm_rope_pairs<R, N>(a[n], b[n], pre.rp, pre.q0, pre.q1, [&](int d, float v) { qr[d] = v; });
         } else if (holds) {
             __half* kr = kc + (i64)pos * KV + kvh * HD;
             __half* vr = vc + (i64)pos * KV + kvh * HD;
-            norm_rope_head_at<R, N>(kn + (i64)kvh * HD, pre.rp, pre.k0, pre.k1, [&](int d, float v) {
+            norm_rope_pairs<R, N>(a[n], b[n], pre.rp, pre.k0, pre.k1, [&](int d, float v) {
                 const __half h = __float2half(v);
                 kr[d] = h;
                 if (tk != nullptr) tk[d] = h;
             });
-            for (int d = lane; d < HDP; d += 32) {
-                const __half h = d < HD ? __float2half(vn[kvh * HD + d]) : __float2half(0.f);
+#pragma unroll
+            for (int u = 0; u < VN; u++) {
+                const int d = lane + 32 * u;
+                if (d >= HDP) break;
+                const __half h = __float2half(vv[u]);  // zero past HD
                 if (d < HD) vr[d] = h;
                 if (tk != nullptr) {
                     tk[REG + d] = h;
