@@ -128,6 +128,9 @@ func Generate(g *ir.Graph, m *plans.Manifest, o Options) (*Output, error) {
 	}
 	e.state.HeadPicks = e.headGreedy
 	sampler := e.sampler()
+	if e.kernels.conflict != nil {
+		return nil, fmt.Errorf("codegen/cuda: %w", e.kernels.conflict)
+	}
 	src, err := render(sourceData{
 		StateT: e.state.T / 4, StateCtx: e.state.Ctx / 4,
 		StateSample: e.state.Sample / 4, SampleRecent: plans.SampleRecent,

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -103,6 +104,10 @@ type kernelSet struct {
 	byName    map[string]*instance
 	configs   []string          // struct definitions
 	configIdx map[string]string // definition body → struct name
+	// conflict: the first instance added under a name another holds with
+	// other launch bounds, cluster, parameters or call (add; generate
+	// reports it).
+	conflict error
 }
 
 func newKernelSet() *kernelSet {
@@ -110,17 +115,33 @@ func newKernelSet() *kernelSet {
 }
 
 // add registers k under a name made from its function and template
-// arguments (which fix its code) and returns the name.
+// arguments (which fix its code) and returns the name. The name leaves out
+// what the extern "C" kernel around the template adds (its threads and
+// __launch_bounds__, cluster, parameters and call, whether it starts
+// late): an instance that differs from the one already under its name in
+// any of those is a conflict (kernelSet.conflict), not a second launch of
+// the first's kernel.
 func (s *kernelSet) add(k *instance) string {
 	k.Name = k.Fn + "_" + cIdent(strings.Join(renderTArgs(k.TArgs), "_"))
 	if k.LaunchesAtEnd {
 		k.Name += "_at_end"
 	}
-	if _, ok := s.byName[k.Name]; !ok {
+	if old, ok := s.byName[k.Name]; !ok {
 		s.byName[k.Name] = k
 		s.instances = append(s.instances, k)
+	} else if s.conflict == nil && !sameKernel(old, k) {
+		s.conflict = fmt.Errorf("two launches of kernel %s differ in what its name leaves out: %d threads, %d blocks an SM, cluster %d, start late %v, params %v, call %v against %d, %d, %d, %v, %v, %v",
+			k.Name, old.Threads, old.MinBlocks, old.Cluster, old.StartsLate, old.Params, old.Args, k.Threads, k.MinBlocks, k.Cluster, k.StartsLate, k.Params, k.Args)
 	}
 	return k.Name
+}
+
+// sameKernel reports whether a and b, of one name, are one extern "C"
+// kernel: the same threads, launch bounds, cluster, parameters, call and
+// late start (a cluster of 0 or 1 is none).
+func sameKernel(a, b *instance) bool {
+	return a.Threads == b.Threads && a.MinBlocks == b.MinBlocks && max(a.Cluster, 1) == max(b.Cluster, 1) && a.StartsLate == b.StartsLate &&
+		slices.Equal(a.Params, b.Params) && slices.Equal(a.Args, b.Args)
 }
 
 // config returns the name of a struct with the given constexpr members,
