@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -124,7 +123,7 @@ func TestGPUMMATokensTiming(t *testing.T) {
 	man.Model.Vocab = int((hi - lo) / 4)
 	dir := writeEditedPlan(t, g, man, func(name string) []byte { return tp.data[name] }, func(k *plans.Kernels) { k.Logits = lo })
 
-	for _, T := range mmatTimingSteps(t, os.Getenv("ORC_MMAT_TOKENS")) {
+	for _, T := range mmatTimingSteps(t) {
 		got, schedules := profiledSchedules(t, dir, 64, T)
 		us := schedules["prefill"]
 		if T == 1 { // the decode schedule's single-token kernels of the same weights
@@ -155,18 +154,13 @@ func TestGPUMMATokensTiming(t *testing.T) {
 }
 
 // mmatTimingSteps is the step sizes TestGPUMMATokensTiming times: 1, 2, 4,
-// 8 and 16 tokens, or those of list (comma-separated counts).
-func mmatTimingSteps(t *testing.T, list string) []int {
-	if list == "" {
-		return []int{1, 2, 4, 8, 16}
-	}
-	var steps []int
-	for _, f := range strings.Split(list, ",") {
-		T, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || T < 1 || T > mmatTimingTokens {
-			t.Fatalf("ORC_MMAT_TOKENS: %q is not a step of 1 to %d tokens", f, mmatTimingTokens)
+// 8 and 16 tokens, or those ORC_MMAT_TOKENS lists (envInts).
+func mmatTimingSteps(t *testing.T) []int {
+	steps := envInts(t, "ORC_MMAT_TOKENS", []int{1, 2, 4, 8, 16})
+	for _, T := range steps {
+		if T > mmatTimingTokens {
+			t.Fatalf("ORC_MMAT_TOKENS: %d is not a step of 1 to %d tokens", T, mmatTimingTokens)
 		}
-		steps = append(steps, T)
 	}
 	return steps
 }
