@@ -1032,19 +1032,22 @@ __device__ __forceinline__ void quantize32(float v, i64 i, xq_t* __restrict__ xq
 // aligned lane octet holds elements e..e+3 (lane % 8 the quad) of one
 // 32-group, so a group's max and sum take 3 shuffles each. Whole warps call
 // it; lanes with store false (whole octets) take part and write nothing.
+// STRIDE: the group's quads are every STRIDE-th lane of 8·STRIDE aligned
+// ones (each lane between them holding a copy of one of them).
+template <int STRIDE = 1>
 __device__ __forceinline__ void quantize_quads(float4 v, i64 e, bool store, xq_t* __restrict__ xq, float2* __restrict__ xs) {
     float amax = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
 #pragma unroll
-    for (int o = 1; o < 8; o *= 2) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    for (int o = STRIDE; o < 8 * STRIDE; o *= 2) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
     const float k = amax == 0.f ? 0.f : 32767.f / amax;  // code16's factor, one division for the four
     const int a = __float2int_rn(v.x * k), b = __float2int_rn(v.y * k), c = __float2int_rn(v.z * k), d = __float2int_rn(v.w * k);
     int s = a + b + c + d;
 #pragma unroll
-    for (int o = 1; o < 8; o *= 2) s += __shfl_xor_sync(0xffffffffu, s, o);  // |s| ≤ 2^20: (float)s is quantize32's fp32 sum
+    for (int o = STRIDE; o < 8 * STRIDE; o *= 2) s += __shfl_xor_sync(0xffffffffu, s, o);  // |s| ≤ 2^20: (float)s is quantize32's fp32 sum
     if (!store) return;
     *(uint2*)(xq + e) = make_uint2((uint32_t)(a & 0xFFFF) | ((uint32_t)b << 16), (uint32_t)(c & 0xFFFF) | ((uint32_t)d << 16));
     const float dx = amax / 32767.f;
-    if ((threadIdx.x & 7) == 0) xs[e / 32] = make_float2(dx, dx * (float)s);
+    if ((threadIdx.x & (8 * STRIDE - 1)) == 0) xs[e / 32] = make_float2(dx, dx * (float)s);
 }
 
 // quantize_x8: x [rows, IN] → xq int16 [rows, IN], xs [rows, IN/32] of
@@ -4815,6 +4818,85 @@ __device__ __forceinline__ void att_store_quads(const Src& src, int nrows, int r
     }
 }
 
+// att_store_quad: dims d .. d+3 of row r0 of kv head kvh's group, v, to y
+// and, with Q8 (HD % 32 == 0), quantized for the integer GEMV path
+// (quantize_quads: a 32-group's 8 quads every PG-th lane of 8·PG aligned
+// ones, which whole warps call; store false: take part, write nothing).
+template <class A, bool Q8, int PG>
+__device__ __forceinline__ void att_store_quad(float4 v, int r0, int d, int kvh, bool store, float* __restrict__ y, xq_t* __restrict__ xq,
+                                               float2* __restrict__ xs) {
+    constexpr int G = A::HEADS / A::KVH;
+    const i64 e = ((i64)(r0 / G) * A::HEADS + att_head<A>(r0, kvh)) * A::HD + d;
+    if (store) *(float4*)(y + e) = v;
+    if constexpr (Q8) quantize_quads<PG>(v, e, store, xq, xs);
+}
+
+// att_merge_pg: the threads a row's quad of HD/4 takes in att_merge_rows
+// for rows of at most R rows: the most up to 4 (a power of two) that fit
+// one pass of ATT_WARPS warps, at least one.
+template <int HD, int R>
+__host__ __device__ constexpr int att_merge_pg() {
+    int pg = 4;
+    while (pg > 1 && R * (HD / 4) * pg > ATT_WARPS * 32) pg /= 2;
+    return pg;
+}
+
+// att_merge_rows: rows r < own merged over n partials (part(p, r, d, ml,
+// v): partial p's running max and sum (m, l) of row r and its unnormalised
+// output at dims d .. d+3, log2 domain). Thread (r, quad, pg) takes
+// partials pg, pg + PG, .. in rounds of 8 whose loads issue together,
+// merged online; the PG threads of a quad (adjacent lanes) combine by
+// shuffles, each ending with the row's (mm, ll, acc), and done(r, d, mm, ll,
+// acc, lead, valid) gets it (lead: pg 0; valid: r < own). Whole warps call
+// done in passes of the block's threads (its shuffles); a 32-group of a
+// row's dims is 8·PG aligned lanes.
+template <int HD, int PG, class Part, class Done>
+__device__ __forceinline__ void att_merge_rows(int n, int own, const Part& part, const Done& done) {
+    constexpr int Q = HD / 4, B = 8;
+    static_assert(PG == 1 || PG == 2 || PG == 4, "a quad's threads: a power of two, 8 quads in a warp");
+    for (int base = 0; base < own * Q * PG; base += blockDim.x) {  // warp-uniform
+        const int i = base + (int)threadIdx.x, pg = i % PG, r = i / PG / Q, d = i / PG % Q * 4;
+        const bool valid = r < own;
+        float mm = -INFINITY, ll = 0.f;
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int p0 = valid ? pg : n; p0 < n; p0 += B * PG) {
+            float2 ml[B];
+            float4 v[B];
+#pragma unroll
+            for (int j = 0; j < B; j++) {
+                ml[j] = make_float2(-INFINITY, 0.f);
+                v[j] = make_float4(0.f, 0.f, 0.f, 0.f);
+                if (p0 + j * PG < n) part(p0 + j * PG, r, d, ml[j], v[j]);
+            }
+#pragma unroll
+            for (int j = 0; j < B; j++) {
+                const float mx = fmaxf(mm, ml[j].x), c = att_exp2(mm, mx), w = att_exp2(ml[j].x, mx);
+                ll = ll * c + ml[j].y * w;
+                acc = f4_fma(w, v[j], make_float4(acc.x * c, acc.y * c, acc.z * c, acc.w * c));
+                mm = mx;
+            }
+        }
+        if constexpr (PG > 1) {
+            float mx = mm;
+#pragma unroll
+            for (int o = 1; o < PG; o *= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+            const float c = att_exp2(mm, mx);
+            ll *= c;
+            acc = make_float4(acc.x * c, acc.y * c, acc.z * c, acc.w * c);
+#pragma unroll
+            for (int o = 1; o < PG; o *= 2) {
+                ll += __shfl_xor_sync(0xffffffffu, ll, o);
+                acc.x += __shfl_xor_sync(0xffffffffu, acc.x, o);
+                acc.y += __shfl_xor_sync(0xffffffffu, acc.y, o);
+                acc.z += __shfl_xor_sync(0xffffffffu, acc.z, o);
+                acc.w += __shfl_xor_sync(0xffffffffu, acc.w, o);
+            }
+            mm = mx;
+        }
+        done(r, d, mm, ll, acc, pg == 0, valid);
+    }
+}
+
 // att_store: rows row0 .. row0+nrows-1 of kv head kvh's group from shared
 // os ([rows][HDP + 4]), ms, ls: the sink joins the denominator, y = o / l, and with Q8 (HD %
 // 32 == 0) the output is quantized for the integer GEMV path. One warp per
@@ -5371,33 +5453,16 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
         if (last) {
             __threadfence();
             if (threadIdx.x == 0) *counter = 0;
-            // Row r's dims d.. over the clusters' partials, in batches of 8
-            // whose (m, l) and rows load together (one L2 round trip a
-            // batch), merged online; the output scale at the end.
-            const auto clusters = [&](int r, int d) {
-                float mm = -INFINITY, ll = 0.f;
-                float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-                for (int k0 = 0; k0 < ncl; k0 += 8) {
-                    float2 v[8];
-                    float4 p[8];
-#pragma unroll
-                    for (int j = 0; j < 8; j++) {
-                        const bool in = k0 + j < ncl;
-                        v[j] = in ? __ldcg(pml + (k0 + j) * 16 + rlo + r) : make_float2(-INFINITY, 0.f);
-                        p[j] = in ? __ldcg((const float4*)(po + ((k0 + j) * 16 + rlo + r) * HD + d)) : make_float4(0.f, 0.f, 0.f, 0.f);
-                    }
-#pragma unroll
-                    for (int j = 0; j < 8; j++) {
-                        const float mx = fmaxf(mm, v[j].x), c = att_exp2(mm, mx), w = att_exp2(v[j].x, mx);
-                        ll = ll * c + v[j].y * w;
-                        acc = f4_fma(w, p[j], make_float4(acc.x * c, acc.y * c, acc.z * c, acc.w * c));
-                        mm = mx;
-                    }
-                }
-                const float sc = att_scale<S, SINKS>(mm, ll, sinks, att_head<A>(row0 + rlo + r, kvh));
-                return make_float4(acc.x * sc, acc.y * sc, acc.z * sc, acc.w * sc);
-            };
-            att_store_quads<A, Q8>(clusters, own, row0 + rlo, kvh, rows, y, xq, xs);
+            // Row r's dims d.. over the clusters' partials, PG threads a
+            // quad, their loads in one round (att_merge_rows).
+            constexpr int RC = ((G < 16 ? G : 16) + CLUSTER - 1) / CLUSTER, PGC = att_merge_pg<HD, RC>();
+            att_merge_rows<HD, PGC>(ncl, own, [&](int k, int r, int d, float2& ml, float4& v) {
+                ml = __ldcg(pml + k * 16 + rlo + r);
+                v = __ldcg((const float4*)(po + (k * 16 + rlo + r) * HD + d));
+            }, [&](int r, int d, float mm, float ll, float4 acc, bool lead, bool valid) {
+                const float sc = valid ? att_scale<S, SINKS>(mm, ll, sinks, att_head<A>(row0 + rlo + r, kvh)) : 0.f;
+                att_store_quad<A, Q8, PGC>(make_float4(acc.x * sc, acc.y * sc, acc.z * sc, acc.w * sc), row0 + rlo + r, d, kvh, lead && valid, y, xq, xs);
+            });
         }
     }
     if constexpr (CLUSTER > 1) cluster_wait();  // no block leaves while another reads its shared memory
