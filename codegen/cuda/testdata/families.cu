@@ -5510,9 +5510,9 @@ __device__ __forceinline__ void attend_decode(const float* __restrict__ q, const
 // half), the k order permuted alike on both sides. The lane's four
 // elements are consecutive, so B is one shared load of 8 bytes a half:
 // staged rows of activations are [elements / 4][tokens] XV (MmahX: uint2
-// {e0 e1, e2 e3}, or uint4 {hi e0 e1, hi e2 e3, lo e0 e1, lo e2 e3}), the
-// token index swizzled by mmah_swizzle so that a quarter warp's (uint4) or
-// half warp's (uint2) loads hit distinct banks.
+// {e0 e1, e2 e3}, or uint4 {hi e0 e1, hi e2 e3, lo e0 e1, lo e2 e3}; Q4_K's
+// e1 and e2 swapped, P02), the token index swizzled by mmah_swizzle so that
+// a quarter warp's (uint4) or half warp's (uint2) loads hit distinct banks.
 
 // mma_1688: c += a · b, m16n8k8, f16 operands, f32 accumulators.
 __device__ __forceinline__ void mma_1688(float* c, const uint32_t* a, uint32_t b) {
@@ -5529,13 +5529,26 @@ __device__ __forceinline__ __half2 mmah_codes_h2(uint32_t c, uint32_t sel) {
     return *(const __half2*)&h;
 }
 
+// mmah_nib16: the nibbles at bits 4-7 and 20-23 of w (q0, q1) as A's f16
+// pair (q − 8)·sc: 1024 + 16q under the exponent of 1024, then one fma,
+// (1024 + 16q)·(sc/16) − 72·sc, exact (s16 = sc/16, n72 = −72·sc: both
+// exact in f16 for sc < 64, and so is the result).
+__device__ __forceinline__ uint32_t mmah_nib16(uint32_t w, __half2 s16, __half2 n72) {
+    uint32_t h;  // (w & mask) | exponent in one LOP3 (two immediates would take two)
+    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(h) : "r"(w), "r"(0x00F000F0u), "r"(0x64006400u));
+    return h2_bits(__hfma2(*(const __half2*)&h, s16, n72));
+}
+
 // MmahX<XH>::T: the staged activations of four elements of a token, as XH
 // f16 halves; mmah_x: a float4's.
 template <int XH> struct MmahX;
 template <> struct MmahX<1> { using T = uint2; };
 template <> struct MmahX<2> { using T = uint4; };
-template <class XV>
+// P02: the pairs are elements (0, 2) and (1, 3), as Q4_K's A takes its
+// bytes (MmaH::P02).
+template <class XV, bool P02 = false>
 __device__ __forceinline__ XV mmah_x(float4 v) {
+    if constexpr (P02) v = make_float4(v.x, v.z, v.y, v.w);
     const __half2 h01 = __floats2half2_rn(v.x, v.y), h23 = __floats2half2_rn(v.z, v.w);
     if constexpr (sizeof(XV) == 8) {
         return XV{h2_bits(h01), h2_bits(h23)};
@@ -5619,6 +5632,11 @@ __device__ __forceinline__ void mmah_k4(const MmaHRaw_k4& ra, const MmaHRaw_k4& 
     for (int i = 0; i < 2; i++)
 #pragma unroll
         for (int h = 0; h < 2; h++) sc[i][h] = __float2half2_rn(s[i][h]);
+    __half2 s16[2][2], n72[2][2];  // Q4_K's (mmah_nib16) [row][slice]
+#pragma unroll
+    for (int i = 0; i < 2; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) s16[i][h] = __float2half2_rn(s[i][h] * 0.0625f), n72[i][h] = __float2half2_rn(-72.f * s[i][h]);
     const uint32_t amin[2] = {pack_h2(m[0][0], m[0][1]), pack_h2(m[1][0], m[1][1])};
     const uint32_t asc[2] = {pack_h2(s[0][0], s[0][1]), pack_h2(s[1][0], s[1][1])};
     float c[NT][4], cm[NT][4];  // the codes', the mins'
@@ -5629,17 +5647,24 @@ __device__ __forceinline__ void mmah_k4(const MmaHRaw_k4& ra, const MmaHRaw_k4& 
 #pragma unroll
     for (int kk = 0; kk < 16; kk++) {
         const int i = kk & 7, h = kk >> 3;
-        uint32_t ca = mmah_word(ra, i), cb = mmah_word(rb, i);
-        ca = h ? (ca >> 4) & 0x0F0F0F0Fu : ca & 0x0F0F0F0Fu;
-        cb = h ? (cb >> 4) & 0x0F0F0F0Fu : cb & 0x0F0F0F0Fu;
-        if constexpr (FIFTH) {
-            ca |= (((h ? ra.h.y : ra.h.x) >> i) & 0x01010101u) << 4;
-            cb |= (((h ? rb.h.y : rb.h.x) >> i) & 0x01010101u) << 4;
+        uint32_t a[4];
+        if constexpr (!FIFTH) {
+            // Q4_K: bytes 0, 2 of the word, then 1, 3 (x staged alike:
+            // P02), each nibble moved to bits 4-7 of its half.
+            const uint32_t wa = mmah_word(ra, i), wb = mmah_word(rb, i);
+            a[0] = mmah_nib16(h ? wa : wa << 4, s16[0][h], n72[0][h]);
+            a[1] = mmah_nib16(h ? wb : wb << 4, s16[1][h], n72[1][h]);
+            a[2] = mmah_nib16(h ? wa >> 8 : wa >> 4, s16[0][h], n72[0][h]);
+            a[3] = mmah_nib16(h ? wb >> 8 : wb >> 4, s16[1][h], n72[1][h]);
+        } else {
+            uint32_t ca = mmah_word(ra, i), cb = mmah_word(rb, i);
+            ca = (h ? (ca >> 4) & 0x0F0F0F0Fu : ca & 0x0F0F0F0Fu) | ((((h ? ra.h.y : ra.h.x) >> i) & 0x01010101u) << 4);
+            cb = (h ? (cb >> 4) & 0x0F0F0F0Fu : cb & 0x0F0F0F0Fu) | ((((h ? rb.h.y : rb.h.x) >> i) & 0x01010101u) << 4);
+            a[0] = h2_bits(__hmul2(__hsub2(mmah_codes_h2(ca, 0x4140), off), sc[0][h]));
+            a[1] = h2_bits(__hmul2(__hsub2(mmah_codes_h2(cb, 0x4140), off), sc[1][h]));
+            a[2] = h2_bits(__hmul2(__hsub2(mmah_codes_h2(ca, 0x4342), off), sc[0][h]));
+            a[3] = h2_bits(__hmul2(__hsub2(mmah_codes_h2(cb, 0x4342), off), sc[1][h]));
         }
-        const uint32_t a[4] = {h2_bits(__hmul2(__hsub2(mmah_codes_h2(ca, 0x4140), off), sc[0][h])),
-                               h2_bits(__hmul2(__hsub2(mmah_codes_h2(cb, 0x4140), off), sc[1][h])),
-                               h2_bits(__hmul2(__hsub2(mmah_codes_h2(ca, 0x4342), off), sc[0][h])),
-                               h2_bits(__hmul2(__hsub2(mmah_codes_h2(cb, 0x4342), off), sc[1][h]))};
         const int r = sbl * 64 + kk;  // less the lane's 16t
 #pragma unroll
         for (int j = 0; j < NT; j++) {
@@ -5663,6 +5688,7 @@ __device__ __forceinline__ void mmah_k4(const MmaHRaw_k4& ra, const MmaHRaw_k4& 
 }
 template <i64 NBLK> struct MmaH<W_q4_k<NBLK>> {  // 144-byte blocks: d, dmin, scales, qs
     using Raw = MmaHRaw_k4;
+    static constexpr bool P02 = true;  // A's pairs: bytes (0, 2), (1, 3) of a word
     static __device__ __forceinline__ void fetch(const uint8_t* const* rs, int sb, int t, Raw& r) {
         const uint8_t* b = rs[0] + (i64)sb * 144;
         r.hd = __ldg((const uint4*)b);
@@ -5677,6 +5703,7 @@ template <i64 NBLK> struct MmaH<W_q4_k<NBLK>> {  // 144-byte blocks: d, dmin, sc
 };
 template <i64 NBLK> struct MmaH<W_q5_k_split<NBLK>> {  // [groups][32] qs, [groups][8] h, [NBLK][16] d, dmin, scales
     using Raw = MmaHRaw_k4;
+    static constexpr bool P02 = false;
     static __device__ __forceinline__ void fetch(const uint8_t* const* rs, int sb, int t, Raw& r) {
         const i64 grp = (i64)sb * 4 + t;
         r.q0 = __ldg((const uint4*)(rs[0] + grp * 32));
@@ -5700,6 +5727,7 @@ template <i64 NBLK> struct MmaH<W_q5_k_split<NBLK>> {  // [groups][32] qs, [grou
 struct MmaHRaw_q6_k { uint32_t lo[2][2], hi[2][2], qh[2][2]; uint4 sc; uint32_t d; };
 template <i64 NBLK> struct MmaH<W_q6_k_split<NBLK>> {
     using Raw = MmaHRaw_q6_k;
+    static constexpr bool P02 = false;
     static __device__ __forceinline__ void fetch(const uint8_t* const* rs, int sb, int t, Raw& r) {
         const uint8_t* b = rs[0] + (i64)sb * 192 + 4 * t;
 #pragma unroll
@@ -5762,7 +5790,7 @@ template <i64 NBLK> struct MmaH<W_q6_k_split<NBLK>> {
 // to L2 for each one (8 of them a block at Phi-3-mini's widths, 16 for its
 // down).
 constexpr int MMAH_STAGE_BATCH = 8;
-template <int IN, int SR, int TP, int NTHR, class XV>
+template <int IN, int SR, int TP, int NTHR, class XV, bool P02>
 __device__ __forceinline__ void mmah_stage(const float* __restrict__ x, int k0, int tok0, int rows, XV* xh, __half* xs) {
     constexpr int KR = SR * 64, ALL = KR * TP, ITER = ALL / NTHR;
     static_assert(NTHR % 32 == 0 && ALL % NTHR == 0, "whole warps of float4, as many for every thread");
@@ -5777,7 +5805,7 @@ __device__ __forceinline__ void mmah_stage(const float* __restrict__ x, int k0, 
 #pragma unroll
         for (int u = 0; u < MMAH_STAGE_BATCH && b0 + u < ITER; u++) {
             const int p = (int)threadIdx.x + (b0 + u) * NTHR, k = p / KR, r = p % KR;
-            xh[r * TP + (k ^ mmah_swizzle<TP, sizeof(XV) / 8>(r))] = mmah_x<XV>(v[u]);
+            xh[r * TP + (k ^ mmah_swizzle<TP, sizeof(XV) / 8>(r))] = mmah_x<XV, P02>(v[u]);
             float s = (v[u].x + v[u].y) + (v[u].z + v[u].w);
             s += __shfl_xor_sync(0xFFFFFFFFu, s, 1);
             s += __shfl_xor_sync(0xFFFFFFFFu, s, 2);
@@ -5843,7 +5871,7 @@ __device__ __forceinline__ void mmah_run(int tiles, const float* __restrict__ x,
     grid_dep_wait();
     acquire(x, state);
     const int rows = ROWS_OR_T(ROWS, state), nt = min(NT, (rows - tok0 + 7) / 8);
-    mmah_stage<IN, SR, TP, NW * 32, XV>(x, rank * SR * 256, tok0, rows, xh, xsh);
+    mmah_stage<IN, SR, TP, NW * 32, XV, M::P02>(x, rank * SR * 256, tok0, rows, xh, xsh);
     __syncthreads();
     const uint2* xs = (const uint2*)xsh;
     int at[4 * NT];
