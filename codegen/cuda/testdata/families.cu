@@ -4796,28 +4796,6 @@ __device__ __forceinline__ float4 f4_fma(float a, float4 b, float4 c) {
     return make_float4(fmaf(a, b.x, c.x), fmaf(a, b.y, c.y), fmaf(a, b.z, c.z), fmaf(a, b.w, c.w));
 }
 
-// att_store_quads: rows row0 .. row0+nrows-1 of kv head kvh's group, from
-// src(row, d), the row's output at dims d .. d+3, to y and, with Q8 (HD % 32
-// == 0), quantized for the integer GEMV path. A thread per 4 dims, so a
-// 32-group is a lane octet (quantize_quads): Qwen's 7 rows of 64 dims take one
-// pass of 128 threads, where att_store's warp per (row, 32 dims) took four
-// rounds of quantize32's ten dependent shuffles. The prefill keeps att_store:
-// with this one its main loop compiled to 20 % slower code for Qwen2.5 and
-// Phi-3 (512 rows after 3584 keys, codegen/cuda/notes/tried.md).
-template <class A, bool Q8, class Src>
-__device__ __forceinline__ void att_store_quads(const Src& src, int nrows, int row0, int kvh, int rows, float* __restrict__ y,
-                                          xq_t* __restrict__ xq, float2* __restrict__ xs) {
-    constexpr int HD = A::HD, G = A::HEADS / A::KVH, Q = HD / 4;
-    for (int base = 0; base < nrows * Q; base += blockDim.x) {  // warp-uniform: quantize_quads shuffles
-        const int i = base + threadIdx.x, row = i / Q, d = i % Q * 4, r0 = row0 + row;
-        const bool valid = row < nrows && r0 < rows;
-        const float4 v = valid ? src(row, d) : make_float4(0.f, 0.f, 0.f, 0.f);
-        const i64 e = ((i64)(r0 / G) * A::HEADS + att_head<A>(r0, kvh)) * HD + d;
-        if (valid) *(float4*)(y + e) = v;
-        if constexpr (Q8) quantize_quads(v, e, valid, xq, xs);
-    }
-}
-
 // att_store_quad: dims d .. d+3 of row r0 of kv head kvh's group, v, to y
 // and, with Q8 (HD % 32 == 0), quantized for the integer GEMV path
 // (quantize_quads: a 32-group's 8 quads every PG-th lane of 8·PG aligned
@@ -4829,6 +4807,25 @@ __device__ __forceinline__ void att_store_quad(float4 v, int r0, int d, int kvh,
     const i64 e = ((i64)(r0 / G) * A::HEADS + att_head<A>(r0, kvh)) * A::HD + d;
     if (store) *(float4*)(y + e) = v;
     if constexpr (Q8) quantize_quads<PG>(v, e, store, xq, xs);
+}
+
+// att_store_quads: rows row0 .. row0+nrows-1 of kv head kvh's group, from
+// src(row, d), the row's output at dims d .. d+3, to y and, with Q8 (HD % 32
+// == 0), quantized for the integer GEMV path. A thread per 4 dims, so a
+// 32-group is a lane octet (quantize_quads): Qwen's 7 rows of 64 dims take one
+// pass of 128 threads, where att_store's warp per (row, 32 dims) took four
+// rounds of quantize32's ten dependent shuffles. The prefill keeps att_store:
+// with this one its main loop compiled to 20 % slower code for Qwen2.5 and
+// Phi-3 (512 rows after 3584 keys, codegen/cuda/notes/tried.md).
+template <class A, bool Q8, class Src>
+__device__ __forceinline__ void att_store_quads(const Src& src, int nrows, int row0, int kvh, int rows, float* __restrict__ y,
+                                          xq_t* __restrict__ xq, float2* __restrict__ xs) {
+    constexpr int Q = A::HD / 4;
+    for (int base = 0; base < nrows * Q; base += blockDim.x) {  // warp-uniform: quantize_quads shuffles
+        const int i = base + threadIdx.x, row = i / Q, d = i % Q * 4, r0 = row0 + row;
+        const bool valid = row < nrows && r0 < rows;
+        att_store_quad<A, Q8, 1>(valid ? src(row, d) : make_float4(0.f, 0.f, 0.f, 0.f), r0, d, kvh, valid, y, xq, xs);
+    }
 }
 
 // att_merge_pg: the threads a row's quad of HD/4 takes in att_merge_rows
@@ -5626,17 +5623,18 @@ __device__ __forceinline__ void mmah_k4(const MmaHRaw_k4& ra, const MmaHRaw_k4& 
     // to f16 meets half the magnitude the unsigned codes would give it;
     // CQ·sc times the slice sums (exact: hi + lo) adds back what it took.
     constexpr float CQ = FIFTH ? 16.f : 8.f;
-    const __half2 off = __float2half2_rn(1024.f + CQ);
-    __half2 sc[2][2];  // [row][slice]
+    __half2 sc[2][2], s16[2][2], n72[2][2];  // [row][slice]: Q5_K's sc; Q4_K's sc/16 and −72·sc (mmah_nib16)
 #pragma unroll
     for (int i = 0; i < 2; i++)
 #pragma unroll
-        for (int h = 0; h < 2; h++) sc[i][h] = __float2half2_rn(s[i][h]);
-    __half2 s16[2][2], n72[2][2];  // Q4_K's (mmah_nib16) [row][slice]
-#pragma unroll
-    for (int i = 0; i < 2; i++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) s16[i][h] = __float2half2_rn(s[i][h] * 0.0625f), n72[i][h] = __float2half2_rn(-72.f * s[i][h]);
+        for (int h = 0; h < 2; h++) {
+            if constexpr (FIFTH) {
+                sc[i][h] = __float2half2_rn(s[i][h]);
+            } else {
+                s16[i][h] = __float2half2_rn(s[i][h] * 0.0625f);
+                n72[i][h] = __float2half2_rn(-72.f * s[i][h]);
+            }
+        }
     const uint32_t amin[2] = {pack_h2(m[0][0], m[0][1]), pack_h2(m[1][0], m[1][1])};
     const uint32_t asc[2] = {pack_h2(s[0][0], s[0][1]), pack_h2(s[1][0], s[1][1])};
     float c[NT][4], cm[NT][4];  // the codes', the mins'
@@ -5657,6 +5655,7 @@ __device__ __forceinline__ void mmah_k4(const MmaHRaw_k4& ra, const MmaHRaw_k4& 
             a[2] = mmah_nib16(h ? wa >> 8 : wa >> 4, s16[0][h], n72[0][h]);
             a[3] = mmah_nib16(h ? wb >> 8 : wb >> 4, s16[1][h], n72[1][h]);
         } else {
+            const __half2 off = __float2half2_rn(1024.f + CQ);
             uint32_t ca = mmah_word(ra, i), cb = mmah_word(rb, i);
             ca = (h ? (ca >> 4) & 0x0F0F0F0Fu : ca & 0x0F0F0F0Fu) | ((((h ? ra.h.y : ra.h.x) >> i) & 0x01010101u) << 4);
             cb = (h ? (cb >> 4) & 0x0F0F0F0Fu : cb & 0x0F0F0F0Fu) | ((((h ? rb.h.y : rb.h.x) >> i) & 0x01010101u) << 4);
